@@ -1,0 +1,13 @@
+//! Our own types for the OpenAI Responses API: the request we send, and what we read back.
+//!
+//! Only the fields this product uses are modelled. Responses are read leniently: every
+//! field is optional and unknown item, content and annotation types are skipped, because
+//! real payloads differ from the published schema (see shared/reference/openai/README.md).
+
+mod request;
+mod response;
+mod status;
+
+pub use request::{model_supports, Capabilities, RequestPlan};
+pub use response::{parse_answer, Answer, Citation};
+pub use status::{classify_reply, RetryAfter, UpstreamFailure, UpstreamVerdict, UnsupportedParam};

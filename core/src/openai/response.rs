@@ -1,0 +1,240 @@
+//! Reading the answer, `used_search` and citations out of a Responses API body.
+
+use super::status::UpstreamFailure;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What a tool call returns (spec 3.2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Answer {
+    /// The answer text, ending with a `Sources:` list when search was used.
+    pub answer: String,
+    /// Whether web search was used.
+    pub used_search: bool,
+    /// The sources, de-duplicated, in first-seen order, capped.
+    pub citations: Vec<Citation>,
+    /// The model id the API reported.
+    pub model: String,
+}
+
+/// One source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Citation {
+    /// The URL, or a source id such as `oai-weather` for non-web sources.
+    pub url: String,
+    /// The page title, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Publication or access date, `YYYY-MM-DD`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<String>,
+}
+
+/// Reads an answer from a 2xx body.
+///
+/// `fallback_model` is used when the body names no model; `access_date` (Asia/Tokyo,
+/// `YYYY-MM-DD`) stands in for publication dates the API does not give.
+///
+/// # Errors
+/// A failure when the response is not a completed answer: status incomplete, failed,
+/// cancelled or still running, a refusal, or no message text at all.
+pub fn parse_answer(
+    body: &Value,
+    max_citations: usize,
+    fallback_model: &str,
+    access_date: &str,
+) -> Result<Answer, UpstreamFailure> {
+    check_status(body)?;
+    let output = body.get("output").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let messages: Vec<&Value> = output.iter().filter(|i| item_type(i) == "message").collect();
+    // Newer models send a `commentary` message before the `final_answer`; only the final
+    // answer is the answer.
+    let has_phase = messages.iter().any(|m| m.get("phase").and_then(Value::as_str) == Some("final_answer"));
+    let chosen = messages
+        .iter()
+        .filter(|m| !has_phase || m.get("phase").and_then(Value::as_str) == Some("final_answer"));
+
+    let mut text = String::new();
+    let mut refusal = None;
+    let mut cited = Sources::default();
+    for message in chosen {
+        for part in array(message, "content") {
+            match item_type(part) {
+                "output_text" => {
+                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                        if !text.is_empty() && !t.is_empty() {
+                            text.push_str("\n\n");
+                        }
+                        text.push_str(t);
+                    }
+                    for a in array(part, "annotations") {
+                        if item_type(a) == "url_citation" {
+                            if let Some(url) = a.get("url").and_then(Value::as_str) {
+                                cited.add(url, a.get("title").and_then(Value::as_str));
+                            }
+                        }
+                    }
+                }
+                "refusal" => refusal = part.get("refusal").and_then(Value::as_str).map(str::to_owned),
+                _ => {}
+            }
+        }
+    }
+    let searches: Vec<&Value> = output.iter().filter(|i| item_type(i) == "web_search_call").collect();
+    let used_search = !cited.list.is_empty() || !searches.is_empty();
+    if cited.list.is_empty() {
+        for call in &searches {
+            let sources = call.get("action").map(|a| array(a, "sources")).unwrap_or(&[]);
+            for source in sources {
+                match source.get("url").and_then(Value::as_str) {
+                    Some(url) => cited.add(url, source.get("title").and_then(Value::as_str)),
+                    // Non-web sources such as `{"type":"api","name":"oai-weather"}`.
+                    None => {
+                        if let Some(name) = source.get("name").and_then(Value::as_str) {
+                            cited.add(name, None);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if text.trim().is_empty() {
+        return Err(match refusal {
+            Some(r) => UpstreamFailure::local("refusal", format!("the model refused: {r}")),
+            None => UpstreamFailure::local("no_answer", "the response held no answer text"),
+        });
+    }
+    let mut citations = cited.list;
+    citations.truncate(max_citations);
+    for c in &mut citations {
+        c.published_at.get_or_insert_with(|| access_date.to_owned());
+    }
+    if used_search {
+        append_sources(&mut text, &citations);
+    }
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+        .unwrap_or(fallback_model)
+        .to_owned();
+    Ok(Answer { answer: text, used_search, citations, model })
+}
+
+fn check_status(body: &Value) -> Result<(), UpstreamFailure> {
+    match body.get("status").and_then(Value::as_str) {
+        None | Some("completed") => Ok(()),
+        Some("incomplete") => {
+            let reason = body
+                .pointer("/incomplete_details/reason")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown reason");
+            Err(UpstreamFailure {
+                code: Some(reason.to_owned()),
+                ..UpstreamFailure::local("incomplete", format!("the response is incomplete ({reason})"))
+            })
+        }
+        Some("failed") => Err(match body.get("error").filter(|e| e.is_object()) {
+            Some(e) => UpstreamFailure::from_api(None, "failed", e, "the response failed"),
+            None => UpstreamFailure::local("failed", "the response failed"),
+        }),
+        Some(other) => Err(UpstreamFailure::local(
+            "unexpected_status",
+            format!("the response has status {other:?} instead of completed"),
+        )),
+    }
+}
+
+fn item_type(v: &Value) -> &str {
+    v.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// Citations de-duplicated by URL without tracking parameters, in first-seen order.
+#[derive(Default)]
+struct Sources {
+    list: Vec<Citation>,
+}
+
+impl Sources {
+    fn add(&mut self, url: &str, title: Option<&str>) {
+        let url = strip_tracking(url.trim());
+        if url.is_empty() {
+            return;
+        }
+        let title = title.map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+        match self.list.iter_mut().find(|c| c.url == url) {
+            Some(existing) => {
+                if existing.title.is_none() {
+                    existing.title = title;
+                }
+            }
+            None => self.list.push(Citation { url, title, published_at: None }),
+        }
+    }
+}
+
+/// Removes `utm_*` query parameters, which OpenAI adds to cited URLs.
+fn strip_tracking(url: &str) -> String {
+    let (base, fragment) = match url.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (url, None),
+    };
+    let Some((path, query)) = base.split_once('?') else {
+        return url.to_owned();
+    };
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("utm_"))
+        .collect();
+    let mut out = path.to_owned();
+    if !kept.is_empty() {
+        out.push('?');
+        out.push_str(&kept.join("&"));
+    }
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(f);
+    }
+    out
+}
+
+/// Ends `text` with a `Sources:` list of the citations: the model's own list is extended
+/// with the sources it left out, never written a second time.
+fn append_sources(text: &mut String, citations: &[Citation]) {
+    // Inline links do not count: only a list under a `Sources:` heading does.
+    let section = sources_heading(text).map(|at| text[at..].to_owned());
+    let written = section.as_deref().unwrap_or("");
+    let missing: Vec<String> = citations
+        .iter()
+        .filter(|c| !written.contains(&c.url))
+        .map(|c| format!("- {} ({})", c.url, c.published_at.as_deref().unwrap_or("")))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let trimmed_len = text.trim_end().len();
+    text.truncate(trimmed_len);
+    text.push_str(if section.is_some() { "\n" } else { "\n\nSources:\n" });
+    text.push_str(&missing.join("\n"));
+}
+
+/// Byte offset of the last line that opens a sources section, if any.
+fn sources_heading(text: &str) -> Option<usize> {
+    let mut found = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let l = line.trim_start_matches(['#', '*', ' ']).to_ascii_lowercase();
+        if l.starts_with("sources") || l.starts_with("出典") || l.starts_with("参考") {
+            found = Some(offset);
+        }
+        offset += line.len();
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests;

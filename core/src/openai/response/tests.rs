@@ -1,0 +1,137 @@
+use super::*;
+use serde_json::json;
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/testdata/openai/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn parse(v: &Value) -> Result<Answer, UpstreamFailure> {
+    parse_answer(v, 10, "fallback", "2026-11-21")
+}
+
+#[test]
+fn no_search_response() {
+    let a = parse(&fixture("response-no-search.json")).unwrap();
+    assert!(!a.used_search);
+    assert!(a.citations.is_empty());
+    assert!(!a.answer.contains("Sources:"));
+    assert!(!a.answer.is_empty());
+    assert_eq!(a.model, fixture("response-no-search.json")["model"].as_str().unwrap());
+}
+
+#[test]
+fn real_web_search_response_dedupes_and_strips_tracking() {
+    let body = fixture("response-web-search.json");
+    let a = parse(&body).unwrap();
+    assert!(a.used_search);
+    // 10 url_citations over 7 distinct pages.
+    assert_eq!(a.citations.len(), 7, "{:#?}", a.citations);
+    assert!(a.citations.iter().all(|c| !c.url.contains("utm_source")));
+    assert!(a.citations.iter().all(|c| c.title.is_some()));
+    assert!(a.citations.iter().all(|c| c.published_at.as_deref() == Some("2026-11-21")));
+    // First-seen order: the first annotation's URL comes first.
+    let first = body["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "message")
+        .unwrap()["content"][0]["annotations"][0]["url"]
+        .as_str()
+        .unwrap();
+    assert!(first.starts_with(&a.citations[0].url), "{first} vs {}", a.citations[0].url);
+    assert_eq!(a.model, "gpt-5-mini-2025-08-07");
+    // Every source appears in the answer with its date, in one Sources section.
+    for c in &a.citations {
+        assert!(a.answer.contains(&c.url), "{}", c.url);
+    }
+    assert!(a.answer.matches("Sources:").count() <= 1);
+}
+
+#[test]
+fn citations_are_capped() {
+    let a = parse_answer(&fixture("response-web-search.json"), 3, "m", "2026-11-21").unwrap();
+    assert_eq!(a.citations.len(), 3);
+}
+
+#[test]
+fn web_search_preview_without_citations_uses_sources_or_nothing() {
+    let a = parse(&fixture("response-web-search-preview.json")).unwrap();
+    assert!(a.used_search);
+    let spec = parse(&fixture("response-web-search-preview-spec-example.json")).unwrap();
+    // Annotation indices point past the elided text; nothing panics and the URLs are kept.
+    assert!(spec.used_search);
+    assert!(!spec.citations.is_empty());
+}
+
+#[test]
+fn phase_messages_take_the_final_answer() {
+    let body = fixture("response-no-search-phase-messages.json");
+    let a = parse(&body).unwrap();
+    let finals: Vec<&str> = body["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["phase"] == "final_answer")
+        .map(|m| m["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(a.answer, finals.join("\n\n"));
+    let effort_max = parse(&fixture("response-no-search-gpt-5.6-effort-max.json")).unwrap();
+    assert!(!effort_max.used_search);
+}
+
+#[test]
+fn non_completed_statuses_are_errors() {
+    let cancelled = parse(&fixture("response-cancelled-background-spec-example.json")).unwrap_err();
+    assert_eq!(cancelled.name, "unexpected_status");
+    let incomplete = json!({"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},
+        "output":[{"type":"message","content":[{"type":"output_text","text":"partial"}]}]});
+    let e = parse(&incomplete).unwrap_err();
+    assert_eq!((e.name, e.code.as_deref()), ("incomplete", Some("max_output_tokens")));
+    let failed = json!({"status":"failed","error":{"code":"server_error","message":"boom"}});
+    assert_eq!(parse(&failed).unwrap_err().code.as_deref(), Some("server_error"));
+    let refusal = json!({"status":"completed","output":[{"type":"message","content":[{"type":"refusal","refusal":"no"}]}]});
+    assert_eq!(parse(&refusal).unwrap_err().name, "refusal");
+    assert_eq!(parse(&json!({})).unwrap_err().name, "no_answer");
+    assert_eq!(parse(&json!({"output": 5})).unwrap_err().name, "no_answer");
+}
+
+#[test]
+fn multibyte_text_with_out_of_range_indices() {
+    let body = json!({"model":"gpt-5","output":[
+        {"type":"reasoning"},
+        {"type":"web_search_call","status":"completed","action":{"type":"search"}},
+        {"type":"message","content":[{"type":"output_text","text":"東京は晴れ（[jma.go.jp](https://www.jma.go.jp/a?utm_source=openai)）。",
+          "annotations":[
+            {"type":"url_citation","url":"https://www.jma.go.jp/a?utm_source=openai","title":"気象庁","start_index":5,"end_index":9999},
+            {"type":"url_citation","url":"https://www.jma.go.jp/a","start_index":usize::MAX,"end_index":0},
+            {"type":"file_citation","file_id":"f"}]}]}]});
+    let a = parse(&body).unwrap();
+    assert_eq!(a.citations, vec![Citation {
+        url: "https://www.jma.go.jp/a".into(),
+        title: Some("気象庁".into()),
+        published_at: Some("2026-11-21".into()),
+    }]);
+    assert!(a.answer.ends_with("\n\nSources:\n- https://www.jma.go.jp/a (2026-11-21)"), "{}", a.answer);
+}
+
+#[test]
+fn model_written_sources_are_not_repeated() {
+    let body = json!({"output":[{"type":"message","content":[{"type":"output_text",
+        "text":"Answer.\n\nSources:\n- https://a.example/x (2026-01-01)",
+        "annotations":[{"type":"url_citation","url":"https://a.example/x"},{"type":"url_citation","url":"https://b.example/y"}]}]}]});
+    let a = parse(&body).unwrap();
+    assert_eq!(a.answer.matches("Sources:").count(), 1);
+    assert!(a.answer.ends_with("- https://a.example/x (2026-01-01)\n- https://b.example/y (2026-11-21)"), "{}", a.answer);
+    assert_eq!(a.model, "fallback");
+}
+
+#[test]
+fn non_url_sources_are_kept() {
+    let body = json!({"output":[
+        {"type":"web_search_call","action":{"sources":[{"type":"api","name":"oai-weather"},{"type":"url","url":"https://w.example/?utm_source=openai&q=1"}]}},
+        {"type":"message","content":[{"type":"output_text","text":"Sunny."}]}]});
+    let a = parse(&body).unwrap();
+    let urls: Vec<&str> = a.citations.iter().map(|c| c.url.as_str()).collect();
+    assert_eq!(urls, ["oai-weather", "https://w.example/?q=1"]);
+}

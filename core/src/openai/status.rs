@@ -1,0 +1,285 @@
+//! Deciding what an upstream reply means: an answer to read, a retry, or a failure.
+
+use serde_json::Value;
+use std::time::Duration;
+
+/// The longest server-requested wait we honour; longer requests are capped to it.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// Longest upstream error message kept (spec 8.2: about 400 characters).
+const MAX_MESSAGE_CHARS: usize = 400;
+
+/// A wait the server asked for, from `retry-after-ms` or `retry-after`.
+pub type RetryAfter = Option<Duration>;
+
+/// A parameter the model rejected, which we can drop and retry without.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum UnsupportedParam {
+    /// `reasoning.effort`.
+    ReasoningEffort,
+    /// `text.verbosity`.
+    Verbosity,
+}
+
+/// Why one attempt failed, with metadata only (no bodies, no secrets).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamFailure {
+    /// HTTP status, when a reply arrived.
+    pub status: Option<u16>,
+    /// A short machine name: `http_error`, `timeout`, `connect`, `invalid_response`,
+    /// `incomplete`, `failed`, `refusal`, ...
+    pub name: &'static str,
+    /// The API's `error.type`.
+    pub error_type: Option<String>,
+    /// The API's `error.code`.
+    pub code: Option<String>,
+    /// The API's message (trimmed) or our description.
+    pub message: String,
+}
+
+impl UpstreamFailure {
+    /// A failure without an HTTP reply or API error fields.
+    pub fn local(name: &'static str, message: impl Into<String>) -> Self {
+        UpstreamFailure {
+            status: None,
+            name,
+            error_type: None,
+            code: None,
+            message: trim_message(&message.into()),
+        }
+    }
+
+    /// A failure read from an API `error` object.
+    pub fn from_api(status: Option<u16>, name: &'static str, error: &Value, fallback: &str) -> Self {
+        let field = |k: &str| error.get(k).and_then(Value::as_str).map(str::to_owned);
+        UpstreamFailure {
+            status,
+            name,
+            error_type: field("type"),
+            code: field("code"),
+            message: trim_message(&field("message").unwrap_or_else(|| fallback.to_owned())),
+        }
+    }
+
+    /// What the user should do about it.
+    pub fn advice(&self, api_key_env: &str) -> String {
+        let code = self.code.as_deref().unwrap_or("");
+        let ty = self.error_type.as_deref().unwrap_or("");
+        match (self.status, self.name) {
+            (Some(401), _) => format!("check that {api_key_env} holds a valid OpenAI API key"),
+            (Some(403), _) => "check that the API key's project may use this model and the Responses API".into(),
+            (Some(404), _) => "check the model name in model_profiles and openai.base_url".into(),
+            (Some(429), _) if code == "insufficient_quota" || ty == "insufficient_quota" => {
+                "the account is out of quota: check the plan and billing details".into()
+            }
+            (Some(429), _) => "rate limited by OpenAI: wait a little, lower concurrency, or raise the rate limit".into(),
+            (Some(400), _) => "the request was rejected; check the model profile (model, reasoning_effort, verbosity)".into(),
+            (Some(s), _) if s >= 500 => "OpenAI had a server error; try again later".into(),
+            (_, "timeout") => "the request timed out; try again or raise request.timeout_ms".into(),
+            (_, "connect") => "could not reach OpenAI; check the network, proxy settings and openai.base_url".into(),
+            (_, "tls") => "the TLS handshake failed; check openai.base_url (https vs http) and any proxy".into(),
+            (_, "incomplete") => "the answer was cut short; try a narrower question or a higher verbosity".into(),
+            (_, "refusal") => "the model declined to answer; rephrase the question".into(),
+            _ => "try again; if it keeps failing, run with --debug and check the log".into(),
+        }
+    }
+}
+
+fn trim_message(s: &str) -> String {
+    if s.chars().count() <= MAX_MESSAGE_CHARS {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(MAX_MESSAGE_CHARS).collect();
+    t.push('…');
+    t
+}
+
+/// What to do with one upstream reply.
+#[derive(Debug, PartialEq)]
+pub enum UpstreamVerdict {
+    /// A 2xx JSON body to read the answer from.
+    Success(Value),
+    /// A transient failure: try again, after the server's wait when it gave one.
+    Retry(UpstreamFailure, RetryAfter),
+    /// The model rejected a parameter: try again without it.
+    Unsupported(UnsupportedParam, UpstreamFailure),
+    /// A failure retrying cannot fix.
+    Fail(UpstreamFailure),
+}
+
+/// Classifies a reply by status, headers (lower-case names) and body.
+pub fn classify_reply(status: u16, headers: &[(String, String)], body: &[u8]) -> UpstreamVerdict {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    if (200..300).contains(&status) {
+        let Some(value) = parsed else {
+            return UpstreamVerdict::Fail(UpstreamFailure {
+                status: Some(status),
+                ..UpstreamFailure::local("invalid_response", "the response body is not JSON")
+            });
+        };
+        if let Some(error) = value.get("error").filter(|e| e.is_object()) {
+            // A 200 carrying an error object: transient codes are retried like their
+            // HTTP equivalents.
+            let failure = UpstreamFailure::from_api(Some(status), "failed", error, "response failed");
+            return match failure.code.as_deref() {
+                Some("server_error" | "rate_limit_exceeded") => UpstreamVerdict::Retry(failure, None),
+                _ => UpstreamVerdict::Fail(failure),
+            };
+        }
+        return UpstreamVerdict::Success(value);
+    }
+    let error = parsed.as_ref().and_then(|v| v.get("error")).filter(|e| e.is_object());
+    let failure = match error {
+        Some(e) => UpstreamFailure::from_api(Some(status), "http_error", e, &format!("HTTP {status}")),
+        None => UpstreamFailure {
+            status: Some(status),
+            ..UpstreamFailure::local("http_error", describe_body(status, body))
+        },
+    };
+    match status {
+        429 if is_permanent_429(&failure) => UpstreamVerdict::Fail(failure),
+        429 | 500 | 502 | 503 | 504 => UpstreamVerdict::Retry(failure, retry_after(headers)),
+        400 => match unsupported_param(error) {
+            Some(param) => UpstreamVerdict::Unsupported(param, failure),
+            None => UpstreamVerdict::Fail(failure),
+        },
+        _ => UpstreamVerdict::Fail(failure),
+    }
+}
+
+/// A 429 that waiting will not fix: no quota, or a request larger than the limit.
+fn is_permanent_429(f: &UpstreamFailure) -> bool {
+    f.code.as_deref() == Some("insufficient_quota")
+        || f.error_type.as_deref() == Some("insufficient_quota")
+        || f.message.starts_with("Request too large")
+}
+
+fn unsupported_param(error: Option<&Value>) -> Option<UnsupportedParam> {
+    let error = error?;
+    let code = error.get("code").and_then(Value::as_str)?;
+    if code != "unsupported_value" && code != "unsupported_parameter" {
+        return None;
+    }
+    match error.get("param").and_then(Value::as_str)? {
+        "reasoning.effort" | "reasoning" => Some(UnsupportedParam::ReasoningEffort),
+        "text.verbosity" | "verbosity" => Some(UnsupportedParam::Verbosity),
+        _ => None,
+    }
+}
+
+/// Describes a non-JSON error body without quoting much of it (it may be an HTML page).
+fn describe_body(status: u16, body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(200)]);
+    let looks_html = text.trim_start().starts_with('<');
+    if body.is_empty() {
+        format!("HTTP {status} with an empty body")
+    } else if looks_html {
+        format!("HTTP {status} with an HTML page instead of JSON (a proxy or gateway answered?)")
+    } else {
+        format!("HTTP {status} with a non-JSON body")
+    }
+}
+
+/// The wait a 429/5xx asks for: `retry-after-ms` (float milliseconds) first, then
+/// `retry-after` (whole seconds), each capped at [`MAX_RETRY_AFTER`].
+pub fn retry_after(headers: &[(String, String)]) -> RetryAfter {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
+    };
+    let wait = header("retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .map(|ms| Duration::from_secs_f64(ms.min(3.6e6) / 1000.0))
+        .or_else(|| {
+            header("retry-after")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_secs)
+        })?;
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        std::fs::read(format!(
+            "{}/testdata/openai/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    fn h(k: &str, v: &str) -> Vec<(String, String)> {
+        vec![(k.into(), v.into())]
+    }
+
+    #[test]
+    fn rate_limit_is_retried_with_the_servers_wait() {
+        let body = fixture("error-429-rate-limit-exceeded.json");
+        match classify_reply(429, &h("retry-after", "2"), &body) {
+            UpstreamVerdict::Retry(f, after) => {
+                assert_eq!(after, Some(Duration::from_secs(2)));
+                assert_eq!(f.code.as_deref(), Some("rate_limit_exceeded"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(retry_after(&h("retry-after-ms", "1500.5")), Some(Duration::from_micros(1_500_500)));
+        assert_eq!(retry_after(&h("retry-after", "99999")), Some(MAX_RETRY_AFTER));
+        assert_eq!(retry_after(&h("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")), None);
+    }
+
+    #[test]
+    fn quota_is_not_retried() {
+        let body = fixture("error-429-insufficient-quota.json");
+        assert!(matches!(classify_reply(429, &[], &body), UpstreamVerdict::Fail(_)));
+    }
+
+    #[test]
+    fn server_errors_are_retried() {
+        for name in ["error-500-server-error.json", "error-500-azure-server-error.json"] {
+            assert!(matches!(classify_reply(500, &[], &fixture(name)), UpstreamVerdict::Retry(..)));
+        }
+        assert!(matches!(classify_reply(503, &[], b"<html>down</html>"), UpstreamVerdict::Retry(..)));
+        assert!(matches!(classify_reply(501, &[], b""), UpstreamVerdict::Fail(_)));
+    }
+
+    #[test]
+    fn unsupported_effort_is_recognised() {
+        let body = fixture("error-400-unsupported-reasoning-effort.json");
+        assert!(matches!(
+            classify_reply(400, &[], &body),
+            UpstreamVerdict::Unsupported(UnsupportedParam::ReasoningEffort, _)
+        ));
+        // The minimal-effort-with-web-search 400 names `tools`, not a droppable param.
+        let body = fixture("error-400-web-search-minimal-effort.json");
+        assert!(matches!(classify_reply(400, &[], &body), UpstreamVerdict::Fail(_)));
+    }
+
+    #[test]
+    fn bodies_that_are_not_json() {
+        match classify_reply(200, &[], b"<html>") {
+            UpstreamVerdict::Fail(f) => assert_eq!(f.name, "invalid_response"),
+            other => panic!("{other:?}"),
+        }
+        match classify_reply(404, &[], b"<!doctype html><p>not found") {
+            UpstreamVerdict::Fail(f) => assert!(f.message.contains("HTML page"), "{}", f.message),
+            other => panic!("{other:?}"),
+        }
+        let long = format!(r#"{{"error":{{"message":"{}"}}}}"#, "x".repeat(1000));
+        match classify_reply(400, &[], long.as_bytes()) {
+            UpstreamVerdict::Fail(f) => assert!(f.message.chars().count() <= 401),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ok_status_with_error_object() {
+        let body = br#"{"error":{"code":"server_error","message":"boom"}}"#;
+        assert!(matches!(classify_reply(200, &[], body), UpstreamVerdict::Retry(..)));
+        let body = br#"{"error":{"code":"invalid_prompt","message":"no"}}"#;
+        assert!(matches!(classify_reply(200, &[], body), UpstreamVerdict::Fail(_)));
+    }
+}
