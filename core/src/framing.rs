@@ -178,7 +178,9 @@ impl Framer {
         // An over-large body streams past without touching the buffer.
         if let State::SkipBody { remaining } = &mut self.state {
             if self.pos == self.buf.len() {
-                let n = usize::try_from(*remaining).unwrap_or(usize::MAX).min(bytes.len());
+                let n = usize::try_from(*remaining)
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
                 *remaining -= n as u64;
                 bytes = &bytes[n..];
                 if *remaining == 0 {
@@ -328,7 +330,11 @@ impl Framer {
             Some(i) => {
                 let start = self.pos;
                 let nl = start + scanned + i;
-                let end = if nl > start && self.buf[nl - 1] == b'\r' { nl - 1 } else { nl };
+                let end = if nl > start && self.buf[nl - 1] == b'\r' {
+                    nl - 1
+                } else {
+                    nl
+                };
                 self.pos = nl + 1;
                 self.state = State::Idle;
                 if end - start > self.max {
@@ -397,7 +403,10 @@ impl Framer {
         if line.first().is_some_and(|b| *b == b'{' || *b == b'[') {
             // The body began without the blank line: report it and serve the body as a
             // line-delimited message.
-            let e = block.problem.take().unwrap_or(HeaderError::MissingBlankLine);
+            let e = block
+                .problem
+                .take()
+                .unwrap_or(HeaderError::MissingBlankLine);
             self.state = State::Idle;
             return Step::Error(e.into());
         }
@@ -523,7 +532,11 @@ enum NameScan {
 fn header_name_end(rest: &[u8]) -> NameScan {
     for (i, &b) in rest.iter().enumerate() {
         if b == b':' {
-            return if i > 0 { NameScan::Header } else { NameScan::NotHeader };
+            return if i > 0 {
+                NameScan::Header
+            } else {
+                NameScan::NotHeader
+            };
         }
         let token = b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
         if !token || i >= MAX_HEADER_LINE {
@@ -543,7 +556,12 @@ fn trim_cr(line: &[u8]) -> &[u8] {
 
 fn trim_ascii(bytes: &[u8]) -> &[u8] {
     let start = bytes.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    let end = bytes.len() - bytes[start..].iter().rev().take_while(|b| b.is_ascii_whitespace()).count();
+    let end = bytes.len()
+        - bytes[start..]
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
     &bytes[start..end]
 }
 

@@ -156,9 +156,9 @@ pub struct Rejected {
 /// # Errors
 /// A [`Rejected`] with -32600 for envelope problems and -32602 for params that are not
 /// an object.
-pub fn classify(value: Value) -> Result<Incoming, Rejected> {
+pub fn classify(value: Value) -> Result<Incoming, Box<Rejected>> {
     let Value::Object(mut obj) = value else {
-        return Err(Rejected {
+        return Err(Box::new(Rejected {
             id: None,
             error: RpcError::new(
                 code::INVALID_REQUEST,
@@ -167,7 +167,7 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
                     kind_of(&value)
                 ),
             ),
-        });
+        }));
     };
     let id_value = obj.remove("id");
     let id = match &id_value {
@@ -200,7 +200,10 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
         Some(other) => {
             return Err(invalid(
                 id,
-                format!("invalid request: method must be a string, got {}", kind_of(&other)),
+                format!(
+                    "invalid request: method must be a string, got {}",
+                    kind_of(&other)
+                ),
             ))
         }
         None if obj.contains_key("result") || obj.contains_key("error") => {
@@ -212,7 +215,7 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(p)) => p,
         Some(other) => {
-            return Err(Rejected {
+            return Err(Box::new(Rejected {
                 id,
                 error: RpcError::new(
                     code::INVALID_PARAMS,
@@ -221,7 +224,7 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
                         kind_of(&other)
                     ),
                 ),
-            })
+            }))
         }
     };
     Ok(match id {
@@ -230,11 +233,11 @@ pub fn classify(value: Value) -> Result<Incoming, Rejected> {
     })
 }
 
-fn invalid(id: Option<RequestId>, message: impl Into<String>) -> Rejected {
-    Rejected {
+fn invalid(id: Option<RequestId>, message: impl Into<String>) -> Box<Rejected> {
+    Box::new(Rejected {
         id,
         error: RpcError::new(code::INVALID_REQUEST, message),
-    }
+    })
 }
 
 /// Names the JSON type of `value` for error messages.
@@ -323,31 +326,49 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse(text: &str) -> Result<Incoming, Rejected> {
+    fn parse(text: &str) -> Result<Incoming, Box<Rejected>> {
         classify(serde_json::from_str(text).unwrap())
     }
 
     #[test]
     fn ids_are_echoed_exactly() {
-        for raw in ["1", "-7", "123456789012345678901234567890", "\"abc\"", "\"\""] {
-            let Ok(Incoming::Request(r)) =
-                parse(&format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#))
-            else {
+        for raw in [
+            "1",
+            "-7",
+            "123456789012345678901234567890",
+            "\"abc\"",
+            "\"\"",
+        ] {
+            let Ok(Incoming::Request(r)) = parse(&format!(
+                r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#
+            )) else {
                 panic!("{raw}")
             };
-            let reply = Reply::Success { id: r.id, result: json!({}) };
+            let reply = Reply::Success {
+                id: r.id,
+                result: json!({}),
+            };
             let text = serde_json::to_string(&reply).unwrap();
-            assert_eq!(text, format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#));
+            assert_eq!(
+                text,
+                format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#)
+            );
         }
     }
 
     #[test]
     fn bad_ids_are_invalid_requests() {
         for raw in ["1.5", "1e3", "null", "true", "{}", "[]"] {
-            let err = parse(&format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#))
-                .unwrap_err();
+            let err = parse(&format!(
+                r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#
+            ))
+            .unwrap_err();
             assert_eq!(err.error.code, code::INVALID_REQUEST, "{raw}");
-            assert!(err.error.message.contains("id must be"), "{}", err.error.message);
+            assert!(
+                err.error.message.contains("id must be"),
+                "{}",
+                err.error.message
+            );
             assert_eq!(err.id, None);
         }
     }
@@ -355,19 +376,47 @@ mod tests {
     #[test]
     fn envelope_errors_name_the_problem() {
         let cases = [
-            (r#"{"id":1,"method":"ping"}"#, code::INVALID_REQUEST, "missing \"jsonrpc\""),
-            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, code::INVALID_REQUEST, "must be \"2.0\""),
-            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, code::INVALID_REQUEST, "method must be a string"),
-            (r#"{"jsonrpc":"2.0","id":1}"#, code::INVALID_REQUEST, "missing \"method\""),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#, code::INVALID_PARAMS, "params must be an object"),
-            ("7", code::INVALID_REQUEST, "expected a JSON object, got an integer"),
+            (
+                r#"{"id":1,"method":"ping"}"#,
+                code::INVALID_REQUEST,
+                "missing \"jsonrpc\"",
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+                code::INVALID_REQUEST,
+                "must be \"2.0\"",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+                code::INVALID_REQUEST,
+                "method must be a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1}"#,
+                code::INVALID_REQUEST,
+                "missing \"method\"",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#,
+                code::INVALID_PARAMS,
+                "params must be an object",
+            ),
+            (
+                "7",
+                code::INVALID_REQUEST,
+                "expected a JSON object, got an integer",
+            ),
             ("\"s\"", code::INVALID_REQUEST, "got a string"),
             ("null", code::INVALID_REQUEST, "got null"),
         ];
         for (text, code, needle) in cases {
             let err = parse(text).unwrap_err();
             assert_eq!(err.error.code, code, "{text}");
-            assert!(err.error.message.contains(needle), "{text}: {}", err.error.message);
+            assert!(
+                err.error.message.contains(needle),
+                "{text}: {}",
+                err.error.message
+            );
         }
         // The id is echoed when it was readable.
         assert_eq!(
@@ -382,12 +431,18 @@ mod tests {
             parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Ok(Incoming::Notification(_))
         ));
-        assert_eq!(parse(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), Ok(Incoming::Response));
+        assert_eq!(
+            parse(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Incoming::Response)
+        );
     }
 
     #[test]
     fn failure_with_unknown_id_serializes_null() {
-        let reply = Reply::Failure { id: None, error: RpcError::new(-32700, "parse error") };
+        let reply = Reply::Failure {
+            id: None,
+            error: RpcError::new(-32700, "parse error"),
+        };
         assert_eq!(
             serde_json::to_string(&reply).unwrap(),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#

@@ -8,4 +8,5 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod openai;
 pub mod policy;
+pub mod server;
 pub mod tools;

@@ -73,20 +73,32 @@ impl Tool {
                    "description": "The question, in any language; the answer uses the same language (Japanese or English)."}),
         );
         if self.takes_search_hints() {
-            props.insert("recency_days".into(), json!({"type": "integer", "minimum": 1, "maximum": MAX_RECENCY_DAYS,
-                "description": "Prefer sources published within this many days."}));
-            props.insert("max_results".into(), json!({"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
-                "description": "How many search results to consider."}));
+            props.insert(
+                "recency_days".into(),
+                json!({"type": "integer", "minimum": 1, "maximum": MAX_RECENCY_DAYS,
+                "description": "Prefer sources published within this many days."}),
+            );
+            props.insert(
+                "max_results".into(),
+                json!({"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
+                "description": "How many search results to consider."}),
+            );
             props.insert("domains".into(), json!({"type": "array", "maxItems": MAX_DOMAINS,
                 "items": {"type": "string", "description": "A bare host name such as example.com (subdomains included)."},
                 "description": "Only search these sites."}));
             props.insert("style".into(), json!({"type": "string", "enum": ["summary", "bullets", "citations-only"],
                 "description": "summary: prose; bullets: a bulleted list; citations-only: just the sources."}));
         }
-        props.insert("verbosity".into(), json!({"type": "string", "enum": Verbosity::NAMES,
-            "description": "Override the profile's answer length (gpt-5 models only)."}));
-        props.insert("reasoning_effort".into(), json!({"type": "string", "enum": Effort::NAMES,
-            "description": "Override the profile's reasoning effort (reasoning models only)."}));
+        props.insert(
+            "verbosity".into(),
+            json!({"type": "string", "enum": Verbosity::NAMES,
+            "description": "Override the profile's answer length (gpt-5 models only)."}),
+        );
+        props.insert(
+            "reasoning_effort".into(),
+            json!({"type": "string", "enum": Effort::NAMES,
+            "description": "Override the profile's reasoning effort (reasoning models only)."}),
+        );
         json!({
             "type": "object",
             "properties": props,
@@ -124,7 +136,10 @@ impl Tool {
             }
             Some(Value::String(q)) => q.clone(),
             Some(other) => {
-                return Err(format!("query must be a string, got {}", crate::jsonrpc::kind_of(other)))
+                return Err(format!(
+                    "query must be a string, got {}",
+                    crate::jsonrpc::kind_of(other)
+                ))
             }
         };
         Ok(AnswerArgs {
@@ -133,14 +148,32 @@ impl Tool {
             max_results: bounded_int(arguments, "max_results", MAX_RESULTS)?,
             domains: domains(arguments)?,
             style: choice(arguments, "style", &Style::NAMES, Style::from_index)?,
-            verbosity: choice(arguments, "verbosity", &Verbosity::NAMES, Verbosity::from_index)?,
-            reasoning_effort: choice(arguments, "reasoning_effort", &Effort::NAMES, Effort::from_index)?,
+            verbosity: choice(
+                arguments,
+                "verbosity",
+                &Verbosity::NAMES,
+                Verbosity::from_index,
+            )?,
+            reasoning_effort: choice(
+                arguments,
+                "reasoning_effort",
+                &Effort::NAMES,
+                Effort::from_index,
+            )?,
         })
     }
 
     fn argument_names(self) -> Vec<&'static str> {
         if self.takes_search_hints() {
-            vec!["query", "recency_days", "max_results", "domains", "style", "verbosity", "reasoning_effort"]
+            vec![
+                "query",
+                "recency_days",
+                "max_results",
+                "domains",
+                "style",
+                "verbosity",
+                "reasoning_effort",
+            ]
         } else {
             vec!["query", "verbosity", "reasoning_effort"]
         }
@@ -255,14 +288,23 @@ fn bounded_int(args: &Map<String, Value>, name: &str, max: u64) -> Result<Option
         return Ok(None);
     };
     let n = match value {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= max as f64).map(|f| f as u64)),
-        _ => return Err(format!("{name} must be an integer, got {}", crate::jsonrpc::kind_of(value))),
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= max as f64)
+                .map(|f| f as u64)
+        }),
+        _ => {
+            return Err(format!(
+                "{name} must be an integer, got {}",
+                crate::jsonrpc::kind_of(value)
+            ))
+        }
     };
     match n {
         Some(n) if (1..=max).contains(&n) => Ok(Some(n)),
-        _ => Err(format!("{name} must be a whole number from 1 to {max}, got {value}")),
+        _ => Err(format!(
+            "{name} must be a whole number from 1 to {max}, got {value}"
+        )),
     }
 }
 
@@ -292,19 +334,30 @@ fn domains(args: &Map<String, Value>) -> Result<Option<Vec<String>>, String> {
         return Ok(None);
     };
     let Value::Array(items) = value else {
-        return Err(format!("domains must be an array of host names, got {}", crate::jsonrpc::kind_of(value)));
+        return Err(format!(
+            "domains must be an array of host names, got {}",
+            crate::jsonrpc::kind_of(value)
+        ));
     };
     if items.len() > MAX_DOMAINS {
-        return Err(format!("domains has {} entries; at most {MAX_DOMAINS} are allowed", items.len()));
+        return Err(format!(
+            "domains has {} entries; at most {MAX_DOMAINS} are allowed",
+            items.len()
+        ));
     }
     let mut out: Vec<String> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Value::String(host) = item else {
-            return Err(format!("domains[{i}] must be a string, got {}", crate::jsonrpc::kind_of(item)));
+            return Err(format!(
+                "domains[{i}] must be a string, got {}",
+                crate::jsonrpc::kind_of(item)
+            ));
         };
         let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
         if let Err(why) = check_host(&host) {
-            return Err(format!("domains[{i}] {host:?} is not a bare host name: {why} (write it like example.com)"));
+            return Err(format!(
+                "domains[{i}] {host:?} is not a bare host name: {why} (write it like example.com)"
+            ));
         }
         if !out.contains(&host) {
             out.push(host);
@@ -334,7 +387,10 @@ pub fn check_host(host: &str) -> Result<(), &'static str> {
         if label.is_empty() || label.len() > 63 {
             return Err("a label is empty or longer than 63 characters");
         }
-        if !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        if !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
             return Err("only letters, digits, '-' and '.' are allowed");
         }
         if label.starts_with('-') || label.ends_with('-') {

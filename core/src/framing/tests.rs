@@ -50,7 +50,10 @@ fn lines_with_crlf_and_blank_lines() {
 #[test]
 fn content_length_messages_back_to_back_with_other_headers() {
     let stream = b"Content-Length: 7\r\n\r\n{\"a\":1}content-length: 7\r\nContent-Type: application/json\r\n\r\n{\"b\":2}CONTENT-LENGTH:7\n\n{\"c\":3}";
-    assert_eq!(whole(stream), vec![cl("{\"a\":1}"), cl("{\"b\":2}"), cl("{\"c\":3}")]);
+    assert_eq!(
+        whole(stream),
+        vec![cl("{\"a\":1}"), cl("{\"b\":2}"), cl("{\"c\":3}")]
+    );
 }
 
 #[test]
@@ -76,13 +79,19 @@ fn final_line_without_newline_is_a_frame_at_eof() {
 fn too_long_line_is_discarded_and_serving_continues() {
     let mut stream = vec![b'{'; 100];
     stream.extend_from_slice(b"\n{\"ok\":1}\n");
-    let too_large = Err(FrameError::TooLarge { framing: Framing::Line, limit: 64 });
+    let too_large = Err(FrameError::TooLarge {
+        framing: Framing::Line,
+        limit: 64,
+    });
     assert_eq!(whole(&stream), vec![too_large.clone(), line("{\"ok\":1}")]);
     // A line of exactly the limit passes, with or without `\r`.
     let exact = "x".repeat(64);
     assert_eq!(whole(format!("{exact}\r\n").as_bytes()), vec![line(&exact)]);
     let over = "x".repeat(65);
-    assert_eq!(whole(format!("{over}\r\n{{}}\n").as_bytes()), vec![too_large, line("{}")]);
+    assert_eq!(
+        whole(format!("{over}\r\n{{}}\n").as_bytes()),
+        vec![too_large, line("{}")]
+    );
 }
 
 #[test]
@@ -93,7 +102,11 @@ fn endless_line_keeps_the_buffer_bounded() {
     for _ in 0..1000 {
         framer.push(&[b'a'; 4096]);
         drain(&mut framer, &mut out);
-        assert!(framer.buffered() <= 1024 + 4096 + 1, "buffered {}", framer.buffered());
+        assert!(
+            framer.buffered() <= 1024 + 4096 + 1,
+            "buffered {}",
+            framer.buffered()
+        );
     }
     assert_eq!(out.len(), 1, "one TooLarge error, then silence: {out:?}");
     framer.push(b"\n{}\n");
@@ -117,7 +130,10 @@ fn over_large_body_is_skipped_without_buffering() {
     assert_eq!(
         out,
         vec![
-            Err(FrameError::TooLarge { framing: Framing::ContentLength, limit: 64 }),
+            Err(FrameError::TooLarge {
+                framing: Framing::ContentLength,
+                limit: 64
+            }),
             cl("{}")
         ]
     );
@@ -127,10 +143,22 @@ fn over_large_body_is_skipped_without_buffering() {
 fn broken_headers_are_reported_and_the_next_frame_is_served() {
     let next = b"Content-Length: 2\r\n\r\n{}";
     let cases: Vec<(&[u8], HeaderError)> = vec![
-        (b"Content-Type: x\r\n\r\n", HeaderError::MissingContentLength),
-        (b"Content-Length: abc\r\n\r\n", HeaderError::NotANumber("abc".into())),
-        (b"Content-Length: -5\r\n\r\n", HeaderError::Negative("-5".into())),
-        (b"Content-Length: \r\n\r\n", HeaderError::NotANumber(String::new())),
+        (
+            b"Content-Type: x\r\n\r\n",
+            HeaderError::MissingContentLength,
+        ),
+        (
+            b"Content-Length: abc\r\n\r\n",
+            HeaderError::NotANumber("abc".into()),
+        ),
+        (
+            b"Content-Length: -5\r\n\r\n",
+            HeaderError::Negative("-5".into()),
+        ),
+        (
+            b"Content-Length: \r\n\r\n",
+            HeaderError::NotANumber(String::new()),
+        ),
         (
             b"Content-Length: 99999999999999999999999\r\n\r\n",
             HeaderError::OutOfRange("99999999999999999999999".into()),
@@ -139,23 +167,37 @@ fn broken_headers_are_reported_and_the_next_frame_is_served() {
             b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n",
             HeaderError::Conflicting(2, 3),
         ),
-        (b"Content-Length: 2\r\nbogus\r\n\r\n", HeaderError::Malformed("bogus".into())),
+        (
+            b"Content-Length: 2\r\nbogus\r\n\r\n",
+            HeaderError::Malformed("bogus".into()),
+        ),
     ];
     for (broken, error) in cases {
         let mut stream = broken.to_vec();
         stream.extend_from_slice(b"{\"lost\":1}");
         stream.extend_from_slice(next);
-        assert_eq!(whole(&stream), vec![header_err(error.clone()), cl("{}")], "{error}");
+        assert_eq!(
+            whole(&stream),
+            vec![header_err(error.clone()), cl("{}")],
+            "{error}"
+        );
         // A broken frame whose body is a full line, followed by a line message.
         let mut stream = broken.to_vec();
         stream.extend_from_slice(b"{\"lost\":1}\n{\"next\":1}\n");
-        assert_eq!(whole(&stream), vec![header_err(error.clone()), line("{\"next\":1}")], "{error}");
+        assert_eq!(
+            whole(&stream),
+            vec![header_err(error.clone()), line("{\"next\":1}")],
+            "{error}"
+        );
     }
 }
 
 #[test]
 fn duplicate_equal_content_length_is_accepted() {
-    assert_eq!(whole(b"Content-Length: 2\r\ncontent-length: 2\r\n\r\n{}"), vec![cl("{}")]);
+    assert_eq!(
+        whole(b"Content-Length: 2\r\ncontent-length: 2\r\n\r\n{}"),
+        vec![cl("{}")]
+    );
 }
 
 #[test]
@@ -173,11 +215,17 @@ fn header_flood_is_bounded() {
         stream.extend_from_slice(b"X-A: b\r\n");
     }
     stream.extend_from_slice(b"\r\n{}\n{\"next\":1}\n");
-    assert_eq!(whole(&stream), vec![header_err(HeaderError::TooManyLines), line("{\"next\":1}")]);
+    assert_eq!(
+        whole(&stream),
+        vec![header_err(HeaderError::TooManyLines), line("{\"next\":1}")]
+    );
     let mut long = b"X-Long: ".to_vec();
     long.extend(std::iter::repeat_n(b'a', 5000));
     long.extend_from_slice(b"\r\n\r\n{}\n{\"next\":1}\n");
-    assert_eq!(whole(&long), vec![header_err(HeaderError::LineTooLong), line("{\"next\":1}")]);
+    assert_eq!(
+        whole(&long),
+        vec![header_err(HeaderError::LineTooLong), line("{\"next\":1}")]
+    );
 }
 
 #[test]
@@ -196,7 +244,11 @@ fn truncated_content_length_frame_at_eof() {
 fn garbage_and_nul_bytes_become_lines() {
     assert_eq!(
         whole(b"hello world\n\0\0{}\n{}\n"),
-        vec![line("hello world"), Ok((Framing::Line, b"\0\0{}".to_vec())), line("{}")]
+        vec![
+            line("hello world"),
+            Ok((Framing::Line, b"\0\0{}".to_vec())),
+            line("{}")
+        ]
     );
 }
 
@@ -205,7 +257,10 @@ fn encode_both_framings() {
     let mut out = Vec::new();
     encode(Framing::Line, r#"{"a":"é"}"#.as_bytes(), &mut out);
     encode(Framing::ContentLength, r#"{"a":"é"}"#.as_bytes(), &mut out);
-    assert_eq!(out, "{\"a\":\"é\"}\nContent-Length: 10\r\n\r\n{\"a\":\"é\"}".as_bytes());
+    assert_eq!(
+        out,
+        "{\"a\":\"é\"}\nContent-Length: 10\r\n\r\n{\"a\":\"é\"}".as_bytes()
+    );
 }
 
 /// A stream exercising every state: BOM, both framings, blank lines, broken headers,

@@ -4,10 +4,10 @@
 //! field is optional and unknown item, content and annotation types are skipped, because
 //! real payloads differ from the published schema (see shared/reference/openai/README.md).
 
-mod request;
+pub(crate) mod request;
 mod response;
 mod status;
 
 pub use request::{model_supports, Capabilities, RequestPlan};
 pub use response::{parse_answer, Answer, Citation};
-pub use status::{classify_reply, RetryAfter, UpstreamFailure, UpstreamVerdict, UnsupportedParam};
+pub use status::{classify_reply, RetryAfter, UnsupportedParam, UpstreamFailure, UpstreamVerdict};

@@ -61,7 +61,9 @@ impl RequestPlan {
         s.push_str("\n\n[context]\n- Today's date (Asia/Tokyo): ");
         s.push_str(&hints.today);
         if let Some(days) = hints.recency_days {
-            s.push_str(&format!("\n- Prefer sources published within the last {days} days."));
+            s.push_str(&format!(
+                "\n- Prefer sources published within the last {days} days."
+            ));
         }
         if let Some(n) = hints.max_results {
             s.push_str(&format!("\n- Consider at most {n} search results."));
@@ -80,7 +82,10 @@ impl RequestPlan {
         let mut tool = Map::new();
         tool.insert("type".into(), "web_search".into());
         if !self.allowed_domains.is_empty() {
-            tool.insert("filters".into(), json!({ "allowed_domains": self.allowed_domains }));
+            tool.insert(
+                "filters".into(),
+                json!({ "allowed_domains": self.allowed_domains }),
+            );
         }
         let mut body = Map::new();
         body.insert("model".into(), self.model.clone().into());
@@ -104,11 +109,41 @@ mod tests {
 
     #[test]
     fn capabilities_by_model_family() {
-        assert_eq!(model_supports("gpt-5-mini"), Capabilities { verbosity: true, reasoning: true });
-        assert_eq!(model_supports("o3"), Capabilities { verbosity: false, reasoning: true });
-        assert_eq!(model_supports("o4-mini"), Capabilities { verbosity: false, reasoning: true });
-        assert_eq!(model_supports("gpt-4.1"), Capabilities { verbosity: false, reasoning: false });
-        assert_eq!(model_supports("openai/gpt-5"), Capabilities { verbosity: true, reasoning: true });
+        assert_eq!(
+            model_supports("gpt-5-mini"),
+            Capabilities {
+                verbosity: true,
+                reasoning: true
+            }
+        );
+        assert_eq!(
+            model_supports("o3"),
+            Capabilities {
+                verbosity: false,
+                reasoning: true
+            }
+        );
+        assert_eq!(
+            model_supports("o4-mini"),
+            Capabilities {
+                verbosity: false,
+                reasoning: true
+            }
+        );
+        assert_eq!(
+            model_supports("gpt-4.1"),
+            Capabilities {
+                verbosity: false,
+                reasoning: false
+            }
+        );
+        assert_eq!(
+            model_supports("openai/gpt-5"),
+            Capabilities {
+                verbosity: true,
+                reasoning: true
+            }
+        );
     }
 
     #[test]
@@ -128,7 +163,12 @@ mod tests {
                    "include":["web_search_call.action.sources"],
                    "text":{"verbosity":"high"},"reasoning":{"effort":"low"}})
         );
-        let bare = RequestPlan { effort: None, verbosity: None, allowed_domains: vec![], ..plan };
+        let bare = RequestPlan {
+            effort: None,
+            verbosity: None,
+            allowed_domains: vec![],
+            ..plan
+        };
         let v: Value = serde_json::from_slice(&bare.body("P")).unwrap();
         assert_eq!(v["tools"], json!([{"type":"web_search"}]));
         assert!(v.get("text").is_none() && v.get("reasoning").is_none());

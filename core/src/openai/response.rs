@@ -45,11 +45,20 @@ pub fn parse_answer(
     access_date: &str,
 ) -> Result<Answer, UpstreamFailure> {
     check_status(body)?;
-    let output = body.get("output").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-    let messages: Vec<&Value> = output.iter().filter(|i| item_type(i) == "message").collect();
+    let output = body
+        .get("output")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let messages: Vec<&Value> = output
+        .iter()
+        .filter(|i| item_type(i) == "message")
+        .collect();
     // Newer models send a `commentary` message before the `final_answer`; only the final
     // answer is the answer.
-    let has_phase = messages.iter().any(|m| m.get("phase").and_then(Value::as_str) == Some("final_answer"));
+    let has_phase = messages
+        .iter()
+        .any(|m| m.get("phase").and_then(Value::as_str) == Some("final_answer"));
     let chosen = messages
         .iter()
         .filter(|m| !has_phase || m.get("phase").and_then(Value::as_str) == Some("final_answer"));
@@ -75,16 +84,27 @@ pub fn parse_answer(
                         }
                     }
                 }
-                "refusal" => refusal = part.get("refusal").and_then(Value::as_str).map(str::to_owned),
+                "refusal" => {
+                    refusal = part
+                        .get("refusal")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                }
                 _ => {}
             }
         }
     }
-    let searches: Vec<&Value> = output.iter().filter(|i| item_type(i) == "web_search_call").collect();
+    let searches: Vec<&Value> = output
+        .iter()
+        .filter(|i| item_type(i) == "web_search_call")
+        .collect();
     let used_search = !cited.list.is_empty() || !searches.is_empty();
     if cited.list.is_empty() {
         for call in &searches {
-            let sources = call.get("action").map(|a| array(a, "sources")).unwrap_or(&[]);
+            let sources = call
+                .get("action")
+                .map(|a| array(a, "sources"))
+                .unwrap_or(&[]);
             for source in sources {
                 match source.get("url").and_then(Value::as_str) {
                     Some(url) => cited.add(url, source.get("title").and_then(Value::as_str)),
@@ -118,7 +138,12 @@ pub fn parse_answer(
         .filter(|m| !m.is_empty())
         .unwrap_or(fallback_model)
         .to_owned();
-    Ok(Answer { answer: text, used_search, citations, model })
+    Ok(Answer {
+        answer: text,
+        used_search,
+        citations,
+        model,
+    })
 }
 
 fn check_status(body: &Value) -> Result<(), UpstreamFailure> {
@@ -131,7 +156,10 @@ fn check_status(body: &Value) -> Result<(), UpstreamFailure> {
                 .unwrap_or("unknown reason");
             Err(UpstreamFailure {
                 code: Some(reason.to_owned()),
-                ..UpstreamFailure::local("incomplete", format!("the response is incomplete ({reason})"))
+                ..UpstreamFailure::local(
+                    "incomplete",
+                    format!("the response is incomplete ({reason})"),
+                )
             })
         }
         Some("failed") => Err(match body.get("error").filter(|e| e.is_object()) {
@@ -150,7 +178,10 @@ fn item_type(v: &Value) -> &str {
 }
 
 fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
 }
 
 /// Citations de-duplicated by URL without tracking parameters, in first-seen order.
@@ -165,14 +196,21 @@ impl Sources {
         if url.is_empty() {
             return;
         }
-        let title = title.map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+        let title = title
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
         match self.list.iter_mut().find(|c| c.url == url) {
             Some(existing) => {
                 if existing.title.is_none() {
                     existing.title = title;
                 }
             }
-            None => self.list.push(Citation { url, title, published_at: None }),
+            None => self.list.push(Citation {
+                url,
+                title,
+                published_at: None,
+            }),
         }
     }
 }
@@ -218,7 +256,11 @@ fn append_sources(text: &mut String, citations: &[Citation]) {
     }
     let trimmed_len = text.trim_end().len();
     text.truncate(trimmed_len);
-    text.push_str(if section.is_some() { "\n" } else { "\n\nSources:\n" });
+    text.push_str(if section.is_some() {
+        "\n"
+    } else {
+        "\n\nSources:\n"
+    });
     text.push_str(&missing.join("\n"));
 }
 
@@ -227,7 +269,9 @@ fn sources_heading(text: &str) -> Option<usize> {
     let mut found = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        let l = line.trim_start_matches(['#', '*', ' ']).to_ascii_lowercase();
+        let l = line
+            .trim_start_matches(['#', '*', ' '])
+            .to_ascii_lowercase();
         if l.starts_with("sources") || l.starts_with("出典") || l.starts_with("参考") {
             found = Some(offset);
         }

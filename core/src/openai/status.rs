@@ -49,7 +49,12 @@ impl UpstreamFailure {
     }
 
     /// A failure read from an API `error` object.
-    pub fn from_api(status: Option<u16>, name: &'static str, error: &Value, fallback: &str) -> Self {
+    pub fn from_api(
+        status: Option<u16>,
+        name: &'static str,
+        error: &Value,
+        fallback: &str,
+    ) -> Self {
         let field = |k: &str| error.get(k).and_then(Value::as_str).map(str::to_owned);
         UpstreamFailure {
             status,
@@ -119,17 +124,25 @@ pub fn classify_reply(status: u16, headers: &[(String, String)], body: &[u8]) ->
         if let Some(error) = value.get("error").filter(|e| e.is_object()) {
             // A 200 carrying an error object: transient codes are retried like their
             // HTTP equivalents.
-            let failure = UpstreamFailure::from_api(Some(status), "failed", error, "response failed");
+            let failure =
+                UpstreamFailure::from_api(Some(status), "failed", error, "response failed");
             return match failure.code.as_deref() {
-                Some("server_error" | "rate_limit_exceeded") => UpstreamVerdict::Retry(failure, None),
+                Some("server_error" | "rate_limit_exceeded") => {
+                    UpstreamVerdict::Retry(failure, None)
+                }
                 _ => UpstreamVerdict::Fail(failure),
             };
         }
         return UpstreamVerdict::Success(value);
     }
-    let error = parsed.as_ref().and_then(|v| v.get("error")).filter(|e| e.is_object());
+    let error = parsed
+        .as_ref()
+        .and_then(|v| v.get("error"))
+        .filter(|e| e.is_object());
     let failure = match error {
-        Some(e) => UpstreamFailure::from_api(Some(status), "http_error", e, &format!("HTTP {status}")),
+        Some(e) => {
+            UpstreamFailure::from_api(Some(status), "http_error", e, &format!("HTTP {status}"))
+        }
         None => UpstreamFailure {
             status: Some(status),
             ..UpstreamFailure::local("http_error", describe_body(status, body))
@@ -204,6 +217,7 @@ pub fn retry_after(headers: &[(String, String)]) -> RetryAfter {
 mod tests {
     use super::*;
 
+    #[allow(clippy::disallowed_methods)] // Test fixtures live on disk.
     fn fixture(name: &str) -> Vec<u8> {
         std::fs::read(format!(
             "{}/testdata/openai/{name}",
@@ -226,24 +240,48 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(retry_after(&h("retry-after-ms", "1500.5")), Some(Duration::from_micros(1_500_500)));
-        assert_eq!(retry_after(&h("retry-after", "99999")), Some(MAX_RETRY_AFTER));
-        assert_eq!(retry_after(&h("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")), None);
+        assert_eq!(
+            retry_after(&h("retry-after-ms", "1500.5")),
+            Some(Duration::from_micros(1_500_500))
+        );
+        assert_eq!(
+            retry_after(&h("retry-after", "99999")),
+            Some(MAX_RETRY_AFTER)
+        );
+        assert_eq!(
+            retry_after(&h("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")),
+            None
+        );
     }
 
     #[test]
     fn quota_is_not_retried() {
         let body = fixture("error-429-insufficient-quota.json");
-        assert!(matches!(classify_reply(429, &[], &body), UpstreamVerdict::Fail(_)));
+        assert!(matches!(
+            classify_reply(429, &[], &body),
+            UpstreamVerdict::Fail(_)
+        ));
     }
 
     #[test]
     fn server_errors_are_retried() {
-        for name in ["error-500-server-error.json", "error-500-azure-server-error.json"] {
-            assert!(matches!(classify_reply(500, &[], &fixture(name)), UpstreamVerdict::Retry(..)));
+        for name in [
+            "error-500-server-error.json",
+            "error-500-azure-server-error.json",
+        ] {
+            assert!(matches!(
+                classify_reply(500, &[], &fixture(name)),
+                UpstreamVerdict::Retry(..)
+            ));
         }
-        assert!(matches!(classify_reply(503, &[], b"<html>down</html>"), UpstreamVerdict::Retry(..)));
-        assert!(matches!(classify_reply(501, &[], b""), UpstreamVerdict::Fail(_)));
+        assert!(matches!(
+            classify_reply(503, &[], b"<html>down</html>"),
+            UpstreamVerdict::Retry(..)
+        ));
+        assert!(matches!(
+            classify_reply(501, &[], b""),
+            UpstreamVerdict::Fail(_)
+        ));
     }
 
     #[test]
@@ -255,7 +293,10 @@ mod tests {
         ));
         // The minimal-effort-with-web-search 400 names `tools`, not a droppable param.
         let body = fixture("error-400-web-search-minimal-effort.json");
-        assert!(matches!(classify_reply(400, &[], &body), UpstreamVerdict::Fail(_)));
+        assert!(matches!(
+            classify_reply(400, &[], &body),
+            UpstreamVerdict::Fail(_)
+        ));
     }
 
     #[test]
@@ -278,8 +319,14 @@ mod tests {
     #[test]
     fn ok_status_with_error_object() {
         let body = br#"{"error":{"code":"server_error","message":"boom"}}"#;
-        assert!(matches!(classify_reply(200, &[], body), UpstreamVerdict::Retry(..)));
+        assert!(matches!(
+            classify_reply(200, &[], body),
+            UpstreamVerdict::Retry(..)
+        ));
         let body = br#"{"error":{"code":"invalid_prompt","message":"no"}}"#;
-        assert!(matches!(classify_reply(200, &[], body), UpstreamVerdict::Fail(_)));
+        assert!(matches!(
+            classify_reply(200, &[], body),
+            UpstreamVerdict::Fail(_)
+        ));
     }
 }

@@ -1,6 +1,7 @@
 use super::*;
 use serde_json::json;
 
+#[allow(clippy::disallowed_methods)] // Test fixtures live on disk.
 fn fixture(name: &str) -> Value {
     let path = format!("{}/testdata/openai/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
@@ -17,7 +18,12 @@ fn no_search_response() {
     assert!(a.citations.is_empty());
     assert!(!a.answer.contains("Sources:"));
     assert!(!a.answer.is_empty());
-    assert_eq!(a.model, fixture("response-no-search.json")["model"].as_str().unwrap());
+    assert_eq!(
+        a.model,
+        fixture("response-no-search.json")["model"]
+            .as_str()
+            .unwrap()
+    );
 }
 
 #[test]
@@ -29,7 +35,10 @@ fn real_web_search_response_dedupes_and_strips_tracking() {
     assert_eq!(a.citations.len(), 7, "{:#?}", a.citations);
     assert!(a.citations.iter().all(|c| !c.url.contains("utm_source")));
     assert!(a.citations.iter().all(|c| c.title.is_some()));
-    assert!(a.citations.iter().all(|c| c.published_at.as_deref() == Some("2026-11-21")));
+    assert!(a
+        .citations
+        .iter()
+        .all(|c| c.published_at.as_deref() == Some("2026-11-21")));
     // First-seen order: the first annotation's URL comes first.
     let first = body["output"]
         .as_array()
@@ -39,7 +48,11 @@ fn real_web_search_response_dedupes_and_strips_tracking() {
         .unwrap()["content"][0]["annotations"][0]["url"]
         .as_str()
         .unwrap();
-    assert!(first.starts_with(&a.citations[0].url), "{first} vs {}", a.citations[0].url);
+    assert!(
+        first.starts_with(&a.citations[0].url),
+        "{first} vs {}",
+        a.citations[0].url
+    );
     assert_eq!(a.model, "gpt-5-mini-2025-08-07");
     // Every source appears in the answer with its date, in one Sources section.
     for c in &a.citations {
@@ -87,9 +100,15 @@ fn non_completed_statuses_are_errors() {
     let incomplete = json!({"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},
         "output":[{"type":"message","content":[{"type":"output_text","text":"partial"}]}]});
     let e = parse(&incomplete).unwrap_err();
-    assert_eq!((e.name, e.code.as_deref()), ("incomplete", Some("max_output_tokens")));
+    assert_eq!(
+        (e.name, e.code.as_deref()),
+        ("incomplete", Some("max_output_tokens"))
+    );
     let failed = json!({"status":"failed","error":{"code":"server_error","message":"boom"}});
-    assert_eq!(parse(&failed).unwrap_err().code.as_deref(), Some("server_error"));
+    assert_eq!(
+        parse(&failed).unwrap_err().code.as_deref(),
+        Some("server_error")
+    );
     let refusal = json!({"status":"completed","output":[{"type":"message","content":[{"type":"refusal","refusal":"no"}]}]});
     assert_eq!(parse(&refusal).unwrap_err().name, "refusal");
     assert_eq!(parse(&json!({})).unwrap_err().name, "no_answer");
@@ -107,12 +126,20 @@ fn multibyte_text_with_out_of_range_indices() {
             {"type":"url_citation","url":"https://www.jma.go.jp/a","start_index":usize::MAX,"end_index":0},
             {"type":"file_citation","file_id":"f"}]}]}]});
     let a = parse(&body).unwrap();
-    assert_eq!(a.citations, vec![Citation {
-        url: "https://www.jma.go.jp/a".into(),
-        title: Some("気象庁".into()),
-        published_at: Some("2026-11-21".into()),
-    }]);
-    assert!(a.answer.ends_with("\n\nSources:\n- https://www.jma.go.jp/a (2026-11-21)"), "{}", a.answer);
+    assert_eq!(
+        a.citations,
+        vec![Citation {
+            url: "https://www.jma.go.jp/a".into(),
+            title: Some("気象庁".into()),
+            published_at: Some("2026-11-21".into()),
+        }]
+    );
+    assert!(
+        a.answer
+            .ends_with("\n\nSources:\n- https://www.jma.go.jp/a (2026-11-21)"),
+        "{}",
+        a.answer
+    );
 }
 
 #[test]
@@ -122,7 +149,12 @@ fn model_written_sources_are_not_repeated() {
         "annotations":[{"type":"url_citation","url":"https://a.example/x"},{"type":"url_citation","url":"https://b.example/y"}]}]}]});
     let a = parse(&body).unwrap();
     assert_eq!(a.answer.matches("Sources:").count(), 1);
-    assert!(a.answer.ends_with("- https://a.example/x (2026-01-01)\n- https://b.example/y (2026-11-21)"), "{}", a.answer);
+    assert!(
+        a.answer
+            .ends_with("- https://a.example/x (2026-01-01)\n- https://b.example/y (2026-11-21)"),
+        "{}",
+        a.answer
+    );
     assert_eq!(a.model, "fallback");
 }
 

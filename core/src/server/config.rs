@@ -1,0 +1,129 @@
+//! What the core needs to know, resolved by the runtime before start. No secrets.
+
+use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::policy::SYSTEM_POLICY;
+use crate::tools::{Effort, Tool, Verbosity};
+use std::time::Duration;
+
+/// One model profile (spec 3.0.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// The model id.
+    pub model: String,
+    /// `reasoning.effort`, sent only to models that take it.
+    pub reasoning_effort: Option<Effort>,
+    /// `text.verbosity`, sent only to models that take it.
+    pub verbosity: Option<Verbosity>,
+}
+
+/// The profiles per tool; `answer` is required, the others fall back to it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Profiles {
+    /// `model_profiles.answer`.
+    pub answer: Option<Profile>,
+    /// `model_profiles.answer_detailed`.
+    pub answer_detailed: Option<Profile>,
+    /// `model_profiles.answer_quick`.
+    pub answer_quick: Option<Profile>,
+}
+
+impl Profiles {
+    /// The profile `tool` runs with: its own, else `answer`'s.
+    pub fn for_tool(&self, tool: Tool) -> Option<(&'static str, &Profile)> {
+        let own = match tool {
+            Tool::Answer => None,
+            Tool::AnswerDetailed => self.answer_detailed.as_ref(),
+            Tool::AnswerQuick => self.answer_quick.as_ref(),
+        };
+        match own {
+            Some(p) => Some((tool.name(), p)),
+            None => self.answer.as_ref().map(|p| ("answer", p)),
+        }
+    }
+}
+
+/// `search.defaults`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchDefaults {
+    /// Default `recency_days`.
+    pub recency_days: Option<u64>,
+    /// Default `max_results`.
+    pub max_results: Option<u64>,
+    /// Default allowed domains; empty means no filter.
+    pub domains: Vec<String>,
+}
+
+/// Everything the server needs, with no credentials in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Largest accepted message in bytes.
+    pub max_message_bytes: usize,
+    /// Write replies newline-delimited whatever the client used (`MCP_LINE_MODE=1`).
+    pub force_line_output: bool,
+    /// `openai.base_url`, without the trailing `/responses`.
+    pub base_url: String,
+    /// The name of the environment variable holding the API key (for messages).
+    pub api_key_env: String,
+    /// Whether the runtime found an API key. Calls fail at once without one.
+    pub api_key_present: bool,
+    /// Per-attempt timeout (`request.timeout_ms`).
+    pub timeout: Duration,
+    /// Retries after the first attempt (`request.max_retries`).
+    pub max_retries: u32,
+    /// The model profiles.
+    pub profiles: Profiles,
+    /// `policy.max_citations`, 1..=10.
+    pub max_citations: usize,
+    /// The `instructions` text sent with every call.
+    pub instructions: String,
+    /// `search.defaults`.
+    pub search_defaults: SearchDefaults,
+    /// Debug mode: error replies carry diagnostic `data` (spec 8.2).
+    pub debug: bool,
+    /// How long in-flight calls may run after stdin closes.
+    pub shutdown_grace: Duration,
+    /// Most upstream calls at once (`server.max_inflight`).
+    pub max_inflight: usize,
+    /// Most calls waiting for a slot (`server.max_queue`).
+    pub max_queue: usize,
+    /// Least time between two progress notifications for one call.
+    pub progress_interval: Duration,
+    /// Seed for retry jitter; the runtime supplies entropy.
+    pub jitter_seed: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            force_line_output: false,
+            base_url: "https://api.openai.com/v1".into(),
+            api_key_env: "OPENAI_API_KEY".into(),
+            api_key_present: false,
+            timeout: Duration::from_millis(120_000),
+            max_retries: 3,
+            profiles: Profiles {
+                answer: Some(Profile {
+                    model: "gpt-5-mini".into(),
+                    reasoning_effort: Some(Effort::Medium),
+                    verbosity: Some(Verbosity::Medium),
+                }),
+                answer_detailed: None,
+                answer_quick: None,
+            },
+            max_citations: 3,
+            instructions: SYSTEM_POLICY.into(),
+            search_defaults: SearchDefaults {
+                recency_days: Some(60),
+                max_results: Some(5),
+                domains: Vec::new(),
+            },
+            debug: false,
+            shutdown_grace: Duration::from_secs(30),
+            max_inflight: 16,
+            max_queue: 1024,
+            progress_interval: Duration::from_secs(5),
+            jitter_seed: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+}

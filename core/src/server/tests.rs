@@ -1,0 +1,816 @@
+//! Core tests through a small harness: feed JSON, move a fake clock, complete attempts,
+//! and look at what the server asks for.
+
+use super::*;
+use serde_json::{json, Value};
+
+struct Harness {
+    server: Server,
+    now: Now,
+    /// Outputs not yet looked at.
+    pending: Vec<Output>,
+}
+
+#[allow(clippy::disallowed_methods)] // Tests need one real instant to offset from.
+fn start_instant() -> Instant {
+    Instant::now()
+}
+
+/// 2025-08-09 12:00 in Tokyo.
+const UNIX: u64 = 1_754_708_400;
+
+impl Harness {
+    fn new(config: ServerConfig) -> Self {
+        Harness {
+            server: Server::new(config),
+            now: Now {
+                instant: start_instant(),
+                unix_secs: UNIX,
+            },
+            pending: Vec::new(),
+        }
+    }
+
+    fn keyed() -> ServerConfig {
+        ServerConfig {
+            api_key_present: true,
+            ..ServerConfig::default()
+        }
+    }
+
+    fn ready(version: &str) -> Self {
+        let mut h = Harness::new(Harness::keyed());
+        h.init(version);
+        h
+    }
+
+    fn init(&mut self, version: &str) {
+        let r = self.request(json!({"jsonrpc":"2.0","id":0,"method":"initialize",
+            "params":{"protocolVersion":version,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}));
+        assert_eq!(r["result"]["protocolVersion"], version);
+        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        assert!(self.frames().is_empty());
+    }
+
+    fn feed(&mut self, input: Input<'_>) {
+        self.server.handle(self.now, input);
+        while let Some(o) = self.server.poll_output() {
+            self.pending.push(o);
+        }
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.feed(Input::Stdin(bytes));
+    }
+
+    fn send(&mut self, message: Value) {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// Sends a request and returns its single reply.
+    fn request(&mut self, message: Value) -> Value {
+        self.send(message);
+        let frames = self.frames();
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        frames.into_iter().next().unwrap()
+    }
+
+    /// Decoded frames written since the last look; other outputs stay pending.
+    fn frames(&mut self) -> Vec<Value> {
+        let mut frames = Vec::new();
+        self.pending.retain(|o| match o {
+            Output::Write(bytes) => {
+                let text = std::str::from_utf8(bytes).unwrap();
+                let body = match text.find("\r\n\r\n") {
+                    Some(at) if text.starts_with("Content-Length") => &text[at + 4..],
+                    _ => {
+                        assert!(text.ends_with('\n') && !text[..text.len() - 1].contains('\n'));
+                        text
+                    }
+                };
+                frames.push(serde_json::from_str(body).unwrap());
+                false
+            }
+            _ => true,
+        });
+        frames
+    }
+
+    fn take_http(&mut self) -> Vec<HttpRequest> {
+        let mut out = Vec::new();
+        self.pending.retain(|o| match o {
+            Output::Http(r) => {
+                out.push(r.clone());
+                false
+            }
+            _ => true,
+        });
+        out
+    }
+
+    fn take_other(&mut self) -> Vec<Output> {
+        std::mem::take(&mut self.pending)
+    }
+
+    fn advance(&mut self, d: Duration) {
+        self.now.instant += d;
+        self.now.unix_secs += d.as_secs();
+    }
+
+    /// Moves the clock to the next deadline and fires it.
+    fn fire(&mut self) {
+        let at = self.server.poll_timeout().expect("a deadline");
+        assert!(at >= self.now.instant);
+        self.now.instant = at;
+        self.feed(Input::Timeout);
+    }
+
+    fn reply(&mut self, attempt: AttemptId, status: u16, body: &[u8], headers: &[(&str, &str)]) {
+        let headers = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.feed(Input::HttpReply(
+            attempt,
+            HttpReply {
+                status,
+                headers,
+                body: body.to_vec(),
+            },
+        ));
+    }
+
+    fn call(&mut self, id: u64, tool: &str, args: Value) -> Option<HttpRequest> {
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}}));
+        let mut http = self.take_http();
+        assert!(http.len() <= 1);
+        http.pop()
+    }
+}
+
+#[allow(clippy::disallowed_methods)] // Test fixtures live on disk.
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/testdata/openai/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn body_of(r: &HttpRequest) -> Value {
+    serde_json::from_slice(&r.body).unwrap()
+}
+
+fn answer_of(reply: &Value) -> Value {
+    serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn initialize_negotiates_every_supported_version() {
+    for v in ProtocolVersion::ALL {
+        let mut h = Harness::new(ServerConfig::default());
+        let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":v.as_str(),"capabilities":{}}}));
+        assert_eq!(r["result"]["protocolVersion"], v.as_str());
+        assert_eq!(r["result"]["serverInfo"]["name"], "openai-responses-mcp");
+        assert_eq!(
+            r["result"]["serverInfo"]["version"],
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(
+            r["result"]["serverInfo"].get("title").is_some(),
+            v >= ProtocolVersion::V2025_06_18
+        );
+        assert_eq!(
+            r["result"]["capabilities"],
+            json!({"tools":{"listChanged":false}})
+        );
+        assert!(r["result"]["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("answer_detailed"));
+    }
+    for asked in [json!("2099-01-01"), json!("")] {
+        let mut h = Harness::new(ServerConfig::default());
+        let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":asked}}));
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    }
+    let mut h = Harness::new(ServerConfig::default());
+    let r = h.request(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":20250618}}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+    // Still not initialized: a proper initialize works afterwards.
+    h.init("2025-06-18");
+}
+
+#[test]
+fn requests_before_initialize_get_prompt_errors() {
+    let mut h = Harness::new(ServerConfig::default());
+    assert_eq!(
+        h.request(json!({"jsonrpc":"2.0","id":1,"method":"ping"}))["result"],
+        json!({})
+    );
+    let r = h.request(json!({"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}));
+    assert_eq!(r["error"]["code"], -32601);
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("server/discover"));
+    let r = h.request(json!({"jsonrpc":"2.0","id":"x","method":"tools/list"}));
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!("x"), json!(-32600))
+    );
+    h.init("2025-03-26");
+    let r = h.request(json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}));
+    assert_eq!(r["error"]["code"], -32600);
+}
+
+#[test]
+fn tools_list_fields_follow_the_version() {
+    for v in ProtocolVersion::ALL {
+        let mut h = Harness::ready(v.as_str());
+        let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+        let tools = r["result"]["tools"].as_array().unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["answer", "answer_detailed", "answer_quick"]);
+        for t in tools {
+            assert_eq!(t.get("annotations").is_some(), v.has_annotations(), "{v:?}");
+            assert_eq!(
+                t.get("title").is_some(),
+                v.has_titles_and_structured_output()
+            );
+            assert_eq!(
+                t.get("outputSchema").is_some(),
+                v.has_titles_and_structured_output()
+            );
+            assert_eq!(t["inputSchema"]["required"], json!(["query"]));
+        }
+        assert!(tools[0]["inputSchema"]["properties"]
+            .get("domains")
+            .is_some());
+        assert!(tools[2]["inputSchema"]["properties"]
+            .get("domains")
+            .is_none());
+    }
+}
+
+#[test]
+fn notifications_and_responses_get_no_reply() {
+    let mut h = Harness::ready("2025-06-18");
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/whatever","params":{}}));
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}));
+    h.send(json!({"jsonrpc":"2.0","id":5,"result":{}}));
+    assert!(h.frames().is_empty());
+}
+
+#[test]
+fn parse_and_framing_errors_reply_with_null_id_and_serving_continues() {
+    let mut h = Harness::ready("2025-06-18");
+    h.send_raw(b"{not json\n");
+    let f = h.frames();
+    assert_eq!(
+        (f[0]["id"].clone(), f[0]["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    h.send_raw(b"Content-Length: nope\r\n\r\n{}\n");
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["code"], -32700);
+    assert!(f[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not a number"));
+    assert_eq!(
+        h.request(json!({"jsonrpc":"2.0","id":1,"method":"ping"}))["result"],
+        json!({})
+    );
+}
+
+#[test]
+fn replies_mirror_content_length_framing_unless_forced() {
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+    let mut framed = format!("Content-Length: {}\r\n\r\n", init.len()).into_bytes();
+    framed.extend_from_slice(init);
+    let mut h = Harness::new(ServerConfig::default());
+    h.send_raw(&framed);
+    let Output::Write(bytes) = &h.pending[0] else {
+        panic!()
+    };
+    assert!(bytes.starts_with(b"Content-Length: "));
+    let mut h = Harness::new(ServerConfig {
+        force_line_output: true,
+        ..ServerConfig::default()
+    });
+    h.send_raw(&framed);
+    let Output::Write(bytes) = &h.pending[0] else {
+        panic!()
+    };
+    assert!(bytes.starts_with(b"{") && bytes.ends_with(b"\n"));
+}
+
+#[test]
+fn batches_only_in_2025_03_26() {
+    let mut h = Harness::ready("2025-03-26");
+    let r = h.request(json!([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"nope"}]));
+    let arr = r.as_array().unwrap();
+    assert_eq!(arr.len(), 2);
+    assert_eq!(arr[0]["result"], json!({}));
+    assert_eq!(arr[1]["error"]["code"], -32601);
+    assert_eq!(h.request(json!([]))["error"]["code"], -32600);
+    // A batch of notifications only gets nothing back.
+    h.send(json!([{"jsonrpc":"2.0","method":"notifications/x"}]));
+    assert!(h.frames().is_empty());
+    let mut h = Harness::ready("2025-06-18");
+    let r = h.request(json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]));
+    assert_eq!(r["error"]["code"], -32600);
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("2025-06-18"));
+}
+
+#[test]
+fn batch_with_a_tool_call_is_answered_when_the_call_ends() {
+    let mut h = Harness::ready("2025-03-26");
+    h.send(json!([{"jsonrpc":"2.0","id":1,"method":"ping"},
+        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"}}}]));
+    assert!(h.frames().is_empty());
+    let http = h.take_http();
+    h.reply(
+        http[0].attempt,
+        200,
+        &fixture("response-no-search.json"),
+        &[],
+    );
+    let f = h.frames();
+    let arr = f[0].as_array().unwrap();
+    assert_eq!(arr.len(), 2);
+    assert_eq!(arr[1]["id"], 2);
+    assert!(arr[1]["result"]["content"][0]["text"].is_string());
+}
+
+#[test]
+fn tool_call_argument_and_profile_errors() {
+    let mut h = Harness::ready("2025-06-18");
+    let r =
+        h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}));
+    assert_eq!(
+        (r["error"]["code"].clone(), r["error"]["message"].clone()),
+        (json!(-32602), json!("Unknown tool: nope"))
+    );
+    let r = h.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}));
+    assert_eq!(r["error"]["code"], -32602);
+    let cases = [
+        (json!({}), "query is required"),
+        (json!({"query": ""}), "query must not be empty"),
+        (json!({"query": 5}), "query must be a string"),
+        (json!({"query": "q", "recency_days": 0}), "recency_days"),
+        (
+            json!({"query": "q", "recency_days": "7"}),
+            "recency_days must be an integer",
+        ),
+        (json!({"query": "q", "max_results": 1.5}), "max_results"),
+        (
+            json!({"query": "q", "domains": "a.com"}),
+            "domains must be an array",
+        ),
+        (
+            json!({"query": "q", "domains": ["https://a.com/x"]}),
+            "domains[0]",
+        ),
+        (
+            json!({"query": "q", "style": "poem"}),
+            "style must be one of",
+        ),
+        (json!({"query": "q", "verbosity": "loud"}), "verbosity"),
+        (
+            json!({"query": "q", "reasoning_effort": 3}),
+            "reasoning_effort",
+        ),
+        (
+            json!({"query": "q", "bogus": 1}),
+            "unknown argument \"bogus\"",
+        ),
+    ];
+    for (args, needle) in cases {
+        let r = h.request(json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"answer","arguments":args}}));
+        assert_eq!(r["error"]["code"], -32001, "{args}");
+        assert_eq!(r["error"]["message"], "answer: invalid arguments");
+        let reason = r["error"]["data"]["reason"].as_str().unwrap();
+        assert!(reason.contains(needle), "{args}: {reason}");
+    }
+    let r = h.request(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"answer_quick","arguments":{"query":"q","domains":[]}}}));
+    assert_eq!(r["error"]["code"], -32001);
+    let r = h.request(json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"answer","arguments":[1]}}));
+    assert_eq!(r["error"]["code"], -32001);
+
+    let no_profile = ServerConfig {
+        profiles: Profiles::default(),
+        ..Harness::keyed()
+    };
+    let mut h = Harness::new(no_profile);
+    h.init("2025-06-18");
+    let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer_quick","arguments":{"query":"q"}}}));
+    assert_eq!(
+        (r["error"]["code"].clone(), r["error"]["message"].clone()),
+        (json!(-32052), json!("model_profiles.answer is required"))
+    );
+}
+
+#[test]
+fn missing_api_key_fails_at_once_naming_the_variable() {
+    let mut h = Harness::new(ServerConfig {
+        api_key_env: "MY_KEY".into(),
+        ..ServerConfig::default()
+    });
+    h.init("2025-06-18");
+    let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"}}}));
+    assert_eq!(r["error"]["code"], -32050);
+    assert!(r["error"]["message"].as_str().unwrap().contains("MY_KEY"));
+    assert!(h.take_http().is_empty());
+}
+
+#[test]
+fn request_body_carries_model_policy_hints_and_filters() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h
+        .call(1, "answer", json!({"query":"東京の天気","domains":["JMA.go.jp."],"style":"bullets","recency_days":3,"reasoning_effort":"minimal"}))
+        .unwrap();
+    assert_eq!(http.url, "https://api.openai.com/v1/responses");
+    let body = body_of(&http);
+    assert_eq!(body["model"], "gpt-5-mini");
+    assert_eq!(body["instructions"], crate::policy::SYSTEM_POLICY);
+    assert_eq!(
+        body["tools"],
+        json!([{"type":"web_search","filters":{"allowed_domains":["jma.go.jp"]}}])
+    );
+    assert_eq!(body["include"], json!(["web_search_call.action.sources"]));
+    assert_eq!(
+        body["reasoning"],
+        json!({"effort":"low"}),
+        "minimal becomes low"
+    );
+    assert_eq!(body["text"], json!({"verbosity":"medium"}));
+    let input = body["input"].as_str().unwrap();
+    for needle in [
+        "東京の天気",
+        "2025-08-09",
+        "last 3 days",
+        "at most 5",
+        "Style: bullets",
+        "jma.go.jp",
+    ] {
+        assert!(input.contains(needle), "{needle} in {input}");
+    }
+}
+
+#[test]
+fn non_gpt5_models_get_no_verbosity_and_o_series_keep_effort() {
+    let profiles = |model: &str| Profiles {
+        answer: Some(Profile {
+            model: model.into(),
+            reasoning_effort: Some(crate::tools::Effort::High),
+            verbosity: Some(crate::tools::Verbosity::Low),
+        }),
+        ..Profiles::default()
+    };
+    for (model, effort, verbosity) in [
+        ("gpt-4.1", false, false),
+        ("o3", true, false),
+        ("gpt-5", true, true),
+    ] {
+        let mut h = Harness::new(ServerConfig {
+            profiles: profiles(model),
+            ..Harness::keyed()
+        });
+        h.init("2025-06-18");
+        let body = body_of(&h.call(1, "answer_detailed", json!({"query":"q"})).unwrap());
+        assert_eq!(body["model"], model);
+        assert_eq!(body.get("reasoning").is_some(), effort, "{model}");
+        assert_eq!(body.get("text").is_some(), verbosity, "{model}");
+    }
+}
+
+#[test]
+fn answer_flows_into_content_and_structured_content() {
+    for (version, structured) in [("2025-06-18", true), ("2025-03-26", false)] {
+        let mut h = Harness::ready(version);
+        let http = h
+            .call(7, "answer", json!({"query":"today's Tokyo weather"}))
+            .unwrap();
+        h.reply(http.attempt, 200, &fixture("response-web-search.json"), &[]);
+        let f = h.frames();
+        assert_eq!(f.len(), 1);
+        let answer = answer_of(&f[0]);
+        assert_eq!(answer["used_search"], true);
+        assert_eq!(
+            answer["citations"].as_array().unwrap().len(),
+            3,
+            "capped by max_citations"
+        );
+        assert_eq!(answer["citations"][0]["published_at"], "2025-08-09");
+        assert!(answer["answer"].as_str().unwrap().contains("Sources:"));
+        assert_eq!(answer["model"], "gpt-5-mini-2025-08-07");
+        assert_eq!(
+            f[0]["result"].get("structuredContent") == Some(&answer),
+            structured
+        );
+        assert_eq!(
+            f[0]["result"].get("structuredContent").is_some(),
+            structured
+        );
+    }
+}
+
+#[test]
+fn rate_limit_waits_for_retry_after_then_succeeds() {
+    let mut h = Harness::ready("2025-06-18");
+    let first = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    let t0 = h.now.instant;
+    h.reply(
+        first.attempt,
+        429,
+        &fixture("error-429-rate-limit-exceeded.json"),
+        &[("retry-after", "2")],
+    );
+    assert!(h.frames().is_empty());
+    assert!(h.take_http().is_empty());
+    assert_eq!(h.server.poll_timeout(), Some(t0 + Duration::from_secs(2)));
+    h.fire();
+    let second = h.take_http().pop().expect("a second attempt");
+    assert_eq!(second.body, first.body);
+    h.reply(
+        second.attempt,
+        200,
+        &fixture("response-no-search.json"),
+        &[],
+    );
+    assert_eq!(answer_of(&h.frames()[0])["used_search"], false);
+}
+
+#[test]
+fn server_errors_are_retried_until_the_limit_with_growing_backoff() {
+    let mut h = Harness::ready("2025-06-18");
+    let mut attempt = h.call(1, "answer", json!({"query":"q"})).unwrap().attempt;
+    let mut waits = Vec::new();
+    for _ in 0..3 {
+        let at = h.now.instant;
+        h.reply(attempt, 500, &fixture("error-500-server-error.json"), &[]);
+        assert!(h.frames().is_empty());
+        waits.push(h.server.poll_timeout().unwrap() - at);
+        h.fire();
+        attempt = h.take_http().pop().unwrap().attempt;
+    }
+    assert!(waits.windows(2).all(|w| w[0] < w[1]), "{waits:?}");
+    h.reply(attempt, 500, &fixture("error-500-server-error.json"), &[]);
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["code"], -32050);
+    assert_eq!(f[0]["error"]["data"]["retries"], 3);
+    assert_eq!(f[0]["error"]["data"]["status"], 500);
+    assert_eq!(f[0]["error"]["data"]["type"], "server_error");
+    assert!(f[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("openai responses failed"));
+    assert!(
+        f[0]["error"]["data"].get("message").is_none(),
+        "debug-only fields stay out"
+    );
+}
+
+#[test]
+fn permanent_failures_are_not_retried() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.reply(
+        http.attempt,
+        429,
+        &fixture("error-429-insufficient-quota.json"),
+        &[],
+    );
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["data"]["retries"], 0);
+    assert!(f[0]["error"]["message"].as_str().unwrap().contains("quota"));
+    let http = h.call(2, "answer", json!({"query":"q"})).unwrap();
+    h.reply(http.attempt, 401, br#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#, &[]);
+    assert!(h.frames()[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("OPENAI_API_KEY"));
+}
+
+#[test]
+fn timeout_aborts_the_attempt_and_retries() {
+    let mut h = Harness::new(ServerConfig {
+        timeout: Duration::from_secs(10),
+        max_retries: 1,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let first = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.fire();
+    assert!(h.take_other().contains(&Output::Abort(first.attempt)));
+    h.fire(); // backoff
+    let second = h.take_http().pop().unwrap();
+    // A late reply to the aborted attempt is ignored.
+    h.reply(first.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(h.frames().is_empty());
+    h.fire(); // second timeout, no retries left
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["code"], -32050);
+    assert!(
+        f[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timeout")
+            || f[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no reply within")
+    );
+    assert!(h.take_other().contains(&Output::Abort(second.attempt)));
+}
+
+#[test]
+fn unsupported_effort_is_dropped_once_and_remembered() {
+    let mut h = Harness::ready("2025-06-18");
+    let first = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    assert!(body_of(&first).get("reasoning").is_some());
+    h.reply(
+        first.attempt,
+        400,
+        &fixture("error-400-unsupported-reasoning-effort.json"),
+        &[],
+    );
+    let second = h.take_http().pop().expect("retried at once");
+    assert!(body_of(&second).get("reasoning").is_none());
+    assert!(body_of(&second).get("text").is_some());
+    h.reply(
+        second.attempt,
+        200,
+        &fixture("response-no-search.json"),
+        &[],
+    );
+    assert!(h.frames()[0].get("result").is_some());
+    let third = h.call(2, "answer", json!({"query":"q"})).unwrap();
+    assert!(
+        body_of(&third).get("reasoning").is_none(),
+        "remembered for the model"
+    );
+}
+
+#[test]
+fn cancel_aborts_and_suppresses_the_reply() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}));
+    assert_eq!(h.take_other(), vec![Output::Abort(http.attempt)]);
+    h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(h.frames().is_empty());
+    assert_eq!(h.server.poll_timeout(), None);
+    // Cancel during backoff: no further attempt.
+    let http = h.call(2, "answer", json!({"query":"q"})).unwrap();
+    h.reply(http.attempt, 503, b"", &[]);
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}));
+    assert_eq!(h.server.poll_timeout(), None);
+    assert!(h.take_http().is_empty() && h.frames().is_empty());
+    // The id can be reused afterwards.
+    assert!(h.call(1, "answer", json!({"query":"q"})).is_some());
+}
+
+#[test]
+fn duplicate_in_flight_id_is_rejected_and_the_first_call_continues() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"}}}));
+    assert_eq!(r["error"]["code"], -32600);
+    h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(h.frames()[0].get("result").is_some());
+}
+
+#[test]
+fn calls_beyond_max_inflight_wait_in_the_queue() {
+    let mut h = Harness::new(ServerConfig {
+        max_inflight: 2,
+        max_queue: 1,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let a = h.call(1, "answer", json!({"query":"a"})).unwrap();
+    let _b = h.call(2, "answer", json!({"query":"b"})).unwrap();
+    assert!(
+        h.call(3, "answer", json!({"query":"c"})).is_none(),
+        "queued"
+    );
+    let r = h.request(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"answer","arguments":{"query":"d"}}}));
+    assert_eq!(r["error"]["code"], -32051);
+    h.reply(a.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert_eq!(h.frames()[0]["id"], 1);
+    let c = h.take_http().pop().expect("the queued call starts");
+    assert!(body_of(&c)["input"].as_str().unwrap().starts_with('c'));
+}
+
+#[test]
+fn progress_notifications_increase_and_stop_before_the_reply() {
+    let mut h = Harness::ready("2025-06-18");
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":"tok"}}}));
+    let http = h.take_http().pop().unwrap();
+    for _ in 0..3 {
+        h.advance(Duration::from_secs(5));
+        h.feed(Input::Timeout);
+    }
+    h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+    h.advance(Duration::from_secs(30));
+    h.feed(Input::Timeout);
+    let f = h.frames();
+    let (progress, rest): (Vec<&Value>, Vec<&Value>) = f
+        .iter()
+        .partition(|m| m["method"] == "notifications/progress");
+    assert_eq!(progress.len(), 4, "{f:?}");
+    let values: Vec<u64> = progress
+        .iter()
+        .map(|p| p["params"]["progress"].as_u64().unwrap())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]));
+    assert!(progress
+        .iter()
+        .all(|p| p["params"]["progressToken"] == "tok" && p["params"]["message"].is_string()));
+    assert_eq!(rest.len(), 1);
+    assert_eq!(f.last().unwrap()["id"], 1, "the reply comes last");
+}
+
+#[test]
+fn eof_lets_calls_finish_then_exits() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.feed(Input::StdinClosed);
+    assert!(!h.server.is_exited());
+    h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(h.frames()[0].get("result").is_some());
+    assert_eq!(h.take_other(), vec![Output::Exit]);
+}
+
+#[test]
+fn eof_grace_period_expiry_aborts_and_exits() {
+    let mut h = Harness::new(ServerConfig {
+        shutdown_grace: Duration::from_secs(1),
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.feed(Input::StdinClosed);
+    h.fire();
+    assert_eq!(h.frames()[0]["error"]["code"], -32050);
+    assert_eq!(
+        h.take_other(),
+        vec![Output::Abort(http.attempt), Output::Exit]
+    );
+}
+
+#[test]
+fn shutdown_aborts_without_replies() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.feed(Input::Shutdown);
+    assert!(h.frames().is_empty());
+    assert_eq!(
+        h.take_other(),
+        vec![Output::Abort(http.attempt), Output::Exit]
+    );
+    h.send(json!({"jsonrpc":"2.0","id":2,"method":"ping"}));
+    assert!(h.take_other().is_empty());
+}
+
+#[test]
+fn eof_with_nothing_in_flight_exits_at_once() {
+    let mut h = Harness::ready("2025-06-18");
+    h.send_raw(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    h.feed(Input::StdinClosed);
+    assert_eq!(
+        h.frames()[0]["id"],
+        9,
+        "the final unterminated line is served"
+    );
+    assert_eq!(h.take_other(), vec![Output::Exit]);
+}
+
+#[test]
+fn transport_failures() {
+    let mut h = Harness::new(ServerConfig {
+        max_retries: 0,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.feed(Input::HttpFailed(
+        http.attempt,
+        TransportError {
+            kind: TransportErrorKind::Tls,
+            detail: "bad cert".into(),
+        },
+    ));
+    let f = h.frames();
+    assert!(f[0]["error"]["message"].as_str().unwrap().contains("TLS"));
+}
