@@ -1,0 +1,154 @@
+//! The command line, parsed with lexopt.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Usage text for `--help` and errors.
+pub const USAGE: &str = "\
+Usage: openai-responses-mcp [OPTIONS]
+
+MCP server (stdio) answering with the OpenAI Responses API and web search.
+
+Options:
+  --stdio               Serve MCP over stdin/stdout
+  --show-config         Print the effective configuration and its sources to stderr
+                        (exits unless --stdio is given too)
+  --config <path>       YAML configuration file
+  --model <id>          Override model_profiles.answer.model
+  --debug [<path>]      Debug log to stderr, mirrored to <path> when given
+  --help                Show this help
+  --version             Show the version
+
+The API key is read from the environment variable named by openai.api_key_env
+(default OPENAI_API_KEY). See docs/reference/config-reference.md.";
+
+/// Parsed command-line arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cli {
+    /// `--stdio`.
+    pub stdio: bool,
+    /// `--show-config`.
+    pub show_config: bool,
+    /// `--config <path>`.
+    pub config: Option<PathBuf>,
+    /// `--model <id>`.
+    pub model: Option<String>,
+    /// `--debug` (`Some(None)`) or `--debug <path>` (`Some(Some(path))`).
+    pub debug: Option<Option<PathBuf>>,
+    /// `--help`.
+    pub help: bool,
+    /// `--version`.
+    pub version: bool,
+}
+
+/// A command-line error; the binary prints it with [`USAGE`] and exits 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CliError(String);
+
+impl Cli {
+    /// Parses arguments (without the program name).
+    ///
+    /// # Errors
+    /// Unknown options, missing values and stray arguments.
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, CliError> {
+        use lexopt::prelude::*;
+        let mut cli = Cli::default();
+        let mut parser = lexopt::Parser::from_args(args);
+        let err = |e: lexopt::Error| CliError(e.to_string());
+        while let Some(arg) = parser.next().map_err(err)? {
+            match arg {
+                Long("stdio") => cli.stdio = true,
+                Long("show-config") => cli.show_config = true,
+                Long("config") => cli.config = Some(parser.value().map_err(err)?.into()),
+                Long("model") => {
+                    let model = parser.value().map_err(err)?.string().map_err(err)?;
+                    if model.trim().is_empty() {
+                        return Err(CliError("--model needs a model id".into()));
+                    }
+                    cli.model = Some(model);
+                }
+                Long("debug") => {
+                    // `--debug=path`, `--debug path`, or a bare `--debug`.
+                    let path = match parser.optional_value() {
+                        Some(v) => Some(v),
+                        None => {
+                            let mut raw = parser.raw_args().map_err(err)?;
+                            match raw.peek().and_then(|a| a.to_str()) {
+                                Some(next) if !next.starts_with('-') => raw.next(),
+                                _ => None,
+                            }
+                        }
+                    };
+                    cli.debug = Some(path.map(PathBuf::from));
+                }
+                Short('h') | Long("help") => cli.help = true,
+                Short('V') | Long("version") => cli.version = true,
+                Value(v) => {
+                    return Err(CliError(format!(
+                        "unexpected argument {:?}",
+                        v.to_string_lossy()
+                    )))
+                }
+                other => return Err(err(other.unexpected())),
+            }
+        }
+        Ok(cli)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, CliError> {
+        Cli::parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn all_flags_and_value_forms() {
+        let cli = parse(&[
+            "--stdio",
+            "--show-config",
+            "--config=/c.yaml",
+            "--model",
+            "gpt-5",
+            "--debug",
+            "/tmp/d.log",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli,
+            Cli {
+                stdio: true,
+                show_config: true,
+                config: Some("/c.yaml".into()),
+                model: Some("gpt-5".into()),
+                debug: Some(Some("/tmp/d.log".into())),
+                help: false,
+                version: false,
+            }
+        );
+        assert_eq!(parse(&["--debug", "--stdio"]).unwrap().debug, Some(None));
+        assert_eq!(parse(&["--debug=x"]).unwrap().debug, Some(Some("x".into())));
+        assert_eq!(parse(&["--debug"]).unwrap().debug, Some(None));
+        assert!(parse(&["--model=o3"]).unwrap().model.is_some());
+    }
+
+    #[test]
+    fn errors() {
+        for args in [
+            &["--bogus"][..],
+            &["--config"],
+            &["stray"],
+            &["--model", ""],
+            &["--stdio=1"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?}");
+        }
+        assert!(parse(&["--bogus"])
+            .unwrap_err()
+            .to_string()
+            .contains("--bogus"));
+    }
+}

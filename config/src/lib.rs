@@ -1,0 +1,209 @@
+//! Startup for openai-responses-mcp: the command line, the environment and the YAML file
+//! resolved once into the configuration the binaries run with.
+//!
+//! [`resolve::resolve`] is pure: defaults, YAML text, an environment snapshot and the
+//! parsed command line in; the effective configuration with the source of every leaf out.
+//! [`launch`] is the thin layer around it that the binaries call once: it finds and reads
+//! the files, handles `--help`, `--version` and `--show-config`, and sets up logging.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod keys;
+mod logging;
+pub mod paths;
+pub mod resolve;
+mod settings;
+pub mod show;
+
+pub use cli::{Cli, USAGE};
+pub use resolve::{resolve, ConfigError, Env, Resolved, Source, YamlInput};
+pub use settings::{PolicyMerge, PolicySource};
+
+use responses_mcp_core::server::ServerConfig;
+use std::ffi::OsString;
+use std::fmt;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The version of the workspace.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The API key. Its `Debug` and `Display` print a mask, so it cannot leak through logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// The key itself, for the `Authorization` header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Everything a runtime needs to serve.
+#[derive(Debug)]
+pub struct Startup {
+    /// The command line.
+    pub cli: Cli,
+    /// The resolved configuration with sources.
+    pub resolved: Resolved,
+    /// The core's configuration (no secrets).
+    pub server: ServerConfig,
+    /// The API key, when its variable is set.
+    pub api_key: Option<ApiKey>,
+    /// `OPENAI_ORG_ID`, sent as `OpenAI-Organization`.
+    pub organization: Option<String>,
+    /// `OPENAI_PROJECT_ID`, sent as `OpenAI-Project`.
+    pub project: Option<String>,
+}
+
+/// What the binary should do after [`launch`].
+#[derive(Debug)]
+pub enum Launch {
+    /// Exit with this status; everything has been printed.
+    Exit(i32),
+    /// Serve over stdio.
+    Serve(Box<Startup>),
+}
+
+/// Parses the command line, resolves the configuration, sets up logging and handles the
+/// options that do not serve. `seed` is entropy for retry jitter.
+pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> Launch {
+    let cli = match Cli::parse(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "openai-responses-mcp: {e}\n\n{USAGE}");
+            return Launch::Exit(2);
+        }
+    };
+    if cli.version {
+        let _ = writeln!(std::io::stdout(), "openai-responses-mcp {VERSION}");
+        return Launch::Exit(0);
+    }
+    if cli.help || (!cli.stdio && !cli.show_config) {
+        let _ = writeln!(std::io::stdout(), "{USAGE}");
+        return Launch::Exit(0);
+    }
+    let startup = match load(cli, &env, seed) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "openai-responses-mcp: {e}");
+            return Launch::Exit(1);
+        }
+    };
+    if startup.cli.show_config || startup.resolved.show_config_on_start() {
+        let text = show::show_config(&startup.resolved, startup.api_key.is_some());
+        let _ = writeln!(std::io::stderr(), "{text}");
+        if !startup.cli.stdio {
+            return Launch::Exit(0);
+        }
+    }
+    Launch::Serve(Box::new(startup))
+}
+
+/// Finds and reads the files, resolves, and initialises logging.
+fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
+    let mut notes = Vec::new();
+    let located = paths::config_path(&cli, env, cfg!(windows));
+    let text = match &located {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                notes.push(format!("config file {} not found; skipped", path.display()));
+                None
+            }
+            Err(e) => {
+                return Err(ConfigError::Unreadable {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                })
+            }
+        },
+        None => {
+            notes.push("no config file location (no HOME, XDG_CONFIG_HOME or APPDATA)".into());
+            None
+        }
+    };
+    let yaml = match (&located, &text) {
+        (Some(path), Some(text)) => Some(YamlInput { text, path }),
+        _ => None,
+    };
+    let resolved = resolve(yaml, env, &cli)?;
+    if let Err(e) = logging::init(resolved.debug(), resolved.debug_file().as_deref()) {
+        let _ = writeln!(std::io::stderr(), "openai-responses-mcp: {e}");
+    }
+    if let (Some(path), Some(_)) = (&located, &text) {
+        log::debug!("config file {} loaded", path.display());
+    }
+    for note in notes {
+        log::debug!("{note}");
+    }
+    for warning in &resolved.warnings {
+        log::warn!("{warning}");
+    }
+    let policy_text = match resolved.policy_source() {
+        PolicySource::Builtin => None,
+        PolicySource::File { path, .. } => {
+            let path = relative_to_config(&path, located.as_deref());
+            Some(
+                std::fs::read_to_string(&path).map_err(|e| ConfigError::PolicyFile {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                })?,
+            )
+        }
+    };
+    let key_env = resolved.api_key_env().to_owned();
+    let api_key = env
+        .get(&key_env)
+        .map(|k| k.trim())
+        .filter(|k| !k.is_empty())
+        .map(|k| ApiKey(k.to_owned()));
+    if api_key.is_none() {
+        log::warn!(
+            "{key_env} is not set: tools/list works, but every tools/call will fail until it is"
+        );
+    }
+    let server = resolved.server_config(api_key.is_some(), policy_text.as_deref(), seed);
+    let non_empty = |name: &str| {
+        env.get(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    Ok(Startup {
+        organization: non_empty("OPENAI_ORG_ID"),
+        project: non_empty("OPENAI_PROJECT_ID"),
+        cli,
+        resolved,
+        server,
+        api_key,
+    })
+}
+
+/// A relative policy path is taken relative to the config file's folder.
+fn relative_to_config(path: &std::path::Path, config: Option<&std::path::Path>) -> PathBuf {
+    match config.and_then(|c| c.parent()) {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Reads the process environment, skipping variables that are not UTF-8.
+pub fn process_env() -> Env {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}

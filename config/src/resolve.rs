@@ -1,0 +1,403 @@
+//! The pure resolver: defaults, YAML, environment and command line in; the effective
+//! configuration with the source of every leaf out. No IO and no global state.
+//!
+//! Precedence is CLI > ENV > YAML > defaults. Objects merge deeply; arrays (and every
+//! other leaf) replace.
+
+use crate::cli::Cli;
+use crate::keys::{self, Key, Kind, KEYS, PROFILES};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A snapshot of the environment.
+pub type Env = BTreeMap<String, String>;
+
+/// Where a value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Built in.
+    Default,
+    /// The YAML file at this path.
+    Yaml(PathBuf),
+    /// This environment variable.
+    Env(String),
+    /// This command-line flag.
+    Cli(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::Yaml(p) => write!(f, "yaml:{}", p.display()),
+            Source::Env(n) => write!(f, "env:{n}"),
+            Source::Cli(flag) => write!(f, "cli:{flag}"),
+        }
+    }
+}
+
+/// Why the configuration cannot be used. Startup stops with this message.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The YAML text does not parse.
+    #[error("{path}:{line}:{column}: invalid YAML: {message}")]
+    Yaml {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The YAML file could not be read.
+    #[error("{path}: cannot read the configuration file: {message}")]
+    Unreadable {
+        /// The file.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+    /// A value has the wrong type or is out of range.
+    #[error("{key} = {value} ({origin}) is invalid: expected {allowed}")]
+    Invalid {
+        /// The dotted key, or the environment variable.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// Where it came from.
+        origin: String,
+        /// What is allowed.
+        allowed: String,
+    },
+    /// The policy file could not be read.
+    #[error("policy.system.path {path}: cannot read the policy file: {message}")]
+    PolicyFile {
+        /// The file.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+}
+
+/// The YAML input: its text and the path it was read from.
+#[derive(Clone, Copy, Debug)]
+pub struct YamlInput<'a> {
+    /// The file's text.
+    pub text: &'a str,
+    /// Its path, for messages and sources.
+    pub path: &'a Path,
+}
+
+/// The effective configuration as a tree, with the source of every leaf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    /// The effective tree (the shape of config.yaml).
+    pub tree: Value,
+    /// Source per dotted leaf path.
+    pub sources: BTreeMap<String, Source>,
+    /// Non-fatal findings, such as unknown keys.
+    pub warnings: Vec<String>,
+}
+
+/// Resolves the configuration.
+///
+/// # Errors
+/// Invalid YAML (with line and column) and values of the wrong type or out of range
+/// (naming the key or variable, the value and what is allowed).
+pub fn resolve(yaml: Option<YamlInput<'_>>, env: &Env, cli: &Cli) -> Result<Resolved, ConfigError> {
+    let mut r = Resolved {
+        tree: keys::defaults(),
+        sources: BTreeMap::new(),
+        warnings: Vec::new(),
+    };
+    let tree = r.tree.clone();
+    record_defaults(&tree, "", &mut r.sources);
+    if let Some(yaml) = yaml {
+        r.apply_yaml(yaml)?;
+    }
+    r.apply_env(env)?;
+    r.apply_cli(cli);
+    r.validate()?;
+    Ok(r)
+}
+
+fn record_defaults(v: &Value, prefix: &str, sources: &mut BTreeMap<String, Source>) {
+    if keys::key(prefix).is_some() {
+        sources.insert(prefix.to_owned(), Source::Default);
+        return;
+    }
+    if let Value::Object(map) = v {
+        for (k, child) in map {
+            record_defaults(child, &join(prefix, k), sources);
+        }
+    }
+}
+
+fn join(prefix: &str, k: &str) -> String {
+    if prefix.is_empty() {
+        k.to_owned()
+    } else {
+        format!("{prefix}.{k}")
+    }
+}
+
+impl Resolved {
+    /// The value at a dotted path.
+    pub fn get(&self, path: &str) -> Option<&Value> {
+        path.split('.').try_fold(&self.tree, |v, k| v.get(k))
+    }
+
+    fn set(&mut self, path: &str, value: Value, source: Source) {
+        let mut node = &mut self.tree;
+        let mut parts = path.split('.').peekable();
+        while let Some(part) = parts.next() {
+            if !node.is_object() {
+                *node = Value::Object(Map::new());
+            }
+            let Value::Object(map) = node else { return };
+            if parts.peek().is_none() {
+                map.insert(part.to_owned(), value);
+                break;
+            }
+            node = map
+                .entry(part.to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
+        }
+        self.sources.insert(path.to_owned(), source);
+    }
+
+    /// Removes an object (a profile), with the sources beneath it.
+    fn remove(&mut self, path: &str) {
+        if let Some((parent, last)) = path.rsplit_once('.') {
+            let parent_node = parent
+                .split('.')
+                .try_fold(&mut self.tree, |v, k| v.get_mut(k));
+            if let Some(Value::Object(map)) = parent_node {
+                map.remove(last);
+            }
+        }
+        let prefix = format!("{path}.");
+        self.sources.retain(|k, _| !k.starts_with(&prefix));
+    }
+
+    fn apply_yaml(&mut self, yaml: YamlInput<'_>) -> Result<(), ConfigError> {
+        let display = yaml.path.display().to_string();
+        let parsed: serde_yaml::Value = serde_yaml::from_str(yaml.text).map_err(|e| {
+            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+            ConfigError::Yaml {
+                path: display.clone(),
+                line,
+                column,
+                message: e.to_string(),
+            }
+        })?;
+        let value: Value = serde_json::to_value(&parsed).map_err(|e| ConfigError::Yaml {
+            path: display.clone(),
+            line: 0,
+            column: 0,
+            message: format!("unsupported YAML value: {e}"),
+        })?;
+        let source = Source::Yaml(yaml.path.to_path_buf());
+        match value {
+            Value::Null => Ok(()),
+            Value::Object(map) => self.merge_object("", map, &source),
+            other => Err(invalid(
+                "(top level)",
+                &other,
+                &source,
+                "a mapping of sections such as openai:, request:, model_profiles:",
+            )),
+        }
+    }
+
+    fn merge_object(
+        &mut self,
+        prefix: &str,
+        map: Map<String, Value>,
+        source: &Source,
+    ) -> Result<(), ConfigError> {
+        for (k, v) in map {
+            let path = join(prefix, &k);
+            if keys::key(&path).is_some() {
+                self.set(&path, v, source.clone());
+            } else if keys::is_known_object(&path) {
+                match v {
+                    Value::Object(inner) => self.merge_object(&path, inner, source)?,
+                    // `model_profiles.answer_detailed: null` removes the profile.
+                    Value::Null if is_profile(&path) => self.remove(&path),
+                    Value::Null => {}
+                    other => return Err(invalid(&path, &other, source, "a mapping")),
+                }
+            } else {
+                let hint = keys::nearest(&path)
+                    .map(|n| format!("; did you mean {n}?"))
+                    .unwrap_or_default();
+                self.warnings.push(format!(
+                    "unknown configuration key {path} in {source}{hint}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_env(&mut self, env: &Env) -> Result<(), ConfigError> {
+        for key in KEYS {
+            let Some(name) = key.env else { continue };
+            let Some(raw) = env.get(name).filter(|v| !v.trim().is_empty()) else {
+                continue;
+            };
+            let source = Source::Env(name.to_owned());
+            let value = from_env_text(key, raw.trim()).ok_or_else(|| ConfigError::Invalid {
+                key: name.to_owned(),
+                value: format!("{raw:?}"),
+                origin: format!("sets {}", key.path),
+                allowed: allowed(key.kind),
+            })?;
+            self.set(key.path, value, source);
+        }
+        if let Some(raw) = env.get("DEBUG").map(|v| v.trim()).filter(|v| !v.is_empty()) {
+            let source = Source::Env("DEBUG".into());
+            match raw.to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => self.set("server.debug", Value::Bool(true), source),
+                "0" | "false" | "no" | "off" => {
+                    self.set("server.debug", Value::Bool(false), source)
+                }
+                _ => {
+                    self.set("server.debug", Value::Bool(true), source.clone());
+                    self.set("server.debug_file", Value::String(raw.to_owned()), source);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_cli(&mut self, cli: &Cli) {
+        if let Some(model) = &cli.model {
+            self.set(
+                "model_profiles.answer.model",
+                Value::String(model.clone()),
+                Source::Cli("--model"),
+            );
+        }
+        if let Some(path) = &cli.debug {
+            self.set("server.debug", Value::Bool(true), Source::Cli("--debug"));
+            if let Some(path) = path {
+                let p = Value::String(path.display().to_string());
+                self.set("server.debug_file", p, Source::Cli("--debug"));
+            }
+        }
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        for (path, source) in &self.sources {
+            let (Some(key), Some(value)) = (keys::key(path), self.get(path)) else {
+                continue;
+            };
+            if !fits(key.kind, value) {
+                return Err(invalid(path, value, source, &allowed(key.kind)));
+            }
+        }
+        if self.get("policy.system.source").and_then(Value::as_str) == Some("file")
+            && self
+                .get("policy.system.path")
+                .and_then(Value::as_str)
+                .is_none()
+        {
+            let source = self
+                .sources
+                .get("policy.system.source")
+                .cloned()
+                .unwrap_or(Source::Default);
+            return Err(invalid(
+                "policy.system.path",
+                &Value::Null,
+                &source,
+                "a file path when policy.system.source is file",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn is_profile(path: &str) -> bool {
+    path.strip_prefix("model_profiles.")
+        .is_some_and(|p| PROFILES.contains(&p))
+}
+
+fn invalid(path: &str, value: &Value, source: &Source, allowed: &str) -> ConfigError {
+    let mut shown = value.to_string();
+    if shown.chars().count() > 80 {
+        shown = shown.chars().take(80).collect::<String>() + "…";
+    }
+    ConfigError::Invalid {
+        key: path.to_owned(),
+        value: shown,
+        origin: source.to_string(),
+        allowed: allowed.to_owned(),
+    }
+}
+
+/// Whether `value` has the type and range `kind` asks for.
+fn fits(kind: Kind, value: &Value) -> bool {
+    match (kind, value) {
+        (Kind::Str, Value::String(s)) => !s.trim().is_empty(),
+        (Kind::OptStr, Value::Null) => true,
+        (Kind::OptStr, Value::String(s)) => !s.trim().is_empty(),
+        (Kind::Url, Value::String(s)) => {
+            (s.starts_with("https://") || s.starts_with("http://"))
+                && s.len() > "https://".len()
+                && !s.contains(char::is_whitespace)
+        }
+        (Kind::Bool, Value::Bool(_)) => true,
+        (Kind::Int { min, max }, Value::Number(n)) => {
+            n.as_u64().is_some_and(|n| (min..=max).contains(&n))
+        }
+        (Kind::OneOf(names), Value::String(s)) => names.contains(&s.as_str()),
+        (Kind::OptOneOf(_), Value::Null) => true,
+        (Kind::OptOneOf(names), Value::String(s)) => names.contains(&s.as_str()),
+        (Kind::StrList, Value::Array(items)) => items.iter().all(Value::is_string),
+        (Kind::HostList, Value::Array(items)) => items.iter().all(|i| {
+            i.as_str()
+                .is_some_and(|h| responses_mcp_core::tools::check_host(h).is_ok())
+        }),
+        _ => false,
+    }
+}
+
+/// Describes what `kind` allows, for error messages.
+fn allowed(kind: Kind) -> String {
+    match kind {
+        Kind::Str => "a non-empty string".into(),
+        Kind::OptStr => "a non-empty string or null".into(),
+        Kind::Url => "an http:// or https:// URL".into(),
+        Kind::Bool => "true or false".into(),
+        Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
+        Kind::OneOf(names) => format!("one of {}", names.join(", ")),
+        Kind::OptOneOf(names) => format!("one of {} (or null)", names.join(", ")),
+        Kind::StrList => "a list of strings".into(),
+        Kind::HostList => "a list of bare host names such as example.com".into(),
+    }
+}
+
+/// Reads an environment variable's text as a value of `key`'s kind.
+fn from_env_text(key: &Key, raw: &str) -> Option<Value> {
+    let value = match key.kind {
+        Kind::Int { .. } => Value::Number(raw.parse::<u64>().ok()?.into()),
+        Kind::Bool => Value::Bool(match raw.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            _ => return None,
+        }),
+        Kind::StrList | Kind::HostList => Value::Array(
+            raw.split(',')
+                .map(|s| Value::String(s.trim().to_owned()))
+                .collect(),
+        ),
+        _ => Value::String(raw.to_owned()),
+    };
+    fits(key.kind, &value).then_some(value)
+}

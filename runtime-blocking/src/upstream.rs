@@ -1,0 +1,205 @@
+//! The HTTP client both runtimes use: ureq agents with keep-alive, one agent per attempt
+//! so that an abort can close exactly that attempt's connection.
+//!
+//! An attempt takes an idle agent (with its kept-alive connection) from the pool, or makes
+//! a new one. When the attempt ends normally the agent goes back to the pool, so the next
+//! call reuses the TLS connection. To abort, [`Attempt::abort`] shuts the agent down,
+//! which closes its socket at once: a blocked read or write returns an error straight
+//! away and the server sees the connection close.
+
+use responses_mcp_config::{ApiKey, Startup};
+use responses_mcp_core::server::{HttpReply, HttpRequest, TransportError, TransportErrorKind};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// Largest response body read; larger ones fail the attempt.
+pub const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
+/// Idle agents (kept-alive connections) kept for reuse.
+const MAX_IDLE_AGENTS: usize = 32;
+
+/// Sends attempts upstream with the credentials and headers of the configuration.
+#[derive(Clone)]
+pub struct Upstream {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    config: ureq::config::Config,
+    authorization: Option<String>,
+    organization: Option<String>,
+    project: Option<String>,
+    idle: Mutex<Vec<ureq::Agent>>,
+}
+
+/// One attempt in flight: the agent it runs on.
+pub struct Attempt {
+    agent: ureq::Agent,
+}
+
+impl Attempt {
+    /// Closes the attempt's connection; the request in progress fails at once.
+    pub fn abort(self) {
+        self.agent.shutdown();
+    }
+}
+
+impl Upstream {
+    /// A client for `startup`'s configuration.
+    pub fn new(startup: &Startup) -> Self {
+        Upstream::with_key(
+            startup.api_key.as_ref(),
+            startup.organization.clone(),
+            startup.project.clone(),
+            startup.resolved.timeout(),
+        )
+    }
+
+    /// A client with explicit settings.
+    pub fn with_key(
+        key: Option<&ApiKey>,
+        organization: Option<String>,
+        project: Option<String>,
+        timeout: Duration,
+    ) -> Self {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            // POST bodies and credentials must not follow a redirect somewhere else.
+            .max_redirects(0)
+            .user_agent(format!(
+                "openai-responses-mcp/{}",
+                responses_mcp_config::VERSION
+            ))
+            .timeout_connect(Some(Duration::from_secs(15)))
+            // The core aborts attempts at their deadline; this only backs it up.
+            .timeout_global(Some(timeout + Duration::from_secs(30)))
+            .max_idle_connections(1)
+            .max_idle_connections_per_host(1)
+            .build();
+        Upstream {
+            shared: Arc::new(Shared {
+                config,
+                authorization: key.map(|k| format!("Bearer {}", k.expose())),
+                organization,
+                project,
+                idle: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Takes an agent for a new attempt.
+    pub fn begin(&self) -> Attempt {
+        let idle = self
+            .shared
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        Attempt {
+            agent: idle.unwrap_or_else(|| ureq::Agent::new_with_config(self.shared.config.clone())),
+        }
+    }
+
+    /// A handle on the same agent, kept by the driver so that it can abort the attempt.
+    pub fn abort_handle(attempt: &Attempt) -> Attempt {
+        Attempt {
+            agent: attempt.agent.clone(),
+        }
+    }
+
+    /// Returns the agent of a finished, not aborted, attempt for reuse.
+    pub fn finish(&self, attempt: Attempt) {
+        let mut idle = self
+            .shared
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < MAX_IDLE_AGENTS {
+            idle.push(attempt.agent);
+        }
+    }
+
+    /// Performs one attempt, blocking until it ends.
+    pub fn send(
+        &self,
+        attempt: &Attempt,
+        request: &HttpRequest,
+    ) -> Result<HttpReply, TransportError> {
+        let mut builder = attempt
+            .agent
+            .post(&request.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json");
+        if let Some(auth) = &self.shared.authorization {
+            builder = builder.header("Authorization", auth);
+        }
+        if let Some(org) = &self.shared.organization {
+            builder = builder.header("OpenAI-Organization", org);
+        }
+        if let Some(project) = &self.shared.project {
+            builder = builder.header("OpenAI-Project", project);
+        }
+        let mut response = builder.send(&request.body[..]).map_err(transport_error)?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .filter(|(name, _)| {
+                name.as_str().starts_with("retry-after") || name.as_str() == "x-request-id"
+            })
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .collect();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY_BYTES)
+            .read_to_vec()
+            .map_err(transport_error)?;
+        Ok(HttpReply {
+            status,
+            headers,
+            body,
+        })
+    }
+}
+
+/// Maps a ureq error to a kind the core can decide on, with a description that holds no
+/// secrets (ureq's messages name hosts and causes, never headers).
+fn transport_error(e: ureq::Error) -> TransportError {
+    use std::io::ErrorKind;
+    let kind = match &e {
+        ureq::Error::HostNotFound
+        | ureq::Error::ConnectionFailed
+        | ureq::Error::ConnectProxyFailed(_) => TransportErrorKind::Connect,
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable
+            ) =>
+        {
+            TransportErrorKind::Connect
+        }
+        ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::TlsRequired => {
+            TransportErrorKind::Tls
+        }
+        ureq::Error::Io(io)
+            if io.kind() == ErrorKind::InvalidData
+                && io.to_string().to_lowercase().contains("tls") =>
+        {
+            TransportErrorKind::Tls
+        }
+        ureq::Error::BodyExceedsLimit(_) => TransportErrorKind::BodyTooLarge,
+        ureq::Error::BadUri(_)
+        | ureq::Error::InvalidProxyUrl
+        | ureq::Error::RequireHttpsOnly(_) => TransportErrorKind::Invalid,
+        _ => TransportErrorKind::Io,
+    };
+    let detail = match &e {
+        ureq::Error::BodyExceedsLimit(_) => {
+            format!("the response body is larger than {MAX_BODY_BYTES} bytes")
+        }
+        other => other.to_string(),
+    };
+    TransportError { kind, detail }
+}

@@ -1,0 +1,132 @@
+//! `openai-responses-mcp`: the default build, driven by the smol async runtime.
+//!
+//! One task owns the [`Server`]. Stdin is read by a task, each HTTP attempt runs on
+//! smol's blocking pool (ureq is blocking), and everything reports into one channel that
+//! the owner task races against a single timer re-armed from the core's next deadline.
+
+#![forbid(unsafe_code)]
+
+use responses_mcp_blocking::upstream::{Attempt, Upstream};
+use responses_mcp_blocking::{now, READ_CHUNK};
+use responses_mcp_config::Startup;
+use responses_mcp_core::server::{AttemptId, HttpReply, Input, Output, Server, TransportError};
+use smol::channel::{bounded, Receiver, Sender};
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::Timer;
+use std::collections::BTreeMap;
+
+enum Event {
+    Stdin(Vec<u8>),
+    StdinClosed,
+    Http(AttemptId, Result<HttpReply, TransportError>, Attempt),
+    Timer,
+}
+
+fn main() {
+    let env = responses_mcp_config::process_env();
+    let seed = responses_mcp_blocking::seed();
+    let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
+        responses_mcp_config::Launch::Exit(status) => status,
+        responses_mcp_config::Launch::Serve(startup) => smol::block_on(serve(*startup)),
+    };
+    std::process::exit(status);
+}
+
+async fn serve(startup: Startup) -> i32 {
+    let upstream = Upstream::new(&startup);
+    let mut server = Server::new(startup.server);
+    let (tx, rx) = bounded::<Event>(64);
+    smol::spawn(read_stdin(tx.clone())).detach();
+    let mut stdout = smol::Unblock::new(std::io::stdout());
+    let mut in_flight: BTreeMap<AttemptId, Attempt> = BTreeMap::new();
+    loop {
+        while let Some(output) = server.poll_output() {
+            match output {
+                Output::Write(frame) => {
+                    let written = async {
+                        stdout.write_all(&frame).await?;
+                        stdout.flush().await
+                    };
+                    if let Err(e) = written.await {
+                        log::debug!("stdout closed ({e}); stopping");
+                        server.handle(now(), Input::OutputClosed);
+                    }
+                }
+                Output::Http(request) => {
+                    let attempt = upstream.begin();
+                    in_flight.insert(request.attempt, Upstream::abort_handle(&attempt));
+                    let (tx, upstream) = (tx.clone(), upstream.clone());
+                    smol::spawn(async move {
+                        let id = request.attempt;
+                        let (result, attempt) = smol::unblock(move || {
+                            let result = upstream.send(&attempt, &request);
+                            (result, attempt)
+                        })
+                        .await;
+                        let _ = tx.send(Event::Http(id, result, attempt)).await;
+                    })
+                    .detach();
+                }
+                Output::Abort(attempt) => {
+                    if let Some(handle) = in_flight.remove(&attempt) {
+                        handle.abort();
+                    }
+                }
+                Output::Exit => return 0,
+            }
+        }
+        let Some(event) = next_event(&rx, server.poll_timeout()).await else {
+            return 0;
+        };
+        let input_now = now();
+        match event {
+            Event::Stdin(bytes) => server.handle(input_now, Input::Stdin(&bytes)),
+            Event::StdinClosed => server.handle(input_now, Input::StdinClosed),
+            Event::Http(id, result, attempt) => {
+                if in_flight.remove(&id).is_some() {
+                    upstream.finish(attempt);
+                }
+                match result {
+                    Ok(reply) => server.handle(input_now, Input::HttpReply(id, reply)),
+                    Err(e) => server.handle(input_now, Input::HttpFailed(id, e)),
+                }
+            }
+            Event::Timer => server.handle(input_now, Input::Timeout),
+        }
+    }
+}
+
+/// The next event, or a timer event at `deadline`; `None` when every sender is gone.
+async fn next_event(rx: &Receiver<Event>, deadline: Option<std::time::Instant>) -> Option<Event> {
+    let timer = async {
+        match deadline {
+            Some(at) => {
+                Timer::at(at).await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+        Some(Event::Timer)
+    };
+    smol::future::or(async { rx.recv().await.ok() }, timer).await
+}
+
+async fn read_stdin(tx: Sender<Event>) {
+    let mut stdin = smol::Unblock::new(std::io::stdin());
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        match stdin.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                if tx.send(Event::Stdin(buf[..n].to_vec())).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                log::debug!("stdin read failed: {e}");
+                break;
+            }
+        }
+    }
+    let _ = tx.send(Event::StdinClosed).await;
+}
