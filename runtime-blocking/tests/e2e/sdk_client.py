@@ -1,0 +1,30 @@
+"""Drives the server binary with the official MCP Python SDK and prints a JSON report.
+
+Usage: python3 sdk_client.py <server-binary>
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+
+async def main(binary: str) -> None:
+    params = StdioServerParameters(command=binary, args=["--stdio"], env=dict(os.environ))
+    # The default mode probes server/discover first and falls back to initialize.
+    async with Client(params) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("answer", {"query": "Today's Tokyo weather"})
+        report = {
+            "tools": [t.name for t in tools.tools],
+            "is_error": bool(result.is_error),
+            "text": result.content[0].text,
+            "structured": result.structured_content,
+        }
+        print(json.dumps(report))
+
+
+asyncio.run(main(sys.argv[1]))
