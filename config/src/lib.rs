@@ -172,7 +172,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         .map(|k| k.trim())
         .filter(|k| !k.is_empty())
         .map(|k| ApiKey(k.to_owned()));
-    if api_key.is_none() {
+    if api_key.is_none() && cli.stdio {
         log::warn!(
             "{key_env} is not set: tools/list works, but every tools/call will fail until it is"
         );

@@ -315,7 +315,9 @@ impl Server {
         match reply {
             // JSON-RPC answers an unreadable id with `"id": null`; the 2025-11-25 schema
             // instead makes `id` optional and does not allow null, so it is left out there.
-            Reply::Failure { id: None, error } if self.protocol_version() == Some(ProtocolVersion::V2025_11_25) => {
+            Reply::Failure { id: None, error }
+                if self.protocol_version() == Some(ProtocolVersion::V2025_11_25) =>
+            {
                 self.write_json(&serde_json::json!({ "jsonrpc": "2.0", "error": error }));
             }
             reply => self.write_json(&reply),

@@ -4,7 +4,10 @@ use super::fake_openai::{Action, FakeOpenAi};
 use super::*;
 
 fn ready(fake: &FakeOpenAi, opts: Opts, version: &str) -> Mcp {
-    let mut mcp = Mcp::spawn(Opts { base_url: Some(fake.url.clone()), ..opts });
+    let mut mcp = Mcp::spawn(Opts {
+        base_url: Some(fake.url.clone()),
+        ..opts
+    });
     mcp.initialize(version);
     mcp
 }
@@ -23,15 +26,30 @@ fn http_404_question_answers_without_search() {
     let requests = fake.requests();
     assert_eq!(requests.len(), 1);
     let r = &requests[0];
-    assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/v1/responses"));
-    assert_eq!(r.header("authorization"), Some(format!("Bearer {PLANTED_KEY}").as_str()));
+    assert_eq!(
+        (r.method.as_str(), r.path.as_str()),
+        ("POST", "/v1/responses")
+    );
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {PLANTED_KEY}").as_str())
+    );
     assert_eq!(r.header("content-type"), Some("application/json"));
-    assert_eq!(r.header("user-agent"), Some(format!("openai-responses-mcp/{}", env!("CARGO_PKG_VERSION")).as_str()));
+    assert_eq!(
+        r.header("user-agent"),
+        Some(format!("openai-responses-mcp/{}", env!("CARGO_PKG_VERSION")).as_str())
+    );
     assert_eq!(r.header("openai-organization"), None);
     let body = &r.body;
     assert_eq!(body["model"], "gpt-5-mini");
-    assert_eq!(body["instructions"], responses_mcp_core::policy::SYSTEM_POLICY);
-    assert!(body["input"].as_str().unwrap().starts_with("What does HTTP 404 mean?"));
+    assert_eq!(
+        body["instructions"],
+        responses_mcp_core::policy::SYSTEM_POLICY
+    );
+    assert!(body["input"]
+        .as_str()
+        .unwrap()
+        .starts_with("What does HTTP 404 mean?"));
     assert_eq!(body["tools"], json!([{"type":"web_search"}]));
     assert_eq!(body["include"], json!(["web_search_call.action.sources"]));
     assert_eq!(body["reasoning"], json!({"effort":"medium"}));
@@ -42,7 +60,11 @@ fn http_404_question_answers_without_search() {
 fn tokyo_weather_answers_with_search_citations_and_dates() {
     let fake = FakeOpenAi::fixed(200, fixture("response-web-search.json"));
     let mut mcp = ready(&fake, Opts::default(), "2025-11-25");
-    let reply = mcp.call(1, "answer", json!({"query":"Today's Tokyo weather for 2025-12-05","domains":["jma.go.jp","tenki.jp"]}));
+    let reply = mcp.call(
+        1,
+        "answer",
+        json!({"query":"Today's Tokyo weather for 2025-12-05","domains":["jma.go.jp","tenki.jp"]}),
+    );
     let answer = answer_of(&reply);
     assert_eq!(answer["used_search"], true);
     let citations = answer["citations"].as_array().unwrap();
@@ -52,66 +74,105 @@ fn tokyo_weather_answers_with_search_citations_and_dates() {
         let url = c["url"].as_str().unwrap();
         let date = c["published_at"].as_str().unwrap();
         assert!(date.len() == 10 && date.as_bytes()[4] == b'-', "{date}");
-        assert!(text.contains(&format!("{url} ({date})")), "URL + ISO date in the body: {text}");
+        assert!(
+            text.contains(&format!("{url} ({date})")),
+            "URL + ISO date in the body: {text}"
+        );
     }
-    assert_eq!(fake.requests()[0].body["tools"][0]["filters"], json!({"allowed_domains":["jma.go.jp","tenki.jp"]}));
+    assert_eq!(
+        fake.requests()[0].body["tools"][0]["filters"],
+        json!({"allowed_domains":["jma.go.jp","tenki.jp"]})
+    );
 }
 
 #[test]
 fn rate_limit_then_success_honours_retry_after() {
     let fake = FakeOpenAi::start(|_, i| match i {
-        0 => Action::json(429, &fixture("error-429-rate-limit-exceeded.json")).with_header("retry-after", "1"),
+        0 => Action::json(429, &fixture("error-429-rate-limit-exceeded.json"))
+            .with_header("retry-after", "1"),
         _ => Action::json(200, &fixture("response-no-search.json")),
     });
     let mut mcp = ready(&fake, Opts::default(), "2025-06-18");
     let start = Instant::now();
     let reply = mcp.call(1, "answer", json!({"query":"q"}));
     assert!(reply.get("result").is_some(), "{reply}");
-    assert!(start.elapsed() >= Duration::from_millis(950), "waited {:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_millis(950),
+        "waited {:?}",
+        start.elapsed()
+    );
     assert_eq!(fake.requests().len(), 2);
 }
 
 #[test]
 fn server_errors_until_retries_run_out() {
     let fake = FakeOpenAi::fixed(500, fixture("error-500-server-error.json"));
-    let mut mcp = ready(&fake, Opts::default().env("OPENAI_MAX_RETRIES", "2"), "2025-06-18");
+    let mut mcp = ready(
+        &fake,
+        Opts::default().env("OPENAI_MAX_RETRIES", "2"),
+        "2025-06-18",
+    );
     let reply = mcp.call(1, "answer", json!({"query":"q"}));
     assert_eq!(reply["error"]["code"], -32050);
     assert_eq!(reply["error"]["data"]["retries"], 2);
     assert_eq!(reply["error"]["data"]["status"], 500);
-    assert!(reply["error"]["message"].as_str().unwrap().starts_with("openai responses failed"));
+    assert!(reply["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("openai responses failed"));
     assert_eq!(fake.requests().len(), 3);
 }
 
 #[test]
 fn a_silent_upstream_times_out_and_its_connection_is_closed() {
     let fake = FakeOpenAi::start(|_, _| Action::Hang);
-    let opts = Opts::default().env("OPENAI_API_TIMEOUT", "300").env("OPENAI_MAX_RETRIES", "0");
+    let opts = Opts::default()
+        .env("OPENAI_API_TIMEOUT", "300")
+        .env("OPENAI_MAX_RETRIES", "0");
     let mut mcp = ready(&fake, opts, "2025-06-18");
     let reply = mcp.call(1, "answer", json!({"query":"q"}));
     assert_eq!(reply["error"]["code"], -32050);
-    assert!(reply["error"]["message"].as_str().unwrap().contains("timed out"), "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out"),
+        "{reply}"
+    );
     let start = Instant::now();
     while fake.closed().is_empty() && start.elapsed() < Duration::from_secs(5) {
         thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(fake.closed().len(), 1, "the attempt's connection was closed");
+    assert_eq!(
+        fake.closed().len(),
+        1,
+        "the attempt's connection was closed"
+    );
 }
 
 #[test]
 fn malformed_and_incomplete_bodies_are_clear_errors() {
     let incomplete = br#"{"model":"gpt-5","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"message","content":[{"type":"output_text","text":"partial"}]}]}"#.to_vec();
     let cases: Vec<(Vec<u8>, &str)> = vec![
-        (b"<html><body>Bad gateway</body></html>".to_vec(), "not JSON"),
+        (
+            b"<html><body>Bad gateway</body></html>".to_vec(),
+            "not JSON",
+        ),
         (incomplete, "incomplete"),
-        (br#"{"status":"completed","output":[]}"#.to_vec(), "no answer"),
+        (
+            br#"{"status":"completed","output":[]}"#.to_vec(),
+            "no answer",
+        ),
     ];
     for (body, needle) in cases {
         let fake = FakeOpenAi::fixed(200, body);
         let mut mcp = ready(&fake, Opts::default(), "2025-06-18");
         let reply = mcp.call(1, "answer", json!({"query":"q"}));
         assert_eq!(reply["error"]["code"], -32050, "{reply}");
-        assert!(reply["error"]["message"].as_str().unwrap().contains(needle), "{needle}: {reply}");
+        assert!(
+            reply["error"]["message"].as_str().unwrap().contains(needle),
+            "{needle}: {reply}"
+        );
         assert_eq!(fake.requests().len(), 1, "not retried");
     }
 }
@@ -129,27 +190,46 @@ fn japanese_answer_with_citations_after_multibyte_text() {
     let mut mcp = ready(&fake, Opts::default(), "2025-06-18");
     let answer = answer_of(&mcp.call(1, "answer", json!({"query":"今日の東京の天気は？"})));
     assert_eq!(answer["used_search"], true);
-    assert_eq!(answer["citations"][0]["url"], "https://www.jma.go.jp/bosai/forecast/");
+    assert_eq!(
+        answer["citations"][0]["url"],
+        "https://www.jma.go.jp/bosai/forecast/"
+    );
     assert_eq!(answer["citations"][0]["title"], "気象庁｜天気予報");
-    assert!(answer["answer"].as_str().unwrap().starts_with("東京の今日の天気"));
+    assert!(answer["answer"]
+        .as_str()
+        .unwrap()
+        .starts_with("東京の今日の天気"));
     assert_eq!(answer["model"], "gpt-5-2025-08-07");
 }
 
 #[test]
 fn model_families_get_only_the_parameters_they_take() {
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
-    let opts = Opts::default().env("MODEL_ANSWER", "gpt-4.1").env("ANSWER_VERBOSITY", "low");
+    let opts = Opts::default()
+        .env("MODEL_ANSWER", "gpt-4.1")
+        .env("ANSWER_VERBOSITY", "low");
     let mut mcp = ready(&fake, opts, "2025-06-18");
     mcp.call(1, "answer", json!({"query":"q"}));
     let body = &fake.requests()[0].body;
     assert_eq!(body["model"], "gpt-4.1");
-    assert!(body.get("text").is_none() && body.get("reasoning").is_none(), "{body}");
+    assert!(
+        body.get("text").is_none() && body.get("reasoning").is_none(),
+        "{body}"
+    );
 
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
-    let mut mcp = ready(&fake, Opts::default().env("ANSWER_EFFORT", "minimal"), "2025-06-18");
+    let mut mcp = ready(
+        &fake,
+        Opts::default().env("ANSWER_EFFORT", "minimal"),
+        "2025-06-18",
+    );
     mcp.call(1, "answer", json!({"query":"q","verbosity":"high"}));
     let body = &fake.requests()[0].body;
-    assert_eq!(body["reasoning"], json!({"effort":"low"}), "minimal cannot go with web_search");
+    assert_eq!(
+        body["reasoning"],
+        json!({"effort":"low"}),
+        "minimal cannot go with web_search"
+    );
     assert_eq!(body["text"], json!({"verbosity":"high"}));
 }
 
@@ -160,34 +240,65 @@ fn unsupported_effort_is_retried_without_it() {
         _ => Action::json(200, &fixture("response-no-search.json")),
     });
     let mut mcp = ready(&fake, Opts::default(), "2025-06-18");
-    assert!(mcp.call(1, "answer", json!({"query":"q"})).get("result").is_some());
+    assert!(mcp
+        .call(1, "answer", json!({"query":"q"}))
+        .get("result")
+        .is_some());
     mcp.call(2, "answer", json!({"query":"q"}));
     let r = fake.requests();
     assert!(r[0].body.get("reasoning").is_some());
     assert!(r[1].body.get("reasoning").is_none());
-    assert!(r[2].body.get("reasoning").is_none(), "remembered for the model");
+    assert!(
+        r[2].body.get("reasoning").is_none(),
+        "remembered for the model"
+    );
 }
 
 #[test]
 fn without_an_api_key_tools_list_works_and_calls_fail_at_once() {
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
-    let mut mcp = ready(&fake, Opts { key: false, ..Opts::default() }, "2025-06-18");
-    assert_eq!(mcp.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}))["result"]["tools"].as_array().unwrap().len(), 3);
+    let mut mcp = ready(
+        &fake,
+        Opts {
+            key: false,
+            ..Opts::default()
+        },
+        "2025-06-18",
+    );
+    assert_eq!(
+        mcp.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}))["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     let reply = mcp.call(2, "answer", json!({"query":"q"}));
     assert_eq!(reply["error"]["code"], -32050);
-    assert!(reply["error"]["message"].as_str().unwrap().contains("OPENAI_API_KEY"));
+    assert!(reply["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("OPENAI_API_KEY"));
     assert!(fake.requests().is_empty());
 }
 
 #[test]
 fn connections_are_reused_and_org_headers_sent() {
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
-    let opts = Opts::default().env("OPENAI_ORG_ID", "org-123").env("OPENAI_PROJECT_ID", "proj_456");
+    let opts = Opts::default()
+        .env("OPENAI_ORG_ID", "org-123")
+        .env("OPENAI_PROJECT_ID", "proj_456");
     let mut mcp = ready(&fake, opts, "2025-06-18");
     for id in 1..=3 {
-        assert!(mcp.call(id, "answer_quick", json!({"query":"q"})).get("result").is_some());
+        assert!(mcp
+            .call(id, "answer_quick", json!({"query":"q"}))
+            .get("result")
+            .is_some());
     }
-    assert_eq!(fake.connections(), 1, "keep-alive: one connection for three calls");
+    assert_eq!(
+        fake.connections(),
+        1,
+        "keep-alive: one connection for three calls"
+    );
     let r = &fake.requests()[2];
     assert_eq!(r.header("openai-organization"), Some("org-123"));
     assert_eq!(r.header("openai-project"), Some("proj_456"));
@@ -200,7 +311,10 @@ fn invalid_arguments_are_reported_with_the_reason() {
     let reply = mcp.call(1, "answer", json!({"query":"q","max_results":0}));
     assert_eq!(reply["error"]["code"], -32001);
     assert_eq!(reply["error"]["message"], "answer: invalid arguments");
-    assert!(reply["error"]["data"]["reason"].as_str().unwrap().contains("max_results"));
+    assert!(reply["error"]["data"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("max_results"));
     let reply = mcp.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"answer_slow","arguments":{"query":"q"}}}));
     assert_eq!(reply["error"]["message"], "Unknown tool: answer_slow");
     assert!(fake.requests().is_empty());
@@ -210,14 +324,22 @@ fn invalid_arguments_are_reported_with_the_reason() {
 /// `server/discover`, falls back to `initialize`, lists tools and calls one.
 #[test]
 fn official_python_sdk_client() {
-    let probe = Command::new("python3").args(["-c", "import mcp.client.client"]).output();
+    let probe = Command::new("python3")
+        .args(["-c", "import mcp.client.client"])
+        .output();
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        assert!(std::env::var_os("CI").is_none(), "CI must install the Python MCP SDK (.ci/run does)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install the Python MCP SDK (.ci/run does)"
+        );
         eprintln!("skipping: the Python MCP SDK is not installed (pip install mcp)");
         return;
     }
     let fake = FakeOpenAi::fixed(200, fixture("response-web-search.json"));
-    let script = format!("{}/../runtime-blocking/tests/e2e/sdk_client.py", env!("CARGO_MANIFEST_DIR"));
+    let script = format!(
+        "{}/../runtime-blocking/tests/e2e/sdk_client.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let home = temp_dir("sdk");
     let out = Command::new("python3")
         .arg(&script)
@@ -232,10 +354,16 @@ fn official_python_sdk_client() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "sdk client failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "sdk client failed:\n{stdout}\n{stderr}"
+    );
     assert!(!stdout.contains(PLANTED_KEY) && !stderr.contains(PLANTED_KEY));
     let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(report["tools"], json!(["answer", "answer_detailed", "answer_quick"]));
+    assert_eq!(
+        report["tools"],
+        json!(["answer", "answer_detailed", "answer_quick"])
+    );
     assert_eq!(report["is_error"], false);
     let answer: Value = serde_json::from_str(report["text"].as_str().unwrap()).unwrap();
     assert_eq!(answer["used_search"], true);

@@ -24,14 +24,22 @@ pub struct Recorded {
 
 impl Recorded {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
 /// What to do with a request.
 pub enum Action {
     /// Answer after `delay`.
-    Respond { status: u16, headers: Vec<(String, String)>, body: Vec<u8>, delay: Duration },
+    Respond {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        delay: Duration,
+    },
     /// Never answer; wait until the client closes the connection.
     Hang,
     /// Send the status line and headers promising `len` bytes, then `sent`, then reset.
@@ -42,7 +50,12 @@ pub enum Action {
 
 impl Action {
     pub fn json(status: u16, body: &[u8]) -> Action {
-        Action::Respond { status, headers: Vec::new(), body: body.to_vec(), delay: Duration::ZERO }
+        Action::Respond {
+            status,
+            headers: Vec::new(),
+            body: body.to_vec(),
+            delay: Duration::ZERO,
+        }
     }
 
     pub fn with_header(mut self, name: &str, value: &str) -> Action {
@@ -74,7 +87,9 @@ pub struct FakeOpenAi {
 
 impl FakeOpenAi {
     /// Starts a server whose `handler` gets each request and its index.
-    pub fn start(handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static) -> FakeOpenAi {
+    pub fn start(
+        handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static,
+    ) -> FakeOpenAi {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
         let handler: Arc<Handler> = Arc::new(handler);
@@ -159,7 +174,9 @@ impl Conn {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut writer = stream;
         loop {
-            let Some(request) = read_request(&mut reader, self.index) else { return };
+            let Some(request) = read_request(&mut reader, self.index) else {
+                return;
+            };
             let index = {
                 let mut all = self.requests.lock().unwrap();
                 all.push(request.clone());
@@ -177,9 +194,20 @@ impl Conn {
     }
 
     /// Performs `action`; false when the connection is finished.
-    fn act(&self, action: Action, reader: &mut BufReader<TcpStream>, writer: &mut TcpStream, index: usize) -> bool {
+    fn act(
+        &self,
+        action: Action,
+        reader: &mut BufReader<TcpStream>,
+        writer: &mut TcpStream,
+        index: usize,
+    ) -> bool {
         match action {
-            Action::Respond { status, headers, body, delay } => {
+            Action::Respond {
+                status,
+                headers,
+                body,
+                delay,
+            } => {
                 if !delay.is_zero() {
                     thread::sleep(delay);
                 }
@@ -255,5 +283,12 @@ fn read_request(reader: &mut BufReader<TcpStream>, connection: usize) -> Option<
     let mut raw_body = vec![0u8; length];
     reader.read_exact(&mut raw_body).ok()?;
     let body = serde_json::from_slice(&raw_body).unwrap_or(Value::Null);
-    Some(Recorded { method, path, headers, body, raw_body, connection })
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body,
+        raw_body,
+        connection,
+    })
 }

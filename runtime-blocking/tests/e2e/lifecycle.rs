@@ -12,7 +12,12 @@ fn handshake_list_and_ping_then_eof_exits_zero() {
         assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
         assert_eq!(init["result"]["serverInfo"]["name"], "openai-responses-mcp");
         let tools = mcp.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
-        let names: Vec<&str> = tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
         assert_eq!(names, ["answer", "answer_detailed", "answer_quick"]);
         let pong = mcp.request(json!({"jsonrpc":"2.0","id":3,"method":"ping"}));
         assert_eq!(pong["result"], json!({}));
@@ -41,7 +46,11 @@ fn negotiates_every_supported_version_and_answers_unknown_with_the_latest() {
             let modern = expected >= "2025-06-18";
             assert_eq!(first.get("outputSchema").is_some(), modern, "{expected}");
             assert_eq!(first.get("title").is_some(), modern, "{expected}");
-            assert_eq!(first.get("annotations").is_some(), expected >= "2025-03-26", "{expected}");
+            assert_eq!(
+                first.get("annotations").is_some(),
+                expected >= "2025-03-26",
+                "{expected}"
+            );
             assert_eq!(init["result"]["serverInfo"].get("title").is_some(), modern);
         }
     }
@@ -53,16 +62,28 @@ fn broken_frames_are_answered_and_serving_continues() {
     mcp.initialize("2025-06-18");
     mcp.send_raw(b"{this is not json\n");
     let e = mcp.recv();
-    assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (Value::Null, json!(-32700)));
-    assert_eq!(mcp.request(json!({"jsonrpc":"2.0","id":1,"method":"ping"}))["result"], json!({}));
+    assert_eq!(
+        (e["id"].clone(), e["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    assert_eq!(
+        mcp.request(json!({"jsonrpc":"2.0","id":1,"method":"ping"}))["result"],
+        json!({})
+    );
 
     let mut mcp = Mcp::spawn_framed(Opts::default(), Framing::ContentLength);
     mcp.initialize("2025-06-18");
     mcp.send_raw(b"Content-Length: twelve\r\n\r\n{\"jsonrpc\":\"2.0\"}");
     let e = mcp.recv();
     assert_eq!(e["error"]["code"], -32700);
-    assert!(e["error"]["message"].as_str().unwrap().contains("twelve"), "{e}");
-    assert_eq!(mcp.request(json!({"jsonrpc":"2.0","id":2,"method":"ping"}))["result"], json!({}));
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("twelve"),
+        "{e}"
+    );
+    assert_eq!(
+        mcp.request(json!({"jsonrpc":"2.0","id":2,"method":"ping"}))["result"],
+        json!({})
+    );
 }
 
 #[test]
@@ -76,8 +97,14 @@ fn oversized_message_is_refused_and_the_next_served() {
     let e = mcp.recv();
     assert_eq!(e["error"]["code"], -32600);
     assert!(e["error"]["message"].as_str().unwrap().contains("limit"));
-    assert!(e.get("id").is_none(), "2025-11-25 leaves the unknown id out: {e}");
-    assert_eq!(mcp.request(json!({"jsonrpc":"2.0","id":2,"method":"ping"}))["result"], json!({}));
+    assert!(
+        e.get("id").is_none(),
+        "2025-11-25 leaves the unknown id out: {e}"
+    );
+    assert_eq!(
+        mcp.request(json!({"jsonrpc":"2.0","id":2,"method":"ping"}))["result"],
+        json!({})
+    );
 }
 
 #[test]
@@ -96,7 +123,10 @@ fn requests_before_initialize_get_prompt_errors() {
     assert_eq!(r["error"]["code"], -32601);
     let r = mcp.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
     assert_eq!(r["error"]["code"], -32600);
-    assert_eq!(mcp.request(json!({"jsonrpc":"2.0","id":3,"method":"ping"}))["result"], json!({}));
+    assert_eq!(
+        mcp.request(json!({"jsonrpc":"2.0","id":3,"method":"ping"}))["result"],
+        json!({})
+    );
     mcp.initialize("2025-06-18");
     let r = mcp.request(json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}));
     assert_eq!(r["error"]["code"], -32600);
@@ -114,14 +144,23 @@ fn batches_are_answered_as_arrays_in_2025_03_26_only() {
     mcp.send(&json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]));
     let r = mcp.recv();
     assert_eq!(r["error"]["code"], -32600);
-    assert!(r["error"]["message"].as_str().unwrap().contains("not supported"));
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not supported"));
 }
 
 #[test]
 fn line_mode_env_forces_newline_replies() {
-    let mut mcp = Mcp::spawn_framed(Opts::default().env("MCP_LINE_MODE", "1"), Framing::ContentLength);
+    let mut mcp = Mcp::spawn_framed(
+        Opts::default().env("MCP_LINE_MODE", "1"),
+        Framing::ContentLength,
+    );
     mcp.reply_framing = Framing::Line;
-    assert_eq!(mcp.initialize("2025-06-18")["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(
+        mcp.initialize("2025-06-18")["result"]["protocolVersion"],
+        "2025-06-18"
+    );
 }
 
 #[test]
@@ -133,7 +172,13 @@ fn bom_crlf_and_blank_lines_are_tolerated() {
 
 #[test]
 fn help_version_and_bad_flags() {
-    let run = |args: &[&str]| Command::new(crate::BIN).args(args).env_clear().output().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(crate::BIN)
+            .args(args)
+            .env_clear()
+            .output()
+            .unwrap()
+    };
     for args in [&["--help"][..], &[]] {
         let out = run(args);
         assert!(out.status.success());
@@ -141,11 +186,17 @@ fn help_version_and_bad_flags() {
     }
     let out = run(&["--version"]);
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("openai-responses-mcp {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("openai-responses-mcp {}", env!("CARGO_PKG_VERSION"))
+    );
     let out = run(&["--frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--frobnicate") && err.contains("Usage"), "{err}");
+    assert!(
+        err.contains("--frobnicate") && err.contains("Usage"),
+        "{err}"
+    );
     assert!(out.stdout.is_empty());
 }
 

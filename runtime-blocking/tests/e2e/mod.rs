@@ -5,7 +5,12 @@
 //! OpenAI server. Every message the server writes is validated against the official MCP
 //! schema of the negotiated protocol version.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr
+)]
 
 pub mod fake_openai;
 mod schema;
@@ -46,13 +51,21 @@ pub struct Opts {
 
 impl Default for Opts {
     fn default() -> Self {
-        Opts { args: vec!["--stdio".into()], env: Vec::new(), base_url: None, key: true }
+        Opts {
+            args: vec!["--stdio".into()],
+            env: Vec::new(),
+            base_url: None,
+            key: true,
+        }
     }
 }
 
 impl Opts {
     pub fn upstream(url: &str) -> Opts {
-        Opts { base_url: Some(url.to_owned()), ..Opts::default() }
+        Opts {
+            base_url: Some(url.to_owned()),
+            ..Opts::default()
+        }
     }
 
     pub fn env(mut self, k: &str, v: &str) -> Opts {
@@ -171,15 +184,23 @@ impl Mcp {
 
     /// Sends a message in this harness's framing.
     pub fn send(&mut self, message: &Value) {
-        if let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str)) {
+        if let (Some(id), Some(method)) = (
+            message.get("id"),
+            message.get("method").and_then(Value::as_str),
+        ) {
             self.methods.insert(id.to_string(), method.to_owned());
             if method == "initialize" {
-                self.asked = message.pointer("/params/protocolVersion").and_then(Value::as_str).map(str::to_owned);
+                self.asked = message
+                    .pointer("/params/protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
             }
         }
         if let Value::Array(items) = message {
             for m in items {
-                if let (Some(id), Some(method)) = (m.get("id"), m.get("method").and_then(Value::as_str)) {
+                if let (Some(id), Some(method)) =
+                    (m.get("id"), m.get("method").and_then(Value::as_str))
+                {
                     self.methods.insert(id.to_string(), method.to_owned());
                 }
             }
@@ -187,20 +208,29 @@ impl Mcp {
         let json = serde_json::to_vec(message).unwrap();
         let bytes = match self.framing {
             Framing::Line => [json, b"\n".to_vec()].concat(),
-            Framing::ContentLength => [format!("Content-Length: {}\r\n\r\n", json.len()).into_bytes(), json].concat(),
+            Framing::ContentLength => [
+                format!("Content-Length: {}\r\n\r\n", json.len()).into_bytes(),
+                json,
+            ]
+            .concat(),
         };
         self.send_raw(&bytes);
     }
 
     /// The next message, validated against the MCP schema.
     pub fn recv(&mut self) -> Value {
-        self.recv_within(PATIENCE).unwrap_or_else(|| panic!("no message within {PATIENCE:?}; stderr:\n{}", self.stderr()))
+        self.recv_within(PATIENCE)
+            .unwrap_or_else(|| panic!("no message within {PATIENCE:?}; stderr:\n{}", self.stderr()))
     }
 
     pub fn recv_within(&mut self, wait: Duration) -> Option<Value> {
         match self.rx.recv_timeout(wait) {
             Ok(Ok(m)) => {
-                assert_eq!(m.framing, self.reply_framing, "replies use the client's framing: {:?}", m.value);
+                assert_eq!(
+                    m.framing, self.reply_framing,
+                    "replies use the client's framing: {:?}",
+                    m.value
+                );
                 self.check(&m.value);
                 Some(m.value)
             }
@@ -251,7 +281,10 @@ impl Mcp {
             }
             if start.elapsed() > timeout {
                 let _ = self.child.kill();
-                panic!("the server did not exit within {timeout:?}; stderr:\n{}", self.stderr());
+                panic!(
+                    "the server did not exit within {timeout:?}; stderr:\n{}",
+                    self.stderr()
+                );
             }
             thread::sleep(Duration::from_millis(5));
         }
@@ -270,16 +303,28 @@ impl Mcp {
             if method.as_deref() == Some("tools/list") {
                 for t in result["tools"].as_array().into_iter().flatten() {
                     if let Some(s) = t.get("outputSchema") {
-                        self.output_schemas.insert(t["name"].as_str().unwrap_or("").to_owned(), s.clone());
+                        self.output_schemas
+                            .insert(t["name"].as_str().unwrap_or("").to_owned(), s.clone());
                     }
                 }
             }
         }
-        let version = self.version.clone().or(self.asked.clone()).unwrap_or_else(|| "2025-11-25".into());
-        let version = if schema::VERSIONS.contains(&version.as_str()) { version } else { "2025-11-25".into() };
+        let version = self
+            .version
+            .clone()
+            .or(self.asked.clone())
+            .unwrap_or_else(|| "2025-11-25".into());
+        let version = if schema::VERSIONS.contains(&version.as_str()) {
+            version
+        } else {
+            "2025-11-25".into()
+        };
         schema::check_message(&version, value, &self.methods, &self.output_schemas);
         let text = value.to_string();
-        assert!(!text.contains(PLANTED_KEY), "the API key leaked into stdout");
+        assert!(
+            !text.contains(PLANTED_KEY),
+            "the API key leaked into stdout"
+        );
     }
 }
 
@@ -292,13 +337,19 @@ impl Drop for Mcp {
             thread::panicking() || !stderr.contains(PLANTED_KEY),
             "the API key leaked into stderr"
         );
-        assert!(thread::panicking() || !stderr.contains("panicked"), "the server panicked:\n{stderr}");
+        assert!(
+            thread::panicking() || !stderr.contains("panicked"),
+            "the server panicked:\n{stderr}"
+        );
         let _ = std::fs::remove_dir_all(&self.home);
     }
 }
 
 /// Splits stdout into messages, in either framing, checking the framing rules.
-fn read_frames(mut reader: BufReader<impl Read>, mut emit: impl FnMut(Result<Received, String>) -> bool) {
+fn read_frames(
+    mut reader: BufReader<impl Read>,
+    mut emit: impl FnMut(Result<Received, String>) -> bool,
+) {
     loop {
         let mut line = Vec::new();
         match reader.read_until(b'\n', &mut line) {
@@ -307,7 +358,11 @@ fn read_frames(mut reader: BufReader<impl Read>, mut emit: impl FnMut(Result<Rec
         }
         let message = if line.starts_with(b"Content-Length: ") {
             let text = String::from_utf8_lossy(&line);
-            let Some(n) = text.trim_end().strip_prefix("Content-Length: ").and_then(|n| n.parse::<usize>().ok()) else {
+            let Some(n) = text
+                .trim_end()
+                .strip_prefix("Content-Length: ")
+                .and_then(|n| n.parse::<usize>().ok())
+            else {
                 emit(Err(format!("bad header {text:?}")));
                 return;
             };
@@ -321,13 +376,19 @@ fn read_frames(mut reader: BufReader<impl Read>, mut emit: impl FnMut(Result<Rec
                 emit(Err("short Content-Length body".into()));
                 return;
             }
-            serde_json::from_slice(&body).map(|value| Received { framing: Framing::ContentLength, value })
+            serde_json::from_slice(&body).map(|value| Received {
+                framing: Framing::ContentLength,
+                value,
+            })
         } else {
             if !line.ends_with(b"\n") {
                 emit(Err("a line without a newline".into()));
                 return;
             }
-            serde_json::from_slice(&line).map(|value| Received { framing: Framing::Line, value })
+            serde_json::from_slice(&line).map(|value| Received {
+                framing: Framing::Line,
+                value,
+            })
         };
         if !emit(message.map_err(|e| format!("stdout carried something that is not JSON: {e}"))) {
             return;
@@ -337,12 +398,17 @@ fn read_frames(mut reader: BufReader<impl Read>, mut emit: impl FnMut(Result<Rec
 
 /// Reads a fixture of the shared OpenAI reference data.
 pub fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/../core/testdata/openai/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../core/testdata/openai/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// The answer object of a successful tools/call reply.
 pub fn answer_of(reply: &Value) -> Value {
-    let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text in {reply}"));
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {reply}"));
     serde_json::from_str(text).unwrap()
 }

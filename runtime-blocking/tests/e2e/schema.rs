@@ -12,7 +12,10 @@ fn document(version: &str) -> &'static Value {
         VERSIONS
             .iter()
             .map(|v| {
-                let path = format!("{}/../core/testdata/mcp-schema/{v}.json", env!("CARGO_MANIFEST_DIR"));
+                let path = format!(
+                    "{}/../core/testdata/mcp-schema/{v}.json",
+                    env!("CARGO_MANIFEST_DIR")
+                );
                 let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
                 (*v, serde_json::from_str(&text).unwrap())
             })
@@ -35,7 +38,8 @@ fn has_def(version: &str, name: &str) -> bool {
 }
 
 fn validator(version: &str, def: &str) -> Arc<jsonschema::Validator> {
-    static CACHE: OnceLock<Mutex<BTreeMap<(String, String), Arc<jsonschema::Validator>>>> = OnceLock::new();
+    type Cache = Mutex<BTreeMap<(String, String), Arc<jsonschema::Validator>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
     let key = (version.to_owned(), def.to_owned());
     if let Some(v) = cache.lock().unwrap().get(&key) {
@@ -44,7 +48,10 @@ fn validator(version: &str, def: &str) -> Arc<jsonschema::Validator> {
     let mut schema = document(version).clone();
     let key_name = defs_key(&schema);
     schema["$ref"] = Value::String(format!("#/{key_name}/{def}"));
-    let compiled = Arc::new(jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("schema {version} {def}: {e}")));
+    let compiled = Arc::new(
+        jsonschema::validator_for(&schema)
+            .unwrap_or_else(|e| panic!("schema {version} {def}: {e}")),
+    );
     cache.lock().unwrap().insert(key, compiled.clone());
     compiled
 }
@@ -52,8 +59,14 @@ fn validator(version: &str, def: &str) -> Arc<jsonschema::Validator> {
 /// Panics with every violation when `instance` does not match `def` of `version`.
 pub fn validate(version: &str, def: &str, instance: &Value) {
     let v = validator(version, def);
-    let errors: Vec<String> = v.iter_errors(instance).map(|e| format!("{} at {}", e, e.instance_path)).collect();
-    assert!(errors.is_empty(), "{instance} is not a valid {def} ({version}): {errors:#?}");
+    let errors: Vec<String> = v
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{instance} is not a valid {def} ({version}): {errors:#?}"
+    );
 }
 
 fn first_def<'a>(version: &str, names: &[&'a str]) -> Option<&'a str> {
@@ -61,10 +74,18 @@ fn first_def<'a>(version: &str, names: &[&'a str]) -> Option<&'a str> {
 }
 
 /// Checks one message the server wrote.
-pub fn check_message(version: &str, value: &Value, methods: &BTreeMap<String, String>, output_schemas: &BTreeMap<String, Value>) {
+pub fn check_message(
+    version: &str,
+    value: &Value,
+    methods: &BTreeMap<String, String>,
+    output_schemas: &BTreeMap<String, Value>,
+) {
     match value {
         Value::Array(items) => {
-            assert_eq!(version, "2025-03-26", "a batch reply outside 2025-03-26: {value}");
+            assert_eq!(
+                version, "2025-03-26",
+                "a batch reply outside 2025-03-26: {value}"
+            );
             assert!(!items.is_empty(), "an empty batch reply");
             validate(version, "JSONRPCBatchResponse", value);
             for item in items {
@@ -78,7 +99,11 @@ pub fn check_message(version: &str, value: &Value, methods: &BTreeMap<String, St
             }
         }
         Value::Object(obj) if obj.contains_key("result") => {
-            validate(version, first_def(version, &["JSONRPCResultResponse", "JSONRPCResponse"]).unwrap(), value);
+            validate(
+                version,
+                first_def(version, &["JSONRPCResultResponse", "JSONRPCResponse"]).unwrap(),
+                value,
+            );
             let result = &obj["result"];
             match methods.get(&obj["id"].to_string()).map(String::as_str) {
                 Some("initialize") => validate(version, "InitializeResult", result),
@@ -91,9 +116,15 @@ pub fn check_message(version: &str, value: &Value, methods: &BTreeMap<String, St
                             .cloned()
                             .unwrap_or_else(responses_mcp_core::tools::output_schema);
                         let v = jsonschema::validator_for(&schema).unwrap();
-                        let errors: Vec<String> = v.iter_errors(structured).map(|e| e.to_string()).collect();
-                        assert!(errors.is_empty(), "structuredContent does not match outputSchema: {errors:?}");
-                        let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+                        let errors: Vec<String> =
+                            v.iter_errors(structured).map(|e| e.to_string()).collect();
+                        assert!(
+                            errors.is_empty(),
+                            "structuredContent does not match outputSchema: {errors:?}"
+                        );
+                        let text: Value =
+                            serde_json::from_str(result["content"][0]["text"].as_str().unwrap())
+                                .unwrap();
                         assert_eq!(&text, structured, "text and structuredContent differ");
                     }
                 }
@@ -110,10 +141,17 @@ pub fn check_message(version: &str, value: &Value, methods: &BTreeMap<String, St
             // message whose id could not be read (id null, as JSON-RPC prescribes) has no
             // shape there; check it by hand.
             if obj.get("id") == Some(&Value::Null) && version != "2025-11-25" {
-                assert!(obj["error"]["code"].is_i64() && obj["error"]["message"].is_string(), "{value}");
+                assert!(
+                    obj["error"]["code"].is_i64() && obj["error"]["message"].is_string(),
+                    "{value}"
+                );
                 assert_eq!(obj["jsonrpc"], "2.0");
             } else {
-                validate(version, first_def(version, &["JSONRPCErrorResponse", "JSONRPCError"]).unwrap(), value);
+                validate(
+                    version,
+                    first_def(version, &["JSONRPCErrorResponse", "JSONRPCError"]).unwrap(),
+                    value,
+                );
             }
         }
         other => panic!("not a JSON-RPC message: {other}"),

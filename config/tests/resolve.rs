@@ -1,0 +1,490 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! The resolver, table-driven: precedence in every combination of layers, merge rules,
+//! every error path, the example files, and the --show-config snapshot. These tests never
+//! touch the process environment: the environment is a map passed in.
+
+use responses_mcp_config::{resolve, show, Cli, ConfigError, Env, Source, YamlInput};
+use serde_json::{json, Value};
+use std::path::Path;
+
+const YAML_PATH: &str = "/etc/orm/config.yaml";
+
+fn env(pairs: &[(&str, &str)]) -> Env {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn run(
+    yaml: Option<&str>,
+    env: &Env,
+    cli: &Cli,
+) -> Result<responses_mcp_config::Resolved, ConfigError> {
+    resolve(
+        yaml.map(|text| YamlInput {
+            text,
+            path: Path::new(YAML_PATH),
+        }),
+        env,
+        cli,
+    )
+}
+
+fn yaml_source() -> Source {
+    Source::Yaml(YAML_PATH.into())
+}
+
+#[test]
+fn model_precedence_in_every_combination_of_layers() {
+    for mask in 0..8u8 {
+        let (in_yaml, in_env, in_cli) = (mask & 1 != 0, mask & 2 != 0, mask & 4 != 0);
+        let yaml = in_yaml.then_some("model_profiles:\n  answer:\n    model: from-yaml\n");
+        let e = if in_env {
+            env(&[("MODEL_ANSWER", "from-env")])
+        } else {
+            env(&[])
+        };
+        let cli = Cli {
+            model: in_cli.then(|| "from-cli".to_owned()),
+            ..Cli::default()
+        };
+        let r = run(yaml, &e, &cli).unwrap();
+        let (value, source) = if in_cli {
+            ("from-cli", Source::Cli("--model"))
+        } else if in_env {
+            ("from-env", Source::Env("MODEL_ANSWER".into()))
+        } else if in_yaml {
+            ("from-yaml", yaml_source())
+        } else {
+            ("gpt-5-mini", Source::Default)
+        };
+        assert_eq!(
+            r.get("model_profiles.answer.model"),
+            Some(&json!(value)),
+            "mask {mask}"
+        );
+        assert_eq!(
+            r.sources["model_profiles.answer.model"], source,
+            "mask {mask}"
+        );
+        // The other answer fields keep their defaults whatever layer set the model.
+        assert_eq!(
+            r.get("model_profiles.answer.verbosity"),
+            Some(&json!("medium"))
+        );
+    }
+}
+
+#[test]
+fn debug_precedence_in_every_combination_of_layers() {
+    for mask in 0..8u8 {
+        let (in_yaml, in_env, in_cli) = (mask & 1 != 0, mask & 2 != 0, mask & 4 != 0);
+        let yaml = in_yaml.then_some("server:\n  debug: true\n  debug_file: /tmp/yaml.log\n");
+        let e = if in_env {
+            env(&[("DEBUG", "/tmp/env.log")])
+        } else {
+            env(&[])
+        };
+        let cli = Cli {
+            debug: in_cli.then(|| Some("/tmp/cli.log".into())),
+            ..Cli::default()
+        };
+        let r = run(yaml, &e, &cli).unwrap();
+        let expected = if in_cli {
+            Some("/tmp/cli.log")
+        } else if in_env {
+            Some("/tmp/env.log")
+        } else if in_yaml {
+            Some("/tmp/yaml.log")
+        } else {
+            None
+        };
+        assert_eq!(r.debug(), expected.is_some(), "mask {mask}");
+        assert_eq!(
+            r.debug_file().as_deref(),
+            expected.map(Path::new),
+            "mask {mask}"
+        );
+    }
+    // DEBUG=0 turns off what the YAML turned on; DEBUG=true keeps the YAML's file.
+    let r = run(
+        Some("server: {debug: true}"),
+        &env(&[("DEBUG", "0")]),
+        &Cli::default(),
+    )
+    .unwrap();
+    assert!(!r.debug());
+    let r = run(
+        Some("server: {debug_file: /tmp/y.log}"),
+        &env(&[("DEBUG", "true")]),
+        &Cli::default(),
+    )
+    .unwrap();
+    assert_eq!(r.debug_file().as_deref(), Some(Path::new("/tmp/y.log")));
+}
+
+#[test]
+fn every_env_variable_maps_to_its_key() {
+    let cases = [
+        (
+            "OPENAI_API_TIMEOUT",
+            "5000",
+            "request.timeout_ms",
+            json!(5000),
+        ),
+        ("OPENAI_MAX_RETRIES", "0", "request.max_retries", json!(0)),
+        (
+            "SEARCH_RECENCY_DAYS",
+            "7",
+            "search.defaults.recency_days",
+            json!(7),
+        ),
+        (
+            "SEARCH_MAX_RESULTS",
+            "9",
+            "search.defaults.max_results",
+            json!(9),
+        ),
+        ("MAX_CITATIONS", "10", "policy.max_citations", json!(10)),
+        ("REQUERY_ATTEMPTS", "2", "policy.requery_attempts", json!(2)),
+        (
+            "MODEL_ANSWER",
+            "o3",
+            "model_profiles.answer.model",
+            json!("o3"),
+        ),
+        (
+            "MODEL_DETAILED",
+            "gpt-5",
+            "model_profiles.answer_detailed.model",
+            json!("gpt-5"),
+        ),
+        (
+            "MODEL_QUICK",
+            "gpt-5-nano",
+            "model_profiles.answer_quick.model",
+            json!("gpt-5-nano"),
+        ),
+        (
+            "OPENAI_BASE_URL",
+            "http://127.0.0.1:9/v1",
+            "openai.base_url",
+            json!("http://127.0.0.1:9/v1"),
+        ),
+        (
+            "ANSWER_EFFORT",
+            "high",
+            "model_profiles.answer.reasoning_effort",
+            json!("high"),
+        ),
+        (
+            "ANSWER_VERBOSITY",
+            "low",
+            "model_profiles.answer.verbosity",
+            json!("low"),
+        ),
+        ("MCP_LINE_MODE", "1", "server.line_mode", json!(true)),
+    ];
+    for (var, value, key, expected) in cases {
+        let r = run(None, &env(&[(var, value)]), &Cli::default()).unwrap();
+        assert_eq!(r.get(key), Some(&expected), "{var}");
+        assert_eq!(r.sources[key], Source::Env(var.into()), "{var}");
+    }
+}
+
+#[test]
+fn env_beats_yaml_for_every_mapped_key() {
+    let yaml = "request: {timeout_ms: 1000, max_retries: 5}\npolicy: {max_citations: 2}\nsearch: {defaults: {recency_days: 3}}\n";
+    let e = env(&[("OPENAI_API_TIMEOUT", "2000"), ("MAX_CITATIONS", "4")]);
+    let r = run(Some(yaml), &e, &Cli::default()).unwrap();
+    assert_eq!(r.get("request.timeout_ms"), Some(&json!(2000)));
+    assert_eq!(r.get("request.max_retries"), Some(&json!(5)));
+    assert_eq!(r.sources["request.max_retries"], yaml_source());
+    assert_eq!(r.get("policy.max_citations"), Some(&json!(4)));
+    assert_eq!(r.get("search.defaults.recency_days"), Some(&json!(3)));
+    assert_eq!(
+        r.get("search.defaults.max_results"),
+        Some(&json!(5)),
+        "deep merge keeps siblings"
+    );
+}
+
+#[test]
+fn arrays_replace_and_objects_merge() {
+    let yaml =
+        "policy:\n  search_triggers: [weather]\nsearch:\n  defaults:\n    domains: [jma.go.jp]\n";
+    let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    assert_eq!(r.get("policy.search_triggers"), Some(&json!(["weather"])));
+    assert_eq!(
+        r.get("search.defaults.domains"),
+        Some(&json!(["jma.go.jp"]))
+    );
+    assert_eq!(r.get("policy.max_citations"), Some(&json!(3)));
+    let sc = r.server_config(true, None, 1);
+    assert_eq!(sc.search_defaults.domains, vec!["jma.go.jp".to_owned()]);
+    assert!(sc
+        .instructions
+        .ends_with("Always search when the question involves any of: weather."));
+}
+
+#[test]
+fn profiles_fall_back_to_answer_and_can_be_removed() {
+    let yaml = "model_profiles:\n  answer_detailed:\n    model: gpt-5\n    verbosity: high\n";
+    let sc = run(Some(yaml), &env(&[]), &Cli::default())
+        .unwrap()
+        .server_config(true, None, 1);
+    let detailed = sc.profiles.answer_detailed.unwrap();
+    assert_eq!(
+        (
+            detailed.model.as_str(),
+            detailed.verbosity.map(|v| v.as_str())
+        ),
+        ("gpt-5", Some("high"))
+    );
+    assert_eq!(
+        detailed.reasoning_effort.map(|e| e.as_str()),
+        Some("medium"),
+        "inherited from answer"
+    );
+    assert!(sc.profiles.answer_quick.is_none());
+    let sc = run(
+        Some("model_profiles:\n  answer: null\n"),
+        &env(&[]),
+        &Cli::default(),
+    )
+    .unwrap()
+    .server_config(true, None, 1);
+    assert!(sc.profiles.answer.is_none(), "the core then answers -32052");
+}
+
+#[test]
+fn invalid_yaml_names_file_line_and_column() {
+    let err = run(
+        Some("request:\n  timeout_ms: [1,\n"),
+        &env(&[]),
+        &Cli::default(),
+    )
+    .unwrap_err();
+    let ConfigError::Yaml {
+        path, line, column, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(path, YAML_PATH);
+    assert!(*line >= 2 && *column >= 1, "{err}");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{YAML_PATH}:{line}:{column}:")),
+        "{err}"
+    );
+}
+
+#[test]
+fn wrong_types_and_ranges_name_key_value_and_what_is_allowed() {
+    let cases = [
+        (
+            "policy: {max_citations: 11}",
+            "policy.max_citations",
+            "11",
+            "from 1 to 10",
+        ),
+        (
+            "policy: {max_citations: 0}",
+            "policy.max_citations",
+            "0",
+            "from 1 to 10",
+        ),
+        (
+            "request: {timeout_ms: 0}",
+            "request.timeout_ms",
+            "0",
+            "whole number",
+        ),
+        (
+            "request: {timeout_ms: -5}",
+            "request.timeout_ms",
+            "-5",
+            "whole number",
+        ),
+        (
+            "request: {timeout_ms: fast}",
+            "request.timeout_ms",
+            "\"fast\"",
+            "whole number",
+        ),
+        (
+            "model_profiles: {answer: {reasoning_effort: extreme}}",
+            "model_profiles.answer.reasoning_effort",
+            "\"extreme\"",
+            "one of none, minimal",
+        ),
+        (
+            "model_profiles: {answer: {verbosity: chatty}}",
+            "model_profiles.answer.verbosity",
+            "\"chatty\"",
+            "one of low, medium, high",
+        ),
+        (
+            "openai: {base_url: ftp://x}",
+            "openai.base_url",
+            "\"ftp://x\"",
+            "http",
+        ),
+        (
+            "search: {defaults: {domains: [\"https://a.com/\"]}}",
+            "search.defaults.domains",
+            "https://a.com/",
+            "bare host names",
+        ),
+        (
+            "server: {debug: maybe}",
+            "server.debug",
+            "\"maybe\"",
+            "true or false",
+        ),
+        ("request: 5", "request", "5", "a mapping"),
+        (
+            "policy: {system: {source: file}}",
+            "policy.system.path",
+            "null",
+            "file path",
+        ),
+    ];
+    for (yaml, key, value, allowed) in cases {
+        let err = run(Some(yaml), &env(&[]), &Cli::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(key), "{yaml}: {err}");
+        assert!(
+            err.contains(value) && err.contains(allowed),
+            "{yaml}: {err}"
+        );
+    }
+}
+
+#[test]
+fn bad_environment_values_name_the_variable() {
+    for (var, value) in [
+        ("OPENAI_API_TIMEOUT", "soon"),
+        ("MAX_CITATIONS", "42"),
+        ("OPENAI_MAX_RETRIES", "-1"),
+        ("ANSWER_EFFORT", "turbo"),
+        ("MCP_LINE_MODE", "sometimes"),
+        ("OPENAI_BASE_URL", "nope"),
+    ] {
+        let err = run(None, &env(&[(var, value)]), &Cli::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(var), "{err}");
+        assert!(err.contains(value), "{err}");
+    }
+}
+
+#[test]
+fn unknown_keys_warn_with_the_nearest_known_key() {
+    let r = run(
+        Some("request:\n  timeout: 5\nmodel_profile:\n  answer: {}\n"),
+        &env(&[]),
+        &Cli::default(),
+    )
+    .unwrap();
+    assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].contains("request.timeout")
+            && r.warnings[0].contains("did you mean request.timeout_ms?"),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        r.warnings[1].contains("did you mean model_profiles?"),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn example_files_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(dir.join("config.yaml.example")).unwrap();
+    let r = resolve(
+        Some(YamlInput {
+            text: &text,
+            path: &dir.join("config.yaml.example"),
+        }),
+        &env(&[]),
+        &Cli::default(),
+    )
+    .unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let sc = r.server_config(false, None, 1);
+    assert_eq!(sc.profiles.answer_quick.unwrap().model, "gpt-5-nano");
+
+    let policy = std::fs::read_to_string(dir.join("policy.md.example")).unwrap();
+    for (merge, first, last) in [
+        ("append", true, false),
+        ("prepend", false, true),
+        ("replace", false, false),
+    ] {
+        let yaml = format!(
+            "policy:\n  system:\n    source: file\n    path: ./policy.md\n    merge: {merge}\n"
+        );
+        let r = run(Some(&yaml), &env(&[]), &Cli::default()).unwrap();
+        let instructions = r.server_config(true, Some(&policy), 1).instructions;
+        let builtin = responses_mcp_core::policy::SYSTEM_POLICY;
+        assert_eq!(instructions.starts_with(builtin), first, "{merge}");
+        assert_eq!(instructions.ends_with(builtin), last, "{merge}");
+        assert!(
+            instructions.contains("Prefer official documentation"),
+            "{merge}"
+        );
+        assert_eq!(instructions.contains(builtin), merge != "replace");
+    }
+}
+
+#[test]
+fn show_config_matches_the_snapshot_and_hides_the_key() {
+    let yaml = "request: {timeout_ms: 30000}\nsearch: {defaults: {domains: [example.com]}}\n";
+    let e = env(&[
+        ("MODEL_DETAILED", "gpt-5"),
+        ("OPENAI_API_KEY", "sk-PLANTED-never-shown"),
+    ]);
+    let cli = Cli {
+        model: Some("o3".into()),
+        ..Cli::default()
+    };
+    let r = run(Some(yaml), &e, &cli).unwrap();
+    let text = show::show_config(&r, true);
+    assert!(!text.contains("sk-PLANTED"));
+    let mut shown: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(shown["version"], env!("CARGO_PKG_VERSION"));
+    shown["version"] = json!("<version>");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/show-config.json");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, serde_json::to_string_pretty(&shown).unwrap() + "\n").unwrap();
+    }
+    let expected: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        shown, expected,
+        "run with UPDATE_SNAPSHOTS=1 after an intended change"
+    );
+    assert_eq!(
+        shown["sources"]["model_profiles.answer.model"],
+        "cli:--model"
+    );
+    assert_eq!(
+        shown["sources"]["model_profiles.answer_detailed.model"],
+        "env:MODEL_DETAILED"
+    );
+    assert_eq!(
+        shown["sources"]["request.timeout_ms"],
+        format!("yaml:{YAML_PATH}")
+    );
+    assert_eq!(shown["sources"]["request.max_retries"], "default");
+    assert_eq!(
+        shown["api_key"],
+        json!({"env": "OPENAI_API_KEY", "set": true})
+    );
+}
