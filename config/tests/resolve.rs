@@ -488,3 +488,19 @@ fn show_config_matches_the_snapshot_and_hides_the_key() {
         json!({"env": "OPENAI_API_KEY", "set": true})
     );
 }
+
+#[test]
+fn the_reference_documents_every_key_and_variable() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reference/config-reference.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    for key in responses_mcp_config::keys::KEYS {
+        assert!(
+            doc.contains(&format!("`{}`", key.path)),
+            "{} is not documented",
+            key.path
+        );
+        if let Some(var) = key.env {
+            assert!(doc.contains(&format!("`{var}`")), "{var} is not documented");
+        }
+    }
+}
