@@ -26,6 +26,8 @@ pub struct Upstream {
 struct Shared {
     config: ureq::config::Config,
     authorization: Option<String>,
+    /// The key's bytes, to scrub from bodies that echo it back.
+    key: Option<Vec<u8>>,
     organization: Option<String>,
     project: Option<String>,
     idle: Mutex<Vec<ureq::Agent>>,
@@ -79,6 +81,9 @@ impl Upstream {
             shared: Arc::new(Shared {
                 config,
                 authorization: key.map(|k| format!("Bearer {}", k.expose())),
+                key: key
+                    .map(|k| k.expose().as_bytes().to_vec())
+                    .filter(|k| k.len() >= 8),
                 organization,
                 project,
                 idle: Mutex::new(Vec::new()),
@@ -156,12 +161,36 @@ impl Upstream {
             .limit(MAX_BODY_BYTES)
             .read_to_vec()
             .map_err(transport_error)?;
+        let body = match &self.shared.key {
+            Some(key) => scrub(body, key),
+            None => body,
+        };
         Ok(HttpReply {
             status,
             headers,
             body,
         })
     }
+}
+
+/// Replaces every occurrence of `key` in `body` with `***`: an error body that echoes the
+/// request's credentials must not carry them into error messages or logs.
+fn scrub(body: Vec<u8>, key: &[u8]) -> Vec<u8> {
+    if !body.windows(key.len()).any(|w| w == key) {
+        return body;
+    }
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        if body[i..].starts_with(key) {
+            out.extend_from_slice(b"***");
+            i += key.len();
+        } else {
+            out.push(body[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Maps a ureq error to a kind the core can decide on, with a description that holds no
@@ -202,4 +231,18 @@ fn transport_error(e: ureq::Error) -> TransportError {
         other => other.to_string(),
     };
     TransportError { kind, detail }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scrub;
+
+    #[test]
+    fn scrub_replaces_every_occurrence() {
+        assert_eq!(
+            scrub(b"a sk-KEY1234 b sk-KEY1234".to_vec(), b"sk-KEY1234"),
+            b"a *** b ***"
+        );
+        assert_eq!(scrub(b"clean".to_vec(), b"sk-KEY1234"), b"clean");
+    }
 }

@@ -1,6 +1,6 @@
 //! Configuration through the real binary (configuration issue).
 
-use super::fake_openai::FakeOpenAi;
+use super::fake_openai::{self, FakeOpenAi};
 use super::*;
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
@@ -240,5 +240,59 @@ fn debug_log_goes_to_stderr_and_file_without_secrets() {
             "instructions are not logged"
         );
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The planted key is looked for in everything every path prints: help, version,
+/// show-config, bad flags, bad files, serving, debug logs, and an upstream that echoes
+/// the Authorization header back in its error body.
+#[test]
+fn the_api_key_never_appears_on_any_path() {
+    let key = [("OPENAI_API_KEY", PLANTED_KEY)];
+    let dir = temp_dir("leak");
+    let bad = write(&dir, "bad.yaml", "request: [\n");
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["--show-config"],
+        &["--frobnicate"],
+        &["--stdio", "--config", bad.to_str().unwrap()],
+    ] {
+        let out = run(args, &key);
+        for stream in [&out.stdout, &out.stderr] {
+            assert!(
+                !String::from_utf8_lossy(stream).contains(PLANTED_KEY),
+                "{args:?}"
+            );
+        }
+    }
+    let echo = FakeOpenAi::start(|r, _| {
+        let auth = r.header("authorization").unwrap_or("").to_owned();
+        let body = json!({"error":{"message":format!("Incorrect API key provided: {auth}"),"type":"invalid_request_error","code":"invalid_api_key"}});
+        fake_openai::Action::json(401, &serde_json::to_vec(&body).unwrap())
+    });
+    let log = dir.join("debug.log");
+    let mut mcp = Mcp::spawn(
+        Opts::upstream(&echo.url)
+            .arg("--show-config")
+            .arg("--debug")
+            .arg(log.to_str().unwrap()),
+    );
+    mcp.initialize("2025-06-18");
+    let reply = mcp.call(1, "answer", json!({"query":"q"}));
+    assert_eq!(reply["error"]["code"], -32050);
+    let text = reply.to_string();
+    assert!(
+        text.contains("Incorrect API key provided: Bearer ***"),
+        "{text}"
+    );
+    assert!(
+        text.contains("OPENAI_API_KEY"),
+        "the hint names the variable: {text}"
+    );
+    mcp.close_stdin();
+    mcp.wait_exit(PATIENCE);
+    assert!(!std::fs::read_to_string(&log).unwrap().contains(PLANTED_KEY));
+    // stdout and stderr are checked by the harness on every message and on drop.
     let _ = std::fs::remove_dir_all(dir);
 }
