@@ -283,6 +283,15 @@ pub const KEYS: &[Key] = &[
         None,
         "How long calls in flight may finish after stdin closes."
     ),
+    key!(
+        "server.progress_interval_ms",
+        Kind::Int {
+            min: 100,
+            max: 600_000
+        },
+        None,
+        "Least time between two progress notifications for one call."
+    ),
 ];
 
 /// Looks a key up by path.
@@ -312,7 +321,7 @@ pub fn defaults() -> Value {
         "server": {
             "transport": "stdio", "debug": false, "debug_file": null, "show_config_on_start": false,
             "line_mode": false, "max_message_bytes": 4_194_304, "max_inflight": 16,
-            "max_queue": 1024, "shutdown_grace_ms": 30_000
+            "max_queue": 1024, "shutdown_grace_ms": 30_000, "progress_interval_ms": 5000
         }
     })
 }

@@ -205,7 +205,7 @@ impl Resolved {
             shutdown_grace: Duration::from_millis(self.int("server.shutdown_grace_ms")),
             max_inflight: usize::try_from(self.int("server.max_inflight")).unwrap_or(16),
             max_queue: usize::try_from(self.int("server.max_queue")).unwrap_or(1024),
-            progress_interval: Duration::from_secs(5),
+            progress_interval: Duration::from_millis(self.int("server.progress_interval_ms")),
             jitter_seed,
         }
     }

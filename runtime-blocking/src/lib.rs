@@ -6,8 +6,9 @@
 //! thread runs each HTTP attempt. They all report into one bounded channel, and the main
 //! thread waits on it no longer than the core's next deadline.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
+pub mod signals;
 pub mod upstream;
 
 use responses_mcp_config::Startup;
@@ -45,6 +46,7 @@ pub fn seed() -> u64 {
 enum Event {
     Stdin(Vec<u8>),
     StdinClosed,
+    Signal(i32),
     Http(AttemptId, Result<HttpReply, TransportError>, Attempt),
 }
 
@@ -53,6 +55,12 @@ pub fn run(startup: Startup) -> i32 {
     let upstream = Upstream::new(&startup);
     let mut server = Server::new(startup.server);
     let (tx, rx) = sync_channel::<Event>(64);
+    let on_signal = tx.clone();
+    if let Err(e) = signals::on_termination(move |signal| {
+        let _ = on_signal.send(Event::Signal(signal));
+    }) {
+        log::warn!("cannot handle SIGINT/SIGTERM: {e}");
+    }
     spawn_stdin_reader(tx.clone());
     let mut stdout = std::io::stdout().lock();
     let mut in_flight: BTreeMap<AttemptId, Attempt> = BTreeMap::new();
@@ -100,6 +108,10 @@ pub fn run(startup: Startup) -> i32 {
         match event {
             Event::Stdin(bytes) => server.handle(input_now, Input::Stdin(&bytes)),
             Event::StdinClosed => server.handle(input_now, Input::StdinClosed),
+            Event::Signal(signal) => {
+                log::debug!("signal {signal}: aborting calls in flight and exiting");
+                server.handle(input_now, Input::Shutdown);
+            }
             Event::Http(id, result, attempt) => {
                 // An attempt still on record ended by itself: its agent (and kept-alive
                 // connection) can serve the next call.

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 enum Event {
     Stdin(Vec<u8>),
     StdinClosed,
+    Signal(i32),
     Http(AttemptId, Result<HttpReply, TransportError>, Attempt),
     Timer,
 }
@@ -27,15 +28,24 @@ fn main() {
     let seed = responses_mcp_blocking::seed();
     let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
         responses_mcp_config::Launch::Exit(status) => status,
-        responses_mcp_config::Launch::Serve(startup) => smol::block_on(serve(*startup)),
+        responses_mcp_config::Launch::Serve(startup) => {
+            let (tx, rx) = bounded::<Event>(64);
+            // Before any thread starts, so that every thread inherits the signal mask.
+            let on_signal = tx.clone();
+            if let Err(e) = responses_mcp_blocking::signals::on_termination(move |signal| {
+                let _ = on_signal.send_blocking(Event::Signal(signal));
+            }) {
+                log::warn!("cannot handle SIGINT/SIGTERM: {e}");
+            }
+            smol::block_on(serve(*startup, tx, rx))
+        }
     };
     std::process::exit(status);
 }
 
-async fn serve(startup: Startup) -> i32 {
+async fn serve(startup: Startup, tx: Sender<Event>, rx: Receiver<Event>) -> i32 {
     let upstream = Upstream::new(&startup);
     let mut server = Server::new(startup.server);
-    let (tx, rx) = bounded::<Event>(64);
     smol::spawn(read_stdin(tx.clone())).detach();
     let mut stdout = smol::Unblock::new(std::io::stdout());
     let mut in_flight: BTreeMap<AttemptId, Attempt> = BTreeMap::new();
@@ -82,6 +92,10 @@ async fn serve(startup: Startup) -> i32 {
         match event {
             Event::Stdin(bytes) => server.handle(input_now, Input::Stdin(&bytes)),
             Event::StdinClosed => server.handle(input_now, Input::StdinClosed),
+            Event::Signal(signal) => {
+                log::debug!("signal {signal}: aborting calls in flight and exiting");
+                server.handle(input_now, Input::Shutdown);
+            }
             Event::Http(id, result, attempt) => {
                 if in_flight.remove(&id).is_some() {
                     upstream.finish(attempt);

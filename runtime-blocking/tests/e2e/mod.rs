@@ -16,6 +16,7 @@ pub mod fake_openai;
 mod schema;
 
 mod answers;
+mod concurrency;
 mod config;
 mod lifecycle;
 
