@@ -1,0 +1,405 @@
+//! Fuzz targets as plain functions. The cargo-fuzz binaries in `fuzz_targets/` call them,
+//! and `runtime-blocking/tests/fuzz_corpus.rs` replays every committed corpus file through
+//! them on the stable toolchain, so ordinary `cargo test` exercises the corpora too.
+//!
+//! Each function panics only when a checked property fails.
+
+use responses_mcp_config::{resolve, show, Cli, Env, YamlInput};
+use responses_mcp_core::framing::{FrameError, Framer, Framing};
+use responses_mcp_core::openai::{classify_reply, parse_answer, UpstreamVerdict};
+use responses_mcp_core::server::{
+    AttemptId, HttpReply, Input, Now, Output, Server, ServerConfig, TransportError,
+    TransportErrorKind,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Arbitrary bytes never panic the framer, frames respect the cap, and the buffer holds at
+/// most one partial message plus one push.
+pub fn framer(data: &[u8]) {
+    const MAX: usize = 256;
+    const CHUNK: usize = 37;
+    let mut framer = Framer::new(MAX);
+    for chunk in data.chunks(CHUNK) {
+        framer.push(chunk);
+        while let Some(item) = framer.next_frame() {
+            if let Ok(frame) = item {
+                assert!(frame.bytes.len() <= MAX, "frame over the cap");
+            }
+        }
+        assert!(
+            framer.buffered() <= MAX + 2 + CHUNK + 1024,
+            "buffer {}",
+            framer.buffered()
+        );
+    }
+    framer.finish();
+    while framer.next_frame().is_some() {}
+}
+
+type Item = Result<(Framing, Vec<u8>), FrameError>;
+
+fn frames_of(chunks: &[&[u8]]) -> Vec<Item> {
+    let mut framer = Framer::new(64);
+    let mut out = Vec::new();
+    for chunk in chunks {
+        framer.push(chunk);
+        while let Some(item) = framer.next_frame() {
+            out.push(item.map(|f| (f.framing, f.bytes.to_vec())));
+        }
+    }
+    framer.finish();
+    while let Some(item) = framer.next_frame() {
+        out.push(item.map(|f| (f.framing, f.bytes.to_vec())));
+    }
+    out
+}
+
+/// Differential: any chunking gives exactly the frames and errors of a single push. The
+/// first eight bytes choose the cut points; the rest is the stream.
+pub fn framer_split(data: &[u8]) {
+    let (cuts, stream) = data.split_at(data.len().min(8));
+    let mut chunks = Vec::new();
+    let mut rest = stream;
+    for &c in cuts {
+        let at = usize::from(c).min(rest.len());
+        let (a, b) = rest.split_at(at);
+        chunks.push(a);
+        rest = b;
+    }
+    chunks.push(rest);
+    assert_eq!(
+        frames_of(&[stream]),
+        frames_of(&chunks),
+        "chunking changed the frames"
+    );
+}
+
+/// Arbitrary bytes as an OpenAI reply body, with a status picked by the first byte.
+pub fn responses_parser(data: &[u8]) {
+    const STATUSES: [u16; 8] = [200, 200, 400, 401, 429, 500, 503, 302];
+    let (status, body) = match data.split_first() {
+        Some((s, rest)) => (STATUSES[usize::from(*s) % STATUSES.len()], rest),
+        None => (200, data),
+    };
+    let headers = vec![(
+        "retry-after".to_owned(),
+        String::from_utf8_lossy(&body[..body.len().min(4)]).into_owned(),
+    )];
+    if let UpstreamVerdict::Success(value) = classify_reply(status, &headers, body) {
+        if let Ok(answer) = parse_answer(&value, 3, "fallback", "2026-01-01") {
+            assert!(answer.citations.len() <= 3);
+            assert!(!answer.answer.trim().is_empty());
+            assert!(answer.used_search || answer.citations.is_empty());
+        }
+    }
+}
+
+/// Arbitrary YAML text and environment values through the resolver. The input is split
+/// at the first NUL: YAML before it, `NAME=value` lines after it.
+pub fn config(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (yaml, env_text) = text.split_once('\0').unwrap_or((&text, ""));
+    let env: Env = env_text
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let input = YamlInput {
+        text: yaml,
+        path: Path::new("/fuzz/config.yaml"),
+    };
+    if let Ok(resolved) = resolve(Some(input), &env, &Cli::default()) {
+        let config = resolved.server_config(true, Some("policy"), 1);
+        assert!((1..=10).contains(&config.max_citations));
+        assert!(!config.timeout.is_zero());
+        let shown = show::show_config(&resolved, true);
+        assert!(serde_json::from_str::<Value>(&shown).is_ok());
+    }
+}
+
+/// Ids the script's own requests use; unique, so every one may be answered at most once.
+const SCRIPT_IDS: u64 = 1_000_000;
+
+/// Drives the core server with a byte-coded script of stdin chunks, upstream replies and
+/// failures, timeouts, cancels and clock steps. Checks: no panic; every written frame is a
+/// valid JSON-RPC message; each script request id is answered at most once and never after
+/// its cancel; after a timeout the next deadline lies in the future.
+pub fn server(data: &[u8]) {
+    let base = base_instant();
+    let mut now = Now {
+        instant: base,
+        unix_secs: 1_754_708_400,
+    };
+    let config = ServerConfig {
+        api_key_present: true,
+        max_inflight: 3,
+        max_queue: 4,
+        max_message_bytes: 4096,
+        shutdown_grace: Duration::from_secs(5),
+        progress_interval: Duration::from_millis(500),
+        ..ServerConfig::default()
+    };
+    let mut server = Server::new(config);
+    let mut checker = Checker::default();
+    let mut attempts: Vec<AttemptId> = Vec::new();
+    let mut next_id = SCRIPT_IDS;
+    let mut bytes = data.iter().copied();
+    let mut feed = |server: &mut Server,
+                    now: Now,
+                    input: Input<'_>,
+                    checker: &mut Checker,
+                    attempts: &mut Vec<AttemptId>| {
+        server.handle(now, input);
+        while let Some(output) = server.poll_output() {
+            checker.output(&output, attempts);
+        }
+    };
+    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}"#;
+    feed(
+        &mut server,
+        now,
+        Input::Stdin(&[init.as_slice(), b"\n"].concat()),
+        &mut checker,
+        &mut attempts,
+    );
+    while let Some(op) = bytes.next() {
+        let arg = bytes.next().unwrap_or(0);
+        match op % 9 {
+            0 => {
+                let n = usize::from(arg);
+                let chunk: Vec<u8> = bytes.by_ref().take(n).collect();
+                feed(
+                    &mut server,
+                    now,
+                    Input::Stdin(&chunk),
+                    &mut checker,
+                    &mut attempts,
+                );
+            }
+            1 | 2 => {
+                let id = next_id;
+                next_id += 1;
+                checker.requested.insert(id);
+                let progress = if arg % 2 == 0 {
+                    r#","_meta":{"progressToken":7}"#
+                } else {
+                    ""
+                };
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{progress}}}}}"#,
+                    ["answer", "answer_quick", "answer_detailed"][usize::from(arg) % 3]
+                );
+                feed(
+                    &mut server,
+                    now,
+                    Input::Stdin(format!("{line}\n").as_bytes()),
+                    &mut checker,
+                    &mut attempts,
+                );
+            }
+            3 => {
+                if let Some(&attempt) = pick(&attempts, arg) {
+                    let status =
+                        [200, 200, 429, 500, 503, 400, 401, 404][usize::from(arg >> 3) % 8];
+                    let body = BODIES[usize::from(arg >> 5) % BODIES.len()]
+                        .as_bytes()
+                        .to_vec();
+                    let headers = vec![("retry-after".to_owned(), (arg % 4).to_string())];
+                    feed(
+                        &mut server,
+                        now,
+                        Input::HttpReply(
+                            attempt,
+                            HttpReply {
+                                status,
+                                headers,
+                                body,
+                            },
+                        ),
+                        &mut checker,
+                        &mut attempts,
+                    );
+                }
+            }
+            4 => {
+                if let Some(&attempt) = pick(&attempts, arg) {
+                    let kind = [
+                        TransportErrorKind::Connect,
+                        TransportErrorKind::Io,
+                        TransportErrorKind::Tls,
+                        TransportErrorKind::BodyTooLarge,
+                    ][usize::from(arg) % 4];
+                    let error = TransportError {
+                        kind,
+                        detail: "fuzz".into(),
+                    };
+                    feed(
+                        &mut server,
+                        now,
+                        Input::HttpFailed(attempt, error),
+                        &mut checker,
+                        &mut attempts,
+                    );
+                }
+            }
+            5 => {
+                now.instant += Duration::from_millis(u64::from(arg) * 97);
+                now.unix_secs += u64::from(arg);
+                let due = server.poll_timeout().is_some_and(|t| t <= now.instant);
+                feed(
+                    &mut server,
+                    now,
+                    Input::Timeout,
+                    &mut checker,
+                    &mut attempts,
+                );
+                if due {
+                    if let Some(next) = server.poll_timeout() {
+                        assert!(
+                            next > now.instant,
+                            "a deadline at or before now after a timeout"
+                        );
+                    }
+                }
+            }
+            6 if next_id > SCRIPT_IDS => {
+                let id = SCRIPT_IDS + u64::from(arg) % (next_id - SCRIPT_IDS);
+                checker.cancelled.insert(id);
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+                );
+                feed(
+                    &mut server,
+                    now,
+                    Input::Stdin(format!("{line}\n").as_bytes()),
+                    &mut checker,
+                    &mut attempts,
+                );
+            }
+            7 => feed(
+                &mut server,
+                now,
+                Input::StdinClosed,
+                &mut checker,
+                &mut attempts,
+            ),
+            6 => {}
+            _ => {
+                if arg == 0 {
+                    feed(
+                        &mut server,
+                        now,
+                        Input::Shutdown,
+                        &mut checker,
+                        &mut attempts,
+                    );
+                }
+            }
+        }
+    }
+    // Run the clock out: everything ends, with a reply or a cancel.
+    for _ in 0..64 {
+        let Some(at) = server.poll_timeout() else {
+            break;
+        };
+        now.instant = at.max(now.instant);
+        feed(
+            &mut server,
+            now,
+            Input::Timeout,
+            &mut checker,
+            &mut attempts,
+        );
+    }
+}
+
+const BODIES: [&str; 8] = [
+    r#"{"model":"gpt-5","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"hi","annotations":[{"type":"url_citation","url":"https://a.example/?utm_source=openai","start_index":99,"end_index":1}]}]}]}"#,
+    r#"{"error":{"message":"Rate limit","type":"requests","code":"rate_limit_exceeded"}}"#,
+    r#"{"error":{"message":"Unsupported value","type":"invalid_request_error","param":"reasoning.effort","code":"unsupported_value"}}"#,
+    r#"{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}"#,
+    "<html>502</html>",
+    "",
+    r#"{"output":[{"type":"web_search_call","action":{"sources":[{"type":"api","name":"oai-weather"}]}},{"type":"message","content":[{"type":"output_text","text":"晴れ"}]}]}"#,
+    r#"{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+];
+
+fn pick<T>(items: &[T], arg: u8) -> Option<&T> {
+    (!items.is_empty()).then(|| &items[usize::from(arg) % items.len()])
+}
+
+#[allow(clippy::disallowed_methods)]
+fn base_instant() -> Instant {
+    Instant::now()
+}
+
+#[derive(Default)]
+struct Checker {
+    requested: BTreeSet<u64>,
+    cancelled: BTreeSet<u64>,
+    answered: BTreeMap<u64, usize>,
+}
+
+impl Checker {
+    fn output(&mut self, output: &Output, attempts: &mut Vec<AttemptId>) {
+        match output {
+            Output::Write(bytes) => {
+                let body = match bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+                    Some(at) if bytes.starts_with(b"Content-Length: ") => &bytes[at + 4..],
+                    _ => {
+                        assert_eq!(bytes.last(), Some(&b'\n'), "line frames end with a newline");
+                        assert!(
+                            !bytes[..bytes.len() - 1].contains(&b'\n'),
+                            "no newline inside a line frame"
+                        );
+                        &bytes[..bytes.len() - 1]
+                    }
+                };
+                let value: Value = serde_json::from_slice(body).expect("every frame is JSON");
+                match &value {
+                    Value::Array(items) => items.iter().for_each(|m| self.message(m)),
+                    m => self.message(m),
+                }
+            }
+            Output::Http(request) => {
+                attempts.push(request.attempt);
+                assert!(serde_json::from_slice::<Value>(&request.body).is_ok());
+            }
+            Output::Abort(attempt) => attempts.retain(|a| a != attempt),
+            Output::Exit => {}
+        }
+    }
+
+    fn message(&mut self, m: &Value) {
+        assert_eq!(m["jsonrpc"], "2.0", "{m}");
+        if m.get("method").is_some() {
+            assert!(m.get("id").is_none(), "we send no requests");
+            return;
+        }
+        assert!(
+            m.get("result").is_some() ^ m.get("error").is_some(),
+            "result xor error: {m}"
+        );
+        if let Some(e) = m.get("error") {
+            assert!(e["code"].is_i64() && e["message"].is_string(), "{m}");
+        }
+        if let Some(id) = m
+            .get("id")
+            .and_then(Value::as_u64)
+            .filter(|id| *id >= SCRIPT_IDS)
+        {
+            if self.requested.contains(&id) {
+                assert!(
+                    !self.cancelled.contains(&id),
+                    "a reply after a cancel for {id}"
+                );
+                let n = self.answered.entry(id).or_default();
+                *n += 1;
+                assert_eq!(*n, 1, "id {id} answered twice");
+            }
+        }
+    }
+}
