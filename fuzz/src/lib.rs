@@ -147,7 +147,7 @@ pub fn server(data: &[u8]) {
     let mut attempts: Vec<AttemptId> = Vec::new();
     let mut next_id = SCRIPT_IDS;
     let mut bytes = data.iter().copied();
-    let mut feed = |server: &mut Server,
+    let feed = |server: &mut Server,
                     now: Now,
                     input: Input<'_>,
                     checker: &mut Checker,
