@@ -148,10 +148,10 @@ pub fn server(data: &[u8]) {
     let mut next_id = SCRIPT_IDS;
     let mut bytes = data.iter().copied();
     let feed = |server: &mut Server,
-                    now: Now,
-                    input: Input<'_>,
-                    checker: &mut Checker,
-                    attempts: &mut Vec<AttemptId>| {
+                now: Now,
+                input: Input<'_>,
+                checker: &mut Checker,
+                attempts: &mut Vec<AttemptId>| {
         server.handle(now, input);
         while let Some(output) = server.poll_output() {
             checker.output(&output, attempts);

@@ -143,7 +143,10 @@ impl Upstream {
         if let Some(project) = &self.shared.project {
             builder = builder.header("OpenAI-Project", project);
         }
-        let mut response = builder.send(&request.body[..]).map_err(transport_error)?;
+        let https = request.url.starts_with("https://");
+        let mut response = builder
+            .send(&request.body[..])
+            .map_err(|e| transport_error(e, https))?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -160,7 +163,7 @@ impl Upstream {
             .with_config()
             .limit(MAX_BODY_BYTES)
             .read_to_vec()
-            .map_err(transport_error)?;
+            .map_err(|e| transport_error(e, https))?;
         let body = match &self.shared.key {
             Some(key) => scrub(body, key),
             None => body,
@@ -195,7 +198,7 @@ fn scrub(body: Vec<u8>, key: &[u8]) -> Vec<u8> {
 
 /// Maps a ureq error to a kind the core can decide on, with a description that holds no
 /// secrets (ureq's messages name hosts and causes, never headers).
-fn transport_error(e: ureq::Error) -> TransportError {
+fn transport_error(e: ureq::Error, https: bool) -> TransportError {
     use std::io::ErrorKind;
     let kind = match &e {
         ureq::Error::HostNotFound
@@ -212,10 +215,9 @@ fn transport_error(e: ureq::Error) -> TransportError {
         ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::TlsRequired => {
             TransportErrorKind::Tls
         }
-        ureq::Error::Io(io)
-            if io.kind() == ErrorKind::InvalidData
-                && io.to_string().to_lowercase().contains("tls") =>
-        {
+        // rustls reports a peer that does not speak TLS, or a broken record, as
+        // invalid data.
+        ureq::Error::Io(io) if https && io.kind() == ErrorKind::InvalidData => {
             TransportErrorKind::Tls
         }
         ureq::Error::BodyExceedsLimit(_) => TransportErrorKind::BodyTooLarge,

@@ -170,7 +170,14 @@ struct Conn {
 }
 
 impl Conn {
-    fn serve(self, stream: TcpStream) {
+    fn serve(self, mut stream: TcpStream) {
+        let mut first = [0u8; 1];
+        if stream.peek(&mut first).is_ok() && first[0] == 0x16 {
+            // A TLS ClientHello: answer in plain text, as a plain HTTP server does.
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+            thread::sleep(Duration::from_millis(200));
+            return;
+        }
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut writer = stream;
         loop {
@@ -260,8 +267,15 @@ fn read_request(reader: &mut BufReader<TcpStream>, connection: usize) -> Option<
         return None;
     }
     let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
+    let (Some(method), Some(path), Some("HTTP/1.1")) = (parts.next(), parts.next(), parts.next())
+    else {
+        // Not HTTP (a TLS ClientHello, say): answer in plain text as real servers do.
+        let _ = reader.get_mut().write_all(
+            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
+        return None;
+    };
+    let (method, path) = (method.to_owned(), path.to_owned());
     let mut headers = Vec::new();
     let mut length = 0usize;
     loop {

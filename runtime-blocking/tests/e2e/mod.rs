@@ -16,6 +16,7 @@ pub mod fake_openai;
 mod schema;
 
 mod answers;
+mod bad_upstream;
 mod concurrency;
 mod config;
 mod lifecycle;
