@@ -21,6 +21,13 @@ use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use upstream::{Attempt, Upstream};
 
+/// Buffered output is written once it reaches this size, even mid-drain.
+pub const MAX_PENDING_OUTPUT: usize = 1 << 20;
+
+/// Events waiting for the main loop. Bounded, so that a flood on stdin waits in the pipe
+/// rather than in our memory.
+pub const EVENT_QUEUE: usize = 16;
+
 /// Bytes read from stdin at a time.
 pub const READ_CHUNK: usize = 64 * 1024;
 
@@ -54,7 +61,7 @@ enum Event {
 pub fn run(startup: Startup) -> i32 {
     let upstream = Upstream::new(&startup);
     let mut server = Server::new(startup.server);
-    let (tx, rx) = sync_channel::<Event>(64);
+    let (tx, rx) = sync_channel::<Event>(EVENT_QUEUE);
     let on_signal = tx.clone();
     if let Err(e) = signals::on_termination(move |signal| {
         let _ = on_signal.send(Event::Signal(signal));
@@ -64,13 +71,19 @@ pub fn run(startup: Startup) -> i32 {
     spawn_stdin_reader(tx.clone());
     let mut stdout = std::io::stdout().lock();
     let mut in_flight: BTreeMap<AttemptId, Attempt> = BTreeMap::new();
+    // Frames of one drain go out in one write and one flush.
+    let mut frames: Vec<u8> = Vec::new();
     loop {
         while let Some(output) = server.poll_output() {
             match output {
                 Output::Write(frame) => {
-                    if let Err(e) = stdout.write_all(&frame).and_then(|()| stdout.flush()) {
-                        log::debug!("stdout closed ({e}); stopping");
-                        server.handle(now(), Input::OutputClosed);
+                    frames.extend_from_slice(&frame);
+                    if frames.len() >= MAX_PENDING_OUTPUT {
+                        if let Err(e) = write_all(&mut stdout, &frames) {
+                            log::debug!("stdout closed ({e}); stopping");
+                            server.handle(now(), Input::OutputClosed);
+                        }
+                        frames.clear();
                     }
                 }
                 Output::Http(request) => {
@@ -93,7 +106,19 @@ pub fn run(startup: Startup) -> i32 {
                         handle.abort();
                     }
                 }
-                Output::Exit => return 0,
+                Output::Exit => {
+                    let _ = write_all(&mut stdout, &frames);
+                    return 0;
+                }
+            }
+        }
+        if !frames.is_empty() {
+            let written = write_all(&mut stdout, &frames);
+            frames.clear();
+            if let Err(e) = written {
+                log::debug!("stdout closed ({e}); stopping");
+                server.handle(now(), Input::OutputClosed);
+                continue;
             }
         }
         let event = match wait(&rx, server.poll_timeout()) {
@@ -125,6 +150,12 @@ pub fn run(startup: Startup) -> i32 {
             }
         }
     }
+}
+
+/// Writes `bytes` and flushes.
+fn write_all(stdout: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    stdout.write_all(bytes)?;
+    stdout.flush()
 }
 
 /// Waits for an event until `deadline`; `Ok(None)` when the deadline passed first.

@@ -7,7 +7,7 @@
 #![forbid(unsafe_code)]
 
 use responses_mcp_blocking::upstream::{Attempt, Upstream};
-use responses_mcp_blocking::{now, READ_CHUNK};
+use responses_mcp_blocking::{now, MAX_PENDING_OUTPUT, READ_CHUNK};
 use responses_mcp_config::Startup;
 use responses_mcp_core::server::{AttemptId, HttpReply, Input, Output, Server, TransportError};
 use smol::channel::{bounded, Receiver, Sender};
@@ -29,7 +29,7 @@ fn main() {
     let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
         responses_mcp_config::Launch::Exit(status) => status,
         responses_mcp_config::Launch::Serve(startup) => {
-            let (tx, rx) = bounded::<Event>(64);
+            let (tx, rx) = bounded::<Event>(responses_mcp_blocking::EVENT_QUEUE);
             // Before any thread starts, so that every thread inherits the signal mask.
             let on_signal = tx.clone();
             if let Err(e) = responses_mcp_blocking::signals::on_termination(move |signal| {
@@ -47,21 +47,15 @@ async fn serve(startup: Startup, tx: Sender<Event>, rx: Receiver<Event>) -> i32 
     let upstream = Upstream::new(&startup);
     let mut server = Server::new(startup.server);
     smol::spawn(read_stdin(tx.clone())).detach();
-    let mut stdout = smol::Unblock::new(std::io::stdout());
+    let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
     let mut in_flight: BTreeMap<AttemptId, Attempt> = BTreeMap::new();
+    // Frames of one drain are written with one write and one flush: a hop to the
+    // blocking pool per frame would cost more than the frame.
+    let mut frames: Vec<u8> = Vec::new();
     loop {
         while let Some(output) = server.poll_output() {
             match output {
-                Output::Write(frame) => {
-                    let written = async {
-                        stdout.write_all(&frame).await?;
-                        stdout.flush().await
-                    };
-                    if let Err(e) = written.await {
-                        log::debug!("stdout closed ({e}); stopping");
-                        server.handle(now(), Input::OutputClosed);
-                    }
-                }
+                Output::Write(frame) => frames.extend_from_slice(&frame),
                 Output::Http(request) => {
                     let attempt = upstream.begin();
                     in_flight.insert(request.attempt, Upstream::abort_handle(&attempt));
@@ -82,7 +76,26 @@ async fn serve(startup: Startup, tx: Sender<Event>, rx: Receiver<Event>) -> i32 
                         handle.abort();
                     }
                 }
-                Output::Exit => return 0,
+                Output::Exit => {
+                    let _ = write_all(&mut stdout, &frames).await;
+                    return 0;
+                }
+            }
+            if frames.len() >= MAX_PENDING_OUTPUT {
+                let written = write_all(&mut stdout, &frames).await;
+                frames.clear();
+                if written.is_err() {
+                    server.handle(now(), Input::OutputClosed);
+                }
+            }
+        }
+        if !frames.is_empty() {
+            let written = write_all(&mut stdout, &frames).await;
+            frames.clear();
+            if let Err(e) = written {
+                log::debug!("stdout closed ({e}); stopping");
+                server.handle(now(), Input::OutputClosed);
+                continue;
             }
         }
         let Some(event) = next_event(&rx, server.poll_timeout()).await else {
@@ -110,6 +123,18 @@ async fn serve(startup: Startup, tx: Sender<Event>, rx: Receiver<Event>) -> i32 
     }
 }
 
+/// Writes `bytes` and flushes.
+async fn write_all(
+    stdout: &mut smol::Unblock<std::io::Stdout>,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    stdout.write_all(bytes).await?;
+    stdout.flush().await
+}
+
 /// The next event, or a timer event at `deadline`; `None` when every sender is gone.
 async fn next_event(rx: &Receiver<Event>, deadline: Option<std::time::Instant>) -> Option<Event> {
     let timer = async {
@@ -125,7 +150,7 @@ async fn next_event(rx: &Receiver<Event>, deadline: Option<std::time::Instant>) 
 }
 
 async fn read_stdin(tx: Sender<Event>) {
-    let mut stdin = smol::Unblock::new(std::io::stdin());
+    let mut stdin = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdin());
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         match stdin.read(&mut buf).await {

@@ -224,3 +224,47 @@ fn closed_stdout_exits_quietly() {
     assert!(out.status.success(), "{:?} {err}", out.status);
     assert!(err.lines().count() < 5, "no error spam: {err}");
 }
+
+/// Peak resident memory of a process, from /proc (Linux).
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn garbage_and_an_endless_line_keep_memory_bounded() {
+    let mut mcp = Mcp::spawn(Opts::default());
+    mcp.initialize("2025-06-18");
+    let mut noise: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut replies = 0usize;
+    for _ in 0..48 {
+        for b in chunk.iter_mut() {
+            noise ^= noise << 13;
+            noise ^= noise >> 7;
+            noise ^= noise << 17;
+            *b = noise as u8;
+        }
+        mcp.send_raw(&chunk);
+        while mcp.recv_within(Duration::ZERO).is_some() {
+            replies += 1;
+        }
+    }
+    mcp.send_raw(b"\n{");
+    let line = vec![b'a'; 1 << 20];
+    for _ in 0..48 {
+        mcp.send_raw(&line);
+        while mcp.recv_within(Duration::ZERO).is_some() {
+            replies += 1;
+        }
+    }
+    mcp.send_raw(b"\n");
+    let pong = mcp.request(json!({"jsonrpc":"2.0","id":"after","method":"ping"}));
+    assert_eq!(pong["result"], json!({}));
+    if let Some(peak) = peak_rss_kib(mcp.pid()) {
+        // 96 MiB went in; a buffer that grew with it would show here.
+        assert!(peak < 40 * 1024, "peak RSS {peak} KiB");
+    }
+    assert!(replies > 0);
+}
