@@ -120,8 +120,11 @@ pub fn config(data: &[u8]) {
     }
 }
 
-/// Ids the script's own requests use; unique, so every one may be answered at most once.
-const SCRIPT_IDS: u64 = 1_000_000;
+/// The script's own request ids are strings `"\u{1}N"`, which the random stdin chunks
+/// cannot spell; each is used once, so each may be answered at most once.
+fn script_id(n: u64) -> String {
+    format!("\"\\u0001{n}\"")
+}
 
 /// Drives the core server with a byte-coded script of stdin chunks, upstream replies and
 /// failures, timeouts, cancels and clock steps. Checks: no panic; every written frame is a
@@ -145,7 +148,7 @@ pub fn server(data: &[u8]) {
     let mut server = Server::new(config);
     let mut checker = Checker::default();
     let mut attempts: Vec<AttemptId> = Vec::new();
-    let mut next_id = SCRIPT_IDS;
+    let mut next_id = 0;
     let mut bytes = data.iter().copied();
     let feed = |server: &mut Server,
                 now: Now,
@@ -169,8 +172,22 @@ pub fn server(data: &[u8]) {
         let arg = bytes.next().unwrap_or(0);
         match op % 9 {
             0 => {
+                // Random bytes, kept from swallowing or forging the script's own
+                // messages: each chunk is one line that starts like JSON (so it cannot
+                // open a Content-Length header block; the framer targets cover those) and
+                // cannot spell a script id (no \u{1}, no backslash escapes).
                 let n = usize::from(arg);
-                let chunk: Vec<u8> = bytes.by_ref().take(n).collect();
+                let mut chunk = Vec::with_capacity(n + 2);
+                let first = bytes.clone().next();
+                if first != Some(b'[') && first != Some(b'{') {
+                    chunk.push(b'{');
+                }
+                chunk.extend(bytes.by_ref().take(n).map(|b| match b {
+                    b'\n' | b'\r' | 0x01 => b' ',
+                    b'\\' => b'/',
+                    b => b,
+                }));
+                chunk.push(b'\n');
                 feed(
                     &mut server,
                     now,
@@ -189,7 +206,8 @@ pub fn server(data: &[u8]) {
                     ""
                 };
                 let line = format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{progress}}}}}"#,
+                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{progress}}}}}"#,
+                    script_id(id),
                     ["answer", "answer_quick", "answer_detailed"][usize::from(arg) % 3]
                 );
                 feed(
@@ -265,11 +283,12 @@ pub fn server(data: &[u8]) {
                     }
                 }
             }
-            6 if next_id > SCRIPT_IDS => {
-                let id = SCRIPT_IDS + u64::from(arg) % (next_id - SCRIPT_IDS);
+            6 if next_id > 0 => {
+                let id = u64::from(arg) % next_id;
                 checker.cancelled.insert(id);
                 let line = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#,
+                    script_id(id)
                 );
                 feed(
                     &mut server,
@@ -386,11 +405,12 @@ impl Checker {
         if let Some(e) = m.get("error") {
             assert!(e["code"].is_i64() && e["message"].is_string(), "{m}");
         }
-        if let Some(id) = m
+        let id = m
             .get("id")
-            .and_then(Value::as_u64)
-            .filter(|id| *id >= SCRIPT_IDS)
-        {
+            .and_then(Value::as_str)
+            .and_then(|s| s.strip_prefix('\u{1}'))
+            .and_then(|n| n.parse::<u64>().ok());
+        if let Some(id) = id {
             if self.requested.contains(&id) {
                 assert!(
                     !self.cancelled.contains(&id),
