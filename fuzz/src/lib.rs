@@ -149,6 +149,7 @@ pub fn server(data: &[u8]) {
     let mut checker = Checker::default();
     let mut attempts: Vec<AttemptId> = Vec::new();
     let mut next_id = 0;
+    let mut stdin_closed = false;
     let mut bytes = data.iter().copied();
     let feed = |server: &mut Server,
                 now: Now,
@@ -199,7 +200,10 @@ pub fn server(data: &[u8]) {
             1 | 2 => {
                 let id = next_id;
                 next_id += 1;
-                checker.requested.insert(id);
+                // After EOF the server reads no more stdin, so the line never arrives.
+                if !stdin_closed {
+                    checker.requested.insert(id);
+                }
                 let progress = if arg % 2 == 0 {
                     r#","_meta":{"progressToken":7}"#
                 } else {
@@ -285,7 +289,9 @@ pub fn server(data: &[u8]) {
             }
             6 if next_id > 0 => {
                 let id = u64::from(arg) % next_id;
-                checker.cancelled.insert(id);
+                if !stdin_closed {
+                    checker.cancelled.insert(id);
+                }
                 let line = format!(
                     r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#,
                     script_id(id)
@@ -298,13 +304,16 @@ pub fn server(data: &[u8]) {
                     &mut attempts,
                 );
             }
-            7 => feed(
-                &mut server,
-                now,
-                Input::StdinClosed,
-                &mut checker,
-                &mut attempts,
-            ),
+            7 => {
+                stdin_closed = true;
+                feed(
+                    &mut server,
+                    now,
+                    Input::StdinClosed,
+                    &mut checker,
+                    &mut attempts,
+                );
+            }
             6 => {}
             _ => {
                 if arg == 0 {
