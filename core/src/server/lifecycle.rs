@@ -78,6 +78,10 @@ impl Server {
                 code::INVALID_REQUEST,
                 format!("already initialized with protocol version {}; initialize may be sent only once", v.as_str()),
             )),
+            ("tools/list", Session::Ready(v)) if reply_to == ReplyTo::Direct => {
+                self.write_tools_list(&request.id, v);
+                return Dispatched::Nothing;
+            }
             ("tools/list", Session::Ready(v)) => Ok(tools_list_result(v)),
             ("tools/call", Session::Ready(v)) => {
                 return self.start_call(now, request, reply_to, v);
@@ -101,6 +105,23 @@ impl Server {
                 error,
             },
         })
+    }
+
+    /// Writes a `tools/list` reply from the cached, serialised result: the list is fixed
+    /// for the session, and building it as a `Value` per request dominated dispatch.
+    fn write_tools_list(&mut self, id: &crate::jsonrpc::RequestId, version: ProtocolVersion) {
+        let cached = self.tools_list_json.get_or_insert_with(|| {
+            serde_json::to_vec(&tools_list_result(version)).unwrap_or_default()
+        });
+        let mut json = Vec::with_capacity(cached.len() + 48);
+        json.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        if serde_json::to_writer(&mut json, id).is_err() {
+            return;
+        }
+        json.extend_from_slice(br#","result":"#);
+        json.extend_from_slice(cached);
+        json.push(b'}');
+        self.write_frame(&json);
     }
 
     fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {

@@ -153,6 +153,8 @@ pub struct Server {
     exited: bool,
     /// When in-flight calls are abandoned after stdin closed.
     grace_deadline: Option<Instant>,
+    /// The serialised `tools/list` result, built on first use (the version is fixed).
+    tools_list_json: Option<Vec<u8>>,
 }
 
 impl Server {
@@ -169,6 +171,7 @@ impl Server {
             stdin_closed: false,
             exited: false,
             grace_deadline: None,
+            tools_list_json: None,
         }
     }
 
@@ -302,13 +305,16 @@ impl Server {
     /// Serialises `message` and queues it as one frame.
     fn write_json(&mut self, message: &impl Serialize) {
         match serde_json::to_vec(message) {
-            Ok(json) => {
-                let mut out = Vec::with_capacity(json.len() + 24);
-                encode(self.reply_framing.unwrap_or(Framing::Line), &json, &mut out);
-                self.outputs.push_back(Output::Write(out));
-            }
+            Ok(json) => self.write_frame(&json),
             Err(e) => log::error!("could not serialise a reply: {e}"),
         }
+    }
+
+    /// Queues compact JSON as one frame in the reply framing.
+    fn write_frame(&mut self, json: &[u8]) {
+        let mut out = Vec::with_capacity(json.len() + 24);
+        encode(self.reply_framing.unwrap_or(Framing::Line), json, &mut out);
+        self.outputs.push_back(Output::Write(out));
     }
 
     fn send_reply(&mut self, reply: Reply) {
