@@ -90,13 +90,13 @@ pub fn run(startup: Startup) -> i32 {
                     let attempt = upstream.begin();
                     in_flight.insert(request.attempt, Upstream::abort_handle(&attempt));
                     let (tx, upstream) = (tx.clone(), upstream.clone());
-                    let spawned =
-                        std::thread::Builder::new()
-                            .name("upstream".into())
-                            .spawn(move || {
-                                let result = upstream.send(&attempt, &request);
-                                let _ = tx.send(Event::Http(request.attempt, result, attempt));
-                            });
+                    let spawned = std::thread::Builder::new()
+                        .name("upstream".into())
+                        .stack_size(upstream::ATTEMPT_STACK)
+                        .spawn(move || {
+                            let result = upstream.send(&attempt, &request);
+                            let _ = tx.send(Event::Http(request.attempt, result, attempt));
+                        });
                     if let Err(e) = spawned {
                         log::error!("cannot start an upstream thread: {e}");
                     }

@@ -14,6 +14,13 @@ use std::time::Duration;
 
 /// Largest response body read; larger ones fail the attempt.
 pub const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
+/// Per-connection read buffer (ureq's default is 128 KiB).
+const INPUT_BUFFER: usize = 16 * 1024;
+/// Per-connection write buffer (ureq's default is 128 KiB).
+const OUTPUT_BUFFER: usize = 8 * 1024;
+/// Stack of the thread that runs one attempt; ureq and rustls need far less than the
+/// 2 MiB default, and many attempts may be in flight.
+pub const ATTEMPT_STACK: usize = 256 * 1024;
 /// Idle agents (kept-alive connections) kept for reuse.
 const MAX_IDLE_AGENTS: usize = 32;
 
@@ -74,6 +81,10 @@ impl Upstream {
             .timeout_connect(Some(Duration::from_secs(15)))
             // The core aborts attempts at their deadline; this only backs it up.
             .timeout_global(Some(timeout + Duration::from_secs(30)))
+            // ureq's 128 KiB default buffers per connection dominated the memory of many
+            // calls in flight; OpenAI's headers and our bodies stream fine through less.
+            .input_buffer_size(INPUT_BUFFER)
+            .output_buffer_size(OUTPUT_BUFFER)
             .max_idle_connections(1)
             .max_idle_connections_per_host(1)
             .build();

@@ -60,16 +60,18 @@ async fn serve(startup: Startup, tx: Sender<Event>, rx: Receiver<Event>) -> i32 
                     let attempt = upstream.begin();
                     in_flight.insert(request.attempt, Upstream::abort_handle(&attempt));
                     let (tx, upstream) = (tx.clone(), upstream.clone());
-                    smol::spawn(async move {
-                        let id = request.attempt;
-                        let (result, attempt) = smol::unblock(move || {
+                    // ureq blocks; each attempt gets its own small thread (smol's
+                    // blocking pool stops at 500 threads, and calls beyond would wait).
+                    let spawned = std::thread::Builder::new()
+                        .name("upstream".into())
+                        .stack_size(responses_mcp_blocking::upstream::ATTEMPT_STACK)
+                        .spawn(move || {
                             let result = upstream.send(&attempt, &request);
-                            (result, attempt)
-                        })
-                        .await;
-                        let _ = tx.send(Event::Http(id, result, attempt)).await;
-                    })
-                    .detach();
+                            let _ = tx.send_blocking(Event::Http(request.attempt, result, attempt));
+                        });
+                    if let Err(e) = spawned {
+                        log::error!("cannot start an upstream thread: {e}");
+                    }
                 }
                 Output::Abort(attempt) => {
                     if let Some(handle) = in_flight.remove(&attempt) {

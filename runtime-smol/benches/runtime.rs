@@ -1,0 +1,349 @@
+//! End-to-end benchmarks of both binaries over real pipes against a loopback fake OpenAI:
+//! startup, memory, calls held open, and per-call overhead.
+//!
+//! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
+//! (`cargo bench --workspace` runs it together with the core benchmarks).
+//! Every figure is a median (or a percentile) of several runs, next to a baseline measured
+//! in the same run.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    dead_code
+)]
+
+#[path = "../../runtime-blocking/tests/e2e/fake_openai.rs"]
+mod fake_openai;
+
+use fake_openai::{Action, FakeOpenAi};
+use responses_mcp_blocking::upstream::Upstream;
+use responses_mcp_core::server::HttpRequest;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#;
+
+fn binaries() -> Vec<(&'static str, PathBuf)> {
+    // BENCH_BIN_DIR measures other builds, e.g. target/x86_64-unknown-linux-musl/release.
+    let smol = match std::env::var_os("BENCH_BIN_DIR") {
+        Some(dir) => PathBuf::from(dir).join("openai-responses-mcp"),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_openai-responses-mcp")),
+    };
+    let blocking = smol.with_file_name("openai-responses-mcp-blocking");
+    let mut out = vec![("smol", smol)];
+    if blocking.exists() {
+        out.push(("blocking", blocking));
+    } else {
+        eprintln!(
+            "{} missing: run `cargo build --release --workspace --bins` first",
+            blocking.display()
+        );
+    }
+    out
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn sorted(mut xs: Vec<f64>) -> Vec<f64> {
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    xs
+}
+
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    dir: PathBuf,
+}
+
+impl Proc {
+    fn start(bin: &Path, base_url: &str, yaml: &str) -> Proc {
+        let dir = std::env::temp_dir().join(format!(
+            "orm-bench-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.yaml"), yaml).unwrap();
+        let mut child = Command::new(bin)
+            .args(["--stdio", "--config"])
+            .arg(dir.join("config.yaml"))
+            .env_clear()
+            .env("HOME", &dir)
+            .env("OPENAI_API_KEY", "sk-bench")
+            .env("OPENAI_BASE_URL", base_url)
+            .envs(std::env::var("MALLOC_ARENA_MAX").map(|v| ("MALLOC_ARENA_MAX", v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Proc {
+            child,
+            stdin,
+            stdout,
+            dir,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+    }
+
+    fn recv(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line
+    }
+
+    fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+fn call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"answer","arguments":{{"query":"q{id}"}}}}}}"#
+    )
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/../core/testdata/openai/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+/// Process start to the `initialize` reply, against `cat` echoing the same line.
+fn startup() {
+    println!("## Startup: process start to the `initialize` reply (median of 41)\n");
+    println!("| program | median | p90 | ratio to `cat` |");
+    println!("|---|---|---|---|");
+    let measure = |program: &Path, args: &[&str]| {
+        let times: Vec<f64> = (0..41)
+            .map(|_| {
+                let t = Instant::now();
+                let mut child = Command::new(program)
+                    .args(args)
+                    .env_clear()
+                    .env("HOME", "/nonexistent")
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                let mut stdin = child.stdin.take().unwrap();
+                writeln!(stdin, "{INIT}").unwrap();
+                let mut line = String::new();
+                BufReader::new(child.stdout.take().unwrap())
+                    .read_line(&mut line)
+                    .unwrap();
+                let elapsed = t.elapsed().as_secs_f64() * 1e3;
+                drop(stdin);
+                let _ = child.wait();
+                assert!(!line.is_empty());
+                elapsed
+            })
+            .collect();
+        sorted(times)
+    };
+    let cat = measure(Path::new("cat"), &[]);
+    let base = percentile(&cat, 0.5);
+    println!(
+        "| `cat` (baseline) | {:.2} ms | {:.2} ms | 1.00 |",
+        base,
+        percentile(&cat, 0.9)
+    );
+    for (name, bin) in binaries() {
+        let t = measure(&bin, &["--stdio"]);
+        println!(
+            "| {name} | {:.2} ms | {:.2} ms | {:.2} |",
+            percentile(&t, 0.5),
+            percentile(&t, 0.9),
+            percentile(&t, 0.5) / base
+        );
+    }
+    println!();
+}
+
+/// Peak RSS for initialize + tools/list + one call, and with 1,000 calls held open.
+fn memory() {
+    println!("## Memory (peak RSS, VmHWM)\n");
+    println!("| binary | initialize + tools/list + 1 call | 1,000 calls held open | calls the fake saw open |");
+    println!("|---|---|---|---|");
+    for (name, bin) in binaries() {
+        let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+        let mut p = Proc::start(&bin, &fake.url, "{}\n");
+        p.send(INIT);
+        p.recv();
+        p.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        p.recv();
+        p.send(&call(2));
+        p.recv();
+        let small = p.peak_rss_kib();
+        drop(p);
+
+        let hang = FakeOpenAi::start(|_, _| Action::Hang);
+        let yaml = "server: {max_inflight: 1000, max_queue: 2000}\nrequest: {timeout_ms: 600000}\n";
+        let mut p = Proc::start(&bin, &hang.url, yaml);
+        p.send(INIT);
+        p.recv();
+        for id in 1..=1000 {
+            p.send(&call(id));
+        }
+        let seen = hang.wait_requests(1000, Duration::from_secs(30)).len();
+        thread::sleep(Duration::from_millis(200));
+        let held = p.peak_rss_kib();
+        println!(
+            "| {name} | {:.1} MB | {:.1} MB | {seen} |",
+            small as f64 / 1024.0,
+            held as f64 / 1024.0
+        );
+    }
+    println!();
+}
+
+/// Per-call latency and throughput through the server, against the same HTTP client
+/// calling the fake directly (the baseline: everything but the MCP server).
+fn overhead() {
+    println!("## Per-call overhead against a fake OpenAI that answers at once\n");
+    println!("| binary | concurrency | calls | p50 | p99 | calls/s | baseline p50 | baseline p99 | baseline calls/s | added p50 | added p99 | throughput ratio |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let body = fixture("response-no-search.json");
+    for (concurrency, total) in [(1usize, 400usize), (16, 3200), (256, 5120)] {
+        let fake = FakeOpenAi::fixed(200, body.clone());
+        let (base_lat, base_rate) = direct(&fake.url, concurrency, total);
+        for (name, bin) in binaries() {
+            let yaml = "server: {max_inflight: 512, max_queue: 4096}\n";
+            let mut p = Proc::start(&bin, &fake.url, yaml);
+            p.send(INIT);
+            p.recv();
+            let sent_at: Arc<Mutex<Vec<Option<Instant>>>> =
+                Arc::new(Mutex::new(vec![None; total + 1]));
+            let start = Instant::now();
+            let mut next = 1;
+            let mut latencies = Vec::with_capacity(total);
+            while next <= concurrency.min(total) {
+                sent_at.lock().unwrap()[next] = Some(Instant::now());
+                p.send(&call(next as u64));
+                next += 1;
+            }
+            for _ in 0..total {
+                let line = p.recv();
+                let id = line
+                    .split("\"id\":")
+                    .nth(1)
+                    .and_then(|r| r.split(',').next())
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .unwrap();
+                assert!(line.contains("\"result\""), "{line}");
+                latencies.push(sent_at.lock().unwrap()[id].unwrap().elapsed().as_secs_f64() * 1e3);
+                if next <= total {
+                    sent_at.lock().unwrap()[next] = Some(Instant::now());
+                    p.send(&call(next as u64));
+                    next += 1;
+                }
+            }
+            let rate = total as f64 / start.elapsed().as_secs_f64();
+            let lat = sorted(latencies);
+            let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
+            let (b50, b99) = (percentile(&base_lat, 0.5), percentile(&base_lat, 0.99));
+            println!(
+                "| {name} | {concurrency} | {total} | {p50:.3} ms | {p99:.3} ms | {rate:.0} | {b50:.3} ms | {b99:.3} ms | {base_rate:.0} | {:.3} ms | {:.3} ms | {:.2} |",
+                p50 - b50,
+                p99 - b99,
+                rate / base_rate
+            );
+        }
+    }
+    println!();
+}
+
+/// The baseline: `concurrency` threads calling the fake directly with our HTTP client.
+fn direct(base_url: &str, concurrency: usize, total: usize) -> (Vec<f64>, f64) {
+    let upstream = Upstream::with_key(None, None, None, Duration::from_secs(60));
+    let body = br#"{"model":"gpt-5-mini","input":"q","tools":[{"type":"web_search"}]}"#.to_vec();
+    let url = format!("{base_url}/responses");
+    let per_thread = total / concurrency;
+    let start = Instant::now();
+    let handles: Vec<_> = (0..concurrency)
+        .map(|t| {
+            let (upstream, url, body) = (upstream.clone(), url.clone(), body.clone());
+            thread::spawn(move || {
+                let mut attempt = upstream.begin();
+                let mut lat = Vec::with_capacity(per_thread);
+                for i in 0..per_thread {
+                    let request = HttpRequest {
+                        attempt: responses_mcp_core::server::AttemptId((t * per_thread + i) as u64),
+                        url: url.clone(),
+                        body: body.clone(),
+                    };
+                    let t0 = Instant::now();
+                    let reply = upstream.send(&attempt, &request).unwrap();
+                    // Parse it, as the server does.
+                    let _: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+                    lat.push(t0.elapsed().as_secs_f64() * 1e3);
+                    upstream.finish(attempt);
+                    attempt = upstream.begin();
+                }
+                lat
+            })
+        })
+        .collect();
+    let lat: Vec<f64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    let rate = (per_thread * concurrency) as f64 / start.elapsed().as_secs_f64();
+    (sorted(lat), rate)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only.is_empty() || only == "startup" {
+        startup();
+    }
+    if only.is_empty() || only == "memory" {
+        memory();
+    }
+    if only.is_empty() || only == "overhead" {
+        overhead();
+    }
+}
