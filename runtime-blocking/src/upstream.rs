@@ -22,7 +22,7 @@ const OUTPUT_BUFFER: usize = 8 * 1024;
 /// 2 MiB default, and many attempts may be in flight.
 pub const ATTEMPT_STACK: usize = 256 * 1024;
 /// Idle agents (kept-alive connections) kept for reuse.
-const MAX_IDLE_AGENTS: usize = 32;
+const MAX_IDLE_AGENTS: usize = 256;
 
 /// Sends attempts upstream with the credentials and headers of the configuration.
 #[derive(Clone)]

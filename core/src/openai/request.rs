@@ -1,7 +1,6 @@
 //! Building the `POST /responses` body.
 
 use crate::tools::{Effort, Style, Verbosity};
-use serde_json::{json, Map, Value};
 
 /// What a model accepts, by its id (spec 5.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,33 +78,54 @@ impl RequestPlan {
 
     /// The JSON body, with `instructions` verbatim.
     pub fn body(&self, instructions: &str) -> Vec<u8> {
-        let mut tool = Map::new();
-        tool.insert("type".into(), "web_search".into());
+        self.body_with(&serde_json::to_vec(instructions).unwrap_or_default())
+    }
+
+    /// The JSON body, given `instructions` already encoded as a JSON string. The policy is
+    /// the largest part of every body, so the server escapes it once, not per attempt.
+    pub fn body_with(&self, instructions_json: &[u8]) -> Vec<u8> {
+        let mut b = Vec::with_capacity(instructions_json.len() + self.input.len() + 256);
+        let string = |b: &mut Vec<u8>, s: &str| {
+            // Writing a str into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *b, s);
+        };
+        b.extend_from_slice(br#"{"model":"#);
+        string(&mut b, &self.model);
+        b.extend_from_slice(br#","instructions":"#);
+        b.extend_from_slice(instructions_json);
+        b.extend_from_slice(br#","input":"#);
+        string(&mut b, &self.input);
+        b.extend_from_slice(br#","tools":[{"type":"web_search""#);
         if !self.allowed_domains.is_empty() {
-            tool.insert(
-                "filters".into(),
-                json!({ "allowed_domains": self.allowed_domains }),
-            );
+            b.extend_from_slice(br#","filters":{"allowed_domains":["#);
+            for (i, d) in self.allowed_domains.iter().enumerate() {
+                if i > 0 {
+                    b.push(b',');
+                }
+                string(&mut b, d);
+            }
+            b.extend_from_slice(b"]}");
         }
-        let mut body = Map::new();
-        body.insert("model".into(), self.model.clone().into());
-        body.insert("instructions".into(), instructions.into());
-        body.insert("input".into(), self.input.clone().into());
-        body.insert("tools".into(), Value::Array(vec![Value::Object(tool)]));
-        body.insert("include".into(), json!(["web_search_call.action.sources"]));
+        b.extend_from_slice(br#"}],"include":["web_search_call.action.sources"]"#);
         if let Some(v) = self.verbosity {
-            body.insert("text".into(), json!({ "verbosity": v.as_str() }));
+            b.extend_from_slice(br#","text":{"verbosity":""#);
+            b.extend_from_slice(v.as_str().as_bytes());
+            b.extend_from_slice(br#""}"#);
         }
         if let Some(e) = self.effort {
-            body.insert("reasoning".into(), json!({ "effort": e.as_str() }));
+            b.extend_from_slice(br#","reasoning":{"effort":""#);
+            b.extend_from_slice(e.as_str().as_bytes());
+            b.extend_from_slice(br#""}"#);
         }
-        serde_json::to_vec(&Value::Object(body)).unwrap_or_default()
+        b.push(b'}');
+        b
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
 
     #[test]
     fn capabilities_by_model_family() {

@@ -330,7 +330,7 @@ impl Server {
             attempt,
             deadline: after(now.instant, self.config.timeout),
         };
-        let body = call.plan.body(&self.config.instructions);
+        let body = call.plan.body_with(&self.instructions_json);
         let url = format!("{}/responses", self.config.base_url.trim_end_matches('/'));
         log::debug!(
             "openai: attempt {} for call {} ({attempt})",

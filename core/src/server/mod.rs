@@ -155,6 +155,8 @@ pub struct Server {
     grace_deadline: Option<Instant>,
     /// The serialised `tools/list` result, built on first use (the version is fixed).
     tools_list_json: Option<Vec<u8>>,
+    /// `config.instructions` encoded once as a JSON string, for every request body.
+    instructions_json: Vec<u8>,
 }
 
 impl Server {
@@ -164,6 +166,7 @@ impl Server {
             framer: Framer::new(config.max_message_bytes),
             reply_framing: config.force_line_output.then_some(Framing::Line),
             calls: CallTable::new(config.jitter_seed),
+            instructions_json: serde_json::to_vec(&config.instructions).unwrap_or_default(),
             config,
             session: Session::AwaitingInit,
             batches: Batches::default(),

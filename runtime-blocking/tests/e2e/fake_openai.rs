@@ -111,6 +111,7 @@ impl FakeOpenAi {
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
+                let _ = stream.set_nodelay(true);
                 let n = connections.fetch_add(1, Ordering::SeqCst);
                 let conn = Conn {
                     handler: handler.clone(),
@@ -223,7 +224,10 @@ impl Conn {
                     head.push_str(&format!("{k}: {v}\r\n"));
                 }
                 head.push_str("\r\n");
-                writer.write_all(head.as_bytes()).is_ok() && writer.write_all(&body).is_ok()
+                // One write: a separate small write for the body would wait for a delayed ACK.
+                let mut out = head.into_bytes();
+                out.extend_from_slice(&body);
+                writer.write_all(&out).is_ok()
             }
             Action::Hang => {
                 let mut buf = [0u8; 1024];
