@@ -55,22 +55,33 @@ impl Attempt {
 impl Upstream {
     /// A client for `startup`'s configuration.
     pub fn new(startup: &Startup) -> Self {
+        let no_proxy = std::env::var("NO_PROXY")
+            .or_else(|_| std::env::var("no_proxy"))
+            .unwrap_or_default();
+        let bypass = bypasses_proxy(&startup.server.base_url, &no_proxy);
         Upstream::with_key(
             startup.api_key.as_ref(),
             startup.organization.clone(),
             startup.project.clone(),
             startup.resolved.timeout(),
+            bypass,
         )
     }
 
-    /// A client with explicit settings.
+    /// A client with explicit settings; `bypass_proxy` ignores any proxy from the
+    /// environment.
     pub fn with_key(
         key: Option<&ApiKey>,
         organization: Option<String>,
         project: Option<String>,
         timeout: Duration,
+        bypass_proxy: bool,
     ) -> Self {
-        let config = ureq::Agent::config_builder()
+        let mut builder = ureq::Agent::config_builder();
+        if bypass_proxy {
+            builder = builder.proxy(None);
+        }
+        let config = builder
             .http_status_as_error(false)
             // POST bodies and credentials must not follow a redirect somewhere else.
             .max_redirects(0)
@@ -187,6 +198,43 @@ impl Upstream {
     }
 }
 
+/// Whether `NO_PROXY` (comma-separated: `*`, exact hosts, `.suffix` or `*.suffix`; ports
+/// ignored) exempts the host of `base_url` from the proxy. ureq applies `NO_PROXY` only on
+/// some of its proxy paths, so the runtime decides it once here.
+pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
+    let after_scheme = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(rest) = host_port.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    }
+    .to_ascii_lowercase();
+    no_proxy
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .any(|entry| {
+            let entry = entry.to_ascii_lowercase();
+            // Drop a port, but keep IPv6 addresses (`::1`, `[::1]:8080`) whole.
+            let entry = match entry.strip_prefix('[') {
+                Some(rest) => rest.split(']').next().unwrap_or(""),
+                None if entry.matches(':').count() == 1 => entry.split(':').next().unwrap_or(""),
+                None => entry.as_str(),
+            };
+            if entry == "*" {
+                return true;
+            }
+            match entry.strip_prefix("*.").or_else(|| entry.strip_prefix('.')) {
+                Some(suffix) => host == suffix || host.ends_with(&format!(".{suffix}")),
+                None => host == entry,
+            }
+        })
+}
+
 /// Replaces every occurrence of `key` in `body` with `***`: an error body that echoes the
 /// request's credentials must not carry them into error messages or logs.
 fn scrub(body: Vec<u8>, key: &[u8]) -> Vec<u8> {
@@ -249,6 +297,20 @@ fn transport_error(e: ureq::Error, https: bool) -> TransportError {
 #[cfg(test)]
 mod tests {
     use super::scrub;
+
+    #[test]
+    fn no_proxy_matching() {
+        use super::bypasses_proxy as b;
+        assert!(b("http://127.0.0.1:8080/v1", "localhost,127.0.0.1"));
+        assert!(b("https://api.openai.com/v1", ".openai.com"));
+        assert!(b("https://api.openai.com/v1", "*.openai.com"));
+        assert!(b("https://api.openai.com/v1", "api.openai.com:443"));
+        assert!(b("https://x.example/v1", "*"));
+        assert!(!b("https://api.openai.com/v1", "openai.co,example.com"));
+        assert!(!b("https://api.openai.com/v1", ""));
+        assert!(!b("https://notopenai.com/v1", ".openai.com"));
+        assert!(b("http://[::1]:9/v1", "::1"));
+    }
 
     #[test]
     fn scrub_replaces_every_occurrence() {

@@ -814,3 +814,34 @@ fn transport_failures() {
     let f = h.frames();
     assert!(f[0]["error"]["message"].as_str().unwrap().contains("TLS"));
 }
+
+#[test]
+fn a_queued_call_can_be_cancelled() {
+    let mut h = Harness::new(ServerConfig {
+        max_inflight: 1,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let a = h.call(1, "answer", json!({"query":"a"})).unwrap();
+    assert!(
+        h.call(2, "answer", json!({"query":"b"})).is_none(),
+        "queued"
+    );
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}));
+    assert!(
+        h.take_other().is_empty(),
+        "nothing to abort for a queued call"
+    );
+    h.reply(a.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert_eq!(h.frames().len(), 1, "only call 1 is answered");
+    assert!(h.take_http().is_empty(), "the cancelled call never starts");
+}
+
+#[test]
+fn unknown_id_is_left_out_under_2025_11_25() {
+    let mut h = Harness::ready("2025-11-25");
+    h.send_raw(b"{oops\n");
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["code"], -32700);
+    assert!(f[0].get("id").is_none());
+}

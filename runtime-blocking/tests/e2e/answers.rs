@@ -371,3 +371,43 @@ fn official_python_sdk_client() {
     assert_eq!(fake.requests().len(), 1);
     let _ = std::fs::remove_dir_all(home);
 }
+
+#[test]
+fn requests_go_through_http_proxy_and_no_proxy_bypasses_it() {
+    // The fake plays the proxy: the server opens a CONNECT tunnel through it.
+    let proxy = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let opts = Opts::upstream("http://api.openai.invalid/v1")
+        .env("HTTP_PROXY", proxy.url.trim_end_matches("/v1"));
+    let mut mcp = Mcp::spawn(opts);
+    mcp.initialize("2025-06-18");
+    let reply = mcp.call(1, "answer", json!({"query":"q"}));
+    assert!(reply.get("result").is_some(), "{reply}");
+    let seen: Vec<(String, String)> = proxy
+        .requests()
+        .iter()
+        .map(|r| (r.method.clone(), r.path.clone()))
+        .collect();
+    assert_eq!(
+        seen[0],
+        ("CONNECT".to_owned(), "api.openai.invalid:80".to_owned()),
+        "{seen:?}"
+    );
+    assert_eq!(seen[1].1, "/v1/responses", "{seen:?}");
+    assert_eq!(
+        proxy.requests()[1].header("host"),
+        Some("api.openai.invalid")
+    );
+
+    // NO_PROXY lets a host bypass a proxy that does not even listen.
+    let direct = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let opts = Opts::upstream(&direct.url)
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("NO_PROXY", "127.0.0.1");
+    let mut mcp = Mcp::spawn(opts);
+    mcp.initialize("2025-06-18");
+    assert!(mcp
+        .call(1, "answer", json!({"query":"q"}))
+        .get("result")
+        .is_some());
+    assert_eq!(direct.requests().len(), 1);
+}

@@ -185,6 +185,17 @@ impl Conn {
             let Some(request) = read_request(&mut reader, self.index) else {
                 return;
             };
+            if request.method == "CONNECT" {
+                // Play an HTTP proxy: open the tunnel, then serve what comes through it.
+                self.requests.lock().unwrap().push(request);
+                if writer
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .is_err()
+                {
+                    return;
+                }
+                continue;
+            }
             let index = {
                 let mut all = self.requests.lock().unwrap();
                 all.push(request.clone());
