@@ -8,21 +8,17 @@
 
 #![deny(unsafe_code)]
 
+mod driver;
 pub mod signals;
 pub mod upstream;
 
+pub use driver::{Completion, Driver, Event, MAX_PENDING_OUTPUT};
+
 use responses_mcp_config::Startup;
-use responses_mcp_core::server::{
-    AttemptId, HttpReply, Input, Now, Output, Server, TransportError,
-};
-use std::collections::BTreeMap;
+use responses_mcp_core::server::Now;
 use std::io::{Read, Write};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use upstream::{Attempt, Upstream};
-
-/// Buffered output is written once it reaches this size, even mid-drain.
-pub const MAX_PENDING_OUTPUT: usize = 1 << 20;
 
 /// Events waiting for the main loop. Bounded, so that a flood on stdin waits in the pipe
 /// rather than in our memory.
@@ -50,17 +46,9 @@ pub fn seed() -> u64 {
     nanos ^ (u64::from(std::process::id()) << 32)
 }
 
-enum Event {
-    Stdin(Vec<u8>),
-    StdinClosed,
-    Signal(i32),
-    Http(AttemptId, Result<HttpReply, TransportError>, Attempt),
-}
-
 /// Serves until the core says exit; returns the exit status.
 pub fn run(startup: Startup) -> i32 {
-    let upstream = Upstream::new(&startup);
-    let mut server = Server::new(startup.server);
+    let mut driver = Driver::new(startup);
     let (tx, rx) = sync_channel::<Event>(EVENT_QUEUE);
     let on_signal = tx.clone();
     if let Err(e) = signals::on_termination(move |signal| {
@@ -69,85 +57,26 @@ pub fn run(startup: Startup) -> i32 {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
     spawn_stdin_reader(tx.clone());
+    let deliver = move |completion| {
+        let _ = tx.send(Event::Http(completion));
+    };
     let mut stdout = std::io::stdout().lock();
-    let mut in_flight: BTreeMap<AttemptId, Attempt> = BTreeMap::new();
-    // Frames of one drain go out in one write and one flush.
-    let mut frames: Vec<u8> = Vec::new();
     loop {
-        while let Some(output) = server.poll_output() {
-            match output {
-                Output::Write(frame) => {
-                    frames.extend_from_slice(&frame);
-                    if frames.len() >= MAX_PENDING_OUTPUT {
-                        if let Err(e) = write_all(&mut stdout, &frames) {
-                            log::debug!("stdout closed ({e}); stopping");
-                            server.handle(now(), Input::OutputClosed);
-                        }
-                        frames.clear();
-                    }
-                }
-                Output::Http(request) => {
-                    let attempt = upstream.begin();
-                    in_flight.insert(request.attempt, Upstream::abort_handle(&attempt));
-                    let (tx, upstream) = (tx.clone(), upstream.clone());
-                    let spawned = std::thread::Builder::new()
-                        .name("upstream".into())
-                        .stack_size(upstream::ATTEMPT_STACK)
-                        .spawn(move || {
-                            let result = upstream.send(&attempt, &request);
-                            let _ = tx.send(Event::Http(request.attempt, result, attempt));
-                        });
-                    if let Err(e) = spawned {
-                        log::error!("cannot start an upstream thread: {e}");
-                    }
-                }
-                Output::Abort(attempt) => {
-                    if let Some(handle) = in_flight.remove(&attempt) {
-                        handle.abort();
-                    }
-                }
-                Output::Exit => {
-                    let _ = write_all(&mut stdout, &frames);
-                    return 0;
-                }
-            }
+        driver.act(&deliver);
+        if !driver.frames().is_empty() {
+            let written = write_all(&mut stdout, driver.frames());
+            driver.written(written);
         }
-        if !frames.is_empty() {
-            let written = write_all(&mut stdout, &frames);
-            frames.clear();
-            if let Err(e) = written {
-                log::debug!("stdout closed ({e}); stopping");
-                server.handle(now(), Input::OutputClosed);
-                continue;
-            }
+        if driver.exiting() {
+            return 0;
         }
-        let event = match wait(&rx, server.poll_timeout()) {
-            Ok(Some(event)) => event,
-            Ok(None) => {
-                server.handle(now(), Input::Timeout);
-                continue;
-            }
+        if driver.has_more() {
+            continue;
+        }
+        match wait(&rx, driver.deadline()) {
+            Ok(Some(event)) => driver.handle(event),
+            Ok(None) => driver.handle(Event::Timer),
             Err(()) => return 0,
-        };
-        let input_now = now();
-        match event {
-            Event::Stdin(bytes) => server.handle(input_now, Input::Stdin(&bytes)),
-            Event::StdinClosed => server.handle(input_now, Input::StdinClosed),
-            Event::Signal(signal) => {
-                log::debug!("signal {signal}: aborting calls in flight and exiting");
-                server.handle(input_now, Input::Shutdown);
-            }
-            Event::Http(id, result, attempt) => {
-                // An attempt still on record ended by itself: its agent (and kept-alive
-                // connection) can serve the next call.
-                if in_flight.remove(&id).is_some() {
-                    upstream.finish(attempt);
-                }
-                match result {
-                    Ok(reply) => server.handle(input_now, Input::HttpReply(id, reply)),
-                    Err(e) => server.handle(input_now, Input::HttpFailed(id, e)),
-                }
-            }
         }
     }
 }
