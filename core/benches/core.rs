@@ -7,7 +7,7 @@
 use responses_mcp_core::framing::Framer;
 use responses_mcp_core::server::{Input, Now, Output, Server, ServerConfig};
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const RUNS: usize = 7;
 
@@ -151,7 +151,6 @@ fn bench_dispatch() {
     );
     println!("| whole sessions: new server, `initialize`, `tools/list`, `ping` | {:.0} sessions/s ({:.0} requests/s) |", 2000.0 / per_session, 6000.0 / per_session);
     println!();
-    let _ = Duration::ZERO;
 }
 
 fn main() {
