@@ -79,6 +79,12 @@ pub const KEYS: &[Key] = &[
         "Responses API base URL; requests go to <base_url>/responses."
     ),
     key!(
+        "openai.ca_file",
+        Kind::OptStr,
+        Some("SSL_CERT_FILE"),
+        "PEM file of root certificates to trust instead of the built-in Mozilla roots."
+    ),
+    key!(
         "request.timeout_ms",
         Kind::Int {
             min: 1,
@@ -302,7 +308,7 @@ pub fn key(path: &str) -> Option<&'static Key> {
 /// The built-in defaults as a tree. Optional profiles are absent.
 pub fn defaults() -> Value {
     json!({
-        "openai": { "api_key_env": "OPENAI_API_KEY", "base_url": "https://api.openai.com/v1" },
+        "openai": { "api_key_env": "OPENAI_API_KEY", "base_url": "https://api.openai.com/v1", "ca_file": null },
         "request": { "timeout_ms": 120_000, "max_retries": 3 },
         "responses": { "stream": false, "json_mode": false },
         "model_profiles": {

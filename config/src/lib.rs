@@ -68,6 +68,8 @@ pub struct Startup {
     pub organization: Option<String>,
     /// `OPENAI_PROJECT_ID`, sent as `OpenAI-Project`.
     pub project: Option<String>,
+    /// Root certificates (PEM) from `openai.ca_file`, replacing the built-in roots.
+    pub ca_pem: Option<Vec<u8>>,
 }
 
 /// What the binary should do after [`launch`].
@@ -166,6 +168,29 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
             )
         }
     };
+    let ca_pem = match resolved
+        .get("openai.ca_file")
+        .and_then(serde_json::Value::as_str)
+    {
+        None => None,
+        Some(path) => {
+            let path = relative_to_config(std::path::Path::new(path), located.as_deref());
+            let shown = path.display().to_string();
+            let pem = std::fs::read(&path).map_err(|e| ConfigError::CaFile {
+                path: shown.clone(),
+                message: e.to_string(),
+            })?;
+            if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+                let message = "holds no PEM certificate (-----BEGIN CERTIFICATE-----)".to_owned();
+                return Err(ConfigError::CaFile {
+                    path: shown,
+                    message,
+                });
+            }
+            log::debug!("trusting the root certificates in {shown} instead of the built-in roots");
+            Some(pem)
+        }
+    };
     let key_env = resolved.api_key_env().to_owned();
     let api_key = env
         .get(&key_env)
@@ -186,6 +211,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     Ok(Startup {
         organization: non_empty("OPENAI_ORG_ID"),
         project: non_empty("OPENAI_PROJECT_ID"),
+        ca_pem,
         cli,
         resolved,
         server,

@@ -73,6 +73,14 @@ pub enum ConfigError {
         /// What is allowed.
         allowed: String,
     },
+    /// The CA file could not be read or holds no certificate.
+    #[error("openai.ca_file {path}: {message}")]
+    CaFile {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The policy file could not be read.
     #[error("policy.system.path {path}: cannot read the policy file: {message}")]
     PolicyFile {

@@ -65,21 +65,35 @@ impl Upstream {
             startup.project.clone(),
             startup.resolved.timeout(),
             bypass,
+            startup.ca_pem.as_deref(),
         )
     }
 
     /// A client with explicit settings; `bypass_proxy` ignores any proxy from the
-    /// environment.
+    /// environment; `roots_pem` replaces the built-in root certificates.
     pub fn with_key(
         key: Option<&ApiKey>,
         organization: Option<String>,
         project: Option<String>,
         timeout: Duration,
         bypass_proxy: bool,
+        roots_pem: Option<&[u8]>,
     ) -> Self {
         let mut builder = ureq::Agent::config_builder();
         if bypass_proxy {
             builder = builder.proxy(None);
+        }
+        if let Some(pem) = roots_pem {
+            let roots: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(pem)
+                .filter_map(|item| match item {
+                    Ok(ureq::tls::PemItem::Certificate(cert)) => Some(cert),
+                    _ => None,
+                })
+                .collect();
+            let tls = ureq::tls::TlsConfig::builder()
+                .root_certs(ureq::tls::RootCerts::new_with_certs(&roots))
+                .build();
+            builder = builder.tls_config(tls);
         }
         let config = builder
             .http_status_as_error(false)

@@ -295,7 +295,7 @@ fn overhead() {
 
 /// The baseline: `concurrency` threads calling the fake directly with our HTTP client.
 fn direct(base_url: &str, concurrency: usize, total: usize) -> (Vec<f64>, f64) {
-    let upstream = Upstream::with_key(None, None, None, Duration::from_secs(60), true);
+    let upstream = Upstream::with_key(None, None, None, Duration::from_secs(60), true, None);
     let body = br#"{"model":"gpt-5-mini","input":"q","tools":[{"type":"web_search"}]}"#.to_vec();
     let url = format!("{base_url}/responses");
     let per_thread = total / concurrency;

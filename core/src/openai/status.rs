@@ -81,7 +81,7 @@ impl UpstreamFailure {
             (Some(s), _) if s >= 500 => "OpenAI had a server error; try again later".into(),
             (_, "timeout") => "the request timed out; try again or raise request.timeout_ms".into(),
             (_, "connect") => "could not reach OpenAI; check the network, proxy settings and openai.base_url".into(),
-            (_, "tls") => "the TLS handshake failed; check openai.base_url (https vs http) and any proxy".into(),
+            (_, "tls") => "the TLS handshake failed; check openai.base_url (https vs http), any proxy, and openai.ca_file (SSL_CERT_FILE) if a gateway uses its own certificate".into(),
             (_, "incomplete") => "the answer was cut short; try a narrower question or a higher verbosity".into(),
             (_, "refusal") => "the model declined to answer; rephrase the question".into(),
             _ => "try again; if it keeps failing, run with --debug and check the log".into(),

@@ -411,3 +411,53 @@ fn requests_go_through_http_proxy_and_no_proxy_bypasses_it() {
         .is_some());
     assert_eq!(direct.requests().len(), 1);
 }
+
+/// A Responses body whose answer text is `n` bytes: large enough to span many TLS records.
+fn big_answer(n: usize) -> Vec<u8> {
+    let text = "データ".repeat(n / 9 + 1);
+    serde_json::to_vec(&json!({"model":"gpt-5","status":"completed","output":[
+        {"type":"message","content":[{"type":"output_text","text":text,"annotations":[]}]}]}))
+    .unwrap()
+}
+
+#[test]
+fn https_with_a_trusted_ca_carries_large_answers_over_kept_alive_connections() {
+    let body = big_answer(300_000);
+    let expected: Value = serde_json::from_slice(&body).unwrap();
+    let (fake, ca_pem) = FakeOpenAi::start_tls(move |_, _| Action::json(200, &body));
+    let dir = temp_dir("tls");
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, ca_pem).unwrap();
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).env("SSL_CERT_FILE", ca.to_str().unwrap()));
+    mcp.initialize("2025-06-18");
+    for id in 1..=2 {
+        let answer = answer_of(&mcp.call(id, "answer", json!({"query":"q"})));
+        assert_eq!(
+            answer["answer"],
+            expected["output"][0]["content"][0]["text"]
+        );
+    }
+    assert!(fake.url.starts_with("https://"));
+    assert_eq!(
+        fake.connections(),
+        1,
+        "the TLS connection is kept alive and reused"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn https_with_an_untrusted_certificate_fails_with_a_tls_hint() {
+    let (fake, _ca) =
+        FakeOpenAi::start_tls(|_, _| Action::json(200, &fixture("response-no-search.json")));
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url));
+    mcp.initialize("2025-06-18");
+    let reply = mcp.call(1, "answer", json!({"query":"q"}));
+    assert_eq!(reply["error"]["code"], -32050);
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert!(message.contains("TLS"), "{message}");
+    assert!(
+        fake.requests().is_empty(),
+        "nothing is sent over an unverified connection"
+    );
+}

@@ -143,6 +143,20 @@ fn startup_errors_name_the_problem_and_exit_non_zero() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("OPENAI_API_TIMEOUT"));
 
+    let not_pem = write(&dir, "ca.txt", "not a certificate\n");
+    let out = run(
+        &["--stdio"],
+        &[("SSL_CERT_FILE", not_pem.to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("openai.ca_file") && err.contains("no PEM certificate"),
+        "{err}"
+    );
+    let out = run(&["--stdio"], &[("SSL_CERT_FILE", "/nonexistent/ca.pem")]);
+    assert_eq!(out.status.code(), Some(1));
+
     let out = run(&["--stdio", "--config"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());

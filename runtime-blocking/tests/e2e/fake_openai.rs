@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -90,8 +90,42 @@ impl FakeOpenAi {
     pub fn start(
         handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static,
     ) -> FakeOpenAi {
+        FakeOpenAi::start_with(handler, None)
+    }
+
+    /// Starts an HTTPS server with a certificate for 127.0.0.1 issued by a fresh test CA;
+    /// returns the server and the CA certificate (PEM) a client must trust.
+    pub fn start_tls(
+        handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static,
+    ) -> (FakeOpenAi, String) {
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf_params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+        let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf.der().clone(), ca_cert.der().clone()], key)
+        .unwrap();
+        let server = FakeOpenAi::start_with(handler, Some(Arc::new(config)));
+        (server, ca_cert.pem())
+    }
+
+    fn start_with(
+        handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> FakeOpenAi {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}/v1", listener.local_addr().unwrap());
         let handler: Arc<Handler> = Arc::new(handler);
         let server = FakeOpenAi {
             url,
@@ -121,7 +155,16 @@ impl FakeOpenAi {
                     closed: closed.clone(),
                     index: n,
                 };
-                thread::spawn(move || conn.serve(stream));
+                let tls = tls.clone();
+                thread::spawn(move || match tls {
+                    Some(config) => {
+                        let Ok(session) = rustls::ServerConnection::new(config) else {
+                            return;
+                        };
+                        conn.serve_on(rustls::StreamOwned::new(session, stream));
+                    }
+                    None => conn.serve(stream),
+                });
             }
         });
         server
@@ -179,8 +222,12 @@ impl Conn {
             thread::sleep(Duration::from_millis(200));
             return;
         }
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut writer = stream;
+        self.serve_on(stream);
+    }
+
+    /// Serves requests on one connection, plain or TLS.
+    fn serve_on<S: Read + Write>(self, stream: S) {
+        let mut reader = BufReader::new(stream);
         loop {
             let Some(request) = read_request(&mut reader, self.index) else {
                 return;
@@ -188,7 +235,8 @@ impl Conn {
             if request.method == "CONNECT" {
                 // Play an HTTP proxy: open the tunnel, then serve what comes through it.
                 self.requests.lock().unwrap().push(request);
-                if writer
+                if reader
+                    .get_mut()
                     .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
                     .is_err()
                 {
@@ -204,7 +252,7 @@ impl Conn {
             let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             self.max_in_flight.fetch_max(now, Ordering::SeqCst);
             let action = (self.handler)(&request, index);
-            let keep = self.act(action, &mut reader, &mut writer, index);
+            let keep = self.act(action, &mut reader, index);
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
             if !keep {
                 return;
@@ -213,11 +261,10 @@ impl Conn {
     }
 
     /// Performs `action`; false when the connection is finished.
-    fn act(
+    fn act<S: Read + Write>(
         &self,
         action: Action,
-        reader: &mut BufReader<TcpStream>,
-        writer: &mut TcpStream,
+        reader: &mut BufReader<S>,
         index: usize,
     ) -> bool {
         match action {
@@ -238,7 +285,8 @@ impl Conn {
                 // One write: a separate small write for the body would wait for a delayed ACK.
                 let mut out = head.into_bytes();
                 out.extend_from_slice(&body);
-                writer.write_all(&out).is_ok()
+                let writer = reader.get_mut();
+                writer.write_all(&out).is_ok() && writer.flush().is_ok()
             }
             Action::Hang => {
                 let mut buf = [0u8; 1024];
@@ -253,19 +301,30 @@ impl Conn {
             }
             Action::Truncate { len, sent } => {
                 let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\n\r\n");
+                let writer = reader.get_mut();
                 let _ = writer.write_all(head.as_bytes());
                 let _ = writer.write_all(&sent);
-                let _ = writer.shutdown(Shutdown::Both);
+                let _ = writer.flush();
+                // Returning drops the connection, which closes it mid-body.
                 false
             }
             Action::Trickle { body, interval } => {
                 let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len());
-                if writer.write_all(head.as_bytes()).is_err() {
+                let writer = reader.get_mut();
+                if writer
+                    .write_all(head.as_bytes())
+                    .and_then(|()| writer.flush())
+                    .is_err()
+                {
                     return false;
                 }
                 for b in body {
                     thread::sleep(interval);
-                    if writer.write_all(&[b]).is_err() {
+                    if writer
+                        .write_all(&[b])
+                        .and_then(|()| writer.flush())
+                        .is_err()
+                    {
                         self.closed.lock().unwrap().push((index, Instant::now()));
                         return false;
                     }
@@ -276,7 +335,7 @@ impl Conn {
     }
 }
 
-fn read_request(reader: &mut BufReader<TcpStream>, connection: usize) -> Option<Recorded> {
+fn read_request<S: Read + Write>(reader: &mut BufReader<S>, connection: usize) -> Option<Recorded> {
     let mut line = String::new();
     if reader.read_line(&mut line).ok()? == 0 {
         return None;
