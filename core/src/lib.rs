@@ -10,3 +10,11 @@ pub mod openai;
 pub mod policy;
 pub mod server;
 pub mod tools;
+
+/// Reference data for unit tests: the OpenAI fixtures under `core/testdata/openai`.
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // Test fixtures live on disk.
+pub(crate) fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/testdata/openai/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}

@@ -216,15 +216,7 @@ pub fn retry_after(headers: &[(String, String)]) -> RetryAfter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[allow(clippy::disallowed_methods)] // Test fixtures live on disk.
-    fn fixture(name: &str) -> Vec<u8> {
-        std::fs::read(format!(
-            "{}/testdata/openai/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap()
-    }
+    use crate::fixture;
 
     fn h(k: &str, v: &str) -> Vec<(String, String)> {
         vec![(k.into(), v.into())]

@@ -2,6 +2,7 @@
 //! and look at what the server asks for.
 
 use super::*;
+use crate::fixture;
 use serde_json::{json, Value};
 
 struct Harness {
@@ -148,15 +149,6 @@ impl Harness {
         assert!(http.len() <= 1);
         http.pop()
     }
-}
-
-#[allow(clippy::disallowed_methods)] // Test fixtures live on disk.
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/testdata/openai/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
 }
 
 fn body_of(r: &HttpRequest) -> Value {

@@ -1,10 +1,8 @@
 use super::*;
 use serde_json::json;
 
-#[allow(clippy::disallowed_methods)] // Test fixtures live on disk.
 fn fixture(name: &str) -> Value {
-    let path = format!("{}/testdata/openai/{name}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    serde_json::from_slice(&crate::fixture(name)).unwrap()
 }
 
 fn parse(v: &Value) -> Result<Answer, UpstreamFailure> {
