@@ -328,22 +328,8 @@ impl Framer {
         let rest = self.rest();
         match memchr(b'\n', &rest[scanned..]) {
             Some(i) => {
-                let start = self.pos;
-                let nl = start + scanned + i;
-                let end = if nl > start && self.buf[nl - 1] == b'\r' {
-                    nl - 1
-                } else {
-                    nl
-                };
-                self.pos = nl + 1;
-                self.state = State::Idle;
-                if end - start > self.max {
-                    return Step::Error(FrameError::TooLarge {
-                        framing: Framing::Line,
-                        limit: self.max,
-                    });
-                }
-                Step::Frame(Framing::Line, start, end)
+                let nl = self.pos + scanned + i;
+                self.finish_line(nl, nl + 1)
             }
             // A line one byte over the limit may still end in `\r\n`; anything longer is
             // too long whatever follows, so it is reported now and skipped as it arrives.
@@ -356,20 +342,8 @@ impl Framer {
                 })
             }
             None if self.eof => {
-                let start = self.pos;
-                let mut end = self.buf.len();
-                if self.buf[end - 1] == b'\r' {
-                    end -= 1;
-                }
-                self.pos = self.buf.len();
-                self.state = State::Idle;
-                if end - start > self.max {
-                    return Step::Error(FrameError::TooLarge {
-                        framing: Framing::Line,
-                        limit: self.max,
-                    });
-                }
-                Step::Frame(Framing::Line, start, end)
+                let len = self.buf.len();
+                self.finish_line(len, len)
             }
             None => {
                 self.state = State::Line {
@@ -378,6 +352,26 @@ impl Framer {
                 Step::Wait
             }
         }
+    }
+
+    /// Ends the line that starts at `pos` and runs to `end` (exclusive, a `\r` before it
+    /// dropped); input resumes at `next`. Over-long lines become [`FrameError::TooLarge`].
+    fn finish_line(&mut self, end: usize, next: usize) -> Step {
+        let start = self.pos;
+        let end = if end > start && self.buf[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        self.pos = next;
+        self.state = State::Idle;
+        if end - start > self.max {
+            return Step::Error(FrameError::TooLarge {
+                framing: Framing::Line,
+                limit: self.max,
+            });
+        }
+        Step::Frame(Framing::Line, start, end)
     }
 
     fn step_header_line(&mut self) -> Step {
