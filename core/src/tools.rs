@@ -112,19 +112,13 @@ impl Tool {
     /// # Errors
     /// The argument name and what was wrong with it.
     pub fn parse_args(self, arguments: &Map<String, Value>) -> Result<AnswerArgs, String> {
-        for key in arguments.keys() {
-            let known = match key.as_str() {
-                "query" | "verbosity" | "reasoning_effort" => true,
-                "recency_days" | "max_results" | "domains" | "style" => self.takes_search_hints(),
-                _ => false,
-            };
-            if !known {
-                return Err(format!(
-                    "unknown argument {key:?}; {} accepts {}",
-                    self.name(),
-                    self.argument_names().join(", ")
-                ));
-            }
+        let accepted = self.argument_names();
+        if let Some(key) = arguments.keys().find(|k| !accepted.contains(&k.as_str())) {
+            return Err(format!(
+                "unknown argument {key:?}; {} accepts {}",
+                self.name(),
+                accepted.join(", ")
+            ));
         }
         let query = match arguments.get("query") {
             None => return Err("query is required".into()),
@@ -163,19 +157,22 @@ impl Tool {
         })
     }
 
-    fn argument_names(self) -> Vec<&'static str> {
+    /// The argument names this tool accepts, as its input schema lists them.
+    fn argument_names(self) -> &'static [&'static str] {
+        const WITH_HINTS: &[&str] = &[
+            "query",
+            "recency_days",
+            "max_results",
+            "domains",
+            "style",
+            "verbosity",
+            "reasoning_effort",
+        ];
+        const QUERY_ONLY: &[&str] = &["query", "verbosity", "reasoning_effort"];
         if self.takes_search_hints() {
-            vec![
-                "query",
-                "recency_days",
-                "max_results",
-                "domains",
-                "style",
-                "verbosity",
-                "reasoning_effort",
-            ]
+            WITH_HINTS
         } else {
-            vec!["query", "verbosity", "reasoning_effort"]
+            QUERY_ONLY
         }
     }
 }
@@ -398,4 +395,23 @@ pub fn check_host(host: &str) -> Result<(), &'static str> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_arguments_are_the_schema_properties() {
+        for tool in ALL_TOOLS {
+            let schema = tool.input_schema();
+            let props: Vec<&str> = schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(props, tool.argument_names(), "{tool}");
+        }
+    }
 }
