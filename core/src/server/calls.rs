@@ -14,6 +14,7 @@
 //! ```
 //! A cancel removes the call from any state; it never gets a reply.
 
+use super::config::Profile;
 use super::lifecycle::{Dispatched, ReplyTo};
 use super::{
     after, AttemptId, HttpReply, HttpRequest, Now, Output, Server, TransportError,
@@ -27,7 +28,7 @@ use crate::openai::{
     classify_reply, model_supports, parse_answer, Answer, RequestPlan, UnsupportedParam,
     UpstreamFailure, UpstreamVerdict,
 };
-use crate::tools::{Effort, Tool};
+use crate::tools::{AnswerArgs, Effort, Tool};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -242,39 +243,8 @@ impl Server {
 
         // Decide the request once; retries reuse it.
         let today = Date::tokyo(now.unix_secs).to_string();
-        let domains = args
-            .domains
-            .clone()
-            .unwrap_or_else(|| self.config.search_defaults.domains.clone());
-        let hints = Hints {
-            today: today.clone(),
-            recency_days: args
-                .recency_days
-                .or(self.config.search_defaults.recency_days),
-            max_results: args.max_results.or(self.config.search_defaults.max_results),
-            style: args.style,
-            domains: &domains,
-        };
-        let supports = model_supports(&profile.model);
-        let rejected = self.calls.unsupported.get(&profile.model);
-        let rejects = |p: UnsupportedParam| rejected.is_some_and(|r| r.contains(&p));
-        let mut effort = args.reasoning_effort.or(profile.reasoning_effort);
-        if effort == Some(Effort::Minimal) {
-            // The API rejects `minimal` together with web_search, which we always send.
-            log::debug!("reasoning effort minimal cannot be combined with web_search; sending low");
-            effort = Some(Effort::Low);
-        }
-        let plan = RequestPlan {
-            model: profile.model.clone(),
-            input: RequestPlan::input_text(&args.query, &hints),
-            effort: effort
-                .filter(|_| supports.reasoning && !rejects(UnsupportedParam::ReasoningEffort)),
-            verbosity: args
-                .verbosity
-                .or(profile.verbosity)
-                .filter(|_| supports.verbosity && !rejects(UnsupportedParam::Verbosity)),
-            allowed_domains: domains,
-        };
+        let plan = self.request_plan(&profile, &args, &today);
+        let supports = model_supports(&plan.model);
         log::debug!(
             "answer: profile={profile_name} model={} supports={{verbosity:{}, reasoning:{}}}",
             plan.model,
@@ -317,6 +287,44 @@ impl Server {
             self.set_progress(now, call_id, "waiting for a free slot".into());
         }
         Dispatched::Pending
+    }
+
+    /// What a call sends: the profile's model and settings, overridden by the call's
+    /// arguments and the search defaults, minus what the model does not take or has
+    /// rejected before.
+    fn request_plan(&self, profile: &Profile, args: &AnswerArgs, today: &str) -> RequestPlan {
+        let defaults = &self.config.search_defaults;
+        let domains = args
+            .domains
+            .clone()
+            .unwrap_or_else(|| defaults.domains.clone());
+        let hints = Hints {
+            today: today.to_owned(),
+            recency_days: args.recency_days.or(defaults.recency_days),
+            max_results: args.max_results.or(defaults.max_results),
+            style: args.style,
+            domains: &domains,
+        };
+        let supports = model_supports(&profile.model);
+        let rejected = self.calls.unsupported.get(&profile.model);
+        let rejects = |p: UnsupportedParam| rejected.is_some_and(|r| r.contains(&p));
+        let mut effort = args.reasoning_effort.or(profile.reasoning_effort);
+        if effort == Some(Effort::Minimal) {
+            // The API rejects `minimal` together with web_search, which we always send.
+            log::debug!("reasoning effort minimal cannot be combined with web_search; sending low");
+            effort = Some(Effort::Low);
+        }
+        RequestPlan {
+            model: profile.model.clone(),
+            input: RequestPlan::input_text(&args.query, &hints),
+            effort: effort
+                .filter(|_| supports.reasoning && !rejects(UnsupportedParam::ReasoningEffort)),
+            verbosity: args
+                .verbosity
+                .or(profile.verbosity)
+                .filter(|_| supports.verbosity && !rejects(UnsupportedParam::Verbosity)),
+            allowed_domains: domains,
+        }
     }
 
     fn start_attempt(&mut self, now: Now, call_id: CallId) {
