@@ -1,22 +1,37 @@
 //! What both runtimes do around the core, minus their IO: perform the core's outputs
-//! (start attempts on their own threads, abort them, collect frames) and turn events into
-//! core inputs. A runtime only reads stdin, writes the collected frames, and waits.
+//! (start attempts through a [`Transport`], abort them, collect frames) and turn events
+//! into core inputs. A runtime only reads stdin, writes the collected frames, and waits.
 
 use crate::now;
-use crate::upstream::{Attempt, Upstream, ATTEMPT_STACK};
-use responses_mcp_config::Startup;
-use responses_mcp_core::server::{AttemptId, HttpReply, Input, Output, Server, TransportError};
+use responses_mcp_core::server::{
+    AttemptId, HttpReply, HttpRequest, Input, Output, Server, ServerConfig, TransportError,
+};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Frames are handed to the runtime once this many bytes are waiting, even mid-drain.
 pub const MAX_PENDING_OUTPUT: usize = 1 << 20;
 
-/// An attempt that ended, with the agent it ran on.
+/// How attempts reach OpenAI: the runtime's HTTP client.
+pub trait Transport {
+    /// What the driver keeps of a running attempt, to abort it.
+    type Running;
+
+    /// Starts `request`; its outcome must come back as [`Event::Http`]. An error means
+    /// the attempt could not even start.
+    fn start(&mut self, request: HttpRequest) -> Result<Self::Running, TransportError>;
+
+    /// Stops a running attempt; its connection closes and no completion is needed.
+    fn abort(&mut self, running: Self::Running);
+
+    /// A running attempt reported its completion by itself.
+    fn ended(&mut self, running: Self::Running);
+}
+
+/// An attempt that ended.
 pub struct Completion {
-    id: AttemptId,
-    result: Result<HttpReply, TransportError>,
-    attempt: Attempt,
+    pub id: AttemptId,
+    pub result: Result<HttpReply, TransportError>,
 }
 
 /// Everything a runtime feeds the core.
@@ -34,23 +49,23 @@ pub enum Event {
 }
 
 /// The core plus the attempts in flight and the frames waiting to be written.
-pub struct Driver {
+pub struct Driver<T: Transport> {
     server: Server,
-    upstream: Upstream,
-    /// Abort handles of attempts still on record in the core.
-    in_flight: BTreeMap<AttemptId, Attempt>,
+    transport: T,
+    /// Attempts still on record in the core.
+    in_flight: BTreeMap<AttemptId, T::Running>,
     frames: Vec<u8>,
     /// The last `act` stopped because `frames` was full; outputs remain.
     more: bool,
     exit: bool,
 }
 
-impl Driver {
-    /// A driver for `startup`'s configuration.
-    pub fn new(startup: Startup) -> Driver {
+impl<T: Transport> Driver<T> {
+    /// A driver for the core configured by `config`, sending attempts through `transport`.
+    pub fn new(config: ServerConfig, transport: T) -> Self {
         Driver {
-            upstream: Upstream::new(&startup),
-            server: Server::new(startup.server),
+            server: Server::new(config),
+            transport,
             in_flight: BTreeMap::new(),
             frames: Vec::new(),
             more: false,
@@ -58,13 +73,9 @@ impl Driver {
         }
     }
 
-    /// Performs the core's outputs. Attempts run on their own small threads (ureq blocks)
-    /// and report through `deliver`. Frames are collected for [`Driver::frames`]: those of
+    /// Performs the core's outputs. Frames are collected for [`Driver::frames`]: those of
     /// one drain are written together, with one write and one flush.
-    pub fn act<D>(&mut self, deliver: &D)
-    where
-        D: Fn(Completion) + Clone + Send + 'static,
-    {
+    pub fn act(&mut self) {
         self.more = false;
         while let Some(output) = self.server.poll_output() {
             match output {
@@ -75,39 +86,22 @@ impl Driver {
                         return;
                     }
                 }
-                Output::Http(request) => self.start(request, deliver.clone()),
+                Output::Http(request) => {
+                    let id = request.attempt;
+                    match self.transport.start(request) {
+                        Ok(running) => {
+                            self.in_flight.insert(id, running);
+                        }
+                        Err(e) => self.server.handle(now(), Input::HttpFailed(id, e)),
+                    }
+                }
                 Output::Abort(id) => {
-                    if let Some(handle) = self.in_flight.remove(&id) {
-                        handle.abort();
+                    if let Some(running) = self.in_flight.remove(&id) {
+                        self.transport.abort(running);
                     }
                 }
                 Output::Exit => self.exit = true,
             }
-        }
-    }
-
-    fn start(
-        &mut self,
-        request: responses_mcp_core::server::HttpRequest,
-        deliver: impl Fn(Completion) + Send + 'static,
-    ) {
-        let attempt = self.upstream.begin();
-        self.in_flight
-            .insert(request.attempt, Upstream::abort_handle(&attempt));
-        let upstream = self.upstream.clone();
-        let spawned = std::thread::Builder::new()
-            .name("upstream".into())
-            .stack_size(ATTEMPT_STACK)
-            .spawn(move || {
-                let result = upstream.send(&attempt, &request);
-                deliver(Completion {
-                    id: request.attempt,
-                    result,
-                    attempt,
-                });
-            });
-        if let Err(e) = spawned {
-            log::error!("cannot start an upstream thread: {e}");
         }
     }
 
@@ -152,15 +146,9 @@ impl Driver {
                 self.server.handle(now, Input::Shutdown);
             }
             Event::Timer => self.server.handle(now, Input::Timeout),
-            Event::Http(Completion {
-                id,
-                result,
-                attempt,
-            }) => {
-                // An attempt still on record ended by itself: its agent (and kept-alive
-                // connection) can serve the next call.
-                if self.in_flight.remove(&id).is_some() {
-                    self.upstream.finish(attempt);
+            Event::Http(Completion { id, result }) => {
+                if let Some(running) = self.in_flight.remove(&id) {
+                    self.transport.ended(running);
                 }
                 match result {
                     Ok(reply) => self.server.handle(now, Input::HttpReply(id, reply)),

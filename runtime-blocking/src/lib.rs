@@ -10,9 +10,11 @@
 
 mod driver;
 pub mod signals;
+mod threads;
 pub mod upstream;
 
-pub use driver::{Completion, Driver, Event, MAX_PENDING_OUTPUT};
+pub use driver::{Completion, Driver, Event, Transport, MAX_PENDING_OUTPUT};
+pub use threads::Threads;
 
 use responses_mcp_config::Startup;
 use responses_mcp_core::server::Now;
@@ -48,7 +50,6 @@ pub fn seed() -> u64 {
 
 /// Serves until the core says exit; returns the exit status.
 pub fn run(startup: Startup) -> i32 {
-    let mut driver = Driver::new(startup);
     let (tx, rx) = sync_channel::<Event>(EVENT_QUEUE);
     let on_signal = tx.clone();
     if let Err(e) = signals::on_termination(move |signal| {
@@ -60,9 +61,11 @@ pub fn run(startup: Startup) -> i32 {
     let deliver = move |completion| {
         let _ = tx.send(Event::Http(completion));
     };
+    let transport = Threads::new(upstream::Upstream::new(&startup), deliver);
+    let mut driver = Driver::new(startup.server, transport);
     let mut stdout = std::io::stdout().lock();
     loop {
-        driver.act(&deliver);
+        driver.act();
         if !driver.frames().is_empty() {
             let written = write_all(&mut stdout, driver.frames());
             driver.written(written);

@@ -212,6 +212,15 @@ impl Upstream {
     }
 }
 
+/// Whether requests to `base_url` go through a proxy from the environment
+/// (`ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY`, in either case, less `NO_PROXY`).
+pub fn proxied(base_url: &str) -> bool {
+    let no_proxy = std::env::var("NO_PROXY")
+        .or_else(|_| std::env::var("no_proxy"))
+        .unwrap_or_default();
+    !bypasses_proxy(base_url, &no_proxy) && ureq::Proxy::try_from_env().is_some()
+}
+
 /// Whether `NO_PROXY` (comma-separated: `*`, exact hosts, `.suffix` or `*.suffix`; ports
 /// ignored) exempts the host of `base_url` from the proxy. ureq applies `NO_PROXY` only on
 /// some of its proxy paths, so the runtime decides it once here.
@@ -251,7 +260,7 @@ pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
 
 /// Replaces every occurrence of `key` in `body` with `***`: an error body that echoes the
 /// request's credentials must not carry them into error messages or logs.
-fn scrub(body: Vec<u8>, key: &[u8]) -> Vec<u8> {
+pub fn scrub(body: Vec<u8>, key: &[u8]) -> Vec<u8> {
     if !body.windows(key.len()).any(|w| w == key) {
         return body;
     }

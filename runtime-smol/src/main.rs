@@ -1,16 +1,23 @@
 //! `openai-responses-mcp`: the default build, driven by the smol async runtime.
 //!
-//! The main task owns the [`Driver`] (the sans-IO core plus attempts in flight). Stdin is
-//! read by a task, each HTTP attempt runs on its own small thread (ureq blocks), signals
-//! arrive from a waiting thread, and everything reports into one channel that the main
-//! task races against a single timer re-armed from the core's next deadline.
+//! One thread does all the work: a local executor runs the main task, which owns the
+//! [`Driver`] (the sans-IO core plus attempts in flight), and one task per HTTP attempt
+//! ([`tasks`], on the non-blocking [`upstream`] client). Stdin and stdout go through
+//! smol's blocking pool, signals arrive from a waiting thread, and everything reports into
+//! one channel that the main task races against a timer re-armed from the core's next
+//! deadline. When a proxy from the environment applies, attempts run on threads with the
+//! blocking runtime's client instead, which speaks to proxies.
 
 #![forbid(unsafe_code)]
 
-use responses_mcp_blocking::{Driver, Event, EVENT_QUEUE, READ_CHUNK};
+mod tasks;
+mod upstream;
+
+use responses_mcp_blocking::{Driver, Event, Threads, Transport, EVENT_QUEUE, READ_CHUNK};
 use smol::channel::{bounded, Receiver, Sender};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::Timer;
+use smol::{LocalExecutor, Timer};
+use std::rc::Rc;
 
 fn main() {
     let env = responses_mcp_config::process_env();
@@ -26,20 +33,31 @@ fn main() {
             }) {
                 log::warn!("cannot handle SIGINT/SIGTERM: {e}");
             }
-            smol::block_on(serve(Driver::new(*startup), tx, rx))
+            let executor = Rc::new(LocalExecutor::new());
+            executor.spawn(read_stdin(tx.clone())).detach();
+            let run = executor.clone();
+            if responses_mcp_blocking::upstream::proxied(&startup.server.base_url) {
+                log::debug!("a proxy applies: attempts run on threads");
+                let client = responses_mcp_blocking::upstream::Upstream::new(&startup);
+                let deliver = move |completion| {
+                    let _ = tx.send_blocking(Event::Http(completion));
+                };
+                let driver = Driver::new(startup.server, Threads::new(client, deliver));
+                smol::block_on(run.run(serve(driver, rx)))
+            } else {
+                let client = upstream::Upstream::new(&startup);
+                let driver = Driver::new(startup.server, tasks::Tasks::new(client, executor, tx));
+                smol::block_on(run.run(serve(driver, rx)))
+            }
         }
     };
     std::process::exit(status);
 }
 
-async fn serve(mut driver: Driver, tx: Sender<Event>, rx: Receiver<Event>) -> i32 {
-    smol::spawn(read_stdin(tx.clone())).detach();
-    let deliver = move |completion| {
-        let _ = tx.send_blocking(Event::Http(completion));
-    };
+async fn serve<T: Transport>(mut driver: Driver<T>, rx: Receiver<Event>) -> i32 {
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
     loop {
-        driver.act(&deliver);
+        driver.act();
         if !driver.frames().is_empty() {
             let written = async {
                 stdout.write_all(driver.frames()).await?;
