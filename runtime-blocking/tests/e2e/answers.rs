@@ -447,6 +447,58 @@ fn https_with_a_trusted_ca_carries_large_answers_over_kept_alive_connections() {
 }
 
 #[test]
+fn chunked_bodies_are_decoded_over_http_and_https() {
+    let body = big_answer(200_000);
+    let expected: Value = serde_json::from_slice(&body).unwrap();
+    let text = &expected["output"][0]["content"][0]["text"];
+    let chunked = body.clone();
+    let plain = FakeOpenAi::start(move |_, i| Action::Chunked {
+        body: chunked.clone(),
+        size: [1, 7, 4096, 100_000][i % 4],
+    });
+    let mut mcp = Mcp::spawn(Opts::upstream(&plain.url));
+    mcp.initialize("2025-06-18");
+    for id in 1..=4 {
+        let answer = answer_of(&mcp.call(id, "answer", json!({"query":"q"})));
+        assert_eq!(&answer["answer"], text, "call {id}");
+    }
+    assert_eq!(
+        plain.connections(),
+        1,
+        "a chunked response keeps the connection"
+    );
+
+    let (tls, ca_pem) = FakeOpenAi::start_tls(move |_, _| Action::Chunked {
+        body: body.clone(),
+        size: 1000,
+    });
+    let dir = temp_dir("tls-chunked");
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, ca_pem).unwrap();
+    let mut mcp = Mcp::spawn(Opts::upstream(&tls.url).env("SSL_CERT_FILE", ca.to_str().unwrap()));
+    mcp.initialize("2025-06-18");
+    let answer = answer_of(&mcp.call(1, "answer", json!({"query":"q"})));
+    assert_eq!(&answer["answer"], text);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_kept_alive_connection_the_server_closed_is_replaced_quietly() {
+    let body = fixture("response-no-search.json");
+    let fake = FakeOpenAi::start(move |_, _| Action::RespondAndClose { body: body.clone() });
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url));
+    mcp.initialize("2025-06-18");
+    for id in 1..=3 {
+        let reply = mcp.call(id, "answer", json!({"query":"q"}));
+        assert!(reply.get("result").is_some(), "call {id}: {reply}");
+        // Let the close arrive before the next call, as an idle timeout would.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(fake.requests().len(), 3, "each call sent once");
+    assert_eq!(fake.connections(), 3);
+}
+
+#[test]
 fn https_with_an_untrusted_certificate_fails_with_a_tls_hint() {
     let (fake, _ca) =
         FakeOpenAi::start_tls(|_, _| Action::json(200, &fixture("response-no-search.json")));

@@ -46,6 +46,10 @@ pub enum Action {
     Truncate { len: usize, sent: Vec<u8> },
     /// Answer one byte at a time, `interval` apart.
     Trickle { body: Vec<u8>, interval: Duration },
+    /// Answer 200 with a chunked body, one write per chunk of `size` bytes.
+    Chunked { body: Vec<u8>, size: usize },
+    /// Answer 200 with `body`, then close the connection without saying so beforehand.
+    RespondAndClose { body: Vec<u8> },
 }
 
 impl Action {
@@ -306,6 +310,33 @@ impl Conn {
                 let _ = writer.write_all(&sent);
                 let _ = writer.flush();
                 // Returning drops the connection, which closes it mid-body.
+                false
+            }
+            Action::Chunked { body, size } => {
+                let writer = reader.get_mut();
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+                if writer.write_all(head.as_bytes()).is_err() {
+                    return false;
+                }
+                for chunk in body.chunks(size.max(1)) {
+                    let mut out = format!("{:x};ext=1\r\n", chunk.len()).into_bytes();
+                    out.extend_from_slice(chunk);
+                    out.extend_from_slice(b"\r\n");
+                    if writer
+                        .write_all(&out)
+                        .and_then(|()| writer.flush())
+                        .is_err()
+                    {
+                        return false;
+                    }
+                }
+                writer.write_all(b"0\r\nx-trailer: done\r\n\r\n").is_ok() && writer.flush().is_ok()
+            }
+            Action::RespondAndClose { body } => {
+                let mut out = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len()).into_bytes();
+                out.extend_from_slice(&body);
+                let writer = reader.get_mut();
+                let _ = writer.write_all(&out).and_then(|()| writer.flush());
                 false
             }
             Action::Trickle { body, interval } => {

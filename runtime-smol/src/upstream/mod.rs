@@ -358,3 +358,6 @@ fn read_error(e: ReadError) -> TransportError {
         },
     }
 }
+
+#[cfg(test)]
+mod tests;

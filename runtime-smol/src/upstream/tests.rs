@@ -1,0 +1,150 @@
+use super::*;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::thread;
+
+fn client() -> Upstream {
+    Upstream {
+        headers: header_lines(&[("Authorization", Some("Bearer sk-test-secret"))]),
+        key: Some(b"sk-test-secret".to_vec()),
+        tls: tls_config(None),
+        idle: RefCell::new(Vec::new()),
+        dns: Mutex::new(None),
+    }
+}
+
+/// Reads one request (head and Content-Length body); `None` at EOF.
+fn read_request(reader: &mut BufReader<std::net::TcpStream>) -> Option<Vec<u8>> {
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(body)
+}
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+
+#[test]
+fn a_kept_alive_connection_closed_before_answering_is_retried_on_a_new_one() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/responses", listener.local_addr().unwrap());
+    let server = thread::spawn(move || {
+        // First connection: answer one request, then read the next and close unanswered.
+        let (first, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(first);
+        read_request(&mut reader).unwrap();
+        reader.get_mut().write_all(OK).unwrap();
+        read_request(&mut reader).unwrap();
+        drop(reader);
+        // Second connection: answer.
+        let (second, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(second);
+        let body = read_request(&mut reader).unwrap();
+        reader.get_mut().write_all(OK).unwrap();
+        body
+    });
+    let client = client();
+    smol::block_on(async {
+        for body in [&b"one"[..], b"two"] {
+            let reply = client.send(&url, body).await.unwrap();
+            assert_eq!((reply.status, reply.body.as_slice()), (200, &b"ok"[..]));
+        }
+    });
+    assert_eq!(server.join().unwrap(), b"two");
+}
+
+#[test]
+fn a_connection_that_broke_mid_answer_is_not_retried() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/responses", listener.local_addr().unwrap());
+    let server = thread::spawn(move || {
+        let (conn, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(conn);
+        read_request(&mut reader).unwrap();
+        reader
+            .get_mut()
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc")
+            .unwrap();
+        drop(reader);
+        listener.set_nonblocking(true).unwrap();
+        thread::sleep(Duration::from_millis(100));
+        listener.accept().is_ok()
+    });
+    let error = smol::block_on(client().send(&url, b"{}")).unwrap_err();
+    assert_eq!(error.kind, TransportErrorKind::Io);
+    assert!(error.detail.contains("closed before"), "{}", error.detail);
+    assert!(!server.join().unwrap(), "no second connection");
+}
+
+#[test]
+fn bodies_echoing_the_key_are_scrubbed_and_headers_sent_in_one_write() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/responses?x=1", listener.local_addr().unwrap());
+    let server = thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; 4096];
+        let n = conn.read(&mut buf).unwrap();
+        buf.truncate(n);
+        let echo = b"{\"auth\":\"Bearer sk-test-secret\"}";
+        let head = format!("HTTP/1.1 401 No\r\ncontent-length: {}\r\n\r\n", echo.len());
+        conn.write_all(head.as_bytes()).unwrap();
+        conn.write_all(echo).unwrap();
+        buf
+    });
+    let reply = smol::block_on(client().send(&url, b"{\"q\":1}")).unwrap();
+    assert_eq!(reply.status, 401);
+    assert_eq!(reply.body, b"{\"auth\":\"Bearer ***\"}");
+    let request = String::from_utf8(server.join().unwrap()).unwrap();
+    let addr = url.split('/').nth(2).unwrap();
+    assert_eq!(
+        request,
+        format!(
+            "POST /v1/responses?x=1 HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: openai-responses-mcp/{}\r\nContent-Type: application/json\r\nAccept: application/json\r\nAuthorization: Bearer sk-test-secret\r\nContent-Length: 7\r\n\r\n{{\"q\":1}}",
+            responses_mcp_config::VERSION
+        ),
+        "the whole request arrives in the first read"
+    );
+}
+
+#[test]
+fn failures_before_any_request_name_their_kind() {
+    let block = |url: &str| smol::block_on(client().send(url, b"{}")).unwrap_err();
+    let refused = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        block(&format!("http://{addr}/v1"))
+    };
+    assert_eq!(refused.kind, TransportErrorKind::Connect);
+    assert_eq!(block("ftp://x/v1").kind, TransportErrorKind::Invalid);
+    assert_eq!(
+        header_lines(&[("OpenAI-Project", Some("p\r\nX-Injected: 1"))]),
+        Err("the API key, organization or project has a character an HTTP header cannot carry")
+    );
+}
+
+#[test]
+fn a_plain_http_server_on_an_https_url_is_a_tls_failure() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("https://{}/v1/responses", listener.local_addr().unwrap());
+    thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let _ = conn.read(&mut [0u8; 1024]);
+        let _ = conn.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+        thread::sleep(Duration::from_millis(200));
+    });
+    let error = smol::block_on(client().send(&url, b"{}")).unwrap_err();
+    assert_eq!(error.kind, TransportErrorKind::Tls, "{}", error.detail);
+    assert!(error.detail.starts_with("TLS: "), "{}", error.detail);
+}
