@@ -50,3 +50,8 @@ fn responses_parser_corpus() {
 fn config_corpus() {
     replay("config", targets::config);
 }
+
+#[test]
+fn http_response_corpus() {
+    replay("http_response", targets::http_response);
+}

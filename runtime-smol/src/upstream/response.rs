@@ -9,7 +9,7 @@
 
 /// Largest response head (status line and headers) accepted.
 const MAX_HEAD: usize = 64 * 1024;
-/// Largest chunk-size line or trailer section accepted.
+/// Largest chunk-size or trailer line accepted.
 const MAX_CHUNK_LINE: usize = 4 * 1024;
 /// Bytes asked for per read while the head arrives: a whole head, usually.
 const HEAD_READ: usize = 4 * 1024;
@@ -149,13 +149,19 @@ impl Reader {
     fn step(&mut self) -> Result<Step, ReadError> {
         match &mut self.state {
             State::Head => {
+                // The limit applies the same whether or not the head's end has arrived, so
+                // that how the bytes were cut never changes the outcome.
+                let too_large = ReadError::Malformed("the response head is too large");
                 let Some(end) = head_end(&self.buf[..self.len]) else {
                     return if self.len > MAX_HEAD {
-                        Err(ReadError::Malformed("the response head is too large"))
+                        Err(too_large)
                     } else {
                         Ok(Step::More)
                     };
                 };
+                if end > MAX_HEAD {
+                    return Err(too_large);
+                }
                 let (head, framing) = parse_head(&self.buf[..end], self.limit)?;
                 self.buf.copy_within(end..self.len, 0);
                 self.len -= end;
@@ -384,10 +390,10 @@ fn decode_chunks(
         let rest = &buf[pos..];
         match *chunk {
             Chunk::Size => {
-                let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
-                    if rest.len() > MAX_CHUNK_LINE {
-                        break Err(ReadError::Malformed("a chunk size line is too long"));
-                    }
+                let Some(nl) = line_end(rest) else {
+                    break Err(ReadError::Malformed("a chunk size line is too long"));
+                };
+                let Some(nl) = nl else {
                     break Ok(None);
                 };
                 let size = match parse_chunk_size(&rest[..nl]) {
@@ -427,10 +433,10 @@ fn decode_chunks(
                 _ => break Err(ReadError::Malformed("chunk data longer than its size")),
             },
             Chunk::Trailers => {
-                let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
-                    if rest.len() > MAX_CHUNK_LINE {
-                        break Err(ReadError::Malformed("the trailers are too long"));
-                    }
+                let Some(nl) = line_end(rest) else {
+                    break Err(ReadError::Malformed("a trailer line is too long"));
+                };
+                let Some(nl) = nl else {
                     break Ok(None);
                 };
                 pos += nl + 1;
@@ -447,6 +453,20 @@ fn decode_chunks(
     let left = buf.len() - from;
     buf.copy_within(from.., *decoded);
     Ok((*decoded + left, done.map(|_| *decoded)))
+}
+
+/// Where the line at the start of `rest` ends (`Some(None)`: not yet in); `None` when it
+/// is longer than a chunk-size or trailer line may be, whether or not its end arrived.
+fn line_end(rest: &[u8]) -> Option<Option<usize>> {
+    match rest
+        .iter()
+        .take(MAX_CHUNK_LINE + 1)
+        .position(|&b| b == b'\n')
+    {
+        Some(nl) => Some(Some(nl)),
+        None if rest.len() > MAX_CHUNK_LINE => None,
+        None => Some(None),
+    }
 }
 
 /// A chunk-size line: hex digits, then optional whitespace and `;extensions`.
@@ -469,5 +489,7 @@ fn parse_chunk_size(line: &[u8]) -> Result<usize, ReadError> {
     })
 }
 
+// An explicit path, so that the fuzz crate can include this file as a module too.
 #[cfg(test)]
+#[path = "response/tests.rs"]
 mod tests;
