@@ -36,7 +36,7 @@ impl Transport for Tasks {
         let upstream = self.upstream.clone();
         let events = self.events.clone();
         Ok(self.executor.spawn(async move {
-            let result = upstream.send(&request.url, &request.body).await;
+            let result = upstream.send(&request.url, request.body).await;
             let completion = Completion {
                 id: request.attempt,
                 result,

@@ -94,10 +94,12 @@ impl Upstream {
     }
 
     /// Performs one attempt: POSTs `body` to `url` and reads the whole reply.
-    pub async fn send(&self, url: &str, body: &[u8]) -> Result<HttpReply, TransportError> {
+    pub async fn send(&self, url: &str, body: Vec<u8>) -> Result<HttpReply, TransportError> {
         let target = Target::parse(url).map_err(invalid)?;
         let headers = self.headers.as_deref().map_err(|why| invalid(why))?;
-        let message = message(&target, headers, body);
+        // The body is only needed inside the message, which lives until the reply.
+        let message = message(&target, headers, &body);
+        drop(body);
         let response = loop {
             let (mut stream, reused) = match self.take_idle(&target.origin) {
                 Some(stream) => (stream, true),

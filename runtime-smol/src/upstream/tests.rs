@@ -57,7 +57,7 @@ fn a_kept_alive_connection_closed_before_answering_is_retried_on_a_new_one() {
     let client = client();
     smol::block_on(async {
         for body in [&b"one"[..], b"two"] {
-            let reply = client.send(&url, body).await.unwrap();
+            let reply = client.send(&url, body.to_vec()).await.unwrap();
             assert_eq!((reply.status, reply.body.as_slice()), (200, &b"ok"[..]));
         }
     });
@@ -81,7 +81,7 @@ fn a_connection_that_broke_mid_answer_is_not_retried() {
         thread::sleep(Duration::from_millis(100));
         listener.accept().is_ok()
     });
-    let error = smol::block_on(client().send(&url, b"{}")).unwrap_err();
+    let error = smol::block_on(client().send(&url, b"{}".to_vec())).unwrap_err();
     assert_eq!(error.kind, TransportErrorKind::Io);
     assert!(error.detail.contains("closed before"), "{}", error.detail);
     assert!(!server.join().unwrap(), "no second connection");
@@ -102,7 +102,7 @@ fn bodies_echoing_the_key_are_scrubbed_and_headers_sent_in_one_write() {
         conn.write_all(echo).unwrap();
         buf
     });
-    let reply = smol::block_on(client().send(&url, b"{\"q\":1}")).unwrap();
+    let reply = smol::block_on(client().send(&url, b"{\"q\":1}".to_vec())).unwrap();
     assert_eq!(reply.status, 401);
     assert_eq!(reply.body, b"{\"auth\":\"Bearer ***\"}");
     let request = String::from_utf8(server.join().unwrap()).unwrap();
@@ -119,7 +119,7 @@ fn bodies_echoing_the_key_are_scrubbed_and_headers_sent_in_one_write() {
 
 #[test]
 fn failures_before_any_request_name_their_kind() {
-    let block = |url: &str| smol::block_on(client().send(url, b"{}")).unwrap_err();
+    let block = |url: &str| smol::block_on(client().send(url, b"{}".to_vec())).unwrap_err();
     let refused = {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
@@ -144,7 +144,7 @@ fn a_plain_http_server_on_an_https_url_is_a_tls_failure() {
         let _ = conn.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
         thread::sleep(Duration::from_millis(200));
     });
-    let error = smol::block_on(client().send(&url, b"{}")).unwrap_err();
+    let error = smol::block_on(client().send(&url, b"{}".to_vec())).unwrap_err();
     assert_eq!(error.kind, TransportErrorKind::Tls, "{}", error.detail);
     assert!(error.detail.starts_with("TLS: "), "{}", error.detail);
 }
