@@ -153,10 +153,62 @@ fn bench_dispatch() {
     println!();
 }
 
+/// What one event costs the driver loop (handle a `ping`, drain outputs, read the next
+/// deadline) with `held` calls waiting on the upstream.
+fn event_cost(held: usize) -> f64 {
+    let now = Now {
+        instant: Instant::now(),
+        unix_secs: 1_754_708_400,
+    };
+    let config = ServerConfig {
+        api_key_present: true,
+        max_inflight: held.max(1),
+        max_queue: held.max(1),
+        ..ServerConfig::default()
+    };
+    let mut server = Server::new(config);
+    server.handle(now, Input::Stdin(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n"));
+    for i in 0..held {
+        let call = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/call\",\"params\":{{\"name\":\"answer\",\"arguments\":{{\"query\":\"q\"}},\"_meta\":{{\"progressToken\":{i}}}}}}}\n", i + 1);
+        server.handle(now, Input::Stdin(call.as_bytes()));
+    }
+    while server.poll_output().is_some() {}
+    assert_eq!(server.calls_in_flight(), held);
+    let events = 20_000;
+    let ping = b"{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n";
+    time(|| {
+        for _ in 0..events {
+            server.handle(now, Input::Stdin(ping));
+            while let Some(o) = server.poll_output() {
+                black_box(o);
+            }
+            black_box(server.poll_timeout());
+        }
+    }) / events as f64
+}
+
+fn bench_calls_in_flight() {
+    println!("## One event with calls in flight (no IO)\n");
+    println!("| calls in flight | per event | ratio to none |");
+    println!("|---|---|---|");
+    let base = event_cost(0);
+    for held in [0, 16, 1000] {
+        let cost = event_cost(held);
+        println!("| {held} | {:.2} µs | {:.2} |", cost * 1e6, cost / base);
+    }
+    println!();
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    bench_framer();
-    bench_dispatch();
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only.is_empty() || only == "framer" {
+        bench_framer();
+    }
+    if only.is_empty() || only == "dispatch" {
+        bench_dispatch();
+        bench_calls_in_flight();
+    }
 }

@@ -30,7 +30,8 @@ use crate::openai::{
 };
 use crate::tools::{AnswerArgs, Effort, Tool};
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// First backoff delay; doubles per retry up to [`MAX_BACKOFF`].
@@ -50,6 +51,11 @@ pub(super) struct CallTable {
     rng: u64,
     /// Parameters each model rejected, remembered for the life of the process.
     unsupported: BTreeMap<String, BTreeSet<UnsupportedParam>>,
+    /// Every deadline set (attempt deadlines, backoff ends, progress ticks), soonest on
+    /// top. Entries are never updated in place: one whose call ended or moved on is
+    /// dropped when it reaches the top ([`CallTable::prune_timers`]), so the next deadline
+    /// is read without scanning the calls.
+    timers: BinaryHeap<Reverse<(Instant, CallId)>>,
 }
 
 struct Call {
@@ -65,6 +71,17 @@ struct Call {
     access_date: String,
     state: CallState,
     progress: Option<Progress>,
+}
+
+impl Call {
+    /// When the call's state ends by itself: its attempt's deadline or its backoff's end.
+    fn deadline(&self) -> Option<Instant> {
+        match self.state {
+            CallState::Running { deadline, .. } => Some(deadline),
+            CallState::Backoff { until } => Some(until),
+            CallState::Queued => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +114,58 @@ impl CallTable {
             next_attempt: 0,
             rng: seed | 1,
             unsupported: BTreeMap::new(),
+            timers: BinaryHeap::new(),
         }
+    }
+
+    /// Records that `call_id` has something due at `at`.
+    fn schedule(&mut self, call_id: CallId, at: Instant) {
+        self.timers.push(Reverse((at, call_id)));
+    }
+
+    /// Whether `call_id` still has something due exactly at `at`.
+    fn is_current(&self, at: Instant, call_id: CallId) -> bool {
+        self.calls.get(&call_id).is_some_and(|c| {
+            c.deadline() == Some(at) || c.progress.as_ref().is_some_and(|p| p.next_at == at)
+        })
+    }
+
+    /// Drops stale entries from the top of the timer heap, and rebuilds it when stale
+    /// entries deeper down outnumber the live ones (calls that ended long before their
+    /// deadline leave theirs behind).
+    pub(super) fn prune_timers(&mut self) {
+        while let Some(&Reverse((at, call_id))) = self.timers.peek() {
+            if self.is_current(at, call_id) {
+                break;
+            }
+            self.timers.pop();
+        }
+        if self.timers.len() > 4 * self.calls.len() + 64 {
+            let live = self.calls.iter().flat_map(|(id, c)| {
+                let progress = c.progress.as_ref().map(|p| p.next_at);
+                c.deadline()
+                    .into_iter()
+                    .chain(progress)
+                    .map(move |at| Reverse((at, *id)))
+            });
+            self.timers = live.collect();
+        }
+    }
+
+    /// Calls with something due at or before `now`, in call order; their entries leave
+    /// the heap.
+    fn take_due(&mut self, now: Instant) -> BTreeSet<CallId> {
+        let mut due = BTreeSet::new();
+        while let Some(&Reverse((at, call_id))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            if self.is_current(at, call_id) {
+                due.insert(call_id);
+            }
+        }
+        due
     }
 
     pub(super) fn len(&self) -> usize {
@@ -112,18 +180,24 @@ impl CallTable {
         self.by_attempt.len()
     }
 
+    /// The soonest deadline of any call. Valid after [`CallTable::prune_timers`].
     pub(super) fn next_deadline(&self) -> Option<Instant> {
+        let next = self.timers.peek().map(|Reverse((at, _))| *at);
+        debug_assert_eq!(
+            next,
+            self.scan_next_deadline(),
+            "the timer heap is out of step"
+        );
+        next
+    }
+
+    /// The soonest deadline by looking at every call: what the heap must agree with.
+    fn scan_next_deadline(&self) -> Option<Instant> {
         self.calls
             .values()
             .flat_map(|c| {
-                let state = match c.state {
-                    CallState::Running { deadline, .. } => Some(deadline),
-                    CallState::Backoff { until } => Some(until),
-                    CallState::Queued => None,
-                };
-                state
-                    .into_iter()
-                    .chain(c.progress.as_ref().map(|p| p.next_at))
+                let progress = c.progress.as_ref().map(|p| p.next_at);
+                c.deadline().into_iter().chain(progress)
             })
             .min()
     }
@@ -264,6 +338,9 @@ impl Server {
         });
         let call_id = self.calls.next_call;
         self.calls.next_call += 1;
+        if let Some(p) = &progress {
+            self.calls.schedule(call_id, p.next_at);
+        }
         self.calls.by_request.insert(id.clone(), call_id);
         self.calls.calls.insert(
             call_id,
@@ -334,10 +411,8 @@ impl Server {
             return;
         };
         call.attempts += 1;
-        call.state = CallState::Running {
-            attempt,
-            deadline: after(now.instant, self.config.timeout),
-        };
+        let deadline = after(now.instant, self.config.timeout);
+        call.state = CallState::Running { attempt, deadline };
         let body = call.plan.body_with(&self.instructions_json);
         let url = format!("{}/responses", self.config.base_url.trim_end_matches('/'));
         log::debug!(
@@ -348,7 +423,9 @@ impl Server {
         self.calls.by_attempt.insert(attempt, call_id);
         self.outputs
             .push_back(Output::Http(HttpRequest { attempt, url, body }));
-        let message = if call.attempts == 1 {
+        let first = call.attempts == 1;
+        self.calls.schedule(call_id, deadline);
+        let message = if first {
             "searching the web and waiting for OpenAI"
         } else {
             "waiting for OpenAI"
@@ -408,18 +485,18 @@ impl Server {
     }
 
     pub(super) fn calls_on_timeout(&mut self, now: Now) {
+        // What each due call was when the timer fired, before handling any of them.
         let due: Vec<(CallId, CallState, bool)> = self
             .calls
-            .calls
-            .iter()
-            .map(|(id, c)| {
-                (
-                    *id,
-                    c.state,
-                    c.progress
-                        .as_ref()
-                        .is_some_and(|p| p.next_at <= now.instant),
-                )
+            .take_due(now.instant)
+            .into_iter()
+            .filter_map(|id| {
+                let c = self.calls.calls.get(&id)?;
+                let progress_due = c
+                    .progress
+                    .as_ref()
+                    .is_some_and(|p| p.next_at <= now.instant);
+                Some((id, c.state, progress_due))
             })
             .collect();
         for (call_id, state, progress_due) in due {
@@ -481,9 +558,9 @@ impl Server {
         };
         if let Some(call) = self.calls.calls.get_mut(&call_id) {
             call.retries = retry;
-            call.state = CallState::Backoff {
-                until: after(now.instant, wait),
-            };
+            let until = after(now.instant, wait);
+            call.state = CallState::Backoff { until };
+            self.calls.schedule(call_id, until);
         }
         log::debug!(
             "openai: retry {retry}/{max_retries} in {} ms after {reason}",
@@ -647,10 +724,12 @@ impl Server {
         };
         p.sent += 1;
         p.next_at = after(now.instant, interval);
+        let next_at = p.next_at;
         let mut params = json!({ "progressToken": p.token, "progress": p.sent });
         if version.has_progress_message() && !p.message.is_empty() {
             params["message"] = p.message.clone().into();
         }
+        self.calls.schedule(call_id, next_at);
         self.write_json(&OutgoingNotification {
             method: "notifications/progress",
             params,

@@ -211,6 +211,7 @@ impl Server {
             self.start_queued(now);
         }
         self.maybe_exit();
+        self.calls.prune_timers();
     }
 
     /// The next action, or `None` when there is nothing to do.
