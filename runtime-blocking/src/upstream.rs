@@ -55,10 +55,7 @@ impl Attempt {
 impl Upstream {
     /// A client for `startup`'s configuration.
     pub fn new(startup: &Startup) -> Self {
-        let no_proxy = std::env::var("NO_PROXY")
-            .or_else(|_| std::env::var("no_proxy"))
-            .unwrap_or_default();
-        let bypass = bypasses_proxy(&startup.server.base_url, &no_proxy);
+        let bypass = no_proxy_exempts(&startup.server.base_url);
         Upstream::with_key(
             startup.api_key.as_ref(),
             startup.organization.clone(),
@@ -212,13 +209,12 @@ impl Upstream {
     }
 }
 
-/// Whether requests to `base_url` go through a proxy from the environment
-/// (`ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY`, in either case, less `NO_PROXY`).
-pub fn proxied(base_url: &str) -> bool {
+/// Whether `NO_PROXY` (or `no_proxy`) from the environment exempts `base_url`'s host.
+pub fn no_proxy_exempts(base_url: &str) -> bool {
     let no_proxy = std::env::var("NO_PROXY")
         .or_else(|_| std::env::var("no_proxy"))
         .unwrap_or_default();
-    !bypasses_proxy(base_url, &no_proxy) && ureq::Proxy::try_from_env().is_some()
+    bypasses_proxy(base_url, &no_proxy)
 }
 
 /// Whether `NO_PROXY` (comma-separated: `*`, exact hosts, `.suffix` or `*.suffix`; ports

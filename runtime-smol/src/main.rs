@@ -5,53 +5,68 @@
 //! ([`tasks`], on the non-blocking [`upstream`] client). Stdin and stdout go through
 //! smol's blocking pool, signals arrive from a waiting thread, and everything reports into
 //! one channel that the main task races against a timer re-armed from the core's next
-//! deadline. When a proxy from the environment applies, attempts run on threads with the
-//! blocking runtime's client instead, which speaks to proxies.
+//! deadline. Plain HTTP proxies from the environment are tunnelled through with CONNECT;
+//! for other proxies (`https://`, SOCKS) attempts run on threads with the blocking
+//! runtime's ureq client instead.
 
 #![forbid(unsafe_code)]
 
 mod tasks;
 mod upstream;
 
+use responses_mcp_blocking::upstream::no_proxy_exempts;
 use responses_mcp_blocking::{Driver, Event, Threads, Transport, EVENT_QUEUE, READ_CHUNK};
+use responses_mcp_config::Startup;
 use smol::channel::{bounded, Receiver, Sender};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{LocalExecutor, Timer};
 use std::rc::Rc;
+use upstream::proxy::Choice;
 
 fn main() {
     let env = responses_mcp_config::process_env();
     let seed = responses_mcp_blocking::seed();
     let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
         responses_mcp_config::Launch::Exit(status) => status,
-        responses_mcp_config::Launch::Serve(startup) => {
-            let (tx, rx) = bounded::<Event>(EVENT_QUEUE);
-            // Before any thread starts, so that every thread inherits the signal mask.
-            let on_signal = tx.clone();
-            if let Err(e) = responses_mcp_blocking::signals::on_termination(move |signal| {
-                let _ = on_signal.send_blocking(Event::Signal(signal));
-            }) {
-                log::warn!("cannot handle SIGINT/SIGTERM: {e}");
-            }
-            let executor = Rc::new(LocalExecutor::new());
-            executor.spawn(read_stdin(tx.clone())).detach();
-            let run = executor.clone();
-            if responses_mcp_blocking::upstream::proxied(&startup.server.base_url) {
-                log::debug!("a proxy applies: attempts run on threads");
-                let client = responses_mcp_blocking::upstream::Upstream::new(&startup);
-                let deliver = move |completion| {
-                    let _ = tx.send_blocking(Event::Http(completion));
-                };
-                let driver = Driver::new(startup.server, Threads::new(client, deliver));
-                smol::block_on(run.run(serve(driver, rx)))
-            } else {
-                let client = upstream::Upstream::new(&startup);
-                let driver = Driver::new(startup.server, tasks::Tasks::new(client, executor, tx));
-                smol::block_on(run.run(serve(driver, rx)))
-            }
-        }
+        responses_mcp_config::Launch::Serve(startup) => run(*startup),
     };
     std::process::exit(status);
+}
+
+/// Serves until the core says exit; returns the exit status.
+fn run(startup: Startup) -> i32 {
+    let (tx, rx) = bounded::<Event>(EVENT_QUEUE);
+    // Before any thread starts, so that every thread inherits the signal mask.
+    let on_signal = tx.clone();
+    if let Err(e) = responses_mcp_blocking::signals::on_termination(move |signal| {
+        let _ = on_signal.send_blocking(Event::Signal(signal));
+    }) {
+        log::warn!("cannot handle SIGINT/SIGTERM: {e}");
+    }
+    let executor = Rc::new(LocalExecutor::new());
+    executor.spawn(read_stdin(tx.clone())).detach();
+    let proxy = if no_proxy_exempts(&startup.server.base_url) {
+        Choice::Direct
+    } else {
+        Choice::from_env(|name| std::env::var(name).ok())
+    };
+    let proxy = match proxy {
+        Choice::Direct => None,
+        Choice::Http(proxy) => Some(proxy),
+        Choice::Other => {
+            log::debug!("the proxy is not plain HTTP: attempts run on threads with ureq");
+            let client = responses_mcp_blocking::upstream::Upstream::new(&startup);
+            let deliver = move |completion| {
+                let _ = tx.send_blocking(Event::Http(completion));
+            };
+            let driver = Driver::new(startup.server, Threads::new(client, deliver));
+            return smol::block_on(executor.run(serve(driver, rx)));
+        }
+    };
+    let client = upstream::Upstream::new(&startup, proxy);
+    let tasks = tasks::Tasks::new(client, executor.clone(), tx);
+    let driver = Driver::new(startup.server, tasks);
+    smol::block_on(executor.run(serve(driver, rx)))
 }
 
 async fn serve<T: Transport>(mut driver: Driver<T>, rx: Receiver<Event>) -> i32 {

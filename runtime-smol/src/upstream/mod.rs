@@ -4,10 +4,12 @@
 //! An attempt in flight costs its task, its socket and one read buffer; no thread. Aborting
 //! is dropping the task, which drops the socket and so closes the connection.
 
+pub mod proxy;
 mod response;
 mod stream;
 mod target;
 
+use proxy::Proxy;
 use response::{ReadError, Reader, Response};
 use responses_mcp_blocking::upstream::scrub;
 use responses_mcp_config::Startup;
@@ -15,6 +17,7 @@ use responses_mcp_core::server::{HttpReply, TransportError, TransportErrorKind};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore};
+use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::lock::Mutex;
 use smol::{Async, Timer};
 use std::cell::RefCell;
@@ -42,6 +45,9 @@ pub struct Upstream {
     headers: Result<Vec<u8>, &'static str>,
     /// The key's bytes, to scrub from bodies that echo it back.
     key: Option<Vec<u8>>,
+    user_agent: String,
+    /// Every connection is a tunnel through this proxy when set.
+    proxy: Option<Proxy>,
     /// TLS settings, or why there are none.
     tls: Result<Arc<ClientConfig>, String>,
     idle: RefCell<Vec<Idle>>,
@@ -70,8 +76,8 @@ struct Failed {
 }
 
 impl Upstream {
-    /// A client for `startup`'s configuration.
-    pub fn new(startup: &Startup) -> Upstream {
+    /// A client for `startup`'s configuration, connecting through `proxy` if given.
+    pub fn new(startup: &Startup, proxy: Option<Proxy>) -> Upstream {
         let authorization = startup
             .api_key
             .as_ref()
@@ -87,6 +93,8 @@ impl Upstream {
                 .as_ref()
                 .map(|k| k.expose().as_bytes().to_vec())
                 .filter(|k| k.len() >= 8),
+            user_agent: user_agent(),
+            proxy,
             tls: tls_config(startup.ca_pem.as_deref()),
             idle: RefCell::new(Vec::new()),
             dns: Mutex::new(None),
@@ -163,9 +171,7 @@ impl Upstream {
                 detail: format!("connecting to {} timed out", origin.host),
             })
         };
-        let socket = smol::future::or(self.open(origin), timeout).await?;
-        // Requests go out in one write; waiting to coalesce them only adds latency.
-        let _ = socket.get_ref().set_nodelay(true);
+        let socket = smol::future::or(self.open_or_tunnel(origin), timeout).await?;
         if !origin.tls {
             return Ok(Stream::Plain(socket));
         }
@@ -180,12 +186,26 @@ impl Upstream {
             .map_err(stream_error)
     }
 
+    /// A TCP connection to `origin`, directly or through the proxy's tunnel.
+    async fn open_or_tunnel(&self, origin: &Origin) -> Result<Async<TcpStream>, TransportError> {
+        let Some(proxy) = &self.proxy else {
+            return self.open(origin).await;
+        };
+        let mut socket = self.open(&proxy.origin).await?;
+        tunnel(&mut socket, proxy, origin, &self.user_agent).await?;
+        Ok(socket)
+    }
+
     /// A TCP connection to the first address of `origin` that accepts.
     async fn open(&self, origin: &Origin) -> Result<Async<TcpStream>, TransportError> {
         let mut last = None;
         for addr in self.resolve(origin).await? {
             match Async::<TcpStream>::connect(addr).await {
-                Ok(socket) => return Ok(socket),
+                Ok(socket) => {
+                    // Requests go out in one write; coalescing them only adds latency.
+                    let _ = socket.get_ref().set_nodelay(true);
+                    return Ok(socket);
+                }
                 Err(e) => last = Some(e),
             }
         }
@@ -229,6 +249,61 @@ impl Upstream {
             at: Instant::now(),
         });
         Ok(addrs)
+    }
+}
+
+/// Asks the proxy on `socket` for a tunnel to `to`.
+async fn tunnel(
+    socket: &mut Async<TcpStream>,
+    proxy: &Proxy,
+    to: &Origin,
+    user_agent: &str,
+) -> Result<(), TransportError> {
+    let fail = |detail: String| TransportError {
+        kind: TransportErrorKind::Connect,
+        detail,
+    };
+    let host = &proxy.origin.host;
+    socket
+        .write_all(&proxy.connect_request(to, user_agent))
+        .await
+        .map_err(|e| fail(format!("proxy {host}: {e}")))?;
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = socket
+            .read(&mut chunk)
+            .await
+            .map_err(|e| fail(format!("proxy {host}: {e}")))?;
+        if n == 0 {
+            return Err(fail(format!(
+                "proxy {host} closed the connection instead of opening a tunnel"
+            )));
+        }
+        reply.extend_from_slice(&chunk[..n]);
+        match response::tunnel_reply(&reply) {
+            Ok(None) => {}
+            Ok(Some((status, _))) if !(200..300).contains(&status) => {
+                let hint = if status == 407 {
+                    " (it wants credentials: put them in the proxy URL)"
+                } else {
+                    ""
+                };
+                return Err(fail(format!(
+                    "proxy {host} refused the tunnel with HTTP {status}{hint}"
+                )));
+            }
+            Ok(Some((_, end))) if end < reply.len() => {
+                return Err(fail(format!("proxy {host} sent data into a new tunnel")));
+            }
+            Ok(Some(_)) => return Ok(()),
+            Err(e) => {
+                return Err(fail(format!(
+                    "proxy {host} answered CONNECT with {}",
+                    read_error(e).detail
+                )))
+            }
+        }
     }
 }
 
@@ -284,8 +359,8 @@ fn message(target: &Target, headers: &[u8], body: &[u8]) -> Vec<u8> {
 /// break or another control character) is refused without repeating it.
 fn header_lines(optional: &[(&str, Option<&str>)]) -> Result<Vec<u8>, &'static str> {
     let mut out = format!(
-        "User-Agent: openai-responses-mcp/{}\r\nContent-Type: application/json\r\nAccept: application/json\r\n",
-        responses_mcp_config::VERSION
+        "User-Agent: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\n",
+        user_agent()
     )
     .into_bytes();
     for (name, value) in optional {
@@ -298,6 +373,10 @@ fn header_lines(optional: &[(&str, Option<&str>)]) -> Result<Vec<u8>, &'static s
         out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
     }
     Ok(out)
+}
+
+fn user_agent() -> String {
+    format!("openai-responses-mcp/{}", responses_mcp_config::VERSION)
 }
 
 /// The TLS settings: the built-in web PKI roots, or only the certificates of `roots_pem`

@@ -231,6 +231,25 @@ impl Reader {
     }
 }
 
+/// The reply to a CONNECT once its head is all in `buf`: the status and the head's
+/// length (a tunnel's reply has no body).
+pub fn tunnel_reply(buf: &[u8]) -> Result<Option<(u16, usize)>, ReadError> {
+    let too_large = ReadError::Malformed("the response head is too large");
+    let Some(end) = head_end(buf) else {
+        return if buf.len() > MAX_HEAD {
+            Err(too_large)
+        } else {
+            Ok(None)
+        };
+    };
+    if end > MAX_HEAD {
+        return Err(too_large);
+    }
+    let status_line = lines(&buf[..end]).next().unwrap_or_default();
+    let (_, status) = parse_status_line(status_line)?;
+    Ok(Some((status, end)))
+}
+
 /// The length of the head including its blank line, once it is all in `buf`.
 fn head_end(buf: &[u8]) -> Option<usize> {
     let mut from = 0;

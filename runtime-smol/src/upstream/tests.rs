@@ -7,6 +7,8 @@ fn client() -> Upstream {
     Upstream {
         headers: header_lines(&[("Authorization", Some("Bearer sk-test-secret"))]),
         key: Some(b"sk-test-secret".to_vec()),
+        user_agent: user_agent(),
+        proxy: None,
         tls: tls_config(None),
         idle: RefCell::new(Vec::new()),
         dns: Mutex::new(None),
@@ -147,4 +149,83 @@ fn a_plain_http_server_on_an_https_url_is_a_tls_failure() {
     let error = smol::block_on(client().send(&url, b"{}".to_vec())).unwrap_err();
     assert_eq!(error.kind, TransportErrorKind::Tls, "{}", error.detail);
     assert!(error.detail.starts_with("TLS: "), "{}", error.detail);
+}
+
+fn via_proxy(proxy_url: &str) -> Upstream {
+    let proxy = match proxy::Choice::from_env(|name| {
+        (name == "HTTP_PROXY").then(|| proxy_url.to_owned())
+    }) {
+        proxy::Choice::Http(proxy) => proxy,
+        other => panic!("{other:?}"),
+    };
+    Upstream {
+        proxy: Some(proxy),
+        ..client()
+    }
+}
+
+/// Reads a head (up to the blank line) byte by byte, so nothing after it is consumed.
+fn read_head(conn: &mut std::net::TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).unwrap() == 1 {
+        head.push(byte[0]);
+    }
+    String::from_utf8(head).unwrap()
+}
+
+#[test]
+fn requests_tunnel_through_an_http_proxy_with_its_own_credentials() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_url = format!("http://user:p%40ss@{}", listener.local_addr().unwrap());
+    let server = thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let connect = read_head(&mut conn);
+        conn.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .unwrap();
+        let request = read_head(&mut conn);
+        let mut body = [0u8; 2];
+        conn.read_exact(&mut body).unwrap();
+        conn.write_all(OK).unwrap();
+        (connect, request)
+    });
+    let reply = smol::block_on(
+        via_proxy(&proxy_url).send("http://api.example.invalid/v1/responses", b"{}".to_vec()),
+    )
+    .unwrap();
+    assert_eq!(reply.body, b"ok");
+    let (connect, request) = server.join().unwrap();
+    assert_eq!(
+        connect,
+        format!(
+            "CONNECT api.example.invalid:80 HTTP/1.1\r\nHost: api.example.invalid:80\r\nUser-Agent: {}\r\nProxy-Authorization: Basic dXNlcjpwQHNz\r\n\r\n",
+            user_agent()
+        ),
+        "the proxy sees its own credentials, never the API key"
+    );
+    assert!(request.starts_with("POST /v1/responses HTTP/1.1\r\nHost: api.example.invalid\r\n"));
+    assert!(request.contains("Authorization: Bearer sk-test-secret"));
+}
+
+#[test]
+fn a_proxy_refusing_the_tunnel_is_a_connect_failure_that_names_the_status() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_url = format!("http://{}", listener.local_addr().unwrap());
+    thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        read_head(&mut conn);
+        let _ = conn.write_all(
+            b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\ncontent-length: 0\r\n\r\n",
+        );
+    });
+    let error = smol::block_on(
+        via_proxy(&proxy_url).send("https://api.example.invalid/v1/responses", b"{}".to_vec()),
+    )
+    .unwrap_err();
+    assert_eq!(error.kind, TransportErrorKind::Connect);
+    assert!(
+        error.detail.contains("HTTP 407") && error.detail.contains("credentials"),
+        "{}",
+        error.detail
+    );
 }
