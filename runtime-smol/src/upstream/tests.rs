@@ -2,16 +2,18 @@ use super::*;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::thread;
+use std::time::Duration;
 
 fn client() -> Upstream {
+    with_proxy(None)
+}
+
+fn with_proxy(proxy: Option<proxy::Proxy>) -> Upstream {
     Upstream {
         headers: header_lines(&[("Authorization", Some("Bearer sk-test-secret"))]),
         key: Some(b"sk-test-secret".to_vec()),
-        user_agent: user_agent(),
-        proxy: None,
-        tls: tls_config(None),
-        idle: RefCell::new(Vec::new()),
-        dns: Mutex::new(None),
+        connector: Connector::new(user_agent(), proxy, None),
+        pool: Pool::default(),
     }
 }
 
@@ -158,10 +160,7 @@ fn via_proxy(proxy_url: &str) -> Upstream {
         proxy::Choice::Http(proxy) => proxy,
         other => panic!("{other:?}"),
     };
-    Upstream {
-        proxy: Some(proxy),
-        ..client()
-    }
+    with_proxy(Some(proxy))
 }
 
 /// Reads a head (up to the blank line) byte by byte, so nothing after it is consumed.
@@ -227,5 +226,47 @@ fn a_proxy_refusing_the_tunnel_is_a_connect_failure_that_names_the_status() {
         error.detail.contains("HTTP 407") && error.detail.contains("credentials"),
         "{}",
         error.detail
+    );
+}
+
+#[test]
+fn host_names_are_resolved_and_unknown_ones_fail_to_connect() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = connections.clone();
+    thread::spawn(move || {
+        for conn in listener.incoming() {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            thread::spawn(move || {
+                let mut reader = BufReader::new(conn.unwrap());
+                while read_request(&mut reader).is_some() {
+                    reader.get_mut().write_all(OK).unwrap();
+                }
+            });
+        }
+    });
+    let client = client();
+    smol::block_on(async {
+        for _ in 0..2 {
+            let url = format!("http://localhost:{port}/v1/responses");
+            let reply = client.send(&url, b"{}".to_vec()).await.unwrap();
+            assert_eq!(reply.body, b"ok");
+        }
+        let error = client
+            .send("http://no-such-host.invalid/v1", b"{}".to_vec())
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind, TransportErrorKind::Connect, "{}", error.detail);
+        assert!(
+            error.detail.contains("no-such-host.invalid"),
+            "{}",
+            error.detail
+        );
+    });
+    assert_eq!(
+        connections.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the second call reused the connection"
     );
 }
