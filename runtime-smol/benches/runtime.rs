@@ -66,6 +66,10 @@ struct Proc {
 
 impl Proc {
     fn start(bin: &Path, base_url: &str, yaml: &str) -> Proc {
+        Proc::start_with(bin, base_url, yaml, &[])
+    }
+
+    fn start_with(bin: &Path, base_url: &str, yaml: &str, env: &[(&str, &str)]) -> Proc {
         let dir = std::env::temp_dir().join(format!(
             "orm-bench-{}-{}",
             std::process::id(),
@@ -81,6 +85,7 @@ impl Proc {
             .env("OPENAI_API_KEY", "sk-bench")
             .env("OPENAI_BASE_URL", base_url)
             .envs(std::env::var("MALLOC_ARENA_MAX").map(|v| ("MALLOC_ARENA_MAX", v)))
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -237,6 +242,41 @@ fn memory() {
     println!();
 }
 
+/// What keep-alive saves over TLS: the first call (TCP connect plus TLS handshake) against
+/// the calls after it on the same connection, sequential, loopback fake with a test CA.
+fn tls_reuse() {
+    println!("## TLS keep-alive: first call against later calls (sequential)\n");
+    println!("| binary | first call | later calls p50 | ratio | TLS connections for 41 calls |");
+    println!("|---|---|---|---|---|");
+    for (name, bin) in binaries() {
+        let body = fixture("response-no-search.json");
+        let (fake, ca_pem) = FakeOpenAi::start_tls(move |_, _| Action::json(200, &body));
+        let ca = std::env::temp_dir().join(format!("orm-bench-ca-{}.pem", rand_suffix()));
+        std::fs::write(&ca, ca_pem).unwrap();
+        let ca_path = ca.to_str().unwrap().to_owned();
+        let mut p = Proc::start_with(&bin, &fake.url, "{}\n", &[("SSL_CERT_FILE", &ca_path)]);
+        p.send(INIT);
+        p.recv();
+        let mut times = Vec::new();
+        for id in 1..=41 {
+            let t = Instant::now();
+            p.send(&call(id));
+            let line = p.recv();
+            assert!(line.contains("\"result\""), "{line}");
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let first = times[0];
+        let later = percentile(&sorted(times[1..].to_vec()), 0.5);
+        println!(
+            "| {name} | {first:.3} ms | {later:.3} ms | {:.2} | {} |",
+            first / later,
+            fake.connections()
+        );
+        let _ = std::fs::remove_file(ca);
+    }
+    println!();
+}
+
 /// Per-call latency and throughput through the server, against the same HTTP client
 /// calling the fake directly (the baseline: everything but the MCP server).
 fn overhead() {
@@ -345,5 +385,8 @@ fn main() {
     }
     if only.is_empty() || only == "overhead" {
         overhead();
+    }
+    if only.is_empty() || only == "tls" {
+        tls_reuse();
     }
 }
