@@ -99,6 +99,9 @@ impl TlsStream {
         while !data.is_empty() {
             // rustls takes what fits in its send buffer; sending makes room for the rest.
             let n = self.session.writer().write(data)?;
+            if n == 0 && !self.session.wants_write() {
+                return Err(io::Error::from(io::ErrorKind::WriteZero).into());
+            }
             data = &data[n..];
             self.flush().await?;
         }
