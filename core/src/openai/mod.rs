@@ -4,10 +4,12 @@
 //! field is optional and unknown item, content and annotation types are skipped, because
 //! real payloads differ from the published schema (see shared/reference/openai/README.md).
 
+mod body;
 pub(crate) mod request;
 mod response;
 mod status;
 
+pub use body::ResponseBody;
 pub use request::{model_supports, Capabilities, RequestPlan};
 pub use response::{parse_answer, Answer, Citation};
 pub use status::{classify_reply, RetryAfter, UnsupportedParam, UpstreamFailure, UpstreamVerdict};

@@ -1,8 +1,8 @@
 //! Reading the answer, `used_search` and citations out of a Responses API body.
 
+use super::body::{Item, ResponseBody};
 use super::status::UpstreamFailure;
 use serde::Serialize;
-use serde_json::Value;
 
 /// What a tool call returns (spec 3.2).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -39,80 +39,62 @@ pub struct Citation {
 /// A failure when the response is not a completed answer: status incomplete, failed,
 /// cancelled or still running, a refusal, or no message text at all.
 pub fn parse_answer(
-    body: &Value,
+    body: &ResponseBody<'_>,
     max_citations: usize,
     fallback_model: &str,
     access_date: &str,
 ) -> Result<Answer, UpstreamFailure> {
     check_status(body)?;
-    let output = body
-        .get("output")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    let messages: Vec<&Value> = output
+    let output = &body.output;
+    let messages: Vec<&Item<'_>> = output
         .iter()
-        .filter(|i| item_type(i) == "message")
+        .filter(|i| i.kind.get() == Some("message"))
         .collect();
     // Newer models send a `commentary` message before the `final_answer`; only the final
     // answer is the answer.
-    let has_phase = messages
-        .iter()
-        .any(|m| m.get("phase").and_then(Value::as_str) == Some("final_answer"));
-    let chosen = messages
-        .iter()
-        .filter(|m| !has_phase || m.get("phase").and_then(Value::as_str) == Some("final_answer"));
+    let is_final = |m: &&&Item<'_>| m.phase.get() == Some("final_answer");
+    let has_phase = messages.iter().any(|m| is_final(&m));
+    let chosen = messages.iter().filter(|m| !has_phase || is_final(m));
 
     let mut text = String::new();
     let mut refusal = None;
     let mut cited = Sources::default();
     for message in chosen {
-        for part in array(message, "content") {
-            match item_type(part) {
-                "output_text" => {
-                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+        for part in message.content.iter() {
+            match part.kind.get() {
+                Some("output_text") => {
+                    if let Some(t) = part.text.get() {
                         if !text.is_empty() && !t.is_empty() {
                             text.push_str("\n\n");
                         }
                         text.push_str(t);
                     }
-                    for a in array(part, "annotations") {
-                        if item_type(a) == "url_citation" {
-                            if let Some(url) = a.get("url").and_then(Value::as_str) {
-                                cited.add(url, a.get("title").and_then(Value::as_str));
+                    for a in part.annotations.iter() {
+                        if a.kind.get() == Some("url_citation") {
+                            if let Some(url) = a.url.get() {
+                                cited.add(url, a.title.get());
                             }
                         }
                     }
                 }
-                "refusal" => {
-                    refusal = part
-                        .get("refusal")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                }
+                Some("refusal") => refusal = part.refusal.get().map(str::to_owned),
                 _ => {}
             }
         }
     }
-    let searches: Vec<&Value> = output
+    let searches: Vec<&Item<'_>> = output
         .iter()
-        .filter(|i| item_type(i) == "web_search_call")
+        .filter(|i| i.kind.get() == Some("web_search_call"))
         .collect();
     let used_search = !cited.list.is_empty() || !searches.is_empty();
     if cited.list.is_empty() {
-        for call in &searches {
-            let sources = call
-                .get("action")
-                .map(|a| array(a, "sources"))
-                .unwrap_or(&[]);
-            for source in sources {
-                match source.get("url").and_then(Value::as_str) {
-                    Some(url) => cited.add(url, source.get("title").and_then(Value::as_str)),
-                    // Non-web sources such as `{"type":"api","name":"oai-weather"}`.
-                    None => {
-                        if let Some(name) = source.get("name").and_then(Value::as_str) {
-                            cited.add(name, None);
-                        }
+        for source in searches.iter().flat_map(|call| call.action.sources.iter()) {
+            match source.url.get() {
+                Some(url) => cited.add(url, source.title.get()),
+                // Non-web sources such as `{"type":"api","name":"oai-weather"}`.
+                None => {
+                    if let Some(name) = source.name.get() {
+                        cited.add(name, None);
                     }
                 }
             }
@@ -133,8 +115,8 @@ pub fn parse_answer(
         append_sources(&mut text, &citations);
     }
     let model = body
-        .get("model")
-        .and_then(Value::as_str)
+        .model
+        .get()
         .filter(|m| !m.is_empty())
         .unwrap_or(fallback_model)
         .to_owned();
@@ -146,13 +128,14 @@ pub fn parse_answer(
     })
 }
 
-fn check_status(body: &Value) -> Result<(), UpstreamFailure> {
-    match body.get("status").and_then(Value::as_str) {
+fn check_status(body: &ResponseBody<'_>) -> Result<(), UpstreamFailure> {
+    match body.status.get() {
         None | Some("completed") => Ok(()),
         Some("incomplete") => {
             let reason = body
-                .pointer("/incomplete_details/reason")
-                .and_then(Value::as_str)
+                .incomplete_details
+                .reason
+                .get()
                 .unwrap_or("unknown reason");
             Err(UpstreamFailure {
                 code: Some(reason.to_owned()),
@@ -162,7 +145,7 @@ fn check_status(body: &Value) -> Result<(), UpstreamFailure> {
                 )
             })
         }
-        Some("failed") => Err(match body.get("error").filter(|e| e.is_object()) {
+        Some("failed") => Err(match body.error.get() {
             Some(e) => UpstreamFailure::from_api(None, "failed", e, "the response failed"),
             None => UpstreamFailure::local("failed", "the response failed"),
         }),
@@ -171,17 +154,6 @@ fn check_status(body: &Value) -> Result<(), UpstreamFailure> {
             format!("the response has status {other:?} instead of completed"),
         )),
     }
-}
-
-fn item_type(v: &Value) -> &str {
-    v.get("type").and_then(Value::as_str).unwrap_or("")
-}
-
-fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
 }
 
 /// Citations de-duplicated by URL without tracking parameters, in first-seen order.

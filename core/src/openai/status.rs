@@ -1,5 +1,6 @@
 //! Deciding what an upstream reply means: an answer to read, a retry, or a failure.
 
+use super::body::ResponseBody;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -100,9 +101,9 @@ fn trim_message(s: &str) -> String {
 
 /// What to do with one upstream reply.
 #[derive(Debug, PartialEq)]
-pub enum UpstreamVerdict {
+pub enum UpstreamVerdict<'a> {
     /// A 2xx JSON body to read the answer from.
-    Success(Value),
+    Success(ResponseBody<'a>),
     /// A transient failure: try again, after the server's wait when it gave one.
     Retry(UpstreamFailure, RetryAfter),
     /// The model rejected a parameter: try again without it.
@@ -112,16 +113,19 @@ pub enum UpstreamVerdict {
 }
 
 /// Classifies a reply by status, headers (lower-case names) and body.
-pub fn classify_reply(status: u16, headers: &[(String, String)], body: &[u8]) -> UpstreamVerdict {
-    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+pub fn classify_reply<'a>(
+    status: u16,
+    headers: &[(String, String)],
+    body: &'a [u8],
+) -> UpstreamVerdict<'a> {
     if (200..300).contains(&status) {
-        let Some(value) = parsed else {
+        let Ok(value) = ResponseBody::parse(body) else {
             return UpstreamVerdict::Fail(UpstreamFailure {
                 status: Some(status),
                 ..UpstreamFailure::local("invalid_response", "the response body is not JSON")
             });
         };
-        if let Some(error) = value.get("error").filter(|e| e.is_object()) {
+        if let Some(error) = value.error.get() {
             // A 200 carrying an error object: transient codes are retried like their
             // HTTP equivalents.
             let failure =
@@ -135,6 +139,8 @@ pub fn classify_reply(status: u16, headers: &[(String, String)], body: &[u8]) ->
         }
         return UpstreamVerdict::Success(value);
     }
+    // Error bodies are rare and small: read as a whole, any shape.
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let error = parsed
         .as_ref()
         .and_then(|v| v.get("error"))

@@ -1,12 +1,19 @@
 use super::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Value {
     serde_json::from_slice(&crate::fixture(name)).unwrap()
 }
 
 fn parse(v: &Value) -> Result<Answer, UpstreamFailure> {
-    parse_answer(v, 10, "fallback", "2026-11-21")
+    parse_capped(v, 10)
+}
+
+/// Reads `v` the way the server reads a reply: from its bytes.
+fn parse_capped(v: &Value, max_citations: usize) -> Result<Answer, UpstreamFailure> {
+    let bytes = serde_json::to_vec(v).unwrap();
+    let body = ResponseBody::parse(&bytes).unwrap();
+    parse_answer(&body, max_citations, "fallback", "2026-11-21")
 }
 
 #[test]
@@ -61,7 +68,7 @@ fn real_web_search_response_dedupes_and_strips_tracking() {
 
 #[test]
 fn citations_are_capped() {
-    let a = parse_answer(&fixture("response-web-search.json"), 3, "m", "2026-11-21").unwrap();
+    let a = parse_capped(&fixture("response-web-search.json"), 3).unwrap();
     assert_eq!(a.citations.len(), 3);
 }
 
