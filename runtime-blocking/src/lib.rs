@@ -1,6 +1,7 @@
 //! The blocking runtime of openai-responses-mcp: threads and a channel around the sans-IO
-//! core, no async runtime. Also home of the ureq [`upstream`] client, which the smol
-//! runtime shares.
+//! core, no async runtime. Also home of what both runtimes share: the [`Driver`] with its
+//! [`Transport`] trait, and the ureq [`upstream`] client with [`Threads`], which the smol
+//! runtime falls back to behind `https://` and SOCKS proxies.
 //!
 //! Threads: the main thread owns the [`Server`] and stdout; one thread reads stdin; one
 //! thread runs each HTTP attempt. They all report into one bounded channel, and the main

@@ -1,5 +1,6 @@
-//! The HTTP client both runtimes use: ureq agents with keep-alive, one agent per attempt
-//! so that an abort can close exactly that attempt's connection.
+//! The blocking HTTP client (the smol runtime uses it only behind `https://` and SOCKS
+//! proxies): ureq agents with keep-alive, one agent per attempt so that an abort can close
+//! exactly that attempt's connection.
 //!
 //! An attempt takes an idle agent (with its kept-alive connection) from the pool, or makes
 //! a new one. When the attempt ends normally the agent goes back to the pool, so the next
