@@ -3,7 +3,7 @@
 //! [`Transport`] trait, and the ureq [`upstream`] client with [`Threads`], which the smol
 //! runtime falls back to behind `https://` and SOCKS proxies.
 //!
-//! Threads: the main thread owns the [`Server`] and stdout; one thread reads stdin; one
+//! Threads: the main thread owns the core (`Server`) and stdout; one thread reads stdin; one
 //! thread runs each HTTP attempt. They all report into one bounded channel, and the main
 //! thread waits on it no longer than the core's next deadline.
 
