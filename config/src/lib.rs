@@ -30,6 +30,9 @@ use std::path::PathBuf;
 /// The version of the workspace.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The `User-Agent` of every upstream request, whichever client sends it.
+pub const USER_AGENT: &str = concat!("openai-responses-mcp/", env!("CARGO_PKG_VERSION"));
+
 /// The API key. Its `Debug` and `Display` print a mask, so it cannot leak through logs.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);

@@ -97,10 +97,7 @@ impl Upstream {
             .http_status_as_error(false)
             // POST bodies and credentials must not follow a redirect somewhere else.
             .max_redirects(0)
-            .user_agent(format!(
-                "openai-responses-mcp/{}",
-                responses_mcp_config::VERSION
-            ))
+            .user_agent(responses_mcp_config::USER_AGENT)
             .timeout_connect(Some(Duration::from_secs(15)))
             // The core aborts attempts at their deadline; this only backs it up.
             .timeout_global(Some(timeout + Duration::from_secs(30)))
@@ -115,9 +112,7 @@ impl Upstream {
             shared: Arc::new(Shared {
                 config,
                 authorization: key.map(|k| format!("Bearer {}", k.expose())),
-                key: key
-                    .map(|k| k.expose().as_bytes().to_vec())
-                    .filter(|k| k.len() >= 8),
+                key: key.map(|k| k.expose().as_bytes().to_vec()),
                 organization,
                 project,
                 idle: Mutex::new(Vec::new()),
@@ -255,10 +250,14 @@ pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
         })
 }
 
+/// Keys shorter than this are not scrubbed: no real key is, and masking every occurrence
+/// of a few common bytes would mangle bodies (an empty key would match everywhere).
+const MIN_SCRUBBED_KEY: usize = 8;
+
 /// Replaces every occurrence of `key` in `body` with `***`: an error body that echoes the
 /// request's credentials must not carry them into error messages or logs.
 pub fn scrub(body: Vec<u8>, key: &[u8]) -> Vec<u8> {
-    if !body.windows(key.len()).any(|w| w == key) {
+    if key.len() < MIN_SCRUBBED_KEY || !body.windows(key.len()).any(|w| w == key) {
         return body;
     }
     let mut out = Vec::with_capacity(body.len());
@@ -339,5 +338,11 @@ mod tests {
             b"a *** b ***"
         );
         assert_eq!(scrub(b"clean".to_vec(), b"sk-KEY1234"), b"clean");
+    }
+
+    #[test]
+    fn keys_too_short_to_be_real_are_left_alone() {
+        assert_eq!(scrub(b"a b c".to_vec(), b""), b"a b c");
+        assert_eq!(scrub(b"a b c".to_vec(), b"b"), b"a b c");
     }
 }

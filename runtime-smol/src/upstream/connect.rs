@@ -24,7 +24,6 @@ const DNS_TTL: Duration = Duration::from_secs(30);
 
 /// Opens connections with the configuration's proxy and TLS settings.
 pub struct Connector {
-    user_agent: String,
     /// Every connection is a tunnel through this proxy when set.
     proxy: Option<Proxy>,
     /// TLS settings, or why there are none.
@@ -43,9 +42,8 @@ struct Resolved {
 impl Connector {
     /// A connector through `proxy` (if any), trusting `roots_pem` (if given) instead of
     /// the built-in roots.
-    pub fn new(user_agent: String, proxy: Option<Proxy>, roots_pem: Option<&[u8]>) -> Self {
+    pub fn new(proxy: Option<Proxy>, roots_pem: Option<&[u8]>) -> Self {
         Connector {
-            user_agent,
             proxy,
             tls: tls_config(roots_pem),
             dns: Mutex::new(None),
@@ -82,7 +80,7 @@ impl Connector {
             return self.open(origin).await;
         };
         let mut socket = self.open(&proxy.origin).await?;
-        tunnel(&mut socket, proxy, origin, &self.user_agent).await?;
+        tunnel(&mut socket, proxy, origin).await?;
         Ok(socket)
     }
 
@@ -149,7 +147,6 @@ async fn tunnel(
     socket: &mut Async<TcpStream>,
     proxy: &Proxy,
     to: &Origin,
-    user_agent: &str,
 ) -> Result<(), TransportError> {
     let fail = |detail: String| TransportError {
         kind: TransportErrorKind::Connect,
@@ -157,7 +154,7 @@ async fn tunnel(
     };
     let host = &proxy.origin.host;
     socket
-        .write_all(&proxy.connect_request(to, user_agent))
+        .write_all(&proxy.connect_request(to, responses_mcp_config::USER_AGENT))
         .await
         .map_err(|e| fail(format!("proxy {host}: {e}")))?;
     let mut reply = Vec::new();

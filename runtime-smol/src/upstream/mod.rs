@@ -57,9 +57,8 @@ impl Upstream {
             key: startup
                 .api_key
                 .as_ref()
-                .map(|k| k.expose().as_bytes().to_vec())
-                .filter(|k| k.len() >= 8),
-            connector: Connector::new(user_agent(), proxy, startup.ca_pem.as_deref()),
+                .map(|k| k.expose().as_bytes().to_vec()),
+            connector: Connector::new(proxy, startup.ca_pem.as_deref()),
             pool: Pool::default(),
         }
     }
@@ -155,7 +154,7 @@ fn message(target: &Target, headers: &[u8], body: &[u8]) -> Vec<u8> {
 fn header_lines(optional: &[(&str, Option<&str>)]) -> Result<Vec<u8>, &'static str> {
     let mut out = format!(
         "User-Agent: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\n",
-        user_agent()
+        responses_mcp_config::USER_AGENT
     )
     .into_bytes();
     for (name, value) in optional {
@@ -168,10 +167,6 @@ fn header_lines(optional: &[(&str, Option<&str>)]) -> Result<Vec<u8>, &'static s
         out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
     }
     Ok(out)
-}
-
-fn user_agent() -> String {
-    format!("openai-responses-mcp/{}", responses_mcp_config::VERSION)
 }
 
 fn invalid(why: &str) -> TransportError {

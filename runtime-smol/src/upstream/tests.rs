@@ -12,7 +12,7 @@ fn with_proxy(proxy: Option<proxy::Proxy>) -> Upstream {
     Upstream {
         headers: header_lines(&[("Authorization", Some("Bearer sk-test-secret"))]),
         key: Some(b"sk-test-secret".to_vec()),
-        connector: Connector::new(user_agent(), proxy, None),
+        connector: Connector::new(proxy, None),
         pool: Pool::default(),
     }
 }
@@ -198,7 +198,7 @@ fn requests_tunnel_through_an_http_proxy_with_its_own_credentials() {
         connect,
         format!(
             "CONNECT api.example.invalid:80 HTTP/1.1\r\nHost: api.example.invalid:80\r\nUser-Agent: {}\r\nProxy-Authorization: Basic dXNlcjpwQHNz\r\n\r\n",
-            user_agent()
+            responses_mcp_config::USER_AGENT
         ),
         "the proxy sees its own credentials, never the API key"
     );
