@@ -82,10 +82,10 @@ enum Chunk {
 
 /// What one step of processing decided.
 enum Step {
-    /// Process again: the state changed.
-    Again,
-    /// Wait for more bytes.
-    More,
+    /// Process again in this (new) state.
+    Again(State),
+    /// Wait for more bytes in this state.
+    More(State),
     Done(Response),
 }
 
@@ -130,9 +130,15 @@ impl Reader {
         }
         self.started = true;
         loop {
-            match self.step()? {
-                Step::Again => {}
-                Step::More => return Ok(None),
+            // The state is taken for the step and put back unless the response is done
+            // (after an error the reader is not used again).
+            let state = std::mem::replace(&mut self.state, State::Head);
+            match self.step(state)? {
+                Step::Again(state) => self.state = state,
+                Step::More(state) => {
+                    self.state = state;
+                    return Ok(None);
+                }
                 Step::Done(response) => return Ok(Some(response)),
             }
         }
@@ -146,72 +152,48 @@ impl Reader {
         }
     }
 
-    fn step(&mut self) -> Result<Step, ReadError> {
-        match &mut self.state {
+    fn step(&mut self, state: State) -> Result<Step, ReadError> {
+        match state {
             State::Head => {
-                // The limit applies the same whether or not the head's end has arrived, so
-                // that how the bytes were cut never changes the outcome.
-                let too_large = ReadError::Malformed("the response head is too large");
-                let Some(end) = head_end(&self.buf[..self.len]) else {
-                    return if self.len > MAX_HEAD {
-                        Err(too_large)
-                    } else {
-                        Ok(Step::More)
-                    };
+                let Some(end) = complete_head(&self.buf[..self.len])? else {
+                    return Ok(Step::More(State::Head));
                 };
-                if end > MAX_HEAD {
-                    return Err(too_large);
-                }
                 let (head, framing) = parse_head(&self.buf[..end], self.limit)?;
                 self.buf.copy_within(end..self.len, 0);
                 self.len -= end;
-                match framing {
+                Ok(match framing {
                     // An interim response (100 Continue and the like): the real one follows.
-                    None if (100..200).contains(&head.status) => Ok(Step::Again),
-                    None => Ok(Step::Done(self.finish(head, 0))),
-                    Some(framing) => {
-                        self.state = State::Body(head, framing);
-                        Ok(Step::Again)
-                    }
-                }
+                    None if (100..200).contains(&head.status) => Step::Again(State::Head),
+                    None => Step::Done(self.finish(head, 0)),
+                    Some(framing) => Step::Again(State::Body(head, framing)),
+                })
             }
-            State::Body(_, Framing::Length(total)) => {
-                let total = *total;
-                if self.len < total {
-                    return Ok(Step::More);
-                }
-                Ok(Step::Done(self.finish_body(total)))
-            }
-            State::Body(_, Framing::UntilClose) => {
+            State::Body(head, Framing::Length(total)) => Ok(if self.len < total {
+                Step::More(State::Body(head, Framing::Length(total)))
+            } else {
+                Step::Done(self.finish(head, total))
+            }),
+            State::Body(head, Framing::UntilClose) => {
                 if self.len > self.limit {
                     return Err(ReadError::TooLarge);
                 }
-                Ok(Step::More)
+                Ok(Step::More(State::Body(head, Framing::UntilClose)))
             }
-            State::Body(_, Framing::Chunked { decoded, chunk }) => {
-                let buf = &mut self.buf[..self.len];
-                let (len, end) = decode_chunks(buf, decoded, chunk, self.limit)?;
-                self.len = len;
-                match end {
-                    Some(end) => Ok(Step::Done(self.finish_body(end))),
-                    None => Ok(Step::More),
-                }
-            }
-        }
-    }
-
-    /// The body is complete and ends at `end`.
-    fn finish_body(&mut self, end: usize) -> Response {
-        match std::mem::replace(&mut self.state, State::Head) {
-            State::Body(head, _) => self.finish(head, end),
-            State::Head => self.finish(
-                Head {
-                    status: 0,
-                    headers: Vec::new(),
-                    reusable: false,
+            State::Body(
+                head,
+                Framing::Chunked {
+                    mut decoded,
+                    mut chunk,
                 },
-                0,
-            ),
+            ) => {
+                let buf = &mut self.buf[..self.len];
+                let (len, end) = decode_chunks(buf, &mut decoded, &mut chunk, self.limit)?;
+                self.len = len;
+                Ok(match end {
+                    Some(end) => Step::Done(self.finish(head, end)),
+                    None => Step::More(State::Body(head, Framing::Chunked { decoded, chunk })),
+                })
+            }
         }
     }
 
@@ -234,20 +216,23 @@ impl Reader {
 /// The reply to a CONNECT once its head is all in `buf`: the status and the head's
 /// length (a tunnel's reply has no body).
 pub fn tunnel_reply(buf: &[u8]) -> Result<Option<(u16, usize)>, ReadError> {
-    let too_large = ReadError::Malformed("the response head is too large");
-    let Some(end) = head_end(buf) else {
-        return if buf.len() > MAX_HEAD {
-            Err(too_large)
-        } else {
-            Ok(None)
-        };
+    let Some(end) = complete_head(buf)? else {
+        return Ok(None);
     };
-    if end > MAX_HEAD {
-        return Err(too_large);
-    }
     let status_line = lines(&buf[..end]).next().unwrap_or_default();
     let (_, status) = parse_status_line(status_line)?;
     Ok(Some((status, end)))
+}
+
+/// The length of the head at the start of `buf`, once it is all there. The limit applies
+/// the same whether or not the head's end has arrived, so that how the bytes were cut
+/// into reads never changes the outcome.
+fn complete_head(buf: &[u8]) -> Result<Option<usize>, ReadError> {
+    match head_end(buf) {
+        Some(end) if end <= MAX_HEAD => Ok(Some(end)),
+        None if buf.len() <= MAX_HEAD => Ok(None),
+        _ => Err(ReadError::Malformed("the response head is too large")),
+    }
 }
 
 /// The length of the head including its blank line, once it is all in `buf`.
