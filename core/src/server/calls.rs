@@ -74,13 +74,17 @@ struct Call {
 }
 
 impl Call {
-    /// When the call's state ends by itself: its attempt's deadline or its backoff's end.
-    fn deadline(&self) -> Option<Instant> {
-        match self.state {
+    /// Everything due for the call: its attempt's deadline or its backoff's end, and its
+    /// next progress notification.
+    fn deadlines(&self) -> impl Iterator<Item = Instant> {
+        let state = match self.state {
             CallState::Running { deadline, .. } => Some(deadline),
             CallState::Backoff { until } => Some(until),
             CallState::Queued => None,
-        }
+        };
+        state
+            .into_iter()
+            .chain(self.progress.as_ref().map(|p| p.next_at))
     }
 }
 
@@ -125,9 +129,9 @@ impl CallTable {
 
     /// Whether `call_id` still has something due exactly at `at`.
     fn is_current(&self, at: Instant, call_id: CallId) -> bool {
-        self.calls.get(&call_id).is_some_and(|c| {
-            c.deadline() == Some(at) || c.progress.as_ref().is_some_and(|p| p.next_at == at)
-        })
+        self.calls
+            .get(&call_id)
+            .is_some_and(|c| c.deadlines().any(|d| d == at))
     }
 
     /// Drops stale entries from the top of the timer heap, and rebuilds it when stale
@@ -141,13 +145,10 @@ impl CallTable {
             self.timers.pop();
         }
         if self.timers.len() > 4 * self.calls.len() + 64 {
-            let live = self.calls.iter().flat_map(|(id, c)| {
-                let progress = c.progress.as_ref().map(|p| p.next_at);
-                c.deadline()
-                    .into_iter()
-                    .chain(progress)
-                    .map(move |at| Reverse((at, *id)))
-            });
+            let live = self
+                .calls
+                .iter()
+                .flat_map(|(id, c)| c.deadlines().map(move |at| Reverse((at, *id))));
             self.timers = live.collect();
         }
     }
@@ -193,13 +194,7 @@ impl CallTable {
 
     /// The soonest deadline by looking at every call: what the heap must agree with.
     fn scan_next_deadline(&self) -> Option<Instant> {
-        self.calls
-            .values()
-            .flat_map(|c| {
-                let progress = c.progress.as_ref().map(|p| p.next_at);
-                c.deadline().into_iter().chain(progress)
-            })
-            .min()
+        self.calls.values().flat_map(Call::deadlines).min()
     }
 
     /// A uniform draw from [0, 1) (xorshift64*), for backoff jitter.
