@@ -189,7 +189,6 @@ macro_rules! lenient_struct {
                 $(#[$fmeta])*
                 pub $field: $ty,
             )*
-            _borrows: std::marker::PhantomData<&'a str>,
         }
 
         impl<'de> Deserialize<'de> for $name<'de> {
