@@ -1,9 +1,14 @@
 //! Every configuration key: its type, range, default and environment variable.
 //!
 //! This table is the single source for validation, unknown-key suggestions, the
-//! environment mapping and `--show-config`.
+//! environment mapping and `--show-config`. The names of efforts, verbosities and tools
+//! come from the core, and so do the defaults the core has.
 
+use responses_mcp_core::server::ServerConfig;
+use responses_mcp_core::tools::{Tool, ALL_TOOLS};
+use responses_mcp_core::vocab::{Effort, Verbosity};
 use serde_json::{json, Value};
+use std::sync::LazyLock;
 
 /// The type and range of a leaf value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,11 +52,14 @@ pub struct Key {
 }
 
 /// Reasoning effort values (OpenAI `reasoning.effort`).
-pub const EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+pub const EFFORTS: &[&str] = &Effort::NAMES;
 /// Verbosity values (OpenAI `text.verbosity`).
-pub const VERBOSITIES: &[&str] = &["low", "medium", "high"];
-/// The profile names under `model_profiles`.
-pub const PROFILES: &[&str] = &["answer", "answer_detailed", "answer_quick"];
+pub const VERBOSITIES: &[&str] = &Verbosity::NAMES;
+
+/// Whether `name` is a profile under `model_profiles` (one per tool).
+pub fn is_profile_name(name: &str) -> bool {
+    Tool::from_name(name).is_some()
+}
 
 macro_rules! key {
     ($path:literal, $kind:expr, $env:expr, $doc:literal) => {
@@ -64,8 +72,8 @@ macro_rules! key {
     };
 }
 
-/// All known leaves, in display order.
-pub const KEYS: &[Key] = &[
+/// The leaves before the profiles, in display order.
+const BEFORE_PROFILES: &[Key] = &[
     key!(
         "openai.api_key_env",
         Kind::Str,
@@ -111,60 +119,10 @@ pub const KEYS: &[Key] = &[
         None,
         "Accepted for compatibility; the tool result is always JSON."
     ),
-    key!(
-        "model_profiles.answer.model",
-        Kind::Str,
-        Some("MODEL_ANSWER"),
-        "Model of the answer tool (required profile)."
-    ),
-    key!(
-        "model_profiles.answer.reasoning_effort",
-        Kind::OptOneOf(EFFORTS),
-        Some("ANSWER_EFFORT"),
-        "reasoning.effort for the answer tool (gpt-5, o3, o4 models)."
-    ),
-    key!(
-        "model_profiles.answer.verbosity",
-        Kind::OptOneOf(VERBOSITIES),
-        Some("ANSWER_VERBOSITY"),
-        "text.verbosity for the answer tool (gpt-5 models)."
-    ),
-    key!(
-        "model_profiles.answer_detailed.model",
-        Kind::Str,
-        Some("MODEL_DETAILED"),
-        "Model of answer_detailed; unset means the answer profile."
-    ),
-    key!(
-        "model_profiles.answer_detailed.reasoning_effort",
-        Kind::OptOneOf(EFFORTS),
-        None,
-        "reasoning.effort for answer_detailed."
-    ),
-    key!(
-        "model_profiles.answer_detailed.verbosity",
-        Kind::OptOneOf(VERBOSITIES),
-        None,
-        "text.verbosity for answer_detailed."
-    ),
-    key!(
-        "model_profiles.answer_quick.model",
-        Kind::Str,
-        Some("MODEL_QUICK"),
-        "Model of answer_quick; unset means the answer profile."
-    ),
-    key!(
-        "model_profiles.answer_quick.reasoning_effort",
-        Kind::OptOneOf(EFFORTS),
-        None,
-        "reasoning.effort for answer_quick."
-    ),
-    key!(
-        "model_profiles.answer_quick.verbosity",
-        Kind::OptOneOf(VERBOSITIES),
-        None,
-        "text.verbosity for answer_quick."
-    ),
+];
+
+/// The leaves after the profiles, in display order.
+const AFTER_PROFILES: &[Key] = &[
     key!(
         "policy.search_triggers",
         Kind::StrList,
@@ -300,41 +258,122 @@ pub const KEYS: &[Key] = &[
     ),
 ];
 
-/// Looks a key up by path.
-pub fn key(path: &str) -> Option<&'static Key> {
-    KEYS.iter().find(|k| k.path == path)
+/// The environment variables of a tool's profile: model, effort, verbosity.
+fn profile_env(tool: Tool) -> [Option<&'static str>; 3] {
+    match tool {
+        Tool::Answer => [
+            Some("MODEL_ANSWER"),
+            Some("ANSWER_EFFORT"),
+            Some("ANSWER_VERBOSITY"),
+        ],
+        Tool::AnswerDetailed => [Some("MODEL_DETAILED"), None, None],
+        Tool::AnswerQuick => [Some("MODEL_QUICK"), None, None],
+    }
 }
 
-/// The built-in defaults as a tree. Optional profiles are absent.
-pub fn defaults() -> Value {
-    json!({
-        "openai": { "api_key_env": "OPENAI_API_KEY", "base_url": "https://api.openai.com/v1", "ca_file": null },
-        "request": { "timeout_ms": 120_000, "max_retries": 3 },
-        "responses": { "stream": false, "json_mode": false },
-        "model_profiles": {
-            "answer": { "model": "gpt-5-mini", "reasoning_effort": "medium", "verbosity": "medium" }
+/// The three leaves of `tool`'s profile.
+fn profile_keys(tool: Tool) -> [Key; 3] {
+    let name = tool.name();
+    // The table lives for the whole process; its few generated paths are made once.
+    let path = |leaf: &str| -> &'static str {
+        Box::leak(format!("model_profiles.{name}.{leaf}").into_boxed_str())
+    };
+    let doc = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
+    let [model_env, effort_env, verbosity_env] = profile_env(tool);
+    let model_doc = match tool {
+        Tool::Answer => "Model of the answer tool (required profile).".to_owned(),
+        other => format!("Model of {other}; unset means the answer profile."),
+    };
+    [
+        Key {
+            path: path("model"),
+            kind: Kind::Str,
+            env: model_env,
+            doc: doc(model_doc),
         },
+        Key {
+            path: path("reasoning_effort"),
+            kind: Kind::OptOneOf(EFFORTS),
+            env: effort_env,
+            doc: doc(format!(
+                "reasoning.effort for {name} (gpt-5, o3, o4 models)."
+            )),
+        },
+        Key {
+            path: path("verbosity"),
+            kind: Kind::OptOneOf(VERBOSITIES),
+            env: verbosity_env,
+            doc: doc(format!("text.verbosity for {name} (gpt-5 models).")),
+        },
+    ]
+}
+
+static KEYS: LazyLock<Vec<Key>> = LazyLock::new(|| {
+    let mut keys = BEFORE_PROFILES.to_vec();
+    keys.extend(ALL_TOOLS.into_iter().flat_map(profile_keys));
+    keys.extend_from_slice(AFTER_PROFILES);
+    keys
+});
+
+/// All known leaves, in display order.
+pub fn keys() -> &'static [Key] {
+    &KEYS
+}
+
+/// Looks a key up by path.
+pub fn key(path: &str) -> Option<&'static Key> {
+    keys().iter().find(|k| k.path == path)
+}
+
+/// The built-in defaults as a tree: the core's own defaults where the core has the
+/// setting, so the two cannot drift. Profiles other than `answer` are absent.
+pub fn defaults() -> Value {
+    let core = ServerConfig::default();
+    let mut profiles = serde_json::Map::new();
+    for tool in ALL_TOOLS {
+        if let Some(p) = core.profiles.own(tool) {
+            let profile = json!({
+                "model": p.model,
+                "reasoning_effort": p.reasoning_effort.map(Effort::as_str),
+                "verbosity": p.verbosity.map(Verbosity::as_str),
+            });
+            profiles.insert(tool.name().into(), profile);
+        }
+    }
+    let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let search = &core.search_defaults;
+    json!({
+        "openai": { "api_key_env": core.api_key_env, "base_url": core.base_url, "ca_file": null },
+        "request": { "timeout_ms": millis(core.timeout), "max_retries": core.max_retries },
+        "responses": { "stream": false, "json_mode": false },
+        "model_profiles": profiles,
         "policy": {
             "search_triggers": ["today","now","latest","breaking","price","cost","release","version",
                                 "security","vulnerability","weather","exchange","news","EOL"],
             "prefer_search_when_unsure": true,
-            "max_citations": 3,
+            "max_citations": core.max_citations,
             "requery_attempts": 1,
             "require_dates_iso": true,
             "system": { "source": "builtin", "path": null, "merge": "replace" }
         },
-        "search": { "defaults": { "recency_days": 60, "max_results": 5, "domains": [] } },
+        "search": { "defaults": {
+            "recency_days": search.recency_days,
+            "max_results": search.max_results,
+            "domains": search.domains,
+        } },
         "server": {
-            "transport": "stdio", "debug": false, "debug_file": null, "show_config_on_start": false,
-            "line_mode": false, "max_message_bytes": 4_194_304, "max_inflight": 16,
-            "max_queue": 1024, "shutdown_grace_ms": 30_000, "progress_interval_ms": 5000
+            "transport": "stdio", "debug": core.debug, "debug_file": null,
+            "show_config_on_start": false, "line_mode": core.force_line_output,
+            "max_message_bytes": core.max_message_bytes, "max_inflight": core.max_inflight,
+            "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),
+            "progress_interval_ms": millis(core.progress_interval)
         }
     })
 }
 
 /// Whether `path` names a known object (not a leaf), such as `model_profiles.answer`.
 pub fn is_known_object(path: &str) -> bool {
-    KEYS.iter().any(|k| {
+    keys().iter().any(|k| {
         k.path.len() > path.len()
             && k.path.starts_with(path)
             && k.path.as_bytes()[path.len()] == b'.'
@@ -343,8 +382,8 @@ pub fn is_known_object(path: &str) -> bool {
 
 /// The known path closest to `path`, for "did you mean" hints.
 pub fn nearest(path: &str) -> Option<&'static str> {
-    let mut candidates: Vec<&'static str> = KEYS.iter().map(|k| k.path).collect();
-    for k in KEYS {
+    let mut candidates: Vec<&'static str> = keys().iter().map(|k| k.path).collect();
+    for k in keys() {
         let mut p = k.path;
         while let Some((parent, _)) = p.rsplit_once('.') {
             candidates.push(parent);

@@ -6,22 +6,26 @@
 //! [`launch`] is the thin layer around it that the binaries call once: it finds and reads
 //! the files, handles `--help`, `--version` and `--show-config`, and sets up logging.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod cli;
 pub mod keys;
 mod logging;
 pub mod paths;
+pub mod proxy;
 pub mod resolve;
 mod settings;
 pub mod show;
+pub mod signals;
+pub mod view;
 
 pub use cli::{Cli, USAGE};
 pub use resolve::{resolve, ConfigError, Env, Resolved, Source, YamlInput};
 pub use settings::{PolicyMerge, PolicySource};
 
-use responses_mcp_core::server::ServerConfig;
+use proxy::ProxyRoute;
+use responses_mcp_core::server::{Now, ServerConfig};
 use std::ffi::OsString;
 use std::fmt;
 use std::io::Write;
@@ -73,6 +77,8 @@ pub struct Startup {
     pub project: Option<String>,
     /// Root certificates (PEM) from `openai.ca_file`, replacing the built-in roots.
     pub ca_pem: Option<Vec<u8>>,
+    /// The proxy upstream requests go through.
+    pub proxy: ProxyRoute,
 }
 
 /// What the binary should do after [`launch`].
@@ -110,7 +116,7 @@ pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> 
         }
     };
     if startup.cli.show_config || startup.resolved.show_config_on_start() {
-        let text = show::show_config(&startup.resolved, startup.api_key.is_some());
+        let text = show::show_config(&startup.resolved, startup.api_key.is_some(), &startup.proxy);
         let _ = writeln!(std::io::stderr(), "{text}");
         if !startup.cli.stdio {
             return Launch::Exit(0);
@@ -147,6 +153,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         _ => None,
     };
     let resolved = resolve(yaml, env, &cli)?;
+    let proxy = proxy::resolve_proxy(env, &resolved.settings.openai.base_url)?;
     if let Err(e) = logging::init(resolved.debug(), resolved.debug_file().as_deref()) {
         let _ = writeln!(std::io::stderr(), "openai-responses-mcp: {e}");
     }
@@ -171,10 +178,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
             )
         }
     };
-    let ca_pem = match resolved
-        .get("openai.ca_file")
-        .and_then(serde_json::Value::as_str)
-    {
+    let ca_pem = match resolved.settings.openai.ca_file.as_deref() {
         None => None,
         Some(path) => {
             let path = relative_to_config(std::path::Path::new(path), located.as_deref());
@@ -211,7 +215,15 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
     };
+    match &proxy {
+        ProxyRoute::Via { proxy, variable } => log::debug!("upstream through {proxy} ({variable})"),
+        ProxyRoute::Bypassed { variable } => {
+            log::debug!("the proxy in {variable} is bypassed for the base URL (NO_PROXY)")
+        }
+        ProxyRoute::Direct => {}
+    }
     Ok(Startup {
+        proxy,
         organization: non_empty("OPENAI_ORG_ID"),
         project: non_empty("OPENAI_PROJECT_ID"),
         ca_pem,
@@ -235,4 +247,23 @@ pub fn process_env() -> Env {
     std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect()
+}
+
+/// The time now, for the core: the one place a runtime reads the clocks.
+pub fn now() -> Now {
+    let unix_secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Now {
+        instant: std::time::Instant::now(),
+        unix_secs,
+    }
+}
+
+/// Entropy for retry jitter, without a dependency: the clock and the process id.
+pub fn seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (u64::from(std::process::id()) << 32)
 }

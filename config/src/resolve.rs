@@ -5,7 +5,8 @@
 //! other leaf) replace.
 
 use crate::cli::Cli;
-use crate::keys::{self, Key, Kind, KEYS, PROFILES};
+use crate::keys::{self, Key, Kind};
+use crate::view::Settings;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -103,7 +104,9 @@ pub struct YamlInput<'a> {
 /// The effective configuration as a tree, with the source of every leaf.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {
-    /// The effective tree (the shape of config.yaml).
+    /// The effective configuration, typed: what the rest of the program reads.
+    pub settings: Settings,
+    /// The effective tree (the shape of config.yaml), for `--show-config`.
     pub tree: Value,
     /// Source per dotted leaf path.
     pub sources: BTreeMap<String, Source>,
@@ -117,8 +120,10 @@ pub struct Resolved {
 /// Invalid YAML (with line and column) and values of the wrong type or out of range
 /// (naming the key or variable, the value and what is allowed).
 pub fn resolve(yaml: Option<YamlInput<'_>>, env: &Env, cli: &Cli) -> Result<Resolved, ConfigError> {
+    let tree = keys::defaults();
     let mut r = Resolved {
-        tree: keys::defaults(),
+        settings: Settings::from_tree(&tree)?,
+        tree,
         sources: BTreeMap::new(),
         warnings: Vec::new(),
     };
@@ -130,6 +135,7 @@ pub fn resolve(yaml: Option<YamlInput<'_>>, env: &Env, cli: &Cli) -> Result<Reso
     r.apply_env(env)?;
     r.apply_cli(cli);
     r.validate()?;
+    r.settings = Settings::from_tree(&r.tree)?;
     Ok(r)
 }
 
@@ -154,7 +160,8 @@ fn join(prefix: &str, k: &str) -> String {
 }
 
 impl Resolved {
-    /// The value at a dotted path.
+    /// The value at a dotted path (the typed [`Resolved::settings`] is what to read;
+    /// this serves validation and tests).
     pub fn get(&self, path: &str) -> Option<&Value> {
         path.split('.').try_fold(&self.tree, |v, k| v.get(k))
     }
@@ -253,7 +260,7 @@ impl Resolved {
     }
 
     fn apply_env(&mut self, env: &Env) -> Result<(), ConfigError> {
-        for key in KEYS {
+        for key in keys::keys() {
             let Some(name) = key.env else { continue };
             let Some(raw) = env.get(name).filter(|v| !v.trim().is_empty()) else {
                 continue;
@@ -333,7 +340,7 @@ impl Resolved {
 
 fn is_profile(path: &str) -> bool {
     path.strip_prefix("model_profiles.")
-        .is_some_and(|p| PROFILES.contains(&p))
+        .is_some_and(keys::is_profile_name)
 }
 
 fn invalid(path: &str, value: &Value, source: &Source, allowed: &str) -> ConfigError {

@@ -3,8 +3,8 @@
 use crate::resolve::Resolved;
 use responses_mcp_core::policy::SYSTEM_POLICY;
 use responses_mcp_core::server::{Profile, Profiles, SearchDefaults, ServerConfig};
-use responses_mcp_core::tools::{Effort, Verbosity};
-use serde_json::Value;
+use responses_mcp_core::tools::{Tool, ALL_TOOLS};
+use responses_mcp_core::vocab::{Effort, Verbosity};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -34,56 +34,45 @@ pub enum PolicyMerge {
 }
 
 impl Resolved {
-    fn str(&self, path: &str) -> Option<&str> {
-        self.get(path).and_then(Value::as_str)
-    }
-
-    fn int(&self, path: &str) -> u64 {
-        self.get(path).and_then(Value::as_u64).unwrap_or(0)
-    }
-
-    fn flag(&self, path: &str) -> bool {
-        self.get(path).and_then(Value::as_bool).unwrap_or(false)
-    }
-
     /// The environment variable that holds the API key.
     pub fn api_key_env(&self) -> &str {
-        self.str("openai.api_key_env").unwrap_or("OPENAI_API_KEY")
+        &self.settings.openai.api_key_env
     }
 
     /// Whether debug logging is on.
     pub fn debug(&self) -> bool {
-        self.flag("server.debug")
+        self.settings.server.debug
     }
 
     /// The debug log file, when one is set and debug is on.
     pub fn debug_file(&self) -> Option<PathBuf> {
-        self.str("server.debug_file")
-            .filter(|_| self.debug())
+        let server = &self.settings.server;
+        server
+            .debug_file
+            .as_ref()
+            .filter(|_| server.debug)
             .map(PathBuf::from)
     }
 
     /// Whether to print the configuration when serving starts.
     pub fn show_config_on_start(&self) -> bool {
-        self.flag("server.show_config_on_start")
+        self.settings.server.show_config_on_start
     }
 
     /// Per-attempt timeout.
     pub fn timeout(&self) -> Duration {
-        Duration::from_millis(self.int("request.timeout_ms"))
+        Duration::from_millis(self.settings.request.timeout_ms)
     }
 
     /// `policy.system`.
     pub fn policy_source(&self) -> PolicySource {
-        match (
-            self.str("policy.system.source"),
-            self.str("policy.system.path"),
-        ) {
-            (Some("file"), Some(path)) => PolicySource::File {
+        let system = &self.settings.policy.system;
+        match (system.source.as_str(), &system.path) {
+            ("file", Some(path)) => PolicySource::File {
                 path: PathBuf::from(path),
-                merge: match self.str("policy.system.merge") {
-                    Some("prepend") => PolicyMerge::Prepend,
-                    Some("append") => PolicyMerge::Append,
+                merge: match system.merge.as_str() {
+                    "prepend" => PolicyMerge::Prepend,
+                    "append" => PolicyMerge::Append,
                     _ => PolicyMerge::Replace,
                 },
             },
@@ -94,21 +83,17 @@ impl Resolved {
     /// The instructions sent with every call: the built-in policy (with any configured
     /// search triggers) combined with the policy file text when there is one.
     pub fn instructions(&self, policy_file: Option<&str>) -> String {
+        let policy = &self.settings.policy;
         let mut builtin = SYSTEM_POLICY.to_owned();
         let defaults = crate::keys::defaults();
-        let triggers = self.get("policy.search_triggers");
-        if triggers != defaults.pointer("/policy/search_triggers") {
-            let words: Vec<&str> = triggers
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if !words.is_empty() {
-                builtin.push_str("\n\nAlways search when the question involves any of: ");
-                builtin.push_str(&words.join(", "));
-                builtin.push('.');
-            }
+        let default_triggers = defaults.pointer("/policy/search_triggers");
+        let changed = default_triggers != Some(&serde_json::json!(policy.search_triggers));
+        if changed && !policy.search_triggers.is_empty() {
+            builtin.push_str("\n\nAlways search when the question involves any of: ");
+            builtin.push_str(&policy.search_triggers.join(", "));
+            builtin.push('.');
         }
-        if !self.flag("policy.prefer_search_when_unsure") {
+        if !policy.prefer_search_when_unsure {
             builtin.push_str("\n\nWhen unsure, answer from your own knowledge and say it may be outdated instead of searching.");
         }
         match (self.policy_source(), policy_file) {
@@ -124,28 +109,26 @@ impl Resolved {
         }
     }
 
-    fn profile(&self, name: &str, base: Option<&Profile>) -> Option<Profile> {
-        let node = self.get(&format!("model_profiles.{name}"))?.as_object()?;
-        if node.values().all(Value::is_null) {
+    /// `tool`'s profile: its own fields, with absent ones from `base` (the `answer`
+    /// profile); `None` when the tool has no profile of its own.
+    fn profile(&self, tool: Tool, base: Option<&Profile>) -> Option<Profile> {
+        let node = self.settings.model_profiles.get(tool.name())?;
+        // A node whose every field is null or absent is no profile.
+        let set = |f: &Option<Option<String>>| matches!(f, Some(Some(_)));
+        if !set(&node.model) && !set(&node.reasoning_effort) && !set(&node.verbosity) {
             return None;
         }
-        // Fields a profile leaves out come from the answer profile; an explicit null
-        // means "do not send".
-        let field = |k: &str| match node.get(k) {
-            Some(Value::String(s)) => Some(Some(s.clone())),
-            Some(_) => Some(None),
-            None => None,
-        };
-        let model = field("model")
-            .flatten()
-            .or_else(|| base.map(|b| b.model.clone()))?;
+        let model = match &node.model {
+            Some(Some(model)) => Some(model.clone()),
+            _ => base.map(|b| b.model.clone()),
+        }?;
         Some(Profile {
             model,
-            reasoning_effort: match field("reasoning_effort") {
+            reasoning_effort: match &node.reasoning_effort {
                 Some(v) => v.as_deref().and_then(Effort::parse),
                 None => base.and_then(|b| b.reasoning_effort),
             },
-            verbosity: match field("verbosity") {
+            verbosity: match &node.verbosity {
                 Some(v) => v.as_deref().and_then(Verbosity::parse),
                 None => base.and_then(|b| b.verbosity),
             },
@@ -160,52 +143,42 @@ impl Resolved {
         policy_file: Option<&str>,
         jitter_seed: u64,
     ) -> ServerConfig {
-        let answer = self.profile("answer", None);
-        let profiles = Profiles {
-            answer_detailed: self.profile("answer_detailed", answer.as_ref()),
-            answer_quick: self.profile("answer_quick", answer.as_ref()),
-            answer,
-        };
-        let domains = self
-            .get("search.defaults.domains")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let s = &self.settings;
+        let answer = self.profile(Tool::Answer, None);
+        let mut profiles = Profiles::default();
+        for tool in ALL_TOOLS {
+            let base = (tool != Tool::Answer).then_some(answer.as_ref()).flatten();
+            if let Some(profile) = self.profile(tool, base) {
+                profiles.set(tool, profile);
+            }
+        }
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let defaults = &s.search.defaults;
         ServerConfig {
-            max_message_bytes: usize::try_from(self.int("server.max_message_bytes"))
-                .unwrap_or(usize::MAX),
-            force_line_output: self.flag("server.line_mode"),
-            base_url: self
-                .str("openai.base_url")
-                .unwrap_or_default()
-                .trim_end_matches('/')
-                .to_owned(),
-            api_key_env: self.api_key_env().to_owned(),
+            max_message_bytes: size(s.server.max_message_bytes),
+            force_line_output: s.server.line_mode,
+            base_url: s.openai.base_url.trim_end_matches('/').to_owned(),
+            api_key_env: s.openai.api_key_env.clone(),
             api_key_present,
             timeout: self.timeout(),
-            max_retries: u32::try_from(self.int("request.max_retries")).unwrap_or(0),
+            max_retries: s.request.max_retries,
             profiles,
-            max_citations: usize::try_from(self.int("policy.max_citations")).unwrap_or(3),
+            max_citations: size(s.policy.max_citations),
             instructions: self.instructions(policy_file),
             search_defaults: SearchDefaults {
-                recency_days: self
-                    .get("search.defaults.recency_days")
-                    .and_then(Value::as_u64),
-                max_results: self
-                    .get("search.defaults.max_results")
-                    .and_then(Value::as_u64),
-                domains,
+                recency_days: defaults.recency_days,
+                max_results: defaults.max_results,
+                domains: defaults
+                    .domains
+                    .iter()
+                    .map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
+                    .collect(),
             },
-            debug: self.debug(),
-            shutdown_grace: Duration::from_millis(self.int("server.shutdown_grace_ms")),
-            max_inflight: usize::try_from(self.int("server.max_inflight")).unwrap_or(16),
-            max_queue: usize::try_from(self.int("server.max_queue")).unwrap_or(1024),
-            progress_interval: Duration::from_millis(self.int("server.progress_interval_ms")),
+            debug: s.server.debug,
+            shutdown_grace: Duration::from_millis(s.server.shutdown_grace_ms),
+            max_inflight: size(s.server.max_inflight),
+            max_queue: size(s.server.max_queue),
+            progress_interval: Duration::from_millis(s.server.progress_interval_ms),
             jitter_seed,
         }
     }

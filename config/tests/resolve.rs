@@ -5,6 +5,7 @@
 //! touch the process environment: the environment is a map passed in.
 
 use responses_mcp_config::{resolve, show, Cli, ConfigError, Env, Source, YamlInput};
+use responses_mcp_core::tools::Tool;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -235,7 +236,7 @@ fn profiles_fall_back_to_answer_and_can_be_removed() {
     let sc = run(Some(yaml), &env(&[]), &Cli::default())
         .unwrap()
         .server_config(true, None, 1);
-    let detailed = sc.profiles.answer_detailed.unwrap();
+    let detailed = sc.profiles.own(Tool::AnswerDetailed).cloned().unwrap();
     assert_eq!(
         (
             detailed.model.as_str(),
@@ -248,7 +249,7 @@ fn profiles_fall_back_to_answer_and_can_be_removed() {
         Some("medium"),
         "inherited from answer"
     );
-    assert!(sc.profiles.answer_quick.is_none());
+    assert!(sc.profiles.own(Tool::AnswerQuick).is_none());
     let sc = run(
         Some("model_profiles:\n  answer: null\n"),
         &env(&[]),
@@ -256,7 +257,10 @@ fn profiles_fall_back_to_answer_and_can_be_removed() {
     )
     .unwrap()
     .server_config(true, None, 1);
-    assert!(sc.profiles.answer.is_none(), "the core then answers -32052");
+    assert!(
+        sc.profiles.own(Tool::Answer).is_none(),
+        "the core then answers -32052"
+    );
 }
 
 #[test]
@@ -420,7 +424,10 @@ fn example_files_load() {
     .unwrap();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     let sc = r.server_config(false, None, 1);
-    assert_eq!(sc.profiles.answer_quick.unwrap().model, "gpt-5-nano");
+    assert_eq!(
+        sc.profiles.own(Tool::AnswerQuick).unwrap().model,
+        "gpt-5-nano"
+    );
 
     let policy = std::fs::read_to_string(dir.join("policy.md.example")).unwrap();
     for (merge, first, last) in [
@@ -456,7 +463,7 @@ fn show_config_matches_the_snapshot_and_hides_the_key() {
         ..Cli::default()
     };
     let r = run(Some(yaml), &e, &cli).unwrap();
-    let text = show::show_config(&r, true);
+    let text = show::show_config(&r, true, &responses_mcp_config::proxy::ProxyRoute::Direct);
     assert!(!text.contains("sk-PLANTED"));
     let mut shown: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(shown["version"], env!("CARGO_PKG_VERSION"));
@@ -493,7 +500,7 @@ fn show_config_matches_the_snapshot_and_hides_the_key() {
 fn the_reference_documents_every_key_and_variable() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reference/config-reference.md");
     let doc = std::fs::read_to_string(path).unwrap();
-    for key in responses_mcp_config::keys::KEYS {
+    for key in responses_mcp_config::keys::keys() {
         assert!(
             doc.contains(&format!("`{}`", key.path)),
             "{} is not documented",
@@ -503,4 +510,53 @@ fn the_reference_documents_every_key_and_variable() {
             assert!(doc.contains(&format!("`{var}`")), "{var} is not documented");
         }
     }
+}
+
+#[test]
+fn no_configuration_resolves_to_exactly_the_cores_defaults() {
+    use responses_mcp_core::server::ServerConfig;
+    let r = run(None, &env(&[]), &Cli::default()).unwrap();
+    let seed = 0x5EED;
+    assert_eq!(
+        r.server_config(false, None, seed),
+        ServerConfig {
+            jitter_seed: seed,
+            ..ServerConfig::default()
+        }
+    );
+}
+
+#[test]
+fn the_typed_view_has_exactly_the_keys_of_the_table() {
+    fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        match v.as_object() {
+            Some(map) => {
+                for (k, child) in map {
+                    let path = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    leaves(child, &path, out);
+                }
+            }
+            None => out.push(prefix.to_owned()),
+        }
+    }
+    // Every profile present, so that each tool's leaves show.
+    let yaml = "model_profiles:\n  answer_detailed: {model: a, reasoning_effort: low, verbosity: low}\n  answer_quick: {model: b, reasoning_effort: low, verbosity: low}\n";
+    let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    let mut from_view = Vec::new();
+    leaves(
+        &serde_json::to_value(&r.settings).unwrap(),
+        "",
+        &mut from_view,
+    );
+    from_view.sort();
+    let mut from_table: Vec<String> = responses_mcp_config::keys::keys()
+        .iter()
+        .map(|k| k.path.to_owned())
+        .collect();
+    from_table.sort();
+    assert_eq!(from_view, from_table);
 }

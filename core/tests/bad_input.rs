@@ -4,30 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-use responses_mcp_core::server::{Input, Now, Output, Server, ServerConfig};
+use responses_mcp_core::server::Input;
+use responses_mcp_core::testing::Harness;
 use serde_json::{json, Value};
-use std::time::Instant;
 
-struct H {
-    server: Server,
-    now: Now,
-    http: usize,
-}
+/// The shared harness, with the few shorthands this catalogue uses.
+struct H(Harness, usize);
 
 impl H {
     fn fresh() -> H {
-        let config = ServerConfig {
-            api_key_present: true,
-            ..ServerConfig::default()
-        };
-        H {
-            server: Server::new(config),
-            now: Now {
-                instant: Instant::now(),
-                unix_secs: 1_754_708_400,
-            },
-            http: 0,
-        }
+        H(Harness::new(Harness::keyed()), 0)
     }
 
     fn ready(version: &str) -> H {
@@ -39,45 +25,27 @@ impl H {
 
     /// Feeds raw bytes; returns the messages written.
     fn feed(&mut self, bytes: &[u8]) -> Vec<Value> {
-        self.server.handle(self.now, Input::Stdin(bytes));
-        self.drain()
-    }
-
-    fn drain(&mut self) -> Vec<Value> {
-        let mut out = Vec::new();
-        while let Some(o) = self.server.poll_output() {
-            match o {
-                Output::Write(bytes) => {
-                    let body = match bytes.windows(4).position(|w| w == b"\r\n\r\n") {
-                        Some(at) if bytes.starts_with(b"Content-Length: ") => {
-                            bytes[at + 4..].to_vec()
-                        }
-                        _ => {
-                            assert!(!bytes[..bytes.len() - 1].contains(&b'\n'));
-                            bytes
-                        }
-                    };
-                    out.push(serde_json::from_slice(&body).unwrap());
-                }
-                Output::Http(_) => self.http += 1,
-                Output::Abort(_) | Output::Exit => {}
-            }
-        }
-        out
+        self.0.send_raw(bytes);
+        self.0.frames()
     }
 
     fn line(&mut self, text: &str) -> Vec<Value> {
-        self.feed(format!("{text}\n").as_bytes())
+        self.0.line(text)
     }
 
-    /// The server still serves: a ping is answered.
+    fn close_stdin(&mut self) -> Vec<Value> {
+        self.0.feed(Input::StdinClosed);
+        self.0.frames()
+    }
+
+    /// Attempts started so far.
+    fn http(&mut self) -> usize {
+        self.1 += self.0.take_http().len();
+        self.1
+    }
+
     fn still_serving(&mut self) {
-        let r = self.line(r#"{"jsonrpc":"2.0","id":"alive","method":"ping"}"#);
-        assert_eq!(
-            r.last().map(|m| m["id"].clone()),
-            Some(json!("alive")),
-            "{r:?}"
-        );
+        self.0.still_serving();
     }
 }
 
@@ -140,8 +108,7 @@ fn framing_content_length_too_long_waits_then_reports_at_eof() {
     let body = ping(1);
     let r = h.feed(format!("Content-Length: {}\r\n\r\n{body}", body.len() + 5).as_bytes());
     assert!(r.is_empty(), "waits for the promised bytes");
-    h.server.handle(h.now, Input::StdinClosed);
-    let r = h.drain();
+    let r = h.close_stdin();
     assert_eq!(code(&r[0]), -32700);
     assert!(message(&r[0]).contains("input ended inside"));
 }
@@ -420,7 +387,7 @@ fn jsonrpc_three_mib_query_string() {
         .as_str()
         .unwrap()
         .contains("longer than 16000"));
-    assert_eq!(h.http, 0);
+    assert_eq!(h.http(), 0);
 }
 
 #[test]
@@ -570,7 +537,7 @@ fn mcp_tools_call_with_wrong_types_for_every_argument() {
             r[0]
         );
     }
-    assert_eq!(h.http, 0);
+    assert_eq!(h.http(), 0);
 }
 
 #[test]
@@ -597,5 +564,5 @@ fn mcp_progress_tokens_of_odd_types() {
             "no progress for an unusable token, and the call runs: {r:?}"
         );
     }
-    assert_eq!(h.http, 5);
+    assert_eq!(h.http(), 5);
 }

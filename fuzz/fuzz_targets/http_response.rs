@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| responses_mcp_fuzz::http_response(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| responses_mcp_fuzz_targets::http_response(data));

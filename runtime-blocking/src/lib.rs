@@ -1,86 +1,87 @@
 //! The blocking runtime of openai-responses-mcp: threads and a channel around the sans-IO
-//! core, no async runtime. Also home of what both runtimes share: the [`Driver`] with its
-//! [`Transport`] trait, and the ureq [`upstream`] client with [`Threads`], which the smol
-//! runtime falls back to behind `https://` and SOCKS proxies.
+//! core's [`Driver`], no async runtime.
 //!
-//! Threads: the main thread owns the core (`Server`) and stdout; one thread reads stdin; one
-//! thread runs each HTTP attempt. They all report into one bounded channel, and the main
-//! thread waits on it no longer than the core's next deadline.
+//! Threads: the main thread owns the driver and stdout; one thread reads stdin; one thread
+//! runs each HTTP attempt (the ureq [`upstream`] client); one waits for signals. They all
+//! report into one bounded channel, and the main thread waits on it no longer than the
+//! core's next deadline.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
-mod driver;
-pub mod signals;
 mod threads;
 pub mod upstream;
 
-pub use driver::{Completion, Driver, Event, Transport, MAX_PENDING_OUTPUT};
-pub use threads::Threads;
-
-use responses_mcp_config::Startup;
-use responses_mcp_core::server::Now;
+use responses_mcp_config::{now, signals, Startup};
+use responses_mcp_core::server::{AttemptId, HttpReply, TransportError};
+use responses_mcp_core::{Driver, Event, Poll};
 use std::io::{Read, Write};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
+use threads::Threads;
 
-/// Events waiting for the main loop. Bounded, so that a flood on stdin waits in the pipe
+/// Messages waiting for the main loop. Bounded, so that a flood on stdin waits in the pipe
 /// rather than in our memory.
-pub const EVENT_QUEUE: usize = 16;
+const EVENT_QUEUE: usize = 16;
 
 /// Bytes read from stdin at a time.
-pub const READ_CHUNK: usize = 64 * 1024;
+const READ_CHUNK: usize = 64 * 1024;
 
-/// The time now, for the core.
-pub fn now() -> Now {
-    let unix_secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Now {
-        instant: Instant::now(),
-        unix_secs,
-    }
-}
-
-/// Entropy for retry jitter, without a dependency: the clock and the process id.
-pub fn seed() -> u64 {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    nanos ^ (u64::from(std::process::id()) << 32)
+/// What the other threads tell the main loop.
+pub enum Msg {
+    /// Bytes read from stdin.
+    Stdin(Vec<u8>),
+    /// Stdin reached EOF.
+    StdinClosed,
+    /// SIGINT or SIGTERM.
+    Signal(i32),
+    /// An attempt ended.
+    Completed(AttemptId, Result<HttpReply, TransportError>),
 }
 
 /// Serves until the core says exit; returns the exit status.
 pub fn run(startup: Startup) -> i32 {
-    let (tx, rx) = sync_channel::<Event>(EVENT_QUEUE);
+    let (tx, rx) = sync_channel::<Msg>(EVENT_QUEUE);
     let on_signal = tx.clone();
+    // Before any other thread starts, so that every thread inherits the signal mask.
     if let Err(e) = signals::on_termination(move |signal| {
-        let _ = on_signal.send(Event::Signal(signal));
+        let _ = on_signal.send(Msg::Signal(signal));
     }) {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
     spawn_stdin_reader(tx.clone());
-    let deliver = move |completion| {
-        let _ = tx.send(Event::Http(completion));
-    };
-    let transport = Threads::new(upstream::Upstream::new(&startup), deliver);
-    let mut driver = Driver::new(startup.server, transport);
+    let threads = Threads::new(upstream::Upstream::new(&startup), tx);
+    let mut driver = Driver::new(startup.server);
     let mut stdout = std::io::stdout().lock();
     loop {
-        driver.act();
-        if !driver.frames().is_empty() {
-            let written = write_all(&mut stdout, driver.frames());
-            driver.written(written);
-        }
-        if driver.exiting() {
-            return 0;
-        }
-        if driver.has_more() {
-            continue;
-        }
-        match wait(&rx, driver.deadline()) {
-            Ok(Some(event)) => driver.handle(event),
-            Ok(None) => driver.handle(Event::Timer),
-            Err(()) => return 0,
+        match driver.poll() {
+            Poll::Write(bytes) => {
+                let ok = write_all(&mut stdout, bytes).is_ok();
+                driver.written(now(), ok);
+            }
+            Poll::Start(request) => {
+                let id = request.attempt;
+                let started = threads.start(request);
+                driver.started(now(), id, started);
+            }
+            Poll::Abort(attempt) => attempt.abort(),
+            Poll::Wait(deadline) => match wait(&rx, deadline) {
+                Err(Disconnected) => return 0,
+                Ok(Some(Msg::Stdin(bytes))) => driver.handle(now(), Event::Stdin(&bytes)),
+                Ok(Some(Msg::StdinClosed)) => driver.handle(now(), Event::StdinClosed),
+                Ok(Some(Msg::Signal(signal))) => {
+                    log::debug!("signal {signal}: aborting calls in flight and exiting");
+                    driver.handle(now(), Event::Shutdown);
+                }
+                Ok(Some(Msg::Completed(id, result))) => {
+                    if let Some(attempt) = driver.completed(now(), id, result) {
+                        threads.release(attempt);
+                    }
+                }
+                Ok(None) => driver.handle(now(), Event::Timeout),
+            },
+            Poll::Exit => return 0,
+            // Actions a newer core adds; this loop has none to perform.
+            _ => {}
         }
     }
 }
@@ -91,19 +92,22 @@ fn write_all(stdout: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     stdout.flush()
 }
 
-/// Waits for an event until `deadline`; `Ok(None)` when the deadline passed first.
-fn wait(rx: &Receiver<Event>, deadline: Option<Instant>) -> Result<Option<Event>, ()> {
+/// Every sender is gone: nothing more can happen.
+struct Disconnected;
+
+/// Waits for a message until `deadline`; `Ok(None)` when the deadline passed first.
+fn wait(rx: &Receiver<Msg>, deadline: Option<Instant>) -> Result<Option<Msg>, Disconnected> {
     match deadline {
-        None => rx.recv().map(Some).map_err(|_| ()),
+        None => rx.recv().map(Some).map_err(|_| Disconnected),
         Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
-            Ok(e) => Ok(Some(e)),
+            Ok(msg) => Ok(Some(msg)),
             Err(RecvTimeoutError::Timeout) => Ok(None),
-            Err(RecvTimeoutError::Disconnected) => Err(()),
+            Err(RecvTimeoutError::Disconnected) => Err(Disconnected),
         },
     }
 }
 
-fn spawn_stdin_reader(tx: SyncSender<Event>) {
+fn spawn_stdin_reader(tx: SyncSender<Msg>) {
     let spawned = std::thread::Builder::new()
         .name("stdin".into())
         .spawn(move || {
@@ -113,7 +117,7 @@ fn spawn_stdin_reader(tx: SyncSender<Event>) {
                 match stdin.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        if tx.send(Event::Stdin(buf[..n].to_vec())).is_err() {
+                        if tx.send(Msg::Stdin(buf[..n].to_vec())).is_err() {
                             return;
                         }
                     }
@@ -124,7 +128,7 @@ fn spawn_stdin_reader(tx: SyncSender<Event>) {
                     }
                 }
             }
-            let _ = tx.send(Event::StdinClosed);
+            let _ = tx.send(Msg::StdinClosed);
         });
     if let Err(e) = spawned {
         log::error!("cannot start the stdin reader: {e}");

@@ -2,7 +2,7 @@
 
 fn main() {
     let env = responses_mcp_config::process_env();
-    let seed = responses_mcp_blocking::seed();
+    let seed = responses_mcp_config::seed();
     let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
         responses_mcp_config::Launch::Exit(status) => status,
         responses_mcp_config::Launch::Serve(startup) => responses_mcp_blocking::run(*startup),

@@ -1,46 +1,35 @@
-//! The blocking transport: each attempt runs the ureq [`Upstream`] client on its own small
-//! thread and reports through a delivery function.
+//! Attempts on threads: each runs the ureq [`Upstream`] client on its own small thread and
+//! reports its completion into the main loop's channel.
 
-use crate::driver::{Completion, Transport};
 use crate::upstream::{Attempt, Upstream, ATTEMPT_STACK};
+use crate::Msg;
 use responses_mcp_core::server::{HttpRequest, TransportError, TransportErrorKind};
+use std::sync::mpsc::SyncSender;
 
-/// Attempts on threads; `deliver` hands each completion to the runtime's event queue.
-pub struct Threads<D> {
+/// Starts attempts and takes their agents back when they end.
+pub struct Threads {
     upstream: Upstream,
-    deliver: D,
+    events: SyncSender<Msg>,
 }
 
-impl<D> Threads<D>
-where
-    D: Fn(Completion) + Clone + Send + 'static,
-{
-    /// Attempts through `upstream`, reported through `deliver`.
-    pub fn new(upstream: Upstream, deliver: D) -> Self {
-        Threads { upstream, deliver }
+impl Threads {
+    /// Attempts through `upstream`, reported to `events`.
+    pub fn new(upstream: Upstream, events: SyncSender<Msg>) -> Self {
+        Threads { upstream, events }
     }
-}
 
-impl<D> Transport for Threads<D>
-where
-    D: Fn(Completion) + Clone + Send + 'static,
-{
-    type Running = Attempt;
-
-    fn start(&mut self, request: HttpRequest) -> Result<Attempt, TransportError> {
+    /// Starts `request` on a new thread; the handle aborts it.
+    pub fn start(&self, request: HttpRequest) -> Result<Attempt, TransportError> {
         let attempt = self.upstream.begin();
         let handle = Upstream::abort_handle(&attempt);
         let upstream = self.upstream.clone();
-        let deliver = self.deliver.clone();
+        let events = self.events.clone();
         std::thread::Builder::new()
             .name("upstream".into())
             .stack_size(ATTEMPT_STACK)
             .spawn(move || {
                 let result = upstream.send(&attempt, &request);
-                deliver(Completion {
-                    id: request.attempt,
-                    result,
-                });
+                let _ = events.send(Msg::Completed(request.attempt, result));
             })
             .map_err(|e| TransportError {
                 kind: TransportErrorKind::Io,
@@ -49,12 +38,9 @@ where
         Ok(handle)
     }
 
-    fn abort(&mut self, running: Attempt) {
-        running.abort();
-    }
-
-    /// The attempt's agent (and its kept-alive connection) can serve the next call.
-    fn ended(&mut self, running: Attempt) {
-        self.upstream.finish(running);
+    /// The agent of an attempt that ended by itself (and its kept-alive connection) can
+    /// serve the next call.
+    pub fn release(&self, attempt: Attempt) {
+        self.upstream.finish(attempt);
     }
 }

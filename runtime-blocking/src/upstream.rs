@@ -1,6 +1,5 @@
-//! The blocking HTTP client (the smol runtime uses it only behind `https://` and SOCKS
-//! proxies): ureq agents with keep-alive, one agent per attempt so that an abort can close
-//! exactly that attempt's connection.
+//! The blocking HTTP client: ureq agents with keep-alive, one agent per attempt so that an
+//! abort can close exactly that attempt's connection.
 //!
 //! An attempt takes an idle agent (with its kept-alive connection) from the pool, or makes
 //! a new one. When the attempt ends normally the agent goes back to the pool, so the next
@@ -8,13 +7,13 @@
 //! which closes its socket at once: a blocked read or write returns an error straight
 //! away and the server sees the connection close.
 
+use responses_mcp_config::proxy::ProxyRoute;
 use responses_mcp_config::{ApiKey, Startup};
+use responses_mcp_core::http::{scrub, MAX_BODY_BYTES};
 use responses_mcp_core::server::{HttpReply, HttpRequest, TransportError, TransportErrorKind};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-/// Largest response body read; larger ones fail the attempt.
-pub const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 /// Per-connection read buffer (ureq's default is 128 KiB).
 const INPUT_BUFFER: usize = 16 * 1024;
 /// Per-connection write buffer (ureq's default is 128 KiB).
@@ -56,31 +55,32 @@ impl Attempt {
 impl Upstream {
     /// A client for `startup`'s configuration.
     pub fn new(startup: &Startup) -> Self {
-        let bypass = no_proxy_exempts(&startup.server.base_url);
         Upstream::with_key(
             startup.api_key.as_ref(),
             startup.organization.clone(),
             startup.project.clone(),
             startup.resolved.timeout(),
-            bypass,
+            &startup.proxy,
             startup.ca_pem.as_deref(),
         )
     }
 
-    /// A client with explicit settings; `bypass_proxy` ignores any proxy from the
-    /// environment; `roots_pem` replaces the built-in root certificates.
+    /// A client with explicit settings, through `proxy`; `roots_pem` replaces the built-in
+    /// root certificates.
     pub fn with_key(
         key: Option<&ApiKey>,
         organization: Option<String>,
         project: Option<String>,
         timeout: Duration,
-        bypass_proxy: bool,
+        proxy: &ProxyRoute,
         roots_pem: Option<&[u8]>,
     ) -> Self {
-        let mut builder = ureq::Agent::config_builder();
-        if bypass_proxy {
-            builder = builder.proxy(None);
-        }
+        // The proxy was resolved with the rest of the configuration; ureq must not read
+        // the environment again (it would ignore NO_PROXY on some paths).
+        let proxy = proxy
+            .proxy()
+            .and_then(|p| ureq::Proxy::new(&p.expose_url()).ok());
+        let mut builder = ureq::Agent::config_builder().proxy(proxy);
         if let Some(pem) = roots_pem {
             let roots: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(pem)
                 .filter_map(|item| match item {
@@ -190,7 +190,7 @@ impl Upstream {
         let body = response
             .body_mut()
             .with_config()
-            .limit(MAX_BODY_BYTES)
+            .limit(MAX_BODY_BYTES as u64)
             .read_to_vec()
             .map_err(|e| transport_error(e, https))?;
         let body = match &self.shared.key {
@@ -205,75 +205,6 @@ impl Upstream {
     }
 }
 
-/// Whether `NO_PROXY` (or `no_proxy`) from the environment exempts `base_url`'s host.
-pub fn no_proxy_exempts(base_url: &str) -> bool {
-    let no_proxy = std::env::var("NO_PROXY")
-        .or_else(|_| std::env::var("no_proxy"))
-        .unwrap_or_default();
-    bypasses_proxy(base_url, &no_proxy)
-}
-
-/// Whether `NO_PROXY` (comma-separated: `*`, exact hosts, `.suffix` or `*.suffix`; ports
-/// ignored) exempts the host of `base_url` from the proxy. ureq applies `NO_PROXY` only on
-/// some of its proxy paths, so the runtime decides it once here.
-pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
-    let after_scheme = base_url
-        .split_once("://")
-        .map_or(base_url, |(_, rest)| rest);
-    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(rest) = host_port.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        host_port.split(':').next().unwrap_or("")
-    }
-    .to_ascii_lowercase();
-    no_proxy
-        .split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .any(|entry| {
-            let entry = entry.to_ascii_lowercase();
-            // Drop a port, but keep IPv6 addresses (`::1`, `[::1]:8080`) whole.
-            let entry = match entry.strip_prefix('[') {
-                Some(rest) => rest.split(']').next().unwrap_or(""),
-                None if entry.matches(':').count() == 1 => entry.split(':').next().unwrap_or(""),
-                None => entry.as_str(),
-            };
-            if entry == "*" {
-                return true;
-            }
-            match entry.strip_prefix("*.").or_else(|| entry.strip_prefix('.')) {
-                Some(suffix) => host == suffix || host.ends_with(&format!(".{suffix}")),
-                None => host == entry,
-            }
-        })
-}
-
-/// Keys shorter than this are not scrubbed: no real key is, and masking every occurrence
-/// of a few common bytes would mangle bodies (an empty key would match everywhere).
-const MIN_SCRUBBED_KEY: usize = 8;
-
-/// Replaces every occurrence of `key` in `body` with `***`: an error body that echoes the
-/// request's credentials must not carry them into error messages or logs.
-pub fn scrub(body: Vec<u8>, key: &[u8]) -> Vec<u8> {
-    if key.len() < MIN_SCRUBBED_KEY || !body.windows(key.len()).any(|w| w == key) {
-        return body;
-    }
-    let mut out = Vec::with_capacity(body.len());
-    let mut i = 0;
-    while i < body.len() {
-        if body[i..].starts_with(key) {
-            out.extend_from_slice(b"***");
-            i += key.len();
-        } else {
-            out.push(body[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
 /// Maps a ureq error to a kind the core can decide on, with a description that holds no
 /// secrets (ureq's messages name hosts and causes, never headers).
 fn transport_error(e: ureq::Error, https: bool) -> TransportError {
@@ -282,10 +213,13 @@ fn transport_error(e: ureq::Error, https: bool) -> TransportError {
         ureq::Error::HostNotFound
         | ureq::Error::ConnectionFailed
         | ureq::Error::ConnectProxyFailed(_) => TransportErrorKind::Connect,
+        // A SOCKS proxy refusing our credentials is PermissionDenied.
         ureq::Error::Io(io)
             if matches!(
                 io.kind(),
-                ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable
+                ErrorKind::ConnectionRefused
+                    | ErrorKind::AddrNotAvailable
+                    | ErrorKind::PermissionDenied
             ) =>
         {
             TransportErrorKind::Connect
@@ -311,38 +245,4 @@ fn transport_error(e: ureq::Error, https: bool) -> TransportError {
         other => other.to_string(),
     };
     TransportError { kind, detail }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::scrub;
-
-    #[test]
-    fn no_proxy_matching() {
-        use super::bypasses_proxy as b;
-        assert!(b("http://127.0.0.1:8080/v1", "localhost,127.0.0.1"));
-        assert!(b("https://api.openai.com/v1", ".openai.com"));
-        assert!(b("https://api.openai.com/v1", "*.openai.com"));
-        assert!(b("https://api.openai.com/v1", "api.openai.com:443"));
-        assert!(b("https://x.example/v1", "*"));
-        assert!(!b("https://api.openai.com/v1", "openai.co,example.com"));
-        assert!(!b("https://api.openai.com/v1", ""));
-        assert!(!b("https://notopenai.com/v1", ".openai.com"));
-        assert!(b("http://[::1]:9/v1", "::1"));
-    }
-
-    #[test]
-    fn scrub_replaces_every_occurrence() {
-        assert_eq!(
-            scrub(b"a sk-KEY1234 b sk-KEY1234".to_vec(), b"sk-KEY1234"),
-            b"a *** b ***"
-        );
-        assert_eq!(scrub(b"clean".to_vec(), b"sk-KEY1234"), b"clean");
-    }
-
-    #[test]
-    fn keys_too_short_to_be_real_are_left_alone() {
-        assert_eq!(scrub(b"a b c".to_vec(), b""), b"a b c");
-        assert_eq!(scrub(b"a b c".to_vec(), b"b"), b"a b c");
-    }
 }

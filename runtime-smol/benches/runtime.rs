@@ -14,12 +14,7 @@
     dead_code
 )]
 
-#[path = "../../runtime-blocking/tests/e2e/fake_openai.rs"]
-mod fake_openai;
-
-use fake_openai::{Action, FakeOpenAi};
-use responses_mcp_blocking::upstream::Upstream;
-use responses_mcp_core::server::HttpRequest;
+use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -333,32 +328,34 @@ fn overhead() {
     println!();
 }
 
-/// The baseline: `concurrency` threads calling the fake directly with our HTTP client.
+/// The baseline: `concurrency` threads calling the fake directly with ureq (one agent per
+/// thread, keep-alive, as a thread-per-call client does) and parsing the JSON.
 fn direct(base_url: &str, concurrency: usize, total: usize) -> (Vec<f64>, f64) {
-    let upstream = Upstream::with_key(None, None, None, Duration::from_secs(60), true, None);
     let body = br#"{"model":"gpt-5-mini","input":"q","tools":[{"type":"web_search"}]}"#.to_vec();
     let url = format!("{base_url}/responses");
     let per_thread = total / concurrency;
     let start = Instant::now();
     let handles: Vec<_> = (0..concurrency)
-        .map(|t| {
-            let (upstream, url, body) = (upstream.clone(), url.clone(), body.clone());
+        .map(|_| {
+            let (url, body) = (url.clone(), body.clone());
             thread::spawn(move || {
-                let mut attempt = upstream.begin();
+                let agent: ureq::Agent = ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .proxy(None)
+                    .build()
+                    .into();
                 let mut lat = Vec::with_capacity(per_thread);
-                for i in 0..per_thread {
-                    let request = HttpRequest {
-                        attempt: responses_mcp_core::server::AttemptId((t * per_thread + i) as u64),
-                        url: url.clone(),
-                        body: body.clone(),
-                    };
+                for _ in 0..per_thread {
                     let t0 = Instant::now();
-                    let reply = upstream.send(&attempt, &request).unwrap();
+                    let mut reply = agent
+                        .post(&url)
+                        .header("Content-Type", "application/json")
+                        .send(&body[..])
+                        .unwrap();
+                    let bytes = reply.body_mut().read_to_vec().unwrap();
                     // Parse it, as the server does.
-                    let _: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+                    let _: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
                     lat.push(t0.elapsed().as_secs_f64() * 1e3);
-                    upstream.finish(attempt);
-                    attempt = upstream.begin();
                 }
                 lat
             })

@@ -1,31 +1,49 @@
 //! `openai-responses-mcp`: the default build, driven by the smol async runtime.
 //!
 //! One thread does all the work: a local executor runs the main task, which owns the
-//! [`Driver`] (the sans-IO core plus attempts in flight), and one task per HTTP attempt
-//! ([`tasks`], on the non-blocking [`upstream`] client). Stdin and stdout go through
-//! smol's blocking pool, signals arrive from a waiting thread, and everything reports into
-//! one channel that the main task races against a timer re-armed from the core's next
-//! deadline. Plain HTTP proxies from the environment are tunnelled through with CONNECT;
-//! for other proxies (`https://`, SOCKS) attempts run on threads with the blocking
-//! runtime's ureq client instead.
+//! core's [`Driver`], and one task per HTTP attempt ([`tasks`], on the non-blocking
+//! [`upstream`] client, which speaks every proxy the configuration accepts). Stdin and
+//! stdout go through smol's blocking pool, signals arrive from a waiting thread, and
+//! everything reports into one channel that the main task races against a timer re-armed
+//! from the core's next deadline.
 
 #![forbid(unsafe_code)]
 
 mod tasks;
 mod upstream;
 
-use responses_mcp_blocking::upstream::no_proxy_exempts;
-use responses_mcp_blocking::{Driver, Event, Threads, Transport, EVENT_QUEUE, READ_CHUNK};
-use responses_mcp_config::Startup;
+use responses_mcp_config::{now, signals, Startup};
+use responses_mcp_core::server::{AttemptId, HttpReply, TransportError};
+use responses_mcp_core::{Driver, Event, Poll};
 use smol::channel::{bounded, Receiver, Sender};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::{LocalExecutor, Timer};
+use smol::{LocalExecutor, Task, Timer};
 use std::rc::Rc;
-use upstream::proxy::Choice;
+use std::time::Instant;
+use tasks::Tasks;
+
+/// Messages waiting for the main task. Bounded, so that a flood on stdin waits in the pipe
+/// rather than in our memory.
+const EVENT_QUEUE: usize = 16;
+
+/// Bytes read from stdin (and buffered for stdout) at a time.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What the other tasks and threads tell the main task.
+pub enum Msg {
+    /// Bytes read from stdin.
+    Stdin(Vec<u8>),
+    /// Stdin reached EOF.
+    StdinClosed,
+    /// SIGINT or SIGTERM.
+    Signal(i32),
+    /// An attempt ended.
+    Completed(AttemptId, Result<HttpReply, TransportError>),
+}
 
 fn main() {
     let env = responses_mcp_config::process_env();
-    let seed = responses_mcp_blocking::seed();
+    let seed = responses_mcp_config::seed();
     let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
         responses_mcp_config::Launch::Exit(status) => status,
         responses_mcp_config::Launch::Serve(startup) => run(*startup),
@@ -35,67 +53,70 @@ fn main() {
 
 /// Serves until the core says exit; returns the exit status.
 fn run(startup: Startup) -> i32 {
-    let (tx, rx) = bounded::<Event>(EVENT_QUEUE);
+    let (tx, rx) = bounded::<Msg>(EVENT_QUEUE);
     // Before any thread starts, so that every thread inherits the signal mask.
     let on_signal = tx.clone();
-    if let Err(e) = responses_mcp_blocking::signals::on_termination(move |signal| {
-        let _ = on_signal.send_blocking(Event::Signal(signal));
+    if let Err(e) = signals::on_termination(move |signal| {
+        let _ = on_signal.send_blocking(Msg::Signal(signal));
     }) {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
     let executor = Rc::new(LocalExecutor::new());
     executor.spawn(read_stdin(tx.clone())).detach();
-    let proxy = if no_proxy_exempts(&startup.server.base_url) {
-        Choice::Direct
-    } else {
-        Choice::from_env(|name| std::env::var(name).ok())
-    };
-    let proxy = match proxy {
-        Choice::Direct => None,
-        Choice::Http(proxy) => Some(proxy),
-        Choice::Other => {
-            log::debug!("the proxy is not plain HTTP: attempts run on threads with ureq");
-            let client = responses_mcp_blocking::upstream::Upstream::new(&startup);
-            let deliver = move |completion| {
-                let _ = tx.send_blocking(Event::Http(completion));
-            };
-            let driver = Driver::new(startup.server, Threads::new(client, deliver));
-            return smol::block_on(executor.run(serve(driver, rx)));
-        }
-    };
-    let client = upstream::Upstream::new(&startup, proxy);
-    let tasks = tasks::Tasks::new(client, executor.clone(), tx);
-    let driver = Driver::new(startup.server, tasks);
-    smol::block_on(executor.run(serve(driver, rx)))
+    let tasks = Tasks::new(upstream::Upstream::new(&startup), executor.clone(), tx);
+    let driver = Driver::new(startup.server);
+    smol::block_on(executor.run(serve(driver, tasks, rx)))
 }
 
-async fn serve<T: Transport>(mut driver: Driver<T>, rx: Receiver<Event>) -> i32 {
+async fn serve(mut driver: Driver<Task<()>>, tasks: Tasks, rx: Receiver<Msg>) -> i32 {
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
     loop {
-        driver.act();
-        if !driver.frames().is_empty() {
-            let written = async {
-                stdout.write_all(driver.frames()).await?;
-                stdout.flush().await
+        match driver.poll() {
+            Poll::Write(bytes) => {
+                let written = async {
+                    stdout.write_all(bytes).await?;
+                    stdout.flush().await
+                };
+                let ok = written.await.is_ok();
+                driver.written(now(), ok);
             }
-            .await;
-            driver.written(written);
+            Poll::Start(request) => {
+                let id = request.attempt;
+                driver.started(now(), id, Ok(tasks.start(request)));
+            }
+            // Dropping the task drops its socket: the connection closes.
+            Poll::Abort(task) => drop(task),
+            Poll::Wait(deadline) => match next_message(&rx, deadline).await {
+                Err(Disconnected) => return 0,
+                Ok(Some(Msg::Stdin(bytes))) => driver.handle(now(), Event::Stdin(&bytes)),
+                Ok(Some(Msg::StdinClosed)) => driver.handle(now(), Event::StdinClosed),
+                Ok(Some(Msg::Signal(signal))) => {
+                    log::debug!("signal {signal}: aborting calls in flight and exiting");
+                    driver.handle(now(), Event::Shutdown);
+                }
+                Ok(Some(Msg::Completed(id, result))) => {
+                    // The task already pooled its connection; let it return.
+                    if let Some(task) = driver.completed(now(), id, result) {
+                        task.detach();
+                    }
+                }
+                Ok(None) => driver.handle(now(), Event::Timeout),
+            },
+            Poll::Exit => return 0,
+            // Actions a newer core adds; this loop has none to perform.
+            _ => {}
         }
-        if driver.exiting() {
-            return 0;
-        }
-        if driver.has_more() {
-            continue;
-        }
-        let Some(event) = next_event(&rx, driver.deadline()).await else {
-            return 0;
-        };
-        driver.handle(event);
     }
 }
 
-/// The next event, or [`Event::Timer`] at `deadline`; `None` when every sender is gone.
-async fn next_event(rx: &Receiver<Event>, deadline: Option<std::time::Instant>) -> Option<Event> {
+/// Every sender is gone: nothing more can happen.
+struct Disconnected;
+
+/// The next message, or `Ok(None)` at `deadline`.
+async fn next_message(
+    rx: &Receiver<Msg>,
+    deadline: Option<Instant>,
+) -> Result<Option<Msg>, Disconnected> {
     let timer = async {
         match deadline {
             Some(at) => {
@@ -103,19 +124,20 @@ async fn next_event(rx: &Receiver<Event>, deadline: Option<std::time::Instant>) 
             }
             None => std::future::pending::<()>().await,
         }
-        Some(Event::Timer)
+        Ok(None)
     };
-    smol::future::or(async { rx.recv().await.ok() }, timer).await
+    let message = async { rx.recv().await.map(Some).map_err(|_| Disconnected) };
+    smol::future::or(message, timer).await
 }
 
-async fn read_stdin(tx: Sender<Event>) {
+async fn read_stdin(tx: Sender<Msg>) {
     let mut stdin = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdin());
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         match stdin.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => {
-                if tx.send(Event::Stdin(buf[..n].to_vec())).await.is_err() {
+                if tx.send(Msg::Stdin(buf[..n].to_vec())).await.is_err() {
                     return;
                 }
             }
@@ -126,5 +148,5 @@ async fn read_stdin(tx: Sender<Event>) {
             }
         }
     }
-    let _ = tx.send(Event::StdinClosed).await;
+    let _ = tx.send(Msg::StdinClosed).await;
 }

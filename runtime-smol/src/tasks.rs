@@ -1,17 +1,18 @@
 //! Attempts as tasks on the runtime's executor, sent by the async [`Upstream`] client.
 
 use crate::upstream::Upstream;
-use responses_mcp_blocking::{Completion, Event, Transport};
-use responses_mcp_core::server::{HttpRequest, TransportError};
+use crate::Msg;
+use responses_mcp_core::server::HttpRequest;
 use smol::channel::Sender;
 use smol::{LocalExecutor, Task};
 use std::rc::Rc;
 
+/// Starts attempts; each is a task whose completion goes to the main loop.
 pub struct Tasks {
     upstream: Rc<Upstream>,
     executor: Rc<LocalExecutor<'static>>,
     /// Where completions go.
-    events: Sender<Event>,
+    events: Sender<Msg>,
 }
 
 impl Tasks {
@@ -19,7 +20,7 @@ impl Tasks {
     pub fn new(
         upstream: Upstream,
         executor: Rc<LocalExecutor<'static>>,
-        events: Sender<Event>,
+        events: Sender<Msg>,
     ) -> Self {
         Tasks {
             upstream: Rc::new(upstream),
@@ -27,31 +28,14 @@ impl Tasks {
             events,
         }
     }
-}
 
-impl Transport for Tasks {
-    type Running = Task<()>;
-
-    fn start(&mut self, request: HttpRequest) -> Result<Task<()>, TransportError> {
+    /// Starts `request`. Dropping the task aborts it: its socket closes at once.
+    pub fn start(&self, request: HttpRequest) -> Task<()> {
         let upstream = self.upstream.clone();
         let events = self.events.clone();
-        Ok(self.executor.spawn(async move {
+        self.executor.spawn(async move {
             let result = upstream.send(&request.url, request.body).await;
-            let completion = Completion {
-                id: request.attempt,
-                result,
-            };
-            let _ = events.send(Event::Http(completion)).await;
-        }))
-    }
-
-    /// Dropping the task drops its socket: the connection closes.
-    fn abort(&mut self, task: Task<()>) {
-        drop(task);
-    }
-
-    /// The task already pooled its connection; let it return.
-    fn ended(&mut self, task: Task<()>) {
-        task.detach();
+            let _ = events.send(Msg::Completed(request.attempt, result)).await;
+        })
     }
 }

@@ -12,4 +12,6 @@ mod status;
 pub use body::ResponseBody;
 pub use request::{model_supports, Capabilities, RequestPlan};
 pub use response::{parse_answer, Answer, Citation};
-pub use status::{classify_reply, RetryAfter, UnsupportedParam, UpstreamFailure, UpstreamVerdict};
+pub use status::{
+    classify_reply, FailureKind, RetryAfter, UnsupportedParam, UpstreamFailure, UpstreamVerdict,
+};

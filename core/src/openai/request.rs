@@ -1,6 +1,6 @@
 //! Building the `POST /responses` body.
 
-use crate::tools::{Effort, Style, Verbosity};
+use crate::vocab::{Effort, Style, Verbosity};
 
 /// What a model accepts, by its id (spec 5.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

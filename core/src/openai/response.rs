@@ -1,7 +1,7 @@
 //! Reading the answer, `used_search` and citations out of a Responses API body.
 
 use super::body::{Item, ResponseBody};
-use super::status::UpstreamFailure;
+use super::status::{FailureKind, UpstreamFailure};
 use serde::Serialize;
 
 /// What a tool call returns (spec 3.2).
@@ -102,8 +102,12 @@ pub fn parse_answer(
     }
     if text.trim().is_empty() {
         return Err(match refusal {
-            Some(r) => UpstreamFailure::local("refusal", format!("the model refused: {r}")),
-            None => UpstreamFailure::local("no_answer", "the response held no answer text"),
+            Some(r) => {
+                UpstreamFailure::local(FailureKind::Refusal, format!("the model refused: {r}"))
+            }
+            None => {
+                UpstreamFailure::local(FailureKind::NoAnswer, "the response held no answer text")
+            }
         });
     }
     let mut citations = cited.list;
@@ -140,17 +144,19 @@ fn check_status(body: &ResponseBody<'_>) -> Result<(), UpstreamFailure> {
             Err(UpstreamFailure {
                 code: Some(reason.to_owned()),
                 ..UpstreamFailure::local(
-                    "incomplete",
+                    FailureKind::Incomplete,
                     format!("the response is incomplete ({reason})"),
                 )
             })
         }
         Some("failed") => Err(match body.error.get() {
-            Some(e) => UpstreamFailure::from_api(None, "failed", e, "the response failed"),
-            None => UpstreamFailure::local("failed", "the response failed"),
+            Some(e) => {
+                UpstreamFailure::from_api(None, FailureKind::Failed, e, "the response failed")
+            }
+            None => UpstreamFailure::local(FailureKind::Failed, "the response failed"),
         }),
         Some(other) => Err(UpstreamFailure::local(
-            "unexpected_status",
+            FailureKind::UnexpectedStatus,
             format!("the response has status {other:?} instead of completed"),
         )),
     }

@@ -21,14 +21,84 @@ pub enum UnsupportedParam {
     Verbosity,
 }
 
+/// What kind of failure ended an attempt. Retry decisions and advice match on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// A non-2xx HTTP status.
+    HttpError,
+    /// The response (or a 2xx body) carried an API `error`, or had status `failed`.
+    Failed,
+    /// A 2xx body that is not JSON.
+    InvalidResponse,
+    /// A response with status `incomplete`.
+    Incomplete,
+    /// A response with another status than `completed` (`cancelled`, `in_progress`, ...).
+    UnexpectedStatus,
+    /// The model refused to answer.
+    Refusal,
+    /// A completed response without answer text.
+    NoAnswer,
+    /// No reply within the attempt's timeout.
+    Timeout,
+    /// Could not connect (DNS, refused, proxy).
+    Connect,
+    /// The connection broke mid-way.
+    Io,
+    /// TLS handshake or certificate failure.
+    Tls,
+    /// The body was larger than the runtime accepts.
+    BodyTooLarge,
+    /// The request could not be made at all (bad URL, bad proxy setting).
+    InvalidRequest,
+    /// The server shut down before the call finished.
+    Shutdown,
+}
+
+impl FailureKind {
+    /// The short machine name shown in debug data and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::HttpError => "http_error",
+            FailureKind::Failed => "failed",
+            FailureKind::InvalidResponse => "invalid_response",
+            FailureKind::Incomplete => "incomplete",
+            FailureKind::UnexpectedStatus => "unexpected_status",
+            FailureKind::Refusal => "refusal",
+            FailureKind::NoAnswer => "no_answer",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Connect => "connect",
+            FailureKind::Io => "io",
+            FailureKind::Tls => "tls",
+            FailureKind::BodyTooLarge => "body_too_large",
+            FailureKind::InvalidRequest => "invalid_request",
+            FailureKind::Shutdown => "shutdown",
+        }
+    }
+
+    /// Whether another attempt may succeed where this one failed (for failures without
+    /// an HTTP status; statuses are classified by [`classify_reply`]).
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            FailureKind::Timeout | FailureKind::Connect | FailureKind::Io
+        )
+    }
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Why one attempt failed, with metadata only (no bodies, no secrets).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpstreamFailure {
     /// HTTP status, when a reply arrived.
     pub status: Option<u16>,
-    /// A short machine name: `http_error`, `timeout`, `connect`, `invalid_response`,
-    /// `incomplete`, `failed`, `refusal`, ...
-    pub name: &'static str,
+    /// What kind of failure.
+    pub kind: FailureKind,
     /// The API's `error.type`.
     pub error_type: Option<String>,
     /// The API's `error.code`.
@@ -39,27 +109,30 @@ pub struct UpstreamFailure {
 
 impl UpstreamFailure {
     /// A failure without an HTTP reply or API error fields.
-    pub fn local(name: &'static str, message: impl Into<String>) -> Self {
+    pub fn local(kind: FailureKind, message: impl Into<String>) -> Self {
         UpstreamFailure {
             status: None,
-            name,
+            kind,
             error_type: None,
             code: None,
             message: trim_message(&message.into()),
         }
     }
 
+    /// The failure of a call ended by a shutdown.
+    pub fn shutdown(message: &str) -> Self {
+        UpstreamFailure {
+            error_type: Some("shutdown".into()),
+            ..UpstreamFailure::local(FailureKind::Shutdown, message)
+        }
+    }
+
     /// A failure read from an API `error` object.
-    pub fn from_api(
-        status: Option<u16>,
-        name: &'static str,
-        error: &Value,
-        fallback: &str,
-    ) -> Self {
+    pub fn from_api(status: Option<u16>, kind: FailureKind, error: &Value, fallback: &str) -> Self {
         let field = |k: &str| error.get(k).and_then(Value::as_str).map(str::to_owned);
         UpstreamFailure {
             status,
-            name,
+            kind,
             error_type: field("type"),
             code: field("code"),
             message: trim_message(&field("message").unwrap_or_else(|| fallback.to_owned())),
@@ -70,7 +143,7 @@ impl UpstreamFailure {
     pub fn advice(&self, api_key_env: &str) -> String {
         let code = self.code.as_deref().unwrap_or("");
         let ty = self.error_type.as_deref().unwrap_or("");
-        match (self.status, self.name) {
+        match (self.status, self.kind) {
             (Some(401), _) => format!("check that {api_key_env} holds a valid OpenAI API key"),
             (Some(403), _) => "check that the API key's project may use this model and the Responses API".into(),
             (Some(404), _) => "check the model name in model_profiles and openai.base_url".into(),
@@ -80,11 +153,11 @@ impl UpstreamFailure {
             (Some(429), _) => "rate limited by OpenAI: wait a little, lower concurrency, or raise the rate limit".into(),
             (Some(400), _) => "the request was rejected; check the model profile (model, reasoning_effort, verbosity)".into(),
             (Some(s), _) if s >= 500 => "OpenAI had a server error; try again later".into(),
-            (_, "timeout") => "the request timed out; try again or raise request.timeout_ms".into(),
-            (_, "connect") => "could not reach OpenAI; check the network, proxy settings and openai.base_url".into(),
-            (_, "tls") => "the TLS handshake failed; check openai.base_url (https vs http), any proxy, and openai.ca_file (SSL_CERT_FILE) if a gateway uses its own certificate".into(),
-            (_, "incomplete") => "the answer was cut short; try a narrower question or a higher verbosity".into(),
-            (_, "refusal") => "the model declined to answer; rephrase the question".into(),
+            (_, FailureKind::Timeout) => "the request timed out; try again or raise request.timeout_ms".into(),
+            (_, FailureKind::Connect) => "could not reach OpenAI; check the network, proxy settings and openai.base_url".into(),
+            (_, FailureKind::Tls) => "the TLS handshake failed; check openai.base_url (https vs http), any proxy, and openai.ca_file (SSL_CERT_FILE) if a gateway uses its own certificate".into(),
+            (_, FailureKind::Incomplete) => "the answer was cut short; try a narrower question or a higher verbosity".into(),
+            (_, FailureKind::Refusal) => "the model declined to answer; rephrase the question".into(),
             _ => "try again; if it keeps failing, run with --debug and check the log".into(),
         }
     }
@@ -122,14 +195,21 @@ pub fn classify_reply<'a>(
         let Ok(value) = ResponseBody::parse(body) else {
             return UpstreamVerdict::Fail(UpstreamFailure {
                 status: Some(status),
-                ..UpstreamFailure::local("invalid_response", "the response body is not JSON")
+                ..UpstreamFailure::local(
+                    FailureKind::InvalidResponse,
+                    "the response body is not JSON",
+                )
             });
         };
         if let Some(error) = value.error.get() {
             // A 200 carrying an error object: transient codes are retried like their
             // HTTP equivalents.
-            let failure =
-                UpstreamFailure::from_api(Some(status), "failed", error, "response failed");
+            let failure = UpstreamFailure::from_api(
+                Some(status),
+                FailureKind::Failed,
+                error,
+                "response failed",
+            );
             return match failure.code.as_deref() {
                 Some("server_error" | "rate_limit_exceeded") => {
                     UpstreamVerdict::Retry(failure, None)
@@ -146,12 +226,15 @@ pub fn classify_reply<'a>(
         .and_then(|v| v.get("error"))
         .filter(|e| e.is_object());
     let failure = match error {
-        Some(e) => {
-            UpstreamFailure::from_api(Some(status), "http_error", e, &format!("HTTP {status}"))
-        }
+        Some(e) => UpstreamFailure::from_api(
+            Some(status),
+            FailureKind::HttpError,
+            e,
+            &format!("HTTP {status}"),
+        ),
         None => UpstreamFailure {
             status: Some(status),
-            ..UpstreamFailure::local("http_error", describe_body(status, body))
+            ..UpstreamFailure::local(FailureKind::HttpError, describe_body(status, body))
         },
     };
     match status {
@@ -300,7 +383,7 @@ mod tests {
     #[test]
     fn bodies_that_are_not_json() {
         match classify_reply(200, &[], b"<html>") {
-            UpstreamVerdict::Fail(f) => assert_eq!(f.name, "invalid_response"),
+            UpstreamVerdict::Fail(f) => assert_eq!(f.kind, FailureKind::InvalidResponse),
             other => panic!("{other:?}"),
         }
         match classify_reply(404, &[], b"<!doctype html><p>not found") {

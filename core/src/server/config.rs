@@ -2,7 +2,9 @@
 
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::policy::SYSTEM_POLICY;
-use crate::tools::{Effort, Tool, Verbosity};
+use crate::tools::Tool;
+use crate::vocab::{Effort, Verbosity};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// One model profile (spec 3.0.1).
@@ -16,29 +18,27 @@ pub struct Profile {
     pub verbosity: Option<Verbosity>,
 }
 
-/// The profiles per tool; `answer` is required, the others fall back to it.
+/// The model profile of each tool. `answer` is required; a tool without its own profile
+/// runs with `answer`'s.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Profiles {
-    /// `model_profiles.answer`.
-    pub answer: Option<Profile>,
-    /// `model_profiles.answer_detailed`.
-    pub answer_detailed: Option<Profile>,
-    /// `model_profiles.answer_quick`.
-    pub answer_quick: Option<Profile>,
+    by_tool: BTreeMap<Tool, Profile>,
 }
 
 impl Profiles {
+    /// Sets `tool`'s own profile.
+    pub fn set(&mut self, tool: Tool, profile: Profile) {
+        self.by_tool.insert(tool, profile);
+    }
+
+    /// `tool`'s own profile, if it has one.
+    pub fn own(&self, tool: Tool) -> Option<&Profile> {
+        self.by_tool.get(&tool)
+    }
+
     /// The profile `tool` runs with: its own, else `answer`'s.
-    pub fn for_tool(&self, tool: Tool) -> Option<(&'static str, &Profile)> {
-        let own = match tool {
-            Tool::Answer => None,
-            Tool::AnswerDetailed => self.answer_detailed.as_ref(),
-            Tool::AnswerQuick => self.answer_quick.as_ref(),
-        };
-        match own {
-            Some(p) => Some((tool.name(), p)),
-            None => self.answer.as_ref().map(|p| ("answer", p)),
-        }
+    pub fn for_tool(&self, tool: Tool) -> Option<&Profile> {
+        self.own(tool).or_else(|| self.own(Tool::Answer))
     }
 }
 
@@ -102,14 +102,17 @@ impl Default for ServerConfig {
             api_key_present: false,
             timeout: Duration::from_millis(120_000),
             max_retries: 3,
-            profiles: Profiles {
-                answer: Some(Profile {
-                    model: "gpt-5-mini".into(),
-                    reasoning_effort: Some(Effort::Medium),
-                    verbosity: Some(Verbosity::Medium),
-                }),
-                answer_detailed: None,
-                answer_quick: None,
+            profiles: {
+                let mut profiles = Profiles::default();
+                profiles.set(
+                    Tool::Answer,
+                    Profile {
+                        model: "gpt-5-mini".into(),
+                        reasoning_effort: Some(Effort::Medium),
+                        verbosity: Some(Verbosity::Medium),
+                    },
+                );
+                profiles
             },
             max_citations: 3,
             instructions: SYSTEM_POLICY.into(),

@@ -3,153 +3,8 @@
 
 use super::*;
 use crate::fixture;
+use crate::testing::Harness;
 use serde_json::{json, Value};
-
-struct Harness {
-    server: Server,
-    now: Now,
-    /// Outputs not yet looked at.
-    pending: Vec<Output>,
-}
-
-#[allow(clippy::disallowed_methods)] // Tests need one real instant to offset from.
-fn start_instant() -> Instant {
-    Instant::now()
-}
-
-/// 2025-08-09 12:00 in Tokyo.
-const UNIX: u64 = 1_754_708_400;
-
-impl Harness {
-    fn new(config: ServerConfig) -> Self {
-        Harness {
-            server: Server::new(config),
-            now: Now {
-                instant: start_instant(),
-                unix_secs: UNIX,
-            },
-            pending: Vec::new(),
-        }
-    }
-
-    fn keyed() -> ServerConfig {
-        ServerConfig {
-            api_key_present: true,
-            ..ServerConfig::default()
-        }
-    }
-
-    fn ready(version: &str) -> Self {
-        let mut h = Harness::new(Harness::keyed());
-        h.init(version);
-        h
-    }
-
-    fn init(&mut self, version: &str) {
-        let r = self.request(json!({"jsonrpc":"2.0","id":0,"method":"initialize",
-            "params":{"protocolVersion":version,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}));
-        assert_eq!(r["result"]["protocolVersion"], version);
-        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-        assert!(self.frames().is_empty());
-    }
-
-    fn feed(&mut self, input: Input<'_>) {
-        self.server.handle(self.now, input);
-        while let Some(o) = self.server.poll_output() {
-            self.pending.push(o);
-        }
-    }
-
-    fn send_raw(&mut self, bytes: &[u8]) {
-        self.feed(Input::Stdin(bytes));
-    }
-
-    fn send(&mut self, message: Value) {
-        let mut line = serde_json::to_vec(&message).unwrap();
-        line.push(b'\n');
-        self.send_raw(&line);
-    }
-
-    /// Sends a request and returns its single reply.
-    fn request(&mut self, message: Value) -> Value {
-        self.send(message);
-        let frames = self.frames();
-        assert_eq!(frames.len(), 1, "{frames:?}");
-        frames.into_iter().next().unwrap()
-    }
-
-    /// Decoded frames written since the last look; other outputs stay pending.
-    fn frames(&mut self) -> Vec<Value> {
-        let mut frames = Vec::new();
-        self.pending.retain(|o| match o {
-            Output::Write(bytes) => {
-                let text = std::str::from_utf8(bytes).unwrap();
-                let body = match text.find("\r\n\r\n") {
-                    Some(at) if text.starts_with("Content-Length") => &text[at + 4..],
-                    _ => {
-                        assert!(text.ends_with('\n') && !text[..text.len() - 1].contains('\n'));
-                        text
-                    }
-                };
-                frames.push(serde_json::from_str(body).unwrap());
-                false
-            }
-            _ => true,
-        });
-        frames
-    }
-
-    fn take_http(&mut self) -> Vec<HttpRequest> {
-        let mut out = Vec::new();
-        self.pending.retain(|o| match o {
-            Output::Http(r) => {
-                out.push(r.clone());
-                false
-            }
-            _ => true,
-        });
-        out
-    }
-
-    fn take_other(&mut self) -> Vec<Output> {
-        std::mem::take(&mut self.pending)
-    }
-
-    fn advance(&mut self, d: Duration) {
-        self.now.instant += d;
-        self.now.unix_secs += d.as_secs();
-    }
-
-    /// Moves the clock to the next deadline and fires it.
-    fn fire(&mut self) {
-        let at = self.server.poll_timeout().expect("a deadline");
-        assert!(at >= self.now.instant);
-        self.now.instant = at;
-        self.feed(Input::Timeout);
-    }
-
-    fn reply(&mut self, attempt: AttemptId, status: u16, body: &[u8], headers: &[(&str, &str)]) {
-        let headers = headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        self.feed(Input::HttpReply(
-            attempt,
-            HttpReply {
-                status,
-                headers,
-                body: body.to_vec(),
-            },
-        ));
-    }
-
-    fn call(&mut self, id: u64, tool: &str, args: Value) -> Option<HttpRequest> {
-        self.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}}));
-        let mut http = self.take_http();
-        assert!(http.len() <= 1);
-        http.pop()
-    }
-}
 
 fn body_of(r: &HttpRequest) -> Value {
     serde_json::from_slice(&r.body).unwrap()
@@ -287,7 +142,7 @@ fn replies_mirror_content_length_framing_unless_forced() {
     framed.extend_from_slice(init);
     let mut h = Harness::new(ServerConfig::default());
     h.send_raw(&framed);
-    let Output::Write(bytes) = &h.pending[0] else {
+    let Output::Write(bytes) = &h.take_other()[0] else {
         panic!()
     };
     assert!(bytes.starts_with(b"Content-Length: "));
@@ -296,7 +151,7 @@ fn replies_mirror_content_length_framing_unless_forced() {
         ..ServerConfig::default()
     });
     h.send_raw(&framed);
-    let Output::Write(bytes) = &h.pending[0] else {
+    let Output::Write(bytes) = &h.take_other()[0] else {
         panic!()
     };
     assert!(bytes.starts_with(b"{") && bytes.ends_with(b"\n"));
@@ -460,13 +315,15 @@ fn request_body_carries_model_policy_hints_and_filters() {
 
 #[test]
 fn non_gpt5_models_get_no_verbosity_and_o_series_keep_effort() {
-    let profiles = |model: &str| Profiles {
-        answer: Some(Profile {
+    let profiles = |model: &str| {
+        let mut p = Profiles::default();
+        let profile = Profile {
             model: model.into(),
-            reasoning_effort: Some(crate::tools::Effort::High),
-            verbosity: Some(crate::tools::Verbosity::Low),
-        }),
-        ..Profiles::default()
+            reasoning_effort: Some(crate::vocab::Effort::High),
+            verbosity: Some(crate::vocab::Verbosity::Low),
+        };
+        p.set(crate::tools::Tool::Answer, profile);
+        p
     };
     for (model, effort, verbosity) in [
         ("gpt-4.1", false, false),

@@ -1,16 +1,16 @@
-//! New connections: name resolution, TCP, an optional CONNECT tunnel through a proxy, and
-//! the TLS handshake.
+//! New connections: name resolution, TCP, an optional tunnel through a proxy (HTTP
+//! `CONNECT` in the clear or over TLS, or SOCKS5), and the TLS handshake.
 
-use super::proxy::Proxy;
-use super::response;
-use super::stream::Stream;
+use super::socks;
+use super::stream::{Carrier, Stream, TlsStream};
 use super::target::Origin;
 use super::{invalid, stream_error};
+use responses_mcp_config::proxy::{ProxyKind, ProxyUrl};
+use responses_mcp_core::http::tunnel_reply;
 use responses_mcp_core::server::{TransportError, TransportErrorKind};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::lock::Mutex;
 use smol::{Async, Timer};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
@@ -25,7 +25,7 @@ const DNS_TTL: Duration = Duration::from_secs(30);
 /// Opens connections with the configuration's proxy and TLS settings.
 pub struct Connector {
     /// Every connection is a tunnel through this proxy when set.
-    proxy: Option<Proxy>,
+    proxy: Option<ProxyUrl>,
     /// TLS settings, or why there are none.
     tls: Result<Arc<ClientConfig>, String>,
     /// One lookup at a time, so that many calls starting together share it.
@@ -42,7 +42,7 @@ struct Resolved {
 impl Connector {
     /// A connector through `proxy` (if any), trusting `roots_pem` (if given) instead of
     /// the built-in roots.
-    pub fn new(proxy: Option<Proxy>, roots_pem: Option<&[u8]>) -> Self {
+    pub fn new(proxy: Option<ProxyUrl>, roots_pem: Option<&[u8]>) -> Self {
         Connector {
             proxy,
             tls: tls_config(roots_pem),
@@ -59,29 +59,91 @@ impl Connector {
                 detail: format!("connecting to {} timed out", origin.host),
             })
         };
-        let socket = smol::future::or(self.open_or_tunnel(origin), timeout).await?;
-        if !origin.tls {
-            return Ok(Stream::Plain(socket));
+        let carrier = smol::future::or(self.open_or_tunnel(origin), timeout).await?;
+        match (carrier, origin.tls) {
+            (Tunnel::Socket(socket), false) => Ok(Stream::Plain(socket)),
+            (Tunnel::Tls(tls), false) => Ok(Stream::Tls(tls)),
+            (Tunnel::Socket(socket), true) => {
+                let tls = self.tls_to(socket, &origin.host).await?;
+                Ok(Stream::Tls(Box::new(tls)))
+            }
+            (Tunnel::Tls(outer), true) => {
+                let tls = self.tls_to(*outer, &origin.host).await?;
+                Ok(Stream::TlsInTls(Box::new(tls)))
+            }
         }
-        let name = ServerName::try_from(origin.host.clone())
-            .map_err(|_| invalid("the URL host is not a valid TLS server name"))?;
+    }
+
+    /// A TLS session to `host` over `carrier`.
+    async fn tls_to<C: Carrier>(
+        &self,
+        carrier: C,
+        host: &str,
+    ) -> Result<TlsStream<C>, TransportError> {
+        let name = ServerName::try_from(host.to_owned())
+            .map_err(|_| invalid("the host is not a valid TLS server name"))?;
         let config = self.tls.clone().map_err(|detail| TransportError {
             kind: TransportErrorKind::Tls,
             detail,
         })?;
-        Stream::tls(socket, config, name)
+        TlsStream::handshake(carrier, config, name)
             .await
             .map_err(stream_error)
     }
 
-    /// A TCP connection to `origin`, directly or through the proxy's tunnel.
-    async fn open_or_tunnel(&self, origin: &Origin) -> Result<Async<TcpStream>, TransportError> {
+    /// A byte channel to `origin`: directly, or through the proxy's tunnel.
+    async fn open_or_tunnel(&self, origin: &Origin) -> Result<Tunnel, TransportError> {
         let Some(proxy) = &self.proxy else {
-            return self.open(origin).await;
+            return Ok(Tunnel::Socket(self.open(origin).await?));
         };
-        let mut socket = self.open(&proxy.origin).await?;
-        tunnel(&mut socket, proxy, origin).await?;
-        Ok(socket)
+        let at = Origin {
+            tls: proxy.kind == ProxyKind::Https,
+            host: proxy.host.clone(),
+            port: proxy.port,
+        };
+        let mut socket = self.open(&at).await?;
+        match proxy.kind {
+            ProxyKind::Http => {
+                http_tunnel(&mut socket, proxy, origin).await?;
+                Ok(Tunnel::Socket(socket))
+            }
+            ProxyKind::Https => {
+                let mut tls =
+                    self.tls_to(socket, &proxy.host)
+                        .await
+                        .map_err(|e| TransportError {
+                            detail: format!("proxy {}: {}", proxy.host, e.detail),
+                            ..e
+                        })?;
+                http_tunnel(&mut tls, proxy, origin).await?;
+                Ok(Tunnel::Tls(Box::new(tls)))
+            }
+            ProxyKind::Socks5 { remote_dns } => {
+                let resolved;
+                let destination = match socks::destination(origin) {
+                    socks::Destination::Name(_) if !remote_dns => {
+                        resolved = self.resolve(origin).await?;
+                        let ip =
+                            resolved
+                                .first()
+                                .map(|a| a.ip())
+                                .ok_or_else(|| TransportError {
+                                    kind: TransportErrorKind::Connect,
+                                    detail: format!("{} has no addresses", origin.host),
+                                })?;
+                        socks::Destination::Ip(ip)
+                    }
+                    other => other,
+                };
+                socks::handshake(&mut socket, destination, origin.port, proxy.credentials())
+                    .await
+                    .map_err(|why| TransportError {
+                        kind: TransportErrorKind::Connect,
+                        detail: format!("SOCKS5 proxy {}: {why}", proxy.host),
+                    })?;
+                Ok(Tunnel::Socket(socket))
+            }
+        }
     }
 
     /// A TCP connection to the first address of `origin` that accepts.
@@ -142,35 +204,43 @@ impl Connector {
     }
 }
 
-/// Asks the proxy on `socket` for a tunnel to `to`.
-async fn tunnel(
-    socket: &mut Async<TcpStream>,
-    proxy: &Proxy,
+/// What an origin's bytes travel over before its own TLS, if any.
+enum Tunnel {
+    Socket(Async<TcpStream>),
+    /// TLS to an `https://` proxy.
+    Tls(Box<TlsStream<Async<TcpStream>>>),
+}
+
+/// Asks the proxy on `carrier` for a `CONNECT` tunnel to `to`.
+async fn http_tunnel<C: Carrier>(
+    carrier: &mut C,
+    proxy: &ProxyUrl,
     to: &Origin,
 ) -> Result<(), TransportError> {
     let fail = |detail: String| TransportError {
         kind: TransportErrorKind::Connect,
         detail,
     };
-    let host = &proxy.origin.host;
-    socket
-        .write_all(&proxy.connect_request(to, responses_mcp_config::USER_AGENT))
+    let host = &proxy.host;
+    let request = super::proxy::connect_request(proxy, to, responses_mcp_config::USER_AGENT);
+    carrier
+        .write_all(&request)
         .await
-        .map_err(|e| fail(format!("proxy {host}: {e}")))?;
+        .map_err(|e| fail(format!("proxy {host}: {}", stream_error(e).detail)))?;
     let mut reply = Vec::new();
     let mut chunk = [0u8; 1024];
     loop {
-        let n = socket
+        let n = carrier
             .read(&mut chunk)
             .await
-            .map_err(|e| fail(format!("proxy {host}: {e}")))?;
+            .map_err(|e| fail(format!("proxy {host}: {}", stream_error(e).detail)))?;
         if n == 0 {
             return Err(fail(format!(
                 "proxy {host} closed the connection instead of opening a tunnel"
             )));
         }
         reply.extend_from_slice(&chunk[..n]);
-        match response::tunnel_reply(&reply) {
+        match tunnel_reply(&reply) {
             Ok(None) => {}
             Ok(Some((status, _))) if !(200..300).contains(&status) => {
                 let hint = if status == 407 {

@@ -6,23 +6,18 @@
 
 mod connect;
 mod pool;
-pub mod proxy;
-mod response;
+mod proxy;
+mod socks;
 mod stream;
 mod target;
 
 use connect::Connector;
 use pool::Pool;
-use proxy::Proxy;
-use response::{ReadError, Reader, Response};
-use responses_mcp_blocking::upstream::scrub;
 use responses_mcp_config::Startup;
+use responses_mcp_core::http::{scrub, ReadError, Reader, Response, MAX_BODY_BYTES};
 use responses_mcp_core::server::{HttpReply, TransportError, TransportErrorKind};
 use stream::{Stream, StreamError};
 use target::Target;
-
-/// Largest response body read; larger ones fail the attempt.
-const MAX_BODY_BYTES: usize = responses_mcp_blocking::upstream::MAX_BODY_BYTES as usize;
 
 /// Sends attempts with the credentials and headers of the configuration.
 pub struct Upstream {
@@ -42,8 +37,8 @@ struct Failed {
 }
 
 impl Upstream {
-    /// A client for `startup`'s configuration, connecting through `proxy` if given.
-    pub fn new(startup: &Startup, proxy: Option<Proxy>) -> Upstream {
+    /// A client for `startup`'s configuration, through its proxy if it has one.
+    pub fn new(startup: &Startup) -> Upstream {
         let authorization = startup
             .api_key
             .as_ref()
@@ -58,7 +53,7 @@ impl Upstream {
                 .api_key
                 .as_ref()
                 .map(|k| k.expose().as_bytes().to_vec()),
-            connector: Connector::new(proxy, startup.ca_pem.as_deref()),
+            connector: Connector::new(startup.proxy.proxy().cloned(), startup.ca_pem.as_deref()),
             pool: Pool::default(),
         }
     }

@@ -8,7 +8,7 @@ fn client() -> Upstream {
     with_proxy(None)
 }
 
-fn with_proxy(proxy: Option<proxy::Proxy>) -> Upstream {
+fn with_proxy(proxy: Option<responses_mcp_config::proxy::ProxyUrl>) -> Upstream {
     Upstream {
         headers: header_lines(&[("Authorization", Some("Bearer sk-test-secret"))]),
         key: Some(b"sk-test-secret".to_vec()),
@@ -154,13 +154,12 @@ fn a_plain_http_server_on_an_https_url_is_a_tls_failure() {
 }
 
 fn via_proxy(proxy_url: &str) -> Upstream {
-    let proxy = match proxy::Choice::from_env(|name| {
-        (name == "HTTP_PROXY").then(|| proxy_url.to_owned())
-    }) {
-        proxy::Choice::Http(proxy) => proxy,
+    use responses_mcp_config::proxy::{resolve_proxy, ProxyRoute};
+    let env = [("HTTP_PROXY".to_owned(), proxy_url.to_owned())].into();
+    match resolve_proxy(&env, "https://api.openai.invalid/v1") {
+        Ok(ProxyRoute::Via { proxy, .. }) => with_proxy(Some(proxy)),
         other => panic!("{other:?}"),
-    };
-    with_proxy(Some(proxy))
+    }
 }
 
 /// Reads a head (up to the blank line) byte by byte, so nothing after it is consumed.

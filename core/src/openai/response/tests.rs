@@ -101,13 +101,13 @@ fn phase_messages_take_the_final_answer() {
 #[test]
 fn non_completed_statuses_are_errors() {
     let cancelled = parse(&fixture("response-cancelled-background-spec-example.json")).unwrap_err();
-    assert_eq!(cancelled.name, "unexpected_status");
+    assert_eq!(cancelled.kind, FailureKind::UnexpectedStatus);
     let incomplete = json!({"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},
         "output":[{"type":"message","content":[{"type":"output_text","text":"partial"}]}]});
     let e = parse(&incomplete).unwrap_err();
     assert_eq!(
-        (e.name, e.code.as_deref()),
-        ("incomplete", Some("max_output_tokens"))
+        (e.kind, e.code.as_deref()),
+        (FailureKind::Incomplete, Some("max_output_tokens"))
     );
     let failed = json!({"status":"failed","error":{"code":"server_error","message":"boom"}});
     assert_eq!(
@@ -115,9 +115,12 @@ fn non_completed_statuses_are_errors() {
         Some("server_error")
     );
     let refusal = json!({"status":"completed","output":[{"type":"message","content":[{"type":"refusal","refusal":"no"}]}]});
-    assert_eq!(parse(&refusal).unwrap_err().name, "refusal");
-    assert_eq!(parse(&json!({})).unwrap_err().name, "no_answer");
-    assert_eq!(parse(&json!({"output": 5})).unwrap_err().name, "no_answer");
+    assert_eq!(parse(&refusal).unwrap_err().kind, FailureKind::Refusal);
+    assert_eq!(parse(&json!({})).unwrap_err().kind, FailureKind::NoAnswer);
+    assert_eq!(
+        parse(&json!({"output": 5})).unwrap_err().kind,
+        FailureKind::NoAnswer
+    );
 }
 
 #[test]

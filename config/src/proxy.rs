@@ -1,0 +1,324 @@
+//! Which proxy the upstream requests go through, resolved once at startup from the
+//! environment snapshot, like the rest of the configuration, and shown by
+//! `--show-config` (credentials masked).
+//!
+//! The variables are read in ureq's order (`ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY`, each
+//! upper then lower case; the first that parses wins); `NO_PROXY` exempts the base URL's
+//! host. Both runtimes speak every scheme accepted here: `http://`, `https://` and
+//! `socks5://` / `socks5h://`.
+
+use crate::resolve::{ConfigError, Env};
+use std::fmt;
+
+/// The variables naming a proxy, in the order they are tried.
+pub const PROXY_VARIABLES: [&str; 6] = [
+    "ALL_PROXY",
+    "all_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+];
+
+/// How to talk to the proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProxyKind {
+    /// HTTP `CONNECT` over plain TCP.
+    Http,
+    /// HTTP `CONNECT` over TLS to the proxy.
+    Https,
+    /// SOCKS5; `remote_dns` (`socks5h://`) lets the proxy resolve the host name.
+    Socks5 {
+        /// Whether the proxy resolves names (`socks5h`) or we do (`socks5`).
+        remote_dns: bool,
+    },
+}
+
+impl ProxyKind {
+    /// The URL scheme.
+    pub fn scheme(self) -> &'static str {
+        match self {
+            ProxyKind::Http => "http",
+            ProxyKind::Https => "https",
+            ProxyKind::Socks5 { remote_dns: false } => "socks5",
+            ProxyKind::Socks5 { remote_dns: true } => "socks5h",
+        }
+    }
+}
+
+/// A proxy. `Debug` and `Display` mask the credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProxyUrl {
+    /// The protocol.
+    pub kind: ProxyKind,
+    /// Host name or IP address (IPv6 without brackets).
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// User name and password from the URL, percent-decoded.
+    credentials: Option<(String, String)>,
+}
+
+impl ProxyUrl {
+    /// The user name and password, for the proxy handshake only.
+    pub fn credentials(&self) -> Option<(&str, &str)> {
+        self.credentials
+            .as_ref()
+            .map(|(u, p)| (u.as_str(), p.as_str()))
+    }
+
+    /// The URL with its credentials, for a client library that takes a URL. Never log it.
+    pub fn expose_url(&self) -> String {
+        let auth = match &self.credentials {
+            Some((u, p)) => format!("{}:{}@", percent_encode(u), percent_encode(p)),
+            None => String::new(),
+        };
+        format!(
+            "{}://{auth}{}:{}",
+            self.kind.scheme(),
+            bracketed(&self.host),
+            self.port
+        )
+    }
+}
+
+impl fmt::Display for ProxyUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let auth = if self.credentials.is_some() {
+            "***@"
+        } else {
+            ""
+        };
+        write!(
+            f,
+            "{}://{auth}{}:{}",
+            self.kind.scheme(),
+            bracketed(&self.host),
+            self.port
+        )
+    }
+}
+
+impl fmt::Debug for ProxyUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ProxyUrl({self})")
+    }
+}
+
+/// Where upstream requests go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProxyRoute {
+    /// No proxy is configured.
+    Direct,
+    /// A proxy is configured, but `NO_PROXY` exempts the base URL's host.
+    Bypassed {
+        /// The variable that named the proxy.
+        variable: &'static str,
+    },
+    /// Through this proxy.
+    Via {
+        /// The proxy.
+        proxy: ProxyUrl,
+        /// The variable that named it.
+        variable: &'static str,
+    },
+}
+
+impl ProxyRoute {
+    /// The proxy to use, if any.
+    pub fn proxy(&self) -> Option<&ProxyUrl> {
+        match self {
+            ProxyRoute::Via { proxy, .. } => Some(proxy),
+            _ => None,
+        }
+    }
+}
+
+/// Resolves the proxy for requests to `base_url`.
+///
+/// # Errors
+/// A proxy variable naming a scheme neither runtime speaks (SOCKS4): going direct instead
+/// would silently bypass a proxy the user asked for.
+pub fn resolve_proxy(env: &Env, base_url: &str) -> Result<ProxyRoute, ConfigError> {
+    for variable in PROXY_VARIABLES {
+        let Some(value) = env
+            .get(variable)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+        else {
+            continue;
+        };
+        let proxy = match parse(value) {
+            Ok(proxy) => proxy,
+            Err(Unusable::Skip) => continue,
+            Err(Unusable::Unsupported(scheme)) => {
+                return Err(ConfigError::Invalid {
+                    key: variable.to_owned(),
+                    value: format!("{scheme}://…"),
+                    origin: "the proxy for upstream requests".into(),
+                    allowed: "an http://, https://, socks5:// or socks5h:// proxy URL".into(),
+                })
+            }
+        };
+        let no_proxy = env
+            .get("NO_PROXY")
+            .or_else(|| env.get("no_proxy"))
+            .map_or("", String::as_str);
+        return Ok(if bypasses_proxy(base_url, no_proxy) {
+            ProxyRoute::Bypassed { variable }
+        } else {
+            ProxyRoute::Via { proxy, variable }
+        });
+    }
+    Ok(ProxyRoute::Direct)
+}
+
+enum Unusable {
+    /// Not a proxy URL we can read; the next variable is tried.
+    Skip,
+    /// A proxy scheme we recognise but do not speak.
+    Unsupported(String),
+}
+
+/// `[scheme://][user[:password]@]host[:port][/]`; a bare `host:port` is HTTP.
+fn parse(url: &str) -> Result<ProxyUrl, Unusable> {
+    let (kind, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let kind = match scheme.to_ascii_lowercase().as_str() {
+                "http" => ProxyKind::Http,
+                "https" => ProxyKind::Https,
+                "socks5" | "socks" => ProxyKind::Socks5 { remote_dns: false },
+                "socks5h" => ProxyKind::Socks5 { remote_dns: true },
+                s @ ("socks4" | "socks4a") => return Err(Unusable::Unsupported(s.to_owned())),
+                _ => return Err(Unusable::Skip),
+            };
+            (kind, rest)
+        }
+        None => (ProxyKind::Http, url),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let (userinfo, host_port) = match authority.rsplit_once('@') {
+        Some((userinfo, host_port)) => (Some(userinfo), host_port),
+        None => (None, authority),
+    };
+    let default_port = match kind {
+        ProxyKind::Http => 80,
+        ProxyKind::Https => 443,
+        ProxyKind::Socks5 { .. } => 1080,
+    };
+    let (host, port) = host_and_port(host_port, default_port).ok_or(Unusable::Skip)?;
+    let credentials = match userinfo {
+        Some(userinfo) => {
+            let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+            let decode = |s| percent_decode(s).ok_or(Unusable::Skip);
+            Some((decode(user)?, decode(password)?))
+        }
+        None => None,
+    };
+    Ok(ProxyUrl {
+        kind,
+        host,
+        port,
+        credentials,
+    })
+}
+
+/// `host`, `host:port`, `[v6]` or `[v6]:port`; the host lower-cased.
+fn host_and_port(s: &str, default_port: u16) -> Option<(String, u16)> {
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match s.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (s, None),
+        }
+    };
+    let port = match port {
+        Some(p) => p.parse().ok().filter(|p| *p != 0)?,
+        None => default_port,
+    };
+    let ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'_'));
+    ok.then(|| (host.to_ascii_lowercase(), port))
+}
+
+/// Whether `NO_PROXY` (comma-separated: `*`, exact hosts, `.suffix` or `*.suffix`; ports
+/// ignored) exempts the host of `base_url` from the proxy.
+pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
+    let after_scheme = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(rest) = host_port.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    }
+    .to_ascii_lowercase();
+    no_proxy
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .any(|entry| {
+            let entry = entry.to_ascii_lowercase();
+            // Drop a port, but keep IPv6 addresses (`::1`, `[::1]:8080`) whole.
+            let entry = match entry.strip_prefix('[') {
+                Some(rest) => rest.split(']').next().unwrap_or(""),
+                None if entry.matches(':').count() == 1 => entry.split(':').next().unwrap_or(""),
+                None => entry.as_str(),
+            };
+            if entry == "*" {
+                return true;
+            }
+            match entry.strip_prefix("*.").or_else(|| entry.strip_prefix('.')) {
+                Some(suffix) => host == suffix || host.ends_with(&format!(".{suffix}")),
+                None => host == entry,
+            }
+        })
+}
+
+fn bracketed(host: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    }
+}
+
+/// `%XX` escapes decoded; the result must be UTF-8 without control characters (it goes
+/// into a header or a handshake).
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let text = String::from_utf8(out).ok()?;
+    (!text.chars().any(char::is_control)).then_some(text)
+}
+
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

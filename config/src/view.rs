@@ -1,0 +1,152 @@
+//! The effective configuration, typed. The resolver validates the tree against the key
+//! table; this view is what the rest of the program reads, so a misspelt setting is a
+//! compile error instead of a silent zero. A test ties its fields to the key table.
+
+use crate::resolve::ConfigError;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Every section of `config.yaml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Settings {
+    pub openai: OpenAi,
+    pub request: Request,
+    pub responses: Responses,
+    /// Profiles by tool name.
+    pub model_profiles: BTreeMap<String, ProfileNode>,
+    pub policy: Policy,
+    pub search: Search,
+    pub server: Server,
+}
+
+/// `openai.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct OpenAi {
+    pub api_key_env: String,
+    pub base_url: String,
+    pub ca_file: Option<String>,
+}
+
+/// `request.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Request {
+    pub timeout_ms: u64,
+    pub max_retries: u32,
+}
+
+/// `responses.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Responses {
+    pub stream: bool,
+    pub json_mode: bool,
+}
+
+/// One `model_profiles.<tool>` node. Each field is tri-state: absent (inherit from the
+/// `answer` profile), `null` (do not send), or a value.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct ProfileNode {
+    #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verbosity: Option<Option<String>>,
+}
+
+/// `policy.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Policy {
+    pub search_triggers: Vec<String>,
+    pub prefer_search_when_unsure: bool,
+    pub max_citations: u64,
+    pub requery_attempts: u64,
+    pub require_dates_iso: bool,
+    pub system: PolicySystem,
+}
+
+/// `policy.system.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct PolicySystem {
+    pub source: String,
+    pub path: Option<String>,
+    pub merge: String,
+}
+
+/// `search.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Search {
+    pub defaults: SearchDefaults,
+}
+
+/// `search.defaults.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct SearchDefaults {
+    pub recency_days: Option<u64>,
+    pub max_results: Option<u64>,
+    pub domains: Vec<String>,
+}
+
+/// `server.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Server {
+    pub transport: String,
+    pub debug: bool,
+    pub debug_file: Option<String>,
+    pub show_config_on_start: bool,
+    pub line_mode: bool,
+    pub max_message_bytes: u64,
+    pub max_inflight: u64,
+    pub max_queue: u64,
+    pub shutdown_grace_ms: u64,
+    pub progress_interval_ms: u64,
+}
+
+impl Settings {
+    /// Reads a validated tree.
+    ///
+    /// # Errors
+    /// Only when the tree does not match the key table, which validation rules out; the
+    /// message names the mismatch.
+    pub fn from_tree(tree: &Value) -> Result<Settings, ConfigError> {
+        Settings::deserialize(tree).map_err(|e| ConfigError::Invalid {
+            key: "(configuration)".into(),
+            value: e.to_string(),
+            origin: "the resolved tree".into(),
+            allowed: "the shape of config.yaml".into(),
+        })
+    }
+}
+
+/// A field that is present, even as `null` (`Some(None)`); absent fields stay `None`
+/// through `#[serde(default)]`.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}

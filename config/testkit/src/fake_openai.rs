@@ -1,0 +1,405 @@
+//! A loopback HTTP/1.1 server that plays the OpenAI Responses API: it records every
+//! request and answers from a script. Connections are kept alive like the real API.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// One request as the server saw it.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// Lower-case names.
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub raw_body: Vec<u8>,
+    /// Which accepted connection carried it (0-based).
+    pub connection: usize,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What to do with a request.
+pub enum Action {
+    /// Answer after `delay`.
+    Respond {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        delay: Duration,
+    },
+    /// Never answer; wait until the client closes the connection.
+    Hang,
+    /// Send the status line and headers promising `len` bytes, then `sent`, then reset.
+    Truncate { len: usize, sent: Vec<u8> },
+    /// Answer one byte at a time, `interval` apart.
+    Trickle { body: Vec<u8>, interval: Duration },
+    /// Answer 200 with a chunked body, one write per chunk of `size` bytes.
+    Chunked { body: Vec<u8>, size: usize },
+    /// Answer 200 with `body`, then close the connection without saying so beforehand.
+    RespondAndClose { body: Vec<u8> },
+}
+
+impl Action {
+    pub fn json(status: u16, body: &[u8]) -> Action {
+        Action::Respond {
+            status,
+            headers: Vec::new(),
+            body: body.to_vec(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Action {
+        if let Action::Respond { headers, .. } = &mut self {
+            headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    pub fn after(mut self, d: Duration) -> Action {
+        if let Action::Respond { delay, .. } = &mut self {
+            *delay = d;
+        }
+        self
+    }
+}
+
+type Handler = dyn Fn(&Recorded, usize) -> Action + Send + Sync;
+
+pub struct FakeOpenAi {
+    pub url: String,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    connections: Arc<AtomicUsize>,
+    in_flight: Arc<AtomicUsize>,
+    max_in_flight: Arc<AtomicUsize>,
+    /// When each hung request saw its connection closed.
+    closed: Arc<Mutex<Vec<(usize, Instant)>>>,
+}
+
+impl FakeOpenAi {
+    /// Starts a server whose `handler` gets each request and its index.
+    pub fn start(
+        handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static,
+    ) -> FakeOpenAi {
+        FakeOpenAi::start_with(handler, None)
+    }
+
+    /// Starts an HTTPS server with a certificate for 127.0.0.1 issued by a fresh test CA;
+    /// returns the server and the CA certificate (PEM) a client must trust.
+    pub fn start_tls(
+        handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static,
+    ) -> (FakeOpenAi, String) {
+        let ca = crate::tls::TestCa::new();
+        let server = FakeOpenAi::start_tls_with(&ca, handler);
+        (server, ca.pem().to_owned())
+    }
+
+    /// Starts an HTTPS server with a certificate issued by `ca`.
+    pub fn start_tls_with(
+        ca: &crate::tls::TestCa,
+        handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static,
+    ) -> FakeOpenAi {
+        FakeOpenAi::start_with(handler, Some(ca.server_config()))
+    }
+
+    fn start_with(
+        handler: impl Fn(&Recorded, usize) -> Action + Send + Sync + 'static,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> FakeOpenAi {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}/v1", listener.local_addr().unwrap());
+        let handler: Arc<Handler> = Arc::new(handler);
+        let server = FakeOpenAi {
+            url,
+            requests: Arc::default(),
+            connections: Arc::default(),
+            in_flight: Arc::default(),
+            max_in_flight: Arc::default(),
+            closed: Arc::default(),
+        };
+        let (requests, connections, in_flight, max_in_flight, closed) = (
+            server.requests.clone(),
+            server.connections.clone(),
+            server.in_flight.clone(),
+            server.max_in_flight.clone(),
+            server.closed.clone(),
+        );
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let _ = stream.set_nodelay(true);
+                let n = connections.fetch_add(1, Ordering::SeqCst);
+                let conn = Conn {
+                    handler: handler.clone(),
+                    requests: requests.clone(),
+                    in_flight: in_flight.clone(),
+                    max_in_flight: max_in_flight.clone(),
+                    closed: closed.clone(),
+                    index: n,
+                };
+                let tls = tls.clone();
+                thread::spawn(move || match tls {
+                    Some(config) => {
+                        let Ok(session) = rustls::ServerConnection::new(config) else {
+                            return;
+                        };
+                        conn.serve_on(rustls::StreamOwned::new(session, stream));
+                    }
+                    None => conn.serve(stream),
+                });
+            }
+        });
+        server
+    }
+
+    /// Always answers with `body`.
+    pub fn fixed(status: u16, body: Vec<u8>) -> FakeOpenAi {
+        FakeOpenAi::start(move |_, _| Action::json(status, &body))
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    pub fn closed(&self) -> Vec<(usize, Instant)> {
+        self.closed.lock().unwrap().clone()
+    }
+
+    /// Waits until `n` requests have arrived.
+    pub fn wait_requests(&self, n: usize, timeout: Duration) -> Vec<Recorded> {
+        let start = Instant::now();
+        loop {
+            let r = self.requests();
+            if r.len() >= n || start.elapsed() > timeout {
+                return r;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+struct Conn {
+    handler: Arc<Handler>,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    in_flight: Arc<AtomicUsize>,
+    max_in_flight: Arc<AtomicUsize>,
+    closed: Arc<Mutex<Vec<(usize, Instant)>>>,
+    index: usize,
+}
+
+impl Conn {
+    fn serve(self, mut stream: TcpStream) {
+        let mut first = [0u8; 1];
+        if stream.peek(&mut first).is_ok() && first[0] == 0x16 {
+            // A TLS ClientHello: answer in plain text, as a plain HTTP server does.
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+            thread::sleep(Duration::from_millis(200));
+            return;
+        }
+        self.serve_on(stream);
+    }
+
+    /// Serves requests on one connection, plain or TLS.
+    fn serve_on<S: Read + Write>(self, stream: S) {
+        let mut reader = BufReader::new(stream);
+        loop {
+            let Some(request) = read_request(&mut reader, self.index) else {
+                return;
+            };
+            if request.method == "CONNECT" {
+                // Play an HTTP proxy: open the tunnel, then serve what comes through it.
+                self.requests.lock().unwrap().push(request);
+                if reader
+                    .get_mut()
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .is_err()
+                {
+                    return;
+                }
+                continue;
+            }
+            let index = {
+                let mut all = self.requests.lock().unwrap();
+                all.push(request.clone());
+                all.len() - 1
+            };
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+            let action = (self.handler)(&request, index);
+            let keep = self.act(action, &mut reader, index);
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            if !keep {
+                return;
+            }
+        }
+    }
+
+    /// Performs `action`; false when the connection is finished.
+    fn act<S: Read + Write>(
+        &self,
+        action: Action,
+        reader: &mut BufReader<S>,
+        index: usize,
+    ) -> bool {
+        match action {
+            Action::Respond {
+                status,
+                headers,
+                body,
+                delay,
+            } => {
+                if !delay.is_zero() {
+                    thread::sleep(delay);
+                }
+                let mut head = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n", body.len());
+                for (k, v) in headers {
+                    head.push_str(&format!("{k}: {v}\r\n"));
+                }
+                head.push_str("\r\n");
+                // One write: a separate small write for the body would wait for a delayed ACK.
+                let mut out = head.into_bytes();
+                out.extend_from_slice(&body);
+                let writer = reader.get_mut();
+                writer.write_all(&out).is_ok() && writer.flush().is_ok()
+            }
+            Action::Hang => {
+                let mut buf = [0u8; 1024];
+                loop {
+                    match reader.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                }
+                self.closed.lock().unwrap().push((index, Instant::now()));
+                false
+            }
+            Action::Truncate { len, sent } => {
+                let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\n\r\n");
+                let writer = reader.get_mut();
+                let _ = writer.write_all(head.as_bytes());
+                let _ = writer.write_all(&sent);
+                let _ = writer.flush();
+                // Returning drops the connection, which closes it mid-body.
+                false
+            }
+            Action::Chunked { body, size } => {
+                let writer = reader.get_mut();
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+                if writer.write_all(head.as_bytes()).is_err() {
+                    return false;
+                }
+                for chunk in body.chunks(size.max(1)) {
+                    let mut out = format!("{:x};ext=1\r\n", chunk.len()).into_bytes();
+                    out.extend_from_slice(chunk);
+                    out.extend_from_slice(b"\r\n");
+                    if writer
+                        .write_all(&out)
+                        .and_then(|()| writer.flush())
+                        .is_err()
+                    {
+                        return false;
+                    }
+                }
+                writer.write_all(b"0\r\nx-trailer: done\r\n\r\n").is_ok() && writer.flush().is_ok()
+            }
+            Action::RespondAndClose { body } => {
+                let mut out = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len()).into_bytes();
+                out.extend_from_slice(&body);
+                let writer = reader.get_mut();
+                let _ = writer.write_all(&out).and_then(|()| writer.flush());
+                false
+            }
+            Action::Trickle { body, interval } => {
+                let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len());
+                let writer = reader.get_mut();
+                if writer
+                    .write_all(head.as_bytes())
+                    .and_then(|()| writer.flush())
+                    .is_err()
+                {
+                    return false;
+                }
+                for b in body {
+                    thread::sleep(interval);
+                    if writer
+                        .write_all(&[b])
+                        .and_then(|()| writer.flush())
+                        .is_err()
+                    {
+                        self.closed.lock().unwrap().push((index, Instant::now()));
+                        return false;
+                    }
+                }
+                true
+            }
+        }
+    }
+}
+
+fn read_request<S: Read + Write>(reader: &mut BufReader<S>, connection: usize) -> Option<Recorded> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let (Some(method), Some(path), Some("HTTP/1.1")) = (parts.next(), parts.next(), parts.next())
+    else {
+        // Not HTTP (a TLS ClientHello, say): answer in plain text as real servers do.
+        let _ = reader.get_mut().write_all(
+            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
+        return None;
+    };
+    let (method, path) = (method.to_owned(), path.to_owned());
+    let mut headers = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).ok()? == 0 {
+            return None;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (k, v) = h.split_once(':')?;
+        let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_owned());
+        if k == "content-length" {
+            length = v.parse().ok()?;
+        }
+        headers.push((k, v));
+    }
+    let mut raw_body = vec![0u8; length];
+    reader.read_exact(&mut raw_body).ok()?;
+    let body = serde_json::from_slice(&raw_body).unwrap_or(Value::Null);
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body,
+        raw_body,
+        connection,
+    })
+}

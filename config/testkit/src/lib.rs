@@ -1,0 +1,435 @@
+//! Test support shared by both runtimes: the end-to-end harness ([`Mcp`]), the loopback
+//! fake OpenAI ([`fake_openai`]), schema checks, and the end-to-end suite itself
+//! ([`suite`]), which each runtime's test crate instantiates for its own binary with
+//! [`e2e_suite!`], so both pass the same tests.
+//!
+//! Every test drives the real binary over real pipes; upstream is a loopback fake
+//! OpenAI server. Every message the server writes is validated against the official MCP
+//! schema of the negotiated protocol version.
+
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr
+)]
+
+pub mod fake_openai;
+pub mod proxies;
+mod schema;
+pub mod suite;
+pub mod tls;
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+static BINARY: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// The binary under test, as set by [`run`].
+///
+/// # Panics
+/// Outside a test started through [`e2e_suite!`].
+pub fn binary() -> &'static str {
+    BINARY
+        .get()
+        .expect("the suite runs through e2e_suite!, which names the binary")
+}
+
+/// Runs one suite test against `bin`. A test binary tests one server binary, so the first
+/// call fixes it for the process.
+pub fn run(bin: &'static str, test: fn()) {
+    let set = BINARY.get_or_init(|| bin);
+    assert_eq!(*set, bin, "one test binary tests one server binary");
+    test();
+}
+
+/// A fake API key planted in every test; no output may ever contain it.
+pub const PLANTED_KEY: &str = "sk-test-PLANTED-5ecret-0123456789abcdef";
+
+/// How long any single expected message may take.
+pub const PATIENCE: Duration = Duration::from_secs(15);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    Line,
+    ContentLength,
+}
+
+/// How to start the server.
+pub struct Opts {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub base_url: Option<String>,
+    pub key: bool,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Opts {
+            args: vec!["--stdio".into()],
+            env: Vec::new(),
+            base_url: None,
+            key: true,
+        }
+    }
+}
+
+impl Opts {
+    pub fn upstream(url: &str) -> Opts {
+        Opts {
+            base_url: Some(url.to_owned()),
+            ..Opts::default()
+        }
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Opts {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    pub fn arg(mut self, a: &str) -> Opts {
+        self.args.push(a.into());
+        self
+    }
+}
+
+/// One message from stdout, with how it was framed.
+#[derive(Debug)]
+pub struct Received {
+    pub framing: Framing,
+    pub value: Value,
+}
+
+/// The server process under test.
+pub struct Mcp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Result<Received, String>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    pub framing: Framing,
+    /// The framing replies are expected in (the client's, unless line mode is forced).
+    pub reply_framing: Framing,
+    /// The negotiated version, once initialize was answered.
+    pub version: Option<String>,
+    /// The version the client asked for, used to validate messages before the answer.
+    asked: Option<String>,
+    /// Methods of the requests sent, by id (as JSON text), for schema checks.
+    methods: BTreeMap<String, String>,
+    /// Each tool's outputSchema from tools/list.
+    output_schemas: BTreeMap<String, Value>,
+    /// Temporary HOME so no user configuration is read.
+    home: PathBuf,
+}
+
+pub fn temp_dir(tag: &str) -> PathBuf {
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("orm-e2e-{}-{tag}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+impl Mcp {
+    pub fn spawn(opts: Opts) -> Mcp {
+        Mcp::spawn_framed(opts, Framing::Line)
+    }
+
+    pub fn spawn_framed(opts: Opts, framing: Framing) -> Mcp {
+        let home = temp_dir("home");
+        let mut cmd = Command::new(crate::binary());
+        cmd.args(&opts.args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if opts.key {
+            cmd.env("OPENAI_API_KEY", PLANTED_KEY);
+        }
+        if let Some(url) = &opts.base_url {
+            cmd.env("OPENAI_BASE_URL", url);
+        }
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn the server binary");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr_pipe = child.stderr.take().unwrap();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = stderr.clone();
+        thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let (tx, rx) = channel();
+        thread::spawn(move || read_frames(BufReader::new(stdout), |m| tx.send(m).is_ok()));
+        Mcp {
+            child,
+            stdin,
+            rx,
+            stderr,
+            framing,
+            reply_framing: framing,
+            version: None,
+            asked: None,
+            methods: BTreeMap::new(),
+            output_schemas: BTreeMap::new(),
+            home,
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+    }
+
+    /// Writes raw bytes to the server's stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a message in this harness's framing.
+    pub fn send(&mut self, message: &Value) {
+        if let (Some(id), Some(method)) = (
+            message.get("id"),
+            message.get("method").and_then(Value::as_str),
+        ) {
+            self.methods.insert(id.to_string(), method.to_owned());
+            if method == "initialize" {
+                self.asked = message
+                    .pointer("/params/protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+        }
+        if let Value::Array(items) = message {
+            for m in items {
+                if let (Some(id), Some(method)) =
+                    (m.get("id"), m.get("method").and_then(Value::as_str))
+                {
+                    self.methods.insert(id.to_string(), method.to_owned());
+                }
+            }
+        }
+        let json = serde_json::to_vec(message).unwrap();
+        let bytes = match self.framing {
+            Framing::Line => [json, b"\n".to_vec()].concat(),
+            Framing::ContentLength => [
+                format!("Content-Length: {}\r\n\r\n", json.len()).into_bytes(),
+                json,
+            ]
+            .concat(),
+        };
+        self.send_raw(&bytes);
+    }
+
+    /// The next message, validated against the MCP schema.
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(PATIENCE)
+            .unwrap_or_else(|| panic!("no message within {PATIENCE:?}; stderr:\n{}", self.stderr()))
+    }
+
+    pub fn recv_within(&mut self, wait: Duration) -> Option<Value> {
+        match self.rx.recv_timeout(wait) {
+            Ok(Ok(m)) => {
+                assert_eq!(
+                    m.framing, self.reply_framing,
+                    "replies use the client's framing: {:?}",
+                    m.value
+                );
+                self.check(&m.value);
+                Some(m.value)
+            }
+            Ok(Err(e)) => panic!("bad output from the server: {e}"),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Asserts that nothing arrives within `wait`.
+    pub fn expect_silence(&mut self, wait: Duration) {
+        if let Some(m) = self.recv_within(wait) {
+            panic!("expected no message, got {m}");
+        }
+    }
+
+    /// Sends a request and returns its reply.
+    pub fn request(&mut self, message: Value) -> Value {
+        let id = message["id"].clone();
+        self.send(&message);
+        let reply = self.recv();
+        assert_eq!(reply["id"], id, "{reply}");
+        reply
+    }
+
+    /// initialize + notifications/initialized at `version`.
+    pub fn initialize(&mut self, version: &str) -> Value {
+        let reply = self.request(json!({"jsonrpc":"2.0","id":"init","method":"initialize",
+            "params":{"protocolVersion":version,"capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}));
+        self.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        reply
+    }
+
+    pub fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.request(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":arguments}}))
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > timeout {
+                let _ = self.child.kill();
+                panic!(
+                    "the server did not exit within {timeout:?}; stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn check(&mut self, value: &Value) {
+        if let Some(result) = value.get("result") {
+            let method = self.methods.get(&value["id"].to_string()).cloned();
+            if method.as_deref() == Some("initialize") {
+                self.version = result["protocolVersion"].as_str().map(str::to_owned);
+            }
+            if method.as_deref() == Some("tools/list") {
+                for t in result["tools"].as_array().into_iter().flatten() {
+                    if let Some(s) = t.get("outputSchema") {
+                        self.output_schemas
+                            .insert(t["name"].as_str().unwrap_or("").to_owned(), s.clone());
+                    }
+                }
+            }
+        }
+        let version = self
+            .version
+            .clone()
+            .or(self.asked.clone())
+            .unwrap_or_else(|| "2025-11-25".into());
+        let version = if schema::VERSIONS.contains(&version.as_str()) {
+            version
+        } else {
+            "2025-11-25".into()
+        };
+        schema::check_message(&version, value, &self.methods, &self.output_schemas);
+        let text = value.to_string();
+        assert!(
+            !text.contains(PLANTED_KEY),
+            "the API key leaked into stdout"
+        );
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let stderr = self.stderr();
+        assert!(
+            thread::panicking() || !stderr.contains(PLANTED_KEY),
+            "the API key leaked into stderr"
+        );
+        assert!(
+            thread::panicking() || !stderr.contains("panicked"),
+            "the server panicked:\n{stderr}"
+        );
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
+
+/// Splits stdout into messages, in either framing, checking the framing rules.
+fn read_frames(
+    mut reader: BufReader<impl Read>,
+    mut emit: impl FnMut(Result<Received, String>) -> bool,
+) {
+    loop {
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let message = if line.starts_with(b"Content-Length: ") {
+            let text = String::from_utf8_lossy(&line);
+            let Some(n) = text
+                .trim_end()
+                .strip_prefix("Content-Length: ")
+                .and_then(|n| n.parse::<usize>().ok())
+            else {
+                emit(Err(format!("bad header {text:?}")));
+                return;
+            };
+            let mut blank = Vec::new();
+            if reader.read_until(b'\n', &mut blank).is_err() || blank != b"\r\n" {
+                emit(Err("missing blank line after Content-Length".into()));
+                return;
+            }
+            let mut body = vec![0; n];
+            if reader.read_exact(&mut body).is_err() {
+                emit(Err("short Content-Length body".into()));
+                return;
+            }
+            serde_json::from_slice(&body).map(|value| Received {
+                framing: Framing::ContentLength,
+                value,
+            })
+        } else {
+            if !line.ends_with(b"\n") {
+                emit(Err("a line without a newline".into()));
+                return;
+            }
+            serde_json::from_slice(&line).map(|value| Received {
+                framing: Framing::Line,
+                value,
+            })
+        };
+        if !emit(message.map_err(|e| format!("stdout carried something that is not JSON: {e}"))) {
+            return;
+        }
+    }
+}
+
+/// Reads a fixture of the shared OpenAI reference data.
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/../../core/testdata/openai/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The answer object of a successful tools/call reply.
+pub fn answer_of(reply: &Value) -> Value {
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {reply}"));
+    serde_json::from_str(text).unwrap()
+}

@@ -1,0 +1,159 @@
+//! Validation of server messages against the official MCP JSON schemas.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub const VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+fn document(version: &str) -> &'static Value {
+    static DOCS: OnceLock<BTreeMap<&'static str, Value>> = OnceLock::new();
+    let docs = DOCS.get_or_init(|| {
+        VERSIONS
+            .iter()
+            .map(|v| {
+                let path = format!(
+                    "{}/../../core/testdata/mcp-schema/{v}.json",
+                    env!("CARGO_MANIFEST_DIR")
+                );
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+                (*v, serde_json::from_str(&text).unwrap())
+            })
+            .collect()
+    });
+    &docs[version]
+}
+
+fn defs_key(doc: &Value) -> &'static str {
+    if doc.get("$defs").is_some() {
+        "$defs"
+    } else {
+        "definitions"
+    }
+}
+
+fn has_def(version: &str, name: &str) -> bool {
+    let doc = document(version);
+    doc[defs_key(doc)].get(name).is_some()
+}
+
+fn validator(version: &str, def: &str) -> Arc<jsonschema::Validator> {
+    type Cache = Mutex<BTreeMap<(String, String), Arc<jsonschema::Validator>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    let key = (version.to_owned(), def.to_owned());
+    if let Some(v) = cache.lock().unwrap().get(&key) {
+        return v.clone();
+    }
+    let mut schema = document(version).clone();
+    let key_name = defs_key(&schema);
+    schema["$ref"] = Value::String(format!("#/{key_name}/{def}"));
+    let compiled = Arc::new(
+        jsonschema::validator_for(&schema)
+            .unwrap_or_else(|e| panic!("schema {version} {def}: {e}")),
+    );
+    cache.lock().unwrap().insert(key, compiled.clone());
+    compiled
+}
+
+/// Panics with every violation when `instance` does not match `def` of `version`.
+pub fn validate(version: &str, def: &str, instance: &Value) {
+    let v = validator(version, def);
+    let errors: Vec<String> = v
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{instance} is not a valid {def} ({version}): {errors:#?}"
+    );
+}
+
+fn first_def<'a>(version: &str, names: &[&'a str]) -> Option<&'a str> {
+    names.iter().copied().find(|n| has_def(version, n))
+}
+
+/// Checks one message the server wrote.
+pub fn check_message(
+    version: &str,
+    value: &Value,
+    methods: &BTreeMap<String, String>,
+    output_schemas: &BTreeMap<String, Value>,
+) {
+    match value {
+        Value::Array(items) => {
+            assert_eq!(
+                version, "2025-03-26",
+                "a batch reply outside 2025-03-26: {value}"
+            );
+            assert!(!items.is_empty(), "an empty batch reply");
+            validate(version, "JSONRPCBatchResponse", value);
+            for item in items {
+                check_message(version, item, methods, output_schemas);
+            }
+        }
+        Value::Object(obj) if obj.contains_key("method") => {
+            validate(version, "JSONRPCNotification", value);
+            if obj["method"] == "notifications/progress" {
+                validate(version, "ProgressNotification", value);
+            }
+        }
+        Value::Object(obj) if obj.contains_key("result") => {
+            validate(
+                version,
+                first_def(version, &["JSONRPCResultResponse", "JSONRPCResponse"]).unwrap(),
+                value,
+            );
+            let result = &obj["result"];
+            match methods.get(&obj["id"].to_string()).map(String::as_str) {
+                Some("initialize") => validate(version, "InitializeResult", result),
+                Some("tools/list") => validate(version, "ListToolsResult", result),
+                Some("tools/call") => {
+                    validate(version, "CallToolResult", result);
+                    if let Some(structured) = result.get("structuredContent") {
+                        let schema = output_schemas
+                            .get("answer")
+                            .cloned()
+                            .unwrap_or_else(responses_mcp_core::tools::output_schema);
+                        let v = jsonschema::validator_for(&schema).unwrap();
+                        let errors: Vec<String> =
+                            v.iter_errors(structured).map(|e| e.to_string()).collect();
+                        assert!(
+                            errors.is_empty(),
+                            "structuredContent does not match outputSchema: {errors:?}"
+                        );
+                        let text: Value =
+                            serde_json::from_str(result["content"][0]["text"].as_str().unwrap())
+                                .unwrap();
+                        assert_eq!(&text, structured, "text and structuredContent differ");
+                    }
+                }
+                Some("ping") => {
+                    if let Some(def) = first_def(version, &["EmptyResult"]) {
+                        validate(version, def, result);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Value::Object(obj) if obj.contains_key("error") => {
+            // Schemas before 2025-11-25 require a string or integer id, so a reply to a
+            // message whose id could not be read (id null, as JSON-RPC prescribes) has no
+            // shape there; check it by hand.
+            if obj.get("id") == Some(&Value::Null) && version != "2025-11-25" {
+                assert!(
+                    obj["error"]["code"].is_i64() && obj["error"]["message"].is_string(),
+                    "{value}"
+                );
+                assert_eq!(obj["jsonrpc"], "2.0");
+            } else {
+                validate(
+                    version,
+                    first_def(version, &["JSONRPCErrorResponse", "JSONRPCError"]).unwrap(),
+                    value,
+                );
+            }
+        }
+        other => panic!("not a JSON-RPC message: {other}"),
+    }
+}

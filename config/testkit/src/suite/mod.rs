@@ -1,0 +1,268 @@
+/// The end-to-end tests, as plain functions; [`e2e_suite!`](crate::e2e_suite) makes a
+/// `#[test]` of each for one binary.
+pub mod answers;
+pub mod bad_upstream;
+pub mod concurrency;
+pub mod config;
+pub mod lifecycle;
+pub mod proxies;
+
+/// Instantiates the whole end-to-end suite for the binary at `$bin` (a `&'static str`,
+/// usually `env!("CARGO_BIN_EXE_<name>")`): one `#[test]` per suite function.
+#[macro_export]
+macro_rules! e2e_suite {
+    ($bin:expr) => {
+        mod answers {
+            #[test]
+            fn http_404_question_answers_without_search() {
+                $crate::run($bin, $crate::suite::answers::http_404_question_answers_without_search);
+            }
+            #[test]
+            fn tokyo_weather_answers_with_search_citations_and_dates() {
+                $crate::run($bin, $crate::suite::answers::tokyo_weather_answers_with_search_citations_and_dates);
+            }
+            #[test]
+            fn rate_limit_then_success_honours_retry_after() {
+                $crate::run($bin, $crate::suite::answers::rate_limit_then_success_honours_retry_after);
+            }
+            #[test]
+            fn server_errors_until_retries_run_out() {
+                $crate::run($bin, $crate::suite::answers::server_errors_until_retries_run_out);
+            }
+            #[test]
+            fn a_silent_upstream_times_out_and_its_connection_is_closed() {
+                $crate::run($bin, $crate::suite::answers::a_silent_upstream_times_out_and_its_connection_is_closed);
+            }
+            #[test]
+            fn malformed_and_incomplete_bodies_are_clear_errors() {
+                $crate::run($bin, $crate::suite::answers::malformed_and_incomplete_bodies_are_clear_errors);
+            }
+            #[test]
+            fn japanese_answer_with_citations_after_multibyte_text() {
+                $crate::run($bin, $crate::suite::answers::japanese_answer_with_citations_after_multibyte_text);
+            }
+            #[test]
+            fn model_families_get_only_the_parameters_they_take() {
+                $crate::run($bin, $crate::suite::answers::model_families_get_only_the_parameters_they_take);
+            }
+            #[test]
+            fn unsupported_effort_is_retried_without_it() {
+                $crate::run($bin, $crate::suite::answers::unsupported_effort_is_retried_without_it);
+            }
+            #[test]
+            fn without_an_api_key_tools_list_works_and_calls_fail_at_once() {
+                $crate::run($bin, $crate::suite::answers::without_an_api_key_tools_list_works_and_calls_fail_at_once);
+            }
+            #[test]
+            fn connections_are_reused_and_org_headers_sent() {
+                $crate::run($bin, $crate::suite::answers::connections_are_reused_and_org_headers_sent);
+            }
+            #[test]
+            fn invalid_arguments_are_reported_with_the_reason() {
+                $crate::run($bin, $crate::suite::answers::invalid_arguments_are_reported_with_the_reason);
+            }
+            #[test]
+            fn official_python_sdk_client() {
+                $crate::run($bin, $crate::suite::answers::official_python_sdk_client);
+            }
+            #[test]
+            fn requests_go_through_http_proxy_and_no_proxy_bypasses_it() {
+                $crate::run($bin, $crate::suite::answers::requests_go_through_http_proxy_and_no_proxy_bypasses_it);
+            }
+            #[test]
+            fn https_with_a_trusted_ca_carries_large_answers_over_kept_alive_connections() {
+                $crate::run($bin, $crate::suite::answers::https_with_a_trusted_ca_carries_large_answers_over_kept_alive_connections);
+            }
+            #[test]
+            fn chunked_bodies_are_decoded_over_http_and_https() {
+                $crate::run($bin, $crate::suite::answers::chunked_bodies_are_decoded_over_http_and_https);
+            }
+            #[test]
+            fn a_kept_alive_connection_the_server_closed_is_replaced_quietly() {
+                $crate::run($bin, $crate::suite::answers::a_kept_alive_connection_the_server_closed_is_replaced_quietly);
+            }
+            #[test]
+            fn https_with_an_untrusted_certificate_fails_with_a_tls_hint() {
+                $crate::run($bin, $crate::suite::answers::https_with_an_untrusted_certificate_fails_with_a_tls_hint);
+            }
+        }
+        mod bad_upstream {
+            #[test]
+            fn upstream_non_json_body() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_non_json_body);
+            }
+            #[test]
+            fn upstream_html_error_page() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_html_error_page);
+            }
+            #[test]
+            fn upstream_ok_status_carrying_an_error_object() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_ok_status_carrying_an_error_object);
+            }
+            #[test]
+            fn upstream_truncated_body_and_reset_mid_body() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_truncated_body_and_reset_mid_body);
+            }
+            #[test]
+            fn upstream_body_of_fifty_megabytes() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_body_of_fifty_megabytes);
+            }
+            #[test]
+            fn upstream_that_accepts_and_never_answers() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_that_accepts_and_never_answers);
+            }
+            #[test]
+            fn upstream_sending_a_byte_at_a_time() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_sending_a_byte_at_a_time);
+            }
+            #[test]
+            fn upstream_redirect_is_not_followed() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_redirect_is_not_followed);
+            }
+            #[test]
+            fn upstream_tls_failure() {
+                $crate::run($bin, $crate::suite::bad_upstream::upstream_tls_failure);
+            }
+        }
+        mod concurrency {
+            #[test]
+            fn cancel_closes_the_upstream_connection_and_suppresses_the_reply() {
+                $crate::run($bin, $crate::suite::concurrency::cancel_closes_the_upstream_connection_and_suppresses_the_reply);
+            }
+            #[test]
+            fn cancel_during_backoff_stops_further_attempts() {
+                $crate::run($bin, $crate::suite::concurrency::cancel_during_backoff_stops_further_attempts);
+            }
+            #[test]
+            fn two_hundred_concurrent_calls_each_answered_once_within_the_cap() {
+                $crate::run($bin, $crate::suite::concurrency::two_hundred_concurrent_calls_each_answered_once_within_the_cap);
+            }
+            #[test]
+            fn a_duplicate_in_flight_id_is_refused_and_the_first_call_completes() {
+                $crate::run($bin, $crate::suite::concurrency::a_duplicate_in_flight_id_is_refused_and_the_first_call_completes);
+            }
+            #[test]
+            fn eof_lets_calls_in_flight_finish_then_exits_zero() {
+                $crate::run($bin, $crate::suite::concurrency::eof_lets_calls_in_flight_finish_then_exits_zero);
+            }
+            #[test]
+            fn sigterm_aborts_calls_and_exits_zero_promptly() {
+                $crate::run($bin, $crate::suite::concurrency::sigterm_aborts_calls_and_exits_zero_promptly);
+            }
+            #[test]
+            fn progress_notifications_increase_and_stop_before_the_reply() {
+                $crate::run($bin, $crate::suite::concurrency::progress_notifications_increase_and_stop_before_the_reply);
+            }
+        }
+        mod config {
+            #[test]
+            fn cli_beats_env_beats_yaml_at_the_upstream() {
+                $crate::run($bin, $crate::suite::config::cli_beats_env_beats_yaml_at_the_upstream);
+            }
+            #[test]
+            fn show_config_alone_prints_sources_and_exits() {
+                $crate::run($bin, $crate::suite::config::show_config_alone_prints_sources_and_exits);
+            }
+            #[test]
+            fn show_config_with_stdio_keeps_serving_on_a_clean_stdout() {
+                $crate::run($bin, $crate::suite::config::show_config_with_stdio_keeps_serving_on_a_clean_stdout);
+            }
+            #[test]
+            fn startup_errors_name_the_problem_and_exit_non_zero() {
+                $crate::run($bin, $crate::suite::config::startup_errors_name_the_problem_and_exit_non_zero);
+            }
+            #[test]
+            fn unknown_keys_warn_and_missing_files_are_skipped() {
+                $crate::run($bin, $crate::suite::config::unknown_keys_warn_and_missing_files_are_skipped);
+            }
+            #[test]
+            fn the_xdg_location_is_read() {
+                $crate::run($bin, $crate::suite::config::the_xdg_location_is_read);
+            }
+            #[test]
+            fn debug_log_goes_to_stderr_and_file_without_secrets() {
+                $crate::run($bin, $crate::suite::config::debug_log_goes_to_stderr_and_file_without_secrets);
+            }
+            #[test]
+            fn the_api_key_never_appears_on_any_path() {
+                $crate::run($bin, $crate::suite::config::the_api_key_never_appears_on_any_path);
+            }
+        }
+        mod lifecycle {
+            #[test]
+            fn handshake_list_and_ping_then_eof_exits_zero() {
+                $crate::run($bin, $crate::suite::lifecycle::handshake_list_and_ping_then_eof_exits_zero);
+            }
+            #[test]
+            fn negotiates_every_supported_version_and_answers_unknown_with_the_latest() {
+                $crate::run($bin, $crate::suite::lifecycle::negotiates_every_supported_version_and_answers_unknown_with_the_latest);
+            }
+            #[test]
+            fn broken_frames_are_answered_and_serving_continues() {
+                $crate::run($bin, $crate::suite::lifecycle::broken_frames_are_answered_and_serving_continues);
+            }
+            #[test]
+            fn oversized_message_is_refused_and_the_next_served() {
+                $crate::run($bin, $crate::suite::lifecycle::oversized_message_is_refused_and_the_next_served);
+            }
+            #[test]
+            fn nothing_is_written_before_the_first_message() {
+                $crate::run($bin, $crate::suite::lifecycle::nothing_is_written_before_the_first_message);
+            }
+            #[test]
+            fn requests_before_initialize_get_prompt_errors() {
+                $crate::run($bin, $crate::suite::lifecycle::requests_before_initialize_get_prompt_errors);
+            }
+            #[test]
+            fn batches_are_answered_as_arrays_in_2025_03_26_only() {
+                $crate::run($bin, $crate::suite::lifecycle::batches_are_answered_as_arrays_in_2025_03_26_only);
+            }
+            #[test]
+            fn line_mode_env_forces_newline_replies() {
+                $crate::run($bin, $crate::suite::lifecycle::line_mode_env_forces_newline_replies);
+            }
+            #[test]
+            fn bom_crlf_and_blank_lines_are_tolerated() {
+                $crate::run($bin, $crate::suite::lifecycle::bom_crlf_and_blank_lines_are_tolerated);
+            }
+            #[test]
+            fn help_version_and_bad_flags() {
+                $crate::run($bin, $crate::suite::lifecycle::help_version_and_bad_flags);
+            }
+            #[test]
+            fn closed_stdout_exits_quietly() {
+                $crate::run($bin, $crate::suite::lifecycle::closed_stdout_exits_quietly);
+            }
+            #[test]
+            fn garbage_and_an_endless_line_keep_memory_bounded() {
+                $crate::run($bin, $crate::suite::lifecycle::garbage_and_an_endless_line_keep_memory_bounded);
+            }
+        }
+        mod proxies {
+            #[test]
+            fn https_proxy_carries_tls_to_the_origin_inside_tls_to_the_proxy() {
+                $crate::run($bin, $crate::suite::proxies::https_proxy_carries_tls_to_the_origin_inside_tls_to_the_proxy);
+            }
+            #[test]
+            fn https_proxy_tunnels_a_plain_http_origin() {
+                $crate::run($bin, $crate::suite::proxies::https_proxy_tunnels_a_plain_http_origin);
+            }
+            #[test]
+            fn socks5h_with_credentials_lets_the_proxy_resolve_the_name() {
+                $crate::run($bin, $crate::suite::proxies::socks5h_with_credentials_lets_the_proxy_resolve_the_name);
+            }
+            #[test]
+            fn socks5_resolves_locally_and_carries_tls() {
+                $crate::run($bin, $crate::suite::proxies::socks5_resolves_locally_and_carries_tls);
+            }
+            #[test]
+            fn socks5_with_a_wrong_password_fails_clearly_and_keeps_serving() {
+                $crate::run($bin, $crate::suite::proxies::socks5_with_a_wrong_password_fails_clearly_and_keeps_serving);
+            }
+            #[test]
+            fn show_config_names_the_proxy_without_its_credentials() {
+                $crate::run($bin, $crate::suite::proxies::show_config_names_the_proxy_without_its_credentials);
+            }
+        }
+    };
+}

@@ -1,0 +1,351 @@
+//! The call engine: `tools/call` from admission to outcome, with attempts, timeouts,
+//! retries with backoff, cancellation, queueing and progress. A sub-machine with its own
+//! API: the [`Server`](crate::server::Server) feeds it and drains its [`CallEvent`]s in
+//! one place; it knows nothing of MCP JSON, batches or framing.
+//!
+//! ```text
+//!            start
+//!               │ slot free?──no──▶ Queued ──slot frees──┐
+//!               ▼                                        │
+//!   ┌──────▶ Running(attempt, deadline) ◀────────────────┘
+//!   │           │ reply / failure / deadline
+//!   │           ├─ answer or permanent failure ──▶ Finished, removed
+//!   │           ├─ param unsupported ──▶ Running (new attempt, param dropped)
+//!   │           └─ transient, retries left ──▶ Backoff(until)
+//!   └──────────────────────────────────────────────┘ (until passes)
+//! ```
+//! A cancel removes the call from any state ([`CallEvent::Dropped`]); it never finishes.
+//!
+//! Methods follow the crate's naming: `handle_*` for input, `poll_*` for output, plain
+//! verbs for commands. Time always comes in as `now`.
+
+mod call;
+mod plan;
+pub mod retry;
+mod step;
+mod timers;
+
+use crate::jsonrpc::RequestId;
+use crate::mcp::ProgressToken;
+use crate::openai::{Answer, RequestPlan, UpstreamFailure};
+use crate::server::{AttemptId, HttpRequest, Now, ServerConfig};
+use call::{Call, CallState, Progress};
+use plan::Rejections;
+use retry::Jitter;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+use timers::{CallId, Timers};
+
+/// What the engine asks of its owner.
+#[derive(Debug, PartialEq)]
+pub enum CallEvent<C> {
+    /// Start this HTTP attempt.
+    Send(HttpRequest),
+    /// Abort this attempt; its completion will be ignored.
+    Abort(AttemptId),
+    /// Tell the client how the call is doing (`progress` strictly increases per call).
+    Progress {
+        /// The call's context.
+        context: C,
+        /// The client's token.
+        token: ProgressToken,
+        /// The count so far.
+        progress: u64,
+        /// What the call is doing.
+        message: String,
+    },
+    /// The call ended with an answer or a failure.
+    Finished {
+        /// The call's context.
+        context: C,
+        /// The answer, or why there is none.
+        outcome: Result<Answer, UpstreamFailure>,
+        /// Retries used.
+        retries: u32,
+    },
+    /// The call ended without an outcome (cancelled, or aborted silently).
+    Dropped {
+        /// The call's context.
+        context: C,
+    },
+}
+
+/// Why a call was not admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// A call with the same request id is in flight.
+    DuplicateId,
+    /// Every slot and the whole queue are taken.
+    Busy {
+        /// Calls running.
+        running: usize,
+        /// Calls queued.
+        queued: usize,
+    },
+}
+
+/// The engine's fixed settings, from the server configuration.
+pub struct Settings {
+    pub max_inflight: usize,
+    pub max_queue: usize,
+    pub timeout: Duration,
+    pub max_retries: u32,
+    pub progress_interval: Duration,
+    pub max_citations: usize,
+    /// `{base_url}/responses`.
+    pub url: String,
+    /// The instructions, encoded once as a JSON string for every request body.
+    pub instructions_json: Vec<u8>,
+}
+
+impl Settings {
+    /// The engine's part of `config`.
+    pub fn from_config(config: &ServerConfig) -> Self {
+        // Serialising a string cannot fail.
+        #[allow(clippy::expect_used)]
+        let instructions_json =
+            serde_json::to_vec(&config.instructions).expect("a string is always valid JSON");
+        Settings {
+            max_inflight: config.max_inflight,
+            max_queue: config.max_queue,
+            timeout: config.timeout,
+            max_retries: config.max_retries,
+            progress_interval: config.progress_interval,
+            max_citations: config.max_citations,
+            url: format!("{}/responses", config.base_url.trim_end_matches('/')),
+            instructions_json,
+        }
+    }
+}
+
+/// The call engine. `C` is what the owner attaches to each call to route its outcome.
+///
+/// Invariants, checked by [`CallEngine::check`] in debug builds after every input:
+/// - `by_request` and `calls` hold the same calls, each under its own request id;
+/// - `by_attempt` maps exactly the `Running` calls' attempts to them;
+/// - `queue` holds exactly the `Queued` calls, each once, oldest first;
+/// - `timers` holds a live entry for every deadline of every call (stale extra entries
+///   allowed), and its top is live after [`CallEngine::prune`].
+pub struct CallEngine<C> {
+    settings: Settings,
+    calls: BTreeMap<CallId, Call<C>>,
+    by_request: BTreeMap<RequestId, CallId>,
+    by_attempt: BTreeMap<AttemptId, CallId>,
+    queue: VecDeque<CallId>,
+    timers: Timers,
+    rejections: Rejections,
+    jitter: Jitter,
+    next_call: CallId,
+    next_attempt: u64,
+    events: VecDeque<CallEvent<C>>,
+}
+
+impl<C: Clone> CallEngine<C> {
+    /// An engine with no calls; `seed` drives the backoff jitter.
+    pub fn new(settings: Settings, seed: u64) -> Self {
+        CallEngine {
+            settings,
+            calls: BTreeMap::new(),
+            by_request: BTreeMap::new(),
+            by_attempt: BTreeMap::new(),
+            queue: VecDeque::new(),
+            timers: Timers::default(),
+            rejections: Rejections::default(),
+            jitter: Jitter::new(seed),
+            next_call: 0,
+            next_attempt: 0,
+            events: VecDeque::new(),
+        }
+    }
+
+    /// Calls in flight or queued.
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Whether a call with `request_id` is in flight or queued.
+    pub fn contains(&self, request_id: &RequestId) -> bool {
+        self.by_request.contains_key(request_id)
+    }
+
+    /// Whether no call is in flight or queued.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// The request a call sends; see [`Rejections::plan`].
+    pub fn plan(
+        &self,
+        profile: &crate::server::Profile,
+        args: &crate::tools::AnswerArgs,
+        defaults: &crate::server::SearchDefaults,
+        today: &str,
+    ) -> RequestPlan {
+        self.rejections.plan(profile, args, defaults, today)
+    }
+
+    /// Admits a call: starts its first attempt, or queues it when every slot is taken.
+    ///
+    /// # Errors
+    /// [`Refused`] when the id is in use or there is no room.
+    pub fn start(
+        &mut self,
+        now: Now,
+        request_id: RequestId,
+        context: C,
+        plan: RequestPlan,
+        progress: Option<ProgressToken>,
+        access_date: String,
+    ) -> Result<(), Refused> {
+        if self.by_request.contains_key(&request_id) {
+            return Err(Refused::DuplicateId);
+        }
+        let running = self.by_attempt.len();
+        if running >= self.settings.max_inflight && self.queue.len() >= self.settings.max_queue {
+            return Err(Refused::Busy {
+                running,
+                queued: self.queue.len(),
+            });
+        }
+        let id = self.next_call;
+        self.next_call += 1;
+        let progress = progress.map(|token| Progress {
+            token,
+            sent: 0,
+            next_at: now.instant,
+            message: String::new(),
+        });
+        if let Some(p) = &progress {
+            self.timers.schedule(id, p.next_at);
+        }
+        self.by_request.insert(request_id.clone(), id);
+        self.calls.insert(
+            id,
+            Call {
+                request_id,
+                context,
+                plan,
+                retries: 0,
+                attempts: 0,
+                access_date,
+                state: CallState::Queued,
+                progress,
+            },
+        );
+        if running < self.settings.max_inflight {
+            self.start_attempt(now, id);
+        } else {
+            self.queue.push_back(id);
+            self.set_progress(now, id, "waiting for a free slot".into());
+        }
+        self.settle();
+        Ok(())
+    }
+
+    /// Cancels the call with `request_id`: it ends with [`CallEvent::Dropped`]. Returns
+    /// whether there was one.
+    pub fn cancel(&mut self, now: Now, request_id: &RequestId) -> bool {
+        let Some(&id) = self.by_request.get(request_id) else {
+            return false;
+        };
+        if let Some(call) = self.remove(id) {
+            self.events.push_back(CallEvent::Dropped {
+                context: call.context,
+            });
+        }
+        self.start_queued(now);
+        self.settle();
+        true
+    }
+
+    /// Ends every call: with `failure` as its outcome when given, dropped otherwise.
+    pub fn abort_all(&mut self, failure: Option<UpstreamFailure>) {
+        let ids: Vec<CallId> = self.calls.keys().copied().collect();
+        for id in ids {
+            let Some(call) = self.remove(id) else {
+                continue;
+            };
+            self.events.push_back(match &failure {
+                Some(f) => CallEvent::Finished {
+                    context: call.context,
+                    outcome: Err(f.clone()),
+                    retries: call.retries,
+                },
+                None => CallEvent::Dropped {
+                    context: call.context,
+                },
+            });
+        }
+        self.settle();
+    }
+
+    /// The soonest deadline of any call.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let next = self.timers.peek().map(|(at, _)| at);
+        debug_assert_eq!(
+            next,
+            self.calls.values().flat_map(Call::deadlines).min(),
+            "the timer heap is out of step with the calls"
+        );
+        next
+    }
+
+    /// The next thing the engine asks for.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<CallEvent<C>> {
+        self.events.pop_front()
+    }
+
+    /// Drops stale timers and checks the invariants; every public input ends with it.
+    fn settle(&mut self) {
+        let calls = &self.calls;
+        self.timers.prune(
+            |at, id| {
+                calls
+                    .get(&id)
+                    .is_some_and(|c| c.deadlines().any(|d| d == at))
+            },
+            calls.len(),
+            || {
+                calls
+                    .iter()
+                    .flat_map(|(id, c)| c.timer_entries(*id))
+                    .collect()
+            },
+        );
+        #[cfg(debug_assertions)]
+        self.check();
+    }
+
+    /// Asserts the invariants listed on the type.
+    #[cfg(debug_assertions)]
+    fn check(&self) {
+        assert_eq!(self.by_request.len(), self.calls.len());
+        for (rid, id) in &self.by_request {
+            assert_eq!(self.calls.get(id).map(|c| &c.request_id), Some(rid));
+        }
+        let running = self
+            .calls
+            .values()
+            .filter(|c| matches!(c.state, CallState::Running { .. }))
+            .count();
+        assert_eq!(running, self.by_attempt.len());
+        for (attempt, id) in &self.by_attempt {
+            let state = self.calls.get(id).map(|c| c.state);
+            assert!(matches!(state, Some(CallState::Running { attempt: a, .. }) if a == *attempt));
+        }
+        let queued = self
+            .calls
+            .values()
+            .filter(|c| c.state == CallState::Queued)
+            .count();
+        assert_eq!(queued, self.queue.len());
+        for id in &self.queue {
+            assert_eq!(self.calls.get(id).map(|c| c.state), Some(CallState::Queued));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,278 @@
+//! How the engine moves a call on: attempt outcomes, deadlines, retries and progress.
+
+use super::call::{Call, CallState};
+use super::retry::{next_step, Step};
+use super::timers::CallId;
+use super::{CallEngine, CallEvent};
+use crate::openai::{
+    classify_reply, parse_answer, Answer, FailureKind, UnsupportedParam, UpstreamFailure,
+    UpstreamVerdict,
+};
+use crate::server::{after, AttemptId, HttpReply, HttpRequest, Now, TransportError};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+impl<C: Clone> CallEngine<C> {
+    /// An attempt got an HTTP reply. Replies of attempts no longer on record (aborted,
+    /// timed out, cancelled) are ignored.
+    pub fn handle_reply(&mut self, now: Now, attempt: AttemptId, reply: HttpReply) {
+        let Some(id) = self.by_attempt.remove(&attempt) else {
+            log::trace!("ignoring the reply of finished attempt {attempt}");
+            return;
+        };
+        match classify_reply(reply.status, &reply.headers, &reply.body) {
+            UpstreamVerdict::Success(body) => {
+                let outcome = match self.calls.get(&id) {
+                    Some(call) => parse_answer(
+                        &body,
+                        self.settings.max_citations,
+                        &call.plan.model,
+                        &call.access_date,
+                    ),
+                    None => return,
+                };
+                self.finish(id, outcome);
+            }
+            UpstreamVerdict::Retry(failure, wait) => self.retry_or_fail(now, id, failure, wait),
+            UpstreamVerdict::Unsupported(param, failure) => {
+                self.drop_param(now, id, param, failure)
+            }
+            UpstreamVerdict::Fail(failure) => self.finish(id, Err(failure)),
+        }
+        self.start_queued(now);
+        self.settle();
+    }
+
+    /// An attempt failed without a reply.
+    pub fn handle_failure(&mut self, now: Now, attempt: AttemptId, error: TransportError) {
+        let Some(id) = self.by_attempt.remove(&attempt) else {
+            log::trace!("ignoring the failure of finished attempt {attempt}");
+            return;
+        };
+        let kind = FailureKind::from(error.kind);
+        let failure = UpstreamFailure::local(kind, error.detail);
+        if kind.is_transient() {
+            self.retry_or_fail(now, id, failure, None);
+        } else {
+            self.finish(id, Err(failure));
+        }
+        self.start_queued(now);
+        self.settle();
+    }
+
+    /// The deadline from [`CallEngine::poll_timeout`] has passed: attempts time out,
+    /// backoffs end, progress is reported.
+    pub fn handle_timeout(&mut self, now: Now) {
+        let ids: BTreeSet<CallId> = self
+            .timers
+            .take_due(now.instant)
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect();
+        // What each due call was when the timer fired, before handling any of them.
+        let due: Vec<(CallId, CallState, bool)> = ids
+            .into_iter()
+            .filter_map(|id| {
+                let call = self.calls.get(&id)?;
+                let progress_due = call
+                    .progress
+                    .as_ref()
+                    .is_some_and(|p| p.next_at <= now.instant);
+                Some((id, call.state, progress_due))
+            })
+            .collect();
+        for (id, state, progress_due) in due {
+            match state {
+                CallState::Running { attempt, deadline } if deadline <= now.instant => {
+                    self.by_attempt.remove(&attempt);
+                    self.events.push_back(CallEvent::Abort(attempt));
+                    let secs = self.settings.timeout.as_secs_f64();
+                    let failure = UpstreamFailure::local(
+                        FailureKind::Timeout,
+                        format!("no reply within {secs} s"),
+                    );
+                    self.retry_or_fail(now, id, failure, None);
+                }
+                CallState::Backoff { until } if until <= now.instant => self.start_attempt(now, id),
+                _ if progress_due => self.tick_progress(now, id),
+                _ => {}
+            }
+        }
+        self.start_queued(now);
+        self.settle();
+    }
+
+    /// Starts a new attempt for call `id`.
+    pub(super) fn start_attempt(&mut self, now: Now, id: CallId) {
+        let attempt = AttemptId(self.next_attempt);
+        self.next_attempt += 1;
+        let Some(call) = self.calls.get_mut(&id) else {
+            return;
+        };
+        call.attempts += 1;
+        let deadline = after(now.instant, self.settings.timeout);
+        call.state = CallState::Running { attempt, deadline };
+        let body = call.plan.body_with(&self.settings.instructions_json);
+        log::debug!(
+            "openai: attempt {} for call {} ({attempt})",
+            call.attempts,
+            call.request_id
+        );
+        let first = call.attempts == 1;
+        self.by_attempt.insert(attempt, id);
+        self.events.push_back(CallEvent::Send(HttpRequest {
+            attempt,
+            url: self.settings.url.clone(),
+            body,
+        }));
+        self.timers.schedule(id, deadline);
+        let message = if first {
+            "searching the web and waiting for OpenAI"
+        } else {
+            "waiting for OpenAI"
+        };
+        self.set_progress(now, id, message.into());
+    }
+
+    /// Starts queued calls while slots are free.
+    pub(super) fn start_queued(&mut self, now: Now) {
+        while self.by_attempt.len() < self.settings.max_inflight {
+            let Some(next) = self.queue.pop_front() else {
+                break;
+            };
+            self.start_attempt(now, next);
+        }
+    }
+
+    fn retry_or_fail(
+        &mut self,
+        now: Now,
+        id: CallId,
+        failure: UpstreamFailure,
+        wait: Option<Duration>,
+    ) {
+        let Some(call) = self.calls.get(&id) else {
+            return;
+        };
+        log::debug!(
+            "openai(client): error attempt={} status={} name={} code={} msg={:?}",
+            call.attempts,
+            failure.status.map_or("-".into(), |s| s.to_string()),
+            failure.kind,
+            failure.code.as_deref().unwrap_or("-"),
+            failure.message
+        );
+        let max = self.settings.max_retries;
+        let (retry, wait) = match next_step(call.retries, max, wait, self.jitter.next()) {
+            Step::GiveUp => return self.finish(id, Err(failure)),
+            Step::Retry { retry, after } => (retry, after),
+        };
+        let reason = match failure.status {
+            Some(s) => format!("HTTP {s}"),
+            None => failure.kind.to_string(),
+        };
+        let until = after(now.instant, wait);
+        if let Some(call) = self.calls.get_mut(&id) {
+            call.retries = retry;
+            call.state = CallState::Backoff { until };
+            self.timers.schedule(id, until);
+        }
+        log::debug!(
+            "openai: retry {retry}/{max} in {} ms after {reason}",
+            wait.as_millis()
+        );
+        let message = format!("retrying in {:.1} s after {reason}", wait.as_secs_f64());
+        self.set_progress(now, id, message);
+    }
+
+    fn drop_param(
+        &mut self,
+        now: Now,
+        id: CallId,
+        param: UnsupportedParam,
+        failure: UpstreamFailure,
+    ) {
+        let Some(call) = self.calls.get_mut(&id) else {
+            return;
+        };
+        let had = match param {
+            UnsupportedParam::ReasoningEffort => call.plan.effort.take().is_some(),
+            UnsupportedParam::Verbosity => call.plan.verbosity.take().is_some(),
+        };
+        if !had {
+            return self.finish(id, Err(failure));
+        }
+        log::debug!(
+            "openai: model {} rejects {param:?}; retrying without it and remembering that",
+            call.plan.model
+        );
+        self.rejections.remember(&call.plan.model, param);
+        self.start_attempt(now, id);
+    }
+
+    fn finish(&mut self, id: CallId, outcome: Result<Answer, UpstreamFailure>) {
+        let Some(call) = self.remove(id) else {
+            return;
+        };
+        if let Err(failure) = &outcome {
+            log::debug!(
+                "tools/call {} failed after {} retries: {}",
+                call.request_id,
+                call.retries,
+                failure.kind
+            );
+        }
+        self.events.push_back(CallEvent::Finished {
+            context: call.context,
+            outcome,
+            retries: call.retries,
+        });
+    }
+
+    /// Forgets a call, aborting its attempt if one is still on record.
+    pub(super) fn remove(&mut self, id: CallId) -> Option<Call<C>> {
+        let call = self.calls.remove(&id)?;
+        self.by_request.remove(&call.request_id);
+        match call.state {
+            CallState::Running { attempt, .. } => {
+                if self.by_attempt.remove(&attempt).is_some() {
+                    self.events.push_back(CallEvent::Abort(attempt));
+                }
+            }
+            CallState::Queued => self.queue.retain(|c| *c != id),
+            CallState::Backoff { .. } => {}
+        }
+        Some(call)
+    }
+
+    /// Records what call `id` is doing, and reports it when a notification is due.
+    pub(super) fn set_progress(&mut self, now: Now, id: CallId, message: String) {
+        let Some(p) = self.calls.get_mut(&id).and_then(|c| c.progress.as_mut()) else {
+            return;
+        };
+        p.message = message;
+        if p.next_at <= now.instant {
+            self.tick_progress(now, id);
+        }
+    }
+
+    fn tick_progress(&mut self, now: Now, id: CallId) {
+        let interval = self.settings.progress_interval;
+        let Some(call) = self.calls.get_mut(&id) else {
+            return;
+        };
+        let Some(p) = call.progress.as_mut() else {
+            return;
+        };
+        p.sent += 1;
+        p.next_at = after(now.instant, interval);
+        let event = CallEvent::Progress {
+            context: call.context.clone(),
+            token: p.token.clone(),
+            progress: p.sent,
+            message: p.message.clone(),
+        };
+        self.timers.schedule(id, p.next_at);
+        self.events.push_back(event);
+    }
+}

@@ -1,0 +1,160 @@
+//! The loop a host runs around the [`Server`]: one [`Driver::poll`] that says what to do
+//! next, and a method per thing that happened. It batches frames into one write, keeps the
+//! host's handle of every attempt in flight, and hands each handle back exactly once: to
+//! abort it, or when the attempt's completion arrives.
+//!
+//! `H` is whatever the host needs to abort an attempt (a task, a socket, a thread's abort
+//! flag); the driver only stores it.
+
+use crate::server::{
+    AttemptId, HttpReply, HttpRequest, Input, Now, Output, Server, ServerConfig, TransportError,
+};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Frames are handed out as one write once this many bytes are waiting, even mid-drain.
+pub const MAX_PENDING_OUTPUT: usize = 1 << 20;
+
+/// What the host does next.
+#[derive(Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Poll<'a, H> {
+    /// Write these bytes to stdout and flush, then call [`Driver::written`]. Until then,
+    /// every poll returns the same bytes.
+    Write(&'a [u8]),
+    /// Start this attempt, then report its handle with [`Driver::started`].
+    Start(HttpRequest),
+    /// Abort this attempt (close its connection); no completion is needed.
+    Abort(H),
+    /// Nothing to do: wait for input, or until this instant and then call
+    /// [`Driver::handle`] with [`Event::Timeout`].
+    Wait(Option<Instant>),
+    /// Exit with status 0 (everything has been written).
+    Exit,
+}
+
+/// What happened, other than an attempt's completion ([`Driver::completed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// Bytes read from stdin.
+    Stdin(&'a [u8]),
+    /// Stdin reached end of file.
+    StdinClosed,
+    /// The instant of the last [`Poll::Wait`] has passed.
+    Timeout,
+    /// SIGINT/SIGTERM: abort everything and exit.
+    Shutdown,
+}
+
+/// The server plus what a host loop needs around it. See the module docs.
+pub struct Driver<H> {
+    server: Server,
+    /// Handles of attempts the server still has on record.
+    attempts: BTreeMap<AttemptId, H>,
+    /// Frames waiting to be written, in order.
+    frames: Vec<u8>,
+    /// `frames` has been handed out and not yet reported written.
+    writing: bool,
+    /// The server asked to exit; it happens once `frames` is written.
+    exit: bool,
+}
+
+impl<H> Driver<H> {
+    /// A driver around a new server for `config`.
+    pub fn new(config: ServerConfig) -> Self {
+        Driver {
+            server: Server::new(config),
+            attempts: BTreeMap::new(),
+            frames: Vec::new(),
+            writing: false,
+            exit: false,
+        }
+    }
+
+    /// What to do next. Call it until it says [`Poll::Wait`] or [`Poll::Exit`].
+    #[must_use]
+    pub fn poll(&mut self) -> Poll<'_, H> {
+        if !self.writing {
+            while let Some(output) = self.server.poll_output() {
+                match output {
+                    Output::Write(frame) => {
+                        self.frames.extend_from_slice(&frame);
+                        if self.frames.len() >= MAX_PENDING_OUTPUT {
+                            self.writing = true;
+                            break;
+                        }
+                    }
+                    Output::Http(request) => return Poll::Start(request),
+                    Output::Abort(id) => {
+                        if let Some(handle) = self.attempts.remove(&id) {
+                            return Poll::Abort(handle);
+                        }
+                    }
+                    Output::Exit => self.exit = true,
+                }
+            }
+        }
+        if !self.frames.is_empty() {
+            self.writing = true;
+            return Poll::Write(&self.frames);
+        }
+        if self.exit {
+            return Poll::Exit;
+        }
+        Poll::Wait(self.server.poll_timeout())
+    }
+
+    /// Reports the write of the bytes from [`Poll::Write`]; `ok: false` means stdout is
+    /// closed, which ends everything.
+    pub fn written(&mut self, now: Now, ok: bool) {
+        self.frames.clear();
+        self.writing = false;
+        if !ok {
+            log::debug!("stdout closed; stopping");
+            self.server.handle(now, Input::OutputClosed);
+        }
+    }
+
+    /// Reports the attempt from [`Poll::Start`]: its handle, or why it could not start.
+    pub fn started(&mut self, now: Now, attempt: AttemptId, result: Result<H, TransportError>) {
+        match result {
+            Ok(handle) => {
+                self.attempts.insert(attempt, handle);
+            }
+            Err(e) => self.server.handle(now, Input::HttpFailed(attempt, e)),
+        }
+    }
+
+    /// Reports an attempt's completion. Returns its handle when the server still had it on
+    /// record, for the host to release (an aborted attempt's completion returns `None`).
+    pub fn completed(
+        &mut self,
+        now: Now,
+        attempt: AttemptId,
+        result: Result<HttpReply, TransportError>,
+    ) -> Option<H> {
+        let handle = self.attempts.remove(&attempt);
+        match result {
+            Ok(reply) => self.server.handle(now, Input::HttpReply(attempt, reply)),
+            Err(e) => self.server.handle(now, Input::HttpFailed(attempt, e)),
+        }
+        handle
+    }
+
+    /// Feeds one event.
+    pub fn handle(&mut self, now: Now, event: Event<'_>) {
+        let input = match event {
+            Event::Stdin(bytes) => Input::Stdin(bytes),
+            Event::StdinClosed => Input::StdinClosed,
+            Event::Timeout => Input::Timeout,
+            Event::Shutdown => Input::Shutdown,
+        };
+        self.server.handle(now, input);
+    }
+
+    /// Calls in flight or queued.
+    pub fn calls_in_flight(&self) -> usize {
+        self.server.calls_in_flight()
+    }
+}

@@ -1,0 +1,77 @@
+//! Method names, parsed once into enums so that dispatch matches on types, not strings.
+
+/// A request method.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Method {
+    /// `initialize`.
+    Initialize,
+    /// `ping`.
+    Ping,
+    /// `tools/list`.
+    ToolsList,
+    /// `tools/call`.
+    ToolsCall,
+    /// Anything else, kept for the "method not found" message.
+    Other(String),
+}
+
+impl Method {
+    /// Parses a method name.
+    pub fn parse(name: &str) -> Method {
+        match name {
+            "initialize" => Method::Initialize,
+            "ping" => Method::Ping,
+            "tools/list" => Method::ToolsList,
+            "tools/call" => Method::ToolsCall,
+            other => Method::Other(other.to_owned()),
+        }
+    }
+
+    /// The method name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Method::Initialize => "initialize",
+            Method::Ping => "ping",
+            Method::ToolsList => "tools/list",
+            Method::ToolsCall => "tools/call",
+            Method::Other(name) => name,
+        }
+    }
+}
+
+/// A notification method.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotificationMethod {
+    /// `notifications/initialized`.
+    Initialized,
+    /// `notifications/cancelled`.
+    Cancelled,
+    /// Anything else; ignored.
+    Other(String),
+}
+
+impl NotificationMethod {
+    /// Parses a notification method name.
+    pub fn parse(name: &str) -> NotificationMethod {
+        match name {
+            "notifications/initialized" => NotificationMethod::Initialized,
+            "notifications/cancelled" => NotificationMethod::Cancelled,
+            other => NotificationMethod::Other(other.to_owned()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in ["initialize", "ping", "tools/list", "tools/call", "x/y"] {
+            assert_eq!(Method::parse(name).as_str(), name);
+        }
+        assert_eq!(Method::parse("Ping"), Method::Other("Ping".into()));
+    }
+}

@@ -1,0 +1,108 @@
+//! JSON-RPC batches (protocol 2025-03-26 only): entries are dispatched one by one and the
+//! replies written together, as one array, once the last call among them has ended.
+
+use super::dispatch::Dispatched;
+use super::{Now, Server, Session};
+use crate::jsonrpc::{ErrorKind, Reply, RpcError};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Most entries accepted in one batch.
+pub const MAX_BATCH: usize = 1024;
+
+/// Where a request's reply goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ReplyTo {
+    /// Straight to stdout as its own frame.
+    Direct,
+    /// Into a slot of a batch, written when the whole batch is answered.
+    Batch { batch: u64, slot: usize },
+}
+
+/// Batches waiting for their asynchronous entries.
+#[derive(Default)]
+pub(super) struct Batches {
+    next: u64,
+    open: BTreeMap<u64, Batch>,
+}
+
+/// One open batch. Invariant: `pending` counts the slots not yet filled.
+struct Batch {
+    slots: Vec<Option<Reply>>,
+    pending: usize,
+}
+
+impl Server {
+    pub(super) fn on_batch(&mut self, now: Now, items: Vec<Value>) {
+        let problem = match self.session {
+            _ if items.is_empty() => Some("invalid request: empty batch".to_owned()),
+            Session::AwaitingInit => Some("batches are not supported before initialize".to_owned()),
+            Session::Ready(v) if !v.has_batches() => Some(format!(
+                "batches are not supported in protocol version {}; send one message at a time",
+                v.as_str()
+            )),
+            _ if items.len() > MAX_BATCH => Some(format!(
+                "batch of {} entries exceeds the limit of {MAX_BATCH}",
+                items.len()
+            )),
+            _ => None,
+        };
+        if let Some(message) = problem {
+            self.send_reply(Reply::Failure {
+                id: None,
+                error: RpcError::new(ErrorKind::InvalidRequest, message),
+            });
+            return;
+        }
+        let batch = self.batches.open(items.len());
+        for (slot, item) in items.into_iter().enumerate() {
+            match self.dispatch(now, item, ReplyTo::Batch { batch, slot }) {
+                Dispatched::Reply(reply) => self.batches.fill(batch, slot, Some(reply)),
+                Dispatched::Nothing => self.batches.fill(batch, slot, None),
+                Dispatched::Pending => {}
+            }
+        }
+        self.flush_batch(batch);
+    }
+
+    pub(super) fn flush_batch(&mut self, batch: u64) {
+        if let Some(replies) = self.batches.take_if_done(batch) {
+            if !replies.is_empty() {
+                self.write_json(&replies);
+            }
+        }
+    }
+}
+
+impl Batches {
+    fn open(&mut self, size: usize) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        let slots = std::iter::repeat_with(|| None).take(size).collect();
+        self.open.insert(
+            id,
+            Batch {
+                slots,
+                pending: size,
+            },
+        );
+        id
+    }
+
+    pub(super) fn fill(&mut self, batch: u64, slot: usize, reply: Option<Reply>) {
+        if let Some(b) = self.open.get_mut(&batch) {
+            if let Some(s) = b.slots.get_mut(slot) {
+                *s = reply;
+                b.pending = b.pending.saturating_sub(1);
+            }
+        }
+    }
+
+    fn take_if_done(&mut self, batch: u64) -> Option<Vec<Reply>> {
+        if self.open.get(&batch)?.pending > 0 {
+            return None;
+        }
+        let b = self.open.remove(&batch)?;
+        Some(b.slots.into_iter().flatten().collect())
+    }
+}

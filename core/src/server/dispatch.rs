@@ -1,0 +1,216 @@
+//! Message dispatch: the MCP lifecycle, `ping`, `tools/list`, `tools/call` admission and
+//! notifications. Methods are parsed once into [`Method`]; params once into typed values.
+
+use super::batch::ReplyTo;
+use super::route::Caller;
+use super::{Now, Server, Session};
+use crate::calls::Refused;
+use crate::date::Date;
+use crate::jsonrpc::{
+    classify, kind_of, ErrorKind, Incoming, Notification, Reply, Request, RequestId, RpcError,
+};
+use crate::mcp::{shape, CallParams, Method, NotificationMethod, ProtocolVersion};
+use serde_json::{json, Value};
+
+/// What handling one message produced.
+pub(super) enum Dispatched {
+    /// A reply, available now.
+    Reply(Reply),
+    /// Nothing to send (a notification or an ignored response).
+    Nothing,
+    /// The reply will come later (a tools/call in flight).
+    Pending,
+}
+
+impl Server {
+    pub(super) fn on_message(&mut self, now: Now, value: Value) {
+        match value {
+            Value::Array(items) => self.on_batch(now, items),
+            single => match self.dispatch(now, single, ReplyTo::Direct) {
+                Dispatched::Reply(reply) => self.send_reply(reply),
+                Dispatched::Nothing | Dispatched::Pending => {}
+            },
+        }
+    }
+
+    pub(super) fn dispatch(&mut self, now: Now, value: Value, reply_to: ReplyTo) -> Dispatched {
+        match classify(value) {
+            Ok(Incoming::Request(request)) => self.on_request(now, request, reply_to),
+            Ok(Incoming::Notification(n)) => {
+                self.on_notification(now, n);
+                Dispatched::Nothing
+            }
+            Ok(Incoming::Response) => {
+                log::debug!("ignoring a response object from the client");
+                Dispatched::Nothing
+            }
+            Err(rejected) => Dispatched::Reply(Reply::Failure {
+                id: rejected.id,
+                error: rejected.error,
+            }),
+        }
+    }
+
+    fn on_request(&mut self, now: Now, request: Request, reply_to: ReplyTo) -> Dispatched {
+        log::debug!("recv method={} id={}", request.method, request.id);
+        let method = Method::parse(&request.method);
+        if method == Method::Initialize && matches!(reply_to, ReplyTo::Batch { .. }) {
+            let error = RpcError::new(
+                ErrorKind::InvalidRequest,
+                "initialize must not be part of a batch",
+            );
+            return fail(request.id, error);
+        }
+        let result = match (method, self.session) {
+            (Method::Ping, _) => Ok(json!({})),
+            (Method::Initialize, Session::AwaitingInit) => self.initialize(&request),
+            (Method::Initialize, Session::Ready(v)) => Err(RpcError::new(
+                ErrorKind::InvalidRequest,
+                format!("already initialized with protocol version {}; initialize may be sent only once", v.as_str()),
+            )),
+            (Method::ToolsList, Session::Ready(v)) if reply_to == ReplyTo::Direct => {
+                self.write_tools_list(&request.id, v);
+                return Dispatched::Nothing;
+            }
+            (Method::ToolsList, Session::Ready(v)) => Ok(shape::tools_list_result(v)),
+            (Method::ToolsCall, Session::Ready(v)) => return self.call_tool(now, request, reply_to, v),
+            (m @ (Method::ToolsList | Method::ToolsCall), Session::AwaitingInit) => Err(RpcError::new(
+                ErrorKind::InvalidRequest,
+                format!("server not initialized: send initialize before {}", m.as_str()),
+            )),
+            (other, _) => Err(RpcError::new(
+                ErrorKind::MethodNotFound,
+                format!("method not found: {}", other.as_str()),
+            )),
+        };
+        match result {
+            Ok(result) => Dispatched::Reply(Reply::Success {
+                id: request.id,
+                result,
+            }),
+            Err(error) => fail(request.id, error),
+        }
+    }
+
+    /// Admits a `tools/call` into the call engine, or answers at once why not.
+    fn call_tool(
+        &mut self,
+        now: Now,
+        request: Request,
+        reply_to: ReplyTo,
+        version: ProtocolVersion,
+    ) -> Dispatched {
+        let Request { id, params, .. } = request;
+        let call = match CallParams::parse(&params) {
+            Ok(call) => call,
+            Err(e) => return fail(id, shape::call_params_error(&e)),
+        };
+        let Some(profile) = self.config.profiles.for_tool(call.tool) else {
+            return fail(id, shape::missing_profile());
+        };
+        if !self.config.api_key_present {
+            // The id check first: a duplicate is a client bug whatever the key.
+            if self.calls.contains(&id) {
+                return fail(id.clone(), shape::duplicate_id(&id));
+            }
+            return fail(id, shape::missing_key(&self.config.api_key_env));
+        }
+        let today = Date::tokyo(now.unix_secs).to_string();
+        let plan = self
+            .calls
+            .plan(profile, &call.args, &self.config.search_defaults, &today);
+        let caller = Caller {
+            id: id.clone(),
+            reply_to,
+            version,
+        };
+        let started = self
+            .calls
+            .start(now, id.clone(), caller, plan, call.progress_token, today);
+        self.drain_calls();
+        match started {
+            Ok(()) => Dispatched::Pending,
+            Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
+            Err(Refused::Busy { running, queued }) => fail(id, shape::busy(running, queued)),
+        }
+    }
+
+    /// Writes a `tools/list` reply from the cached, serialised result: the list is fixed
+    /// for the session, and building it as a `Value` per request dominated dispatch.
+    fn write_tools_list(&mut self, id: &RequestId, version: ProtocolVersion) {
+        // A `Value` always serialises.
+        #[allow(clippy::expect_used)]
+        let cached = self.tools_list_json.get_or_insert_with(|| {
+            serde_json::to_vec(&shape::tools_list_result(version))
+                .expect("a Value is always valid JSON")
+        });
+        let mut json = Vec::with_capacity(cached.len() + 48);
+        json.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        json.extend_from_slice(id.to_value().to_string().as_bytes());
+        json.extend_from_slice(br#","result":"#);
+        json.extend_from_slice(cached);
+        json.push(b'}');
+        self.write_frame(&json);
+    }
+
+    fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
+        let version = match request.params.get("protocolVersion") {
+            Some(Value::String(asked)) => {
+                let chosen = ProtocolVersion::parse(asked).unwrap_or(ProtocolVersion::LATEST);
+                if chosen.as_str() != asked {
+                    log::debug!(
+                        "client asked for protocol {asked:?}; answering {}",
+                        chosen.as_str()
+                    );
+                }
+                chosen
+            }
+            Some(other) => {
+                return Err(shape::invalid_version(&format!(
+                    "protocolVersion must be a string, got {}",
+                    kind_of(other)
+                )))
+            }
+            None => return Err(shape::invalid_version("protocolVersion is missing")),
+        };
+        self.session = Session::Ready(version);
+        Ok(shape::initialize_result(version))
+    }
+
+    fn on_notification(&mut self, now: Now, n: Notification) {
+        match NotificationMethod::parse(&n.method) {
+            NotificationMethod::Initialized => log::debug!("client initialized"),
+            NotificationMethod::Cancelled => {
+                let reason: String = n
+                    .params
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("-")
+                    .chars()
+                    .take(200)
+                    .collect();
+                match n.params.get("requestId").and_then(RequestId::from_value) {
+                    Some(id) => {
+                        if self.calls.cancel(now, &id) {
+                            log::debug!("cancelled requestId={id} reason={reason:?}");
+                        } else {
+                            log::trace!("cancel for unknown or finished request {id}");
+                        }
+                        self.drain_calls();
+                    }
+                    None => {
+                        log::debug!("ignoring notifications/cancelled without a usable requestId")
+                    }
+                }
+            }
+            NotificationMethod::Other(other) => log::debug!("ignoring notification {other}"),
+        }
+    }
+}
+
+fn fail(id: RequestId, error: RpcError) -> Dispatched {
+    Dispatched::Reply(Reply::Failure {
+        id: Some(id),
+        error,
+    })
+}

@@ -1,0 +1,117 @@
+//! What goes into the server and what comes out: events, HTTP attempts, actions.
+
+use crate::openai::FailureKind;
+use std::fmt;
+use std::time::Instant;
+
+/// The time of an event: a monotonic instant for deadlines, and Unix seconds for dates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Now {
+    /// Monotonic time; deadlines are compared against it.
+    pub instant: Instant,
+    /// Wall-clock seconds since 1970-01-01 UTC; used for "today" in Asia/Tokyo.
+    pub unix_secs: u64,
+}
+
+/// Identifies one HTTP attempt; never the client's request id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AttemptId(pub u64);
+
+impl fmt::Display for AttemptId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// An HTTP reply from upstream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpReply {
+    /// Status code.
+    pub status: u16,
+    /// Headers with lower-case names (only `retry-after*` are read).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// Why an attempt produced no reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// Could not connect (DNS, refused, proxy). Retried.
+    Connect,
+    /// The connection broke or timed out mid-way. Retried.
+    Io,
+    /// TLS handshake or certificate failure. Not retried.
+    Tls,
+    /// The body was larger than the runtime accepts. Not retried.
+    BodyTooLarge,
+    /// The request could not be made at all (bad URL, bad proxy setting). Not retried.
+    Invalid,
+}
+
+impl From<TransportErrorKind> for FailureKind {
+    fn from(kind: TransportErrorKind) -> FailureKind {
+        match kind {
+            TransportErrorKind::Connect => FailureKind::Connect,
+            TransportErrorKind::Io => FailureKind::Io,
+            TransportErrorKind::Tls => FailureKind::Tls,
+            TransportErrorKind::BodyTooLarge => FailureKind::BodyTooLarge,
+            TransportErrorKind::Invalid => FailureKind::InvalidRequest,
+        }
+    }
+}
+
+/// A transport failure with a description that holds no secrets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransportError {
+    /// What kind of failure.
+    pub kind: TransportErrorKind,
+    /// A short description.
+    pub detail: String,
+}
+
+/// An event for the server.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Input<'a> {
+    /// Bytes read from stdin.
+    Stdin(&'a [u8]),
+    /// Stdin reached end of file.
+    StdinClosed,
+    /// An attempt got a reply.
+    HttpReply(AttemptId, HttpReply),
+    /// An attempt failed without a reply.
+    HttpFailed(AttemptId, TransportError),
+    /// The deadline from [`Server::poll_timeout`](super::Server::poll_timeout) has passed.
+    Timeout,
+    /// SIGINT/SIGTERM: abort everything and exit.
+    Shutdown,
+    /// Stdout is closed: nothing more can be said, so abort everything and exit.
+    OutputClosed,
+}
+
+/// A request to send upstream. The runtime adds the credentials and the headers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// Identifies the attempt in the completion.
+    pub attempt: AttemptId,
+    /// `POST` target: `{base_url}/responses`.
+    pub url: String,
+    /// The JSON body.
+    pub body: Vec<u8>,
+}
+
+/// An action for the runtime.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Output {
+    /// Write these bytes (one whole frame) to stdout and flush.
+    Write(Vec<u8>),
+    /// Start this HTTP attempt.
+    Http(HttpRequest),
+    /// Abort this attempt and close its connection; its completion will be ignored.
+    Abort(AttemptId),
+    /// Exit the process with status 0.
+    Exit,
+}

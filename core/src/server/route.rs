@@ -1,0 +1,107 @@
+//! Where replies go: the one place that drains the call engine's events, and the writing
+//! of frames in the client's framing.
+
+use super::batch::ReplyTo;
+use super::{Output, Server};
+use crate::calls::CallEvent;
+use crate::framing::{encode, Framing};
+use crate::jsonrpc::{Reply, RequestId};
+use crate::mcp::{shape, ProtocolVersion};
+use serde::Serialize;
+
+/// What the server attaches to each call, to answer it.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Caller {
+    pub id: RequestId,
+    pub reply_to: ReplyTo,
+    pub version: ProtocolVersion,
+}
+
+impl Server {
+    /// Performs everything the call engine asked for, in order.
+    pub(super) fn drain_calls(&mut self) {
+        while let Some(event) = self.calls.poll_event() {
+            match event {
+                CallEvent::Send(request) => self.outputs.push_back(Output::Http(request)),
+                CallEvent::Abort(attempt) => self.outputs.push_back(Output::Abort(attempt)),
+                CallEvent::Progress {
+                    context,
+                    token,
+                    progress,
+                    message,
+                } => {
+                    let note = shape::progress(&token, progress, &message, context.version);
+                    self.write_json(&note);
+                }
+                CallEvent::Finished {
+                    context,
+                    outcome,
+                    retries,
+                } => {
+                    let reply = match outcome {
+                        Ok(answer) => Reply::Success {
+                            id: context.id,
+                            result: shape::tool_result(&answer, context.version),
+                        },
+                        Err(failure) => Reply::Failure {
+                            id: Some(context.id),
+                            error: shape::upstream_failure(
+                                &failure,
+                                retries,
+                                &self.config.api_key_env,
+                                self.config.debug,
+                            ),
+                        },
+                    };
+                    self.route(context.reply_to, Some(reply));
+                }
+                // A batch still needs to know this slot will stay empty.
+                CallEvent::Dropped { context } => self.route(context.reply_to, None),
+            }
+        }
+    }
+
+    /// Sends `reply` where it belongs; `None` for a request that ends without a reply.
+    pub(super) fn route(&mut self, reply_to: ReplyTo, reply: Option<Reply>) {
+        match reply_to {
+            ReplyTo::Direct => {
+                if let Some(reply) = reply {
+                    self.send_reply(reply);
+                }
+            }
+            ReplyTo::Batch { batch, slot } => {
+                self.batches.fill(batch, slot, reply);
+                self.flush_batch(batch);
+            }
+        }
+    }
+
+    pub(super) fn send_reply(&mut self, reply: Reply) {
+        match reply {
+            // JSON-RPC answers an unreadable id with `"id": null`; the 2025-11-25 schema
+            // instead makes `id` optional and does not allow null, so it is left out there.
+            Reply::Failure { id: None, error }
+                if self.protocol_version() == Some(ProtocolVersion::V2025_11_25) =>
+            {
+                self.write_json(&serde_json::json!({ "jsonrpc": "2.0", "error": error }));
+            }
+            reply => self.write_json(&reply),
+        }
+    }
+
+    /// Serialises `message` and queues it as one frame.
+    pub(super) fn write_json(&mut self, message: &impl Serialize) {
+        // Everything the server sends is built from `Value`s, strings and numbers, whose
+        // serialisation cannot fail; an error here is a bug, not bad input.
+        #[allow(clippy::expect_used)]
+        let json = serde_json::to_vec(message).expect("outgoing messages are valid JSON");
+        self.write_frame(&json);
+    }
+
+    /// Queues compact JSON as one frame in the reply framing.
+    pub(super) fn write_frame(&mut self, json: &[u8]) {
+        let mut out = Vec::with_capacity(json.len() + 24);
+        encode(self.reply_framing.unwrap_or(Framing::Line), json, &mut out);
+        self.outputs.push_back(Output::Write(out));
+    }
+}

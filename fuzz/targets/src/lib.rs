@@ -1,0 +1,426 @@
+//! Fuzz targets as plain functions. The cargo-fuzz binaries in `fuzz/fuzz_targets/` call
+//! them, and `tests/corpus.rs` replays every committed corpus file through them on the
+//! stable toolchain, so ordinary `cargo test` exercises the corpora too.
+//!
+//! Each function panics only when a checked property fails.
+
+use responses_mcp_config::proxy::ProxyRoute;
+use responses_mcp_config::{resolve, show, Cli, Env, YamlInput};
+use responses_mcp_core::framing::{FrameError, Framer, Framing};
+use responses_mcp_core::http::{ReadError, Reader};
+use responses_mcp_core::openai::{classify_reply, parse_answer, UpstreamVerdict};
+use responses_mcp_core::server::{
+    AttemptId, HttpReply, Input, Output, ServerConfig, TransportError, TransportErrorKind,
+};
+use responses_mcp_core::testing::{decode, Harness};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+/// Arbitrary bytes never panic the framer, frames respect the cap, and the buffer holds at
+/// most one partial message plus one push.
+pub fn framer(data: &[u8]) {
+    const MAX: usize = 256;
+    const CHUNK: usize = 37;
+    let mut framer = Framer::new(MAX);
+    for chunk in data.chunks(CHUNK) {
+        framer.push(chunk);
+        while let Some(item) = framer.next_frame() {
+            if let Ok(frame) = item {
+                assert!(frame.bytes.len() <= MAX, "frame over the cap");
+            }
+        }
+        assert!(
+            framer.buffered() <= MAX + 2 + CHUNK + 1024,
+            "buffer {}",
+            framer.buffered()
+        );
+    }
+    framer.finish();
+    while framer.next_frame().is_some() {}
+}
+
+type Item = Result<(Framing, Vec<u8>), FrameError>;
+
+fn frames_of(chunks: &[&[u8]]) -> Vec<Item> {
+    let mut framer = Framer::new(64);
+    let mut out = Vec::new();
+    for chunk in chunks {
+        framer.push(chunk);
+        while let Some(item) = framer.next_frame() {
+            out.push(item.map(|f| (f.framing, f.bytes.to_vec())));
+        }
+    }
+    framer.finish();
+    while let Some(item) = framer.next_frame() {
+        out.push(item.map(|f| (f.framing, f.bytes.to_vec())));
+    }
+    out
+}
+
+/// Differential: any chunking gives exactly the frames and errors of a single push. The
+/// first eight bytes choose the cut points; the rest is the stream.
+pub fn framer_split(data: &[u8]) {
+    let (cuts, stream) = data.split_at(data.len().min(8));
+    let mut chunks = Vec::new();
+    let mut rest = stream;
+    for &c in cuts {
+        let at = usize::from(c).min(rest.len());
+        let (a, b) = rest.split_at(at);
+        chunks.push(a);
+        rest = b;
+    }
+    chunks.push(rest);
+    assert_eq!(
+        frames_of(&[stream]),
+        frames_of(&chunks),
+        "chunking changed the frames"
+    );
+}
+
+/// Arbitrary bytes as an OpenAI reply body, with a status picked by the first byte.
+pub fn responses_parser(data: &[u8]) {
+    const STATUSES: [u16; 8] = [200, 200, 400, 401, 429, 500, 503, 302];
+    let (status, body) = match data.split_first() {
+        Some((s, rest)) => (STATUSES[usize::from(*s) % STATUSES.len()], rest),
+        None => (200, data),
+    };
+    let headers = vec![(
+        "retry-after".to_owned(),
+        String::from_utf8_lossy(&body[..body.len().min(4)]).into_owned(),
+    )];
+    if let UpstreamVerdict::Success(value) = classify_reply(status, &headers, body) {
+        if let Ok(answer) = parse_answer(&value, 3, "fallback", "2026-01-01") {
+            assert!(answer.citations.len() <= 3);
+            assert!(!answer.answer.trim().is_empty());
+            assert!(answer.used_search || answer.citations.is_empty());
+        }
+    }
+}
+
+/// Arbitrary YAML text and environment values through the resolver. The input is split
+/// at the first NUL: YAML before it, `NAME=value` lines after it.
+pub fn config(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (yaml, env_text) = text.split_once('\0').unwrap_or((&text, ""));
+    let env: Env = env_text
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let input = YamlInput {
+        text: yaml,
+        path: Path::new("/fuzz/config.yaml"),
+    };
+    if let Ok(resolved) = resolve(Some(input), &env, &Cli::default()) {
+        let config = resolved.server_config(true, Some("policy"), 1);
+        assert!((1..=10).contains(&config.max_citations));
+        assert!(!config.timeout.is_zero());
+        let shown = show::show_config(&resolved, true, &ProxyRoute::Direct);
+        assert!(serde_json::from_str::<Value>(&shown).is_ok());
+    }
+}
+
+/// The script's own request ids are strings `"\u{1}N"`, which the random stdin chunks
+/// cannot spell; each is used once, so each may be answered at most once.
+fn script_id(n: u64) -> String {
+    format!("\"\\u0001{n}\"")
+}
+
+/// Drives the core server with a byte-coded script of stdin chunks, upstream replies and
+/// failures, timeouts, cancels and clock steps. Checks: no panic; every written frame is a
+/// valid JSON-RPC message; each script request id is answered at most once and never after
+/// its cancel; after a timeout the next deadline lies in the future.
+pub fn server(data: &[u8]) {
+    let config = ServerConfig {
+        api_key_present: true,
+        max_inflight: 3,
+        max_queue: 4,
+        max_message_bytes: 4096,
+        shutdown_grace: Duration::from_secs(5),
+        progress_interval: Duration::from_millis(500),
+        ..ServerConfig::default()
+    };
+    let mut server = Harness::new(config);
+    let mut checker = Checker::default();
+    let mut attempts: Vec<AttemptId> = Vec::new();
+    let mut next_id = 0;
+    let mut stdin_closed = false;
+    let mut bytes = data.iter().copied();
+    let feed = |server: &mut Harness,
+                input: Input<'_>,
+                checker: &mut Checker,
+                attempts: &mut Vec<AttemptId>| {
+        server.feed(input);
+        for output in server.take_other() {
+            checker.output(&output, attempts);
+        }
+    };
+    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}"#;
+    feed(
+        &mut server,
+        Input::Stdin(&[init.as_slice(), b"\n"].concat()),
+        &mut checker,
+        &mut attempts,
+    );
+    while let Some(op) = bytes.next() {
+        let arg = bytes.next().unwrap_or(0);
+        match op % 9 {
+            0 => {
+                // Random bytes, kept from swallowing or forging the script's own
+                // messages: each chunk is one line that starts like JSON (so it cannot
+                // open a Content-Length header block; the framer targets cover those) and
+                // cannot spell a script id (no \u{1}, no backslash escapes).
+                let n = usize::from(arg);
+                let mut chunk = Vec::with_capacity(n + 2);
+                let first = bytes.clone().next();
+                if first != Some(b'[') && first != Some(b'{') {
+                    chunk.push(b'{');
+                }
+                chunk.extend(bytes.by_ref().take(n).map(|b| match b {
+                    b'\n' | b'\r' | 0x01 => b' ',
+                    b'\\' => b'/',
+                    b => b,
+                }));
+                chunk.push(b'\n');
+                feed(
+                    &mut server,
+                    Input::Stdin(&chunk),
+                    &mut checker,
+                    &mut attempts,
+                );
+            }
+            1 | 2 => {
+                let id = next_id;
+                next_id += 1;
+                // After EOF the server reads no more stdin, so the line never arrives.
+                if !stdin_closed {
+                    checker.requested.insert(id);
+                }
+                let progress = if arg % 2 == 0 {
+                    r#","_meta":{"progressToken":7}"#
+                } else {
+                    ""
+                };
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{progress}}}}}"#,
+                    script_id(id),
+                    ["answer", "answer_quick", "answer_detailed"][usize::from(arg) % 3]
+                );
+                feed(
+                    &mut server,
+                    Input::Stdin(format!("{line}\n").as_bytes()),
+                    &mut checker,
+                    &mut attempts,
+                );
+            }
+            3 => {
+                if let Some(&attempt) = pick(&attempts, arg) {
+                    let status =
+                        [200, 200, 429, 500, 503, 400, 401, 404][usize::from(arg >> 3) % 8];
+                    let body = BODIES[usize::from(arg >> 5) % BODIES.len()]
+                        .as_bytes()
+                        .to_vec();
+                    let headers = vec![("retry-after".to_owned(), (arg % 4).to_string())];
+                    feed(
+                        &mut server,
+                        Input::HttpReply(
+                            attempt,
+                            HttpReply {
+                                status,
+                                headers,
+                                body,
+                            },
+                        ),
+                        &mut checker,
+                        &mut attempts,
+                    );
+                }
+            }
+            4 => {
+                if let Some(&attempt) = pick(&attempts, arg) {
+                    let kind = [
+                        TransportErrorKind::Connect,
+                        TransportErrorKind::Io,
+                        TransportErrorKind::Tls,
+                        TransportErrorKind::BodyTooLarge,
+                    ][usize::from(arg) % 4];
+                    let error = TransportError {
+                        kind,
+                        detail: "fuzz".into(),
+                    };
+                    feed(
+                        &mut server,
+                        Input::HttpFailed(attempt, error),
+                        &mut checker,
+                        &mut attempts,
+                    );
+                }
+            }
+            5 => {
+                server.advance(Duration::from_millis(u64::from(arg) * 97));
+                let now = server.now;
+                let due = server
+                    .server
+                    .poll_timeout()
+                    .is_some_and(|t| t <= now.instant);
+                feed(&mut server, Input::Timeout, &mut checker, &mut attempts);
+                if due {
+                    if let Some(next) = server.server.poll_timeout() {
+                        assert!(
+                            next > now.instant,
+                            "a deadline at or before now after a timeout"
+                        );
+                    }
+                }
+            }
+            6 if next_id > 0 => {
+                let id = u64::from(arg) % next_id;
+                if !stdin_closed {
+                    checker.cancelled.insert(id);
+                }
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#,
+                    script_id(id)
+                );
+                feed(
+                    &mut server,
+                    Input::Stdin(format!("{line}\n").as_bytes()),
+                    &mut checker,
+                    &mut attempts,
+                );
+            }
+            7 => {
+                stdin_closed = true;
+                feed(&mut server, Input::StdinClosed, &mut checker, &mut attempts);
+            }
+            6 => {}
+            _ => {
+                if arg == 0 {
+                    feed(&mut server, Input::Shutdown, &mut checker, &mut attempts);
+                }
+            }
+        }
+    }
+    // Run the clock out: everything ends, with a reply or a cancel.
+    for _ in 0..64 {
+        if server.server.poll_timeout().is_none() {
+            break;
+        }
+        server.fire();
+        feed(&mut server, Input::Timeout, &mut checker, &mut attempts);
+    }
+}
+
+const BODIES: [&str; 8] = [
+    r#"{"model":"gpt-5","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"hi","annotations":[{"type":"url_citation","url":"https://a.example/?utm_source=openai","start_index":99,"end_index":1}]}]}]}"#,
+    r#"{"error":{"message":"Rate limit","type":"requests","code":"rate_limit_exceeded"}}"#,
+    r#"{"error":{"message":"Unsupported value","type":"invalid_request_error","param":"reasoning.effort","code":"unsupported_value"}}"#,
+    r#"{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}"#,
+    "<html>502</html>",
+    "",
+    r#"{"output":[{"type":"web_search_call","action":{"sources":[{"type":"api","name":"oai-weather"}]}},{"type":"message","content":[{"type":"output_text","text":"晴れ"}]}]}"#,
+    r#"{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+];
+
+fn pick<T>(items: &[T], arg: u8) -> Option<&T> {
+    (!items.is_empty()).then(|| &items[usize::from(arg) % items.len()])
+}
+
+#[derive(Default)]
+struct Checker {
+    requested: BTreeSet<u64>,
+    cancelled: BTreeSet<u64>,
+    answered: BTreeMap<u64, usize>,
+}
+
+impl Checker {
+    fn output(&mut self, output: &Output, attempts: &mut Vec<AttemptId>) {
+        match output {
+            Output::Write(bytes) => {
+                // One whole frame of JSON per write, read back with the core's framer.
+                let value = decode(bytes);
+                match &value {
+                    Value::Array(items) => items.iter().for_each(|m| self.message(m)),
+                    m => self.message(m),
+                }
+            }
+            Output::Http(request) => {
+                attempts.push(request.attempt);
+                assert!(serde_json::from_slice::<Value>(&request.body).is_ok());
+            }
+            Output::Abort(attempt) => attempts.retain(|a| a != attempt),
+            _ => {}
+        }
+    }
+
+    fn message(&mut self, m: &Value) {
+        assert_eq!(m["jsonrpc"], "2.0", "{m}");
+        if m.get("method").is_some() {
+            assert!(m.get("id").is_none(), "we send no requests");
+            return;
+        }
+        assert!(
+            m.get("result").is_some() ^ m.get("error").is_some(),
+            "result xor error: {m}"
+        );
+        if let Some(e) = m.get("error") {
+            assert!(e["code"].is_i64() && e["message"].is_string(), "{m}");
+        }
+        let id = m
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|s| s.strip_prefix('\u{1}'))
+            .and_then(|n| n.parse::<u64>().ok());
+        if let Some(id) = id {
+            if self.requested.contains(&id) {
+                assert!(
+                    !self.cancelled.contains(&id),
+                    "a reply after a cancel for {id}"
+                );
+                let n = self.answered.entry(id).or_default();
+                *n += 1;
+                assert_eq!(*n, 1, "id {id} answered twice");
+            }
+        }
+    }
+}
+
+type ReadOutcome = Result<(u16, Vec<(String, String)>, Vec<u8>), ReadError>;
+
+/// Feeds `wire` to a response reader in reads no longer than `sizes` (cycled), then a
+/// close if it is still waiting.
+fn read_response(wire: &[u8], limit: usize, sizes: &[usize]) -> ReadOutcome {
+    let mut reader = Reader::new(limit);
+    let mut rest = wire;
+    for size in sizes.iter().cycle() {
+        let space = reader.space();
+        let n = space.len().min(rest.len()).min(*size);
+        space[..n].copy_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        match reader.filled(n) {
+            Ok(Some(r)) => return Ok((r.status, r.headers, r.body)),
+            Ok(None) if n > 0 => {}
+            Ok(None) => return Err(ReadError::Closed),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(ReadError::Closed)
+}
+
+/// Differential: an upstream's bytes give the same response or error however the reads
+/// cut them, and an accepted body never exceeds the limit. The first byte picks the limit
+/// and the read sizes; the rest is what the server sent before closing.
+pub fn http_response(data: &[u8]) {
+    let Some((&mode, wire)) = data.split_first() else {
+        return;
+    };
+    let limit = [16, 300, 1 << 20][usize::from(mode % 3)];
+    let whole = read_response(wire, limit, &[usize::MAX]);
+    let cut = read_response(wire, limit, &[1 + usize::from(mode / 3) % 13, 1, 7, 64]);
+    assert_eq!(whole, cut, "the cut changed the outcome");
+    if let Ok((_, _, body)) = &whole {
+        assert!(body.len() <= limit, "a body over the limit");
+    }
+}

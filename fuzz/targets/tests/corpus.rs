@@ -1,0 +1,55 @@
+//! Replays every committed fuzz corpus file through the fuzz target functions on the
+//! stable toolchain, so `cargo test` exercises the corpora and every crash that became a
+//! corpus file stays fixed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use responses_mcp_fuzz_targets as targets;
+use std::path::Path;
+
+fn replay(target: &str, run: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus")
+        .join(target);
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let data = std::fs::read(&path).unwrap();
+            let outcome = std::panic::catch_unwind(|| run(&data));
+            assert!(outcome.is_ok(), "{target} fails on {}", path.display());
+            count += 1;
+        }
+    }
+    assert!(count > 0, "no corpus for {target}");
+}
+
+#[test]
+fn framer_corpus() {
+    replay("framer", targets::framer);
+}
+
+#[test]
+fn framer_split_corpus() {
+    replay("framer_split", targets::framer_split);
+}
+
+#[test]
+fn server_corpus() {
+    replay("server", targets::server);
+}
+
+#[test]
+fn responses_parser_corpus() {
+    replay("responses_parser", targets::responses_parser);
+}
+
+#[test]
+fn config_corpus() {
+    replay("config", targets::config);
+}
+
+#[test]
+fn http_response_corpus() {
+    replay("http_response", targets::http_response);
+}
