@@ -1,16 +1,90 @@
-//! The sans-IO core of openai-responses-mcp: placeholder docs, replaced below.
+//! The sans-IO core of openai-responses-mcp: an MCP server that answers with the OpenAI
+//! Responses API and its web search, as a pure state machine.
+//!
+//! It takes bytes and events in and hands actions out. It never touches sockets, files,
+//! clocks, the environment or threads, so it is deterministic, fuzzable and embeddable
+//! (it builds for `wasm32-unknown-unknown`). A host (the smol and blocking runtimes in
+//! this repository, or yours) owns the IO.
+//!
+//! **What it does:** framing (newline-delimited JSON and `Content-Length`), JSON-RPC, the
+//! MCP lifecycle for protocol versions 2024-11-05 to 2025-11-25, the three answer tools
+//! and their argument checks, the Responses API request body and the reading of its
+//! answers and citations, and the call engine: attempts, timeouts, retries with backoff,
+//! cancellation, queueing and progress.
+//!
+//! **What it does not do:** open connections, add credentials (the host adds the API key
+//! to each request; the core never sees it), read a clock (every input carries [`Now`]),
+//! spawn anything, or panic on input.
+//!
+//! # The driving loop
+//!
+//! A host runs a [`Driver`]: one [`Driver::poll`] says what to do next.
+//!
+//! 1. Call [`Driver::poll`] and act on the answer:
+//!    [`Poll::Write`] the bytes to stdout, then report [`Driver::written`];
+//!    [`Poll::Start`] the HTTP attempt, then report its handle with [`Driver::started`];
+//!    [`Poll::Abort`] the attempt whose handle it returns (close its connection).
+//! 2. Repeat until it says [`Poll::Wait`] (with the next deadline, if any) or
+//!    [`Poll::Exit`].
+//! 3. Wait for the first of: stdin bytes, an attempt's completion, the deadline.
+//! 4. Read the clock once into a [`Now`] and report what happened:
+//!    [`Driver::handle`] with an [`Event`] (stdin bytes, stdin closed, timeout, shutdown),
+//!    or [`Driver::completed`] for an attempt (it returns the handle, to release).
+//! 5. Go to 1.
+//!
+//! ```
+//! use responses_mcp_core::{Driver, Event, Now, Poll, ServerConfig};
+//!
+//! let mut driver: Driver<()> = Driver::new(ServerConfig::default());
+//! let now = Now { instant: std::time::Instant::now(), unix_secs: 1_754_708_400 };
+//! let stdin = concat!(
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#,
+//!     "\n",
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+//!     "\n",
+//! );
+//! driver.handle(now, Event::Stdin(stdin.as_bytes()));
+//! let mut stdout = Vec::new();
+//! loop {
+//!     match driver.poll() {
+//!         Poll::Write(bytes) => {
+//!             stdout.extend_from_slice(bytes);
+//!             driver.written(now, true);
+//!         }
+//!         Poll::Wait(_) | Poll::Exit => break,
+//!         _ => unreachable!("no tool was called, so no attempt starts"),
+//!     }
+//! }
+//! let stdout = String::from_utf8(stdout).unwrap();
+//! let replies: Vec<&str> = stdout.lines().collect();
+//! assert!(replies[0].contains(r#""protocolVersion":"2025-06-18""#));
+//! assert_eq!(replies[1], r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+//! ```
+//!
+//! `core/examples/in_memory_host.rs` is a whole host in a page: its own loop, a virtual
+//! clock and an in-memory upstream, calling a tool from start to answer.
+//!
+//! [`Server`] is the state machine underneath, for hosts that want each output one by
+//! one ([`Server::poll_output`]); the driver adds the batching of writes and the
+//! bookkeeping of attempt handles.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod calls;
+#[doc(hidden)]
 pub mod date;
 mod driver;
+#[doc(hidden)]
 pub mod framing;
 pub mod http;
+#[doc(hidden)]
 pub mod jsonrpc;
+#[doc(hidden)]
 pub mod mcp;
+#[doc(hidden)]
 pub mod openai;
 pub mod policy;
+#[doc(hidden)]
 pub mod server;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -18,6 +92,10 @@ pub mod tools;
 pub mod vocab;
 
 pub use driver::{Driver, Event, Poll, MAX_PENDING_OUTPUT};
+pub use server::{
+    AttemptId, HttpReply, HttpRequest, Input, Now, Output, Profile, Profiles, SearchDefaults,
+    Server, ServerConfig, TransportError, TransportErrorKind,
+};
 
 /// Reference data for unit tests: the OpenAI fixtures under `core/testdata/openai`.
 #[cfg(test)]

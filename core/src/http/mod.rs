@@ -1,6 +1,7 @@
 //! HTTP/1.1 pieces a host's client needs, sans IO: reading a response from bytes as they
 //! arrive, and reading a proxy's answer to `CONNECT`.
 
+mod head;
 mod response;
 
 pub use response::{tunnel_reply, ReadError, Reader, Response};

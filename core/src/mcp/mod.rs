@@ -1,5 +1,5 @@
 //! MCP: the protocol versions we speak, the methods we serve, and the shape of every MCP
-//! JSON value we send ([`shape`] is the only place that builds one).
+//! JSON value we send (`shape` is the only place that builds one).
 
 mod method;
 mod params;

@@ -1,4 +1,4 @@
-//! The three answer tools: their definitions and schemas ([`args`] checks the arguments).
+//! The three answer tools: their definitions and schemas (`args` checks the arguments).
 //!
 //! Adding a tool: a variant here (name, title, description, profile fallback) and its
 //! configuration keys in `config/src/keys.rs`; everything else iterates [`ALL_TOOLS`].

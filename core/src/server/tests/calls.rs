@@ -1,0 +1,329 @@
+//! Tool calls over time: retries, timeouts, cancellation, queueing, progress, shutdown.
+
+use super::super::*;
+use super::{answer_of, body_of};
+use crate::fixture;
+use crate::testing::Harness;
+use serde_json::{json, Value};
+
+#[test]
+fn rate_limit_waits_for_retry_after_then_succeeds() {
+    let mut h = Harness::ready("2025-06-18");
+    let first = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    let t0 = h.now.instant;
+    h.reply(
+        first.attempt,
+        429,
+        &fixture("error-429-rate-limit-exceeded.json"),
+        &[("retry-after", "2")],
+    );
+    assert!(h.frames().is_empty());
+    assert!(h.take_http().is_empty());
+    assert_eq!(h.server.poll_timeout(), Some(t0 + Duration::from_secs(2)));
+    h.fire();
+    let second = h.take_http().pop().expect("a second attempt");
+    assert_eq!(second.body, first.body);
+    h.reply(
+        second.attempt,
+        200,
+        &fixture("response-no-search.json"),
+        &[],
+    );
+    assert_eq!(answer_of(&h.frames()[0])["used_search"], false);
+}
+
+#[test]
+fn server_errors_are_retried_until_the_limit_with_growing_backoff() {
+    let mut h = Harness::ready("2025-06-18");
+    let mut attempt = h.call(1, "answer", json!({"query":"q"})).unwrap().attempt;
+    let mut waits = Vec::new();
+    for _ in 0..3 {
+        let at = h.now.instant;
+        h.reply(attempt, 500, &fixture("error-500-server-error.json"), &[]);
+        assert!(h.frames().is_empty());
+        waits.push(h.server.poll_timeout().unwrap() - at);
+        h.fire();
+        attempt = h.take_http().pop().unwrap().attempt;
+    }
+    assert!(waits.windows(2).all(|w| w[0] < w[1]), "{waits:?}");
+    h.reply(attempt, 500, &fixture("error-500-server-error.json"), &[]);
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["code"], -32050);
+    assert_eq!(f[0]["error"]["data"]["retries"], 3);
+    assert_eq!(f[0]["error"]["data"]["status"], 500);
+    assert_eq!(f[0]["error"]["data"]["type"], "server_error");
+    assert!(f[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("openai responses failed"));
+    assert!(
+        f[0]["error"]["data"].get("message").is_none(),
+        "debug-only fields stay out"
+    );
+}
+
+#[test]
+fn permanent_failures_are_not_retried() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.reply(
+        http.attempt,
+        429,
+        &fixture("error-429-insufficient-quota.json"),
+        &[],
+    );
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["data"]["retries"], 0);
+    assert!(f[0]["error"]["message"].as_str().unwrap().contains("quota"));
+    let http = h.call(2, "answer", json!({"query":"q"})).unwrap();
+    h.reply(http.attempt, 401, br#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#, &[]);
+    assert!(h.frames()[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("OPENAI_API_KEY"));
+}
+
+#[test]
+fn timeout_aborts_the_attempt_and_retries() {
+    let mut h = Harness::new(ServerConfig {
+        timeout: Duration::from_secs(10),
+        max_retries: 1,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let first = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.fire();
+    assert!(h.take_other().contains(&Output::Abort(first.attempt)));
+    h.fire(); // backoff
+    let second = h.take_http().pop().unwrap();
+    // A late reply to the aborted attempt is ignored.
+    h.reply(first.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(h.frames().is_empty());
+    h.fire(); // second timeout, no retries left
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["code"], -32050);
+    assert!(
+        f[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timeout")
+            || f[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no reply within")
+    );
+    assert!(h.take_other().contains(&Output::Abort(second.attempt)));
+}
+
+#[test]
+fn unsupported_effort_is_dropped_once_and_remembered() {
+    let mut h = Harness::ready("2025-06-18");
+    let first = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    assert!(body_of(&first).get("reasoning").is_some());
+    h.reply(
+        first.attempt,
+        400,
+        &fixture("error-400-unsupported-reasoning-effort.json"),
+        &[],
+    );
+    let second = h.take_http().pop().expect("retried at once");
+    assert!(body_of(&second).get("reasoning").is_none());
+    assert!(body_of(&second).get("text").is_some());
+    h.reply(
+        second.attempt,
+        200,
+        &fixture("response-no-search.json"),
+        &[],
+    );
+    assert!(h.frames()[0].get("result").is_some());
+    let third = h.call(2, "answer", json!({"query":"q"})).unwrap();
+    assert!(
+        body_of(&third).get("reasoning").is_none(),
+        "remembered for the model"
+    );
+}
+
+#[test]
+fn cancel_aborts_and_suppresses_the_reply() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}));
+    assert_eq!(h.take_other(), vec![Output::Abort(http.attempt)]);
+    h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(h.frames().is_empty());
+    assert_eq!(h.server.poll_timeout(), None);
+    // Cancel during backoff: no further attempt.
+    let http = h.call(2, "answer", json!({"query":"q"})).unwrap();
+    h.reply(http.attempt, 503, b"", &[]);
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}));
+    assert_eq!(h.server.poll_timeout(), None);
+    assert!(h.take_http().is_empty() && h.frames().is_empty());
+    // The id can be reused afterwards.
+    assert!(h.call(1, "answer", json!({"query":"q"})).is_some());
+}
+
+#[test]
+fn duplicate_in_flight_id_is_rejected_and_the_first_call_continues() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"}}}));
+    assert_eq!(r["error"]["code"], -32600);
+    h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(h.frames()[0].get("result").is_some());
+}
+
+#[test]
+fn calls_beyond_max_inflight_wait_in_the_queue() {
+    let mut h = Harness::new(ServerConfig {
+        max_inflight: 2,
+        max_queue: 1,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let a = h.call(1, "answer", json!({"query":"a"})).unwrap();
+    let _b = h.call(2, "answer", json!({"query":"b"})).unwrap();
+    assert!(
+        h.call(3, "answer", json!({"query":"c"})).is_none(),
+        "queued"
+    );
+    let r = h.request(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"answer","arguments":{"query":"d"}}}));
+    assert_eq!(r["error"]["code"], -32051);
+    h.reply(a.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert_eq!(h.frames()[0]["id"], 1);
+    let c = h.take_http().pop().expect("the queued call starts");
+    assert!(body_of(&c)["input"].as_str().unwrap().starts_with('c'));
+}
+
+#[test]
+fn progress_notifications_increase_and_stop_before_the_reply() {
+    let mut h = Harness::ready("2025-06-18");
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":"tok"}}}));
+    let http = h.take_http().pop().unwrap();
+    for _ in 0..3 {
+        h.advance(Duration::from_secs(5));
+        h.feed(Input::Timeout);
+    }
+    h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+    h.advance(Duration::from_secs(30));
+    h.feed(Input::Timeout);
+    let f = h.frames();
+    let (progress, rest): (Vec<&Value>, Vec<&Value>) = f
+        .iter()
+        .partition(|m| m["method"] == "notifications/progress");
+    assert_eq!(progress.len(), 4, "{f:?}");
+    let values: Vec<u64> = progress
+        .iter()
+        .map(|p| p["params"]["progress"].as_u64().unwrap())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]));
+    assert!(progress
+        .iter()
+        .all(|p| p["params"]["progressToken"] == "tok" && p["params"]["message"].is_string()));
+    assert_eq!(rest.len(), 1);
+    assert_eq!(f.last().unwrap()["id"], 1, "the reply comes last");
+}
+
+#[test]
+fn eof_lets_calls_finish_then_exits() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.feed(Input::StdinClosed);
+    assert!(!h.server.is_exited());
+    h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(h.frames()[0].get("result").is_some());
+    assert_eq!(h.take_other(), vec![Output::Exit]);
+}
+
+#[test]
+fn eof_grace_period_expiry_aborts_and_exits() {
+    let mut h = Harness::new(ServerConfig {
+        shutdown_grace: Duration::from_secs(1),
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.feed(Input::StdinClosed);
+    h.fire();
+    assert_eq!(h.frames()[0]["error"]["code"], -32050);
+    assert_eq!(
+        h.take_other(),
+        vec![Output::Abort(http.attempt), Output::Exit]
+    );
+}
+
+#[test]
+fn shutdown_aborts_without_replies() {
+    let mut h = Harness::ready("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.feed(Input::Shutdown);
+    assert!(h.frames().is_empty());
+    assert_eq!(
+        h.take_other(),
+        vec![Output::Abort(http.attempt), Output::Exit]
+    );
+    h.send(json!({"jsonrpc":"2.0","id":2,"method":"ping"}));
+    assert!(h.take_other().is_empty());
+}
+
+#[test]
+fn eof_with_nothing_in_flight_exits_at_once() {
+    let mut h = Harness::ready("2025-06-18");
+    h.send_raw(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    h.feed(Input::StdinClosed);
+    assert_eq!(
+        h.frames()[0]["id"],
+        9,
+        "the final unterminated line is served"
+    );
+    assert_eq!(h.take_other(), vec![Output::Exit]);
+}
+
+#[test]
+fn transport_failures() {
+    let mut h = Harness::new(ServerConfig {
+        max_retries: 0,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    h.feed(Input::HttpFailed(
+        http.attempt,
+        TransportError {
+            kind: TransportErrorKind::Tls,
+            detail: "bad cert".into(),
+        },
+    ));
+    let f = h.frames();
+    assert!(f[0]["error"]["message"].as_str().unwrap().contains("TLS"));
+}
+
+#[test]
+fn a_queued_call_can_be_cancelled() {
+    let mut h = Harness::new(ServerConfig {
+        max_inflight: 1,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let a = h.call(1, "answer", json!({"query":"a"})).unwrap();
+    assert!(
+        h.call(2, "answer", json!({"query":"b"})).is_none(),
+        "queued"
+    );
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}));
+    assert!(
+        h.take_other().is_empty(),
+        "nothing to abort for a queued call"
+    );
+    h.reply(a.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert_eq!(h.frames().len(), 1, "only call 1 is answered");
+    assert!(h.take_http().is_empty(), "the cancelled call never starts");
+}
+
+#[test]
+fn unknown_id_is_left_out_under_2025_11_25() {
+    let mut h = Harness::ready("2025-11-25");
+    h.send_raw(b"{oops\n");
+    let f = h.frames();
+    assert_eq!(f[0]["error"]["code"], -32700);
+    assert!(f[0].get("id").is_none());
+}
