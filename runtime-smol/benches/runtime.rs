@@ -2,6 +2,8 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu` runs one part; `BENCH_BIN_DIR` measures
+//! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
 //! Every figure is a median (or a percentile) of several runs, next to a baseline measured
 //! in the same run.
@@ -369,6 +371,77 @@ fn direct(base_url: &str, concurrency: usize, total: usize) -> (Vec<f64>, f64) {
     (sorted(lat), rate)
 }
 
+/// Instructions per call under callgrind: `initialize` then 300 sequential `tools/call`
+/// against the fake (1.6 KB answer), for each binary and, with `BENCH_BASELINE_DIR`, for
+/// the binaries there (a build of another commit), with the ratio to them.
+fn cpu() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        println!("## CPU per call: skipped (valgrind is not installed)\n");
+        return;
+    }
+    const CALLS: u64 = 300;
+    println!("## CPU per call: callgrind instructions, `initialize` + {CALLS} `tools/call`\n");
+    println!("| binary | build | total Ir | Ir per call | ratio to baseline |");
+    println!("|---|---|---|---|---|");
+    let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let measure = |bin: &Path| -> u64 {
+        let dir = std::env::temp_dir().join(format!("orm-cpu-{}", rand_suffix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out_file = dir.join("callgrind.out");
+        let mut child = Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", out_file.display()))
+            .arg(bin)
+            .arg("--stdio")
+            .env_clear()
+            .env("HOME", &dir)
+            .env("OPENAI_API_KEY", "sk-bench")
+            .env("OPENAI_BASE_URL", &fake.url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        writeln!(stdin, "{INIT}").unwrap();
+        stdout.read_line(&mut line).unwrap();
+        for id in 1..=CALLS {
+            writeln!(stdin, "{}", call(id)).unwrap();
+            line.clear();
+            stdout.read_line(&mut line).unwrap();
+            assert!(line.contains("\"result\""), "{line}");
+        }
+        drop(stdin);
+        let _ = child.wait();
+        let text = std::fs::read_to_string(&out_file).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix("summary: ")
+                    .or_else(|| l.strip_prefix("totals: "))
+            })
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap()
+    };
+    let baseline_dir = std::env::var_os("BENCH_BASELINE_DIR").map(PathBuf::from);
+    for (name, bin) in binaries() {
+        let ir = measure(&bin);
+        let base = baseline_dir
+            .as_ref()
+            .map(|d| d.join(bin.file_name().unwrap()))
+            .filter(|b| b.exists())
+            .map(|b| measure(&b));
+        if let Some(base) = base {
+            println!("| {name} | baseline | {base} | {} | 1.00 |", base / CALLS);
+        }
+        let ratio = base.map_or("-".to_owned(), |b| format!("{:.3}", ir as f64 / b as f64));
+        println!("| {name} | this | {ir} | {} | {ratio} |", ir / CALLS);
+    }
+    println!();
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -385,5 +458,8 @@ fn main() {
     }
     if only.is_empty() || only == "tls" {
         tls_reuse();
+    }
+    if only.is_empty() || only == "cpu" {
+        cpu();
     }
 }

@@ -50,6 +50,19 @@ pub fn run(bin: &'static str, test: fn()) {
     test();
 }
 
+/// The Python interpreter that has the MCP SDK: `MCP_SDK_PYTHON` (set by `.ci/test`), else
+/// the virtual environment `.ci/test` leaves in `target/sdk/python`; `None` when neither
+/// can import the SDK.
+pub fn sdk_python() -> Option<PathBuf> {
+    let default =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/sdk/python/bin/python");
+    let python = std::env::var_os("MCP_SDK_PYTHON").map_or(default, PathBuf::from);
+    let probe = Command::new(&python)
+        .args(["-c", "import mcp.client.client"])
+        .output();
+    probe.is_ok_and(|o| o.status.success()).then_some(python)
+}
+
 /// A fake API key planted in every test; no output may ever contain it.
 pub const PLANTED_KEY: &str = "sk-test-PLANTED-5ecret-0123456789abcdef";
 

@@ -311,21 +311,18 @@ pub fn invalid_arguments_are_reported_with_the_reason() {
 /// The official Python SDK (PyPI `mcp`), as users run it, drives the binary: it probes
 /// `server/discover`, falls back to `initialize`, lists tools and calls one.
 pub fn official_python_sdk_client() {
-    let probe = Command::new("python3")
-        .args(["-c", "import mcp.client.client"])
-        .output();
-    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+    let Some(python) = crate::sdk_python() else {
         assert!(
             std::env::var_os("CI").is_none(),
-            "CI must install the Python MCP SDK (.ci/run does)"
+            "CI must install the Python MCP SDK (.ci/test does)"
         );
-        eprintln!("skipping: the Python MCP SDK is not installed (pip install mcp)");
+        eprintln!("skipping: the Python MCP SDK is not installed (run .ci/test)");
         return;
-    }
+    };
     let fake = FakeOpenAi::fixed(200, fixture("response-web-search.json"));
     let script = format!("{}/sdk_client.py", env!("CARGO_MANIFEST_DIR"));
     let home = temp_dir("sdk");
-    let out = Command::new("python3")
+    let out = Command::new(python)
         .arg(&script)
         .arg(crate::binary())
         .env("HOME", &home)
