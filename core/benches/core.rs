@@ -6,6 +6,7 @@
 
 use responses_mcp_core::framing::Framer;
 use responses_mcp_core::server::{Input, Now, Output, Server, ServerConfig};
+use responses_mcp_core::testing::Harness;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -121,8 +122,9 @@ fn bench_dispatch() {
         );
     }
     let secs = time(|| {
-        let mut server = Server::new(ServerConfig::default());
-        server.handle(now, Input::Stdin(init));
+        let mut h = Harness::new(ServerConfig::default());
+        h.init("2025-06-18");
+        let server = &mut h.server;
         let mut bytes = 0usize;
         for chunk in script.chunks(64 * 1024) {
             server.handle(now, Input::Stdin(chunk));
@@ -156,24 +158,25 @@ fn bench_dispatch() {
 /// What one event costs the driver loop (handle a `ping`, drain outputs, read the next
 /// deadline) with `held` calls waiting on the upstream.
 fn event_cost(held: usize) -> f64 {
-    let now = Now {
-        instant: Instant::now(),
-        unix_secs: 1_754_708_400,
-    };
     let config = ServerConfig {
         api_key_present: true,
         max_inflight: held.max(1),
         max_queue: held.max(1),
         ..ServerConfig::default()
     };
-    let mut server = Server::new(config);
-    server.handle(now, Input::Stdin(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n"));
+    // Set up through the shared harness; the measured loop drives the server directly.
+    let mut h = Harness::new(config);
+    h.init("2025-06-18");
     for i in 0..held {
-        let call = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/call\",\"params\":{{\"name\":\"answer\",\"arguments\":{{\"query\":\"q\"}},\"_meta\":{{\"progressToken\":{i}}}}}}}\n", i + 1);
-        server.handle(now, Input::Stdin(call.as_bytes()));
+        h.send(
+            serde_json::json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call",
+            "params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":i}}}),
+        );
     }
-    while server.poll_output().is_some() {}
-    assert_eq!(server.calls_in_flight(), held);
+    h.take_other();
+    assert_eq!(h.server.calls_in_flight(), held);
+    let now = h.now;
+    let server = &mut h.server;
     let events = 20_000;
     let ping = b"{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n";
     time(|| {

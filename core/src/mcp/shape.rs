@@ -69,6 +69,11 @@ fn tool_json(tool: Tool, version: ProtocolVersion) -> Value {
     Value::Object(obj)
 }
 
+/// The result of `ping`: an empty object.
+pub fn empty_result() -> Value {
+    json!({})
+}
+
 /// The `tools/call` result for an answer: the JSON text, plus `structuredContent` where
 /// the version has it.
 pub fn tool_result(answer: &Answer, version: ProtocolVersion) -> Value {

@@ -78,7 +78,10 @@ impl RequestPlan {
 
     /// The JSON body, with `instructions` verbatim.
     pub fn body(&self, instructions: &str) -> Vec<u8> {
-        self.body_with(&serde_json::to_vec(instructions).unwrap_or_default())
+        // Serialising a string cannot fail.
+        #[allow(clippy::expect_used)]
+        let instructions = serde_json::to_vec(instructions).expect("a string is always valid JSON");
+        self.body_with(&instructions)
     }
 
     /// The JSON body, given `instructions` already encoded as a JSON string. The policy is

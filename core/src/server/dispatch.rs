@@ -10,7 +10,7 @@ use crate::jsonrpc::{
     classify, kind_of, ErrorKind, Incoming, Notification, Reply, Request, RequestId, RpcError,
 };
 use crate::mcp::{shape, CallParams, Method, NotificationMethod, ProtocolVersion};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// What handling one message produced.
 pub(super) enum Dispatched {
@@ -62,7 +62,7 @@ impl Server {
             return fail(request.id, error);
         }
         let result = match (method, self.session) {
-            (Method::Ping, _) => Ok(json!({})),
+            (Method::Ping, _) => Ok(shape::empty_result()),
             (Method::Initialize, Session::AwaitingInit) => self.initialize(&request),
             (Method::Initialize, Session::Ready(v)) => Err(RpcError::new(
                 ErrorKind::InvalidRequest,

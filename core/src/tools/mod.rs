@@ -67,15 +67,6 @@ impl Tool {
         }
     }
 
-    /// The environment variable that sets this tool's model (`model_profiles.<tool>.model`).
-    pub fn model_env(self) -> &'static str {
-        match self {
-            Tool::Answer => "MODEL_ANSWER",
-            Tool::AnswerDetailed => "MODEL_DETAILED",
-            Tool::AnswerQuick => "MODEL_QUICK",
-        }
-    }
-
     /// Whether the tool takes the search hints (recency, results, domains, style).
     pub(crate) fn takes_search_hints(self) -> bool {
         self != Tool::AnswerQuick

@@ -5,6 +5,7 @@
 //! is dropping the task, which drops the socket and so closes the connection.
 
 mod connect;
+mod crypto;
 mod pool;
 mod proxy;
 mod socks;
