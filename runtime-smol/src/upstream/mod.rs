@@ -69,7 +69,13 @@ impl Upstream {
         let response = loop {
             let (mut stream, reused) = match self.pool.take(&target.origin) {
                 Some(stream) => (stream, true),
-                None => (self.connector.connect(&target.origin).await?, false),
+                // Boxed: a task's future is as large as its largest state, and connecting
+                // (TLS inside TLS through an https:// proxy holds two sessions) is by far
+                // the largest, while an attempt spends its life in `exchange`.
+                None => (
+                    Box::pin(self.connector.connect(&target.origin)).await?,
+                    false,
+                ),
             };
             match exchange(&mut stream, &message).await {
                 Ok(response) => {
