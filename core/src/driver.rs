@@ -47,6 +47,21 @@ pub enum Event<'a> {
     Shutdown,
 }
 
+/// What happened, owned, so that a host's threads and tasks can send it over a channel
+/// to the loop that owns the driver ([`Driver::deliver`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Message {
+    /// Bytes read from stdin.
+    Stdin(Vec<u8>),
+    /// Stdin reached end of file.
+    StdinClosed,
+    /// SIGINT/SIGTERM: abort everything and exit.
+    Shutdown,
+    /// An attempt ended.
+    Completed(AttemptId, Result<HttpReply, TransportError>),
+}
+
 /// The server plus what a host loop needs around it. See the module docs.
 pub struct Driver<H> {
     server: Server,
@@ -151,6 +166,18 @@ impl<H> Driver<H> {
             Event::Shutdown => Input::Shutdown,
         };
         self.server.handle(now, input);
+    }
+
+    /// Feeds one message; returns the handle of an attempt that completed, for the host to
+    /// release (see [`Driver::completed`]).
+    pub fn deliver(&mut self, now: Now, message: Message) -> Option<H> {
+        match message {
+            Message::Stdin(bytes) => self.handle(now, Event::Stdin(&bytes)),
+            Message::StdinClosed => self.handle(now, Event::StdinClosed),
+            Message::Shutdown => self.handle(now, Event::Shutdown),
+            Message::Completed(attempt, result) => return self.completed(now, attempt, result),
+        }
+        None
     }
 
     /// Calls in flight or queued.

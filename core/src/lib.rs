@@ -30,6 +30,8 @@
 //! 4. Read the clock once into a [`Now`] and report what happened:
 //!    [`Driver::handle`] with an [`Event`] (stdin bytes, stdin closed, timeout, shutdown),
 //!    or [`Driver::completed`] for an attempt (it returns the handle, to release).
+//!    A host whose threads report over a channel sends a [`Message`] (the same, owned)
+//!    and feeds it with [`Driver::deliver`].
 //! 5. Go to 1.
 //!
 //! ```
@@ -91,7 +93,7 @@ pub mod testing;
 pub mod tools;
 pub mod vocab;
 
-pub use driver::{Driver, Event, Poll, MAX_PENDING_OUTPUT};
+pub use driver::{Driver, Event, Message, Poll, MAX_PENDING_OUTPUT};
 pub use server::{
     AttemptId, HttpReply, HttpRequest, Input, Now, Output, Profile, Profiles, SearchDefaults,
     Server, ServerConfig, TransportError, TransportErrorKind,

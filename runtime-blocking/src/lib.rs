@@ -12,8 +12,7 @@ mod threads;
 pub mod upstream;
 
 use responses_mcp_config::{now, signals, Startup};
-use responses_mcp_core::server::{AttemptId, HttpReply, TransportError};
-use responses_mcp_core::{Driver, Event, Poll};
+use responses_mcp_core::{Driver, Event, Message, Poll};
 use std::io::{Read, Write};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::time::Instant;
@@ -26,25 +25,14 @@ const EVENT_QUEUE: usize = 16;
 /// Bytes read from stdin at a time.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// What the other threads tell the main loop.
-pub enum Msg {
-    /// Bytes read from stdin.
-    Stdin(Vec<u8>),
-    /// Stdin reached EOF.
-    StdinClosed,
-    /// SIGINT or SIGTERM.
-    Signal(i32),
-    /// An attempt ended.
-    Completed(AttemptId, Result<HttpReply, TransportError>),
-}
-
 /// Serves until the core says exit; returns the exit status.
 pub fn run(startup: Startup) -> i32 {
-    let (tx, rx) = sync_channel::<Msg>(EVENT_QUEUE);
+    let (tx, rx) = sync_channel::<Message>(EVENT_QUEUE);
     let on_signal = tx.clone();
     // Before any other thread starts, so that every thread inherits the signal mask.
     if let Err(e) = signals::on_termination(move |signal| {
-        let _ = on_signal.send(Msg::Signal(signal));
+        log::debug!("signal {signal}: aborting calls in flight and exiting");
+        let _ = on_signal.send(Message::Shutdown);
     }) {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
@@ -66,14 +54,8 @@ pub fn run(startup: Startup) -> i32 {
             Poll::Abort(attempt) => attempt.abort(),
             Poll::Wait(deadline) => match wait(&rx, deadline) {
                 Err(Disconnected) => return 0,
-                Ok(Some(Msg::Stdin(bytes))) => driver.handle(now(), Event::Stdin(&bytes)),
-                Ok(Some(Msg::StdinClosed)) => driver.handle(now(), Event::StdinClosed),
-                Ok(Some(Msg::Signal(signal))) => {
-                    log::debug!("signal {signal}: aborting calls in flight and exiting");
-                    driver.handle(now(), Event::Shutdown);
-                }
-                Ok(Some(Msg::Completed(id, result))) => {
-                    if let Some(attempt) = driver.completed(now(), id, result) {
+                Ok(Some(message)) => {
+                    if let Some(attempt) = driver.deliver(now(), message) {
                         threads.release(attempt);
                     }
                 }
@@ -96,7 +78,10 @@ fn write_all(stdout: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
 struct Disconnected;
 
 /// Waits for a message until `deadline`; `Ok(None)` when the deadline passed first.
-fn wait(rx: &Receiver<Msg>, deadline: Option<Instant>) -> Result<Option<Msg>, Disconnected> {
+fn wait(
+    rx: &Receiver<Message>,
+    deadline: Option<Instant>,
+) -> Result<Option<Message>, Disconnected> {
     match deadline {
         None => rx.recv().map(Some).map_err(|_| Disconnected),
         Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
@@ -107,7 +92,7 @@ fn wait(rx: &Receiver<Msg>, deadline: Option<Instant>) -> Result<Option<Msg>, Di
     }
 }
 
-fn spawn_stdin_reader(tx: SyncSender<Msg>) {
+fn spawn_stdin_reader(tx: SyncSender<Message>) {
     let spawned = std::thread::Builder::new()
         .name("stdin".into())
         .spawn(move || {
@@ -117,7 +102,7 @@ fn spawn_stdin_reader(tx: SyncSender<Msg>) {
                 match stdin.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        if tx.send(Msg::Stdin(buf[..n].to_vec())).is_err() {
+                        if tx.send(Message::Stdin(buf[..n].to_vec())).is_err() {
                             return;
                         }
                     }
@@ -128,7 +113,7 @@ fn spawn_stdin_reader(tx: SyncSender<Msg>) {
                     }
                 }
             }
-            let _ = tx.send(Msg::StdinClosed);
+            let _ = tx.send(Message::StdinClosed);
         });
     if let Err(e) = spawned {
         log::error!("cannot start the stdin reader: {e}");

@@ -2,19 +2,19 @@
 //! reports its completion into the main loop's channel.
 
 use crate::upstream::{Attempt, Upstream, ATTEMPT_STACK};
-use crate::Msg;
 use responses_mcp_core::server::{HttpRequest, TransportError, TransportErrorKind};
+use responses_mcp_core::Message;
 use std::sync::mpsc::SyncSender;
 
 /// Starts attempts and takes their agents back when they end.
 pub struct Threads {
     upstream: Upstream,
-    events: SyncSender<Msg>,
+    events: SyncSender<Message>,
 }
 
 impl Threads {
     /// Attempts through `upstream`, reported to `events`.
-    pub fn new(upstream: Upstream, events: SyncSender<Msg>) -> Self {
+    pub fn new(upstream: Upstream, events: SyncSender<Message>) -> Self {
         Threads { upstream, events }
     }
 
@@ -29,7 +29,7 @@ impl Threads {
             .stack_size(ATTEMPT_STACK)
             .spawn(move || {
                 let result = upstream.send(&attempt, &request);
-                let _ = events.send(Msg::Completed(request.attempt, result));
+                let _ = events.send(Message::Completed(request.attempt, result));
             })
             .map_err(|e| TransportError {
                 kind: TransportErrorKind::Io,

@@ -13,8 +13,7 @@ mod tasks;
 mod upstream;
 
 use responses_mcp_config::{now, signals, Startup};
-use responses_mcp_core::server::{AttemptId, HttpReply, TransportError};
-use responses_mcp_core::{Driver, Event, Poll};
+use responses_mcp_core::{Driver, Event, Message, Poll};
 use smol::channel::{bounded, Receiver, Sender};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{LocalExecutor, Task, Timer};
@@ -29,18 +28,6 @@ const EVENT_QUEUE: usize = 16;
 /// Bytes read from stdin (and buffered for stdout) at a time.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// What the other tasks and threads tell the main task.
-pub enum Msg {
-    /// Bytes read from stdin.
-    Stdin(Vec<u8>),
-    /// Stdin reached EOF.
-    StdinClosed,
-    /// SIGINT or SIGTERM.
-    Signal(i32),
-    /// An attempt ended.
-    Completed(AttemptId, Result<HttpReply, TransportError>),
-}
-
 fn main() {
     let env = responses_mcp_config::process_env();
     let seed = responses_mcp_config::seed();
@@ -53,11 +40,12 @@ fn main() {
 
 /// Serves until the core says exit; returns the exit status.
 fn run(startup: Startup) -> i32 {
-    let (tx, rx) = bounded::<Msg>(EVENT_QUEUE);
+    let (tx, rx) = bounded::<Message>(EVENT_QUEUE);
     // Before any thread starts, so that every thread inherits the signal mask.
     let on_signal = tx.clone();
     if let Err(e) = signals::on_termination(move |signal| {
-        let _ = on_signal.send_blocking(Msg::Signal(signal));
+        log::debug!("signal {signal}: aborting calls in flight and exiting");
+        let _ = on_signal.send_blocking(Message::Shutdown);
     }) {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
@@ -68,7 +56,7 @@ fn run(startup: Startup) -> i32 {
     smol::block_on(executor.run(serve(driver, tasks, rx)))
 }
 
-async fn serve(mut driver: Driver<Task<()>>, tasks: Tasks, rx: Receiver<Msg>) -> i32 {
+async fn serve(mut driver: Driver<Task<()>>, tasks: Tasks, rx: Receiver<Message>) -> i32 {
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
     loop {
         match driver.poll() {
@@ -88,15 +76,9 @@ async fn serve(mut driver: Driver<Task<()>>, tasks: Tasks, rx: Receiver<Msg>) ->
             Poll::Abort(task) => drop(task),
             Poll::Wait(deadline) => match next_message(&rx, deadline).await {
                 Err(Disconnected) => return 0,
-                Ok(Some(Msg::Stdin(bytes))) => driver.handle(now(), Event::Stdin(&bytes)),
-                Ok(Some(Msg::StdinClosed)) => driver.handle(now(), Event::StdinClosed),
-                Ok(Some(Msg::Signal(signal))) => {
-                    log::debug!("signal {signal}: aborting calls in flight and exiting");
-                    driver.handle(now(), Event::Shutdown);
-                }
-                Ok(Some(Msg::Completed(id, result))) => {
-                    // The task already pooled its connection; let it return.
-                    if let Some(task) = driver.completed(now(), id, result) {
+                Ok(Some(message)) => {
+                    // A completed task already pooled its connection; let it return.
+                    if let Some(task) = driver.deliver(now(), message) {
                         task.detach();
                     }
                 }
@@ -114,9 +96,9 @@ struct Disconnected;
 
 /// The next message, or `Ok(None)` at `deadline`.
 async fn next_message(
-    rx: &Receiver<Msg>,
+    rx: &Receiver<Message>,
     deadline: Option<Instant>,
-) -> Result<Option<Msg>, Disconnected> {
+) -> Result<Option<Message>, Disconnected> {
     let timer = async {
         match deadline {
             Some(at) => {
@@ -130,14 +112,14 @@ async fn next_message(
     smol::future::or(message, timer).await
 }
 
-async fn read_stdin(tx: Sender<Msg>) {
+async fn read_stdin(tx: Sender<Message>) {
     let mut stdin = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdin());
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         match stdin.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => {
-                if tx.send(Msg::Stdin(buf[..n].to_vec())).await.is_err() {
+                if tx.send(Message::Stdin(buf[..n].to_vec())).await.is_err() {
                     return;
                 }
             }
@@ -148,5 +130,5 @@ async fn read_stdin(tx: Sender<Msg>) {
             }
         }
     }
-    let _ = tx.send(Msg::StdinClosed).await;
+    let _ = tx.send(Message::StdinClosed).await;
 }

@@ -1,8 +1,8 @@
 //! Attempts as tasks on the runtime's executor, sent by the async [`Upstream`] client.
 
 use crate::upstream::Upstream;
-use crate::Msg;
 use responses_mcp_core::server::HttpRequest;
+use responses_mcp_core::Message;
 use smol::channel::Sender;
 use smol::{LocalExecutor, Task};
 use std::rc::Rc;
@@ -12,7 +12,7 @@ pub struct Tasks {
     upstream: Rc<Upstream>,
     executor: Rc<LocalExecutor<'static>>,
     /// Where completions go.
-    events: Sender<Msg>,
+    events: Sender<Message>,
 }
 
 impl Tasks {
@@ -20,7 +20,7 @@ impl Tasks {
     pub fn new(
         upstream: Upstream,
         executor: Rc<LocalExecutor<'static>>,
-        events: Sender<Msg>,
+        events: Sender<Message>,
     ) -> Self {
         Tasks {
             upstream: Rc::new(upstream),
@@ -35,7 +35,9 @@ impl Tasks {
         let events = self.events.clone();
         self.executor.spawn(async move {
             let result = upstream.send(&request.url, request.body).await;
-            let _ = events.send(Msg::Completed(request.attempt, result)).await;
+            let _ = events
+                .send(Message::Completed(request.attempt, result))
+                .await;
         })
     }
 }
