@@ -118,7 +118,9 @@ pub struct Framer {
     pos: usize,
     state: State,
     max: usize,
-    /// True until the first non-BOM byte has been looked at.
+    /// True until the stream's first bytes have decided whether it opens with a byte-order
+    /// mark. Only one mark, at the very start, is skipped; a mark anywhere else is data,
+    /// however the bytes were split into reads.
     at_stream_start: bool,
     eof: bool,
 }
@@ -296,8 +298,7 @@ impl Framer {
                 if n == BOM.len() {
                     self.pos += n;
                 }
-            }
-            if self.pos == self.buf.len() && !self.eof {
+            } else if rest.is_empty() && !self.eof {
                 return Step::Wait;
             }
             self.at_stream_start = false;

@@ -77,6 +77,24 @@ fn framing_utf8_bom_is_skipped() {
     h.still_serving();
 }
 
+/// Regression: two marks then a message got the message answered when the first mark came
+/// in a read of its own, and a parse error when everything came at once. Only the mark at
+/// the very start of the stream is skipped, however stdin is split.
+#[test]
+fn framing_a_second_byte_order_mark_is_data_however_the_bytes_arrive() {
+    let bytes = format!("\u{feff}\u{feff}{}\n", ping(1)).into_bytes();
+    let mut outcomes = Vec::new();
+    for cut in [0, 3, 4, 6] {
+        let mut h = H::fresh();
+        let mut r = h.feed(&bytes[..cut]);
+        r.extend(h.feed(&bytes[cut..]));
+        h.still_serving();
+        outcomes.push(r);
+    }
+    assert!(outcomes.iter().all(|r| r == &outcomes[0]), "{outcomes:?}");
+    assert_eq!(code(&outcomes[0][0]), -32700);
+}
+
 #[test]
 fn framing_crlf_and_lf_lines() {
     let mut h = H::fresh();
@@ -339,6 +357,30 @@ fn jsonrpc_params_not_an_object() {
     let r = h.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1,2]}"#);
     assert_eq!(code(&r[0]), -32602);
     assert!(message(&r[0]).contains("params must be an object"));
+}
+
+/// Regression: a notification whose params were not an object was answered with an error
+/// whose id was null. Notifications are never answered.
+#[test]
+fn jsonrpc_notifications_with_params_of_any_type_get_no_reply() {
+    for ready in [false, true] {
+        let mut h = if ready {
+            H::ready("2025-06-18")
+        } else {
+            H::fresh()
+        };
+        for params in ["[1,2]", "\"s\"", "7", "true", "1.5"] {
+            for method in [
+                "notifications/cancelled",
+                "notifications/initialized",
+                "x/y",
+            ] {
+                let line = format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{params}}}"#);
+                assert_eq!(h.line(&line), Vec::<Value>::new(), "{line}");
+            }
+        }
+        h.still_serving();
+    }
 }
 
 #[test]

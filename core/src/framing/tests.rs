@@ -292,6 +292,28 @@ fn every_split_of_a_small_stream_gives_the_same_frames() {
     assert_eq!(run(&stream, &cuts, 32), expected);
 }
 
+/// Regression: a second mark right after the first was skipped too when the first came in
+/// a read of its own, and was data when both came at once. Only the first mark, at the
+/// very start of the stream, is skipped, however the bytes are cut.
+#[test]
+fn only_the_first_byte_order_mark_is_skipped_under_every_split() {
+    let stream =
+        b"\xEF\xBB\xBF\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{}\n";
+    let expected = run(stream, &[], 4096);
+    assert_eq!(
+        expected,
+        vec![
+            Ok((Framing::Line, stream[3..stream.len() - 4].to_vec())),
+            line("{}"),
+        ]
+    );
+    for a in 0..=stream.len() {
+        for b in a..=stream.len() {
+            assert_eq!(run(stream, &[a, b], 4096), expected, "split at {a},{b}");
+        }
+    }
+}
+
 #[test]
 fn random_splits_of_a_large_stream_give_the_same_frames() {
     let mut stream = Vec::new();

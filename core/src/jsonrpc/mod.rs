@@ -252,6 +252,14 @@ pub fn classify(value: Value) -> Result<Incoming, Box<Rejected>> {
     let params = match obj.remove("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(p)) => p,
+        // A notification is never answered, whatever its params: they are left out.
+        Some(other) if id.is_none() => {
+            log::debug!(
+                "notification {method} has params that are {}, not an object; ignoring them",
+                kind_of(&other)
+            );
+            Map::new()
+        }
         Some(other) => {
             return Err(Box::new(Rejected {
                 id,
