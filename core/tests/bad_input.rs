@@ -550,13 +550,36 @@ fn mcp_tools_call_with_unknown_argument_names() {
         .contains("unknown argument \"temperature\""));
 }
 
+/// Models often send numbers and lists as strings: what can only mean one thing is read
+/// as that, and the call goes upstream.
+#[test]
+fn mcp_tools_call_with_arguments_as_models_send_them() {
+    let mut h = H::ready("2025-06-18");
+    let meant = [
+        json!({"query":"q","domains":"example.com"}),
+        json!({"query":"q","domains":"[\"a.com\",\"b.org\"]"}),
+        json!({"query":"q","domains":"a.com, b.org"}),
+        json!({"query":"q","max_results":"5","recency_days":"30"}),
+    ];
+    for (i, args) in meant.into_iter().enumerate() {
+        let r = h.line(&json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call","params":{"name":"answer","arguments":args}}).to_string());
+        assert_eq!(
+            r,
+            Vec::<Value>::new(),
+            "{args}: no error, the call is in flight"
+        );
+    }
+    assert_eq!(h.http(), 4);
+}
+
 #[test]
 fn mcp_tools_call_with_wrong_types_for_every_argument() {
     let mut h = H::ready("2025-06-18");
     let wrong = [
         ("query", json!(["q"])),
-        ("recency_days", json!("7")),
+        ("recency_days", json!("seven")),
         ("recency_days", json!(-1)),
+        ("max_results", json!("five")),
         ("max_results", json!(true)),
         ("max_results", json!(1000)),
         ("domains", json!({"a":1})),

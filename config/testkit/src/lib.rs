@@ -63,6 +63,17 @@ pub fn sdk_python() -> Option<PathBuf> {
     probe.is_ok_and(|o| o.status.success()).then_some(python)
 }
 
+/// `_meta` key of a modern request's protocol version.
+pub const MODERN_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// A modern (2026-07-28) request: `params` plus the `_meta` every such request carries.
+pub fn modern(id: Value, method: &str, mut params: Value) -> Value {
+    params["_meta"][MODERN_VERSION] = "2026-07-28".into();
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    params["_meta"]["io.modelcontextprotocol/clientInfo"] = json!({"name": "e2e", "version": "1"});
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+}
+
 /// A fake API key planted in every test; no output may ever contain it.
 pub const PLANTED_KEY: &str = "sk-test-PLANTED-5ecret-0123456789abcdef";
 
@@ -137,6 +148,10 @@ pub struct Mcp {
     methods: BTreeMap<String, String>,
     /// Each tool's outputSchema from tools/list.
     output_schemas: BTreeMap<String, Value>,
+    /// Ids (as JSON text) of the requests sent as modern (2026-07-28) requests.
+    modern_ids: std::collections::BTreeSet<String>,
+    /// Progress tokens (as JSON text) of modern requests.
+    modern_tokens: std::collections::BTreeSet<String>,
     /// Temporary HOME so no user configuration is read.
     home: PathBuf,
 }
@@ -201,6 +216,8 @@ impl Mcp {
             asked: None,
             methods: BTreeMap::new(),
             output_schemas: BTreeMap::new(),
+            modern_ids: Default::default(),
+            modern_tokens: Default::default(),
             home,
         }
     }
@@ -223,6 +240,14 @@ impl Mcp {
             message.get("method").and_then(Value::as_str),
         ) {
             self.methods.insert(id.to_string(), method.to_owned());
+            if let Some(meta) = message.pointer("/params/_meta") {
+                if meta.get(MODERN_VERSION).is_some_and(Value::is_string) {
+                    self.modern_ids.insert(id.to_string());
+                    if let Some(token) = meta.get("progressToken") {
+                        self.modern_tokens.insert(token.to_string());
+                    }
+                }
+            }
             if method == "initialize" {
                 self.asked = message
                     .pointer("/params/protocolVersion")
@@ -343,14 +368,33 @@ impl Mcp {
                 }
             }
         }
-        let version = self
-            .version
-            .clone()
-            .or(self.asked.clone())
-            .unwrap_or_else(|| "2025-11-25".into());
+        let modern = match value {
+            Value::Object(m) if m.contains_key("id") => {
+                self.modern_ids.contains(&m["id"].to_string())
+            }
+            Value::Object(m) => {
+                m.get("method") == Some(&json!("notifications/subscriptions/acknowledged"))
+                    || m.get("params")
+                        .and_then(|p| p.get("progressToken"))
+                        .is_some_and(|t| self.modern_tokens.contains(&t.to_string()))
+                    || (m.contains_key("error")
+                        && self.version.is_none()
+                        && !self.modern_ids.is_empty())
+            }
+            _ => false,
+        };
+        let version = if modern {
+            Some("2026-07-28".to_owned())
+        } else {
+            self.version.clone().or(self.asked.clone())
+        }
+        // Before any session a reply follows plain JSON-RPC (an unreadable id is null),
+        // which the 2025-06-18 schema describes.
+        .unwrap_or_else(|| "2025-06-18".into());
         let version = if schema::VERSIONS.contains(&version.as_str()) {
             version
         } else {
+            // initialize answers an unknown version with the latest legacy one.
             "2025-11-25".into()
         };
         schema::check_message(&version, value, &self.methods, &self.output_schemas);

@@ -4,7 +4,13 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub const VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 
 fn document(version: &str) -> &'static Value {
     static DOCS: OnceLock<BTreeMap<&'static str, Value>> = OnceLock::new();
@@ -93,9 +99,16 @@ pub fn check_message(
             }
         }
         Value::Object(obj) if obj.contains_key("method") => {
+            assert!(
+                !obj.contains_key("id"),
+                "the server sends no requests: {value}"
+            );
             validate(version, "JSONRPCNotification", value);
             if obj["method"] == "notifications/progress" {
                 validate(version, "ProgressNotification", value);
+            }
+            if obj["method"] == "notifications/subscriptions/acknowledged" {
+                validate(version, "SubscriptionsAcknowledgedNotification", value);
             }
         }
         Value::Object(obj) if obj.contains_key("result") => {
@@ -108,6 +121,10 @@ pub fn check_message(
             match methods.get(&obj["id"].to_string()).map(String::as_str) {
                 Some("initialize") => validate(version, "InitializeResult", result),
                 Some("tools/list") => validate(version, "ListToolsResult", result),
+                Some("server/discover") => validate(version, "DiscoverResult", result),
+                Some("subscriptions/listen") => {
+                    validate(version, "SubscriptionsListenResult", result)
+                }
                 Some("tools/call") => {
                     validate(version, "CallToolResult", result);
                     if let Some(structured) = result.get("structuredContent") {
@@ -140,7 +157,18 @@ pub fn check_message(
             // Schemas before 2025-11-25 require a string or integer id, so a reply to a
             // message whose id could not be read (id null, as JSON-RPC prescribes) has no
             // shape there; check it by hand.
-            if obj.get("id") == Some(&Value::Null) && version != "2025-11-25" {
+            let code = obj["error"]["code"].as_i64().unwrap_or(0);
+            if version >= "2026-07-28" {
+                // -32000..-32019 are legacy; -32020..-32099 only as the spec defines them.
+                assert!(
+                    !(-32099..=-32000).contains(&code) || [-32020, -32021, -32022].contains(&code),
+                    "a code the modern era forbids: {value}"
+                );
+                if code == -32022 {
+                    validate(version, "UnsupportedProtocolVersionError", value);
+                }
+            }
+            if obj.get("id") == Some(&Value::Null) && version < "2025-11-25" {
                 assert!(
                     obj["error"]["code"].is_i64() && obj["error"]["message"].is_string(),
                     "{value}"

@@ -30,6 +30,8 @@ pub enum ErrorKind {
     Overloaded,
     /// A required model profile is missing (spec Appendix B).
     MissingProfile,
+    /// A modern request's protocol version is not served (2026-07-28).
+    UnsupportedProtocolVersion,
 }
 
 impl ErrorKind {
@@ -44,6 +46,7 @@ impl ErrorKind {
             ErrorKind::UpstreamFailed => -32050,
             ErrorKind::Overloaded => -32051,
             ErrorKind::MissingProfile => -32052,
+            ErrorKind::UnsupportedProtocolVersion => -32022,
         }
     }
 }
@@ -67,6 +70,8 @@ pub mod code {
     pub const OVERLOADED: i32 = ErrorKind::Overloaded.code();
     /// A required model profile is missing.
     pub const MISSING_PROFILE: i32 = ErrorKind::MissingProfile.code();
+    /// A modern request's protocol version is not served.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = ErrorKind::UnsupportedProtocolVersion.code();
 }
 
 /// A request id: a string or an integer of any size, echoed back exactly.

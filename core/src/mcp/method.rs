@@ -12,6 +12,10 @@ pub enum Method {
     ToolsList,
     /// `tools/call`.
     ToolsCall,
+    /// `server/discover` (2026-07-28).
+    ServerDiscover,
+    /// `subscriptions/listen` (2026-07-28).
+    SubscriptionsListen,
     /// Anything else, kept for the "method not found" message.
     Other(String),
 }
@@ -24,6 +28,8 @@ impl Method {
             "ping" => Method::Ping,
             "tools/list" => Method::ToolsList,
             "tools/call" => Method::ToolsCall,
+            "server/discover" => Method::ServerDiscover,
+            "subscriptions/listen" => Method::SubscriptionsListen,
             other => Method::Other(other.to_owned()),
         }
     }
@@ -35,6 +41,8 @@ impl Method {
             Method::Ping => "ping",
             Method::ToolsList => "tools/list",
             Method::ToolsCall => "tools/call",
+            Method::ServerDiscover => "server/discover",
+            Method::SubscriptionsListen => "subscriptions/listen",
             Method::Other(name) => name,
         }
     }
@@ -69,7 +77,15 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for name in ["initialize", "ping", "tools/list", "tools/call", "x/y"] {
+        for name in [
+            "initialize",
+            "ping",
+            "tools/list",
+            "tools/call",
+            "server/discover",
+            "subscriptions/listen",
+            "x/y",
+        ] {
             assert_eq!(Method::parse(name).as_str(), name);
         }
         assert_eq!(Method::parse("Ping"), Method::Other("Ping".into()));

@@ -2,11 +2,20 @@
 //! objects. Nothing else in the crate builds MCP JSON, so what a protocol version allows
 //! is decided here.
 
+use super::meta::{MetaError, SERVER_INFO, SUBSCRIPTION_ID};
 use super::{CallParamsError, ProgressToken, ProtocolVersion};
-use crate::jsonrpc::{ErrorKind, OutgoingNotification, RpcError};
-use crate::openai::{Answer, UpstreamFailure};
+use crate::jsonrpc::{ErrorKind, OutgoingNotification, RequestId, RpcError};
+use crate::openai::Answer;
 use crate::tools::{Tool, ALL_TOOLS};
 use serde_json::{json, Map, Value};
+
+/// The `_meta` member of results and notifications.
+pub const META: &str = "_meta";
+/// `_meta` key on an `isError` result: the structured details of the failure.
+pub const META_ERROR: &str = "com.github.openai-responses-mcp/error";
+/// How long a client may cache `tools/list` and `server/discover` (2026-07-28): both are
+/// fixed for the life of the process.
+pub const TTL_MS: u64 = 3_600_000;
 
 /// Name in `serverInfo`.
 pub const SERVER_NAME: &str = "openai-responses-mcp";
@@ -21,26 +30,132 @@ comparisons or research that needs depth; `answer_quick` for short factual looku
 returns JSON {answer, used_search, citations[{url,title?,published_at?}], model}; cite the \
 URLs when you use the answer.";
 
-/// The `initialize` result for `version`.
-pub fn initialize_result(version: ProtocolVersion) -> Value {
+/// Who we are, with the fields `version` defines.
+fn server_info(version: ProtocolVersion) -> Value {
     let mut server_info = Map::new();
     server_info.insert("name".into(), SERVER_NAME.into());
     if version.has_titles_and_structured_output() {
         server_info.insert("title".into(), "OpenAI Responses (web search)".into());
     }
     server_info.insert("version".into(), SERVER_VERSION.into());
+    Value::Object(server_info)
+}
+
+/// What the server offers: tools, whose list never changes.
+fn capabilities() -> Value {
+    json!({ "tools": { "listChanged": false } })
+}
+
+/// The `initialize` result for `version`.
+pub fn initialize_result(version: ProtocolVersion) -> Value {
     json!({
         "protocolVersion": version.as_str(),
-        "capabilities": { "tools": { "listChanged": false } },
-        "serverInfo": server_info,
+        "capabilities": capabilities(),
+        "serverInfo": server_info(version),
         "instructions": INSTRUCTIONS,
     })
+}
+
+/// The `server/discover` result (2026-07-28): every version, newest first.
+pub fn discover_result() -> Value {
+    let version = ProtocolVersion::V2026_07_28;
+    let supported: Vec<&str> = ProtocolVersion::ALL
+        .iter()
+        .rev()
+        .map(|v| v.as_str())
+        .collect();
+    complete(
+        json!({
+            "supportedVersions": supported,
+            "capabilities": capabilities(),
+            "instructions": INSTRUCTIONS,
+            "ttlMs": TTL_MS,
+            "cacheScope": "public",
+        }),
+        version,
+    )
 }
 
 /// The `tools/list` result for `version`: only fields the version defines.
 pub fn tools_list_result(version: ProtocolVersion) -> Value {
     let tools: Vec<Value> = ALL_TOOLS.iter().map(|t| tool_json(*t, version)).collect();
-    json!({ "tools": tools })
+    let mut result = json!({ "tools": tools });
+    if version.is_modern() {
+        result["ttlMs"] = TTL_MS.into();
+        result["cacheScope"] = "public".into();
+    }
+    complete(result, version)
+}
+
+/// A modern result's required fields: `resultType` and who answered. Unchanged for
+/// legacy versions.
+pub fn complete(mut result: Value, version: ProtocolVersion) -> Value {
+    if version.is_modern() {
+        result["resultType"] = "complete".into();
+        add_meta(&mut result, SERVER_INFO, server_info(version));
+    }
+    result
+}
+
+/// Sets `_meta[key]` on a result or params object.
+pub fn add_meta(object: &mut Value, key: &str, value: Value) {
+    if let Value::Object(map) = object {
+        let meta = map.entry(META).or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(key.to_owned(), value);
+        }
+    }
+}
+
+/// `notifications/subscriptions/acknowledged` for the `subscriptions/listen` request `id`:
+/// the subset of notifications honoured, which is none (the tool list never changes).
+pub fn subscription_acknowledged(id: &RequestId) -> OutgoingNotification {
+    let mut params = json!({ "notifications": {} });
+    add_meta(&mut params, SUBSCRIPTION_ID, id.to_value());
+    OutgoingNotification {
+        method: "notifications/subscriptions/acknowledged",
+        params,
+    }
+}
+
+/// The result that ends the subscription `id` gracefully (at shutdown).
+pub fn subscription_closed(id: &RequestId) -> Value {
+    let mut result = complete(json!({}), ProtocolVersion::V2026_07_28);
+    add_meta(&mut result, SUBSCRIPTION_ID, id.to_value());
+    result
+}
+
+/// The error for a modern request whose `_meta` was refused.
+pub fn meta_error(error: &MetaError) -> RpcError {
+    match error {
+        MetaError::Unsupported { requested } => {
+            let supported: Vec<&str> = ProtocolVersion::ALL
+                .iter()
+                .rev()
+                .map(|v| v.as_str())
+                .collect();
+            RpcError::new(ErrorKind::UnsupportedProtocolVersion, error.to_string())
+                .with_data(json!({ "supported": supported, "requested": requested }))
+        }
+        other => RpcError::new(ErrorKind::InvalidParams, other.to_string()),
+    }
+}
+
+/// The error for a method the modern era does not have (or we do not serve).
+pub fn method_not_found(method: &str, version: ProtocolVersion) -> RpcError {
+    let removed = matches!(
+        method,
+        "ping" | "initialize" | "logging/setLevel" | "notifications/initialized"
+    );
+    let message = if version.is_modern() && removed {
+        format!(
+            "method not found: {method} is not part of protocol {} (send it without the modern _meta, after initialize)",
+            version.as_str()
+        )
+    } else {
+        format!("method not found: {method}")
+    };
+    RpcError::new(ErrorKind::MethodNotFound, message)
 }
 
 fn tool_json(tool: Tool, version: ProtocolVersion) -> Value {
@@ -85,7 +200,7 @@ pub fn tool_result(answer: &Answer, version: ProtocolVersion) -> Value {
     if version.has_titles_and_structured_output() {
         result["structuredContent"] = structured;
     }
-    result
+    complete(result, version)
 }
 
 /// A `notifications/progress` for `token`; the message only where the version has one.
@@ -105,23 +220,10 @@ pub fn progress(
     }
 }
 
-/// The error for `tools/call` params that were refused.
+/// The error for `tools/call` params that were refused before the tool could run (no
+/// tool name, an unknown tool); bad arguments are a [`ToolFailure`](super::failure).
 pub fn call_params_error(error: &CallParamsError) -> RpcError {
-    match error {
-        CallParamsError::Arguments { error: reason, .. } => {
-            RpcError::new(ErrorKind::InvalidArguments, error.to_string())
-                .with_data(json!({ "reason": reason.to_string() }))
-        }
-        other => RpcError::new(ErrorKind::InvalidParams, other.to_string()),
-    }
-}
-
-/// The error when no profile serves the tool.
-pub fn missing_profile() -> RpcError {
-    RpcError::new(
-        ErrorKind::MissingProfile,
-        "model_profiles.answer is required",
-    )
+    RpcError::new(ErrorKind::InvalidParams, error.to_string())
 }
 
 /// The error for a request id already used by a call in flight.
@@ -132,54 +234,6 @@ pub fn duplicate_id(id: &crate::jsonrpc::RequestId) -> RpcError {
     )
 }
 
-/// The error when the runtime found no API key.
-pub fn missing_key(api_key_env: &str) -> RpcError {
-    RpcError::new(
-        ErrorKind::UpstreamFailed,
-        format!("openai responses failed: no API key; set the {api_key_env} environment variable for the server"),
-    )
-    .with_data(json!({ "retries": 0, "status": null, "type": "missing_api_key", "code": null }))
-}
-
-/// The error when every slot and the queue are full.
-pub fn busy(running: usize, queued: usize) -> RpcError {
-    RpcError::new(
-        ErrorKind::Overloaded,
-        format!("server busy: {running} calls running and {queued} queued; retry later"),
-    )
-}
-
-/// The error for a call whose upstream attempts failed. `debug` adds the diagnostic
-/// fields of spec 8.2.
-pub fn upstream_failure(
-    failure: &UpstreamFailure,
-    retries: u32,
-    api_key_env: &str,
-    debug: bool,
-) -> RpcError {
-    let mut data = json!({
-        "retries": retries,
-        "status": failure.status,
-        "type": failure.error_type,
-        "code": failure.code,
-    });
-    if debug {
-        data["message"] = failure.message.clone().into();
-        data["name"] = failure.kind.as_str().into();
-    }
-    let message = match failure.kind {
-        crate::openai::FailureKind::Shutdown => {
-            format!("openai responses failed: {}", failure.message)
-        }
-        _ => format!(
-            "openai responses failed: {}; {}",
-            failure.message,
-            failure.advice(api_key_env)
-        ),
-    };
-    RpcError::new(ErrorKind::UpstreamFailed, message).with_data(data)
-}
-
 /// The error for an `initialize` whose `protocolVersion` cannot be read.
 pub fn invalid_version(why: &str) -> RpcError {
     RpcError::new(
@@ -187,6 +241,6 @@ pub fn invalid_version(why: &str) -> RpcError {
         format!("initialize: {why}; send a version such as \"2025-06-18\""),
     )
     .with_data(json!({
-        "supported": ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+        "supported": ProtocolVersion::LEGACY.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
     }))
 }

@@ -1,6 +1,10 @@
 //! The MCP protocol versions we speak, and what each one has.
+//!
+//! Two eras: the legacy versions (2024-11-05 to 2025-11-25) open a session with
+//! `initialize`; the modern one (2026-07-28) declares its version in every request's
+//! `_meta` and needs no session. One process serves both.
 
-/// The protocol versions this server negotiates, oldest first.
+/// The protocol versions this server speaks, oldest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ProtocolVersion {
     /// 2024-11-05: the baseline.
@@ -9,20 +13,30 @@ pub enum ProtocolVersion {
     V2025_03_26,
     /// 2025-06-18: titles, structured tool output; batches removed.
     V2025_06_18,
-    /// 2025-11-25: icons, tasks (not used here).
+    /// 2025-11-25: icons, tasks; argument errors become tool results (SEP-1303).
     V2025_11_25,
+    /// 2026-07-28: stateless, per-request `_meta`, `server/discover`, `resultType`.
+    V2026_07_28,
 }
 
 impl ProtocolVersion {
     /// Every supported version, oldest first.
-    pub const ALL: [ProtocolVersion; 4] = [
+    pub const ALL: [ProtocolVersion; 5] = [
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2026_07_28,
+    ];
+    /// The versions `initialize` can negotiate, oldest first.
+    pub const LEGACY: [ProtocolVersion; 4] = [
         ProtocolVersion::V2024_11_05,
         ProtocolVersion::V2025_03_26,
         ProtocolVersion::V2025_06_18,
         ProtocolVersion::V2025_11_25,
     ];
-    /// What we answer when the client asks for a version we do not know.
-    pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
+    /// What `initialize` answers when the client asks for a version it cannot negotiate.
+    pub const LATEST_LEGACY: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
     /// The version string.
     pub fn as_str(self) -> &'static str {
@@ -31,12 +45,23 @@ impl ProtocolVersion {
             ProtocolVersion::V2025_03_26 => "2025-03-26",
             ProtocolVersion::V2025_06_18 => "2025-06-18",
             ProtocolVersion::V2025_11_25 => "2025-11-25",
+            ProtocolVersion::V2026_07_28 => "2026-07-28",
         }
     }
 
     /// Parses a version string we support.
     pub fn parse(s: &str) -> Option<ProtocolVersion> {
         Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Parses a version `initialize` can negotiate.
+    pub fn parse_legacy(s: &str) -> Option<ProtocolVersion> {
+        Self::LEGACY.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Served statelessly from each request's `_meta` (2026-07-28 on).
+    pub fn is_modern(self) -> bool {
+        self >= ProtocolVersion::V2026_07_28
     }
 
     /// JSON-RPC batches are part of this version (2025-03-26 only).
@@ -57,5 +82,17 @@ impl ProtocolVersion {
     /// `message` on progress notifications exists (2025-03-26 on).
     pub fn has_progress_message(self) -> bool {
         self >= ProtocolVersion::V2025_03_26
+    }
+
+    /// Tool execution failures (bad arguments, upstream failures, a busy server, a missing
+    /// key) are `isError` results rather than JSON-RPC errors (2025-11-25 on, SEP-1303).
+    pub fn tool_errors_are_results(self) -> bool {
+        self >= ProtocolVersion::V2025_11_25
+    }
+
+    /// A JSON-RPC error whose request id could not be read leaves `id` out instead of
+    /// sending `null` (the schemas of 2025-11-25 on make it optional, not nullable).
+    pub fn omits_unknown_ids(self) -> bool {
+        self >= ProtocolVersion::V2025_11_25
     }
 }

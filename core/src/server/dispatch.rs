@@ -9,7 +9,9 @@ use crate::date::Date;
 use crate::jsonrpc::{
     classify, kind_of, ErrorKind, Incoming, Notification, Reply, Request, RequestId, RpcError,
 };
-use crate::mcp::{shape, CallParams, Method, NotificationMethod, ProtocolVersion};
+use crate::mcp::failure::ToolFailure;
+use crate::mcp::ProtocolVersion;
+use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, Method, NotificationMethod};
 use serde_json::Value;
 
 /// What handling one message produced.
@@ -20,6 +22,19 @@ pub(super) enum Dispatched {
     Nothing,
     /// The reply will come later (a tools/call in flight).
     Pending,
+}
+
+impl Dispatched {
+    /// The reply to request `id`: its result or its error.
+    pub(super) fn answer(id: RequestId, result: Result<Value, RpcError>) -> Dispatched {
+        Dispatched::Reply(match result {
+            Ok(result) => Reply::Success { id, result },
+            Err(error) => Reply::Failure {
+                id: Some(id),
+                error,
+            },
+        })
+    }
 }
 
 impl Server {
@@ -53,6 +68,19 @@ impl Server {
 
     fn on_request(&mut self, now: Now, request: Request, reply_to: ReplyTo) -> Dispatched {
         log::debug!("recv method={} id={}", request.method, request.id);
+        match era_of(&request.params) {
+            Ok(Era::Legacy) => self.on_legacy_request(now, request, reply_to),
+            Ok(Era::Modern(version)) => self.on_modern_request(now, request, reply_to, version),
+            Err(e) => {
+                self.modern_seen = true;
+                log::debug!("refusing a modern request: {e}");
+                fail(request.id, shape::meta_error(&e))
+            }
+        }
+    }
+
+    /// A request within the legacy session, which `initialize` opens.
+    fn on_legacy_request(&mut self, now: Now, request: Request, reply_to: ReplyTo) -> Dispatched {
         let method = Method::parse(&request.method);
         if method == Method::Initialize && matches!(reply_to, ReplyTo::Batch { .. }) {
             let error = RpcError::new(
@@ -78,22 +106,21 @@ impl Server {
                 ErrorKind::InvalidRequest,
                 format!("server not initialized: send initialize before {}", m.as_str()),
             )),
-            (other, _) => Err(RpcError::new(
-                ErrorKind::MethodNotFound,
-                format!("method not found: {}", other.as_str()),
-            )),
+            (other, session) => {
+                let version = match session {
+                    Session::Ready(v) => v,
+                    Session::AwaitingInit => ProtocolVersion::LATEST_LEGACY,
+                };
+                Err(shape::method_not_found(other.as_str(), version))
+            }
         };
-        match result {
-            Ok(result) => Dispatched::Reply(Reply::Success {
-                id: request.id,
-                result,
-            }),
-            Err(error) => fail(request.id, error),
-        }
+        Dispatched::answer(request.id, result)
     }
 
-    /// Admits a `tools/call` into the call engine, or answers at once why not.
-    fn call_tool(
+    /// Admits a `tools/call` into the call engine, or answers at once why not: a protocol
+    /// error when the call names no tool we have, a tool failure (shaped by `version`)
+    /// when the tool cannot run.
+    pub(super) fn call_tool(
         &mut self,
         now: Now,
         request: Request,
@@ -101,19 +128,30 @@ impl Server {
         version: ProtocolVersion,
     ) -> Dispatched {
         let Request { id, params, .. } = request;
+        let tool_failed =
+            |id, failure: ToolFailure<'_>| Dispatched::answer(id, failure.reply(version));
         let call = match CallParams::parse(&params) {
             Ok(call) => call,
+            Err(CallParamsError::Arguments { tool, error }) => {
+                return tool_failed(
+                    id,
+                    ToolFailure::Arguments {
+                        tool,
+                        error: &error,
+                    },
+                )
+            }
             Err(e) => return fail(id, shape::call_params_error(&e)),
         };
         let Some(profile) = self.config.profiles.for_tool(call.tool) else {
-            return fail(id, shape::missing_profile());
+            return tool_failed(id, ToolFailure::MissingProfile);
         };
+        if self.calls.contains(&id) {
+            return fail(id.clone(), shape::duplicate_id(&id));
+        }
         if !self.config.api_key_present {
-            // The id check first: a duplicate is a client bug whatever the key.
-            if self.calls.contains(&id) {
-                return fail(id.clone(), shape::duplicate_id(&id));
-            }
-            return fail(id, shape::missing_key(&self.config.api_key_env));
+            let env = &self.config.api_key_env;
+            return tool_failed(id, ToolFailure::MissingKey { env });
         }
         let today = Date::tokyo(now.unix_secs).to_string();
         let plan = self
@@ -131,16 +169,18 @@ impl Server {
         match started {
             Ok(()) => Dispatched::Pending,
             Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
-            Err(Refused::Busy { running, queued }) => fail(id, shape::busy(running, queued)),
+            Err(Refused::Busy { running, queued }) => {
+                tool_failed(id, ToolFailure::Busy { running, queued })
+            }
         }
     }
 
     /// Writes a `tools/list` reply from the cached, serialised result: the list is fixed
     /// for the session, and building it as a `Value` per request dominated dispatch.
-    fn write_tools_list(&mut self, id: &RequestId, version: ProtocolVersion) {
+    pub(super) fn write_tools_list(&mut self, id: &RequestId, version: ProtocolVersion) {
         // A `Value` always serialises.
         #[allow(clippy::expect_used)]
-        let cached = self.tools_list_json.get_or_insert_with(|| {
+        let cached = self.tools_list_json.entry(version).or_insert_with(|| {
             serde_json::to_vec(&shape::tools_list_result(version))
                 .expect("a Value is always valid JSON")
         });
@@ -156,7 +196,8 @@ impl Server {
     fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
         let version = match request.params.get("protocolVersion") {
             Some(Value::String(asked)) => {
-                let chosen = ProtocolVersion::parse(asked).unwrap_or(ProtocolVersion::LATEST);
+                let chosen =
+                    ProtocolVersion::parse_legacy(asked).unwrap_or(ProtocolVersion::LATEST_LEGACY);
                 if chosen.as_str() != asked {
                     log::debug!(
                         "client asked for protocol {asked:?}; answering {}",
@@ -190,6 +231,9 @@ impl Server {
                     .take(200)
                     .collect();
                 match n.params.get("requestId").and_then(RequestId::from_value) {
+                    Some(id) if self.cancel_subscription(&id) => {
+                        log::debug!("subscription {id} cancelled");
+                    }
                     Some(id) => {
                         if self.calls.cancel(now, &id) {
                             log::debug!("cancelled requestId={id} reason={reason:?}");

@@ -18,6 +18,7 @@ mod batch;
 mod config;
 mod dispatch;
 mod exchange;
+mod modern;
 mod route;
 
 pub use config::{Profile, Profiles, SearchDefaults, ServerConfig};
@@ -30,8 +31,9 @@ use crate::framing::{FrameError, Framer, Framing};
 use crate::jsonrpc::{ErrorKind, Reply, RpcError};
 use crate::mcp::ProtocolVersion;
 use batch::Batches;
+use modern::Subscriptions;
 use route::Caller;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Where the session is in the MCP lifecycle.
@@ -60,8 +62,13 @@ pub struct Server {
     exited: bool,
     /// When in-flight calls are abandoned after stdin closed.
     grace_deadline: Option<Instant>,
-    /// The serialised `tools/list` result, built on first use (the version is fixed).
-    tools_list_json: Option<Vec<u8>>,
+    /// The serialised `tools/list` result per version, built on first use.
+    tools_list_json: BTreeMap<ProtocolVersion, Vec<u8>>,
+    /// Open `subscriptions/listen` requests (2026-07-28).
+    subscriptions: Subscriptions,
+    /// A modern request arrived: before any legacy session, errors without a readable id
+    /// leave `id` out, as the modern schema wants.
+    modern_seen: bool,
 }
 
 impl Server {
@@ -78,7 +85,9 @@ impl Server {
             stdin_closed: false,
             exited: false,
             grace_deadline: None,
-            tools_list_json: None,
+            tools_list_json: BTreeMap::new(),
+            subscriptions: Subscriptions::default(),
+            modern_seen: false,
         }
     }
 
@@ -99,6 +108,8 @@ impl Server {
                     self.framer.finish();
                     self.read_frames(now);
                     self.stdin_closed = true;
+                    // Nothing more can be asked on them: they end now, gracefully.
+                    self.close_subscriptions();
                     self.grace_deadline = Some(after(now.instant, self.config.shutdown_grace));
                     log::debug!("stdin closed; {} call(s) in flight", self.calls.len());
                 }
@@ -106,7 +117,13 @@ impl Server {
             Input::HttpReply(attempt, reply) => self.calls.handle_reply(now, attempt, reply),
             Input::HttpFailed(attempt, error) => self.calls.handle_failure(now, attempt, error),
             Input::Timeout => self.on_timeout(now),
-            Input::Shutdown | Input::OutputClosed => {
+            Input::Shutdown => {
+                self.calls.abort_all(None);
+                self.drain_calls();
+                self.close_subscriptions();
+                self.exit();
+            }
+            Input::OutputClosed => {
                 self.calls.abort_all(None);
                 self.drain_calls();
                 self.exit();

@@ -6,6 +6,7 @@ use super::{Output, Server};
 use crate::calls::CallEvent;
 use crate::framing::{encode, Framing};
 use crate::jsonrpc::{Reply, RequestId};
+use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
 use serde::Serialize;
 
@@ -38,19 +39,24 @@ impl Server {
                     outcome,
                     retries,
                 } => {
-                    let reply = match outcome {
-                        Ok(answer) => Reply::Success {
+                    let result = match outcome {
+                        Ok(answer) => Ok(shape::tool_result(&answer, context.version)),
+                        Err(failure) => ToolFailure::Upstream {
+                            failure: &failure,
+                            retries,
+                            api_key_env: &self.config.api_key_env,
+                            debug: self.config.debug,
+                        }
+                        .reply(context.version),
+                    };
+                    let reply = match result {
+                        Ok(result) => Reply::Success {
                             id: context.id,
-                            result: shape::tool_result(&answer, context.version),
+                            result,
                         },
-                        Err(failure) => Reply::Failure {
+                        Err(error) => Reply::Failure {
                             id: Some(context.id),
-                            error: shape::upstream_failure(
-                                &failure,
-                                retries,
-                                &self.config.api_key_env,
-                                self.config.debug,
-                            ),
+                            error,
                         },
                     };
                     self.route(context.reply_to, Some(reply));
@@ -78,10 +84,13 @@ impl Server {
 
     pub(super) fn send_reply(&mut self, reply: Reply) {
         match reply {
-            // JSON-RPC answers an unreadable id with `"id": null`; the 2025-11-25 schema
-            // instead makes `id` optional and does not allow null, so it is left out there.
+            // JSON-RPC answers an unreadable id with `"id": null`; the schemas of
+            // 2025-11-25 on make `id` optional and do not allow null, so it is left out
+            // in such a session, or, before any session, once a modern client spoke.
             Reply::Failure { id: None, error }
-                if self.protocol_version() == Some(ProtocolVersion::V2025_11_25) =>
+                if self
+                    .protocol_version()
+                    .map_or(self.modern_seen, ProtocolVersion::omits_unknown_ids) =>
             {
                 self.write_json(&serde_json::json!({ "jsonrpc": "2.0", "error": error }));
             }

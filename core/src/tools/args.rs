@@ -85,6 +85,8 @@ pub enum ArgError {
         /// The JSON type it was.
         got: &'static str,
     },
+    /// `domains` is a string that starts like a JSON array but is not one.
+    DomainsNotAList,
     /// More than [`MAX_DOMAINS`] domains.
     TooManyDomains {
         /// How many were sent.
@@ -145,6 +147,9 @@ impl fmt::Display for ArgError {
                 "{name} must be one of {}, got {got}",
                 allowed.join(", ")
             ),
+            ArgError::DomainsNotAList => f.write_str(
+                "domains must be an array of host names such as [\"example.com\"]; the string sent starts like a JSON array but is not one",
+            ),
             ArgError::TooManyDomains { count } => write!(
                 f,
                 "domains has {count} entries; at most {MAX_DOMAINS} are allowed"
@@ -202,6 +207,8 @@ impl Tool {
     }
 }
 
+/// A whole number from 1 to `max`. Models often send numbers as strings (`"5"`), so a
+/// string holding a whole number is read as that number.
 fn bounded_int(
     args: &Map<String, Value>,
     name: &'static str,
@@ -210,18 +217,23 @@ fn bounded_int(
     let Some(value) = args.get(name) else {
         return Ok(None);
     };
-    let Value::Number(n) = value else {
-        return Err(ArgError::WrongType {
-            name,
-            expected: "an integer",
-            got: kind_of(value),
-        });
+    let whole = |f: f64| (f.fract() == 0.0 && f >= 1.0 && f <= max as f64).then_some(f as u64);
+    let n = match value {
+        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().and_then(whole)),
+        Value::String(s) => {
+            let s = s.trim();
+            s.parse::<u64>()
+                .ok()
+                .or_else(|| s.parse::<f64>().ok().and_then(whole))
+        }
+        _ => {
+            return Err(ArgError::WrongType {
+                name,
+                expected: "an integer",
+                got: kind_of(value),
+            })
+        }
     };
-    let n = n.as_u64().or_else(|| {
-        n.as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= 1.0 && *f <= max as f64)
-            .map(|f| f as u64)
-    });
     match n {
         Some(n) if (1..=max).contains(&n) => Ok(Some(n)),
         _ => Err(ArgError::OutOfRange {
@@ -253,16 +265,38 @@ fn choice<T>(
     }
 }
 
+/// Host names to search. Besides an array, models send a single host as a string
+/// (`"example.com"`), a list as one string (`"a.com, b.org"`), or an array encoded as a
+/// JSON string (`"[\"a.com\"]"`): each is read as the list it means.
 fn domains(args: &Map<String, Value>) -> Result<Option<Vec<String>>, ArgError> {
     let Some(value) = args.get("domains") else {
         return Ok(None);
     };
-    let Value::Array(items) = value else {
-        return Err(ArgError::WrongType {
-            name: "domains",
-            expected: "an array of host names",
-            got: kind_of(value),
-        });
+    let decoded;
+    let items: &[Value] = match value {
+        Value::Array(items) => items,
+        Value::String(s) if s.trim_start().starts_with('[') => {
+            decoded = match serde_json::from_str::<Value>(s) {
+                Ok(Value::Array(items)) => items,
+                _ => return Err(ArgError::DomainsNotAList),
+            };
+            &decoded
+        }
+        Value::String(s) => {
+            decoded = s
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|h| !h.is_empty())
+                .map(|h| Value::String(h.to_owned()))
+                .collect();
+            &decoded
+        }
+        other => {
+            return Err(ArgError::WrongType {
+                name: "domains",
+                expected: "an array of host names",
+                got: kind_of(other),
+            })
+        }
     };
     if items.len() > MAX_DOMAINS {
         return Err(ArgError::TooManyDomains { count: items.len() });
@@ -353,6 +387,49 @@ mod tests {
         );
         let e = parse(t, json!({"query": "q", "domains": ["https://a.com"]})).unwrap_err();
         assert!(matches!(e, ArgError::BadDomain { index: 0, .. }), "{e}");
+    }
+
+    #[test]
+    fn arguments_as_models_send_them_are_read_as_meant() {
+        let a = parse(
+            Tool::Answer,
+            json!({"query": "q", "domains": "Example.com", "max_results": "5",
+                   "recency_days": " 30 "}),
+        )
+        .unwrap();
+        assert_eq!(a.domains, Some(vec!["example.com".to_owned()]));
+        assert_eq!((a.max_results, a.recency_days), (Some(5), Some(30)));
+        for domains in [
+            json!("[\"a.com\",\"b.org\"]"),
+            json!("a.com, b.org"),
+            json!("a.com b.org"),
+        ] {
+            let a = parse(Tool::Answer, json!({"query": "q", "domains": domains})).unwrap();
+            assert_eq!(
+                a.domains,
+                Some(vec!["a.com".to_owned(), "b.org".to_owned()])
+            );
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_meant_is_refused_with_how_to_fix_it() {
+        let e = parse(Tool::Answer, json!({"query": "q", "max_results": "five"})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "max_results must be a whole number from 1 to 50, got \"five\""
+        );
+        let e = parse(Tool::Answer, json!({"query": "q", "domains": [5]})).unwrap_err();
+        assert_eq!(e.to_string(), "domains[0] must be a string, got an integer");
+        let e = parse(Tool::Answer, json!({"query": "q", "domains": "[a.com"})).unwrap_err();
+        assert_eq!(e, ArgError::DomainsNotAList);
+        let e = parse(Tool::Answer, json!({"query": "q", "domains": "[5]"})).unwrap_err();
+        assert!(
+            matches!(e, ArgError::DomainNotString { index: 0, .. }),
+            "{e}"
+        );
+        let e = parse(Tool::Answer, json!({"query": "q", "recency_days": "0"})).unwrap_err();
+        assert!(matches!(e, ArgError::OutOfRange { .. }), "{e}");
     }
 
     #[test]

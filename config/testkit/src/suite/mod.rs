@@ -4,6 +4,7 @@ pub mod answers;
 pub mod bad_upstream;
 pub mod concurrency;
 pub mod config;
+pub mod eras;
 pub mod lifecycle;
 pub mod proxies;
 
@@ -186,6 +187,40 @@ macro_rules! e2e_suite {
             #[test]
             fn the_api_key_never_appears_on_any_path() {
                 $crate::run($bin, $crate::suite::config::the_api_key_never_appears_on_any_path);
+            }
+        }
+        mod eras {
+            #[test]
+            fn claude_code_sequence_discover_then_initialize_then_both_eras() {
+                $crate::run($bin, $crate::suite::eras::claude_code_sequence_discover_then_initialize_then_both_eras);
+            }
+            #[test]
+            fn a_probe_followed_by_eof_is_answered_and_the_server_exits() {
+                $crate::run($bin, $crate::suite::eras::a_probe_followed_by_eof_is_answered_and_the_server_exits);
+            }
+            #[test]
+            fn modern_envelope_errors_and_removed_methods() {
+                $crate::run($bin, $crate::suite::eras::modern_envelope_errors_and_removed_methods);
+            }
+            #[test]
+            fn subscriptions_are_acknowledged_cancelled_and_closed_at_eof() {
+                $crate::run($bin, $crate::suite::eras::subscriptions_are_acknowledged_cancelled_and_closed_at_eof);
+            }
+            #[test]
+            fn modern_tool_failures_are_results_that_say_what_to_do() {
+                $crate::run($bin, $crate::suite::eras::modern_tool_failures_are_results_that_say_what_to_do);
+            }
+            #[test]
+            fn arguments_as_models_send_them_reach_openai_as_meant() {
+                $crate::run($bin, $crate::suite::eras::arguments_as_models_send_them_reach_openai_as_meant);
+            }
+            #[test]
+            fn notifications_are_never_answered_whatever_their_params() {
+                $crate::run($bin, $crate::suite::eras::notifications_are_never_answered_whatever_their_params);
+            }
+            #[test]
+            fn a_second_byte_order_mark_gives_the_same_reply_however_stdin_is_split() {
+                $crate::run($bin, $crate::suite::eras::a_second_byte_order_mark_gives_the_same_reply_however_stdin_is_split);
             }
         }
         mod lifecycle {

@@ -17,7 +17,7 @@ pub(super) fn answer_of(reply: &Value) -> Value {
 
 #[test]
 fn initialize_negotiates_every_supported_version() {
-    for v in ProtocolVersion::ALL {
+    for v in ProtocolVersion::LEGACY {
         let mut h = Harness::new(ServerConfig::default());
         let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":v.as_str(),"capabilities":{}}}));
         assert_eq!(r["result"]["protocolVersion"], v.as_str());
@@ -78,7 +78,7 @@ fn requests_before_initialize_get_prompt_errors() {
 
 #[test]
 fn tools_list_fields_follow_the_version() {
-    for v in ProtocolVersion::ALL {
+    for v in ProtocolVersion::LEGACY {
         let mut h = Harness::ready(v.as_str());
         let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
         let tools = r["result"]["tools"].as_array().unwrap();
@@ -216,13 +216,21 @@ fn tool_call_argument_and_profile_errors() {
         (json!({"query": 5}), "query must be a string"),
         (json!({"query": "q", "recency_days": 0}), "recency_days"),
         (
-            json!({"query": "q", "recency_days": "7"}),
+            json!({"query": "q", "recency_days": "seven"}),
+            "recency_days must be a whole number from 1 to 3650, got \"seven\"",
+        ),
+        (
+            json!({"query": "q", "recency_days": true}),
             "recency_days must be an integer",
         ),
         (json!({"query": "q", "max_results": 1.5}), "max_results"),
         (
-            json!({"query": "q", "domains": "a.com"}),
+            json!({"query": "q", "domains": 5}),
             "domains must be an array",
+        ),
+        (
+            json!({"query": "q", "domains": [5]}),
+            "domains[0] must be a string",
         ),
         (
             json!({"query": "q", "domains": ["https://a.com/x"]}),
@@ -375,3 +383,4 @@ fn answer_flows_into_content_and_structured_content() {
 }
 
 mod calls;
+mod modern;

@@ -1,0 +1,223 @@
+//! A tool call that could not produce an answer, in the shape its protocol version wants:
+//! a JSON-RPC error with the codes of the spec we build from (2024-11-05 to 2025-06-18),
+//! or a result with `isError: true` (2025-11-25 on), whose text stands alone (what
+//! happened, what to do) because some clients show the model nothing else, and whose
+//! details go to `_meta`.
+
+use super::shape::{self, META_ERROR};
+use super::ProtocolVersion;
+use crate::jsonrpc::{ErrorKind, RpcError};
+use crate::openai::{FailureKind, UpstreamFailure};
+use crate::tools::{ArgError, Tool};
+use serde_json::{json, Value};
+
+/// Why a tool call has no answer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ToolFailure<'a> {
+    /// The arguments are wrong.
+    Arguments { tool: Tool, error: &'a ArgError },
+    /// No profile serves the tool.
+    MissingProfile,
+    /// The runtime found no API key in this variable.
+    MissingKey { env: &'a str },
+    /// Every slot and the queue are taken.
+    Busy { running: usize, queued: usize },
+    /// The upstream attempts failed.
+    Upstream {
+        failure: &'a UpstreamFailure,
+        retries: u32,
+        api_key_env: &'a str,
+        /// Debug mode adds the diagnostic fields of spec 8.2 to the legacy error.
+        debug: bool,
+    },
+}
+
+impl ToolFailure<'_> {
+    /// The failure as its protocol version wants it: `Ok` holds an `isError` result.
+    pub fn reply(&self, version: ProtocolVersion) -> Result<Value, RpcError> {
+        if version.tool_errors_are_results() {
+            Ok(self.result(version))
+        } else {
+            Err(self.error())
+        }
+    }
+
+    /// The JSON-RPC error of the legacy sessions before 2025-11-25.
+    pub fn error(&self) -> RpcError {
+        match *self {
+            ToolFailure::Arguments { tool, error } => {
+                RpcError::new(ErrorKind::InvalidArguments, format!("{tool}: invalid arguments"))
+                    .with_data(json!({ "reason": error.to_string() }))
+            }
+            ToolFailure::MissingProfile => RpcError::new(
+                ErrorKind::MissingProfile,
+                "model_profiles.answer is required",
+            ),
+            ToolFailure::MissingKey { env } => RpcError::new(
+                ErrorKind::UpstreamFailed,
+                format!("openai responses failed: no API key; set the {env} environment variable for the server"),
+            )
+            .with_data(json!({ "retries": 0, "status": null, "type": "missing_api_key", "code": null })),
+            ToolFailure::Busy { running, queued } => RpcError::new(
+                ErrorKind::Overloaded,
+                format!("server busy: {running} calls running and {queued} queued; retry later"),
+            ),
+            ToolFailure::Upstream {
+                failure,
+                retries,
+                api_key_env,
+                debug,
+            } => {
+                let mut data = json!({
+                    "retries": retries,
+                    "status": failure.status,
+                    "type": failure.error_type,
+                    "code": failure.code,
+                });
+                if debug {
+                    data["message"] = failure.message.clone().into();
+                    data["name"] = failure.kind.as_str().into();
+                }
+                let message = match failure.kind {
+                    FailureKind::Shutdown => {
+                        format!("openai responses failed: {}", failure.message)
+                    }
+                    _ => format!(
+                        "openai responses failed: {}; {}",
+                        failure.message,
+                        failure.advice(api_key_env)
+                    ),
+                };
+                RpcError::new(ErrorKind::UpstreamFailed, message).with_data(data)
+            }
+        }
+    }
+
+    /// The `isError` result: one or two sentences that stand alone, details in `_meta`.
+    pub fn result(&self, version: ProtocolVersion) -> Value {
+        let mut result = json!({
+            "content": [{ "type": "text", "text": self.text() }],
+            "isError": true,
+        });
+        shape::add_meta(&mut result, META_ERROR, self.details());
+        shape::complete(result, version)
+    }
+
+    /// What happened and what to do about it.
+    fn text(&self) -> String {
+        match *self {
+            ToolFailure::Arguments { tool, error } => format!(
+                "{tool} was called with invalid arguments: {error}. Fix that and call {tool} again."
+            ),
+            ToolFailure::MissingProfile => "No model is configured for this tool. Set model_profiles.answer.model in the server's configuration and restart it.".into(),
+            ToolFailure::MissingKey { env } => format!(
+                "The server has no OpenAI API key, so it cannot search. Set the {env} environment variable for the server and restart it."
+            ),
+            ToolFailure::Busy { running, queued } => format!(
+                "The server is busy ({running} calls running, {queued} waiting). Try again in a few seconds."
+            ),
+            ToolFailure::Upstream {
+                failure,
+                retries,
+                api_key_env,
+                ..
+            } => {
+                let after = match retries {
+                    0 => String::new(),
+                    1 => " after 1 retry".into(),
+                    n => format!(" after {n} retries"),
+                };
+                match failure.kind {
+                    FailureKind::Shutdown => format!(
+                        "The call was stopped: {}. Call the tool again once the server is back.",
+                        failure.message
+                    ),
+                    _ => format!(
+                        "The OpenAI request failed{after}: {}. {}.",
+                        failure.message.trim_end_matches('.'),
+                        sentence(&failure.advice(api_key_env))
+                    ),
+                }
+            }
+        }
+    }
+
+    /// The structured details, for clients and logs rather than the model.
+    fn details(&self) -> Value {
+        match *self {
+            ToolFailure::Arguments { tool, error } => {
+                json!({ "kind": "invalid_arguments", "tool": tool.name(), "reason": error.to_string() })
+            }
+            ToolFailure::MissingProfile => json!({ "kind": "missing_profile" }),
+            ToolFailure::MissingKey { env } => json!({ "kind": "missing_api_key", "env": env }),
+            ToolFailure::Busy { running, queued } => {
+                json!({ "kind": "busy", "running": running, "queued": queued })
+            }
+            ToolFailure::Upstream {
+                failure, retries, ..
+            } => json!({
+                "kind": "upstream",
+                "failure": failure.kind.as_str(),
+                "retries": retries,
+                "status": failure.status,
+                "type": failure.error_type,
+                "code": failure.code,
+            }),
+        }
+    }
+}
+
+/// `advice` as a sentence: a capital first letter.
+fn sentence(advice: &str) -> String {
+    let mut chars = advice.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_era_decides_the_shape() {
+        let busy = ToolFailure::Busy {
+            running: 16,
+            queued: 1024,
+        };
+        assert_eq!(
+            busy.reply(ProtocolVersion::V2025_06_18).unwrap_err().code,
+            -32051
+        );
+        let result = busy.reply(ProtocolVersion::V2025_11_25).unwrap();
+        assert_eq!(result["isError"], true);
+        assert_eq!(result[shape::META][META_ERROR]["kind"], "busy");
+        assert!(result.get("resultType").is_none());
+        let modern = busy.reply(ProtocolVersion::V2026_07_28).unwrap();
+        assert_eq!(modern["resultType"], "complete");
+    }
+
+    #[test]
+    fn texts_stand_alone() {
+        let failure = UpstreamFailure {
+            status: Some(429),
+            ..UpstreamFailure::local(FailureKind::HttpError, "Rate limit reached.")
+        };
+        let f = ToolFailure::Upstream {
+            failure: &failure,
+            retries: 3,
+            api_key_env: "OPENAI_API_KEY",
+            debug: false,
+        };
+        assert_eq!(
+            f.text(),
+            "The OpenAI request failed after 3 retries: Rate limit reached. Rate limited by OpenAI: wait a little, lower concurrency, or raise the rate limit."
+        );
+        let key = ToolFailure::MissingKey { env: "MY_KEY" }.text();
+        assert!(
+            key.contains("MY_KEY") && key.ends_with("restart it."),
+            "{key}"
+        );
+    }
+}
