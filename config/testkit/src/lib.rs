@@ -63,6 +63,18 @@ pub fn sdk_python() -> Option<PathBuf> {
     probe.is_ok_and(|o| o.status.success()).then_some(python)
 }
 
+/// The `node_modules` folder with the TypeScript SDK clients: `MCP_SDK_NODE_PATH` (set by
+/// `.ci/test`), else the one `.ci/test` leaves in `target/sdk/node`; `None` when missing.
+pub fn sdk_node_modules() -> Option<PathBuf> {
+    let default =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/sdk/node/node_modules");
+    let modules = std::env::var_os("MCP_SDK_NODE_PATH").map_or(default, PathBuf::from);
+    modules
+        .join("@modelcontextprotocol/client/package.json")
+        .exists()
+        .then_some(modules)
+}
+
 /// `_meta` key of a modern request's protocol version.
 pub const MODERN_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 

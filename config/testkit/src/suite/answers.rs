@@ -308,51 +308,6 @@ pub fn invalid_arguments_are_reported_with_the_reason() {
     assert!(fake.requests().is_empty());
 }
 
-/// The official Python SDK (PyPI `mcp`), as users run it, drives the binary: it probes
-/// `server/discover`, falls back to `initialize`, lists tools and calls one.
-pub fn official_python_sdk_client() {
-    let Some(python) = crate::sdk_python() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install the Python MCP SDK (.ci/test does)"
-        );
-        eprintln!("skipping: the Python MCP SDK is not installed (run .ci/test)");
-        return;
-    };
-    let fake = FakeOpenAi::fixed(200, fixture("response-web-search.json"));
-    let script = format!("{}/sdk_client.py", env!("CARGO_MANIFEST_DIR"));
-    let home = temp_dir("sdk");
-    let out = Command::new(python)
-        .arg(&script)
-        .arg(crate::binary())
-        .env("HOME", &home)
-        .env("OPENAI_API_KEY", PLANTED_KEY)
-        .env("OPENAI_BASE_URL", &fake.url)
-        .env_remove("HTTPS_PROXY")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "sdk client failed:\n{stdout}\n{stderr}"
-    );
-    assert!(!stdout.contains(PLANTED_KEY) && !stderr.contains(PLANTED_KEY));
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(
-        report["tools"],
-        json!(["answer", "answer_detailed", "answer_quick"])
-    );
-    assert_eq!(report["is_error"], false);
-    let answer: Value = serde_json::from_str(report["text"].as_str().unwrap()).unwrap();
-    assert_eq!(answer["used_search"], true);
-    assert_eq!(report["structured"], answer);
-    assert_eq!(fake.requests().len(), 1);
-    let _ = std::fs::remove_dir_all(home);
-}
-
 pub fn requests_go_through_http_proxy_and_no_proxy_bypasses_it() {
     // The fake plays the proxy: the server opens a CONNECT tunnel through it.
     let proxy = FakeOpenAi::fixed(200, fixture("response-no-search.json"));

@@ -7,6 +7,7 @@ pub mod config;
 pub mod eras;
 pub mod lifecycle;
 pub mod proxies;
+pub mod sdks;
 
 /// Instantiates the whole end-to-end suite for the binary at `$bin` (a `&'static str`,
 /// usually `env!("CARGO_BIN_EXE_<name>")`): one `#[test]` per suite function.
@@ -61,10 +62,6 @@ macro_rules! e2e_suite {
             #[test]
             fn invalid_arguments_are_reported_with_the_reason() {
                 $crate::run($bin, $crate::suite::answers::invalid_arguments_are_reported_with_the_reason);
-            }
-            #[test]
-            fn official_python_sdk_client() {
-                $crate::run($bin, $crate::suite::answers::official_python_sdk_client);
             }
             #[test]
             fn requests_go_through_http_proxy_and_no_proxy_bypasses_it() {
@@ -297,6 +294,32 @@ macro_rules! e2e_suite {
             #[test]
             fn show_config_names_the_proxy_without_its_credentials() {
                 $crate::run($bin, $crate::suite::proxies::show_config_names_the_proxy_without_its_credentials);
+            }
+        }
+        mod sdks {
+            #[test]
+            fn python_sdk_in_its_default_probing_mode_ends_modern() {
+                $crate::run($bin, $crate::suite::sdks::python_sdk_in_its_default_probing_mode_ends_modern);
+            }
+            #[test]
+            fn python_sdk_pinned_to_2026_07_28() {
+                $crate::run($bin, $crate::suite::sdks::python_sdk_pinned_to_2026_07_28);
+            }
+            #[test]
+            fn python_sdk_in_legacy_mode_negotiates_2025_11_25() {
+                $crate::run($bin, $crate::suite::sdks::python_sdk_in_legacy_mode_negotiates_2025_11_25);
+            }
+            #[test]
+            fn typescript_sdk_v2_in_auto_mode_ends_modern() {
+                $crate::run($bin, $crate::suite::sdks::typescript_sdk_v2_in_auto_mode_ends_modern);
+            }
+            #[test]
+            fn typescript_sdk_v2_pinned_to_2026_07_28() {
+                $crate::run($bin, $crate::suite::sdks::typescript_sdk_v2_pinned_to_2026_07_28);
+            }
+            #[test]
+            fn typescript_sdk_1_x_legacy_client() {
+                $crate::run($bin, $crate::suite::sdks::typescript_sdk_1_x_legacy_client);
             }
         }
     };

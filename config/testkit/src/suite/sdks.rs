@@ -1,0 +1,118 @@
+//! The official SDK clients, as users run them, drive the binary over stdio: the Python
+//! SDK 2.x (PyPI `mcp`) and the TypeScript SDK v2 (`@modelcontextprotocol/client`) in
+//! their probing (auto), modern and legacy modes, and the TypeScript SDK 1.x
+//! (`@modelcontextprotocol/sdk`, legacy only). Each lists the tools and calls one against
+//! the fake OpenAI; `.ci/test` installs them under `target/sdk`.
+
+use crate::fake_openai::FakeOpenAi;
+use crate::*;
+
+/// Runs `command` (an SDK client script) and checks its report: the era it ended in, the
+/// tools, and an answer with search and citations, once upstream.
+fn check_client(mut command: Command, expected_version: Option<&str>) {
+    let fake = FakeOpenAi::fixed(200, fixture("response-web-search.json"));
+    let home = temp_dir("sdk");
+    let out = command
+        .arg(crate::binary())
+        .env("HOME", &home)
+        .env("OPENAI_API_KEY", PLANTED_KEY)
+        .env("OPENAI_BASE_URL", &fake.url)
+        .env_remove("HTTPS_PROXY")
+        .env_remove("HTTP_PROXY")
+        .env_remove("ALL_PROXY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "sdk client failed:\n{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains(PLANTED_KEY) && !stderr.contains(PLANTED_KEY));
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    if let Some(version) = expected_version {
+        assert_eq!(report["version"], version, "{report}");
+    }
+    assert_eq!(
+        report["tools"],
+        json!(["answer", "answer_detailed", "answer_quick"])
+    );
+    assert_eq!(report["is_error"], false, "{report}");
+    let answer: Value = serde_json::from_str(report["text"].as_str().unwrap()).unwrap();
+    assert_eq!(answer["used_search"], true);
+    assert!(!answer["citations"].as_array().unwrap().is_empty());
+    assert_eq!(report["structured"], answer);
+    assert_eq!(fake.requests().len(), 1);
+    let _ = std::fs::remove_dir_all(home);
+}
+
+/// The Python client, or `None` (a skip outside CI) when the SDK is not installed.
+fn python(mode: &str) -> Option<Command> {
+    let Some(python) = crate::sdk_python() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install the Python MCP SDK (.ci/test does)"
+        );
+        eprintln!("skipping: the Python MCP SDK is not installed (run .ci/test)");
+        return None;
+    };
+    let mut command = Command::new(python);
+    command
+        .arg(format!("{}/sdk_client.py", env!("CARGO_MANIFEST_DIR")))
+        .arg(mode);
+    Some(command)
+}
+
+/// A TypeScript client (`sdk` is `v2` or `v1`), or `None` when the packages are missing.
+fn typescript(sdk: &str, mode: &str) -> Option<Command> {
+    let Some(modules) = crate::sdk_node_modules() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install the TypeScript MCP SDKs (.ci/test does)"
+        );
+        eprintln!("skipping: the TypeScript MCP SDKs are not installed (run .ci/test)");
+        return None;
+    };
+    let mut command = Command::new("node");
+    command
+        .arg(format!("{}/sdk_client.cjs", env!("CARGO_MANIFEST_DIR")))
+        .args([sdk, mode])
+        .env("NODE_PATH", modules);
+    Some(command)
+}
+
+pub fn python_sdk_in_its_default_probing_mode_ends_modern() {
+    if let Some(c) = python("auto") {
+        check_client(c, Some("2026-07-28"));
+    }
+}
+
+pub fn python_sdk_pinned_to_2026_07_28() {
+    if let Some(c) = python("modern") {
+        check_client(c, Some("2026-07-28"));
+    }
+}
+
+pub fn python_sdk_in_legacy_mode_negotiates_2025_11_25() {
+    if let Some(c) = python("legacy") {
+        check_client(c, Some("2025-11-25"));
+    }
+}
+
+pub fn typescript_sdk_v2_in_auto_mode_ends_modern() {
+    if let Some(c) = typescript("v2", "auto") {
+        check_client(c, Some("2026-07-28"));
+    }
+}
+
+pub fn typescript_sdk_v2_pinned_to_2026_07_28() {
+    if let Some(c) = typescript("v2", "modern") {
+        check_client(c, Some("2026-07-28"));
+    }
+}
+
+pub fn typescript_sdk_1_x_legacy_client() {
+    if let Some(c) = typescript("v1", "legacy") {
+        check_client(c, None);
+    }
+}
