@@ -25,6 +25,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#;
+const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
 
 fn binaries() -> Vec<(&'static str, PathBuf)> {
     // BENCH_BIN_DIR measures other builds, e.g. target/x86_64-unknown-linux-musl/release.
@@ -150,9 +151,16 @@ fn fixture(name: &str) -> Vec<u8> {
     .unwrap()
 }
 
-/// Process start to the `initialize` reply, against `cat` echoing the same line.
+/// Process start to the first reply (`initialize`, then `server/discover`), against `cat`
+/// echoing the same line.
 fn startup() {
-    println!("## Startup: process start to the `initialize` reply (median of 41)\n");
+    for (what, line) in [("initialize", INIT), ("server/discover", DISCOVER)] {
+        startup_to(what, line);
+    }
+}
+
+fn startup_to(what: &str, request: &str) {
+    println!("## Startup: process start to the `{what}` reply (median of 41)\n");
     println!("| program | median | p90 | ratio to `cat` |");
     println!("|---|---|---|---|");
     let measure = |program: &Path, args: &[&str]| {
@@ -169,7 +177,7 @@ fn startup() {
                     .spawn()
                     .unwrap();
                 let mut stdin = child.stdin.take().unwrap();
-                writeln!(stdin, "{INIT}").unwrap();
+                writeln!(stdin, "{request}").unwrap();
                 let mut line = String::new();
                 BufReader::new(child.stdout.take().unwrap())
                     .read_line(&mut line)

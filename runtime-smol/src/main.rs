@@ -15,7 +15,7 @@ mod upstream;
 use responses_mcp_config::{now, signals, Startup};
 use responses_mcp_core::{Driver, Event, Message, Poll};
 use smol::channel::{bounded, Receiver, Sender};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::io::AsyncWriteExt;
 use smol::{LocalExecutor, Task, Timer};
 use std::rc::Rc;
 use std::time::Instant;
@@ -50,7 +50,7 @@ fn run(startup: Startup) -> i32 {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
     let executor = Rc::new(LocalExecutor::new());
-    executor.spawn(read_stdin(tx.clone())).detach();
+    spawn_stdin_reader(tx.clone());
     let tasks = Tasks::new(upstream::Upstream::new(&startup), executor.clone(), tx);
     let driver = Driver::new(startup.server);
     smol::block_on(executor.run(serve(driver, tasks, rx)))
@@ -112,23 +112,32 @@ async fn next_message(
     smol::future::or(message, timer).await
 }
 
-async fn read_stdin(tx: Sender<Message>) {
-    let mut stdin = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdin());
-    let mut buf = vec![0u8; READ_CHUNK];
-    loop {
-        match stdin.read(&mut buf).await {
-            Ok(0) => break,
-            Ok(n) => {
-                if tx.send(Message::Stdin(buf[..n].to_vec())).await.is_err() {
-                    return;
+/// Reads stdin on a thread of its own, so the first request is read the moment it
+/// arrives (smol's blocking pool would start its first thread only when asked).
+fn spawn_stdin_reader(tx: Sender<Message>) {
+    let spawned = std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = vec![0u8; READ_CHUNK];
+            loop {
+                match std::io::Read::read(&mut stdin, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if tx.send_blocking(Message::Stdin(buf[..n].to_vec())).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        log::debug!("stdin read failed: {e}");
+                        break;
+                    }
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                log::debug!("stdin read failed: {e}");
-                break;
-            }
-        }
+            let _ = tx.send_blocking(Message::StdinClosed);
+        });
+    if let Err(e) = spawned {
+        log::error!("cannot start the stdin reader: {e}");
     }
-    let _ = tx.send(Message::StdinClosed).await;
 }

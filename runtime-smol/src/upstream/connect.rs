@@ -13,6 +13,7 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore};
 use smol::lock::Mutex;
 use smol::{Async, Timer};
+use std::cell::OnceCell;
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,8 +27,11 @@ const DNS_TTL: Duration = Duration::from_secs(30);
 pub struct Connector {
     /// Every connection is a tunnel through this proxy when set.
     proxy: Option<ProxyUrl>,
-    /// TLS settings, or why there are none.
-    tls: Result<Arc<ClientConfig>, String>,
+    /// Root certificates (PEM) replacing the built-in ones, when configured.
+    roots_pem: Option<Vec<u8>>,
+    /// TLS settings, or why there are none: built at the first TLS connection, so that
+    /// nothing in startup (parsing some 150 root certificates) delays the first reply.
+    tls: OnceCell<Result<Arc<ClientConfig>, String>>,
     /// One lookup at a time, so that many calls starting together share it.
     dns: Mutex<Option<Resolved>>,
 }
@@ -45,7 +49,8 @@ impl Connector {
     pub fn new(proxy: Option<ProxyUrl>, roots_pem: Option<&[u8]>) -> Self {
         Connector {
             proxy,
-            tls: tls_config(roots_pem),
+            roots_pem: roots_pem.map(<[u8]>::to_vec),
+            tls: OnceCell::new(),
             dns: Mutex::new(None),
         }
     }
@@ -82,7 +87,10 @@ impl Connector {
     ) -> Result<TlsStream<C>, TransportError> {
         let name = ServerName::try_from(host.to_owned())
             .map_err(|_| invalid("the host is not a valid TLS server name"))?;
-        let config = self.tls.clone().map_err(|detail| TransportError {
+        let config = self
+            .tls
+            .get_or_init(|| tls_config(self.roots_pem.as_deref()));
+        let config = config.clone().map_err(|detail| TransportError {
             kind: TransportErrorKind::Tls,
             detail,
         })?;
