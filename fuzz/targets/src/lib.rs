@@ -198,13 +198,19 @@ pub fn server(data: &[u8]) {
                 if !stdin_closed {
                     checker.requested.insert(id);
                 }
-                let progress = if arg % 2 == 0 {
-                    r#","_meta":{"progressToken":7}"#
-                } else {
-                    ""
+                // Every third call is a modern (2026-07-28) request.
+                let modern = arg % 3 == 2;
+                if modern && !stdin_closed {
+                    checker.modern.insert(id);
+                }
+                let meta = match (arg % 2 == 0, modern) {
+                    (true, true) => format!(r#","_meta":{{"progressToken":7,{MODERN_META}}}"#),
+                    (false, true) => format!(r#","_meta":{{{MODERN_META}}}"#),
+                    (true, false) => r#","_meta":{"progressToken":7}"#.to_owned(),
+                    (false, false) => String::new(),
                 };
                 let line = format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{progress}}}}}"#,
+                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{meta}}}}}"#,
                     script_id(id),
                     ["answer", "answer_quick", "answer_detailed"][usize::from(arg) % 3]
                 );
@@ -296,11 +302,32 @@ pub fn server(data: &[u8]) {
                 feed(&mut server, Input::StdinClosed, &mut checker, &mut attempts);
             }
             6 => {}
-            _ => {
-                if arg == 0 {
-                    feed(&mut server, Input::Shutdown, &mut checker, &mut attempts);
+            _ => match arg {
+                0 => feed(&mut server, Input::Shutdown, &mut checker, &mut attempts),
+                1..=3 => {
+                    // A modern subscriptions/listen (1), server/discover (2) or removed
+                    // method (3): answered at most once, never with a legacy code.
+                    let id = next_id;
+                    next_id += 1;
+                    if !stdin_closed {
+                        checker.requested.insert(id);
+                        checker.modern.insert(id);
+                    }
+                    let method =
+                        ["subscriptions/listen", "server/discover", "ping"][usize::from(arg) - 1];
+                    let line = format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"method":"{method}","params":{{"_meta":{{{MODERN_META}}}}}}}"#,
+                        script_id(id)
+                    );
+                    feed(
+                        &mut server,
+                        Input::Stdin(format!("{line}\n").as_bytes()),
+                        &mut checker,
+                        &mut attempts,
+                    );
                 }
-            }
+                _ => {}
+            },
         }
     }
     // Run the clock out: everything ends, with a reply or a cancel.
@@ -328,9 +355,14 @@ fn pick<T>(items: &[T], arg: u8) -> Option<&T> {
     (!items.is_empty()).then(|| &items[usize::from(arg) % items.len()])
 }
 
+/// The `_meta` members of a modern request.
+const MODERN_META: &str = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
+
 #[derive(Default)]
 struct Checker {
     requested: BTreeSet<u64>,
+    /// Script ids sent as modern requests: their errors never use legacy codes.
+    modern: BTreeSet<u64>,
     cancelled: BTreeSet<u64>,
     answered: BTreeMap<u64, usize>,
 }
@@ -374,6 +406,16 @@ impl Checker {
             .and_then(|s| s.strip_prefix('\u{1}'))
             .and_then(|n| n.parse::<u64>().ok());
         if let Some(id) = id {
+            if self.modern.contains(&id) {
+                let code = m["error"]["code"].as_i64().unwrap_or(0);
+                assert!(
+                    !(-32099..=-32000).contains(&code) || [-32020, -32021, -32022].contains(&code),
+                    "a legacy code answered a modern request: {m}"
+                );
+                if let Some(result) = m.get("result") {
+                    assert_eq!(result["resultType"], "complete", "{m}");
+                }
+            }
             if self.requested.contains(&id) {
                 assert!(
                     !self.cancelled.contains(&id),
