@@ -6,8 +6,9 @@
 //! (it builds for `wasm32-unknown-unknown`). A host (the smol and blocking runtimes in
 //! this repository, or yours) owns the IO.
 //!
-//! **What it does:** framing (newline-delimited JSON and `Content-Length`), JSON-RPC, the
-//! MCP lifecycle for protocol versions 2024-11-05 to 2025-11-25, the three answer tools
+//! **What it does:** framing (newline-delimited JSON and `Content-Length`), JSON-RPC, MCP
+//! 2026-07-28 (stateless, `server/discover`) beside the `initialize`-based lifecycle of
+//! 2024-11-05 to 2025-11-25 on one process, the three answer tools
 //! and their argument checks, the Responses API request body and the reading of its
 //! answers and citations, and the call engine: attempts, timeouts, retries with backoff,
 //! cancellation, queueing and progress.
