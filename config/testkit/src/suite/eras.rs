@@ -187,3 +187,44 @@ pub fn a_second_byte_order_mark_gives_the_same_reply_however_stdin_is_split() {
     assert_eq!(replies[0], replies[1]);
     assert_eq!(replies[0]["error"]["code"], -32700);
 }
+
+/// A modern call reports progress (validated against the 2026-07-28 schema) and, once
+/// cancelled, closes its upstream connection and is never answered.
+pub fn modern_calls_report_progress_and_can_be_cancelled() {
+    let fake = FakeOpenAi::start(|_, _| Action::Hang);
+    let dir = temp_dir("modern-progress");
+    let config = dir.join("config.yaml");
+    std::fs::write(&config, "server: {progress_interval_ms: 100}\n").unwrap();
+    let opts = Opts::upstream(&fake.url)
+        .arg("--config")
+        .arg(config.to_str().unwrap());
+    let mut mcp = Mcp::spawn(opts);
+    mcp.send(&modern(
+        json!("c1"),
+        "tools/call",
+        json!({"name":"answer","arguments":{"query":"q"},
+        "_meta":{"progressToken":"t1"}}),
+    ));
+    let first = mcp.recv();
+    assert_eq!(first["method"], "notifications/progress");
+    assert_eq!(first["params"]["progressToken"], "t1");
+    let second = mcp.recv();
+    assert!(second["params"]["progress"].as_u64() > first["params"]["progress"].as_u64());
+    fake.wait_requests(1, PATIENCE);
+    mcp.send(
+        &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}}),
+    );
+    let start = Instant::now();
+    while fake.closed().is_empty() && start.elapsed() < PATIENCE {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(fake.closed().len(), 1, "the upstream connection is closed");
+    // Progress that was already on its way may still arrive; nothing after that.
+    while let Some(m) = mcp.recv_within(Duration::from_millis(300)) {
+        assert_eq!(
+            m["method"], "notifications/progress",
+            "no reply after a cancel: {m}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -219,6 +219,10 @@ macro_rules! e2e_suite {
             fn a_second_byte_order_mark_gives_the_same_reply_however_stdin_is_split() {
                 $crate::run($bin, $crate::suite::eras::a_second_byte_order_mark_gives_the_same_reply_however_stdin_is_split);
             }
+            #[test]
+            fn modern_calls_report_progress_and_can_be_cancelled() {
+                $crate::run($bin, $crate::suite::eras::modern_calls_report_progress_and_can_be_cancelled);
+            }
         }
         mod lifecycle {
             #[test]
