@@ -18,6 +18,7 @@ pub mod resolve;
 mod settings;
 pub mod show;
 pub mod signals;
+pub mod stdin;
 pub mod view;
 
 pub use cli::{Cli, USAGE};

@@ -11,19 +11,16 @@
 mod threads;
 pub mod upstream;
 
-use responses_mcp_config::{now, signals, Startup};
+use responses_mcp_config::{now, signals, stdin, Startup};
 use responses_mcp_core::{Driver, Event, Message, Poll};
-use std::io::{Read, Write};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::io::Write;
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Instant;
 use threads::Threads;
 
 /// Messages waiting for the main loop. Bounded, so that a flood on stdin waits in the pipe
 /// rather than in our memory.
 const EVENT_QUEUE: usize = 16;
-
-/// Bytes read from stdin at a time.
-const READ_CHUNK: usize = 64 * 1024;
 
 /// Serves until the core says exit; returns the exit status.
 pub fn run(startup: Startup) -> i32 {
@@ -36,7 +33,8 @@ pub fn run(startup: Startup) -> i32 {
     }) {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
-    spawn_stdin_reader(tx.clone());
+    let stdin_tx = tx.clone();
+    stdin::spawn_reader(move |message| stdin_tx.send(message).is_ok());
     let threads = Threads::new(upstream::Upstream::new(&startup), tx);
     let mut driver = Driver::new(startup.server);
     let mut stdout = std::io::stdout().lock();
@@ -89,33 +87,5 @@ fn wait(
             Err(RecvTimeoutError::Timeout) => Ok(None),
             Err(RecvTimeoutError::Disconnected) => Err(Disconnected),
         },
-    }
-}
-
-fn spawn_stdin_reader(tx: SyncSender<Message>) {
-    let spawned = std::thread::Builder::new()
-        .name("stdin".into())
-        .spawn(move || {
-            let mut stdin = std::io::stdin().lock();
-            let mut buf = vec![0u8; READ_CHUNK];
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        if tx.send(Message::Stdin(buf[..n].to_vec())).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        log::debug!("stdin read failed: {e}");
-                        break;
-                    }
-                }
-            }
-            let _ = tx.send(Message::StdinClosed);
-        });
-    if let Err(e) = spawned {
-        log::error!("cannot start the stdin reader: {e}");
     }
 }

@@ -12,9 +12,10 @@
 mod tasks;
 mod upstream;
 
+use responses_mcp_config::stdin::{self, READ_CHUNK};
 use responses_mcp_config::{now, signals, Startup};
 use responses_mcp_core::{Driver, Event, Message, Poll};
-use smol::channel::{bounded, Receiver, Sender};
+use smol::channel::{bounded, Receiver};
 use smol::io::AsyncWriteExt;
 use smol::{LocalExecutor, Task, Timer};
 use std::rc::Rc;
@@ -24,9 +25,6 @@ use tasks::Tasks;
 /// Messages waiting for the main task. Bounded, so that a flood on stdin waits in the pipe
 /// rather than in our memory.
 const EVENT_QUEUE: usize = 16;
-
-/// Bytes read from stdin (and buffered for stdout) at a time.
-const READ_CHUNK: usize = 64 * 1024;
 
 fn main() {
     let env = responses_mcp_config::process_env();
@@ -50,7 +48,8 @@ fn run(startup: Startup) -> i32 {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
     let executor = Rc::new(LocalExecutor::new());
-    spawn_stdin_reader(tx.clone());
+    let stdin_tx = tx.clone();
+    stdin::spawn_reader(move |message| stdin_tx.send_blocking(message).is_ok());
     let tasks = Tasks::new(upstream::Upstream::new(&startup), executor.clone(), tx);
     let driver = Driver::new(startup.server);
     smol::block_on(executor.run(serve(driver, tasks, rx)))
@@ -110,34 +109,4 @@ async fn next_message(
     };
     let message = async { rx.recv().await.map(Some).map_err(|_| Disconnected) };
     smol::future::or(message, timer).await
-}
-
-/// Reads stdin on a thread of its own, so the first request is read the moment it
-/// arrives (smol's blocking pool would start its first thread only when asked).
-fn spawn_stdin_reader(tx: Sender<Message>) {
-    let spawned = std::thread::Builder::new()
-        .name("stdin".into())
-        .spawn(move || {
-            let mut stdin = std::io::stdin().lock();
-            let mut buf = vec![0u8; READ_CHUNK];
-            loop {
-                match std::io::Read::read(&mut stdin, &mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        if tx.send_blocking(Message::Stdin(buf[..n].to_vec())).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        log::debug!("stdin read failed: {e}");
-                        break;
-                    }
-                }
-            }
-            let _ = tx.send_blocking(Message::StdinClosed);
-        });
-    if let Err(e) = spawned {
-        log::error!("cannot start the stdin reader: {e}");
-    }
 }
