@@ -89,6 +89,7 @@ pub mod openai;
 pub mod policy;
 #[doc(hidden)]
 pub mod server;
+pub mod sse;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tools;

@@ -53,3 +53,8 @@ fn config_corpus() {
 fn http_response_corpus() {
     replay("http_response", targets::http_response);
 }
+
+#[test]
+fn sse_corpus() {
+    replay("sse", targets::sse);
+}
