@@ -8,6 +8,7 @@ mod body;
 pub(crate) mod request;
 mod response;
 mod status;
+pub mod stream;
 
 pub use body::ResponseBody;
 pub use request::{model_supports, Capabilities, RequestPlan};

@@ -514,4 +514,17 @@ pub fn sse(data: &[u8]) {
     for e in whole.iter().flatten() {
         assert!(e.data.len() < max_event, "an event over the limit");
     }
+    // Whatever the events, folding them ends in an answer within the caps or a failure.
+    let mut fold = responses_mcp_core::openai::stream::StreamFold::new();
+    for e in whole.iter().flatten() {
+        if fold.feed(e) == responses_mcp_core::openai::stream::Folded::End {
+            break;
+        }
+    }
+    if let responses_mcp_core::openai::stream::StreamEnd::Answer(answer, _) =
+        fold.finish(3, "m", "2025-01-01")
+    {
+        assert!(answer.citations.len() <= 3);
+        assert!(!answer.answer.trim().is_empty());
+    }
 }

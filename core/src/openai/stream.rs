@@ -1,0 +1,285 @@
+//! Folding a streamed response (`"stream": true`) into what an answer needs, event by
+//! event: the finished output items (messages with their text and citations, web search
+//! calls with their sources), the model, the usage, and how the stream ended. The events
+//! themselves are never kept, so a call in flight holds about its answer.
+//!
+//! At the end the folded items are read by the same reader as a whole response
+//! ([`parse_answer`]), so an answer is the same, field for field, streamed or not.
+//! Along the way the fold says what the model is doing ([`StreamHint`]), for progress.
+
+use super::body::ResponseBody;
+use super::response::{parse_answer, Answer};
+use super::status::{FailureKind, UpstreamFailure};
+use crate::sse::SseEvent;
+use serde_json::Value;
+
+/// What the model is doing, as far as the stream shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamHint {
+    /// A web search started; the query once the stream names it.
+    Searching(Option<String>),
+    /// A page is being opened or searched: its host.
+    Reading(String),
+    /// The answer text started.
+    Writing,
+}
+
+/// Token counts and the like, from the terminal event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// The response id OpenAI gave.
+    pub response_id: Option<String>,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens (reasoning included).
+    pub output_tokens: u64,
+    /// Reasoning tokens.
+    pub reasoning_tokens: u64,
+    /// Web searches the model ran.
+    pub web_searches: u32,
+}
+
+/// How a stream ended.
+#[derive(Debug, PartialEq)]
+#[non_exhaustive]
+pub enum StreamEnd {
+    /// A completed answer.
+    Answer(Answer, Usage),
+    /// A failure another attempt may not have (a rate limit, a server error, a cut).
+    Retry(UpstreamFailure),
+    /// A failure retrying cannot fix.
+    Fail(UpstreamFailure),
+}
+
+/// One event's effect.
+#[derive(Debug, PartialEq)]
+pub enum Folded {
+    /// Keep reading; the model is doing this (when it changed).
+    More(Option<StreamHint>),
+    /// A terminal event arrived: call [`StreamFold::finish`].
+    End,
+}
+
+/// The state of one streamed response. See the module docs.
+#[derive(Default)]
+pub struct StreamFold {
+    /// Finished `message` and `web_search_call` items, as JSON text, in output order.
+    items: Vec<(u64, String)>,
+    /// The terminal response object's fields we read, once it arrived.
+    terminal: Option<Terminal>,
+    /// Whether the answer text has started (reported once).
+    writing: bool,
+    web_searches: u32,
+}
+
+/// What the terminal event said.
+enum Terminal {
+    /// `response.completed` / `response.incomplete`: the response object less its output
+    /// (and its output, for servers that send no `output_item.done`).
+    Response { meta: Value, output: Vec<Value> },
+    /// `response.failed` or an `error` event: the error object.
+    Failed(Value),
+}
+
+impl StreamFold {
+    /// A fold for a new stream.
+    pub fn new() -> Self {
+        StreamFold::default()
+    }
+
+    /// Takes one event in. Events that are not JSON, or of types we do not know, are
+    /// skipped: compatible servers add their own (keepalives, for one).
+    pub fn feed(&mut self, event: &SseEvent) -> Folded {
+        if self.terminal.is_some() {
+            return Folded::End;
+        }
+        if event.data == "[DONE]" {
+            // Some compatible servers end this way; a stream that ends before a terminal
+            // event is a cut stream.
+            return Folded::End;
+        }
+        let Ok(Value::Object(mut data)) = serde_json::from_str::<Value>(&event.data) else {
+            return Folded::More(None);
+        };
+        let kind = match data.get("type").and_then(Value::as_str) {
+            Some(kind) => kind.to_owned(),
+            None => event.event.clone(),
+        };
+        match kind.as_str() {
+            "response.output_item.added" => Folded::More(self.item_added(data.get("item"))),
+            "response.output_item.done" => {
+                let index = data.get("output_index").and_then(Value::as_u64);
+                let item = data.remove("item").unwrap_or(Value::Null);
+                Folded::More(self.item_done(index, item))
+            }
+            "response.output_text.delta" if !self.writing => {
+                self.writing = true;
+                Folded::More(Some(StreamHint::Writing))
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                let mut response = match data.remove("response") {
+                    Some(Value::Object(r)) => r,
+                    _ => serde_json::Map::new(),
+                };
+                let output = match response.remove("output") {
+                    Some(Value::Array(items)) => items,
+                    _ => Vec::new(),
+                };
+                self.terminal = Some(match (kind.as_str(), response.get("error")) {
+                    ("response.failed", Some(error)) if error.is_object() => {
+                        Terminal::Failed(error.clone())
+                    }
+                    _ => Terminal::Response {
+                        meta: Value::Object(response),
+                        output,
+                    },
+                });
+                Folded::End
+            }
+            "error" => {
+                // Real traffic nests the error; the published spec puts it at the top.
+                let error = match data.remove("error") {
+                    Some(e @ Value::Object(_)) => e,
+                    _ => Value::Object(data),
+                };
+                self.terminal = Some(Terminal::Failed(error));
+                Folded::End
+            }
+            _ => Folded::More(None),
+        }
+    }
+
+    fn item_added(&mut self, item: Option<&Value>) -> Option<StreamHint> {
+        match item?.get("type")?.as_str()? {
+            "web_search_call" => Some(StreamHint::Searching(None)),
+            "message" if !self.writing => {
+                self.writing = true;
+                Some(StreamHint::Writing)
+            }
+            _ => None,
+        }
+    }
+
+    fn item_done(&mut self, index: Option<u64>, item: Value) -> Option<StreamHint> {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        if kind != "message" && kind != "web_search_call" {
+            return None;
+        }
+        let hint = (kind == "web_search_call")
+            .then(|| search_hint(&item))
+            .flatten();
+        if hint
+            .as_ref()
+            .is_some_and(|h| matches!(h, StreamHint::Searching(_)))
+        {
+            self.web_searches += 1;
+        }
+        let index = index.unwrap_or(self.items.len() as u64);
+        self.items.push((index, item.to_string()));
+        hint
+    }
+
+    /// The answer, or why there is none, once [`Folded::End`] came (or the stream ended
+    /// without it, which is a cut stream). `max_citations`, `fallback_model` and
+    /// `access_date` are as for [`parse_answer`].
+    pub fn finish(
+        self,
+        max_citations: usize,
+        fallback_model: &str,
+        access_date: &str,
+    ) -> StreamEnd {
+        let (meta, output) = match self.terminal {
+            None => {
+                return StreamEnd::Retry(UpstreamFailure::local(
+                    FailureKind::Io,
+                    "the response stream ended before response.completed",
+                ))
+            }
+            Some(Terminal::Failed(error)) => return failed(&error),
+            Some(Terminal::Response { meta, output }) => (meta, output),
+        };
+        let mut items = self.items;
+        items.sort_by_key(|(index, _)| *index);
+        // Servers that send no `output_item.done` still send the whole output at the end.
+        let output: Vec<String> = if items.is_empty() {
+            output.iter().map(Value::to_string).collect()
+        } else {
+            items.into_iter().map(|(_, json)| json).collect()
+        };
+        let mut body = meta.to_string();
+        body.pop(); // the closing brace: the output goes in before it
+        if body.len() > 1 {
+            body.push(',');
+        }
+        body.push_str("\"output\":[");
+        body.push_str(&output.join(","));
+        body.push_str("]}");
+        let usage = usage(&meta, self.web_searches);
+        match ResponseBody::parse(body.as_bytes()) {
+            Ok(response) => {
+                match parse_answer(&response, max_citations, fallback_model, access_date) {
+                    Ok(answer) => StreamEnd::Answer(answer, usage),
+                    Err(failure) => StreamEnd::Fail(failure),
+                }
+            }
+            Err(_) => StreamEnd::Fail(UpstreamFailure::local(
+                FailureKind::InvalidResponse,
+                "the streamed response could not be read",
+            )),
+        }
+    }
+}
+
+/// A failure read from an error object: transient codes are retried, as their HTTP
+/// equivalents are.
+fn failed(error: &Value) -> StreamEnd {
+    let failure =
+        UpstreamFailure::from_api(None, FailureKind::Failed, error, "the response failed");
+    match failure.code.as_deref() {
+        Some("rate_limit_exceeded" | "server_error") => StreamEnd::Retry(failure),
+        _ => StreamEnd::Fail(failure),
+    }
+}
+
+/// What a web search call was doing: a search (with its query) or a page.
+fn search_hint(item: &Value) -> Option<StreamHint> {
+    let action = item.get("action")?;
+    match action.get("type").and_then(Value::as_str) {
+        Some("search") => {
+            let query = action
+                .get("query")
+                .and_then(Value::as_str)
+                .or_else(|| action.pointer("/queries/0").and_then(Value::as_str));
+            Some(StreamHint::Searching(query.map(str::to_owned)))
+        }
+        Some("open_page" | "find_in_page") => {
+            let url = action.get("url").and_then(Value::as_str)?;
+            Some(StreamHint::Reading(host_of(url)?.to_owned()))
+        }
+        _ => None,
+    }
+}
+
+/// The host of an `http(s)://` URL.
+fn host_of(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = host.split(':').next()?;
+    (!host.is_empty()).then_some(host)
+}
+
+fn usage(meta: &Value, web_searches: u32) -> Usage {
+    let n = |path: &str| meta.pointer(path).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        response_id: meta.get("id").and_then(Value::as_str).map(str::to_owned),
+        input_tokens: n("/usage/input_tokens"),
+        output_tokens: n("/usage/output_tokens"),
+        reasoning_tokens: n("/usage/output_tokens_details/reasoning_tokens"),
+        web_searches,
+    }
+}
+
+#[cfg(test)]
+mod tests;
