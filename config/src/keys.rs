@@ -108,10 +108,19 @@ const BEFORE_PROFILES: &[Key] = &[
         "Retries after the first attempt on 429, 5xx, timeouts and connection failures."
     ),
     key!(
+        "request.idle_timeout_ms",
+        Kind::Int {
+            min: 1000,
+            max: 3_600_000
+        },
+        None,
+        "An attempt that receives no byte for this long fails (and is retried)."
+    ),
+    key!(
         "responses.stream",
         Kind::Bool,
         None,
-        "Accepted for compatibility; answers are always read whole."
+        "Read answers as event streams: progress from what the model does, and no client deadline hit while it works."
     ),
     key!(
         "responses.json_mode",
@@ -344,8 +353,12 @@ pub fn defaults() -> Value {
     let search = &core.search_defaults;
     json!({
         "openai": { "api_key_env": core.api_key_env, "base_url": core.base_url, "ca_file": null },
-        "request": { "timeout_ms": millis(core.timeout), "max_retries": core.max_retries },
-        "responses": { "stream": false, "json_mode": false },
+        "request": {
+            "timeout_ms": millis(core.timeout),
+            "idle_timeout_ms": millis(core.idle_timeout),
+            "max_retries": core.max_retries,
+        },
+        "responses": { "stream": core.stream, "json_mode": false },
         "model_profiles": profiles,
         "policy": {
             "search_triggers": ["today","now","latest","breaking","price","cost","release","version",

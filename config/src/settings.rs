@@ -161,6 +161,8 @@ impl Resolved {
             api_key_env: s.openai.api_key_env.clone(),
             api_key_present,
             timeout: self.timeout(),
+            idle_timeout: Duration::from_millis(s.request.idle_timeout_ms),
+            stream: s.responses.stream,
             max_retries: s.request.max_retries,
             profiles,
             max_citations: size(s.policy.max_citations),

@@ -38,6 +38,7 @@ pub struct OpenAi {
 #[allow(missing_docs)]
 pub struct Request {
     pub timeout_ms: u64,
+    pub idle_timeout_ms: u64,
     pub max_retries: u32,
 }
 

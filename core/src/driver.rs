@@ -7,7 +7,8 @@
 //! flag); the driver only stores it.
 
 use crate::server::{
-    AttemptId, HttpReply, HttpRequest, Input, Now, Output, Server, ServerConfig, TransportError,
+    AttemptId, HttpHead, HttpReply, HttpRequest, Input, Now, Output, Server, ServerConfig,
+    TransportError,
 };
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -60,6 +61,13 @@ pub enum Message {
     Shutdown,
     /// An attempt ended.
     Completed(AttemptId, Result<HttpReply, TransportError>),
+    /// An attempt's reply head arrived; its body follows as `Body`, then `End` (or
+    /// `Completed` with an error, when the connection breaks).
+    Head(AttemptId, HttpHead),
+    /// Body bytes of an attempt's reply.
+    Body(AttemptId, Vec<u8>),
+    /// An attempt's reply body ended: the attempt is over.
+    End(AttemptId),
 }
 
 /// The server plus what a host loop needs around it. See the module docs.
@@ -176,6 +184,15 @@ impl<H> Driver<H> {
             Message::StdinClosed => self.handle(now, Event::StdinClosed),
             Message::Shutdown => self.handle(now, Event::Shutdown),
             Message::Completed(attempt, result) => return self.completed(now, attempt, result),
+            Message::Head(attempt, head) => self.server.handle(now, Input::HttpHead(attempt, head)),
+            Message::Body(attempt, bytes) => {
+                self.server.handle(now, Input::HttpBody(attempt, &bytes))
+            }
+            Message::End(attempt) => {
+                let handle = self.attempts.remove(&attempt);
+                self.server.handle(now, Input::HttpEnd(attempt));
+                return handle;
+            }
         }
         None
     }

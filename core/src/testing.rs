@@ -7,8 +7,8 @@
 
 use crate::framing::Framer;
 use crate::server::{
-    AttemptId, HttpReply, HttpRequest, Input, Now, Output, Server, ServerConfig, TransportError,
-    TransportErrorKind,
+    AttemptId, HttpHead, HttpReply, HttpRequest, Input, Now, Output, Server, ServerConfig,
+    TransportError, TransportErrorKind,
 };
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -176,6 +176,48 @@ impl Harness {
             body: body.to_vec(),
         };
         self.feed(Input::HttpReply(attempt, reply));
+    }
+
+    /// Delivers the head of `attempt`'s reply (its body follows in pieces).
+    pub fn head(&mut self, attempt: AttemptId, status: u16, headers: &[(&str, &str)]) {
+        let headers = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.feed(Input::HttpHead(attempt, HttpHead { status, headers }));
+    }
+
+    /// Delivers body bytes of `attempt`'s reply.
+    pub fn body(&mut self, attempt: AttemptId, bytes: &[u8]) {
+        self.feed(Input::HttpBody(attempt, bytes));
+    }
+
+    /// Ends `attempt`'s reply body.
+    pub fn end(&mut self, attempt: AttemptId) {
+        self.feed(Input::HttpEnd(attempt));
+    }
+
+    /// Streams `body` as `attempt`'s 200 event-stream reply in `chunk`-byte pieces, moving
+    /// the clock by `step` before each, then ends it.
+    pub fn stream(&mut self, attempt: AttemptId, body: &[u8], chunk: usize, step: Duration) {
+        self.head(
+            attempt,
+            200,
+            &[("content-type", "text/event-stream; charset=utf-8")],
+        );
+        for piece in body.chunks(chunk.max(1)) {
+            self.advance(step);
+            // What a host's loop does between reads: fire the deadlines that passed.
+            if self
+                .server
+                .poll_timeout()
+                .is_some_and(|t| t <= self.now.instant)
+            {
+                self.feed(Input::Timeout);
+            }
+            self.body(attempt, piece);
+        }
+        self.end(attempt);
     }
 
     /// Fails `attempt` without a reply.

@@ -3,8 +3,10 @@
 use super::timers::CallId;
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
+use crate::openai::stream::{StreamEnd, StreamFold};
 use crate::openai::RequestPlan;
 use crate::server::AttemptId;
+use crate::sse::SseReader;
 use std::time::Instant;
 
 /// One `tools/call` from admission to its outcome.
@@ -23,6 +25,31 @@ pub struct Call<C> {
     pub access_date: String,
     pub state: CallState,
     pub progress: Option<Progress>,
+    /// The running attempt's reply as far as it arrived.
+    pub incoming: Option<Incoming>,
+    /// When the running attempt last received a byte (or started).
+    pub last_byte: Instant,
+    /// When the call was admitted, for the wall time in its report.
+    pub admitted: Instant,
+}
+
+/// An attempt's reply as it arrives.
+pub enum Incoming {
+    /// Not an event stream: gathered whole and read at its end.
+    Whole {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    },
+    /// A 2xx event stream, read event by event.
+    Stream {
+        reader: SseReader,
+        fold: StreamFold,
+        events: u32,
+    },
+    /// The stream's terminal event came; the body's end is awaited (a short grace) so
+    /// the connection can carry the next call.
+    Ended(StreamEnd),
 }
 
 /// Where a call is.
@@ -30,10 +57,11 @@ pub struct Call<C> {
 pub enum CallState {
     /// Waiting for a free slot.
     Queued,
-    /// An attempt is in flight until `deadline`.
+    /// An attempt is in flight until `deadline`; at `idle_at` it is checked for silence.
     Running {
         attempt: AttemptId,
         deadline: Instant,
+        idle_at: Instant,
     },
     /// Waiting to retry.
     Backoff { until: Instant },
@@ -48,6 +76,10 @@ pub struct Progress {
     pub next_at: Instant,
     /// What the call is doing now.
     pub message: String,
+    /// When the last notification went out.
+    pub last_sent: Option<Instant>,
+    /// `message` is waiting for its notification (set within the minimum gap).
+    pub unsent: bool,
 }
 
 impl<C> Call<C> {
@@ -55,7 +87,9 @@ impl<C> Call<C> {
     /// next progress notification.
     pub fn deadlines(&self) -> impl Iterator<Item = Instant> {
         let state = match self.state {
-            CallState::Running { deadline, .. } => Some(deadline),
+            CallState::Running {
+                deadline, idle_at, ..
+            } => Some(deadline.min(idle_at)),
             CallState::Backoff { until } => Some(until),
             CallState::Queued => None,
         };

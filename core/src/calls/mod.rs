@@ -20,6 +20,7 @@
 //! verbs for commands. Time always comes in as `now`.
 
 mod call;
+mod incoming;
 mod plan;
 pub mod retry;
 mod step;
@@ -62,12 +63,25 @@ pub enum CallEvent<C> {
         outcome: Result<Answer, UpstreamFailure>,
         /// Retries used.
         retries: u32,
+        /// What the call used.
+        report: Report,
     },
     /// The call ended without an outcome (cancelled, or aborted silently).
     Dropped {
         /// The call's context.
         context: C,
     },
+}
+
+/// What a finished call used: the upstream's usage (when it said), attempts, wall time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// Tokens, searches and the response id, from the answer.
+    pub usage: Option<crate::openai::Usage>,
+    /// Attempts made.
+    pub attempts: u32,
+    /// From admission to the outcome.
+    pub wall: Duration,
 }
 
 /// Why a call was not admitted.
@@ -96,6 +110,10 @@ pub struct Settings {
     pub url: String,
     /// The instructions, encoded once as a JSON string for every request body.
     pub instructions_json: Vec<u8>,
+    /// Ask for answers as event streams.
+    pub stream: bool,
+    /// An attempt that receives no byte for this long fails.
+    pub idle_timeout: Duration,
 }
 
 impl Settings {
@@ -114,6 +132,8 @@ impl Settings {
             max_citations: config.max_citations,
             url: format!("{}/responses", config.base_url.trim_end_matches('/')),
             instructions_json,
+            stream: config.stream,
+            idle_timeout: config.idle_timeout,
         }
     }
 }
@@ -138,6 +158,8 @@ pub struct CallEngine<C> {
     next_call: CallId,
     next_attempt: u64,
     events: VecDeque<CallEvent<C>>,
+    /// The time of the latest input, for reports of calls ended without one.
+    last_now: Option<Instant>,
 }
 
 impl<C: Clone> CallEngine<C> {
@@ -155,6 +177,7 @@ impl<C: Clone> CallEngine<C> {
             next_call: 0,
             next_attempt: 0,
             events: VecDeque::new(),
+            last_now: None,
         }
     }
 
@@ -181,7 +204,9 @@ impl<C: Clone> CallEngine<C> {
         defaults: &crate::server::SearchDefaults,
         today: &str,
     ) -> RequestPlan {
-        self.rejections.plan(profile, args, defaults, today)
+        let mut plan = self.rejections.plan(profile, args, defaults, today);
+        plan.stream = self.settings.stream;
+        plan
     }
 
     /// Admits a call: starts its first attempt, or queues it when every slot is taken.
@@ -197,6 +222,7 @@ impl<C: Clone> CallEngine<C> {
         progress: Option<ProgressToken>,
         access_date: String,
     ) -> Result<(), Refused> {
+        self.last_now = Some(now.instant);
         if self.by_request.contains_key(&request_id) {
             return Err(Refused::DuplicateId);
         }
@@ -214,6 +240,8 @@ impl<C: Clone> CallEngine<C> {
             sent: 0,
             next_at: now.instant,
             message: String::new(),
+            last_sent: None,
+            unsent: false,
         });
         if let Some(p) = &progress {
             self.timers.schedule(id, p.next_at);
@@ -230,6 +258,9 @@ impl<C: Clone> CallEngine<C> {
                 access_date,
                 state: CallState::Queued,
                 progress,
+                incoming: None,
+                last_byte: now.instant,
+                admitted: now.instant,
             },
         );
         if running < self.settings.max_inflight {
@@ -245,6 +276,7 @@ impl<C: Clone> CallEngine<C> {
     /// Cancels the call with `request_id`: it ends with [`CallEvent::Dropped`]. Returns
     /// whether there was one.
     pub fn cancel(&mut self, now: Now, request_id: &RequestId) -> bool {
+        self.last_now = Some(now.instant);
         let Some(&id) = self.by_request.get(request_id) else {
             return false;
         };
@@ -267,6 +299,13 @@ impl<C: Clone> CallEngine<C> {
             };
             self.events.push_back(match &failure {
                 Some(f) => CallEvent::Finished {
+                    report: Report {
+                        usage: None,
+                        attempts: call.attempts,
+                        wall: self.last_now.map_or(Duration::ZERO, |t| {
+                            t.saturating_duration_since(call.admitted)
+                        }),
+                    },
                     context: call.context,
                     outcome: Err(f.clone()),
                     retries: call.retries,

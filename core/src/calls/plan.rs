@@ -66,6 +66,7 @@ impl Rejections {
                 supports.verbosity && !self.rejects(model, UnsupportedParam::Verbosity)
             }),
             allowed_domains: domains,
+            stream: false,
         };
         log::debug!(
             "answer: model={model} supports={{verbosity:{}, reasoning:{}}}",

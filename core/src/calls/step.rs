@@ -1,25 +1,34 @@
 //! How the engine moves a call on: attempt outcomes, deadlines, retries and progress.
 
-use super::call::{Call, CallState};
+use super::call::{Call, CallState, Incoming};
+use super::incoming::MIN_HINT_GAP;
 use super::retry::{next_step, Step};
 use super::timers::CallId;
-use super::{CallEngine, CallEvent};
+use super::{CallEngine, CallEvent, Report};
 use crate::openai::{
     classify_reply, parse_answer, Answer, FailureKind, UnsupportedParam, UpstreamFailure,
-    UpstreamVerdict,
+    UpstreamVerdict, Usage,
 };
 use crate::server::{after, AttemptId, HttpReply, HttpRequest, Now, TransportError};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 impl<C: Clone> CallEngine<C> {
-    /// An attempt got an HTTP reply. Replies of attempts no longer on record (aborted,
-    /// timed out, cancelled) are ignored.
+    /// An attempt got a whole HTTP reply. Replies of attempts no longer on record
+    /// (aborted, timed out, cancelled) are ignored.
     pub fn handle_reply(&mut self, now: Now, attempt: AttemptId, reply: HttpReply) {
+        self.last_now = Some(now.instant);
         let Some(id) = self.by_attempt.remove(&attempt) else {
             log::trace!("ignoring the reply of finished attempt {attempt}");
             return;
         };
+        self.on_reply(now, id, reply);
+        self.start_queued(now);
+        self.settle();
+    }
+
+    /// Reads a whole reply for call `id`, whose attempt is already off the record.
+    pub(super) fn on_reply(&mut self, now: Now, id: CallId, reply: HttpReply) {
         match classify_reply(reply.status, &reply.headers, &reply.body) {
             UpstreamVerdict::Success(body) => {
                 let outcome = match self.calls.get(&id) {
@@ -31,7 +40,7 @@ impl<C: Clone> CallEngine<C> {
                     ),
                     None => return,
                 };
-                self.finish(id, outcome);
+                self.finish_with(id, outcome, Some(Usage::of(&body)));
             }
             UpstreamVerdict::Retry(failure, wait) => self.retry_or_fail(now, id, failure, wait),
             UpstreamVerdict::Unsupported(param, failure) => {
@@ -39,12 +48,11 @@ impl<C: Clone> CallEngine<C> {
             }
             UpstreamVerdict::Fail(failure) => self.finish(id, Err(failure)),
         }
-        self.start_queued(now);
-        self.settle();
     }
 
     /// An attempt failed without a reply.
     pub fn handle_failure(&mut self, now: Now, attempt: AttemptId, error: TransportError) {
+        self.last_now = Some(now.instant);
         let Some(id) = self.by_attempt.remove(&attempt) else {
             log::trace!("ignoring the failure of finished attempt {attempt}");
             return;
@@ -63,6 +71,7 @@ impl<C: Clone> CallEngine<C> {
     /// The deadline from [`CallEngine::poll_timeout`] has passed: attempts time out,
     /// backoffs end, progress is reported.
     pub fn handle_timeout(&mut self, now: Now) {
+        self.last_now = Some(now.instant);
         let ids: BTreeSet<CallId> = self
             .timers
             .take_due(now.instant)
@@ -83,16 +92,12 @@ impl<C: Clone> CallEngine<C> {
             .collect();
         for (id, state, progress_due) in due {
             match state {
-                CallState::Running { attempt, deadline } if deadline <= now.instant => {
-                    self.by_attempt.remove(&attempt);
-                    self.events.push_back(CallEvent::Abort(attempt));
-                    let secs = self.settings.timeout.as_secs_f64();
-                    let failure = UpstreamFailure::local(
-                        FailureKind::Timeout,
-                        format!("no reply within {secs} s"),
-                    );
-                    self.retry_or_fail(now, id, failure, None);
-                }
+                CallState::Running {
+                    attempt, deadline, ..
+                } if deadline <= now.instant => self.attempt_deadline(now, id, attempt),
+                CallState::Running {
+                    attempt, idle_at, ..
+                } if idle_at <= now.instant => self.idle_check(now, id, attempt),
                 CallState::Backoff { until } if until <= now.instant => self.start_attempt(now, id),
                 _ if progress_due => self.tick_progress(now, id),
                 _ => {}
@@ -100,6 +105,48 @@ impl<C: Clone> CallEngine<C> {
         }
         self.start_queued(now);
         self.settle();
+    }
+
+    /// An attempt reached its deadline: a stream that already ended applies its outcome;
+    /// anything else timed out.
+    fn attempt_deadline(&mut self, now: Now, id: CallId, attempt: AttemptId) {
+        self.by_attempt.remove(&attempt);
+        self.events.push_back(CallEvent::Abort(attempt));
+        let incoming = self.calls.get_mut(&id).and_then(|c| c.incoming.take());
+        if let Some(Incoming::Ended(outcome)) = incoming {
+            return self.apply(now, id, outcome);
+        }
+        let secs = self.settings.timeout.as_secs_f64();
+        let failure =
+            UpstreamFailure::local(FailureKind::Timeout, format!("no reply within {secs} s"));
+        self.retry_or_fail(now, id, failure, None);
+    }
+
+    /// The idle deadline came: an attempt silent for the whole idle timeout fails (and is
+    /// retried); one that received bytes meanwhile gets a new idle deadline.
+    fn idle_check(&mut self, now: Now, id: CallId, attempt: AttemptId) {
+        let idle = self.settings.idle_timeout;
+        let Some(call) = self.calls.get_mut(&id) else {
+            return;
+        };
+        let silent_until = after(call.last_byte, idle);
+        if silent_until > now.instant {
+            if let CallState::Running {
+                deadline, idle_at, ..
+            } = &mut call.state
+            {
+                *idle_at = silent_until;
+                let at = (*deadline).min(silent_until);
+                self.timers.schedule(id, at);
+            }
+            return;
+        }
+        self.by_attempt.remove(&attempt);
+        self.events.push_back(CallEvent::Abort(attempt));
+        let secs = idle.as_secs_f64();
+        let failure =
+            UpstreamFailure::local(FailureKind::Io, format!("no data from OpenAI for {secs} s"));
+        self.retry_or_fail(now, id, failure, None);
     }
 
     /// Starts a new attempt for call `id`.
@@ -111,7 +158,14 @@ impl<C: Clone> CallEngine<C> {
         };
         call.attempts += 1;
         let deadline = after(now.instant, self.settings.timeout);
-        call.state = CallState::Running { attempt, deadline };
+        let idle_at = after(now.instant, self.settings.idle_timeout);
+        call.state = CallState::Running {
+            attempt,
+            deadline,
+            idle_at,
+        };
+        call.incoming = None;
+        call.last_byte = now.instant;
         let body = call.plan.body_with(&self.settings.instructions_json);
         log::debug!(
             "openai: attempt {} for call {} ({attempt})",
@@ -125,7 +179,7 @@ impl<C: Clone> CallEngine<C> {
             url: self.settings.url.clone(),
             body,
         }));
-        self.timers.schedule(id, deadline);
+        self.timers.schedule(id, deadline.min(idle_at));
         let message = if first {
             "searching the web and waiting for OpenAI"
         } else {
@@ -144,7 +198,7 @@ impl<C: Clone> CallEngine<C> {
         }
     }
 
-    fn retry_or_fail(
+    pub(super) fn retry_or_fail(
         &mut self,
         now: Now,
         id: CallId,
@@ -210,10 +264,21 @@ impl<C: Clone> CallEngine<C> {
         self.start_attempt(now, id);
     }
 
-    fn finish(&mut self, id: CallId, outcome: Result<Answer, UpstreamFailure>) {
+    pub(super) fn finish(&mut self, id: CallId, outcome: Result<Answer, UpstreamFailure>) {
+        self.finish_with(id, outcome, None);
+    }
+
+    /// Ends call `id` with `outcome`, reporting `usage` when the answer said it.
+    pub(super) fn finish_with(
+        &mut self,
+        id: CallId,
+        outcome: Result<Answer, UpstreamFailure>,
+        usage: Option<Usage>,
+    ) {
         let Some(call) = self.remove(id) else {
             return;
         };
+        let now = self.last_now.unwrap_or(call.admitted);
         if let Err(failure) = &outcome {
             log::debug!(
                 "tools/call {} failed after {} retries: {}",
@@ -222,10 +287,16 @@ impl<C: Clone> CallEngine<C> {
                 failure.kind
             );
         }
+        let report = Report {
+            usage,
+            attempts: call.attempts,
+            wall: now.saturating_duration_since(call.admitted),
+        };
         self.events.push_back(CallEvent::Finished {
             context: call.context,
             outcome,
             retries: call.retries,
+            report,
         });
     }
 
@@ -243,6 +314,33 @@ impl<C: Clone> CallEngine<C> {
             CallState::Backoff { .. } => {}
         }
         Some(call)
+    }
+
+    /// Records what call `id` is doing and reports it as soon as the last notification is
+    /// [`MIN_HINT_GAP`] old (the stream can say many things a second).
+    /// A `generic` message does not replace one still waiting to go out.
+    pub(super) fn set_progress_soon(
+        &mut self,
+        now: Now,
+        id: CallId,
+        message: String,
+        generic: bool,
+    ) {
+        let Some(p) = self.calls.get_mut(&id).and_then(|c| c.progress.as_mut()) else {
+            return;
+        };
+        if p.message == message || (generic && p.unsent) {
+            return;
+        }
+        p.message = message;
+        p.unsent = true;
+        let earliest = p.last_sent.map_or(now.instant, |t| after(t, MIN_HINT_GAP));
+        if earliest <= now.instant {
+            self.tick_progress(now, id);
+        } else if earliest < p.next_at {
+            p.next_at = earliest;
+            self.timers.schedule(id, earliest);
+        }
     }
 
     /// Records what call `id` is doing, and reports it when a notification is due.
@@ -266,6 +364,8 @@ impl<C: Clone> CallEngine<C> {
         };
         p.sent += 1;
         p.next_at = after(now.instant, interval);
+        p.last_sent = Some(now.instant);
+        p.unsent = false;
         let event = CallEvent::Progress {
             context: call.context.clone(),
             token: p.token.clone(),

@@ -17,6 +17,8 @@ fn settings(max_inflight: usize, max_queue: usize) -> Settings {
         max_citations: 3,
         url: "http://upstream/v1/responses".into(),
         instructions_json: b"\"be brief\"".to_vec(),
+        stream: false,
+        idle_timeout: Duration::from_secs(60),
     }
 }
 
@@ -27,6 +29,7 @@ fn plan() -> RequestPlan {
         effort: None,
         verbosity: None,
         allowed_domains: Vec::new(),
+        stream: false,
     }
 }
 
@@ -100,7 +103,12 @@ fn a_call_sends_once_and_finishes_with_the_answer() {
             context: 1,
             outcome: Ok(answer),
             retries: 0,
-        }] => assert!(!answer.answer.is_empty()),
+            report,
+        }] => {
+            assert!(!answer.answer.is_empty());
+            assert_eq!(report.attempts, 1);
+            assert!(report.usage.is_some(), "the usage of the response is read");
+        }
         other => panic!("{other:?}"),
     }
     assert!(b.engine.is_empty());

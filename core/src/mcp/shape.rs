@@ -4,6 +4,7 @@
 
 use super::meta::{MetaError, SERVER_INFO, SUBSCRIPTION_ID};
 use super::{CallParamsError, ProgressToken, ProtocolVersion};
+use crate::calls::Report;
 use crate::jsonrpc::{ErrorKind, OutgoingNotification, RequestId, RpcError};
 use crate::openai::Answer;
 use crate::tools::{Tool, ALL_TOOLS};
@@ -11,6 +12,9 @@ use serde_json::{json, Map, Value};
 
 /// The `_meta` member of results and notifications.
 pub const META: &str = "_meta";
+/// `_meta` key on a tool result: what the call used (tokens, searches, the response id,
+/// attempts, wall time).
+pub const META_USAGE: &str = "com.github.openai-responses-mcp/usage";
 /// `_meta` key on an `isError` result: the structured details of the failure.
 pub const META_ERROR: &str = "com.github.openai-responses-mcp/error";
 /// How long a client may cache `tools/list` and `server/discover` (2026-07-28): both are
@@ -191,7 +195,7 @@ pub fn empty_result() -> Value {
 
 /// The `tools/call` result for an answer: the JSON text, plus `structuredContent` where
 /// the version has it.
-pub fn tool_result(answer: &Answer, version: ProtocolVersion) -> Value {
+pub fn tool_result(answer: &Answer, version: ProtocolVersion, report: &Report) -> Value {
     // Serialising plain strings, booleans and vectors of them cannot fail.
     #[allow(clippy::expect_used)]
     let structured = serde_json::to_value(answer).expect("an Answer is always valid JSON");
@@ -200,7 +204,25 @@ pub fn tool_result(answer: &Answer, version: ProtocolVersion) -> Value {
     if version.has_titles_and_structured_output() {
         result["structuredContent"] = structured;
     }
+    add_meta(&mut result, META_USAGE, usage(report));
     complete(result, version)
+}
+
+/// The usage report of a call, under [`META_USAGE`]: no secrets, nothing from the
+/// instructions.
+fn usage(report: &Report) -> Value {
+    let mut usage = json!({
+        "attempts": report.attempts,
+        "wall_ms": u64::try_from(report.wall.as_millis()).unwrap_or(u64::MAX),
+    });
+    if let Some(u) = &report.usage {
+        usage["response_id"] = u.response_id.clone().into();
+        usage["input_tokens"] = u.input_tokens.into();
+        usage["output_tokens"] = u.output_tokens.into();
+        usage["reasoning_tokens"] = u.reasoning_tokens.into();
+        usage["web_searches"] = u.web_searches.into();
+    }
+    usage
 }
 
 /// A `notifications/progress` for `token`; the message only where the version has one.

@@ -224,7 +224,9 @@ macro_rules! lenient_struct {
 lenient_struct! {
     /// A Responses API body.
     ResponseBody {
+        id: Text<'a> = "id",
         status: Text<'a> = "status",
+        usage: Object = "usage",
         model: Text<'a> = "model",
         incomplete_details: IncompleteDetails<'a> = "incomplete_details",
         error: Object = "error",
@@ -252,6 +254,7 @@ lenient_struct! {
 lenient_struct! {
     /// What a web search call did.
     Action {
+        kind: Text<'a> = "type",
         sources: List<Source<'a>> = "sources",
     }
 }

@@ -12,7 +12,7 @@ pub mod stream;
 
 pub use body::ResponseBody;
 pub use request::{model_supports, Capabilities, RequestPlan};
-pub use response::{parse_answer, Answer, Citation};
+pub use response::{parse_answer, Answer, Citation, Usage};
 pub use status::{
     classify_reply, FailureKind, RetryAfter, UnsupportedParam, UpstreamFailure, UpstreamVerdict,
 };

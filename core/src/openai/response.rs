@@ -17,6 +17,59 @@ pub struct Answer {
     pub model: String,
 }
 
+/// What a call used, for the tool result's `_meta`: tokens, searches, the response id.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// The response id OpenAI gave.
+    pub response_id: Option<String>,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens (reasoning included).
+    pub output_tokens: u64,
+    /// Reasoning tokens.
+    pub reasoning_tokens: u64,
+    /// Web searches the model ran.
+    pub web_searches: u32,
+}
+
+impl Usage {
+    /// Reads the usage of a whole response body.
+    pub fn of(body: &ResponseBody<'_>) -> Usage {
+        let searches = body
+            .output
+            .iter()
+            .filter(|i| i.kind.get() == Some("web_search_call"))
+            .filter(|i| i.action.kind.get() == Some("search"))
+            .count();
+        Usage::from_parts(
+            body.id.get(),
+            body.usage.get(),
+            u32::try_from(searches).unwrap_or(u32::MAX),
+        )
+    }
+
+    /// Usage from a response id, its `usage` object and the searches counted.
+    pub fn from_parts(
+        id: Option<&str>,
+        usage: Option<&serde_json::Value>,
+        web_searches: u32,
+    ) -> Usage {
+        let n = |path: &str| {
+            usage
+                .and_then(|u| u.pointer(path))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        Usage {
+            response_id: id.map(str::to_owned),
+            input_tokens: n("/input_tokens"),
+            output_tokens: n("/output_tokens"),
+            reasoning_tokens: n("/output_tokens_details/reasoning_tokens"),
+            web_searches,
+        }
+    }
+}
+
 /// One source.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Citation {

@@ -8,7 +8,7 @@
 //! Along the way the fold says what the model is doing ([`StreamHint`]), for progress.
 
 use super::body::ResponseBody;
-use super::response::{parse_answer, Answer};
+use super::response::{parse_answer, Answer, Usage};
 use super::status::{FailureKind, UpstreamFailure};
 use crate::sse::SseEvent;
 use serde_json::Value;
@@ -23,21 +23,6 @@ pub enum StreamHint {
     Reading(String),
     /// The answer text started.
     Writing,
-}
-
-/// Token counts and the like, from the terminal event.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Usage {
-    /// The response id OpenAI gave.
-    pub response_id: Option<String>,
-    /// Input tokens.
-    pub input_tokens: u64,
-    /// Output tokens (reasoning included).
-    pub output_tokens: u64,
-    /// Reasoning tokens.
-    pub reasoning_tokens: u64,
-    /// Web searches the model ran.
-    pub web_searches: u32,
 }
 
 /// How a stream ended.
@@ -271,14 +256,11 @@ fn host_of(url: &str) -> Option<&str> {
 }
 
 fn usage(meta: &Value, web_searches: u32) -> Usage {
-    let n = |path: &str| meta.pointer(path).and_then(Value::as_u64).unwrap_or(0);
-    Usage {
-        response_id: meta.get("id").and_then(Value::as_str).map(str::to_owned),
-        input_tokens: n("/usage/input_tokens"),
-        output_tokens: n("/usage/output_tokens"),
-        reasoning_tokens: n("/usage/output_tokens_details/reasoning_tokens"),
+    Usage::from_parts(
+        meta.get("id").and_then(Value::as_str),
+        meta.get("usage"),
         web_searches,
-    }
+    )
 }
 
 #[cfg(test)]

@@ -66,8 +66,12 @@ pub struct ServerConfig {
     pub api_key_env: String,
     /// Whether the runtime found an API key. Calls fail at once without one.
     pub api_key_present: bool,
-    /// Per-attempt timeout (`request.timeout_ms`).
+    /// Per-attempt timeout (`request.timeout_ms`): the limit for one whole attempt.
     pub timeout: Duration,
+    /// An attempt that receives no byte for this long fails (`request.idle_timeout_ms`).
+    pub idle_timeout: Duration,
+    /// Ask for answers as event streams (`responses.stream`).
+    pub stream: bool,
     /// Retries after the first attempt (`request.max_retries`).
     pub max_retries: u32,
     /// The model profiles.
@@ -101,6 +105,8 @@ impl Default for ServerConfig {
             api_key_env: "OPENAI_API_KEY".into(),
             api_key_present: false,
             timeout: Duration::from_millis(120_000),
+            idle_timeout: Duration::from_millis(60_000),
+            stream: false,
             max_retries: 3,
             profiles: {
                 let mut profiles = Profiles::default();

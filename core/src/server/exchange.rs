@@ -34,6 +34,16 @@ pub struct HttpReply {
     pub body: Vec<u8>,
 }
 
+/// The head of an HTTP reply, which its body follows in pieces
+/// ([`Input::HttpBody`], then [`Input::HttpEnd`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpHead {
+    /// Status code.
+    pub status: u16,
+    /// Headers with lower-case names (`content-type` and `retry-after*` are read).
+    pub headers: Vec<(String, String)>,
+}
+
 /// Why an attempt produced no reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -79,8 +89,14 @@ pub enum Input<'a> {
     Stdin(&'a [u8]),
     /// Stdin reached end of file.
     StdinClosed,
-    /// An attempt got a reply.
+    /// An attempt got a whole reply.
     HttpReply(AttemptId, HttpReply),
+    /// An attempt's reply head arrived (the way to deliver a streamed reply).
+    HttpHead(AttemptId, HttpHead),
+    /// Body bytes of an attempt's reply, as they arrive.
+    HttpBody(AttemptId, &'a [u8]),
+    /// An attempt's reply body ended.
+    HttpEnd(AttemptId),
     /// An attempt failed without a reply.
     HttpFailed(AttemptId, TransportError),
     /// The deadline from [`Server::poll_timeout`](super::Server::poll_timeout) has passed.

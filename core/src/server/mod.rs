@@ -23,7 +23,8 @@ mod route;
 
 pub use config::{Profile, Profiles, SearchDefaults, ServerConfig};
 pub use exchange::{
-    AttemptId, HttpReply, HttpRequest, Input, Now, Output, TransportError, TransportErrorKind,
+    AttemptId, HttpHead, HttpReply, HttpRequest, Input, Now, Output, TransportError,
+    TransportErrorKind,
 };
 
 use crate::calls::{CallEngine, Settings};
@@ -72,7 +73,7 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server waiting for `initialize`.
+    /// A server waiting for its first message.
     pub fn new(config: ServerConfig) -> Self {
         Server {
             framer: Framer::new(config.max_message_bytes),
@@ -115,6 +116,9 @@ impl Server {
                 }
             }
             Input::HttpReply(attempt, reply) => self.calls.handle_reply(now, attempt, reply),
+            Input::HttpHead(attempt, head) => self.calls.handle_head(now, attempt, head),
+            Input::HttpBody(attempt, bytes) => self.calls.handle_body(now, attempt, bytes),
+            Input::HttpEnd(attempt) => self.calls.handle_end(now, attempt),
             Input::HttpFailed(attempt, error) => self.calls.handle_failure(now, attempt, error),
             Input::Timeout => self.on_timeout(now),
             Input::Shutdown => {

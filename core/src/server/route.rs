@@ -38,9 +38,10 @@ impl Server {
                     context,
                     outcome,
                     retries,
+                    report,
                 } => {
                     let result = match outcome {
-                        Ok(answer) => Ok(shape::tool_result(&answer, context.version)),
+                        Ok(answer) => Ok(shape::tool_result(&answer, context.version, &report)),
                         Err(failure) => ToolFailure::Upstream {
                             failure: &failure,
                             retries,

@@ -384,3 +384,4 @@ fn answer_flows_into_content_and_structured_content() {
 
 mod calls;
 mod modern;
+mod stream;
