@@ -1,7 +1,7 @@
 //! Attempts on threads: each runs the ureq [`Upstream`] client on its own small thread and
 //! reports its completion into the main loop's channel.
 
-use crate::upstream::{Attempt, Upstream, ATTEMPT_STACK};
+use crate::upstream::{Attempt, Delivered, Upstream, ATTEMPT_STACK};
 use responses_mcp_core::server::{HttpRequest, TransportError, TransportErrorKind};
 use responses_mcp_core::Message;
 use std::sync::mpsc::SyncSender;
@@ -28,8 +28,15 @@ impl Threads {
             .name("upstream".into())
             .stack_size(ATTEMPT_STACK)
             .spawn(move || {
-                let result = upstream.send(&attempt, &request);
-                let _ = events.send(Message::Completed(request.attempt, result));
+                let id = request.attempt;
+                let stream_to = |message| events.send(message).is_ok();
+                let message = match upstream.send(&attempt, &request, stream_to) {
+                    Ok(Delivered::Whole(reply)) => Message::Completed(id, Ok(reply)),
+                    // Every piece went ahead of this: the reply is complete.
+                    Ok(Delivered::Streamed) => Message::End(id),
+                    Err(e) => Message::Completed(id, Err(e)),
+                };
+                let _ = events.send(message);
             })
             .map_err(|e| TransportError {
                 kind: TransportErrorKind::Io,

@@ -10,7 +10,10 @@
 use responses_mcp_config::proxy::ProxyRoute;
 use responses_mcp_config::{ApiKey, Startup};
 use responses_mcp_core::http::{scrub, MAX_BODY_BYTES};
-use responses_mcp_core::server::{HttpReply, HttpRequest, TransportError, TransportErrorKind};
+use responses_mcp_core::server::{
+    AttemptId, HttpHead, HttpReply, HttpRequest, TransportError, TransportErrorKind,
+};
+use responses_mcp_core::Message;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -152,12 +155,15 @@ impl Upstream {
         }
     }
 
-    /// Performs one attempt, blocking until it ends.
+    /// Performs one attempt, blocking until it ends. A 2xx event stream goes to `stream`
+    /// as it arrives (its head, then body pieces; the caller sends the end); any other
+    /// reply is read whole.
     pub fn send(
         &self,
         attempt: &Attempt,
         request: &HttpRequest,
-    ) -> Result<HttpReply, TransportError> {
+        stream: impl FnMut(Message) -> bool,
+    ) -> Result<Delivered, TransportError> {
         let mut builder = attempt
             .agent
             .post(&request.url)
@@ -177,16 +183,24 @@ impl Upstream {
             .send(&request.body[..])
             .map_err(|e| transport_error(e, https))?;
         let status = response.status().as_u16();
-        let headers = response
+        let headers: Vec<(String, String)> = response
             .headers()
             .iter()
             .filter(|(name, _)| {
-                name.as_str().starts_with("retry-after") || name.as_str() == "x-request-id"
+                let name = name.as_str();
+                name.starts_with("retry-after") || name == "x-request-id" || name == "content-type"
             })
             .filter_map(|(name, value)| {
                 Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
             })
             .collect();
+        let event_stream = (200..300).contains(&status)
+            && headers
+                .iter()
+                .any(|(k, v)| k == "content-type" && v.contains("text/event-stream"));
+        if event_stream {
+            return stream_body(response, request.attempt, status, headers, stream, https);
+        }
         let body = response
             .body_mut()
             .with_config()
@@ -197,11 +211,55 @@ impl Upstream {
             Some(key) => scrub(body, key),
             None => body,
         };
-        Ok(HttpReply {
+        Ok(Delivered::Whole(HttpReply {
             status,
             headers,
             body,
-        })
+        }))
+    }
+}
+
+/// How a reply was handed over.
+pub enum Delivered {
+    /// Read whole.
+    Whole(HttpReply),
+    /// Sent as it arrived; the caller sends its end.
+    Streamed,
+}
+
+/// Bytes read from a streamed body at a time.
+const STREAM_READ: usize = 16 * 1024;
+
+/// Hands a 2xx event stream to `deliver` as it arrives. The total is not capped: the core
+/// bounds each line and event, and the attempt's deadline bounds the whole.
+fn stream_body(
+    mut response: ureq::http::Response<ureq::Body>,
+    attempt: AttemptId,
+    status: u16,
+    headers: Vec<(String, String)>,
+    mut deliver: impl FnMut(Message) -> bool,
+    https: bool,
+) -> Result<Delivered, TransportError> {
+    let gone = || TransportError {
+        kind: TransportErrorKind::Io,
+        detail: "the server is shutting down".into(),
+    };
+    if !deliver(Message::Head(attempt, HttpHead { status, headers })) {
+        return Err(gone());
+    }
+    let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
+    let mut buf = vec![0u8; STREAM_READ];
+    loop {
+        match std::io::Read::read(&mut reader, &mut buf) {
+            Ok(0) => return Ok(Delivered::Streamed),
+            Ok(n) => {
+                if !deliver(Message::Body(attempt, buf[..n].to_vec())) {
+                    return Err(gone());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(transport_error(ureq::Error::Io(e), https)),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Attempts as tasks on the runtime's executor, sent by the async [`Upstream`] client.
 
-use crate::upstream::Upstream;
+use crate::upstream::{Delivered, StreamTo, Upstream};
 use responses_mcp_core::server::HttpRequest;
 use responses_mcp_core::Message;
 use smol::channel::Sender;
@@ -34,10 +34,18 @@ impl Tasks {
         let upstream = self.upstream.clone();
         let events = self.events.clone();
         self.executor.spawn(async move {
-            let result = upstream.send(&request.url, request.body).await;
-            let _ = events
-                .send(Message::Completed(request.attempt, result))
-                .await;
+            let attempt = request.attempt;
+            let to = StreamTo {
+                attempt,
+                events: &events,
+            };
+            let message = match upstream.deliver(&request.url, request.body, Some(to)).await {
+                Ok(Delivered::Whole(reply)) => Message::Completed(attempt, Ok(reply)),
+                // Every piece went ahead of this: the reply is complete.
+                Ok(Delivered::Streamed) => Message::End(attempt),
+                Err(e) => Message::Completed(attempt, Err(e)),
+            };
+            let _ = events.send(message).await;
         })
     }
 }

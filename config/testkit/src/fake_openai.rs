@@ -50,6 +50,38 @@ pub enum Action {
     Chunked { body: Vec<u8>, size: usize },
     /// Answer 200 with `body`, then close the connection without saying so beforehand.
     RespondAndClose { body: Vec<u8> },
+    /// Answer 200 `text/event-stream`, chunked: `body` in pieces of `size` bytes,
+    /// `interval` apart, then end as `then` says.
+    Stream {
+        body: Vec<u8>,
+        size: usize,
+        interval: Duration,
+        then: StreamThen,
+    },
+}
+
+/// How a streamed answer ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamThen {
+    /// The last chunk: the body ends and the connection can be reused.
+    End,
+    /// The connection is dropped (a cut stream).
+    Cut,
+    /// Nothing more is sent; the connection stays until the client closes it, which is
+    /// recorded in [`FakeOpenAi::closed`].
+    Hang,
+}
+
+impl Action {
+    /// A whole event stream, in pieces of `size` bytes, `interval` apart.
+    pub fn stream(body: &[u8], size: usize, interval: Duration) -> Action {
+        Action::Stream {
+            body: body.to_vec(),
+            size,
+            interval,
+            then: StreamThen::End,
+        }
+    }
 }
 
 impl Action {
@@ -323,6 +355,52 @@ impl Conn {
                     }
                 }
                 writer.write_all(b"0\r\nx-trailer: done\r\n\r\n").is_ok() && writer.flush().is_ok()
+            }
+            Action::Stream {
+                body,
+                size,
+                interval,
+                then,
+            } => {
+                let writer = reader.get_mut();
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n\r\n";
+                if writer
+                    .write_all(head.as_bytes())
+                    .and_then(|()| writer.flush())
+                    .is_err()
+                {
+                    return false;
+                }
+                for chunk in body.chunks(size.max(1)) {
+                    thread::sleep(interval);
+                    let mut out = format!("{:x}\r\n", chunk.len()).into_bytes();
+                    out.extend_from_slice(chunk);
+                    out.extend_from_slice(b"\r\n");
+                    if writer
+                        .write_all(&out)
+                        .and_then(|()| writer.flush())
+                        .is_err()
+                    {
+                        self.closed.lock().unwrap().push((index, Instant::now()));
+                        return false;
+                    }
+                }
+                match then {
+                    StreamThen::End => {
+                        writer.write_all(b"0\r\n\r\n").is_ok() && writer.flush().is_ok()
+                    }
+                    StreamThen::Cut => false,
+                    StreamThen::Hang => {
+                        let mut buf = [0u8; 1024];
+                        while let Ok(n) = reader.read(&mut buf) {
+                            if n == 0 {
+                                break;
+                            }
+                        }
+                        self.closed.lock().unwrap().push((index, Instant::now()));
+                        false
+                    }
+                }
             }
             Action::RespondAndClose { body } => {
                 let mut out = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len()).into_bytes();

@@ -7,6 +7,7 @@ use crate::openai::stream::{StreamEnd, StreamFold};
 use crate::openai::RequestPlan;
 use crate::server::AttemptId;
 use crate::sse::SseReader;
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// One `tools/call` from admission to its outcome.
@@ -78,9 +79,13 @@ pub struct Progress {
     pub message: String,
     /// When the last notification went out.
     pub last_sent: Option<Instant>,
-    /// `message` is waiting for its notification (set within the minimum gap).
-    pub unsent: bool,
+    /// What the stream said the model is doing, waiting for the minimum gap to pass,
+    /// oldest first (at most [`MAX_QUEUED_HINTS`]).
+    pub queued: VecDeque<String>,
 }
+
+/// Most progress messages waiting at once; a newer one replaces the newest waiting.
+pub const MAX_QUEUED_HINTS: usize = 3;
 
 impl<C> Call<C> {
     /// Everything due for the call: its attempt's deadline or its backoff's end, and its

@@ -241,7 +241,7 @@ impl<C: Clone> CallEngine<C> {
             next_at: now.instant,
             message: String::new(),
             last_sent: None,
-            unsent: false,
+            queued: VecDeque::new(),
         });
         if let Some(p) = &progress {
             self.timers.schedule(id, p.next_at);

@@ -1,6 +1,6 @@
 //! How the engine moves a call on: attempt outcomes, deadlines, retries and progress.
 
-use super::call::{Call, CallState, Incoming};
+use super::call::{Call, CallState, Incoming, MAX_QUEUED_HINTS};
 use super::incoming::MIN_HINT_GAP;
 use super::retry::{next_step, Step};
 use super::timers::CallId;
@@ -316,9 +316,9 @@ impl<C: Clone> CallEngine<C> {
         Some(call)
     }
 
-    /// Records what call `id` is doing and reports it as soon as the last notification is
-    /// [`MIN_HINT_GAP`] old (the stream can say many things a second).
-    /// A `generic` message does not replace one still waiting to go out.
+    /// Queues what the stream says the model is doing; each goes out once the last
+    /// notification is [`MIN_HINT_GAP`] old, in order, so a burst is neither flooded nor
+    /// lost. A `generic` message is dropped while a more specific one waits.
     pub(super) fn set_progress_soon(
         &mut self,
         now: Now,
@@ -329,11 +329,14 @@ impl<C: Clone> CallEngine<C> {
         let Some(p) = self.calls.get_mut(&id).and_then(|c| c.progress.as_mut()) else {
             return;
         };
-        if p.message == message || (generic && p.unsent) {
+        let latest = p.queued.back().unwrap_or(&p.message);
+        if *latest == message || (generic && !p.queued.is_empty()) {
             return;
         }
-        p.message = message;
-        p.unsent = true;
+        if p.queued.len() >= MAX_QUEUED_HINTS {
+            p.queued.pop_back();
+        }
+        p.queued.push_back(message);
         let earliest = p.last_sent.map_or(now.instant, |t| after(t, MIN_HINT_GAP));
         if earliest <= now.instant {
             self.tick_progress(now, id);
@@ -348,6 +351,7 @@ impl<C: Clone> CallEngine<C> {
         let Some(p) = self.calls.get_mut(&id).and_then(|c| c.progress.as_mut()) else {
             return;
         };
+        p.queued.clear();
         p.message = message;
         if p.next_at <= now.instant {
             self.tick_progress(now, id);
@@ -363,9 +367,17 @@ impl<C: Clone> CallEngine<C> {
             return;
         };
         p.sent += 1;
-        p.next_at = after(now.instant, interval);
+        if let Some(next) = p.queued.pop_front() {
+            p.message = next;
+        }
+        // More waiting: the next goes out after the minimum gap, else the heartbeat.
+        let wait = if p.queued.is_empty() {
+            interval
+        } else {
+            MIN_HINT_GAP.min(interval)
+        };
+        p.next_at = after(now.instant, wait);
         p.last_sent = Some(now.instant);
-        p.unsent = false;
         let event = CallEvent::Progress {
             context: call.context.clone(),
             token: p.token.clone(),

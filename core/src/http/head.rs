@@ -107,7 +107,10 @@ pub(super) fn parse_head(bytes: &[u8], limit: usize) -> Result<(Head, Option<Fra
                     }
                 }
             }
-            _ if name.starts_with("retry-after") || name == "x-request-id" => {
+            _ if name.starts_with("retry-after")
+                || name == "x-request-id"
+                || name == "content-type" =>
+            {
                 if let Ok(value) = std::str::from_utf8(value) {
                     headers.push((name, value.to_owned()));
                 }

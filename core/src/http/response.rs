@@ -22,7 +22,8 @@ use super::head::{complete_head, parse_head, Head};
 pub struct Response {
     /// The status code.
     pub status: u16,
-    /// The headers the core reads (`retry-after*`, `x-request-id`), names lower-cased.
+    /// The headers the core reads (`retry-after*`, `x-request-id`, `content-type`), names
+    /// lower-cased.
     pub headers: Vec<(String, String)>,
     /// The body, de-chunked.
     pub body: Vec<u8>,
@@ -101,6 +102,37 @@ impl Reader {
     /// Whether any byte of the response arrived.
     pub fn started(&self) -> bool {
         self.started
+    }
+
+    /// The status and headers, once the head is in and the body is arriving.
+    pub fn head(&self) -> Option<(u16, &[(String, String)])> {
+        match &self.state {
+            State::Body(head, _) => Some((head.status, &head.headers)),
+            State::Head => None,
+        }
+    }
+
+    /// Takes the body bytes decoded so far, for a caller that handles the body as it
+    /// arrives (an event stream); the response that [`Reader::filled`] returns at the end
+    /// then holds only the rest. The body limit applies to what is held at once.
+    pub fn take_body(&mut self) -> Vec<u8> {
+        let taken = match &mut self.state {
+            State::Head => 0,
+            State::Body(_, Framing::Length(total)) => {
+                let n = self.len.min(*total);
+                *total -= n;
+                n
+            }
+            State::Body(_, Framing::UntilClose) => self.len,
+            State::Body(_, Framing::Chunked { decoded, .. }) => std::mem::take(decoded),
+        };
+        if taken == 0 {
+            return Vec::new();
+        }
+        let body = self.buf[..taken].to_vec();
+        self.buf.copy_within(taken..self.len, 0);
+        self.len -= taken;
+        body
     }
 
     /// Space for the next read; report what was read with [`Reader::filled`].

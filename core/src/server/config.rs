@@ -106,7 +106,7 @@ impl Default for ServerConfig {
             api_key_present: false,
             timeout: Duration::from_millis(120_000),
             idle_timeout: Duration::from_millis(60_000),
-            stream: false,
+            stream: true,
             max_retries: 3,
             profiles: {
                 let mut profiles = Profiles::default();

@@ -16,7 +16,11 @@ use connect::Connector;
 use pool::Pool;
 use responses_mcp_config::Startup;
 use responses_mcp_core::http::{scrub, ReadError, Reader, Response, MAX_BODY_BYTES};
-use responses_mcp_core::server::{HttpReply, TransportError, TransportErrorKind};
+use responses_mcp_core::server::{
+    AttemptId, HttpHead, HttpReply, TransportError, TransportErrorKind,
+};
+use responses_mcp_core::Message;
+use smol::channel::Sender;
 use stream::{Stream, StreamError};
 use target::Target;
 
@@ -60,13 +64,29 @@ impl Upstream {
     }
 
     /// Performs one attempt: POSTs `body` to `url` and reads the whole reply.
+    #[cfg(test)]
     pub async fn send(&self, url: &str, body: Vec<u8>) -> Result<HttpReply, TransportError> {
+        match self.deliver(url, body, None).await? {
+            Delivered::Whole(reply) => Ok(reply),
+            Delivered::Streamed => Err(invalid("streamed without a destination")),
+        }
+    }
+
+    /// Performs one attempt: POSTs `body` to `url`. A 2xx event stream goes to `stream_to`
+    /// as it arrives (its head, then body pieces; the caller sends the end); any other
+    /// reply is read whole.
+    pub async fn deliver(
+        &self,
+        url: &str,
+        body: Vec<u8>,
+        stream_to: Option<StreamTo<'_>>,
+    ) -> Result<Delivered, TransportError> {
         let target = Target::parse(url).map_err(invalid)?;
         let headers = self.headers.as_deref().map_err(|why| invalid(why))?;
         // The body is only needed inside the message, which lives until the reply.
         let message = message(&target, headers, &body);
         drop(body);
-        let response = loop {
+        let (response, stream) = loop {
             let (mut stream, reused) = match self.pool.take(&target.origin) {
                 Some(stream) => (stream, true),
                 // Boxed: a task's future is as large as its largest state, and connecting
@@ -77,13 +97,8 @@ impl Upstream {
                     false,
                 ),
             };
-            match exchange(&mut stream, &message).await {
-                Ok(response) => {
-                    if response.reusable {
-                        self.pool.keep(target.origin, stream);
-                    }
-                    break response;
-                }
+            match exchange(&mut stream, &message, stream_to).await {
+                Ok(response) => break (response, stream),
                 // The server closed the kept-alive connection before reading the request;
                 // it is not a failure of this call.
                 Err(Failed {
@@ -92,19 +107,56 @@ impl Upstream {
                 Err(failed) => return Err(failed.error),
             }
         };
-        Ok(HttpReply {
+        let (response, streamed) = match response {
+            Exchanged::Whole(response) => (response, false),
+            Exchanged::Streamed(response) => (response, true),
+        };
+        if response.reusable {
+            self.pool.keep(target.origin, stream);
+        }
+        if streamed {
+            return Ok(Delivered::Streamed);
+        }
+        Ok(Delivered::Whole(HttpReply {
             status: response.status,
             headers: response.headers,
             body: match &self.key {
                 Some(key) => scrub(response.body, key),
                 None => response.body,
             },
-        })
+        }))
     }
 }
 
-/// Writes the request and reads its response.
-async fn exchange(stream: &mut Stream, message: &[u8]) -> Result<Response, Failed> {
+/// Where a streamed reply goes: the main loop's channel, tagged with the attempt.
+#[derive(Clone, Copy)]
+pub struct StreamTo<'a> {
+    pub attempt: AttemptId,
+    pub events: &'a Sender<Message>,
+}
+
+/// How a reply was handed over.
+pub enum Delivered {
+    /// Read whole (not a 2xx event stream, or nowhere to stream to).
+    Whole(HttpReply),
+    /// Sent as it arrived; the caller sends its end.
+    Streamed,
+}
+
+/// What an exchange read.
+enum Exchanged {
+    Whole(Response),
+    /// Streamed; the response holds nothing but whether the connection can be kept.
+    Streamed(Response),
+}
+
+/// Writes the request and reads its response, streaming a 2xx event stream to
+/// `stream_to` as it arrives.
+async fn exchange(
+    stream: &mut Stream,
+    message: &[u8],
+    stream_to: Option<StreamTo<'_>>,
+) -> Result<Exchanged, Failed> {
     if let Err(e) = stream.write_all(message).await {
         return Err(Failed {
             error: stream_error(e),
@@ -112,23 +164,76 @@ async fn exchange(stream: &mut Stream, message: &[u8]) -> Result<Response, Faile
         });
     }
     let mut reader = Reader::new(MAX_BODY_BYTES);
+    let mut streaming = None;
     loop {
         let read = stream.read(reader.space()).await;
         let outcome = match read {
             Ok(n) => reader.filled(n).map_err(read_error),
             Err(e) => Err(stream_error(e)),
         };
-        match outcome {
-            Ok(Some(response)) => return Ok(response),
-            Ok(None) => {}
+        let done = match outcome {
+            Ok(done) => done,
             Err(error) => {
                 return Err(Failed {
                     error,
                     answered: reader.started(),
                 })
             }
+        };
+        if streaming.is_none() {
+            // The head is in the reader while the body arrives, or in the response when
+            // it all came in one read.
+            let head = match &done {
+                Some(response) => Some((response.status, response.headers.as_slice())),
+                None => reader.head(),
+            };
+            streaming = match (stream_to, head) {
+                (Some(to), Some((status, headers))) if is_event_stream(status, headers) => {
+                    let head = HttpHead {
+                        status,
+                        headers: headers.to_vec(),
+                    };
+                    send(to, Message::Head(to.attempt, head)).await?;
+                    Some(to)
+                }
+                _ => None,
+            };
+        }
+        if let Some(to) = streaming {
+            let piece = match &done {
+                Some(response) => response.body.clone(),
+                None => reader.take_body(),
+            };
+            if !piece.is_empty() {
+                send(to, Message::Body(to.attempt, piece)).await?;
+            }
+        }
+        if let Some(response) = done {
+            return Ok(match streaming {
+                Some(_) => Exchanged::Streamed(response),
+                None => Exchanged::Whole(response),
+            });
         }
     }
+}
+
+/// Whether a reply is an event stream to hand over as it arrives.
+fn is_event_stream(status: u16, headers: &[(String, String)]) -> bool {
+    (200..300).contains(&status)
+        && headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("text/event-stream"))
+}
+
+/// Hands a piece of a streamed reply to the main loop; it waits when the loop is behind.
+async fn send(to: StreamTo<'_>, message: Message) -> Result<(), Failed> {
+    to.events.send(message).await.map_err(|_| Failed {
+        error: TransportError {
+            kind: TransportErrorKind::Io,
+            detail: "the server is shutting down".into(),
+        },
+        answered: true,
+    })
 }
 
 /// The request: head and body in one buffer, written at once.

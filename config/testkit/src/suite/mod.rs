@@ -8,6 +8,7 @@ pub mod eras;
 pub mod lifecycle;
 pub mod proxies;
 pub mod sdks;
+pub mod streaming;
 
 /// Instantiates the whole end-to-end suite for the binary at `$bin` (a `&'static str`,
 /// usually `env!("CARGO_BIN_EXE_<name>")`): one `#[test]` per suite function.
@@ -324,6 +325,36 @@ macro_rules! e2e_suite {
             #[test]
             fn typescript_sdk_1_x_legacy_client() {
                 $crate::run($bin, $crate::suite::sdks::typescript_sdk_1_x_legacy_client);
+            }
+        }
+        mod streaming {
+            #[test]
+            fn a_streamed_answer_equals_the_whole_answer() {
+                $crate::run($bin, $crate::suite::streaming::a_streamed_answer_equals_the_whole_answer);
+            }
+            #[test]
+            fn a_slow_stream_with_keepalives_reports_progress_then_answers() {
+                $crate::run($bin, $crate::suite::streaming::a_slow_stream_with_keepalives_reports_progress_then_answers);
+            }
+            #[test]
+            fn a_rate_limit_inside_the_stream_is_retried_then_answered() {
+                $crate::run($bin, $crate::suite::streaming::a_rate_limit_inside_the_stream_is_retried_then_answered);
+            }
+            #[test]
+            fn a_stream_cut_mid_way_is_retried_on_a_new_connection() {
+                $crate::run($bin, $crate::suite::streaming::a_stream_cut_mid_way_is_retried_on_a_new_connection);
+            }
+            #[test]
+            fn quota_inside_the_stream_is_reported_at_once() {
+                $crate::run($bin, $crate::suite::streaming::quota_inside_the_stream_is_reported_at_once);
+            }
+            #[test]
+            fn cancel_mid_stream_closes_the_connection_at_once() {
+                $crate::run($bin, $crate::suite::streaming::cancel_mid_stream_closes_the_connection_at_once);
+            }
+            #[test]
+            fn streamed_calls_keep_the_connection_alive() {
+                $crate::run($bin, $crate::suite::streaming::streamed_calls_keep_the_connection_alive);
             }
         }
     };

@@ -50,6 +50,7 @@ fn content_length_body_with_the_headers_the_core_reads() {
     assert_eq!(
         r.headers,
         [
+            ("content-type".into(), "application/json".into()),
             ("retry-after".to_owned(), "2".to_owned()),
             ("retry-after-ms".to_owned(), "1500".to_owned()),
             ("x-request-id".to_owned(), "req_1".to_owned())
@@ -268,4 +269,47 @@ fn reads_ask_only_for_what_a_length_still_needs() {
     reader.space()[..head.len()].copy_from_slice(head);
     assert_eq!(reader.filled(head.len()), Ok(None));
     assert_eq!(reader.space().len(), 2);
+}
+
+/// Reads `wire` in `size`-byte reads, taking the body as it arrives; returns the head and
+/// every body byte, in order.
+fn stream_read(wire: &[u8], size: usize) -> (u16, Vec<u8>) {
+    let mut reader = Reader::new(1 << 20);
+    let mut rest = wire;
+    let mut body = Vec::new();
+    let mut status = 0;
+    loop {
+        let space = reader.space();
+        let n = space.len().min(rest.len()).min(size);
+        space[..n].copy_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        match reader.filled(n).unwrap() {
+            Some(response) => {
+                body.extend_from_slice(&response.body);
+                return (response.status, body);
+            }
+            None => {
+                if let Some((s, _)) = reader.head() {
+                    status = s;
+                }
+                body.extend(reader.take_body());
+                assert!(n > 0 || status != 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn bodies_can_be_taken_as_they_arrive_under_every_framing() {
+    let chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n";
+    let length = b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\nhello, world";
+    for wire in [chunked.as_slice(), length.as_slice()] {
+        for size in [1, 2, 7, 64, 4096] {
+            assert_eq!(
+                stream_read(wire, size),
+                (200, b"hello, world".to_vec()),
+                "{size}"
+            );
+        }
+    }
 }
