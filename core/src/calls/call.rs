@@ -8,7 +8,7 @@ use crate::openai::RequestPlan;
 use crate::server::AttemptId;
 use crate::sse::SseReader;
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One `tools/call` from admission to its outcome.
 pub struct Call<C> {
@@ -47,6 +47,8 @@ pub enum Incoming {
         reader: SseReader,
         fold: StreamFold,
         events: u32,
+        /// From the attempt's start to the reply's head, for the debug log.
+        first_byte: Duration,
     },
     /// The stream's terminal event came; the body's end is awaited (a short grace) so
     /// the connection can carry the next call.

@@ -34,22 +34,27 @@ impl<C: Clone> CallEngine<C> {
         let Some(call) = self.calls.get_mut(&id) else {
             return;
         };
+        // Until the head, `last_byte` is the attempt's start.
+        let first_byte = now.instant.saturating_duration_since(call.last_byte);
         call.last_byte = now.instant;
         let streamed = (200..300).contains(&head.status)
             && head.headers.iter().any(|(k, v)| {
                 k.eq_ignore_ascii_case("content-type") && v.contains("text/event-stream")
             });
-        log::debug!(
-            "openai: attempt {attempt} for call {}: status {}{}",
-            call.request_id,
-            head.status,
-            if streamed { ", streaming" } else { "" }
-        );
+        if !streamed {
+            log::debug!(
+                "openai: attempt {attempt} for call {}: status {}, first byte after {} ms",
+                call.request_id,
+                head.status,
+                first_byte.as_millis()
+            );
+        }
         call.incoming = Some(if streamed {
             Incoming::Stream {
                 reader: SseReader::new(MAX_SSE_LINE, MAX_SSE_EVENT),
                 fold: StreamFold::new(),
                 events: 0,
+                first_byte,
             }
         } else {
             Incoming::Whole {
@@ -89,6 +94,7 @@ impl<C: Clone> CallEngine<C> {
                 reader,
                 fold,
                 events,
+                ..
             }) => {
                 reader.push(bytes);
                 while let Some(event) = reader.next_event() {
@@ -160,15 +166,20 @@ impl<C: Clone> CallEngine<C> {
             Some(Incoming::Stream {
                 mut reader,
                 mut fold,
-                events,
+                mut events,
+                first_byte,
             }) => {
                 reader.finish();
                 while let Some(Ok(event)) = reader.next_event() {
+                    events += 1;
                     if fold.feed(&event) == Folded::End {
                         break;
                     }
                 }
-                log::debug!("openai: attempt {attempt} ended after {events} events");
+                log::debug!(
+                    "openai: attempt {attempt} body ended before a terminal event: {events} events, first byte after {} ms",
+                    first_byte.as_millis()
+                );
                 let outcome = self.finish_stream(id, fold);
                 self.apply(now, id, outcome);
             }
