@@ -13,6 +13,9 @@ const MAX_CHUNK_LINE: usize = 4 * 1024;
 const HEAD_READ: usize = 4 * 1024;
 /// Bytes asked for per read of a body.
 const BODY_READ: usize = 32 * 1024;
+/// Bytes asked for per read of a body taken as it arrives: an event stream comes in small
+/// writes, and a call in flight should hold no more buffer than it needs.
+const STREAM_READ: usize = 4 * 1024;
 
 pub use super::head::tunnel_reply;
 use super::head::{complete_head, parse_head, Head};
@@ -50,6 +53,8 @@ pub struct Reader {
     state: State,
     limit: usize,
     started: bool,
+    /// Bytes asked for per body read.
+    body_read: usize,
 }
 
 enum State {
@@ -96,6 +101,7 @@ impl Reader {
             state: State::Head,
             limit,
             started: false,
+            body_read: BODY_READ,
         }
     }
 
@@ -132,6 +138,12 @@ impl Reader {
         let body = self.buf[..taken].to_vec();
         self.buf.copy_within(taken..self.len, 0);
         self.len -= taken;
+        // Taken bodies are read in small pieces from now on, in a small buffer.
+        self.body_read = STREAM_READ;
+        if self.buf.capacity() > 4 * (self.len + STREAM_READ) {
+            self.buf.truncate(self.len);
+            self.buf.shrink_to(self.len + STREAM_READ);
+        }
         body
     }
 
@@ -140,9 +152,9 @@ impl Reader {
         let want = match &self.state {
             State::Head => HEAD_READ,
             State::Body(_, Framing::Length(total)) => {
-                total.saturating_sub(self.len).clamp(1, BODY_READ)
+                total.saturating_sub(self.len).clamp(1, self.body_read)
             }
-            State::Body(..) => BODY_READ,
+            State::Body(..) => self.body_read,
         };
         if self.buf.len() < self.len + want {
             self.buf.resize(self.len + want, 0);

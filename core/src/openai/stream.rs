@@ -84,6 +84,19 @@ impl StreamFold {
             // event is a cut stream.
             return Folded::End;
         }
+        // OpenAI names every event; most are text deltas and argument deltas we need not
+        // read, so only the events the fold uses are parsed (an unnamed event is parsed
+        // to learn its type).
+        let named = event.event != "message";
+        if named && !NEEDED.contains(&event.event.as_str()) {
+            return Folded::More(None);
+        }
+        if named && event.event == "response.output_text.delta" {
+            return Folded::More(self.start_writing());
+        }
+        if named && TERMINAL.contains(&event.event.as_str()) {
+            return self.terminal_event(&event.event, &event.data);
+        }
         let Ok(Value::Object(mut data)) = serde_json::from_str::<Value>(&event.data) else {
             return Folded::More(None);
         };
@@ -98,50 +111,47 @@ impl StreamFold {
                 let item = data.remove("item").unwrap_or(Value::Null);
                 Folded::More(self.item_done(index, item))
             }
-            "response.output_text.delta" if !self.writing => {
-                self.writing = true;
-                Folded::More(Some(StreamHint::Writing))
-            }
-            "response.completed" | "response.incomplete" | "response.failed" => {
-                let mut response = match data.remove("response") {
-                    Some(Value::Object(r)) => r,
-                    _ => serde_json::Map::new(),
-                };
-                let output = match response.remove("output") {
-                    Some(Value::Array(items)) => items,
-                    _ => Vec::new(),
-                };
-                self.terminal = Some(match (kind.as_str(), response.get("error")) {
-                    ("response.failed", Some(error)) if error.is_object() => {
-                        Terminal::Failed(error.clone())
-                    }
-                    _ => Terminal::Response {
-                        meta: Value::Object(response),
-                        output,
-                    },
-                });
-                Folded::End
-            }
-            "error" => {
-                // Real traffic nests the error; the published spec puts it at the top.
-                let error = match data.remove("error") {
-                    Some(e @ Value::Object(_)) => e,
-                    _ => Value::Object(data),
-                };
-                self.terminal = Some(Terminal::Failed(error));
-                Folded::End
-            }
+            "response.output_text.delta" => Folded::More(self.start_writing()),
+            k if TERMINAL.contains(&k) => self.terminal_event(k, &event.data),
             _ => Folded::More(None),
         }
+    }
+
+    fn start_writing(&mut self) -> Option<StreamHint> {
+        (!std::mem::replace(&mut self.writing, true)).then_some(StreamHint::Writing)
+    }
+
+    /// A terminal event: its response object is read without its output (the items came
+    /// one by one), unless no item came, when its output is all there is.
+    fn terminal_event(&mut self, kind: &str, data: &str) -> Folded {
+        let envelope: Envelope = serde_json::from_str(data).unwrap_or_default();
+        self.terminal = Some(match (kind, envelope.response, envelope.error) {
+            ("error", _, Some(error)) if error.is_object() => Terminal::Failed(error),
+            // The published spec puts the error's fields at the top of the event.
+            ("error", _, _) => Terminal::Failed(serde_json::from_str(data).unwrap_or(Value::Null)),
+            ("response.failed", Some(response), _) if response.error.is_object() => {
+                Terminal::Failed(response.error)
+            }
+            (_, response, _) => {
+                let response = response.unwrap_or_default();
+                let output = if self.items.is_empty() {
+                    full_output(data)
+                } else {
+                    Vec::new()
+                };
+                Terminal::Response {
+                    meta: response.into_meta(),
+                    output,
+                }
+            }
+        });
+        Folded::End
     }
 
     fn item_added(&mut self, item: Option<&Value>) -> Option<StreamHint> {
         match item?.get("type")?.as_str()? {
             "web_search_call" => Some(StreamHint::Searching(None)),
-            "message" if !self.writing => {
-                self.writing = true;
-                Some(StreamHint::Writing)
-            }
+            "message" => self.start_writing(),
             _ => None,
         }
     }
@@ -213,6 +223,82 @@ impl StreamFold {
                 "the streamed response could not be read",
             )),
         }
+    }
+}
+
+/// The events the fold reads; others are skipped unparsed.
+const NEEDED: [&str; 7] = [
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.output_text.delta",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "error",
+];
+
+/// The events that end a stream.
+const TERMINAL: [&str; 4] = [
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "error",
+];
+
+/// A terminal event, less the response's output.
+#[derive(Default, serde::Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    response: Option<ResponseMeta>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// The fields of a response object an answer needs, other than its output; each is read
+/// as any JSON value, so an odd type is left for the reader to ignore.
+#[derive(Default, serde::Deserialize)]
+struct ResponseMeta {
+    #[serde(default)]
+    id: Value,
+    #[serde(default)]
+    status: Value,
+    #[serde(default)]
+    model: Value,
+    #[serde(default)]
+    usage: Value,
+    #[serde(default)]
+    incomplete_details: Value,
+    #[serde(default)]
+    error: Value,
+}
+
+impl ResponseMeta {
+    fn into_meta(self) -> Value {
+        let mut meta = serde_json::Map::new();
+        for (key, value) in [
+            ("id", self.id),
+            ("status", self.status),
+            ("model", self.model),
+            ("usage", self.usage),
+            ("incomplete_details", self.incomplete_details),
+            ("error", self.error),
+        ] {
+            if !value.is_null() {
+                meta.insert(key.to_owned(), value);
+            }
+        }
+        Value::Object(meta)
+    }
+}
+
+/// The output of the terminal event's response, for servers that send no items.
+fn full_output(data: &str) -> Vec<Value> {
+    let Ok(mut event) = serde_json::from_str::<Value>(data) else {
+        return Vec::new();
+    };
+    match event.pointer_mut("/response/output").map(Value::take) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
     }
 }
 

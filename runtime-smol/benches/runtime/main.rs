@@ -2,7 +2,7 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu` runs one part; `BENCH_BIN_DIR` measures
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream` runs one part; `BENCH_BIN_DIR` measures
 //! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
 //! Every figure is a median (or a percentile) of several runs, next to a baseline measured
@@ -15,6 +15,8 @@
     clippy::print_stderr,
     dead_code
 )]
+
+mod streaming;
 
 use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
 use std::io::{BufRead, BufReader, Write};
@@ -392,47 +394,7 @@ fn cpu() {
     println!("| binary | build | total Ir | Ir per call | ratio to baseline |");
     println!("|---|---|---|---|---|");
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
-    let measure = |bin: &Path| -> u64 {
-        let dir = std::env::temp_dir().join(format!("orm-cpu-{}", rand_suffix()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let out_file = dir.join("callgrind.out");
-        let mut child = Command::new("valgrind")
-            .arg("--tool=callgrind")
-            .arg(format!("--callgrind-out-file={}", out_file.display()))
-            .arg(bin)
-            .arg("--stdio")
-            .env_clear()
-            .env("HOME", &dir)
-            .env("OPENAI_API_KEY", "sk-bench")
-            .env("OPENAI_BASE_URL", &fake.url)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        writeln!(stdin, "{INIT}").unwrap();
-        stdout.read_line(&mut line).unwrap();
-        for id in 1..=CALLS {
-            writeln!(stdin, "{}", call(id)).unwrap();
-            line.clear();
-            stdout.read_line(&mut line).unwrap();
-            assert!(line.contains("\"result\""), "{line}");
-        }
-        drop(stdin);
-        let _ = child.wait();
-        let text = std::fs::read_to_string(&out_file).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        text.lines()
-            .find_map(|l| {
-                l.strip_prefix("summary: ")
-                    .or_else(|| l.strip_prefix("totals: "))
-            })
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap()
-    };
+    let measure = |bin: &Path| callgrind_calls(bin, &fake.url, "{}\n", CALLS);
     let baseline_dir = std::env::var_os("BENCH_BASELINE_DIR").map(PathBuf::from);
     for (name, bin) in binaries() {
         let ir = measure(&bin);
@@ -448,6 +410,52 @@ fn cpu() {
         println!("| {name} | this | {ir} | {} | {ratio} |", ir / CALLS);
     }
     println!();
+}
+
+/// Instructions (callgrind) for `initialize` then `calls` sequential `tools/call`s of
+/// `bin` against `base_url`, with `yaml` as its configuration.
+fn callgrind_calls(bin: &Path, base_url: &str, yaml: &str, calls: u64) -> u64 {
+    let dir = std::env::temp_dir().join(format!("orm-cpu-{}", rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.yaml"), yaml).unwrap();
+    let out_file = dir.join("callgrind.out");
+    let mut child = Command::new("valgrind")
+        .arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", out_file.display()))
+        .arg(bin)
+        .args(["--stdio", "--config"])
+        .arg(dir.join("config.yaml"))
+        .env_clear()
+        .env("HOME", &dir)
+        .env("OPENAI_API_KEY", "sk-bench")
+        .env("OPENAI_BASE_URL", base_url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    writeln!(stdin, "{INIT}").unwrap();
+    stdout.read_line(&mut line).unwrap();
+    for id in 1..=calls {
+        writeln!(stdin, "{}", call(id)).unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.contains("\"result\""), "{line}");
+    }
+    drop(stdin);
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("summary: ")
+                .or_else(|| l.strip_prefix("totals: "))
+        })
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap()
 }
 
 fn main() {
@@ -469,5 +477,8 @@ fn main() {
     }
     if only.is_empty() || only == "cpu" {
         cpu();
+    }
+    if only.is_empty() || only == "stream" {
+        streaming::run();
     }
 }
