@@ -210,12 +210,19 @@ impl<C: Clone> CallEngine<C> {
         let Some(call) = self.calls.get_mut(&id) else {
             return;
         };
-        let Some(Incoming::Stream { fold, events, .. }) = call.incoming.take() else {
+        let Some(Incoming::Stream {
+            fold,
+            events,
+            first_byte,
+            ..
+        }) = call.incoming.take()
+        else {
             return;
         };
         log::debug!(
-            "openai: call {} stream complete after {events} events",
-            call.request_id
+            "openai: call {} stream complete: {events} events, first byte after {} ms",
+            call.request_id,
+            first_byte.as_millis()
         );
         let outcome = self.finish_stream(id, fold);
         let Some(call) = self.calls.get_mut(&id) else {

@@ -13,7 +13,8 @@ fn spawn_streaming(fake: &FakeOpenAi, yaml: &str) -> (Mcp, PathBuf) {
     let mut mcp = Mcp::spawn(
         Opts::upstream(&fake.url)
             .arg("--config")
-            .arg(path.to_str().unwrap()),
+            .arg(path.to_str().unwrap())
+            .arg("--debug"),
     );
     mcp.initialize("2025-06-18");
     (mcp, dir)
@@ -62,6 +63,29 @@ pub fn a_streamed_answer_equals_the_whole_answer() {
     let usage = &streamed["result"]["_meta"]["com.github.openai-responses-mcp/usage"];
     assert_eq!(usage["input_tokens"], 31073);
     assert!(usage["web_searches"].as_u64().unwrap() >= 2);
+
+    // The debug log: one line for the attempt with its event count and time to first
+    // byte, and nothing of the answer itself.
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(PATIENCE).success());
+    let log = mcp.stderr();
+    let line = log
+        .lines()
+        .find(|l| l.contains("stream complete"))
+        .unwrap_or_else(|| panic!("no per-attempt line in:\n{log}"));
+    let events: u64 = line
+        .split(": ")
+        .nth(2)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no event count in {line}"));
+    assert!(events > 10, "{line}");
+    assert!(line.contains("first byte after "), "{line}");
+    let text = streamed["result"]["structuredContent"]["answer"]
+        .as_str()
+        .unwrap();
+    let excerpt: String = text.chars().take(40).collect();
+    assert!(!log.contains(&excerpt), "the answer leaked into the log");
     let _ = std::fs::remove_dir_all(dir);
 }
 
