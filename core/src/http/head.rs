@@ -1,7 +1,8 @@
 //! Reading a response head: the status line and the headers that decide how the body is
 //! framed. Shared by the response reader and by the reply to a proxy's `CONNECT`.
 
-use super::response::{Chunk, Framing, ReadError};
+use super::chunked::Chunk;
+use super::response::{Framing, ReadError};
 
 /// Largest response head (status line and headers) accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -36,7 +37,7 @@ pub(super) fn complete_head(buf: &[u8]) -> Result<Option<usize>, ReadError> {
 }
 
 /// The length of the head including its blank line, once it is all in `buf`.
-fn head_end(buf: &[u8]) -> Option<usize> {
+pub(super) fn head_end(buf: &[u8]) -> Option<usize> {
     let mut from = 0;
     while let Some(i) = buf[from..].iter().position(|&b| b == b'\n') {
         let nl = from + i;
@@ -179,6 +180,6 @@ fn parse_length(value: &[u8]) -> Result<usize, ReadError> {
 }
 
 /// RFC 9110 token characters.
-fn is_token(b: u8) -> bool {
+pub(super) fn is_token(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }

@@ -1,9 +1,15 @@
-//! HTTP/1.1 pieces a host's client needs, sans IO: reading a response from bytes as they
-//! arrive, and reading a proxy's answer to `CONNECT`.
+//! HTTP/1.1 pieces, sans IO. For the host's client: reading a response from bytes as they
+//! arrive, and a proxy's answer to `CONNECT`. For a host that serves HTTP: reading
+//! requests (pipelined or not) and writing responses and event streams.
 
+mod chunked;
 mod head;
+mod reply;
+mod request;
 mod response;
 
+pub use reply::{event, ReplyHead, CONTINUE, STREAM_END};
+pub use request::{Incoming, Request, RequestError, RequestLimits, RequestReader};
 pub use response::{tunnel_reply, ReadError, Reader, Response};
 
 /// Largest upstream response body a host should read; larger ones fail the attempt.

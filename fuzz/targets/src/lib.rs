@@ -467,6 +467,84 @@ pub fn http_response(data: &[u8]) {
     }
 }
 
+/// Everything a request reader makes of `wire` fed in pieces cut at `cuts`, until its
+/// first error; `Continue` is left out (it depends on where a read ended).
+fn read_requests(
+    wire: &[u8],
+    cuts: &[usize],
+    limits: responses_mcp_core::http::RequestLimits,
+) -> Vec<Result<responses_mcp_core::http::Request, responses_mcp_core::http::RequestError>> {
+    use responses_mcp_core::http::{Incoming, RequestReader};
+    let mut reader = RequestReader::new(limits);
+    let mut out = Vec::new();
+    let mut from = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&wire.len())) {
+        let cut = cut.clamp(from, wire.len());
+        reader.feed(&wire[from..cut]);
+        let read = cut - from;
+        from = cut;
+        loop {
+            match reader.next_incoming() {
+                Ok(Some(Incoming::Request(r))) => out.push(Ok(r)),
+                Ok(Some(Incoming::Continue)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    out.push(Err(e));
+                    return out;
+                }
+            }
+        }
+        // One request at most (head, and a chunked body with its framing) and this read.
+        let bound = limits.max_head + 2 * limits.max_body + 8 * 1024 + read;
+        assert!(
+            reader.buffered() <= bound,
+            "the reader holds {} bytes",
+            reader.buffered()
+        );
+    }
+    out
+}
+
+/// Differential: a client's bytes give the same requests and the same error however the
+/// reads cut them; no body exceeds the limit; memory stays within one request and one
+/// read. The first 4 bytes choose cut points, the rest is what the client sent.
+pub fn http_request(data: &[u8]) {
+    let Some((head, wire)) = data.split_first_chunk::<4>() else {
+        return;
+    };
+    let limits = responses_mcp_core::http::RequestLimits {
+        max_head: 256,
+        max_body: 128,
+    };
+    let whole = read_requests(wire, &[], limits);
+    let cuts: Vec<usize> = head
+        .iter()
+        .scan(0usize, |at, b| {
+            *at += usize::from(*b);
+            Some(*at)
+        })
+        .collect();
+    let cut = read_requests(wire, &cuts, limits);
+    assert_eq!(whole, cut, "the cut changed the requests");
+    let bytes: Vec<usize> = (1..=7).collect();
+    let bytewise: Vec<usize> = bytes
+        .iter()
+        .scan(0, |at, n| {
+            *at += n;
+            Some(*at)
+        })
+        .collect();
+    assert_eq!(
+        whole,
+        read_requests(wire, &bytewise, limits),
+        "small reads changed the requests"
+    );
+    for r in whole.iter().flatten() {
+        assert!(r.body.len() <= limits.max_body, "a body over the limit");
+        let _ = r.path();
+    }
+}
+
 type SseOutcome = Vec<Result<responses_mcp_core::sse::SseEvent, responses_mcp_core::sse::SseError>>;
 
 /// Feeds `stream` to an SSE reader cut at `cuts`, then ends it.

@@ -58,3 +58,8 @@ fn http_response_corpus() {
 fn sse_corpus() {
     replay("sse", targets::sse);
 }
+
+#[test]
+fn http_request_corpus() {
+    replay("http_request", targets::http_request);
+}
