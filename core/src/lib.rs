@@ -87,6 +87,7 @@ pub mod mcp;
 #[doc(hidden)]
 pub mod openai;
 pub mod policy;
+pub mod serve;
 #[doc(hidden)]
 pub mod server;
 pub mod sse;

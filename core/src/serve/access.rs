@@ -1,0 +1,274 @@
+//! Who may use the endpoint: the `Host` and `Origin` a request names (DNS-rebinding
+//! protection: a web page whose name resolves to 127.0.0.1 must not reach a local
+//! server) and, when the operator set one, a bearer token.
+
+use crate::http::Request;
+use std::fmt;
+
+/// Host names that always mean this machine.
+pub const LOOPBACK_NAMES: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
+
+/// The access rules of one endpoint.
+#[derive(Debug, Clone)]
+pub struct Access {
+    /// Names (`host` or `host:port`, case-insensitive) a request's `Host` may carry;
+    /// `None` accepts any (an operator serving on all interfaces behind a proxy that
+    /// rewrites `Host`). A name without a port matches every port.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Origins (`scheme://host[:port]`) a browser request may come from, besides
+    /// loopback ones when `loopback_origins` is set. Requests without `Origin` (every
+    /// non-browser client) are not affected.
+    pub allowed_origins: Vec<String>,
+    /// Accept any `Origin` whose host is a loopback name (a local web client).
+    pub loopback_origins: bool,
+    /// The bearer token every request must carry, if any.
+    pub token: Option<Token>,
+}
+
+/// A bearer token. Its bytes never leave this type except to be compared.
+#[derive(Clone)]
+pub struct Token(Vec<u8>);
+
+impl Token {
+    /// A token; `None` when empty (an empty variable is not a token).
+    pub fn new(token: &str) -> Option<Token> {
+        let token = token.trim();
+        (!token.is_empty()).then(|| Token(token.as_bytes().to_vec()))
+    }
+
+    /// Compares in time that depends on the lengths only, not on where bytes differ.
+    fn matches(&self, offered: &[u8]) -> bool {
+        let mut diff = u8::from(self.0.len() != offered.len());
+        for (i, &b) in self.0.iter().enumerate() {
+            diff |= b ^ offered.get(i).copied().unwrap_or(!b);
+        }
+        diff == 0
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(***)")
+    }
+}
+
+/// Why a request was refused. Messages say what to fix and never echo a credential.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Denied {
+    /// `Origin` names a site that may not use this server.
+    #[error("Origin {0} is not allowed: add it to server.http.allowed_origins if this web client may use the server")]
+    Origin(String),
+    /// `Host` names a host this server does not answer for.
+    #[error("Host {0} is not allowed: add it to server.http.allowed_hosts if clients reach the server by that name")]
+    Host(String),
+    /// No `Authorization: Bearer` header, or the wrong token.
+    #[error("{}", if *.0 { "this server requires a bearer token: send Authorization: Bearer <token>" } else { "the bearer token is not valid" })]
+    Token(bool),
+}
+
+impl Denied {
+    /// The status to answer with.
+    pub fn status(&self) -> u16 {
+        match self {
+            Denied::Origin(_) | Denied::Host(_) => 403,
+            Denied::Token(_) => 401,
+        }
+    }
+}
+
+impl Access {
+    /// Checks `Host`, then `Origin`, then the token.
+    pub fn check(&self, request: &Request) -> Result<(), Denied> {
+        if let Some(allowed) = &self.allowed_hosts {
+            // HTTP/1.0 may omit Host; the reader requires it for HTTP/1.1.
+            let host = request.header("host").unwrap_or_default();
+            if !allowed.iter().any(|a| host_matches(a, host)) {
+                return Err(Denied::Host(shown(host)));
+            }
+        }
+        if let Some(origin) = request.header("origin") {
+            let loopback = self.loopback_origins
+                && origin_host(origin)
+                    .is_some_and(|h| LOOPBACK_NAMES.iter().any(|n| h.eq_ignore_ascii_case(n)));
+            let listed = self.allowed_origins.iter().any(|o| {
+                o.trim_end_matches('/')
+                    .eq_ignore_ascii_case(origin.trim_end_matches('/'))
+            });
+            if !loopback && !listed {
+                return Err(Denied::Origin(shown(origin)));
+            }
+        }
+        if let Some(token) = &self.token {
+            let offered = request.header("authorization").and_then(|v| {
+                let (scheme, rest) = v.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+            });
+            match offered {
+                None => return Err(Denied::Token(true)),
+                Some(t) if !token.matches(t.as_bytes()) => return Err(Denied::Token(false)),
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `Host` value `host` is allowed by entry `allowed`.
+fn host_matches(allowed: &str, host: &str) -> bool {
+    if allowed.eq_ignore_ascii_case(host) {
+        return true;
+    }
+    let (name, _) = split_port(host);
+    split_port(allowed).1.is_none() && name.eq_ignore_ascii_case(allowed)
+}
+
+/// `host[:port]` → the host (IPv6 in brackets) and the port, if any.
+fn split_port(authority: &str) -> (&str, Option<&str>) {
+    if authority.starts_with('[') {
+        return match authority.find(']') {
+            Some(end) => {
+                let port = authority[end + 1..].strip_prefix(':');
+                (&authority[..=end], port)
+            }
+            None => (authority, None),
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((name, port)) if !name.contains(':') => (name, Some(port)),
+        _ => (authority, None),
+    }
+}
+
+/// The host of an origin `scheme://host[:port]`.
+fn origin_host(origin: &str) -> Option<&str> {
+    let (_, rest) = origin.split_once("://")?;
+    Some(split_port(rest.trim_end_matches('/')).0)
+}
+
+/// A client-sent value for an error message: quoted and cut short.
+fn shown(value: &str) -> String {
+    let cut: String = value.chars().take(100).collect();
+    format!("'{cut}'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(headers: &[(&str, &str)]) -> Request {
+        Request {
+            method: "POST".into(),
+            target: "/mcp".into(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: Vec::new(),
+            keep_alive: true,
+        }
+    }
+
+    fn local() -> Access {
+        let mut hosts: Vec<String> = LOOPBACK_NAMES.iter().map(|s| (*s).to_owned()).collect();
+        hosts.push("127.0.0.1:8787".into());
+        Access {
+            allowed_hosts: Some(hosts),
+            allowed_origins: vec!["https://app.example.com".into()],
+            loopback_origins: true,
+            token: None,
+        }
+    }
+
+    #[test]
+    fn loopback_hosts_and_origins_pass() {
+        for host in [
+            "localhost:8787",
+            "127.0.0.1:8787",
+            "[::1]:8787",
+            "LOCALHOST",
+            "127.0.0.1",
+        ] {
+            assert_eq!(local().check(&request(&[("host", host)])), Ok(()), "{host}");
+        }
+        for origin in [
+            "http://localhost:6274",
+            "http://127.0.0.1",
+            "https://app.example.com/",
+        ] {
+            let r = request(&[("host", "localhost:8787"), ("origin", origin)]);
+            assert_eq!(local().check(&r), Ok(()), "{origin}");
+        }
+    }
+
+    #[test]
+    fn rebinding_names_are_refused_with_403() {
+        for host in [
+            "evil.example",
+            "evil.example:8787",
+            "localhost.evil.example",
+            "127.0.0.2:8787",
+            "",
+        ] {
+            let e = local().check(&request(&[("host", host)])).unwrap_err();
+            assert_eq!(e.status(), 403);
+            assert!(e.to_string().contains("allowed_hosts"), "{e}");
+        }
+        for origin in [
+            "http://evil.example",
+            "null",
+            "http://localhost.evil.example",
+            "file://",
+        ] {
+            let r = request(&[("host", "localhost"), ("origin", origin)]);
+            let e = local().check(&r).unwrap_err();
+            assert_eq!(e, Denied::Origin(format!("'{origin}'")));
+            assert_eq!(e.status(), 403);
+        }
+        let strict = Access {
+            loopback_origins: false,
+            ..local()
+        };
+        let r = request(&[("host", "localhost"), ("origin", "http://localhost:6274")]);
+        assert!(strict.check(&r).is_err());
+    }
+
+    #[test]
+    fn tokens_are_required_and_never_shown() {
+        let access = Access {
+            token: Token::new("s3cret-token-value"),
+            allowed_hosts: None,
+            ..local()
+        };
+        assert_eq!(format!("{:?}", access.token), "Some(Token(***))");
+        type Case<'a> = (&'a [(&'a str, &'a str)], Result<(), Denied>);
+        let cases: &[Case] = &[
+            (&[], Err(Denied::Token(true))),
+            (
+                &[("authorization", "Basic s3cret-token-value")],
+                Err(Denied::Token(true)),
+            ),
+            (
+                &[("authorization", "Bearer s3cret-token-valu")],
+                Err(Denied::Token(false)),
+            ),
+            (
+                &[("authorization", "Bearer s3cret-token-valuee")],
+                Err(Denied::Token(false)),
+            ),
+            (
+                &[("authorization", "Bearer S3cret-token-value")],
+                Err(Denied::Token(false)),
+            ),
+            (&[("authorization", "bearer  s3cret-token-value")], Ok(())),
+        ];
+        for (headers, expected) in cases {
+            let got = access.check(&request(headers));
+            assert_eq!(&got, expected, "{headers:?}");
+            if let Err(e) = got {
+                assert_eq!(e.status(), 401);
+                assert!(!e.to_string().contains("s3cret"));
+            }
+        }
+        assert!(Token::new("  ").is_none());
+    }
+}
