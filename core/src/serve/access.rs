@@ -83,7 +83,7 @@ impl Access {
             // HTTP/1.0 may omit Host; the reader requires it for HTTP/1.1.
             let host = request.header("host").unwrap_or_default();
             if !allowed.iter().any(|a| host_matches(a, host)) {
-                return Err(Denied::Host(shown(host)));
+                return Err(Denied::Host(self.shown(host)));
             }
         }
         if let Some(origin) = request.header("origin") {
@@ -95,7 +95,7 @@ impl Access {
                     .eq_ignore_ascii_case(origin.trim_end_matches('/'))
             });
             if !loopback && !listed {
-                return Err(Denied::Origin(shown(origin)));
+                return Err(Denied::Origin(self.shown(origin)));
             }
         }
         if let Some(token) = &self.token {
@@ -145,10 +145,20 @@ fn origin_host(origin: &str) -> Option<&str> {
     Some(split_port(rest.trim_end_matches('/')).0)
 }
 
-/// A client-sent value for an error message: quoted and cut short.
-fn shown(value: &str) -> String {
-    let cut: String = value.chars().take(100).collect();
-    format!("'{cut}'")
+impl Access {
+    /// A client-sent value for an error message: quoted, cut short, and with the token
+    /// masked should a client have put it there (errors reach logs).
+    fn shown(&self, value: &str) -> String {
+        let value = match &self.token {
+            Some(token) => {
+                String::from_utf8_lossy(&crate::http::scrub(value.as_bytes().to_vec(), &token.0))
+                    .into_owned()
+            }
+            None => value.to_owned(),
+        };
+        let cut: String = value.chars().take(100).collect();
+        format!("'{cut}'")
+    }
 }
 
 #[cfg(test)]
@@ -270,5 +280,14 @@ mod tests {
             }
         }
         assert!(Token::new("  ").is_none());
+        // A token sent where a name belongs is masked in the refusal.
+        let strict = Access {
+            allowed_hosts: Some(vec!["localhost".into()]),
+            ..access
+        };
+        let e = strict
+            .check(&request(&[("host", "s3cret-token-value")]))
+            .unwrap_err();
+        assert_eq!(e, Denied::Host("'***'".into()));
     }
 }

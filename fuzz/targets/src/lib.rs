@@ -514,7 +514,7 @@ pub fn http_request(data: &[u8]) {
     };
     let limits = responses_mcp_core::http::RequestLimits {
         max_head: 256,
-        max_body: 128,
+        max_body: 256,
     };
     let whole = read_requests(wire, &[], limits);
     let cuts: Vec<usize> = head
@@ -539,9 +539,26 @@ pub fn http_request(data: &[u8]) {
         read_requests(wire, &bytewise, limits),
         "small reads changed the requests"
     );
+    // The decisions taken on a parsed request never panic, and refusals never echo the
+    // token.
+    let access = responses_mcp_core::serve::access::Access {
+        allowed_hosts: Some(vec!["localhost".into(), "127.0.0.1:8787".into()]),
+        allowed_origins: vec!["https://app.example".into()],
+        loopback_origins: true,
+        token: responses_mcp_core::serve::access::Token::new("fuzz-token-1234"),
+    };
     for r in whole.iter().flatten() {
         assert!(r.body.len() <= limits.max_body, "a body over the limit");
         let _ = r.path();
+        if let Err(e) = access.check(r) {
+            assert!(
+                !e.to_string().contains("fuzz-token-1234"),
+                "the token leaked"
+            );
+        }
+        if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&r.body) {
+            let _ = responses_mcp_core::serve::headers::check(&r.headers, &message);
+        }
     }
 }
 
