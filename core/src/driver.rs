@@ -6,9 +6,10 @@
 //! `H` is whatever the host needs to abort an attempt (a task, a socket, a thread's abort
 //! flag); the driver only stores it.
 
+use crate::mcp::ProtocolVersion;
 use crate::server::{
-    AttemptId, HttpHead, HttpReply, HttpRequest, Input, Now, Output, Server, ServerConfig,
-    TransportError,
+    AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpReply, HttpRequest, Input, Now, Output,
+    Server, ServerConfig, TransportError,
 };
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -27,6 +28,9 @@ pub enum Poll<'a, H> {
     Start(HttpRequest),
     /// Abort this attempt (close its connection); no completion is needed.
     Abort(H),
+    /// Send this on the response of an HTTP exchange ([`Message::Exchange`]); ignore it
+    /// when that client has gone.
+    Exchange(ExchangeId, ExchangeOut),
     /// Nothing to do: wait for input, or until this instant and then call
     /// [`Driver::handle`] with [`Event::Timeout`].
     Wait(Option<Instant>),
@@ -68,6 +72,18 @@ pub enum Message {
     Body(AttemptId, Vec<u8>),
     /// An attempt's reply body ended: the attempt is over.
     End(AttemptId),
+    /// A JSON-RPC message POSTed to the HTTP endpoint, already let through by the
+    /// endpoint's checks ([`crate::serve`]); see [`Input::Exchange`].
+    Exchange {
+        /// The host's id for this request, unique among its open exchanges.
+        id: ExchangeId,
+        /// The parsed body.
+        message: serde_json::Value,
+        /// The version the `MCP-Protocol-Version` header names, if any.
+        version: Option<ProtocolVersion>,
+    },
+    /// The client of an exchange closed its connection before the reply.
+    ExchangeClosed(ExchangeId),
 }
 
 /// The server plus what a host loop needs around it. See the module docs.
@@ -109,6 +125,7 @@ impl<H> Driver<H> {
                         }
                     }
                     Output::Http(request) => return Poll::Start(request),
+                    Output::Exchange(id, out) => return Poll::Exchange(id, out),
                     Output::Abort(id) => {
                         if let Some(handle) = self.attempts.remove(&id) {
                             return Poll::Abort(handle);
@@ -193,6 +210,19 @@ impl<H> Driver<H> {
                 self.server.handle(now, Input::HttpEnd(attempt));
                 return handle;
             }
+            Message::Exchange {
+                id,
+                message,
+                version,
+            } => self.server.handle(
+                now,
+                Input::Exchange {
+                    id,
+                    message,
+                    version,
+                },
+            ),
+            Message::ExchangeClosed(id) => self.server.handle(now, Input::ExchangeClosed(id)),
         }
         None
     }

@@ -1,7 +1,7 @@
 //! One call in the engine: what it asks upstream, where it is, and what is due for it.
 
 use super::timers::CallId;
-use crate::jsonrpc::RequestId;
+use super::CallKey;
 use crate::mcp::ProgressToken;
 use crate::openai::stream::{StreamEnd, StreamFold};
 use crate::openai::RequestPlan;
@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 /// One `tools/call` from admission to its outcome.
 pub struct Call<C> {
-    /// The client's id, for cancellation and duplicate checks.
-    pub request_id: RequestId,
+    /// The requester and the client's id, for cancellation and duplicate checks.
+    pub key: CallKey,
     /// What the owner of the engine needs to route the outcome.
     pub context: C,
     /// What every attempt sends.

@@ -44,7 +44,7 @@ impl<C: Clone> CallEngine<C> {
         if !streamed {
             log::debug!(
                 "openai: attempt {attempt} for call {}: status {}, first byte after {} ms",
-                call.request_id,
+                call.key,
                 head.status,
                 first_byte.as_millis()
             );
@@ -221,7 +221,7 @@ impl<C: Clone> CallEngine<C> {
         };
         log::debug!(
             "openai: call {} stream complete: {events} events, first byte after {} ms",
-            call.request_id,
+            call.key,
             first_byte.as_millis()
         );
         let outcome = self.finish_stream(id, fold);

@@ -29,13 +29,52 @@ mod timers;
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
 use crate::openai::{Answer, RequestPlan, UpstreamFailure};
-use crate::server::{AttemptId, HttpRequest, Now, ServerConfig};
+use crate::server::{AttemptId, ExchangeId, HttpRequest, Now, ServerConfig};
 use call::{Call, CallState, Progress};
 use plan::Rejections;
 use retry::Jitter;
 use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
 use std::time::{Duration, Instant};
 use timers::{CallId, Timers};
+
+/// Who asked for a call. Request ids are unique per requester only: the stdio client
+/// has one id space, and each HTTP request is its own (two HTTP clients may both use 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Requester {
+    /// The client on stdin.
+    Stdio,
+    /// One HTTP request, whose response carries the reply.
+    Exchange(ExchangeId),
+}
+
+/// A call's identity in the engine: its requester and the client's request id.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CallKey {
+    /// Who asked.
+    pub from: Requester,
+    /// The client's id.
+    pub id: RequestId,
+}
+
+impl From<RequestId> for CallKey {
+    /// A call from the stdio client.
+    fn from(id: RequestId) -> CallKey {
+        CallKey {
+            from: Requester::Stdio,
+            id,
+        }
+    }
+}
+
+impl fmt::Display for CallKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.from {
+            Requester::Stdio => write!(f, "{}", self.id),
+            Requester::Exchange(exchange) => write!(f, "{} (HTTP {exchange})", self.id),
+        }
+    }
+}
 
 /// What the engine asks of its owner.
 #[derive(Debug, PartialEq)]
@@ -149,7 +188,7 @@ impl Settings {
 pub struct CallEngine<C> {
     settings: Settings,
     calls: BTreeMap<CallId, Call<C>>,
-    by_request: BTreeMap<RequestId, CallId>,
+    by_request: BTreeMap<CallKey, CallId>,
     by_attempt: BTreeMap<AttemptId, CallId>,
     queue: VecDeque<CallId>,
     timers: Timers,
@@ -186,9 +225,28 @@ impl<C: Clone> CallEngine<C> {
         self.calls.len()
     }
 
-    /// Whether a call with `request_id` is in flight or queued.
-    pub fn contains(&self, request_id: &RequestId) -> bool {
-        self.by_request.contains_key(request_id)
+    /// Whether a call with `key` is in flight or queued.
+    pub fn contains(&self, key: &CallKey) -> bool {
+        self.by_request.contains_key(key)
+    }
+
+    /// The calls `from` asked for.
+    pub fn keys_from(&self, from: Requester) -> Vec<CallKey> {
+        self.by_request
+            .keys()
+            .filter(|k| k.from == from)
+            .cloned()
+            .collect()
+    }
+
+    /// The calls of HTTP requests whose client id is `id` (a cancel sent on another
+    /// connection names only the id).
+    pub fn exchanges_with_id(&self, id: &RequestId) -> Vec<CallKey> {
+        self.by_request
+            .keys()
+            .filter(|k| &k.id == id && matches!(k.from, Requester::Exchange(_)))
+            .cloned()
+            .collect()
     }
 
     /// Whether no call is in flight or queued.
@@ -216,14 +274,14 @@ impl<C: Clone> CallEngine<C> {
     pub fn start(
         &mut self,
         now: Now,
-        request_id: RequestId,
+        key: CallKey,
         context: C,
         plan: RequestPlan,
         progress: Option<ProgressToken>,
         access_date: String,
     ) -> Result<(), Refused> {
         self.last_now = Some(now.instant);
-        if self.by_request.contains_key(&request_id) {
+        if self.by_request.contains_key(&key) {
             return Err(Refused::DuplicateId);
         }
         let running = self.by_attempt.len();
@@ -246,11 +304,11 @@ impl<C: Clone> CallEngine<C> {
         if let Some(p) = &progress {
             self.timers.schedule(id, p.next_at);
         }
-        self.by_request.insert(request_id.clone(), id);
+        self.by_request.insert(key.clone(), id);
         self.calls.insert(
             id,
             Call {
-                request_id,
+                key,
                 context,
                 plan,
                 retries: 0,
@@ -273,11 +331,11 @@ impl<C: Clone> CallEngine<C> {
         Ok(())
     }
 
-    /// Cancels the call with `request_id`: it ends with [`CallEvent::Dropped`]. Returns
-    /// whether there was one.
-    pub fn cancel(&mut self, now: Now, request_id: &RequestId) -> bool {
+    /// Cancels the call with `key`: it ends with [`CallEvent::Dropped`]. Returns whether
+    /// there was one.
+    pub fn cancel(&mut self, now: Now, key: &CallKey) -> bool {
         self.last_now = Some(now.instant);
-        let Some(&id) = self.by_request.get(request_id) else {
+        let Some(&id) = self.by_request.get(key) else {
             return false;
         };
         if let Some(call) = self.remove(id) {
@@ -362,7 +420,7 @@ impl<C: Clone> CallEngine<C> {
     fn check(&self) {
         assert_eq!(self.by_request.len(), self.calls.len());
         for (rid, id) in &self.by_request {
-            assert_eq!(self.calls.get(id).map(|c| &c.request_id), Some(rid));
+            assert_eq!(self.calls.get(id).map(|c| &c.key), Some(rid));
         }
         let running = self
             .calls

@@ -170,7 +170,7 @@ impl<C: Clone> CallEngine<C> {
         log::debug!(
             "openai: attempt {} for call {} ({attempt})",
             call.attempts,
-            call.request_id
+            call.key
         );
         let first = call.attempts == 1;
         self.by_attempt.insert(attempt, id);
@@ -282,7 +282,7 @@ impl<C: Clone> CallEngine<C> {
         if let Err(failure) = &outcome {
             log::debug!(
                 "tools/call {} failed after {} retries: {}",
-                call.request_id,
+                call.key,
                 call.retries,
                 failure.kind
             );
@@ -303,7 +303,7 @@ impl<C: Clone> CallEngine<C> {
     /// Forgets a call, aborting its attempt if one is still on record.
     pub(super) fn remove(&mut self, id: CallId) -> Option<Call<C>> {
         let call = self.calls.remove(&id)?;
-        self.by_request.remove(&call.request_id);
+        self.by_request.remove(&call.key);
         match call.state {
             CallState::Running { attempt, .. } => {
                 if self.by_attempt.remove(&attempt).is_some() {

@@ -53,7 +53,7 @@ impl Bench {
         let token = progress.then(|| ProgressToken::from_value(&id.into()).unwrap());
         let rid = RequestId::Int(id.to_string());
         self.engine
-            .start(self.now, rid, id, plan(), token, "2025-08-09".into())
+            .start(self.now, rid.into(), id, plan(), token, "2025-08-09".into())
     }
 
     fn events(&mut self) -> Vec<CallEvent<u32>> {
@@ -142,18 +142,18 @@ fn cancel_aborts_a_running_call_and_drops_it_silently() {
     b.start(1, false).unwrap();
     b.start(2, false).unwrap();
     let attempt = Bench::sends(&b.events())[0];
-    assert!(b.engine.cancel(b.now, &RequestId::Int("2".into())));
+    assert!(b.engine.cancel(b.now, &RequestId::Int("2".into()).into()));
     assert_eq!(
         b.events(),
         [CallEvent::Dropped { context: 2 }],
         "queued: no abort"
     );
-    assert!(b.engine.cancel(b.now, &RequestId::Int("1".into())));
+    assert!(b.engine.cancel(b.now, &RequestId::Int("1".into()).into()));
     assert_eq!(
         b.events(),
         [CallEvent::Abort(attempt), CallEvent::Dropped { context: 1 }]
     );
-    assert!(!b.engine.cancel(b.now, &RequestId::Int("1".into())));
+    assert!(!b.engine.cancel(b.now, &RequestId::Int("1".into()).into()));
     b.ok(attempt);
     assert!(b.events().is_empty(), "a late reply is ignored");
 }

@@ -2,7 +2,8 @@
 //! replies written together, as one array, once the last call among them has ended.
 
 use super::dispatch::Dispatched;
-use super::{Now, Server, Session};
+use super::{ExchangeId, Now, Server, Session};
+use crate::calls::Requester;
 use crate::jsonrpc::{ErrorKind, Reply, RpcError};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -17,6 +18,18 @@ pub(super) enum ReplyTo {
     Direct,
     /// Into a slot of a batch, written when the whole batch is answered.
     Batch { batch: u64, slot: usize },
+    /// Back on an HTTP request's response.
+    Exchange(ExchangeId),
+}
+
+impl ReplyTo {
+    /// Whose id space the request's id belongs to.
+    pub(super) fn requester(self) -> Requester {
+        match self {
+            ReplyTo::Direct | ReplyTo::Batch { .. } => Requester::Stdio,
+            ReplyTo::Exchange(x) => Requester::Exchange(x),
+        }
+    }
 }
 
 /// Batches waiting for their asynchronous entries.

@@ -4,7 +4,7 @@
 use super::batch::ReplyTo;
 use super::route::Caller;
 use super::{Now, Server, Session};
-use crate::calls::Refused;
+use crate::calls::{CallKey, Refused, Requester};
 use crate::date::Date;
 use crate::jsonrpc::{
     classify, kind_of, ErrorKind, Incoming, Notification, Reply, Request, RequestId, RpcError,
@@ -52,7 +52,7 @@ impl Server {
         match classify(value) {
             Ok(Incoming::Request(request)) => self.on_request(now, request, reply_to),
             Ok(Incoming::Notification(n)) => {
-                self.on_notification(now, n);
+                self.dispatch_notification(now, n, reply_to.requester());
                 Dispatched::Nothing
             }
             Ok(Incoming::Response) => {
@@ -146,7 +146,11 @@ impl Server {
         let Some(profile) = self.config.profiles.for_tool(call.tool) else {
             return tool_failed(id, ToolFailure::MissingProfile);
         };
-        if self.calls.contains(&id) {
+        let key = CallKey {
+            from: reply_to.requester(),
+            id: id.clone(),
+        };
+        if self.calls.contains(&key) {
             return fail(id.clone(), shape::duplicate_id(&id));
         }
         if !self.config.api_key_present {
@@ -164,7 +168,7 @@ impl Server {
         };
         let started = self
             .calls
-            .start(now, id.clone(), caller, plan, call.progress_token, today);
+            .start(now, key, caller, plan, call.progress_token, today);
         self.drain_calls();
         match started {
             Ok(()) => Dispatched::Pending,
@@ -194,31 +198,13 @@ impl Server {
     }
 
     fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
-        let version = match request.params.get("protocolVersion") {
-            Some(Value::String(asked)) => {
-                let chosen =
-                    ProtocolVersion::parse_legacy(asked).unwrap_or(ProtocolVersion::LATEST_LEGACY);
-                if chosen.as_str() != asked {
-                    log::debug!(
-                        "client asked for protocol {asked:?}; answering {}",
-                        chosen.as_str()
-                    );
-                }
-                chosen
-            }
-            Some(other) => {
-                return Err(shape::invalid_version(&format!(
-                    "protocolVersion must be a string, got {}",
-                    kind_of(other)
-                )))
-            }
-            None => return Err(shape::invalid_version("protocolVersion is missing")),
-        };
+        let version = negotiate(request)?;
         self.session = Session::Ready(version);
         Ok(shape::initialize_result(version))
     }
 
-    fn on_notification(&mut self, now: Now, n: Notification) {
+    /// A notification; `from` says whose calls a cancel may name.
+    pub(super) fn dispatch_notification(&mut self, now: Now, n: Notification, from: Requester) {
         match NotificationMethod::parse(&n.method) {
             NotificationMethod::Initialized => log::debug!("client initialized"),
             NotificationMethod::Cancelled => {
@@ -231,11 +217,21 @@ impl Server {
                     .take(200)
                     .collect();
                 match n.params.get("requestId").and_then(RequestId::from_value) {
-                    Some(id) if self.cancel_subscription(&id) => {
+                    Some(id) if from == Requester::Stdio && self.cancel_subscription(&id) => {
                         log::debug!("subscription {id} cancelled");
                     }
                     Some(id) => {
-                        if self.calls.cancel(now, &id) {
+                        // Over HTTP a cancel comes on its own request and can only name
+                        // the id: it cancels the calls of open exchanges with that id.
+                        let keys = match from {
+                            Requester::Stdio => vec![CallKey::from(id.clone())],
+                            Requester::Exchange(_) => self.calls.exchanges_with_id(&id),
+                        };
+                        let mut cancelled = false;
+                        for key in &keys {
+                            cancelled |= self.calls.cancel(now, key);
+                        }
+                        if cancelled {
                             log::debug!("cancelled requestId={id} reason={reason:?}");
                         } else {
                             log::trace!("cancel for unknown or finished request {id}");
@@ -252,7 +248,33 @@ impl Server {
     }
 }
 
-fn fail(id: RequestId, error: RpcError) -> Dispatched {
+/// The version `initialize` settles on: the client's when it is a legacy version we
+/// speak, else our latest legacy one.
+pub(super) fn negotiate(request: &Request) -> Result<ProtocolVersion, RpcError> {
+    let version = match request.params.get("protocolVersion") {
+        Some(Value::String(asked)) => {
+            let chosen =
+                ProtocolVersion::parse_legacy(asked).unwrap_or(ProtocolVersion::LATEST_LEGACY);
+            if chosen.as_str() != asked {
+                log::debug!(
+                    "client asked for protocol {asked:?}; answering {}",
+                    chosen.as_str()
+                );
+            }
+            chosen
+        }
+        Some(other) => {
+            return Err(shape::invalid_version(&format!(
+                "protocolVersion must be a string, got {}",
+                kind_of(other)
+            )))
+        }
+        None => return Err(shape::invalid_version("protocolVersion is missing")),
+    };
+    Ok(version)
+}
+
+pub(super) fn fail(id: RequestId, error: RpcError) -> Dispatched {
     Dispatched::Reply(Reply::Failure {
         id: Some(id),
         error,

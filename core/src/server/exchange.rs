@@ -23,6 +23,32 @@ impl fmt::Display for AttemptId {
     }
 }
 
+/// One HTTP request to the server's endpoint carrying one JSON-RPC message; its reply
+/// (and the progress before it) goes back on that request's response. Chosen by the host,
+/// unique among the exchanges it has open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExchangeId(pub u64);
+
+impl fmt::Display for ExchangeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "x{}", self.0)
+    }
+}
+
+/// What goes back on an exchange's response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExchangeOut {
+    /// A notification about the request (progress), before its reply: the response
+    /// becomes an event stream if it is not one yet.
+    Notification(Vec<u8>),
+    /// The reply (a JSON-RPC response); the exchange is over.
+    Reply(Vec<u8>),
+    /// The message was a notification or a response, and is accepted (HTTP 202).
+    Accepted,
+    /// The request ends without a reply (it was cancelled); the exchange is over.
+    Ended,
+}
+
 /// An HTTP reply from upstream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpReply {
@@ -105,6 +131,18 @@ pub enum Input<'a> {
     Shutdown,
     /// Stdout is closed: nothing more can be said, so abort everything and exit.
     OutputClosed,
+    /// A JSON-RPC message POSTed to the endpoint, with the protocol version its
+    /// `MCP-Protocol-Version` header names (`None`: absent, or not a version).
+    Exchange {
+        /// The exchange the answer goes back on.
+        id: ExchangeId,
+        /// The parsed body.
+        message: serde_json::Value,
+        /// The header's version; legacy requests are served in it, statelessly.
+        version: Option<crate::mcp::ProtocolVersion>,
+    },
+    /// The client of an exchange went away: its call is cancelled, nothing more is sent.
+    ExchangeClosed(ExchangeId),
 }
 
 /// A request to send upstream. The runtime adds the credentials and the headers.
@@ -128,6 +166,8 @@ pub enum Output {
     Http(HttpRequest),
     /// Abort this attempt and close its connection; its completion will be ignored.
     Abort(AttemptId),
+    /// Send this on an exchange's response.
+    Exchange(ExchangeId, ExchangeOut),
     /// Exit the process with status 0.
     Exit,
 }

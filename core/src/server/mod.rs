@@ -18,13 +18,14 @@ mod batch;
 mod config;
 mod dispatch;
 mod exchange;
+mod exchanges;
 mod modern;
 mod route;
 
 pub use config::{Profile, Profiles, SearchDefaults, ServerConfig};
 pub use exchange::{
-    AttemptId, HttpHead, HttpReply, HttpRequest, Input, Now, Output, TransportError,
-    TransportErrorKind,
+    AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpReply, HttpRequest, Input, Now, Output,
+    TransportError, TransportErrorKind,
 };
 
 use crate::calls::{CallEngine, Settings};
@@ -132,6 +133,12 @@ impl Server {
                 self.drain_calls();
                 self.exit();
             }
+            Input::Exchange {
+                id,
+                message,
+                version,
+            } => self.on_exchange(now, id, message, version),
+            Input::ExchangeClosed(id) => self.on_exchange_closed(now, id),
         }
         self.drain_calls();
         if self.stdin_closed && self.calls.is_empty() {

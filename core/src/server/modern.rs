@@ -52,10 +52,18 @@ impl Server {
         let refuse = |id, message: String| {
             Dispatched::answer(id, Err(RpcError::new(ErrorKind::InvalidRequest, message)))
         };
-        if reply_to != ReplyTo::Direct {
-            return refuse(id, "subscriptions/listen cannot be part of a batch".into());
+        match reply_to {
+            ReplyTo::Direct => {}
+            ReplyTo::Batch { .. } => {
+                return refuse(id, "subscriptions/listen cannot be part of a batch".into())
+            }
+            // This server sends no change notifications, so a stream held open for them
+            // would only tie up a connection.
+            ReplyTo::Exchange(_) => {
+                return refuse(id, "subscriptions/listen is not served over HTTP: this server has no change notifications to send (its tool list is fixed)".into())
+            }
         }
-        if self.subscriptions.open.contains_key(&id) || self.calls.contains(&id) {
+        if self.subscriptions.open.contains_key(&id) || self.calls.contains(&id.clone().into()) {
             let error = shape::duplicate_id(&id);
             return Dispatched::answer(id, Err(error));
         }

@@ -2,7 +2,7 @@
 //! of frames in the client's framing.
 
 use super::batch::ReplyTo;
-use super::{Output, Server};
+use super::{ExchangeOut, Output, Server};
 use crate::calls::CallEvent;
 use crate::framing::{encode, Framing};
 use crate::jsonrpc::{Reply, RequestId};
@@ -32,7 +32,14 @@ impl Server {
                     message,
                 } => {
                     let note = shape::progress(&token, progress, &message, context.version);
-                    self.write_json(&note);
+                    match context.reply_to {
+                        ReplyTo::Exchange(x) => {
+                            let json = to_json(&note);
+                            self.outputs
+                                .push_back(Output::Exchange(x, ExchangeOut::Notification(json)));
+                        }
+                        ReplyTo::Direct | ReplyTo::Batch { .. } => self.write_json(&note),
+                    }
                 }
                 CallEvent::Finished {
                     context,
@@ -80,6 +87,18 @@ impl Server {
                 self.batches.fill(batch, slot, reply);
                 self.flush_batch(batch);
             }
+            ReplyTo::Exchange(x) => {
+                let out = match reply {
+                    // No session: an unreadable id is always left out (2025-11-25 on and
+                    // the modern schema; older clients ignore the absence).
+                    Some(Reply::Failure { id: None, error }) => ExchangeOut::Reply(to_json(
+                        &serde_json::json!({ "jsonrpc": "2.0", "error": error }),
+                    )),
+                    Some(reply) => ExchangeOut::Reply(to_json(&reply)),
+                    None => ExchangeOut::Ended,
+                };
+                self.outputs.push_back(Output::Exchange(x, out));
+            }
         }
     }
 
@@ -101,10 +120,7 @@ impl Server {
 
     /// Serialises `message` and queues it as one frame.
     pub(super) fn write_json(&mut self, message: &impl Serialize) {
-        // Everything the server sends is built from `Value`s, strings and numbers, whose
-        // serialisation cannot fail; an error here is a bug, not bad input.
-        #[allow(clippy::expect_used)]
-        let json = serde_json::to_vec(message).expect("outgoing messages are valid JSON");
+        let json = to_json(message);
         self.write_frame(&json);
     }
 
@@ -114,4 +130,12 @@ impl Server {
         encode(self.reply_framing.unwrap_or(Framing::Line), json, &mut out);
         self.outputs.push_back(Output::Write(out));
     }
+}
+
+/// Compact JSON of an outgoing message.
+fn to_json(message: &impl Serialize) -> Vec<u8> {
+    // Everything the server sends is built from `Value`s, strings and numbers, whose
+    // serialisation cannot fail; an error here is a bug, not bad input.
+    #[allow(clippy::expect_used)]
+    serde_json::to_vec(message).expect("outgoing messages are valid JSON")
 }

@@ -383,5 +383,6 @@ fn answer_flows_into_content_and_structured_content() {
 }
 
 mod calls;
+mod exchanges;
 mod modern;
 mod stream;

@@ -1,0 +1,99 @@
+//! Messages that arrive over HTTP, one per request ("exchange"), each answered on its own
+//! response. No session: a modern request is served from its `_meta` as on stdio; a
+//! legacy one in the version its `MCP-Protocol-Version` header names (2025-03-26 when
+//! absent, as the specification allows), and `initialize` is answered without changing
+//! anything, so that any instance behind a load balancer can serve any request.
+
+use super::batch::ReplyTo;
+use super::dispatch::{fail, negotiate, Dispatched};
+use super::{ExchangeId, ExchangeOut, Now, Output, Server};
+use crate::calls::{CallKey, Requester};
+use crate::jsonrpc::{classify, ErrorKind, Incoming, Reply, Request, RpcError};
+use crate::mcp::{era_of, shape, Era, Method, ProtocolVersion};
+use serde_json::Value;
+
+/// The version of a legacy request that names none (the specification's default).
+const UNNAMED_VERSION: ProtocolVersion = ProtocolVersion::V2025_03_26;
+
+impl Server {
+    pub(super) fn on_exchange(
+        &mut self,
+        now: Now,
+        x: ExchangeId,
+        message: Value,
+        version: Option<ProtocolVersion>,
+    ) {
+        let reply_to = ReplyTo::Exchange(x);
+        if message.is_array() {
+            let error = RpcError::new(
+                ErrorKind::InvalidRequest,
+                "an HTTP request carries one JSON-RPC message; send each message as its own POST",
+            );
+            self.route(reply_to, Some(Reply::Failure { id: None, error }));
+            return;
+        }
+        let dispatched = match classify(message) {
+            Ok(Incoming::Request(request)) => match era_of(&request.params) {
+                Ok(Era::Modern(v)) => self.on_modern_request(now, request, reply_to, v),
+                Ok(Era::Legacy) => {
+                    let v = version
+                        .filter(|v| !v.is_modern())
+                        .unwrap_or(UNNAMED_VERSION);
+                    self.on_stateless_request(now, request, x, v)
+                }
+                Err(e) => fail(request.id, shape::meta_error(&e)),
+            },
+            Ok(Incoming::Notification(n)) => {
+                self.dispatch_notification(now, n, Requester::Exchange(x));
+                self.outputs
+                    .push_back(Output::Exchange(x, ExchangeOut::Accepted));
+                return;
+            }
+            Ok(Incoming::Response) => {
+                self.outputs
+                    .push_back(Output::Exchange(x, ExchangeOut::Accepted));
+                return;
+            }
+            Err(rejected) => Dispatched::Reply(Reply::Failure {
+                id: rejected.id,
+                error: rejected.error,
+            }),
+        };
+        match dispatched {
+            Dispatched::Reply(reply) => self.route(reply_to, Some(reply)),
+            Dispatched::Nothing => self.route(reply_to, None),
+            Dispatched::Pending => {}
+        }
+    }
+
+    /// A legacy request served in `version` without a session.
+    fn on_stateless_request(
+        &mut self,
+        now: Now,
+        request: Request,
+        x: ExchangeId,
+        version: ProtocolVersion,
+    ) -> Dispatched {
+        let result = match Method::parse(&request.method) {
+            Method::Ping => Ok(shape::empty_result()),
+            Method::Initialize => negotiate(&request).map(shape::initialize_result),
+            Method::ToolsList => Ok(shape::tools_list_result(version)),
+            Method::ToolsCall => {
+                return self.call_tool(now, request, ReplyTo::Exchange(x), version)
+            }
+            other => Err(shape::method_not_found(other.as_str(), version)),
+        };
+        Dispatched::answer(request.id, result)
+    }
+
+    /// The client went away: its call (if any) is cancelled; nothing more is sent for it.
+    pub(super) fn on_exchange_closed(&mut self, now: Now, x: ExchangeId) {
+        let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));
+        for key in &keys {
+            if self.calls.cancel(now, key) {
+                log::debug!("client of {key} went away; call cancelled");
+            }
+        }
+        self.drain_calls();
+    }
+}

@@ -1,0 +1,236 @@
+//! Messages over HTTP: one per exchange, each answered on its own response, no session.
+
+use super::*;
+use crate::fixture;
+use crate::testing::Harness;
+use serde_json::{json, Value};
+
+/// Sends `message` on exchange `x` with the header's `version`.
+fn post(h: &mut Harness, x: u64, message: Value, version: Option<ProtocolVersion>) {
+    h.feed(Input::Exchange {
+        id: ExchangeId(x),
+        message,
+        version,
+    });
+}
+
+/// What went back on each exchange since the last look (nothing goes to stdout).
+fn outs(h: &mut Harness) -> Vec<(u64, ExchangeOut)> {
+    assert!(h.frames().is_empty(), "an exchange's answer went to stdout");
+    h.take_other()
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Exchange(ExchangeId(x), out) => Some((x, out)),
+            Output::Http(_) | Output::Abort(_) => None,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect()
+}
+
+fn reply_of(out: &ExchangeOut) -> Value {
+    match out {
+        ExchangeOut::Reply(bytes) => serde_json::from_slice(bytes).unwrap(),
+        other => panic!("not a reply: {other:?}"),
+    }
+}
+
+fn call(id: u64, token: Option<u64>) -> Value {
+    let mut m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"}}});
+    if let Some(t) = token {
+        m["params"]["_meta"] = json!({ "progressToken": t });
+    }
+    m
+}
+
+#[test]
+fn legacy_requests_need_no_session() {
+    let mut h = Harness::new(Harness::keyed());
+    // tools/list before any initialize, in the header's version.
+    post(
+        &mut h,
+        1,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+        Some(ProtocolVersion::V2025_06_18),
+    );
+    let got = outs(&mut h);
+    let list = reply_of(&got[0].1);
+    assert_eq!(got[0].0, 1);
+    assert!(list["result"]["tools"][0].get("outputSchema").is_some());
+    // Without the header: 2025-03-26, which has no output schemas.
+    post(
+        &mut h,
+        2,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+        None,
+    );
+    let list = reply_of(&outs(&mut h)[0].1);
+    assert!(list["result"]["tools"][0].get("outputSchema").is_none());
+    // initialize answers and changes nothing: it can be sent again, on any instance.
+    for x in [3, 4] {
+        post(
+            &mut h,
+            x,
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}),
+            None,
+        );
+        let r = reply_of(&outs(&mut h)[0].1);
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    }
+    assert_eq!(h.server.protocol_version(), None, "no session was opened");
+    post(
+        &mut h,
+        5,
+        json!({"jsonrpc":"2.0","id":9,"method":"ping"}),
+        None,
+    );
+    assert_eq!(
+        reply_of(&outs(&mut h)[0].1),
+        json!({"jsonrpc":"2.0","id":9,"result":{}})
+    );
+    post(
+        &mut h,
+        6,
+        json!({"jsonrpc":"2.0","id":9,"method":"resources/list"}),
+        None,
+    );
+    assert_eq!(reply_of(&outs(&mut h)[0].1)["error"]["code"], -32601);
+}
+
+#[test]
+fn modern_requests_are_served_from_their_meta() {
+    let mut h = Harness::new(Harness::keyed());
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    post(
+        &mut h,
+        1,
+        json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":meta}}),
+        Some(ProtocolVersion::V2026_07_28),
+    );
+    let r = reply_of(&outs(&mut h)[0].1);
+    assert_eq!(r["result"]["supportedVersions"][0], "2026-07-28");
+    post(
+        &mut h,
+        2,
+        json!({"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"_meta":meta}}),
+        Some(ProtocolVersion::V2026_07_28),
+    );
+    let r = reply_of(&outs(&mut h)[0].1);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not served over HTTP"),
+        "{r}"
+    );
+}
+
+#[test]
+fn notifications_responses_and_batches() {
+    let mut h = Harness::new(Harness::keyed());
+    post(
+        &mut h,
+        1,
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        None,
+    );
+    post(&mut h, 2, json!({"jsonrpc":"2.0","id":5,"result":{}}), None);
+    assert_eq!(
+        outs(&mut h),
+        [(1, ExchangeOut::Accepted), (2, ExchangeOut::Accepted)]
+    );
+    post(
+        &mut h,
+        3,
+        json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]),
+        None,
+    );
+    let r = reply_of(&outs(&mut h)[0].1);
+    assert_eq!(r["error"]["code"], -32600);
+    assert!(r.get("id").is_none(), "{r}");
+    post(&mut h, 4, json!({"jsonrpc":"2.0","id":1}), None);
+    assert_eq!(reply_of(&outs(&mut h)[0].1)["error"]["code"], -32600);
+}
+
+#[test]
+fn two_clients_may_use_the_same_id_and_get_their_own_answers() {
+    let mut h = Harness::new(Harness::keyed());
+    post(&mut h, 1, call(1, Some(7)), None);
+    post(&mut h, 2, call(1, None), None);
+    // The same id on stdio is its own id space too.
+    h.init("2025-06-18");
+    h.send(call(1, None));
+    let attempts = h.take_http();
+    assert_eq!(attempts.len(), 3, "all three calls run");
+    let got = outs(&mut h);
+    // Progress for the call that asked for it goes back on its exchange only.
+    assert!(!got.is_empty(), "the first progress is sent at once");
+    assert!(got
+        .iter()
+        .all(|(x, o)| *x == 1 && matches!(o, ExchangeOut::Notification(_))));
+    let answer = fixture("response-no-search.json");
+    h.reply(attempts[1].attempt, 200, &answer, &[]);
+    let got = outs(&mut h);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, 2);
+    let r = reply_of(&got[0].1);
+    assert_eq!(r["id"], 1);
+    assert!(r["result"]["content"][0]["text"].is_string());
+    h.reply(attempts[0].attempt, 200, &answer, &[]);
+    let got = outs(&mut h);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, 1);
+    assert_eq!(reply_of(&got[0].1)["id"], 1);
+    h.reply(attempts[2].attempt, 200, &answer, &[]);
+    assert_eq!(h.frames().len(), 1, "the stdio call answers on stdout");
+}
+
+#[test]
+fn a_client_that_goes_away_cancels_its_call() {
+    let mut h = Harness::new(Harness::keyed());
+    post(&mut h, 1, call(1, None), None);
+    let attempt = h.take_http()[0].attempt;
+    h.feed(Input::ExchangeClosed(ExchangeId(1)));
+    let rest = h.take_other();
+    assert!(rest.contains(&Output::Abort(attempt)), "{rest:?}");
+    assert!(
+        rest.iter()
+            .all(|o| !matches!(o, Output::Exchange(_, ExchangeOut::Reply(_)))),
+        "no reply after the client left"
+    );
+    assert_eq!(h.server.calls_in_flight(), 0);
+    // Its late completion is ignored.
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(outs(&mut h).is_empty());
+}
+
+#[test]
+fn a_cancel_posted_separately_ends_the_call_without_a_reply() {
+    let mut h = Harness::new(Harness::keyed());
+    post(&mut h, 1, call(42, None), None);
+    let attempt = h.take_http()[0].attempt;
+    post(
+        &mut h,
+        2,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42}}),
+        None,
+    );
+    let rest = h.take_other();
+    assert!(rest.contains(&Output::Abort(attempt)));
+    assert!(rest.contains(&Output::Exchange(ExchangeId(1), ExchangeOut::Ended)));
+    assert!(rest.contains(&Output::Exchange(ExchangeId(2), ExchangeOut::Accepted)));
+    assert!(!rest
+        .iter()
+        .any(|o| matches!(o, Output::Exchange(_, ExchangeOut::Reply(_)))));
+    // A cancel over HTTP cannot reach the stdio client's calls.
+    h.init("2025-06-18");
+    h.send(call(43, None));
+    let stdio_attempt = h.take_http()[0].attempt;
+    post(
+        &mut h,
+        3,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":43}}),
+        None,
+    );
+    assert!(!h.take_other().contains(&Output::Abort(stdio_attempt)));
+    assert_eq!(h.server.calls_in_flight(), 1);
+}
