@@ -98,8 +98,8 @@ pub mod vocab;
 
 pub use driver::{Driver, Event, Message, Poll, MAX_PENDING_OUTPUT};
 pub use server::{
-    AttemptId, HttpReply, HttpRequest, Input, Now, Output, Profile, Profiles, SearchDefaults,
-    Server, ServerConfig, TransportError, TransportErrorKind,
+    AttemptId, ExchangeId, ExchangeOut, HttpReply, HttpRequest, Input, Now, Output, Profile,
+    Profiles, SearchDefaults, Server, ServerConfig, TransportError, TransportErrorKind,
 };
 
 /// Reference data for unit tests: the OpenAI fixtures under `core/testdata/openai`.

@@ -32,6 +32,9 @@ pub enum ErrorKind {
     MissingProfile,
     /// A modern request's protocol version is not served (2026-07-28).
     UnsupportedProtocolVersion,
+    /// Over HTTP, a 2026-07-28 request's mirrored headers are missing, malformed or say
+    /// something other than its body.
+    HeaderMismatch,
 }
 
 impl ErrorKind {
@@ -47,6 +50,7 @@ impl ErrorKind {
             ErrorKind::Overloaded => -32051,
             ErrorKind::MissingProfile => -32052,
             ErrorKind::UnsupportedProtocolVersion => -32022,
+            ErrorKind::HeaderMismatch => -32020,
         }
     }
 }
@@ -72,6 +76,8 @@ pub mod code {
     pub const MISSING_PROFILE: i32 = ErrorKind::MissingProfile.code();
     /// A modern request's protocol version is not served.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = ErrorKind::UnsupportedProtocolVersion.code();
+    /// HTTP headers that disagree with the body (2026-07-28).
+    pub const HEADER_MISMATCH: i32 = ErrorKind::HeaderMismatch.code();
 }
 
 /// A request id: a string or an integer of any size, echoed back exactly.

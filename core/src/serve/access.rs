@@ -148,7 +148,7 @@ fn origin_host(origin: &str) -> Option<&str> {
 impl Access {
     /// A client-sent value for an error message: quoted, cut short, and with the token
     /// masked should a client have put it there (errors reach logs).
-    fn shown(&self, value: &str) -> String {
+    pub(crate) fn shown(&self, value: &str) -> String {
         let value = match &self.token {
             Some(token) => {
                 String::from_utf8_lossy(&crate::http::scrub(value.as_bytes().to_vec(), &token.0))

@@ -1,15 +1,12 @@
 //! The request metadata headers of 2026-07-28 Streamable HTTP: `MCP-Protocol-Version`,
 //! `Mcp-Method` and `Mcp-Name` mirror fields of the body so that load balancers can route
 //! on them, and a server that reads the body MUST refuse a request whose headers say
-//! something else (400, `HeaderMismatch` -32020): otherwise the balancer and the server
+//! something else (400, [`ErrorKind::HeaderMismatch`](crate::jsonrpc::ErrorKind::HeaderMismatch), -32020): otherwise the balancer and the server
 //! would act on different truths.
 
 use super::base64;
 use crate::mcp::meta::PROTOCOL_VERSION;
 use serde_json::Value;
-
-/// JSON-RPC code of a header that is missing, malformed or disagrees with the body.
-pub const HEADER_MISMATCH: i64 = -32020;
 
 /// Why a modern request's headers were refused; the message names the header.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,4 +6,5 @@
 
 pub mod access;
 mod base64;
+pub mod endpoint;
 pub mod headers;

@@ -42,7 +42,12 @@ pub enum ExchangeOut {
     /// becomes an event stream if it is not one yet.
     Notification(Vec<u8>),
     /// The reply (a JSON-RPC response); the exchange is over.
-    Reply(Vec<u8>),
+    Reply {
+        /// The response, compact JSON.
+        json: Vec<u8>,
+        /// Its error code, when it is an error (the HTTP status can depend on it).
+        error: Option<i32>,
+    },
     /// The message was a notification or a response, and is accepted (HTTP 202).
     Accepted,
     /// The request ends without a reply (it was cancelled); the exchange is over.

@@ -91,10 +91,17 @@ impl Server {
                 let out = match reply {
                     // No session: an unreadable id is always left out (2025-11-25 on and
                     // the modern schema; older clients ignore the absence).
-                    Some(Reply::Failure { id: None, error }) => ExchangeOut::Reply(to_json(
-                        &serde_json::json!({ "jsonrpc": "2.0", "error": error }),
-                    )),
-                    Some(reply) => ExchangeOut::Reply(to_json(&reply)),
+                    Some(Reply::Failure { id: None, error }) => ExchangeOut::Reply {
+                        error: Some(error.code),
+                        json: to_json(&serde_json::json!({ "jsonrpc": "2.0", "error": error })),
+                    },
+                    Some(reply) => ExchangeOut::Reply {
+                        error: match &reply {
+                            Reply::Failure { error, .. } => Some(error.code),
+                            Reply::Success { .. } => None,
+                        },
+                        json: to_json(&reply),
+                    },
                     None => ExchangeOut::Ended,
                 };
                 self.outputs.push_back(Output::Exchange(x, out));

@@ -559,6 +559,41 @@ pub fn http_request(data: &[u8]) {
         if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&r.body) {
             let _ = responses_mcp_core::serve::headers::check(&r.headers, &message);
         }
+        // Whatever the endpoint decides is a well-formed response for the client's reader.
+        use responses_mcp_core::serve::endpoint::{route, Routed};
+        let bytes = match route(r, &access) {
+            Routed::Respond(bytes) => bytes,
+            Routed::Health => Vec::new(),
+            Routed::Exchange { mut response, .. } => {
+                let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#.to_vec();
+                let (mut bytes, _) =
+                    response.write(responses_mcp_core::ExchangeOut::Notification(note));
+                let (end, done) = response.write(responses_mcp_core::ExchangeOut::Ended);
+                assert!(done);
+                bytes.extend(end);
+                bytes
+            }
+        };
+        if !bytes.is_empty() {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234"),
+                "the token leaked into a response"
+            );
+            let mut reader = responses_mcp_core::http::Reader::new(1 << 20);
+            let mut rest = bytes.as_slice();
+            let mut response = None;
+            while response.is_none() {
+                let space = reader.space();
+                let n = space.len().min(rest.len());
+                space[..n].copy_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                match reader.filled(n) {
+                    Ok(Some(r)) => response = Some(r),
+                    Ok(None) => assert!(n > 0, "a response cut short"),
+                    Err(e) => panic!("an unreadable response: {e:?}"),
+                }
+            }
+        }
     }
 }
 

@@ -29,7 +29,15 @@ fn outs(h: &mut Harness) -> Vec<(u64, ExchangeOut)> {
 
 fn reply_of(out: &ExchangeOut) -> Value {
     match out {
-        ExchangeOut::Reply(bytes) => serde_json::from_slice(bytes).unwrap(),
+        ExchangeOut::Reply { json, error } => {
+            let v: Value = serde_json::from_slice(json).unwrap();
+            assert_eq!(
+                error.map(i64::from),
+                v["error"]["code"].as_i64(),
+                "the code beside the reply is its own"
+            );
+            v
+        }
         other => panic!("not a reply: {other:?}"),
     }
 }
@@ -194,7 +202,7 @@ fn a_client_that_goes_away_cancels_its_call() {
     assert!(rest.contains(&Output::Abort(attempt)), "{rest:?}");
     assert!(
         rest.iter()
-            .all(|o| !matches!(o, Output::Exchange(_, ExchangeOut::Reply(_)))),
+            .all(|o| !matches!(o, Output::Exchange(_, ExchangeOut::Reply { .. }))),
         "no reply after the client left"
     );
     assert_eq!(h.server.calls_in_flight(), 0);
@@ -220,7 +228,7 @@ fn a_cancel_posted_separately_ends_the_call_without_a_reply() {
     assert!(rest.contains(&Output::Exchange(ExchangeId(2), ExchangeOut::Accepted)));
     assert!(!rest
         .iter()
-        .any(|o| matches!(o, Output::Exchange(_, ExchangeOut::Reply(_)))));
+        .any(|o| matches!(o, Output::Exchange(_, ExchangeOut::Reply { .. }))));
     // A cancel over HTTP cannot reach the stdio client's calls.
     h.init("2025-06-18");
     h.send(call(43, None));

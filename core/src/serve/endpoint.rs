@@ -1,0 +1,284 @@
+//! The endpoint: from a parsed HTTP request to either an answer now or an exchange for
+//! the server, and from the server's [`ExchangeOut`]s to the bytes of that exchange's
+//! response.
+//!
+//! `POST /mcp` carries one JSON-RPC message; `GET /health` says how the server is. The
+//! checks run in the order that tells a client the most: path, access (`Host`, `Origin`,
+//! token), method, media types, JSON, protocol version header, the 2026-07-28 mirrored
+//! headers.
+
+use super::access::{Access, Denied};
+use super::headers;
+use crate::http::{event, ReplyHead, Request, STREAM_END};
+use crate::jsonrpc::{code, ErrorKind, RequestId, RpcError};
+use crate::mcp::meta::{MetaError, PROTOCOL_VERSION};
+use crate::mcp::{shape, ProtocolVersion};
+use crate::server::ExchangeOut;
+use serde_json::{json, Value};
+
+/// The MCP endpoint's path.
+pub const MCP_PATH: &str = "/mcp";
+/// The health endpoint's path.
+pub const HEALTH_PATH: &str = "/health";
+
+/// What to do with a request.
+#[derive(Debug)]
+pub enum Routed {
+    /// Write this whole response.
+    Respond(Vec<u8>),
+    /// Answer with [`health`].
+    Health,
+    /// Hand `message` to the server as an exchange, and write what it sends back through
+    /// `response`.
+    Exchange {
+        /// The JSON-RPC message.
+        message: Value,
+        /// The protocol version the `MCP-Protocol-Version` header names.
+        version: Option<ProtocolVersion>,
+        /// Turns the server's answer into response bytes.
+        response: ExchangeResponse,
+    },
+}
+
+/// What `/health` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Health {
+    /// Calls running upstream.
+    pub running: usize,
+    /// Calls waiting for a slot.
+    pub queued: usize,
+    /// The server is shutting down and takes no new calls.
+    pub draining: bool,
+}
+
+/// Decides what `request` gets.
+pub fn route(request: &Request, access: &Access) -> Routed {
+    let keep_alive = request.keep_alive;
+    let path = request.path();
+    if path == HEALTH_PATH {
+        return match request.method.as_str() {
+            "GET" | "HEAD" => Routed::Health,
+            _ => Routed::Respond(
+                ReplyHead::new(405, keep_alive)
+                    .header("allow", "GET")
+                    .with_body(b""),
+            ),
+        };
+    }
+    let refuse = |status: u16, error: RpcError| {
+        Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
+    };
+    if path != MCP_PATH {
+        let message = format!(
+            "there is no MCP endpoint at {}; it is at {MCP_PATH}",
+            access.shown(path)
+        );
+        return refuse(404, RpcError::new(ErrorKind::InvalidRequest, message));
+    }
+    if let Err(denied) = access.check(request) {
+        let mut head = ReplyHead::new(denied.status(), keep_alive);
+        if matches!(denied, Denied::Token(_)) {
+            head = head.header("www-authenticate", "Bearer");
+        }
+        let error = RpcError::new(ErrorKind::InvalidRequest, denied.to_string());
+        return Routed::Respond(rpc_error(head, None, error));
+    }
+    if request.method != "POST" {
+        let head = ReplyHead::new(405, keep_alive).header("allow", "POST");
+        let message = format!(
+            "{} is not served: send each JSON-RPC message as a POST (this server keeps no sessions and opens no standalone streams)",
+            access.shown(&request.method)
+        );
+        let error = RpcError::new(ErrorKind::InvalidRequest, message);
+        return Routed::Respond(rpc_error(head, None, error));
+    }
+    let json_body = request
+        .header("content-type")
+        .and_then(|t| t.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
+    if !json_body {
+        let message = "the body must be JSON: send Content-Type: application/json";
+        return refuse(415, RpcError::new(ErrorKind::InvalidRequest, message));
+    }
+    let (takes_json, takes_stream) = accepts(request.header("accept"));
+    if !takes_json && !takes_stream {
+        let message = "the reply is application/json or text/event-stream: accept at least one";
+        return refuse(406, RpcError::new(ErrorKind::InvalidRequest, message));
+    }
+    let message: Value = match serde_json::from_slice(&request.body) {
+        Ok(message) => message,
+        Err(e) => {
+            return refuse(
+                400,
+                RpcError::new(ErrorKind::Parse, format!("parse error: {e}")),
+            )
+        }
+    };
+    let id = message.get("id").and_then(RequestId::from_value);
+    let version = match request.header("mcp-protocol-version") {
+        None => None,
+        Some(named) => match ProtocolVersion::parse(named) {
+            Some(v) => Some(v),
+            None => {
+                let error = shape::meta_error(&MetaError::Unsupported {
+                    requested: named.to_owned(),
+                });
+                return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
+            }
+        },
+    };
+    let body_modern = message
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(PROTOCOL_VERSION))
+        .is_some();
+    let modern = body_modern || version.is_some_and(ProtocolVersion::is_modern);
+    if modern {
+        if let Err(mismatch) = headers::check(&request.headers, &message) {
+            let error = RpcError::new(ErrorKind::HeaderMismatch, mismatch.to_string());
+            return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
+        }
+    }
+    Routed::Exchange {
+        message,
+        version,
+        response: ExchangeResponse {
+            keep_alive,
+            takes_stream,
+            modern,
+            streaming: false,
+        },
+    }
+}
+
+/// The `/health` response: status, version and load; nothing about configuration.
+pub fn health(request: &Request, health: Health) -> Vec<u8> {
+    let body = json!({
+        "status": if health.draining { "draining" } else { "ok" },
+        "version": shape::SERVER_VERSION,
+        "calls": { "running": health.running, "queued": health.queued },
+    });
+    let status = if health.draining { 503 } else { 200 };
+    let head = ReplyHead::new(status, request.keep_alive)
+        .header("content-type", "application/json")
+        .header("cache-control", "no-store");
+    let bytes = head.with_body(body.to_string().as_bytes());
+    if request.method == "HEAD" {
+        // The same head, without the body.
+        let end = bytes
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map_or(bytes.len(), |i| i + 4);
+        return bytes[..end].to_vec();
+    }
+    bytes
+}
+
+/// The response of one exchange as the server's answer comes in: a JSON body when the
+/// reply comes first, an event stream once a notification comes before it.
+#[derive(Debug)]
+pub struct ExchangeResponse {
+    keep_alive: bool,
+    /// The client accepts `text/event-stream`.
+    takes_stream: bool,
+    /// A 2026-07-28 request: some errors have their own HTTP status.
+    modern: bool,
+    /// The event stream's head has been written.
+    streaming: bool,
+}
+
+impl ExchangeResponse {
+    /// The bytes to write for `out`, and whether the response is then complete.
+    pub fn write(&mut self, out: ExchangeOut) -> (Vec<u8>, bool) {
+        match out {
+            // A client that takes no stream gets its reply without the progress.
+            ExchangeOut::Notification(_) if !self.takes_stream => (Vec::new(), false),
+            ExchangeOut::Notification(json) => {
+                let mut bytes = self.start_stream();
+                bytes.extend(event(&json));
+                (bytes, false)
+            }
+            ExchangeOut::Reply { json, .. } if self.streaming => {
+                let mut bytes = event(&json);
+                bytes.extend_from_slice(STREAM_END);
+                (bytes, true)
+            }
+            ExchangeOut::Reply { json, error } => {
+                let status = match error {
+                    Some(code::METHOD_NOT_FOUND) if self.modern => 404,
+                    Some(code::UNSUPPORTED_PROTOCOL_VERSION | code::HEADER_MISMATCH) => 400,
+                    _ => 200,
+                };
+                let head = ReplyHead::new(status, self.keep_alive)
+                    .header("content-type", "application/json");
+                (head.with_body(&json), true)
+            }
+            ExchangeOut::Accepted => (ReplyHead::new(202, self.keep_alive).with_body(b""), true),
+            // Cancelled: the response ends without a reply, never with a reset.
+            ExchangeOut::Ended => {
+                if self.takes_stream {
+                    let mut bytes = self.start_stream();
+                    bytes.extend_from_slice(STREAM_END);
+                    (bytes, true)
+                } else {
+                    (ReplyHead::new(202, self.keep_alive).with_body(b""), true)
+                }
+            }
+        }
+    }
+
+    /// The stream's head, the first time.
+    fn start_stream(&mut self) -> Vec<u8> {
+        if std::mem::replace(&mut self.streaming, true) {
+            return Vec::new();
+        }
+        ReplyHead::new(200, self.keep_alive)
+            .header("content-type", "text/event-stream")
+            .header("cache-control", "no-cache")
+            // Proxies such as nginx otherwise hold events back.
+            .header("x-accel-buffering", "no")
+            .stream()
+    }
+}
+
+/// Whether an `Accept` value takes JSON, and an event stream. No header takes JSON only.
+fn accepts(accept: Option<&str>) -> (bool, bool) {
+    let Some(accept) = accept else {
+        return (true, false);
+    };
+    let mut takes = (false, false);
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let refused = parts.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        if refused {
+            continue;
+        }
+        match media.as_str() {
+            "*/*" => takes = (true, true),
+            "application/*" | "application/json" => takes.0 = true,
+            "text/*" | "text/event-stream" => takes.1 = true,
+            _ => {}
+        }
+    }
+    takes
+}
+
+/// A response carrying a JSON-RPC error (without `id` when none could be read).
+fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {
+    let mut body = json!({ "jsonrpc": "2.0", "error": error });
+    if let Some(id) = id {
+        body["id"] = id.to_value();
+    }
+    head.header("content-type", "application/json")
+        .with_body(body.to_string().as_bytes())
+}
+
+#[cfg(test)]
+#[path = "endpoint/tests.rs"]
+mod tests;

@@ -1,0 +1,357 @@
+use super::*;
+use crate::http::{Incoming, Reader, RequestLimits, RequestReader};
+use crate::serve::access::{Token, LOOPBACK_NAMES};
+
+fn access(token: Option<&str>) -> Access {
+    Access {
+        allowed_hosts: Some(LOOPBACK_NAMES.iter().map(|s| (*s).to_owned()).collect()),
+        allowed_origins: Vec::new(),
+        loopback_origins: true,
+        token: token.and_then(Token::new),
+    }
+}
+
+/// A request parsed from `head` lines and `body`.
+fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Request {
+    let mut wire = format!("{method} {path} HTTP/1.1\r\nHost: localhost:8787\r\n");
+    for (n, v) in headers {
+        wire.push_str(&format!("{n}: {v}\r\n"));
+    }
+    wire.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    let mut reader = RequestReader::new(RequestLimits {
+        max_head: 8192,
+        max_body: 1 << 20,
+    });
+    reader.feed(wire.as_bytes());
+    match reader.next_incoming() {
+        Ok(Some(Incoming::Request(r))) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A response read back with the client's reader: status, headers, body.
+fn parse(bytes: &[u8]) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let mut reader = Reader::new(1 << 20);
+    let space = reader.space();
+    assert!(space.len() >= bytes.len());
+    space[..bytes.len()].copy_from_slice(bytes);
+    let r = reader.filled(bytes.len()).unwrap().unwrap();
+    (r.status, r.headers, r.body)
+}
+
+fn responded(routed: Routed) -> (u16, Value) {
+    match routed {
+        Routed::Respond(bytes) => {
+            let (status, _, body) = parse(&bytes);
+            let body = if body.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(&body).unwrap()
+            };
+            (status, body)
+        }
+        other => panic!("not answered at once: {other:?}"),
+    }
+}
+
+const JSON: (&str, &str) = ("content-type", "application/json");
+const BOTH: (&str, &str) = ("accept", "application/json, text/event-stream");
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+
+#[test]
+fn a_legacy_post_becomes_an_exchange() {
+    let r = request(
+        "POST",
+        "/mcp",
+        &[JSON, BOTH, ("mcp-protocol-version", "2025-06-18")],
+        PING,
+    );
+    match route(&r, &access(None)) {
+        Routed::Exchange {
+            message, version, ..
+        } => {
+            assert_eq!(message["method"], "ping");
+            assert_eq!(version, Some(ProtocolVersion::V2025_06_18));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn refusals_carry_their_status_and_a_json_rpc_error() {
+    let a = access(Some("t0ken-for-tests"));
+    let auth = ("authorization", "Bearer t0ken-for-tests");
+    let cases: Vec<(Request, u16, &str)> = vec![
+        (request("POST", "/other", &[JSON, auth], PING), 404, "/mcp"),
+        (request("POST", "/mcp", &[JSON], PING), 401, "bearer token"),
+        (
+            request(
+                "POST",
+                "/mcp",
+                &[JSON, ("authorization", "Bearer nope")],
+                PING,
+            ),
+            401,
+            "not valid",
+        ),
+        (
+            request(
+                "POST",
+                "/mcp",
+                &[JSON, auth, ("origin", "http://evil.example")],
+                PING,
+            ),
+            403,
+            "allowed_origins",
+        ),
+        (request("GET", "/mcp", &[auth], ""), 405, "POST"),
+        (request("DELETE", "/mcp", &[auth], ""), 405, "POST"),
+        (
+            request(
+                "POST",
+                "/mcp",
+                &[auth, ("content-type", "text/plain")],
+                PING,
+            ),
+            415,
+            "application/json",
+        ),
+        (
+            request("POST", "/mcp", &[JSON, auth, ("accept", "text/html")], PING),
+            406,
+            "accept",
+        ),
+        (
+            request("POST", "/mcp", &[JSON, auth], "{nope"),
+            400,
+            "parse error",
+        ),
+        (
+            request(
+                "POST",
+                "/mcp",
+                &[JSON, auth, ("mcp-protocol-version", "1999-01-01")],
+                PING,
+            ),
+            400,
+            "1999-01-01",
+        ),
+        (
+            request(
+                "POST",
+                "/mcp",
+                &[JSON, auth, ("mcp-protocol-version", "2026-07-28")],
+                DISCOVER,
+            ),
+            400,
+            "Mcp-Method header is missing",
+        ),
+        (
+            request(
+                "POST",
+                "/mcp",
+                &[JSON, auth, ("mcp-method", "server/discover")],
+                DISCOVER,
+            ),
+            400,
+            "MCP-Protocol-Version header is missing",
+        ),
+    ];
+    for (r, status, says) in cases {
+        let (got, body) = responded(route(&r, &a));
+        assert_eq!(got, status, "{} {}: {body}", r.method, r.target);
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{message} should say {says}");
+        assert!(!body.to_string().contains("t0ken-for-tests"));
+    }
+    // The header errors are the modern ones, with the id when it could be read.
+    let r = request(
+        "POST",
+        "/mcp",
+        &[JSON, auth, ("mcp-protocol-version", "2026-07-28")],
+        DISCOVER,
+    );
+    let (_, body) = responded(route(&r, &a));
+    assert_eq!(body["error"]["code"], -32020);
+    assert_eq!(body["id"], 7);
+    let r = request(
+        "POST",
+        "/mcp",
+        &[JSON, auth, ("mcp-protocol-version", "1999-01-01")],
+        PING,
+    );
+    let (_, body) = responded(route(&r, &a));
+    assert_eq!(body["error"]["code"], -32022);
+    assert_eq!(body["error"]["data"]["requested"], "1999-01-01");
+    // 401 says how to authenticate.
+    let r = request("POST", "/mcp", &[JSON], PING);
+    let Routed::Respond(bytes) = route(&r, &a) else {
+        panic!()
+    };
+    assert_eq!(parse(&bytes).0, 401);
+    assert!(String::from_utf8_lossy(&bytes).contains("www-authenticate: Bearer\r\n"));
+}
+
+#[test]
+fn a_token_in_the_path_or_method_is_not_echoed() {
+    let a = access(Some("t0ken-for-tests"));
+    for r in [
+        request("POST", "/mcp/t0ken-for-tests", &[JSON], PING),
+        request(
+            "t0ken-for-tests",
+            "/mcp",
+            &[("authorization", "Bearer t0ken-for-tests")],
+            "",
+        ),
+    ] {
+        let (status, body) = responded(route(&r, &a));
+        assert!(status == 404 || status == 405, "{status}");
+        assert!(!body.to_string().contains("t0ken-for-tests"), "{body}");
+        assert!(body.to_string().contains("***"), "{body}");
+    }
+}
+
+#[test]
+fn health_needs_no_token_and_tells_no_secrets() {
+    let r = request("GET", "/health", &[], "");
+    assert!(matches!(
+        route(&r, &access(Some("t0ken-for-tests"))),
+        Routed::Health
+    ));
+    let bytes = health(
+        &r,
+        Health {
+            running: 2,
+            queued: 1,
+            draining: false,
+        },
+    );
+    let (status, _, body) = parse(&bytes);
+    assert_eq!(status, 200);
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["status"], "ok");
+    assert_eq!(body["calls"], json!({"running": 2, "queued": 1}));
+    assert_eq!(body["version"], shape::SERVER_VERSION);
+    let draining = health(
+        &r,
+        Health {
+            running: 0,
+            queued: 0,
+            draining: true,
+        },
+    );
+    assert_eq!(parse(&draining).0, 503);
+    let (status, _) = responded(route(&request("POST", "/health", &[], ""), &access(None)));
+    assert_eq!(status, 405);
+}
+
+fn exchange(accept: &str, modern: bool) -> ExchangeResponse {
+    let (body, version) = if modern {
+        (DISCOVER, "2026-07-28")
+    } else {
+        (PING, "2025-11-25")
+    };
+    let mut headers = vec![JSON, ("accept", accept), ("mcp-protocol-version", version)];
+    if modern {
+        headers.push(("mcp-method", "server/discover"));
+    }
+    match route(&request("POST", "/mcp", &headers, body), &access(None)) {
+        Routed::Exchange { response, .. } => response,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_reply_first_is_plain_json_with_the_status_its_error_wants() {
+    let reply = |code: Option<i32>| ExchangeOut::Reply {
+        json: match code {
+            Some(c) => {
+                format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{c},"message":"m"}}}}"#)
+            }
+            None => r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
+        }
+        .into_bytes(),
+        error: code,
+    };
+    for (modern, code, status) in [
+        (true, None, 200),
+        (true, Some(-32601), 404),
+        (false, Some(-32601), 200),
+        (true, Some(-32602), 200),
+        (true, Some(-32022), 400),
+    ] {
+        let (bytes, done) = exchange(BOTH.1, modern).write(reply(code));
+        assert!(done);
+        let (got, headers, _) = parse(&bytes);
+        assert_eq!(got, status, "{modern} {code:?}");
+        assert!(headers.contains(&("content-type".into(), "application/json".into())));
+    }
+}
+
+#[test]
+fn progress_turns_the_response_into_an_event_stream() {
+    let mut x = exchange(BOTH.1, false);
+    let note = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
+    let (mut wire, done) = x.write(ExchangeOut::Notification(note.to_vec()));
+    assert!(!done);
+    let (more, done) = x.write(ExchangeOut::Notification(note.to_vec()));
+    assert!(!done);
+    wire.extend(more);
+    let (end, done) = x.write(ExchangeOut::Reply {
+        json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+        error: None,
+    });
+    assert!(done);
+    wire.extend(end);
+    assert_eq!(
+        String::from_utf8_lossy(&wire)
+            .matches("HTTP/1.1 200")
+            .count(),
+        1
+    );
+    let (status, headers, body) = parse(&wire);
+    assert_eq!(status, 200);
+    assert!(headers.contains(&("content-type".into(), "text/event-stream".into())));
+    let mut events = crate::sse::SseReader::new(1 << 16, 1 << 20);
+    events.push(&body);
+    events.finish();
+    let data: Vec<String> = std::iter::from_fn(|| events.next_event())
+        .map(|e| e.unwrap().data)
+        .collect();
+    assert_eq!(data.len(), 3);
+    assert!(data[2].contains("\"result\""));
+}
+
+#[test]
+fn without_stream_support_progress_is_left_out_and_a_cancel_still_answers() {
+    let mut x = exchange("application/json", false);
+    let (bytes, done) = x.write(ExchangeOut::Notification(b"{}".to_vec()));
+    assert!(bytes.is_empty() && !done);
+    let (bytes, done) = x.write(ExchangeOut::Ended);
+    assert!(done);
+    assert_eq!(parse(&bytes).0, 202);
+    // With a stream, a cancelled call's response is an empty stream that ends cleanly.
+    let (bytes, done) = exchange(BOTH.1, false).write(ExchangeOut::Ended);
+    assert!(done);
+    let (status, _, body) = parse(&bytes);
+    assert_eq!((status, body.len()), (200, 0));
+    let (bytes, _) = exchange(BOTH.1, false).write(ExchangeOut::Accepted);
+    assert_eq!(parse(&bytes).0, 202);
+}
+
+#[test]
+fn accept_ranges_are_read_with_their_weights() {
+    assert_eq!(accepts(None), (true, false));
+    assert_eq!(accepts(Some("*/*")), (true, true));
+    assert_eq!(
+        accepts(Some("application/json, text/event-stream")),
+        (true, true)
+    );
+    assert_eq!(
+        accepts(Some("text/event-stream;q=0, application/json")),
+        (true, false)
+    );
+    assert_eq!(accepts(Some("TEXT/*")), (false, true));
+    assert_eq!(accepts(Some("image/png")), (false, false));
+}
