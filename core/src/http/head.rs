@@ -71,19 +71,7 @@ pub(super) fn parse_head(bytes: &[u8], limit: usize) -> Result<(Head, Option<Fra
     let mut encoded = false;
     let mut close = !http11;
     for line in lines.filter(|l| !l.is_empty()) {
-        if line[0] == b' ' || line[0] == b'\t' {
-            return Err(ReadError::Malformed("a folded header line"));
-        }
-        let colon = line
-            .iter()
-            .position(|&b| b == b':')
-            .ok_or(ReadError::Malformed("a header line without a colon"))?;
-        let name = &line[..colon];
-        if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
-            return Err(ReadError::Malformed("an invalid header name"));
-        }
-        let value = line[colon + 1..].trim_ascii();
-        let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+        let (name, value) = split_header(line).map_err(ReadError::Malformed)?;
         match name.as_str() {
             "content-length" => {
                 let n = parse_length(value)?;
@@ -148,6 +136,24 @@ pub(super) fn parse_head(bytes: &[u8], limit: usize) -> Result<(Head, Option<Fra
         }
     };
     Ok((head, framing))
+}
+
+/// A header line (not empty) as its lower-cased name and its trimmed value; the error
+/// says what is wrong with it.
+pub(super) fn split_header(line: &[u8]) -> Result<(String, &[u8]), &'static str> {
+    if line[0] == b' ' || line[0] == b'\t' {
+        return Err("a folded header line");
+    }
+    let colon = line
+        .iter()
+        .position(|&b| b == b':')
+        .ok_or("a header line without a colon")?;
+    let name = &line[..colon];
+    if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
+        return Err("an invalid header name");
+    }
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    Ok((name, line[colon + 1..].trim_ascii()))
 }
 
 /// `HTTP/1.x NNN reason`: whether it is HTTP/1.1, and the status.

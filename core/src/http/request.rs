@@ -13,7 +13,7 @@
 //! [`RequestError::status`] and closes.
 
 use super::chunked::{decode_chunks, Chunk};
-use super::head::{head_end, is_token, lines};
+use super::head::{head_end, is_token, lines, split_header};
 use super::response::ReadError;
 
 /// How much one request may take.
@@ -373,18 +373,7 @@ fn parse_request_line(line: &[u8]) -> Result<(String, String, bool), RequestErro
 
 /// `name: value`, the name lower-cased and the value trimmed.
 fn parse_header(line: &[u8]) -> Result<(String, &str), RequestError> {
-    if line[0] == b' ' || line[0] == b'\t' {
-        return Err(RequestError::Malformed("a folded header line"));
-    }
-    let colon = line
-        .iter()
-        .position(|&b| b == b':')
-        .ok_or(RequestError::Malformed("a header line without a colon"))?;
-    let name = &line[..colon];
-    if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
-        return Err(RequestError::Malformed("an invalid header name"));
-    }
-    let value = line[colon + 1..].trim_ascii();
+    let (name, value) = split_header(line).map_err(RequestError::Malformed)?;
     if value.iter().any(|&b| b == 0 || b == b'\r' || b == b'\n') {
         return Err(RequestError::Malformed(
             "a control character in a header value",
@@ -392,7 +381,7 @@ fn parse_header(line: &[u8]) -> Result<(String, &str), RequestError> {
     }
     let value = std::str::from_utf8(value)
         .map_err(|_| RequestError::Malformed("a header value that is not UTF-8"))?;
-    Ok((String::from_utf8_lossy(name).to_ascii_lowercase(), value))
+    Ok((name, value))
 }
 
 fn parse_length(value: &str) -> Result<usize, RequestError> {
