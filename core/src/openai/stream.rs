@@ -11,6 +11,8 @@ use super::body::ResponseBody;
 use super::response::{parse_answer, Answer, Usage};
 use super::status::{FailureKind, UpstreamFailure};
 use crate::sse::SseEvent;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// What the model is doing, as far as the stream shows.
@@ -97,6 +99,9 @@ impl StreamFold {
         if named && TERMINAL.contains(&event.event.as_str()) {
             return self.terminal_event(&event.event, &event.data);
         }
+        if named && event.event == "response.output_item.done" {
+            return Folded::More(self.item_done_raw(&event.data));
+        }
         let Ok(Value::Object(mut data)) = serde_json::from_str::<Value>(&event.data) else {
             return Folded::More(None);
         };
@@ -109,7 +114,8 @@ impl StreamFold {
             "response.output_item.done" => {
                 let index = data.get("output_index").and_then(Value::as_u64);
                 let item = data.remove("item").unwrap_or(Value::Null);
-                Folded::More(self.item_done(index, item))
+                let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+                Folded::More(self.keep_item(index, kind, item.get("action"), || item.to_string()))
             }
             "response.output_text.delta" => Folded::More(self.start_writing()),
             k if TERMINAL.contains(&k) => self.terminal_event(k, &event.data),
@@ -156,13 +162,46 @@ impl StreamFold {
         }
     }
 
-    fn item_done(&mut self, index: Option<u64>, item: Value) -> Option<StreamHint> {
-        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+    /// `response.output_item.done` as OpenAI names it: the item's kind and action are
+    /// read typed and its JSON kept as sent, without building a tree of it (the item
+    /// holds the whole answer text and its citations).
+    fn item_done_raw(&mut self, data: &str) -> Option<StreamHint> {
+        #[derive(Deserialize)]
+        struct Done<'a> {
+            // Anything but a small integer is no index, as on the general path.
+            #[serde(default)]
+            output_index: Option<Value>,
+            #[serde(borrow)]
+            item: &'a RawValue,
+        }
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(rename = "type", default)]
+            kind: String,
+            #[serde(default)]
+            action: Option<Value>,
+        }
+        let done: Done = serde_json::from_str(data).ok()?;
+        let head: Head = serde_json::from_str(done.item.get()).ok()?;
+        let json = || done.item.get().to_owned();
+        let index = done.output_index.as_ref().and_then(Value::as_u64);
+        self.keep_item(index, &head.kind, head.action.as_ref(), json)
+    }
+
+    /// Keeps a finished message or web search call (others carry nothing an answer
+    /// uses); `json` is the item as JSON, made only when kept.
+    fn keep_item(
+        &mut self,
+        index: Option<u64>,
+        kind: &str,
+        action: Option<&Value>,
+        json: impl FnOnce() -> String,
+    ) -> Option<StreamHint> {
         if kind != "message" && kind != "web_search_call" {
             return None;
         }
         let hint = (kind == "web_search_call")
-            .then(|| search_hint(&item))
+            .then(|| action.and_then(search_hint))
             .flatten();
         if hint
             .as_ref()
@@ -171,7 +210,7 @@ impl StreamFold {
             self.web_searches += 1;
         }
         let index = index.unwrap_or(self.items.len() as u64);
-        self.items.push((index, item.to_string()));
+        self.items.push((index, json()));
         hint
     }
 
@@ -313,9 +352,9 @@ fn failed(error: &Value) -> StreamEnd {
     }
 }
 
-/// What a web search call was doing: a search (with its query) or a page.
-fn search_hint(item: &Value) -> Option<StreamHint> {
-    let action = item.get("action")?;
+/// What a web search call's action says it was doing: a search (with its query) or a
+/// page.
+fn search_hint(action: &Value) -> Option<StreamHint> {
     match action.get("type").and_then(Value::as_str) {
         Some("search") => {
             let query = action
