@@ -74,7 +74,8 @@ pub(super) fn parse_head(bytes: &[u8], limit: usize) -> Result<(Head, Option<Fra
         let (name, value) = split_header(line).map_err(ReadError::Malformed)?;
         match name.as_str() {
             "content-length" => {
-                let n = parse_length(value)?;
+                let n = content_length(value)
+                    .ok_or(ReadError::Malformed("an invalid content length"))?;
                 if length.is_some_and(|m| m != n) {
                     return Err(ReadError::Malformed("conflicting content lengths"));
                 }
@@ -82,20 +83,9 @@ pub(super) fn parse_head(bytes: &[u8], limit: usize) -> Result<(Head, Option<Fra
             }
             "transfer-encoding" => {
                 encoded = true;
-                chunked = value
-                    .rsplit(|&b| b == b',')
-                    .next()
-                    .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+                chunked = ends_chunked(value);
             }
-            "connection" => {
-                for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
-                    if token.eq_ignore_ascii_case(b"close") {
-                        close = true;
-                    } else if token.eq_ignore_ascii_case(b"keep-alive") && !http11 {
-                        close = false;
-                    }
-                }
-            }
+            "connection" => close = closes(value, http11, close),
             _ if name.starts_with("retry-after")
                 || name == "x-request-id"
                 || name == "content-type" =>
@@ -176,13 +166,35 @@ fn parse_status_line(line: &[u8]) -> Result<(bool, u16), ReadError> {
     Ok((*minor >= b'1', status))
 }
 
-fn parse_length(value: &[u8]) -> Result<usize, ReadError> {
-    const BAD: ReadError = ReadError::Malformed("an invalid content length");
+/// A `Content-Length` value: digits only, and few enough to fit.
+pub(super) fn content_length(value: &[u8]) -> Option<usize> {
     if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
-        return Err(BAD);
+        return None;
     }
     let n = value.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-    usize::try_from(n).map_err(|_| BAD)
+    usize::try_from(n).ok()
+}
+
+/// Whether a `Transfer-Encoding` value's last coding is `chunked` (the one that frames
+/// the body).
+pub(super) fn ends_chunked(value: &[u8]) -> bool {
+    value
+        .rsplit(|&b| b == b',')
+        .next()
+        .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"))
+}
+
+/// Whether the connection closes after this message, given a `Connection` value and
+/// `close` as decided so far (HTTP/1.0 closes unless it says keep-alive).
+pub(super) fn closes(value: &[u8], http11: bool, mut close: bool) -> bool {
+    for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+        if token.eq_ignore_ascii_case(b"close") {
+            close = true;
+        } else if token.eq_ignore_ascii_case(b"keep-alive") && !http11 {
+            close = false;
+        }
+    }
+    close
 }
 
 /// RFC 9110 token characters.

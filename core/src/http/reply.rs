@@ -43,6 +43,12 @@ impl ReplyHead {
         out
     }
 
+    /// The head [`with_body`](Self::with_body) would send with a body of `length` bytes,
+    /// alone: the answer to `HEAD`.
+    pub fn without_body(&self, length: usize) -> Vec<u8> {
+        self.head_bytes(&format!("content-length: {length}"))
+    }
+
     /// The head of an event stream; events follow as [`event`]s, then [`STREAM_END`].
     pub fn stream(&self) -> Vec<u8> {
         self.head_bytes("transfer-encoding: chunked")

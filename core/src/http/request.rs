@@ -13,7 +13,7 @@
 //! [`RequestError::status`] and closes.
 
 use super::chunked::{decode_chunks, Chunk};
-use super::head::{head_end, is_token, lines, split_header};
+use super::head::{closes, content_length, ends_chunked, head_end, is_token, lines, split_header};
 use super::response::ReadError;
 
 /// How much one request may take.
@@ -279,25 +279,15 @@ fn parse_head(bytes: &[u8], max_body: usize) -> Result<(Head, Body), RequestErro
         let (name, value) = parse_header(line)?;
         match name.as_str() {
             "content-length" => {
-                let n = parse_length(value)?;
+                let n = content_length(value.as_bytes())
+                    .ok_or(RequestError::Malformed("an invalid content length"))?;
                 if length.is_some_and(|m| m != n) {
                     return Err(RequestError::Malformed("conflicting content lengths"));
                 }
                 length = Some(n);
             }
-            "transfer-encoding" => {
-                let last = value.rsplit(',').next().unwrap_or_default().trim();
-                coded = Some(last.eq_ignore_ascii_case("chunked"));
-            }
-            "connection" => {
-                for token in value.split(',').map(str::trim) {
-                    if token.eq_ignore_ascii_case("close") {
-                        close = true;
-                    } else if token.eq_ignore_ascii_case("keep-alive") && !http11 {
-                        close = false;
-                    }
-                }
-            }
+            "transfer-encoding" => coded = Some(ends_chunked(value.as_bytes())),
+            "connection" => close = closes(value.as_bytes(), http11, close),
             "host" => hosts += 1,
             "expect" if http11 => {
                 if !value.eq_ignore_ascii_case("100-continue") {
@@ -382,14 +372,6 @@ fn parse_header(line: &[u8]) -> Result<(String, &str), RequestError> {
     let value = std::str::from_utf8(value)
         .map_err(|_| RequestError::Malformed("a header value that is not UTF-8"))?;
     Ok((name, value))
-}
-
-fn parse_length(value: &str) -> Result<usize, RequestError> {
-    const BAD: RequestError = RequestError::Malformed("an invalid content length");
-    if value.is_empty() || value.len() > 19 || !value.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(BAD);
-    }
-    value.parse().map_err(|_| BAD)
 }
 
 #[cfg(test)]

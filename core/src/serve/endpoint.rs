@@ -11,7 +11,7 @@ use super::access::{Access, Denied};
 use super::headers;
 use crate::http::{event, ReplyHead, Request, STREAM_END};
 use crate::jsonrpc::{code, ErrorKind, RequestId, RpcError};
-use crate::mcp::meta::{MetaError, PROTOCOL_VERSION};
+use crate::mcp::meta::MetaError;
 use crate::mcp::{shape, ProtocolVersion};
 use crate::server::ExchangeOut;
 use serde_json::{json, Value};
@@ -127,12 +127,8 @@ pub fn route(request: &Request, access: &Access) -> Routed {
             }
         },
     };
-    let body_modern = message
-        .get("params")
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(PROTOCOL_VERSION))
-        .is_some();
-    let modern = body_modern || version.is_some_and(ProtocolVersion::is_modern);
+    let modern = headers::declared_version(&message).is_some()
+        || version.is_some_and(ProtocolVersion::is_modern);
     if modern {
         if let Err(mismatch) = headers::check(&request.headers, &message) {
             let error = RpcError::new(ErrorKind::HeaderMismatch, mismatch.to_string());
@@ -162,16 +158,11 @@ pub fn health(request: &Request, health: Health) -> Vec<u8> {
     let head = ReplyHead::new(status, request.keep_alive)
         .header("content-type", "application/json")
         .header("cache-control", "no-store");
-    let bytes = head.with_body(body.to_string().as_bytes());
+    let body = body.to_string();
     if request.method == "HEAD" {
-        // The same head, without the body.
-        let end = bytes
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .map_or(bytes.len(), |i| i + 4);
-        return bytes[..end].to_vec();
+        return head.without_body(body.len());
     }
-    bytes
+    head.with_body(body.as_bytes())
 }
 
 /// The response of one exchange as the server's answer comes in: a JSON body when the

@@ -31,10 +31,7 @@ pub fn check(headers: &[(String, String)], message: &Value) -> Result<(), Header
         return Ok(());
     }
     let params = message.get("params");
-    let body_version = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(PROTOCOL_VERSION))
-        .and_then(Value::as_str);
+    let body_version = declared_version(message).and_then(Value::as_str);
     let version = one(headers, "mcp-protocol-version", "MCP-Protocol-Version")?;
     compare("MCP-Protocol-Version", version, body_version)?;
     let header_method = one(headers, "mcp-method", "Mcp-Method")?;
@@ -54,6 +51,11 @@ pub fn check(headers: &[(String, String)], message: &Value) -> Result<(), Header
         compare("Mcp-Name", decoded.as_deref(), body_name)?;
     }
     Ok(())
+}
+
+/// The protocol version a message's `_meta` declares (a modern request), as sent.
+pub fn declared_version(message: &Value) -> Option<&Value> {
+    message.get("params")?.get("_meta")?.get(PROTOCOL_VERSION)
 }
 
 /// The single value of header `name`, checked for the characters RFC 9110 allows.

@@ -233,6 +233,18 @@ fn health_needs_no_token_and_tells_no_secrets() {
     assert_eq!(body["status"], "ok");
     assert_eq!(body["calls"], json!({"running": 2, "queued": 1}));
     assert_eq!(body["version"], shape::SERVER_VERSION);
+    let head = health(
+        &request("HEAD", "/health", &[], ""),
+        Health {
+            running: 2,
+            queued: 1,
+            draining: false,
+        },
+    );
+    assert!(
+        bytes.starts_with(&head) && bytes.len() > head.len(),
+        "HEAD sends GET's head alone"
+    );
     let draining = health(
         &r,
         Health {
