@@ -343,14 +343,7 @@ impl Conn {
                     return false;
                 }
                 for chunk in body.chunks(size.max(1)) {
-                    let mut out = format!("{:x};ext=1\r\n", chunk.len()).into_bytes();
-                    out.extend_from_slice(chunk);
-                    out.extend_from_slice(b"\r\n");
-                    if writer
-                        .write_all(&out)
-                        .and_then(|()| writer.flush())
-                        .is_err()
-                    {
+                    if write_chunk(writer, chunk, ";ext=1").is_err() {
                         return false;
                     }
                 }
@@ -373,14 +366,7 @@ impl Conn {
                 }
                 for chunk in body.chunks(size.max(1)) {
                     thread::sleep(interval);
-                    let mut out = format!("{:x}\r\n", chunk.len()).into_bytes();
-                    out.extend_from_slice(chunk);
-                    out.extend_from_slice(b"\r\n");
-                    if writer
-                        .write_all(&out)
-                        .and_then(|()| writer.flush())
-                        .is_err()
-                    {
+                    if write_chunk(writer, chunk, "").is_err() {
                         self.closed.lock().unwrap().push((index, Instant::now()));
                         return false;
                     }
@@ -480,4 +466,25 @@ fn read_request<S: Read + Write>(reader: &mut BufReader<S>, connection: usize) -
         raw_body,
         connection,
     })
+}
+
+/// Writes `chunk` as one chunk of a chunked body (with extension `ext`, as `;name=value`
+/// or empty) and flushes it.
+fn write_chunk(writer: &mut impl Write, chunk: &[u8], ext: &str) -> std::io::Result<()> {
+    let mut out = format!("{:x}{ext}\r\n", chunk.len()).into_bytes();
+    out.extend_from_slice(chunk);
+    out.extend_from_slice(b"\r\n");
+    writer.write_all(&out)?;
+    writer.flush()
+}
+
+/// The `response` object the stream's own `response.completed` event carries.
+pub fn completed_response(stream: &[u8]) -> Vec<u8> {
+    let line = stream
+        .split(|&b| b == b'\n')
+        .filter_map(|l| l.strip_prefix(b"data: "))
+        .find(|d| d.starts_with(br#"{"type":"response.completed""#))
+        .unwrap();
+    let event: serde_json::Value = serde_json::from_slice(line).unwrap();
+    event["response"].to_string().into_bytes()
 }

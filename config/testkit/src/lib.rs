@@ -134,6 +134,13 @@ impl Opts {
         self.args.push(a.into());
         self
     }
+
+    /// Writes `yaml` to `dir/config.yaml` and passes it with `--config`.
+    pub fn config(self, dir: &std::path::Path, yaml: &str) -> Opts {
+        let path = dir.join("config.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        self.arg("--config").arg(path.to_str().unwrap())
+    }
 }
 
 /// One message from stdout, with how it was framed.

@@ -157,6 +157,16 @@ pub fn server(data: &[u8]) {
             checker.output(&output, attempts);
         }
     };
+    // One script message as a line of stdin.
+    let feed_line =
+        |server: &mut Harness, line: &str, checker: &mut Checker, attempts: &mut Vec<AttemptId>| {
+            feed(
+                server,
+                Input::Stdin(format!("{line}\n").as_bytes()),
+                checker,
+                attempts,
+            );
+        };
     let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}"#;
     feed(
         &mut server,
@@ -214,12 +224,7 @@ pub fn server(data: &[u8]) {
                     script_id(id),
                     ["answer", "answer_quick", "answer_detailed"][usize::from(arg) % 3]
                 );
-                feed(
-                    &mut server,
-                    Input::Stdin(format!("{line}\n").as_bytes()),
-                    &mut checker,
-                    &mut attempts,
-                );
+                feed_line(&mut server, &line, &mut checker, &mut attempts);
             }
             3 => {
                 if let Some(&attempt) = pick(&attempts, arg) {
@@ -290,12 +295,7 @@ pub fn server(data: &[u8]) {
                     r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#,
                     script_id(id)
                 );
-                feed(
-                    &mut server,
-                    Input::Stdin(format!("{line}\n").as_bytes()),
-                    &mut checker,
-                    &mut attempts,
-                );
+                feed_line(&mut server, &line, &mut checker, &mut attempts);
             }
             7 => {
                 stdin_closed = true;
@@ -319,12 +319,7 @@ pub fn server(data: &[u8]) {
                         r#"{{"jsonrpc":"2.0","id":{},"method":"{method}","params":{{"_meta":{{{MODERN_META}}}}}}}"#,
                         script_id(id)
                     );
-                    feed(
-                        &mut server,
-                        Input::Stdin(format!("{line}\n").as_bytes()),
-                        &mut checker,
-                        &mut attempts,
-                    );
+                    feed_line(&mut server, &line, &mut checker, &mut attempts);
                 }
                 _ => {}
             },

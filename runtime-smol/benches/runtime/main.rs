@@ -75,15 +75,9 @@ impl Proc {
             std::process::id(),
             rand_suffix()
         ));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("config.yaml"), yaml).unwrap();
-        let mut child = Command::new(bin)
-            .args(["--stdio", "--config"])
-            .arg(dir.join("config.yaml"))
-            .env_clear()
-            .env("HOME", &dir)
-            .env("OPENAI_API_KEY", "sk-bench")
-            .env("OPENAI_BASE_URL", base_url)
+        let mut command = Command::new(bin);
+        serve_args(&mut command, &dir, base_url, yaml);
+        let mut child = command
             .envs(std::env::var("MALLOC_ARENA_MAX").map(|v| ("MALLOC_ARENA_MAX", v)))
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
@@ -412,23 +406,33 @@ fn cpu() {
     println!();
 }
 
+/// Makes `command` (the binary, or a tool running it) serve stdio against `base_url`
+/// with `yaml` as its configuration, in `dir` as its home and nothing else from the
+/// environment.
+fn serve_args(command: &mut Command, dir: &Path, base_url: &str, yaml: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("config.yaml"), yaml).unwrap();
+    command
+        .args(["--stdio", "--config"])
+        .arg(dir.join("config.yaml"))
+        .env_clear()
+        .env("HOME", dir)
+        .env("OPENAI_API_KEY", "sk-bench")
+        .env("OPENAI_BASE_URL", base_url);
+}
+
 /// Instructions (callgrind) for `initialize` then `calls` sequential `tools/call`s of
 /// `bin` against `base_url`, with `yaml` as its configuration.
 fn callgrind_calls(bin: &Path, base_url: &str, yaml: &str, calls: u64) -> u64 {
     let dir = std::env::temp_dir().join(format!("orm-cpu-{}", rand_suffix()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.yaml"), yaml).unwrap();
     let out_file = dir.join("callgrind.out");
-    let mut child = Command::new("valgrind")
+    let mut command = Command::new("valgrind");
+    command
         .arg("--tool=callgrind")
         .arg(format!("--callgrind-out-file={}", out_file.display()))
-        .arg(bin)
-        .args(["--stdio", "--config"])
-        .arg(dir.join("config.yaml"))
-        .env_clear()
-        .env("HOME", &dir)
-        .env("OPENAI_API_KEY", "sk-bench")
-        .env("OPENAI_BASE_URL", base_url)
+        .arg(bin);
+    serve_args(&mut command, &dir, base_url, yaml);
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -3,7 +3,7 @@
 //! streamed calls in flight (against 1,000 calls waiting for a whole reply).
 
 use super::*;
-use responses_mcp_testkit::fake_openai::StreamThen;
+use responses_mcp_testkit::fake_openai::{completed_response, StreamThen};
 use std::net::TcpListener;
 use std::sync::mpsc;
 
@@ -11,17 +11,6 @@ pub fn run() {
     cpu_streamed_vs_whole();
     progress_latency();
     memory_streamed();
-}
-
-/// The `response` object the stream's own `response.completed` event carries.
-fn completed_response(stream: &[u8]) -> Vec<u8> {
-    let line = stream
-        .split(|&b| b == b'\n')
-        .filter_map(|l| l.strip_prefix(b"data: "))
-        .find(|d| d.starts_with(br#"{"type":"response.completed""#))
-        .unwrap();
-    let event: serde_json::Value = serde_json::from_slice(line).unwrap();
-    event["response"].to_string().into_bytes()
 }
 
 fn cpu_streamed_vs_whole() {

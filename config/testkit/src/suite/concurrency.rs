@@ -6,14 +6,7 @@ use crate::*;
 /// A server configured by `yaml` and pointed at `fake`.
 fn spawn_with(fake: &FakeOpenAi, yaml: &str) -> (Mcp, PathBuf) {
     let dir = temp_dir("conc");
-    let path = dir.join("config.yaml");
-    std::fs::write(&path, yaml).unwrap();
-    let mut mcp = Mcp::spawn(
-        Opts::upstream(&fake.url)
-            .arg("--config")
-            .arg(path.to_str().unwrap())
-            .arg("--debug"),
-    );
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&dir, yaml).arg("--debug"));
     mcp.initialize("2025-06-18");
     (mcp, dir)
 }

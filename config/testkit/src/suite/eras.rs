@@ -193,11 +193,7 @@ pub fn a_second_byte_order_mark_gives_the_same_reply_however_stdin_is_split() {
 pub fn modern_calls_report_progress_and_can_be_cancelled() {
     let fake = FakeOpenAi::start(|_, _| Action::Hang);
     let dir = temp_dir("modern-progress");
-    let config = dir.join("config.yaml");
-    std::fs::write(&config, "server: {progress_interval_ms: 100}\n").unwrap();
-    let opts = Opts::upstream(&fake.url)
-        .arg("--config")
-        .arg(config.to_str().unwrap());
+    let opts = Opts::upstream(&fake.url).config(&dir, "server: {progress_interval_ms: 100}\n");
     let mut mcp = Mcp::spawn(opts);
     mcp.send(&modern(
         json!("c1"),

@@ -127,13 +127,16 @@ pub fn socks5_with_a_wrong_password_fails_clearly_and_keeps_serving() {
 
 pub fn show_config_names_the_proxy_without_its_credentials() {
     let home = temp_dir("show-proxy");
-    let out = Command::new(crate::binary())
-        .arg("--show-config")
-        .env_clear()
-        .env("HOME", &home)
-        .env("HTTPS_PROXY", "socks5h://bob:hunter2@127.0.0.1:1080")
-        .output()
-        .unwrap();
+    let show_config = |var: &str, proxy: &str| {
+        Command::new(crate::binary())
+            .arg("--show-config")
+            .env_clear()
+            .env("HOME", &home)
+            .env(var, proxy)
+            .output()
+            .unwrap()
+    };
+    let out = show_config("HTTPS_PROXY", "socks5h://bob:hunter2@127.0.0.1:1080");
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     let shown: Value = serde_json::from_str(&text).unwrap();
@@ -142,13 +145,7 @@ pub fn show_config_names_the_proxy_without_its_credentials() {
         json!({"url": "socks5h://***@127.0.0.1:1080", "source": "env:HTTPS_PROXY"})
     );
     assert!(!text.contains("hunter2") && !text.contains("bob"));
-    let out = Command::new(crate::binary())
-        .arg("--show-config")
-        .env_clear()
-        .env("HOME", &home)
-        .env("ALL_PROXY", "socks4://127.0.0.1:1080")
-        .output()
-        .unwrap();
+    let out = show_config("ALL_PROXY", "socks4://127.0.0.1:1080");
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(

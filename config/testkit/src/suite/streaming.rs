@@ -2,37 +2,20 @@
 //! keepalives, cut mid-stream, failing mid-stream with a rate limit), the same answer as a
 //! whole reply, progress from what the model does, and cancellation mid-stream.
 
-use crate::fake_openai::{Action, FakeOpenAi, StreamThen};
+use crate::fake_openai::{completed_response, Action, FakeOpenAi, StreamThen};
 use crate::*;
 
 /// A server with streaming on (and whatever else `yaml` says).
 fn spawn_streaming(fake: &FakeOpenAi, yaml: &str) -> (Mcp, PathBuf) {
     let dir = temp_dir("stream");
-    let path = dir.join("config.yaml");
-    std::fs::write(&path, format!("responses: {{stream: true}}\n{yaml}")).unwrap();
-    let mut mcp = Mcp::spawn(
-        Opts::upstream(&fake.url)
-            .arg("--config")
-            .arg(path.to_str().unwrap())
-            .arg("--debug"),
-    );
+    let yaml = format!("responses: {{stream: true}}\n{yaml}");
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&dir, &yaml).arg("--debug"));
     mcp.initialize("2025-06-18");
     (mcp, dir)
 }
 
 fn sse(name: &str) -> Vec<u8> {
     fixture(name)
-}
-
-/// The `response` object the stream's own `response.completed` event carries.
-fn completed_response(stream: &[u8]) -> Vec<u8> {
-    let line = stream
-        .split(|&b| b == b'\n')
-        .filter_map(|l| l.strip_prefix(b"data: "))
-        .find(|d| d.starts_with(br#"{"type":"response.completed""#))
-        .unwrap();
-    let event: Value = serde_json::from_slice(line).unwrap();
-    event["response"].to_string().into_bytes()
 }
 
 pub fn a_streamed_answer_equals_the_whole_answer() {
