@@ -63,6 +63,9 @@ pub enum Message {
     StdinClosed,
     /// SIGINT/SIGTERM: abort everything and exit.
     Shutdown,
+    /// SIGINT/SIGTERM while serving HTTP: finish the calls in flight, take no new ones,
+    /// then exit (see [`Input::Drain`]).
+    Drain,
     /// An attempt ended.
     Completed(AttemptId, Result<HttpReply, TransportError>),
     /// An attempt's reply head arrived; its body follows as `Body`, then `End` (or
@@ -200,6 +203,7 @@ impl<H> Driver<H> {
             Message::Stdin(bytes) => self.handle(now, Event::Stdin(&bytes)),
             Message::StdinClosed => self.handle(now, Event::StdinClosed),
             Message::Shutdown => self.handle(now, Event::Shutdown),
+            Message::Drain => self.server.handle(now, Input::Drain),
             Message::Completed(attempt, result) => return self.completed(now, attempt, result),
             Message::Head(attempt, head) => self.server.handle(now, Input::HttpHead(attempt, head)),
             Message::Body(attempt, bytes) => {
@@ -230,5 +234,11 @@ impl<H> Driver<H> {
     /// Calls in flight or queued.
     pub fn calls_in_flight(&self) -> usize {
         self.server.calls_in_flight()
+    }
+
+    /// Calls running upstream and calls waiting for a slot, and whether the server is
+    /// draining: what `/health` reports.
+    pub fn health(&self) -> crate::serve::endpoint::Health {
+        self.server.health()
     }
 }

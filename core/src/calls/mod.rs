@@ -225,6 +225,11 @@ impl<C: Clone> CallEngine<C> {
         self.calls.len()
     }
 
+    /// Calls waiting for a slot.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
     /// Whether a call with `key` is in flight or queued.
     pub fn contains(&self, key: &CallKey) -> bool {
         self.by_request.contains_key(key)

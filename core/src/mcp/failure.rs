@@ -22,6 +22,8 @@ pub(crate) enum ToolFailure<'a> {
     MissingKey { env: &'a str },
     /// Every slot and the queue are taken.
     Busy { running: usize, queued: usize },
+    /// The server is shutting down and takes no new calls.
+    Draining,
     /// The upstream attempts failed.
     Upstream {
         failure: &'a UpstreamFailure,
@@ -61,6 +63,10 @@ impl ToolFailure<'_> {
             ToolFailure::Busy { running, queued } => RpcError::new(
                 ErrorKind::Overloaded,
                 format!("server busy: {running} calls running and {queued} queued; retry later"),
+            ),
+            ToolFailure::Draining => RpcError::new(
+                ErrorKind::Overloaded,
+                "the server is shutting down and takes no new calls; retry in a few seconds",
             ),
             ToolFailure::Upstream {
                 failure,
@@ -116,6 +122,7 @@ impl ToolFailure<'_> {
             ToolFailure::Busy { running, queued } => format!(
                 "The server is busy ({running} calls running, {queued} waiting). Try again in a few seconds."
             ),
+            ToolFailure::Draining => "The server is shutting down and takes no new calls. Call the tool again in a few seconds; another instance, or this one once restarted, will answer.".into(),
             ToolFailure::Upstream {
                 failure,
                 retries,
@@ -153,6 +160,7 @@ impl ToolFailure<'_> {
             ToolFailure::Busy { running, queued } => {
                 json!({ "kind": "busy", "running": running, "queued": queued })
             }
+            ToolFailure::Draining => json!({ "kind": "draining" }),
             ToolFailure::Upstream {
                 failure, retries, ..
             } => json!({

@@ -1,10 +1,13 @@
-//! Serving MCP over Streamable HTTP, sans IO: who may talk to the endpoint ([`access`]) and
-//! whether a modern request's mirrored headers agree with its body ([`headers`]).
+//! Serving MCP over Streamable HTTP, sans IO: one client connection's steps
+//! ([`connection`]), what each request gets ([`endpoint`]), who may talk to the endpoint
+//! ([`access`]) and whether a modern request's mirrored headers agree with its body
+//! ([`headers`]).
 //!
 //! The HTTP/1.1 bytes are read and written by [`crate::http`]; these are the decisions
 //! between a parsed request and the JSON-RPC message it carries.
 
 pub mod access;
 mod base64;
+pub mod connection;
 pub mod endpoint;
 pub mod headers;

@@ -153,6 +153,9 @@ impl Server {
         if self.calls.contains(&key) {
             return fail(id.clone(), shape::duplicate_id(&id));
         }
+        if self.is_closing() {
+            return tool_failed(id, ToolFailure::Draining);
+        }
         if !self.config.api_key_present {
             let env = &self.config.api_key_env;
             return tool_failed(id, ToolFailure::MissingKey { env });

@@ -134,6 +134,9 @@ pub enum Input<'a> {
     Timeout,
     /// SIGINT/SIGTERM: abort everything and exit.
     Shutdown,
+    /// SIGINT/SIGTERM while serving HTTP: take no new calls, let those in flight finish
+    /// within the shutdown grace, then exit.
+    Drain,
     /// Stdout is closed: nothing more can be said, so abort everything and exit.
     OutputClosed,
     /// A JSON-RPC message POSTed to the endpoint, with the protocol version its

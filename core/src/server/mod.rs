@@ -49,6 +49,29 @@ enum Session {
     Ready(ProtocolVersion),
 }
 
+/// Why the server is on its way out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Closing {
+    /// Stdin closed: no more requests can come.
+    StdinClosed,
+    /// SIGINT/SIGTERM while serving HTTP ([`Input::Drain`]).
+    Draining,
+}
+
+impl Closing {
+    /// Why calls still running at the end of the grace are stopped.
+    fn reason(self) -> &'static str {
+        match self {
+            Closing::StdinClosed => {
+                "the server is shutting down (stdin closed) and the call did not finish in time"
+            }
+            Closing::Draining => {
+                "the server is shutting down (it was asked to stop) and the call did not finish in time"
+            }
+        }
+    }
+}
+
 /// The MCP server. See the module docs for the driving loop.
 pub struct Server {
     config: ServerConfig,
@@ -60,6 +83,8 @@ pub struct Server {
     batches: Batches,
     outputs: VecDeque<Output>,
     stdin_closed: bool,
+    /// Why no new call is taken and the server exits once the calls in flight end.
+    closing: Option<Closing>,
     /// Set once `Output::Exit` has been queued; all later input is ignored.
     exited: bool,
     /// When in-flight calls are abandoned after stdin closed.
@@ -85,6 +110,7 @@ impl Server {
             batches: Batches::default(),
             outputs: VecDeque::new(),
             stdin_closed: false,
+            closing: None,
             exited: false,
             grace_deadline: None,
             tools_list_json: BTreeMap::new(),
@@ -110,11 +136,13 @@ impl Server {
                     self.framer.finish();
                     self.read_frames(now);
                     self.stdin_closed = true;
-                    // Nothing more can be asked on them: they end now, gracefully.
-                    self.close_subscriptions();
-                    self.grace_deadline = Some(after(now.instant, self.config.shutdown_grace));
+                    self.close(now, Closing::StdinClosed);
                     log::debug!("stdin closed; {} call(s) in flight", self.calls.len());
                 }
+            }
+            Input::Drain => {
+                self.close(now, Closing::Draining);
+                log::debug!("draining; {} call(s) in flight", self.calls.len());
             }
             Input::HttpReply(attempt, reply) => self.calls.handle_reply(now, attempt, reply),
             Input::HttpHead(attempt, head) => self.calls.handle_head(now, attempt, head),
@@ -141,8 +169,33 @@ impl Server {
             Input::ExchangeClosed(id) => self.on_exchange_closed(now, id),
         }
         self.drain_calls();
-        if self.stdin_closed && self.calls.is_empty() {
+        if self.closing.is_some() && self.calls.is_empty() {
             self.exit();
+        }
+    }
+
+    /// Takes no new calls from now on; those in flight get the shutdown grace.
+    fn close(&mut self, now: Now, why: Closing) {
+        if self.closing.is_none() {
+            self.closing = Some(why);
+            // Nothing more can be asked on them: they end now, gracefully.
+            self.close_subscriptions();
+            self.grace_deadline = Some(after(now.instant, self.config.shutdown_grace));
+        }
+    }
+
+    /// Whether new calls are refused because the server is on its way out.
+    pub(super) fn is_closing(&self) -> bool {
+        self.closing.is_some()
+    }
+
+    /// What `/health` reports.
+    pub fn health(&self) -> crate::serve::endpoint::Health {
+        let queued = self.calls.queued();
+        crate::serve::endpoint::Health {
+            running: self.calls.len() - queued,
+            queued,
+            draining: self.closing.is_some(),
         }
     }
 
@@ -223,10 +276,9 @@ impl Server {
             .is_some_and(|deadline| now.instant >= deadline);
         if grace_over && !self.calls.is_empty() {
             log::debug!("grace period over; aborting {} call(s)", self.calls.len());
+            let why = self.closing.unwrap_or(Closing::StdinClosed).reason();
             self.calls
-                .abort_all(Some(crate::openai::UpstreamFailure::shutdown(
-                "the server is shutting down (stdin closed) and the call did not finish in time",
-            )));
+                .abort_all(Some(crate::openai::UpstreamFailure::shutdown(why)));
             return;
         }
         self.calls.handle_timeout(now);

@@ -242,3 +242,71 @@ fn a_cancel_posted_separately_ends_the_call_without_a_reply() {
     assert!(!h.take_other().contains(&Output::Abort(stdio_attempt)));
     assert_eq!(h.server.calls_in_flight(), 1);
 }
+
+#[test]
+fn draining_finishes_calls_in_flight_refuses_new_ones_then_exits() {
+    let mut h = Harness::new(Harness::keyed());
+    post(&mut h, 1, call(1, None), None);
+    let attempt = h.take_http()[0].attempt;
+    h.feed(Input::Drain);
+    let health = h.server.health();
+    assert_eq!(
+        (health.running, health.queued, health.draining),
+        (1, 0, true)
+    );
+    // A new call is refused with a reason the model can act on; other requests work.
+    post(&mut h, 2, call(2, None), Some(ProtocolVersion::V2025_11_25));
+    let refused = reply_of(&outs(&mut h)[0].1);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("shutting down") && text.contains("again"),
+        "{text}"
+    );
+    post(
+        &mut h,
+        3,
+        json!({"jsonrpc":"2.0","id":3,"method":"ping"}),
+        None,
+    );
+    assert_eq!(reply_of(&outs(&mut h)[0].1)["result"], json!({}));
+    assert!(!h.server.is_exited(), "a call is still in flight");
+    // The call in flight finishes and is answered; then the server exits.
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    let rest = h.take_other();
+    assert!(
+        matches!(
+            &rest[0],
+            Output::Exchange(ExchangeId(1), ExchangeOut::Reply { error: None, .. })
+        ),
+        "{rest:?}"
+    );
+    assert_eq!(rest.last(), Some(&Output::Exit));
+}
+
+#[test]
+fn draining_stops_calls_that_outlive_the_grace() {
+    let mut h = Harness::new(Harness::keyed());
+    post(&mut h, 1, call(1, None), None);
+    let _ = h.take_http();
+    h.feed(Input::Drain);
+    h.advance(ServerConfig::default().shutdown_grace);
+    h.fire();
+    let rest = h.take_other();
+    let Some(Output::Exchange(ExchangeId(1), out)) =
+        rest.iter().find(|o| matches!(o, Output::Exchange(..)))
+    else {
+        panic!("{rest:?}")
+    };
+    let error = reply_of(out);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("asked to stop"), "{message}");
+    assert_eq!(rest.last(), Some(&Output::Exit));
+}
+
+#[test]
+fn draining_with_nothing_in_flight_exits_at_once() {
+    let mut h = Harness::new(Harness::keyed());
+    h.feed(Input::Drain);
+    assert_eq!(h.take_other(), vec![Output::Exit]);
+}

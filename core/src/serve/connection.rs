@@ -1,0 +1,198 @@
+//! One client connection, sans IO: the bytes it sends in; what to write, what to hand the
+//! server and when to close out. A host runs one per connection and only moves bytes:
+//!
+//! ```text
+//!   read bytes ──▶ feed ──▶ step ──▶ Write(bytes)            write them, step again
+//!                                ├─▶ Exchange{message, …}    hand it to the server; feed
+//!                                │                           each ExchangeOut to `reply`
+//!                                ├─▶ Read                    read (see `deadline_kind`)
+//!                                └─▶ Close                   close the connection
+//! ```
+//!
+//! Requests are answered one at a time, in order: a pipelined request waits in the reader
+//! until the exchange before it is over.
+
+use super::access::Access;
+use super::endpoint::{health, route, ExchangeResponse, Health, Routed};
+use crate::http::{Incoming, ReplyHead, RequestError, RequestLimits, RequestReader, CONTINUE};
+use crate::mcp::ProtocolVersion;
+use crate::server::ExchangeOut;
+use serde_json::{json, Value};
+
+/// What the host does next on a connection.
+#[derive(Debug)]
+pub enum Step {
+    /// Write these bytes, then step again.
+    Write(Vec<u8>),
+    /// Hand this message to the server as a new exchange, then feed what the server
+    /// sends for it to [`Connection::reply`] until that says the exchange is over.
+    Exchange {
+        /// The JSON-RPC message.
+        message: Value,
+        /// The version the `MCP-Protocol-Version` header names.
+        version: Option<ProtocolVersion>,
+    },
+    /// An exchange is open: wait for the server's next [`ExchangeOut`].
+    Await,
+    /// Read more bytes (or close, at [`Connection::wait`]'s limit).
+    Read,
+    /// Close the connection; everything has been written.
+    Close,
+}
+
+/// Which limit bounds the wait for the client's next bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Between requests: the idle keep-alive time. At its end the connection just closes.
+    Idle,
+    /// Part of a request arrived: the time a client has to send a whole request. At its
+    /// end [`Connection::timed_out`] gives a 408 to write before closing.
+    Request,
+}
+
+/// One connection's state. See the module docs.
+pub struct Connection {
+    reader: RequestReader,
+    limits: RequestLimits,
+    /// The response of the exchange in progress.
+    exchange: Option<ExchangeResponse>,
+    /// The last response closes the connection.
+    closing: bool,
+}
+
+impl Connection {
+    /// A new connection whose requests are held to `limits`.
+    pub fn new(limits: RequestLimits) -> Self {
+        Connection {
+            reader: RequestReader::new(limits),
+            limits,
+            exchange: None,
+            closing: false,
+        }
+    }
+
+    /// Adds bytes read from the client.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.reader.feed(bytes);
+    }
+
+    /// Whether the host may read more now. While an exchange is open the host keeps
+    /// reading (to see the client leave), but holds at most one more whole request;
+    /// beyond that it stops reading until the exchange is over.
+    pub fn wants_bytes(&self) -> bool {
+        self.reader.buffered() <= self.limits.max_head + self.limits.max_body
+    }
+
+    /// What bounds the wait for the next bytes.
+    pub fn wait(&self) -> Wait {
+        if self.reader.in_request() {
+            Wait::Request
+        } else {
+            Wait::Idle
+        }
+    }
+
+    /// Whether an exchange is open: the server owes this connection an answer.
+    pub fn in_exchange(&self) -> bool {
+        self.exchange.is_some()
+    }
+
+    /// What to do next. `load` is asked only for `GET /health`.
+    pub fn step(&mut self, access: &Access, load: impl FnOnce() -> Health) -> Step {
+        if self.exchange.is_some() {
+            return Step::Await;
+        }
+        if self.closing {
+            return Step::Close;
+        }
+        let request = match self.reader.next_incoming() {
+            Ok(None) => return Step::Read,
+            Ok(Some(Incoming::Continue)) => return Step::Write(CONTINUE.to_vec()),
+            Ok(Some(Incoming::Request(request))) => request,
+            Err(e) => {
+                self.closing = true;
+                return Step::Write(refusal(&e));
+            }
+        };
+        self.closing = !request.keep_alive;
+        match route(&request, access) {
+            Routed::Respond(bytes) => Step::Write(bytes),
+            Routed::Health => Step::Write(health(&request, load())),
+            Routed::Exchange {
+                message,
+                version,
+                response,
+            } => {
+                self.exchange = Some(response);
+                Step::Exchange { message, version }
+            }
+        }
+    }
+
+    /// The bytes to write for the server's `out` on the open exchange (none when no
+    /// exchange is open: the server spoke to a connection that has moved on).
+    pub fn reply(&mut self, out: ExchangeOut) -> Vec<u8> {
+        let Some(response) = self.exchange.as_mut() else {
+            return Vec::new();
+        };
+        let (bytes, done) = response.write(out);
+        if done {
+            self.exchange = None;
+        }
+        bytes
+    }
+
+    /// The wait of [`Connection::wait`] ran out: the bytes to write (a 408 when a request
+    /// was cut short) before closing.
+    pub fn timed_out(&mut self) -> Vec<u8> {
+        self.closing = true;
+        match self.wait() {
+            Wait::Idle => Vec::new(),
+            Wait::Request => plain(
+                408,
+                "the request did not arrive in time: send the whole request at once",
+            ),
+        }
+    }
+
+    /// The server is shutting down: answer the request in progress, then close.
+    pub fn drain(&mut self) {
+        self.closing = true;
+    }
+}
+
+/// The whole answer to a connection beyond the open-connection limit: 503 with
+/// `Retry-After`, then close.
+pub fn too_many_connections(retry_after_secs: u32) -> Vec<u8> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "error": {
+            "code": crate::jsonrpc::code::OVERLOADED,
+            "message": format!("the server has as many open connections as it takes: retry in {retry_after_secs} s, or reuse a kept-alive connection"),
+        },
+    });
+    ReplyHead::new(503, false)
+        .header("content-type", "application/json")
+        .header("retry-after", retry_after_secs.to_string())
+        .with_body(body.to_string().as_bytes())
+}
+
+/// The answer to bytes that are not a request this server reads; the connection closes.
+fn refusal(e: &RequestError) -> Vec<u8> {
+    plain(e.status(), &e.to_string())
+}
+
+/// A closing response with a JSON-RPC error (no id) saying `message`.
+fn plain(status: u16, message: &str) -> Vec<u8> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "error": { "code": crate::jsonrpc::code::INVALID_REQUEST, "message": message },
+    });
+    ReplyHead::new(status, false)
+        .header("content-type", "application/json")
+        .with_body(body.to_string().as_bytes())
+}
+
+#[cfg(test)]
+#[path = "connection/tests.rs"]
+mod tests;

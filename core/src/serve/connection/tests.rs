@@ -1,0 +1,208 @@
+use super::*;
+use crate::http::Reader;
+use crate::serve::access::{Token, LOOPBACK_NAMES};
+
+const LIMITS: RequestLimits = RequestLimits {
+    max_head: 1024,
+    max_body: 4096,
+};
+
+fn access() -> Access {
+    Access {
+        allowed_hosts: Some(LOOPBACK_NAMES.iter().map(|s| (*s).to_owned()).collect()),
+        allowed_origins: Vec::new(),
+        loopback_origins: true,
+        token: Token::new("secret-token-123"),
+    }
+}
+
+fn idle() -> Health {
+    Health {
+        running: 0,
+        queued: 0,
+        draining: false,
+    }
+}
+
+fn post(body: &str, extra: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer secret-token-123\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Status and body of one whole response.
+fn read(bytes: &[u8]) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let mut reader = Reader::new(1 << 20);
+    let space = reader.space();
+    space[..bytes.len()].copy_from_slice(bytes);
+    let r = reader.filled(bytes.len()).unwrap().unwrap();
+    (r.status, r.headers, r.body)
+}
+
+/// Whether the head of `bytes` has this `name: value` line (case as written).
+fn has_header(bytes: &[u8], line: &str) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let head = text.split("\r\n\r\n").next().unwrap_or_default();
+    head.split("\r\n").any(|l| l.eq_ignore_ascii_case(line))
+}
+
+fn written(step: Step) -> Vec<u8> {
+    match step {
+        Step::Write(bytes) => bytes,
+        other => panic!("not a write: {other:?}"),
+    }
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+#[test]
+fn requests_are_answered_one_at_a_time_in_order() {
+    let mut c = Connection::new(LIMITS);
+    assert!(matches!(c.step(&access(), idle), Step::Read));
+    assert_eq!(c.wait(), Wait::Idle);
+    // Two pipelined requests: the second waits for the first exchange's end.
+    c.feed(format!("{}{}", post(PING, ""), post(PING, "")).as_bytes());
+    let Step::Exchange { message, .. } = c.step(&access(), idle) else {
+        panic!()
+    };
+    assert_eq!(message["method"], "ping");
+    assert!(c.in_exchange());
+    assert!(matches!(c.step(&access(), idle), Step::Await));
+    let bytes = c.reply(ExchangeOut::Reply {
+        json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+        error: None,
+    });
+    assert_eq!(read(&bytes).0, 200);
+    assert!(!c.in_exchange());
+    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    // A late word from the server for an exchange that is over writes nothing.
+    let _ = c.reply(ExchangeOut::Ended);
+    assert!(c.reply(ExchangeOut::Ended).is_empty());
+    assert!(matches!(c.step(&access(), idle), Step::Read));
+}
+
+#[test]
+fn progress_turns_the_response_into_an_event_stream() {
+    let mut c = Connection::new(LIMITS);
+    c.feed(post(PING, "").as_bytes());
+    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    let mut bytes = c.reply(ExchangeOut::Notification(b"{\"n\":1}".to_vec()));
+    assert!(c.in_exchange());
+    bytes.extend(c.reply(ExchangeOut::Reply {
+        json: b"{\"r\":1}".to_vec(),
+        error: None,
+    }));
+    let (status, _, body) = read(&bytes);
+    assert_eq!(status, 200);
+    assert!(has_header(&bytes, "content-type: text/event-stream"));
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        "event: message\ndata: {\"n\":1}\n\nevent: message\ndata: {\"r\":1}\n\n"
+    );
+}
+
+#[test]
+fn connection_close_is_honoured_after_the_response() {
+    let mut c = Connection::new(LIMITS);
+    c.feed(post(PING, "Connection: close\r\n").as_bytes());
+    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    let bytes = c.reply(ExchangeOut::Accepted);
+    assert_eq!(read(&bytes).0, 202);
+    assert!(matches!(c.step(&access(), idle), Step::Close));
+}
+
+#[test]
+fn refusals_are_written_at_once_and_never_echo_the_token() {
+    let mut c = Connection::new(LIMITS);
+    let wrong = post(PING, "").replace("secret-token-123", "secret-token-999");
+    c.feed(wrong.as_bytes());
+    let bytes = written(c.step(&access(), idle));
+    let (status, _, body) = read(&bytes);
+    assert_eq!(status, 401);
+    assert!(has_header(&bytes, "www-authenticate: Bearer"));
+    let text = String::from_utf8(body).unwrap();
+    assert!(!text.contains("secret-token"), "{text}");
+    // The connection is still good for the next request.
+    assert!(matches!(c.step(&access(), idle), Step::Read));
+}
+
+#[test]
+fn health_reports_the_load_it_is_given() {
+    let mut c = Connection::new(LIMITS);
+    c.feed(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let bytes = written(c.step(&access(), || Health {
+        running: 2,
+        queued: 1,
+        draining: false,
+    }));
+    let (status, _, body) = read(&bytes);
+    assert_eq!(status, 200);
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["calls"], json!({"running": 2, "queued": 1}));
+}
+
+#[test]
+fn bad_bytes_get_their_status_then_the_connection_closes() {
+    for (wire, status) in [
+        ("GARBAGE\r\n\r\n", 400),
+        ("POST /mcp HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        (
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Length: 999999\r\n\r\n",
+            413,
+        ),
+    ] {
+        let mut c = Connection::new(LIMITS);
+        c.feed(wire.as_bytes());
+        let bytes = written(c.step(&access(), idle));
+        assert_eq!(read(&bytes).0, status, "{wire}");
+        assert!(has_header(&bytes, "connection: close"));
+        assert!(matches!(c.step(&access(), idle), Step::Close));
+    }
+    let mut c = Connection::new(LIMITS);
+    c.feed(&[b'a'; 2000]);
+    assert_eq!(read(&written(c.step(&access(), idle))).0, 431);
+}
+
+#[test]
+fn a_request_cut_short_gets_408_and_an_idle_one_just_closes() {
+    let mut c = Connection::new(LIMITS);
+    assert!(c.timed_out().is_empty());
+    assert!(matches!(c.step(&access(), idle), Step::Close));
+    let mut c = Connection::new(LIMITS);
+    c.feed(b"POST /mcp HTTP/1.1\r\nHost: loc");
+    assert!(matches!(c.step(&access(), idle), Step::Read));
+    assert_eq!(c.wait(), Wait::Request);
+    assert_eq!(read(&c.timed_out()).0, 408);
+    assert!(matches!(c.step(&access(), idle), Step::Close));
+}
+
+#[test]
+fn reading_stops_while_a_whole_request_waits_behind_an_exchange() {
+    let mut c = Connection::new(LIMITS);
+    c.feed(post(PING, "").as_bytes());
+    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    assert!(c.wants_bytes());
+    c.feed(&[b'x'; 6000]);
+    assert!(!c.wants_bytes(), "more than one request's worth is held");
+}
+
+#[test]
+fn draining_closes_after_the_request_in_progress() {
+    let mut c = Connection::new(LIMITS);
+    c.feed(post(PING, "").as_bytes());
+    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    c.drain();
+    let _ = c.reply(ExchangeOut::Accepted);
+    assert!(matches!(c.step(&access(), idle), Step::Close));
+}
+
+#[test]
+fn too_many_connections_says_when_to_retry() {
+    let bytes = too_many_connections(2);
+    let (status, _, body) = read(&bytes);
+    assert_eq!(status, 503);
+    assert!(has_header(&bytes, "retry-after: 2"));
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["error"]["code"], crate::jsonrpc::code::OVERLOADED);
+}
