@@ -7,10 +7,12 @@ use std::path::PathBuf;
 pub const USAGE: &str = "\
 Usage: openai-responses-mcp [OPTIONS]
 
-MCP server (stdio) answering with the OpenAI Responses API and web search.
+MCP server answering with the OpenAI Responses API and web search.
 
 Options:
   --stdio               Serve MCP over stdin/stdout
+  --http                Serve MCP over Streamable HTTP at http://HOST:PORT/mcp
+  --listen <addr>       Address for --http (default 127.0.0.1:8787; port 0 picks one)
   --show-config         Print the effective configuration and its sources to stderr
                         (exits unless --stdio is given too)
   --config <path>       YAML configuration file
@@ -20,13 +22,18 @@ Options:
   --version             Show the version
 
 The API key is read from the environment variable named by openai.api_key_env
-(default OPENAI_API_KEY). See docs/reference/config-reference.md.";
+(default OPENAI_API_KEY). Over HTTP, set MCP_HTTP_TOKEN to require a bearer token.
+See docs/reference/config-reference.md.";
 
 /// Parsed command-line arguments.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cli {
     /// `--stdio`.
     pub stdio: bool,
+    /// `--http`.
+    pub http: bool,
+    /// `--listen <addr>`.
+    pub listen: Option<String>,
     /// `--show-config`.
     pub show_config: bool,
     /// `--config <path>`.
@@ -59,6 +66,11 @@ impl Cli {
         while let Some(arg) = parser.next().map_err(err)? {
             match arg {
                 Long("stdio") => cli.stdio = true,
+                Long("http") => cli.http = true,
+                Long("listen") => {
+                    let addr = parser.value().map_err(err)?.string().map_err(err)?;
+                    cli.listen = Some(addr);
+                }
                 Long("show-config") => cli.show_config = true,
                 Long("config") => cli.config = Some(parser.value().map_err(err)?.into()),
                 Long("model") => {
@@ -93,7 +105,22 @@ impl Cli {
                 other => return Err(err(other.unexpected())),
             }
         }
+        if cli.stdio && cli.http {
+            return Err(CliError(
+                "--stdio and --http: one transport per process; run one process for each".into(),
+            ));
+        }
+        if cli.listen.is_some() && !cli.http {
+            return Err(CliError(
+                "--listen is the address for --http; add --http".into(),
+            ));
+        }
         Ok(cli)
+    }
+
+    /// Whether a transport was asked for.
+    pub fn serves(&self) -> bool {
+        self.stdio || self.http
     }
 }
 
@@ -121,6 +148,8 @@ mod tests {
             cli,
             Cli {
                 stdio: true,
+                http: false,
+                listen: None,
                 show_config: true,
                 config: Some("/c.yaml".into()),
                 model: Some("gpt-5".into()),
@@ -133,6 +162,9 @@ mod tests {
         assert_eq!(parse(&["--debug=x"]).unwrap().debug, Some(Some("x".into())));
         assert_eq!(parse(&["--debug"]).unwrap().debug, Some(None));
         assert!(parse(&["--model=o3"]).unwrap().model.is_some());
+        let http = parse(&["--http", "--listen", "[::1]:0"]).unwrap();
+        assert!(http.http && http.serves());
+        assert_eq!(http.listen.as_deref(), Some("[::1]:0"));
     }
 
     #[test]
@@ -143,6 +175,9 @@ mod tests {
             &["stray"],
             &["--model", ""],
             &["--stdio=1"],
+            &["--stdio", "--http"],
+            &["--listen", "127.0.0.1:1"],
+            &["--http", "--listen"],
         ] {
             assert!(parse(args).is_err(), "{args:?}");
         }

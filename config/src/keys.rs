@@ -200,9 +200,9 @@ const AFTER_PROFILES: &[Key] = &[
     ),
     key!(
         "server.transport",
-        Kind::OneOf(&["stdio"]),
+        Kind::OneOf(&["stdio", "http"]),
         None,
-        "Transport; only stdio."
+        "Transport: stdio, or http (Streamable HTTP, see server.http); set by --stdio and --http."
     ),
     key!("server.debug", Kind::Bool, None, "Debug logging to stderr."),
     key!(
@@ -264,6 +264,72 @@ const AFTER_PROFILES: &[Key] = &[
         },
         None,
         "Least time between two progress notifications for one call."
+    ),
+    key!(
+        "server.http.listen",
+        Kind::Str,
+        Some("MCP_HTTP_LISTEN"),
+        "Address of the HTTP endpoint (host:port; port 0 picks a free one); --listen sets it."
+    ),
+    key!(
+        "server.http.allowed_origins",
+        Kind::StrList,
+        None,
+        "Origins (scheme://host[:port]) browser clients may call from; loopback origins are allowed when bound to loopback."
+    ),
+    key!(
+        "server.http.allowed_hosts",
+        Kind::StrList,
+        None,
+        "Host header values served (host or host:port; \"*\" is any); empty means the loopback names and the bound address when bound to loopback, any otherwise."
+    ),
+    key!(
+        "server.http.token_env",
+        Kind::Str,
+        None,
+        "Name of the environment variable holding the bearer token every /mcp request must carry when set."
+    ),
+    key!(
+        "server.http.allow_unauthenticated",
+        Kind::Bool,
+        None,
+        "Serve a non-loopback address without a bearer token (refused otherwise)."
+    ),
+    key!(
+        "server.http.max_connections",
+        Kind::Int {
+            min: 1,
+            max: 100_000
+        },
+        None,
+        "Most open client connections; beyond it a connection gets 503 with Retry-After."
+    ),
+    key!(
+        "server.http.max_head_bytes",
+        Kind::Int {
+            min: 1024,
+            max: 1 << 20
+        },
+        None,
+        "Largest request line and headers (431 beyond); the body is capped by server.max_message_bytes."
+    ),
+    key!(
+        "server.http.request_timeout_ms",
+        Kind::Int {
+            min: 100,
+            max: 3_600_000
+        },
+        None,
+        "Time a client has to send a whole request once it began (slow clients get 408)."
+    ),
+    key!(
+        "server.http.idle_timeout_ms",
+        Kind::Int {
+            min: 100,
+            max: 3_600_000
+        },
+        None,
+        "A kept-alive connection idle this long closes; a response the client does not read for this long is abandoned."
     ),
 ];
 
@@ -379,7 +445,13 @@ pub fn defaults() -> Value {
             "show_config_on_start": false, "line_mode": core.force_line_output,
             "max_message_bytes": core.max_message_bytes, "max_inflight": core.max_inflight,
             "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),
-            "progress_interval_ms": millis(core.progress_interval)
+            "progress_interval_ms": millis(core.progress_interval),
+            "http": {
+                "listen": crate::http::DEFAULT_LISTEN, "allowed_origins": [], "allowed_hosts": [],
+                "token_env": crate::http::DEFAULT_TOKEN_ENV, "allow_unauthenticated": false,
+                "max_connections": 1024, "max_head_bytes": 16 * 1024,
+                "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000
+            }
         }
     })
 }

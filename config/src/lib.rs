@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod http;
 pub mod keys;
 mod logging;
 pub mod paths;
@@ -80,6 +81,8 @@ pub struct Startup {
     pub ca_pem: Option<Vec<u8>>,
     /// The proxy upstream requests go through.
     pub proxy: ProxyRoute,
+    /// The HTTP endpoint, with `--http`.
+    pub http: Option<http::HttpServe>,
 }
 
 /// What the binary should do after [`launch`].
@@ -87,7 +90,7 @@ pub struct Startup {
 pub enum Launch {
     /// Exit with this status; everything has been printed.
     Exit(i32),
-    /// Serve over stdio.
+    /// Serve over stdio, or HTTP when [`Startup::http`] is set.
     Serve(Box<Startup>),
 }
 
@@ -105,7 +108,7 @@ pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> 
         let _ = writeln!(std::io::stdout(), "openai-responses-mcp {VERSION}");
         return Launch::Exit(0);
     }
-    if cli.help || (!cli.stdio && !cli.show_config) {
+    if cli.help || (!cli.serves() && !cli.show_config) {
         let _ = writeln!(std::io::stdout(), "{USAGE}");
         return Launch::Exit(0);
     }
@@ -119,7 +122,7 @@ pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> 
     if startup.cli.show_config || startup.resolved.show_config_on_start() {
         let text = show::show_config(&startup.resolved, startup.api_key.is_some(), &startup.proxy);
         let _ = writeln!(std::io::stderr(), "{text}");
-        if !startup.cli.stdio {
+        if !startup.cli.serves() {
             return Launch::Exit(0);
         }
     }
@@ -205,7 +208,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         .map(|k| k.trim())
         .filter(|k| !k.is_empty())
         .map(|k| ApiKey(k.to_owned()));
-    if api_key.is_none() && cli.stdio {
+    if api_key.is_none() && cli.serves() {
         log::warn!(
             "{key_env} is not set: tools/list works, but every tools/call will fail until it is"
         );
@@ -223,7 +226,12 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         }
         ProxyRoute::Direct => {}
     }
+    let http = match cli.http {
+        true => Some(http::HttpServe::resolve(&resolved, env)?),
+        false => None,
+    };
     Ok(Startup {
+        http,
         proxy,
         organization: non_empty("OPENAI_ORG_ID"),
         project: non_empty("OPENAI_PROJECT_ID"),

@@ -82,6 +82,14 @@ pub enum ConfigError {
         /// What went wrong.
         message: String,
     },
+    /// `--http` on an address other machines can reach, with no token to require.
+    #[error("server.http.listen = {listen} is reachable from other machines and no bearer token is set: set the {token_env} environment variable to a long random secret (clients send it as Authorization: Bearer <token>), or set server.http.allow_unauthenticated: true if something in front of the server authenticates clients")]
+    Unauthenticated {
+        /// The address.
+        listen: String,
+        /// The variable that would hold the token.
+        token_env: String,
+    },
     /// The policy file could not be read.
     #[error("policy.system.path {path}: cannot read the policy file: {message}")]
     PolicyFile {
@@ -291,6 +299,14 @@ impl Resolved {
     }
 
     fn apply_cli(&mut self, cli: &Cli) {
+        if cli.http {
+            let http = Value::String("http".into());
+            self.set("server.transport", http, Source::Cli("--http"));
+        }
+        if let Some(listen) = &cli.listen {
+            let listen = Value::String(listen.clone());
+            self.set("server.http.listen", listen, Source::Cli("--listen"));
+        }
         if let Some(model) = &cli.model {
             self.set(
                 "model_profiles.answer.model",

@@ -124,6 +124,23 @@ pub struct Server {
     pub max_queue: u64,
     pub shutdown_grace_ms: u64,
     pub progress_interval_ms: u64,
+    pub http: Http,
+}
+
+/// `server.http.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Http {
+    pub listen: String,
+    pub allowed_origins: Vec<String>,
+    pub allowed_hosts: Vec<String>,
+    pub token_env: String,
+    pub allow_unauthenticated: bool,
+    pub max_connections: u64,
+    pub max_head_bytes: u64,
+    pub request_timeout_ms: u64,
+    pub idle_timeout_ms: u64,
 }
 
 impl Settings {

@@ -1,0 +1,215 @@
+//! `--http`: the Streamable HTTP endpoint's address, access rules and limits, resolved
+//! from `server.http.*` and checked before anything listens.
+
+use crate::resolve::{ConfigError, Env, Resolved};
+use responses_mcp_core::http::RequestLimits;
+use responses_mcp_core::serve::access::{Access, Token, LOOPBACK_NAMES};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+/// Where `--http` listens unless told otherwise: loopback only, a fixed documented port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+/// The variable that holds the bearer token unless `server.http.token_env` names another.
+pub const DEFAULT_TOKEN_ENV: &str = "MCP_HTTP_TOKEN";
+/// How long a client refused for lack of connections is told to wait.
+pub const RETRY_AFTER_SECS: u32 = 1;
+
+/// Everything a runtime needs to serve HTTP. The token is inside [`Access`], masked.
+#[derive(Debug, Clone)]
+pub struct HttpServe {
+    /// The address to bind.
+    pub listen: SocketAddr,
+    /// The bearer token, when its variable is set.
+    pub token: Option<Token>,
+    /// `server.http.allowed_origins`.
+    pub allowed_origins: Vec<String>,
+    /// `server.http.allowed_hosts` as configured (empty: the default, see [`HttpServe::access`]).
+    pub allowed_hosts: Vec<String>,
+    /// Head and body caps of one request.
+    pub limits: RequestLimits,
+    /// Most open connections.
+    pub max_connections: usize,
+    /// Time to receive a whole request once it began.
+    pub request_timeout: Duration,
+    /// Time a kept-alive connection may sit idle, and a response may go unread.
+    pub idle_timeout: Duration,
+}
+
+impl HttpServe {
+    /// Reads `server.http.*` and the token's variable from `env`.
+    ///
+    /// # Errors
+    /// An address that does not resolve, and a non-loopback address without a token
+    /// (unless `allow_unauthenticated`).
+    pub fn resolve(resolved: &Resolved, env: &Env) -> Result<HttpServe, ConfigError> {
+        let http = &resolved.settings.server.http;
+        let source = resolved
+            .sources
+            .get("server.http.listen")
+            .map(ToString::to_string)
+            .unwrap_or_else(|| "default".into());
+        let listen = parse_listen(&http.listen).ok_or_else(|| ConfigError::Invalid {
+            key: "server.http.listen".into(),
+            value: format!("{:?}", http.listen),
+            origin: source.clone(),
+            allowed: "host:port, such as 127.0.0.1:8787, [::1]:8787, localhost:8787 or 0.0.0.0:8787 (port 0 picks a free one)".into(),
+        })?;
+        let token = env.get(&http.token_env).and_then(|t| Token::new(t));
+        if token.is_none() && !listen.ip().is_loopback() && !http.allow_unauthenticated {
+            return Err(ConfigError::Unauthenticated {
+                listen: listen.to_string(),
+                token_env: http.token_env.clone(),
+            });
+        }
+        let max_message = resolved.settings.server.max_message_bytes;
+        Ok(HttpServe {
+            listen,
+            token,
+            allowed_origins: http.allowed_origins.clone(),
+            allowed_hosts: http.allowed_hosts.clone(),
+            limits: RequestLimits {
+                max_head: usize::try_from(http.max_head_bytes).unwrap_or(usize::MAX),
+                max_body: usize::try_from(max_message).unwrap_or(usize::MAX),
+            },
+            max_connections: usize::try_from(http.max_connections).unwrap_or(usize::MAX),
+            request_timeout: Duration::from_millis(http.request_timeout_ms),
+            idle_timeout: Duration::from_millis(http.idle_timeout_ms),
+        })
+    }
+
+    /// The access rules once bound to `bound` (its real port when 0 was asked for).
+    /// Unless configured, a loopback endpoint answers only to the loopback names and the
+    /// bound address (DNS-rebinding protection); any other answers to any `Host`, since
+    /// the names clients use for it are not known here.
+    pub fn access(&self, bound: SocketAddr) -> Access {
+        let loopback = bound.ip().is_loopback();
+        let allowed_hosts = if self.allowed_hosts.iter().any(|h| h == "*") {
+            None
+        } else if !self.allowed_hosts.is_empty() {
+            Some(self.allowed_hosts.clone())
+        } else if loopback {
+            let mut hosts: Vec<String> = LOOPBACK_NAMES.iter().map(|n| (*n).to_owned()).collect();
+            hosts.push(bound.to_string());
+            Some(hosts)
+        } else {
+            None
+        };
+        Access {
+            allowed_hosts,
+            allowed_origins: self.allowed_origins.clone(),
+            loopback_origins: loopback,
+            token: self.token.clone(),
+        }
+    }
+}
+
+/// `host:port` as an address: IP literals, `localhost`, or a name the system resolves
+/// (its first address).
+fn parse_listen(text: &str) -> Option<SocketAddr> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Some(addr);
+    }
+    let (host, port) = text.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    if host.eq_ignore_ascii_case("localhost") {
+        return Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if host == "[::]" || host == "::" {
+        return Some(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port));
+    }
+    (host, port).to_socket_addrs().ok()?.next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+
+    fn serve(yaml: &str, env: &[(&str, &str)]) -> Result<HttpServe, ConfigError> {
+        let env: Env = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let path = std::path::Path::new("/c.yaml");
+        let input = crate::YamlInput { text: yaml, path };
+        let resolved = crate::resolve(Some(input), &env, &Cli::default())?;
+        HttpServe::resolve(&resolved, &env)
+    }
+
+    #[test]
+    fn loopback_by_default_with_the_documented_port() {
+        let s = serve("", &[]).unwrap();
+        assert_eq!(s.listen.to_string(), DEFAULT_LISTEN);
+        assert!(s.token.is_none());
+        let access = s.access("127.0.0.1:8787".parse().unwrap());
+        let hosts = access.allowed_hosts.unwrap();
+        assert!(hosts.contains(&"localhost".to_owned()));
+        assert!(hosts.contains(&"127.0.0.1:8787".to_owned()));
+        assert!(access.loopback_origins);
+    }
+
+    #[test]
+    fn a_public_address_needs_a_token_or_an_explicit_opt_out() {
+        let e = serve("server: {http: {listen: '0.0.0.0:9000'}}", &[]).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("MCP_HTTP_TOKEN") && text.contains("allow_unauthenticated"),
+            "{text}"
+        );
+        let s = serve(
+            "server: {http: {listen: '0.0.0.0:9000', token_env: MY_TOKEN}}",
+            &[("MY_TOKEN", "s3cret-value")],
+        )
+        .unwrap();
+        assert!(s.token.is_some());
+        assert!(!format!("{s:?}").contains("s3cret"), "the token is masked");
+        // Any Host, since the names clients use are not known here.
+        assert!(s.access(s.listen).allowed_hosts.is_none());
+        let s = serve(
+            "server: {http: {listen: '0.0.0.0:9000', allow_unauthenticated: true}}",
+            &[],
+        )
+        .unwrap();
+        assert!(s.token.is_none());
+    }
+
+    #[test]
+    fn configured_hosts_replace_the_default_and_star_means_any() {
+        let s = serve("server: {http: {allowed_hosts: [mcp.example]}}", &[]).unwrap();
+        let bound = "127.0.0.1:8787".parse().unwrap();
+        assert_eq!(
+            s.access(bound).allowed_hosts,
+            Some(vec!["mcp.example".into()])
+        );
+        let s = serve("server: {http: {allowed_hosts: ['*']}}", &[]).unwrap();
+        assert_eq!(s.access(bound).allowed_hosts, None);
+    }
+
+    #[test]
+    fn listen_forms() {
+        for (text, want) in [
+            ("localhost:0", "127.0.0.1:0"),
+            ("[::1]:8787", "[::1]:8787"),
+            ("127.0.0.1:65535", "127.0.0.1:65535"),
+        ] {
+            assert_eq!(parse_listen(text).unwrap().to_string(), want);
+        }
+        for bad in ["8787", "127.0.0.1", "127.0.0.1:99999", "host name:1", ""] {
+            assert!(parse_listen(bad).is_none(), "{bad}");
+        }
+        let e = serve("server: {http: {listen: 'nowhere'}}", &[]).unwrap_err();
+        assert!(e.to_string().contains("server.http.listen"), "{e}");
+    }
+
+    #[test]
+    fn limits_follow_the_configuration() {
+        let s = serve(
+            "server: {max_message_bytes: 2048, http: {max_head_bytes: 4096, max_connections: 3}}",
+            &[],
+        )
+        .unwrap();
+        assert_eq!((s.limits.max_head, s.limits.max_body), (4096, 2048));
+        assert_eq!(s.max_connections, 3);
+    }
+}
