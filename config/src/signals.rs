@@ -4,7 +4,23 @@
 //! tree through ring and getrandom). The two signals are blocked in every thread and one
 //! thread waits for them with `sigwait`, so no code runs inside a signal handler.
 
-/// Calls `on_signal` once, from a dedicated thread, when SIGINT or SIGTERM arrives.
+use responses_mcp_core::Message;
+
+/// What the `nth` termination signal (from 0) asks of the server: over HTTP the first
+/// drains (no new connections, calls in flight finish) and the next stops at once; over
+/// stdio the first stops at once.
+pub fn termination(signal: i32, nth: u32, serving_http: bool) -> Message {
+    if serving_http && nth == 0 {
+        log::debug!("signal {signal}: no new connections; finishing calls in flight (again to stop at once)");
+        Message::Drain
+    } else {
+        log::debug!("signal {signal}: aborting calls in flight and exiting");
+        Message::Shutdown
+    }
+}
+
+/// Calls `on_signal` from a dedicated thread each time SIGINT or SIGTERM arrives, with
+/// the signal and how many came before it, until it returns `false`.
 ///
 /// Call it before any other thread is started: threads inherit the blocked-signal mask,
 /// and a thread started earlier would still take the default action (terminate).
@@ -13,7 +29,9 @@
 /// When the mask cannot be set or the thread cannot start.
 #[cfg(unix)]
 #[allow(unsafe_code)]
-pub fn on_termination(on_signal: impl FnOnce(i32) + Send + 'static) -> std::io::Result<()> {
+pub fn on_termination(
+    mut on_signal: impl FnMut(i32, u32) -> bool + Send + 'static,
+) -> std::io::Result<()> {
     // SAFETY: `set` is a plain C struct initialised by sigemptyset before use; the
     // pointers passed are valid for the duration of each call; pthread_sigmask and
     // sigwait have no other preconditions.
@@ -31,11 +49,13 @@ pub fn on_termination(on_signal: impl FnOnce(i32) + Send + 'static) -> std::io::
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
-            let mut signal: libc::c_int = 0;
-            // SAFETY: as above; `signal` outlives the call.
-            let rc = unsafe { libc::sigwait(&set, &mut signal) };
-            if rc == 0 {
-                on_signal(signal);
+            for nth in 0.. {
+                let mut signal: libc::c_int = 0;
+                // SAFETY: as above; `signal` outlives the call.
+                let rc = unsafe { libc::sigwait(&set, &mut signal) };
+                if rc != 0 || !on_signal(signal, nth) {
+                    return;
+                }
             }
         })?;
     Ok(())
@@ -43,6 +63,8 @@ pub fn on_termination(on_signal: impl FnOnce(i32) + Send + 'static) -> std::io::
 
 /// Signals are not handled on this platform; the default action applies.
 #[cfg(not(unix))]
-pub fn on_termination(_on_signal: impl FnOnce(i32) + Send + 'static) -> std::io::Result<()> {
+pub fn on_termination(
+    _on_signal: impl FnMut(i32, u32) -> bool + Send + 'static,
+) -> std::io::Result<()> {
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+mod http;
 mod threads;
 pub mod upstream;
 
@@ -27,14 +28,31 @@ pub fn run(startup: Startup) -> i32 {
     let (tx, rx) = sync_channel::<Message>(EVENT_QUEUE);
     let on_signal = tx.clone();
     // Before any other thread starts, so that every thread inherits the signal mask.
-    if let Err(e) = signals::on_termination(move |signal| {
-        log::debug!("signal {signal}: aborting calls in flight and exiting");
-        let _ = on_signal.send(Message::Shutdown);
+    let serving_http = startup.http.is_some();
+    if let Err(e) = signals::on_termination(move |signal, nth| {
+        let message = signals::termination(signal, nth, serving_http);
+        on_signal.send(message).is_ok()
     }) {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
-    let stdin_tx = tx.clone();
-    stdin::spawn_reader(move |message| stdin_tx.send(message).is_ok());
+    let endpoint = match startup.http.clone() {
+        None => {
+            let stdin_tx = tx.clone();
+            stdin::spawn_reader(move |message| stdin_tx.send(message).is_ok());
+            None
+        }
+        Some(serve) => match http::Endpoint::start(serve.clone(), tx.clone()) {
+            Ok(endpoint) => Some(endpoint),
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "openai-responses-mcp: cannot listen on {}: {e}",
+                    serve.listen
+                );
+                return 1;
+            }
+        },
+    };
     let threads = Threads::new(upstream::Upstream::new(&startup), tx);
     let mut driver = Driver::new(startup.server);
     let mut stdout = std::io::stdout().lock();
@@ -50,16 +68,34 @@ pub fn run(startup: Startup) -> i32 {
                 driver.started(now(), id, started);
             }
             Poll::Abort(attempt) => attempt.abort(),
-            Poll::Wait(deadline) => match wait(&rx, deadline) {
-                Err(Disconnected) => return 0,
-                Ok(Some(message)) => {
-                    if let Some(attempt) = driver.deliver(now(), message) {
-                        threads.release(attempt);
-                    }
+            Poll::Exchange(id, out) => {
+                if let Some(endpoint) = &endpoint {
+                    endpoint.deliver(id, out);
                 }
-                Ok(None) => driver.handle(now(), Event::Timeout),
-            },
-            Poll::Exit => return 0,
+            }
+            Poll::Wait(deadline) => {
+                if let Some(endpoint) = &endpoint {
+                    endpoint.set_health(driver.health());
+                }
+                match wait(&rx, deadline) {
+                    Err(Disconnected) => return 0,
+                    Ok(Some(message)) => {
+                        if let (Message::Drain, Some(endpoint)) = (&message, &endpoint) {
+                            endpoint.drain();
+                        }
+                        if let Some(attempt) = driver.deliver(now(), message) {
+                            threads.release(attempt);
+                        }
+                    }
+                    Ok(None) => driver.handle(now(), Event::Timeout),
+                }
+            }
+            Poll::Exit => {
+                if let Some(endpoint) = &endpoint {
+                    endpoint.flush();
+                }
+                return 0;
+            }
             // Actions a newer core adds; this loop has none to perform.
             _ => {}
         }

@@ -9,9 +9,11 @@
 
 #![forbid(unsafe_code)]
 
+mod http;
 mod tasks;
 mod upstream;
 
+use http::Endpoint;
 use responses_mcp_config::stdin::{self, READ_CHUNK};
 use responses_mcp_config::{now, signals, Startup};
 use responses_mcp_core::{Driver, Event, Message, Poll};
@@ -39,23 +41,49 @@ fn main() {
 /// Serves until the core says exit; returns the exit status.
 fn run(startup: Startup) -> i32 {
     let (tx, rx) = bounded::<Message>(EVENT_QUEUE);
+    let serving_http = startup.http.is_some();
     // Before any thread starts, so that every thread inherits the signal mask.
     let on_signal = tx.clone();
-    if let Err(e) = signals::on_termination(move |signal| {
-        log::debug!("signal {signal}: aborting calls in flight and exiting");
-        let _ = on_signal.send_blocking(Message::Shutdown);
+    if let Err(e) = signals::on_termination(move |signal, nth| {
+        let message = signals::termination(signal, nth, serving_http);
+        on_signal.send_blocking(message).is_ok()
     }) {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
     let executor = Rc::new(LocalExecutor::new());
-    let stdin_tx = tx.clone();
-    stdin::spawn_reader(move |message| stdin_tx.send_blocking(message).is_ok());
+    let endpoint = match startup.http.clone() {
+        None => {
+            let stdin_tx = tx.clone();
+            stdin::spawn_reader(move |message| stdin_tx.send_blocking(message).is_ok());
+            None
+        }
+        Some(serve) => match Endpoint::start(serve.clone(), &executor, tx.clone()) {
+            Ok(endpoint) => Some(endpoint),
+            Err(e) => {
+                let _ = writeln_stderr(&format!(
+                    "openai-responses-mcp: cannot listen on {}: {e}",
+                    serve.listen
+                ));
+                return 1;
+            }
+        },
+    };
     let tasks = Tasks::new(upstream::Upstream::new(&startup), executor.clone(), tx);
     let driver = Driver::new(startup.server);
-    smol::block_on(executor.run(serve(driver, tasks, rx)))
+    smol::block_on(executor.run(serve(driver, tasks, rx, endpoint)))
 }
 
-async fn serve(mut driver: Driver<Task<()>>, tasks: Tasks, rx: Receiver<Message>) -> i32 {
+fn writeln_stderr(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    writeln!(std::io::stderr(), "{text}")
+}
+
+async fn serve(
+    mut driver: Driver<Task<()>>,
+    tasks: Tasks,
+    rx: Receiver<Message>,
+    endpoint: Option<Endpoint>,
+) -> i32 {
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
     loop {
         match driver.poll() {
@@ -73,17 +101,35 @@ async fn serve(mut driver: Driver<Task<()>>, tasks: Tasks, rx: Receiver<Message>
             }
             // Dropping the task drops its socket: the connection closes.
             Poll::Abort(task) => drop(task),
-            Poll::Wait(deadline) => match next_message(&rx, deadline).await {
-                Err(Disconnected) => return 0,
-                Ok(Some(message)) => {
-                    // A completed task already pooled its connection; let it return.
-                    if let Some(task) = driver.deliver(now(), message) {
-                        task.detach();
-                    }
+            Poll::Exchange(id, out) => {
+                if let Some(endpoint) = &endpoint {
+                    endpoint.deliver(id, out);
                 }
-                Ok(None) => driver.handle(now(), Event::Timeout),
-            },
-            Poll::Exit => return 0,
+            }
+            Poll::Wait(deadline) => {
+                if let Some(endpoint) = &endpoint {
+                    endpoint.set_health(driver.health());
+                }
+                match next_message(&rx, deadline).await {
+                    Err(Disconnected) => return 0,
+                    Ok(Some(message)) => {
+                        if let (Message::Drain, Some(endpoint)) = (&message, &endpoint) {
+                            endpoint.drain();
+                        }
+                        // A completed task already pooled its connection; let it return.
+                        if let Some(task) = driver.deliver(now(), message) {
+                            task.detach();
+                        }
+                    }
+                    Ok(None) => driver.handle(now(), Event::Timeout),
+                }
+            }
+            Poll::Exit => {
+                if let Some(endpoint) = &endpoint {
+                    endpoint.flush().await;
+                }
+                return 0;
+            }
             // Actions a newer core adds; this loop has none to perform.
             _ => {}
         }

@@ -15,6 +15,7 @@
 )]
 
 pub mod fake_openai;
+pub mod http_client;
 pub mod proxies;
 mod schema;
 pub mod suite;
@@ -84,6 +85,16 @@ pub fn modern(id: Value, method: &str, mut params: Value) -> Value {
     params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
     params["_meta"]["io.modelcontextprotocol/clientInfo"] = json!({"name": "e2e", "version": "1"});
     json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+}
+
+/// Checks `message`, one the server sent in answer to `request`, against the schema of
+/// `version` (for transports where each reply comes with its request, such as HTTP).
+pub fn check_reply(version: &str, request: &Value, message: &Value) {
+    let mut methods = BTreeMap::new();
+    if let (Some(id), Some(method)) = (request.get("id"), request["method"].as_str()) {
+        methods.insert(id.to_string(), method.to_owned());
+    }
+    schema::check_message(version, message, &methods, &BTreeMap::new());
 }
 
 /// A fake API key planted in every test; no output may ever contain it.

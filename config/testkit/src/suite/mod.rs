@@ -5,6 +5,7 @@ pub mod bad_upstream;
 pub mod concurrency;
 pub mod config;
 pub mod eras;
+pub mod http;
 pub mod lifecycle;
 pub mod proxies;
 pub mod sdks;
@@ -355,6 +356,48 @@ macro_rules! e2e_suite {
             #[test]
             fn streamed_calls_keep_the_connection_alive() {
                 $crate::run($bin, $crate::suite::streaming::streamed_calls_keep_the_connection_alive);
+            }
+        }
+        mod http {
+            #[test]
+            fn both_eras_are_served_without_sessions() {
+                $crate::run($bin, $crate::suite::http::both_eras_are_served_without_sessions);
+            }
+            #[test]
+            fn progress_streams_as_server_sent_events_then_the_reply() {
+                $crate::run($bin, $crate::suite::http::progress_streams_as_server_sent_events_then_the_reply);
+            }
+            #[test]
+            fn a_client_that_disconnects_cancels_its_call() {
+                $crate::run($bin, $crate::suite::http::a_client_that_disconnects_cancels_its_call);
+            }
+            #[test]
+            fn a_cancel_posted_on_another_connection_ends_the_stream_cleanly() {
+                $crate::run($bin, $crate::suite::http::a_cancel_posted_on_another_connection_ends_the_stream_cleanly);
+            }
+            #[test]
+            fn host_origin_and_token_are_enforced_and_the_token_never_echoed() {
+                $crate::run($bin, $crate::suite::http::host_origin_and_token_are_enforced_and_the_token_never_echoed);
+            }
+            #[test]
+            fn a_reachable_address_without_a_token_refuses_to_start() {
+                $crate::run($bin, $crate::suite::http::a_reachable_address_without_a_token_refuses_to_start);
+            }
+            #[test]
+            fn hostile_requests_get_their_status_and_the_server_keeps_serving() {
+                $crate::run($bin, $crate::suite::http::hostile_requests_get_their_status_and_the_server_keeps_serving);
+            }
+            #[test]
+            fn connections_beyond_the_limit_get_503_and_a_thousand_idle_ones_block_nobody() {
+                $crate::run($bin, $crate::suite::http::connections_beyond_the_limit_get_503_and_a_thousand_idle_ones_block_nobody);
+            }
+            #[test]
+            fn a_client_that_never_reads_is_dropped_and_blocks_nobody() {
+                $crate::run($bin, $crate::suite::http::a_client_that_never_reads_is_dropped_and_blocks_nobody);
+            }
+            #[test]
+            fn sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero() {
+                $crate::run($bin, $crate::suite::http::sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero);
             }
         }
     };

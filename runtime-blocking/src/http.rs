@@ -1,0 +1,355 @@
+//! `--http` with threads: one accepts; one serves each open connection, at most
+//! `server.http.max_connections` of them (the pool's bound), moving bytes between its
+//! socket and the core's
+//! [`Connection`](responses_mcp_core::serve::connection::Connection). Exchanges go to the
+//! main loop over its channel; what the server says for each comes back through a small
+//! mailbox ([`Endpoint::deliver`]).
+
+use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
+use responses_mcp_core::serve::access::Access;
+use responses_mcp_core::serve::connection::{too_many_connections, Connection, Step, Wait};
+use responses_mcp_core::serve::endpoint::Health;
+use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Progress held for a connection that has not written it yet; beyond it progress is
+/// dropped (the next one says more). The reply always fits.
+const MAILBOX: usize = 8;
+/// Bytes read from a client at a time.
+const READ_CHUNK: usize = 8 * 1024;
+/// A connection thread's stack: the core parses requests with bounded recursion.
+const CONNECTION_STACK: usize = 256 * 1024;
+/// How often a waiting connection looks at its client (gone?) and the drain flag.
+const LOOK: Duration = Duration::from_millis(100);
+/// How long a refused connection gets to take its 503.
+const REFUSAL_WRITE: Duration = Duration::from_secs(1);
+/// How long a closing connection reads (and drops) what the client still sends, so that
+/// the close is a FIN after our last response rather than a reset that could destroy it.
+const LINGER: Duration = Duration::from_secs(1);
+/// How long, after the server exits, connections get to write their last bytes.
+const FLUSH_AT_EXIT: Duration = Duration::from_secs(5);
+
+/// The endpoint as the main loop sees it.
+pub struct Endpoint {
+    shared: Arc<Shared>,
+    bound: SocketAddr,
+}
+
+/// What the accept thread, the connection threads and the main loop share.
+struct Shared {
+    serve: HttpServe,
+    access: Access,
+    events: SyncSender<Message>,
+    mailboxes: Mutex<BTreeMap<ExchangeId, Arc<Mailbox>>>,
+    next_exchange: AtomicU64,
+    open: AtomicUsize,
+    health: Mutex<Health>,
+    draining: AtomicBool,
+}
+
+/// What the server said on one exchange, waiting for its connection thread.
+#[derive(Default)]
+struct Mailbox {
+    outs: Mutex<VecDeque<ExchangeOut>>,
+    ready: Condvar,
+}
+
+impl Endpoint {
+    /// Binds, says where on stderr, and starts the accept thread.
+    ///
+    /// # Errors
+    /// When the address cannot be bound or the thread cannot start.
+    pub fn start(serve: HttpServe, events: SyncSender<Message>) -> std::io::Result<Endpoint> {
+        let listener = TcpListener::bind(serve.listen)?;
+        let bound = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            access: serve.access(bound),
+            serve,
+            events,
+            mailboxes: Mutex::default(),
+            next_exchange: AtomicU64::new(0),
+            open: AtomicUsize::new(0),
+            health: Mutex::new(Health {
+                running: 0,
+                queued: 0,
+                draining: false,
+            }),
+            draining: AtomicBool::new(false),
+        });
+        let accepting = shared.clone();
+        std::thread::Builder::new()
+            .name("accept".into())
+            .spawn(move || accept(&listener, &accepting))?;
+        let _ = writeln!(std::io::stderr(), "listening on http://{bound}/mcp");
+        Ok(Endpoint { shared, bound })
+    }
+
+    /// Passes the server's `out` to its exchange's connection; nothing when that client
+    /// has gone.
+    pub fn deliver(&self, id: ExchangeId, out: ExchangeOut) {
+        let last = !matches!(out, ExchangeOut::Notification(_));
+        let mailbox = {
+            let mut mailboxes = lock(&self.shared.mailboxes);
+            if last {
+                mailboxes.remove(&id)
+            } else {
+                mailboxes.get(&id).cloned()
+            }
+        };
+        let Some(mailbox) = mailbox else { return };
+        let mut outs = lock(&mailbox.outs);
+        if last || outs.len() + 1 < MAILBOX {
+            outs.push_back(out);
+            mailbox.ready.notify_one();
+        }
+    }
+
+    /// Refreshes what `/health` reports.
+    pub fn set_health(&self, health: Health) {
+        *lock(&self.shared.health) = health;
+    }
+
+    /// Stops accepting; idle connections close, busy ones after their response.
+    pub fn drain(&self) {
+        if !self.shared.draining.swap(true, Ordering::SeqCst) {
+            // Wakes the accept thread, which sees the flag and closes the listener.
+            let _ = TcpStream::connect_timeout(&self.bound, Duration::from_secs(1));
+        }
+    }
+
+    /// After the server exits: waits (a little) for connections to write their last bytes.
+    pub fn flush(&self) {
+        self.drain();
+        let deadline = Instant::now() + FLUSH_AT_EXIT;
+        while self.shared.open.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// A poisoned lock only means another thread panicked mid-update of plain data.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Accepts until draining; beyond the connection limit, a 503 and close.
+fn accept(listener: &TcpListener, shared: &Arc<Shared>) {
+    for stream in listener.incoming() {
+        if shared.draining.load(Ordering::SeqCst) {
+            return;
+        }
+        let stream = match stream {
+            Ok(stream) => stream,
+            Err(e) => {
+                // Out of descriptors, most likely: wait instead of spinning.
+                log::warn!("cannot accept a connection: {e}");
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        if shared.open.fetch_add(1, Ordering::SeqCst) >= shared.serve.max_connections {
+            shared.open.fetch_sub(1, Ordering::SeqCst);
+            log::debug!("connection refused: the limit is reached");
+            refuse(stream);
+            continue;
+        }
+        let serving = shared.clone();
+        let started = std::thread::Builder::new()
+            .name("connection".into())
+            .stack_size(CONNECTION_STACK)
+            .spawn(move || {
+                let mut stream = serve_connection(stream, &serving);
+                linger(&mut stream);
+                serving.open.fetch_sub(1, Ordering::SeqCst);
+            });
+        if let Err(e) = started {
+            shared.open.fetch_sub(1, Ordering::SeqCst);
+            log::warn!("cannot start a connection thread: {e}");
+        }
+    }
+}
+
+/// A connection over the limit: 503 with `Retry-After`, if the client takes it at once.
+fn refuse(mut stream: TcpStream) {
+    let _ = stream.set_write_timeout(Some(REFUSAL_WRITE));
+    let _ = stream.write_all(&too_many_connections(RETRY_AFTER_SECS));
+}
+
+/// The client left, failed, or ran out of time: the connection is over.
+struct Gone;
+
+/// Closes our side, then drops what the client still sends for a moment (see [`LINGER`]).
+fn linger(stream: &mut TcpStream) {
+    if stream.shutdown(std::net::Shutdown::Write).is_err() {
+        return;
+    }
+    let deadline = Instant::now() + LINGER;
+    let mut sink = [0u8; 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        if !matches!(stream.read(&mut sink), Ok(1..)) {
+            return;
+        }
+    }
+}
+
+/// Runs one connection until it is over; hands the socket back for a lingering close.
+fn serve_connection(mut stream: TcpStream, shared: &Shared) -> TcpStream {
+    let mut conn = Connection::new(shared.serve.limits);
+    let mut buf = vec![0; READ_CHUNK];
+    let mut request_began: Option<Instant> = None;
+    loop {
+        let step = conn.step(&shared.access, || *lock(&shared.health));
+        let result = match step {
+            Step::Write(bytes) => write(&mut stream, &bytes, shared),
+            Step::Read => read_more(&mut stream, &mut conn, &mut buf, &mut request_began, shared),
+            Step::Exchange { message, version } => {
+                exchange(&mut stream, &mut conn, &mut buf, message, version, shared)
+            }
+            Step::Await | Step::Close => Err(Gone),
+        };
+        if result.is_err() {
+            return stream;
+        }
+    }
+}
+
+/// Reads the next bytes within the idle or request time; `Err` when the connection
+/// should close (after writing a 408 for a request cut short).
+fn read_more(
+    stream: &mut TcpStream,
+    conn: &mut Connection,
+    buf: &mut [u8],
+    request_began: &mut Option<Instant>,
+    shared: &Shared,
+) -> Result<(), Gone> {
+    let idle = conn.wait() == Wait::Idle;
+    let deadline = if idle {
+        *request_began = None;
+        Instant::now() + shared.serve.idle_timeout
+    } else {
+        *request_began.get_or_insert_with(Instant::now) + shared.serve.request_timeout
+    };
+    loop {
+        // Draining ends only an idle wait; a request in progress gets answered.
+        if idle && shared.draining.load(Ordering::SeqCst) {
+            return Err(Gone);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            let bytes = conn.timed_out();
+            let _ = write(stream, &bytes, shared);
+            return Err(Gone);
+        }
+        let _ = stream.set_read_timeout(Some(left.min(LOOK)));
+        match stream.read(buf) {
+            Ok(0) => return Err(Gone),
+            Ok(n) => {
+                conn.feed(&buf[..n]);
+                return Ok(());
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return Err(Gone),
+        }
+    }
+}
+
+/// Hands one message to the server and writes what comes back until the exchange is
+/// over. A client that leaves meanwhile cancels its call.
+fn exchange(
+    stream: &mut TcpStream,
+    conn: &mut Connection,
+    buf: &mut [u8],
+    message: serde_json::Value,
+    version: Option<responses_mcp_core::mcp::ProtocolVersion>,
+    shared: &Shared,
+) -> Result<(), Gone> {
+    let id = ExchangeId(shared.next_exchange.fetch_add(1, Ordering::SeqCst));
+    let mailbox = Arc::new(Mailbox::default());
+    lock(&shared.mailboxes).insert(id, mailbox.clone());
+    let sent = shared.events.send(Message::Exchange {
+        id,
+        message,
+        version,
+    });
+    if sent.is_err() {
+        lock(&shared.mailboxes).remove(&id);
+        return Err(Gone);
+    }
+    let outcome = pump(stream, conn, buf, &mailbox, shared);
+    if outcome.is_err() {
+        lock(&shared.mailboxes).remove(&id);
+        let _ = shared.events.send(Message::ExchangeClosed(id));
+    }
+    outcome
+}
+
+/// Writes the exchange's outs as they come, looking at the client between waits.
+fn pump(
+    stream: &mut TcpStream,
+    conn: &mut Connection,
+    buf: &mut [u8],
+    mailbox: &Mailbox,
+    shared: &Shared,
+) -> Result<(), Gone> {
+    while conn.in_exchange() {
+        let outs: Vec<ExchangeOut> = {
+            let outs = lock(&mailbox.outs);
+            let (mut outs, _) = mailbox
+                .ready
+                .wait_timeout_while(outs, LOOK, |o| o.is_empty())
+                .unwrap_or_else(PoisonError::into_inner);
+            outs.drain(..).collect()
+        };
+        if outs.is_empty() {
+            if conn.wants_bytes() {
+                watch(stream, conn, buf)?;
+            }
+            continue;
+        }
+        for out in outs {
+            let bytes = conn.reply(out);
+            write(stream, &bytes, shared)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads what the client sent meanwhile without waiting: `Err` when it closed.
+fn watch(stream: &mut TcpStream, conn: &mut Connection, buf: &mut [u8]) -> Result<(), Gone> {
+    if stream.set_nonblocking(true).is_err() {
+        return Err(Gone);
+    }
+    let read = stream.read(buf);
+    let _ = stream.set_nonblocking(false);
+    match read {
+        Ok(0) => Err(Gone),
+        Ok(n) => {
+            // A pipelined request: it waits its turn.
+            conn.feed(&buf[..n]);
+            Ok(())
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => Ok(()),
+        Err(_) => Err(Gone),
+    }
+}
+
+/// Writes `bytes`; a client that takes none of them for the idle time is gone.
+fn write(stream: &mut TcpStream, bytes: &[u8], shared: &Shared) -> Result<(), Gone> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let _ = stream.set_write_timeout(Some(shared.serve.idle_timeout));
+    stream.write_all(bytes).map_err(|_| Gone)
+}

@@ -1,0 +1,359 @@
+//! `--http`: Streamable HTTP on the same thread as everything else. One task accepts; one
+//! task per connection moves bytes between its socket and the core's
+//! [`Connection`](responses_mcp_core::serve::connection::Connection), hands each exchange
+//! to the main task over the event channel, and takes what the server says for it from
+//! its own small mailbox ([`Endpoint::deliver`], called by the main task).
+
+use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
+use responses_mcp_core::serve::access::Access;
+use responses_mcp_core::serve::connection::{too_many_connections, Connection, Step, Wait};
+use responses_mcp_core::serve::endpoint::Health;
+use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
+use smol::channel::{bounded, Receiver, Sender};
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::{Async, LocalExecutor, Timer};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// What the server may say on one exchange before the connection takes it: progress
+/// beyond this is dropped (the next one says more), the reply always fits.
+const MAILBOX: usize = 8;
+/// Bytes read from a client at a time.
+const READ_CHUNK: usize = 8 * 1024;
+/// How long a refused connection gets to take its 503.
+const REFUSAL_WRITE: Duration = Duration::from_secs(1);
+/// How long a closing connection reads (and drops) what the client still sends, so that
+/// the close is a FIN after our last response rather than a reset that could destroy it.
+const LINGER: Duration = Duration::from_secs(1);
+/// How long, after the server exits, connections get to write their last bytes.
+const FLUSH_AT_EXIT: Duration = Duration::from_secs(5);
+
+/// The endpoint as the main task sees it.
+pub struct Endpoint {
+    shared: Rc<Shared>,
+    /// Dropped to tell the accept loop and idle connections to stop.
+    stop: RefCell<Option<Sender<()>>>,
+}
+
+/// What the accept task, the connection tasks and the main task share.
+struct Shared {
+    serve: HttpServe,
+    access: Access,
+    /// Where exchanges go: the main task's channel.
+    events: Sender<Message>,
+    /// Each open exchange's mailbox.
+    mailboxes: RefCell<BTreeMap<ExchangeId, Sender<ExchangeOut>>>,
+    next_exchange: Cell<u64>,
+    /// Open connections.
+    open: Cell<usize>,
+    /// The load `/health` reports, refreshed by the main task.
+    health: Cell<Health>,
+    draining: Cell<bool>,
+    stopped: Receiver<()>,
+}
+
+impl Endpoint {
+    /// Binds, says where on stderr, and starts accepting on `executor`.
+    ///
+    /// # Errors
+    /// When the address cannot be bound.
+    pub fn start(
+        serve: HttpServe,
+        executor: &Rc<LocalExecutor<'static>>,
+        events: Sender<Message>,
+    ) -> std::io::Result<Endpoint> {
+        let listener = Async::<TcpListener>::bind(serve.listen)?;
+        let bound = listener.get_ref().local_addr()?;
+        announce(bound);
+        let (stop, stopped) = bounded(1);
+        let shared = Rc::new(Shared {
+            access: serve.access(bound),
+            serve,
+            events,
+            mailboxes: RefCell::default(),
+            next_exchange: Cell::new(0),
+            open: Cell::new(0),
+            health: Cell::new(Health {
+                running: 0,
+                queued: 0,
+                draining: false,
+            }),
+            draining: Cell::new(false),
+            stopped,
+        });
+        executor
+            .spawn(accept(listener, shared.clone(), executor.clone()))
+            .detach();
+        Ok(Endpoint {
+            shared,
+            stop: RefCell::new(Some(stop)),
+        })
+    }
+
+    /// Passes the server's `out` to its exchange's connection; nothing when that client
+    /// has gone.
+    pub fn deliver(&self, id: ExchangeId, out: ExchangeOut) {
+        let last = !matches!(out, ExchangeOut::Notification(_));
+        let mut mailboxes = self.shared.mailboxes.borrow_mut();
+        let Some(mailbox) = mailboxes.get(&id) else {
+            return;
+        };
+        // Progress is lossy under a slow reader; the reply always has its slot.
+        if last || mailbox.len() + 1 < MAILBOX {
+            let _ = mailbox.try_send(out);
+        }
+        if last {
+            mailboxes.remove(&id);
+        }
+    }
+
+    /// Refreshes what `/health` reports.
+    pub fn set_health(&self, health: Health) {
+        self.shared.health.set(health);
+    }
+
+    /// Stops accepting; idle connections close, busy ones after their response.
+    pub fn drain(&self) {
+        self.shared.draining.set(true);
+        self.stop.borrow_mut().take();
+    }
+
+    /// After the server exits: waits (a little) for connections to write their last bytes.
+    pub async fn flush(&self) {
+        self.drain();
+        let deadline = Instant::now() + FLUSH_AT_EXIT;
+        while self.shared.open.get() > 0 && Instant::now() < deadline {
+            Timer::after(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// The one line a supervisor or test waits for.
+fn announce(bound: SocketAddr) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "listening on http://{bound}/mcp");
+}
+
+/// Accepts until stopped; beyond the connection limit, a 503 and close.
+async fn accept(
+    listener: Async<TcpListener>,
+    shared: Rc<Shared>,
+    executor: Rc<LocalExecutor<'static>>,
+) {
+    loop {
+        let stopped = async {
+            let _ = shared.stopped.recv().await;
+            None
+        };
+        let accepted = async { Some(listener.accept().await) };
+        match smol::future::or(accepted, stopped).await {
+            None => return,
+            Some(Ok((stream, _))) => {
+                let _ = stream.get_ref().set_nodelay(true);
+                if shared.open.get() >= shared.serve.max_connections {
+                    log::debug!("connection refused: {} open", shared.open.get());
+                    executor.spawn(refuse(stream)).detach();
+                    continue;
+                }
+                shared.open.set(shared.open.get() + 1);
+                let shared = shared.clone();
+                executor
+                    .spawn(async move {
+                        serve_connection(&stream, &shared).await;
+                        linger(&stream).await;
+                        shared.open.set(shared.open.get() - 1);
+                    })
+                    .detach();
+            }
+            Some(Err(e)) => {
+                // Out of descriptors, most likely: wait instead of spinning.
+                log::warn!("cannot accept a connection: {e}");
+                Timer::after(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// A connection over the limit: 503 with `Retry-After`, written if the client reads.
+async fn refuse(mut stream: Async<TcpStream>) {
+    let bytes = too_many_connections(RETRY_AFTER_SECS);
+    let _ = within(REFUSAL_WRITE, stream.write_all(&bytes)).await;
+}
+
+/// Closes our side, then drops what the client still sends for a moment (see [`LINGER`]).
+async fn linger(stream: &Async<TcpStream>) {
+    if stream
+        .get_ref()
+        .shutdown(std::net::Shutdown::Write)
+        .is_err()
+    {
+        return;
+    }
+    let mut sink = [0u8; 1024];
+    let drained = async { while let Ok(1..) = (&*stream).read(&mut sink).await {} };
+    let _ = within(LINGER, drained).await;
+}
+
+/// The client left, failed, or ran out of time: the connection is over.
+struct Gone;
+
+/// Runs one connection until it closes.
+async fn serve_connection(stream: &Async<TcpStream>, shared: &Shared) {
+    let mut conn = Connection::new(shared.serve.limits);
+    let mut buf = vec![0; READ_CHUNK];
+    let mut request_began: Option<Instant> = None;
+    loop {
+        let step = conn.step(&shared.access, || shared.health.get());
+        let result = match step {
+            Step::Write(bytes) => write(stream, &bytes, shared).await,
+            Step::Read => read_more(stream, &mut conn, &mut buf, &mut request_began, shared).await,
+            Step::Exchange { message, version } => {
+                exchange(stream, &mut conn, &mut buf, message, version, shared).await
+            }
+            Step::Await | Step::Close => Err(Gone),
+        };
+        if result.is_err() {
+            return;
+        }
+    }
+}
+
+/// Reads the next bytes, within the idle or request time; `Err` when the connection
+/// should close (after writing a 408 for a request cut short).
+async fn read_more(
+    stream: &Async<TcpStream>,
+    conn: &mut Connection,
+    buf: &mut [u8],
+    request_began: &mut Option<Instant>,
+    shared: &Shared,
+) -> Result<(), Gone> {
+    let deadline = match conn.wait() {
+        Wait::Idle => {
+            *request_began = None;
+            if shared.draining.get() {
+                return Err(Gone);
+            }
+            Instant::now() + shared.serve.idle_timeout
+        }
+        Wait::Request => {
+            *request_began.get_or_insert_with(Instant::now) + shared.serve.request_timeout
+        }
+    };
+    let idle = matches!(conn.wait(), Wait::Idle);
+    let read = async { Some((&*stream).read(buf).await) };
+    let timer = async {
+        Timer::at(deadline).await;
+        None
+    };
+    let stopped = async {
+        // Draining ends only an idle wait; a request in progress gets answered.
+        if idle {
+            let _ = shared.stopped.recv().await;
+            return Some(Ok(0));
+        }
+        std::future::pending().await
+    };
+    let got = smol::future::or(read, smol::future::or(timer, stopped)).await;
+    match got {
+        Some(Ok(0)) | Some(Err(_)) => Err(Gone),
+        Some(Ok(n)) => {
+            conn.feed(&buf[..n]);
+            Ok(())
+        }
+        None => {
+            let bytes = conn.timed_out();
+            if !bytes.is_empty() {
+                let _ = write(stream, &bytes, shared).await;
+            }
+            Err(Gone)
+        }
+    }
+}
+
+/// Hands one message to the server and writes what comes back, until the exchange is
+/// over. A client that leaves meanwhile cancels its call.
+async fn exchange(
+    stream: &Async<TcpStream>,
+    conn: &mut Connection,
+    buf: &mut [u8],
+    message: serde_json::Value,
+    version: Option<responses_mcp_core::mcp::ProtocolVersion>,
+    shared: &Shared,
+) -> Result<(), Gone> {
+    let id = ExchangeId(shared.next_exchange.get());
+    shared.next_exchange.set(id.0 + 1);
+    let (tx, rx) = bounded(MAILBOX);
+    shared.mailboxes.borrow_mut().insert(id, tx);
+    let sent = shared.events.send(Message::Exchange {
+        id,
+        message,
+        version,
+    });
+    if sent.await.is_err() {
+        shared.mailboxes.borrow_mut().remove(&id);
+        return Err(Gone);
+    }
+    let outcome = pump(stream, conn, buf, &rx, shared).await;
+    if outcome.is_err() {
+        shared.mailboxes.borrow_mut().remove(&id);
+        let _ = shared.events.send(Message::ExchangeClosed(id)).await;
+    }
+    outcome
+}
+
+/// Writes the exchange's outs as they come while watching the client for a close.
+async fn pump(
+    stream: &Async<TcpStream>,
+    conn: &mut Connection,
+    buf: &mut [u8],
+    rx: &Receiver<ExchangeOut>,
+    shared: &Shared,
+) -> Result<(), Gone> {
+    while conn.in_exchange() {
+        let out = async { Ok(rx.recv().await) };
+        let watch = async {
+            if !conn.wants_bytes() {
+                // Enough is buffered; the close will show at the next write.
+                return std::future::pending().await;
+            }
+            Err((&*stream).read(buf).await)
+        };
+        let next = smol::future::or(out, watch).await;
+        match next {
+            Ok(Ok(out)) => {
+                let bytes = conn.reply(out);
+                write(stream, &bytes, shared).await?;
+            }
+            // The main task is gone: nothing more will come.
+            Ok(Err(_)) => return Err(Gone),
+            Err(Ok(0) | Err(_)) => return Err(Gone),
+            // A pipelined request: it waits its turn.
+            Err(Ok(n)) => conn.feed(&buf[..n]),
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes`; a client that takes none of them for the idle time is gone.
+async fn write(stream: &Async<TcpStream>, bytes: &[u8], shared: &Shared) -> Result<(), Gone> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let mut writer = stream;
+    match within(shared.serve.idle_timeout, writer.write_all(bytes)).await {
+        Some(Ok(())) => Ok(()),
+        _ => Err(Gone),
+    }
+}
+
+/// `future`'s output, or `None` after `limit`.
+async fn within<T>(limit: Duration, future: impl std::future::Future<Output = T>) -> Option<T> {
+    let timer = async {
+        Timer::after(limit).await;
+        None
+    };
+    smol::future::or(async { Some(future.await) }, timer).await
+}
