@@ -304,6 +304,22 @@ macro_rules! e2e_suite {
         }
         mod sdks {
             #[test]
+            fn python_sdk_over_http_lists_calls_with_progress_and_cancels() {
+                $crate::run($bin, $crate::suite::sdks::python_sdk_over_http_lists_calls_with_progress_and_cancels);
+            }
+            #[test]
+            fn python_sdk_over_http_in_legacy_mode() {
+                $crate::run($bin, $crate::suite::sdks::python_sdk_over_http_in_legacy_mode);
+            }
+            #[test]
+            fn typescript_sdk_v2_over_http_lists_calls_with_progress_and_cancels() {
+                $crate::run($bin, $crate::suite::sdks::typescript_sdk_v2_over_http_lists_calls_with_progress_and_cancels);
+            }
+            #[test]
+            fn typescript_sdk_1_x_over_http_lists_calls_with_progress_and_cancels() {
+                $crate::run($bin, $crate::suite::sdks::typescript_sdk_1_x_over_http_lists_calls_with_progress_and_cancels);
+            }
+            #[test]
             fn python_sdk_in_its_default_probing_mode_ends_modern() {
                 $crate::run($bin, $crate::suite::sdks::python_sdk_in_its_default_probing_mode_ends_modern);
             }

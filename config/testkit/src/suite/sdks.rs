@@ -4,7 +4,7 @@
 //! (`@modelcontextprotocol/sdk`, legacy only). Each lists the tools and calls one against
 //! the fake OpenAI; `.ci/test` installs them under `target/sdk`.
 
-use crate::fake_openai::FakeOpenAi;
+use crate::fake_openai::{Action, FakeOpenAi};
 use crate::*;
 
 /// Runs `command` (an SDK client script) and checks its report: the era it ended in, the
@@ -48,6 +48,11 @@ fn check_client(mut command: Command, expected_version: Option<&str>) {
 
 /// The Python client, or `None` (a skip outside CI) when the SDK is not installed.
 fn python(mode: &str) -> Option<Command> {
+    python_script("sdk_client.py", mode)
+}
+
+/// `script` run by the Python SDK's interpreter, or `None` as for [`python`].
+fn python_script(script: &str, mode: &str) -> Option<Command> {
     let Some(python) = crate::sdk_python() else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -58,13 +63,18 @@ fn python(mode: &str) -> Option<Command> {
     };
     let mut command = Command::new(python);
     command
-        .arg(format!("{}/sdk_client.py", env!("CARGO_MANIFEST_DIR")))
+        .arg(format!("{}/{script}", env!("CARGO_MANIFEST_DIR")))
         .arg(mode);
     Some(command)
 }
 
 /// A TypeScript client (`sdk` is `v2` or `v1`), or `None` when the packages are missing.
 fn typescript(sdk: &str, mode: &str) -> Option<Command> {
+    typescript_script("sdk_client.cjs", sdk, mode)
+}
+
+/// `script` run by Node with the TypeScript SDKs, or `None` as for [`typescript`].
+fn typescript_script(script: &str, sdk: &str, mode: &str) -> Option<Command> {
     let Some(modules) = crate::sdk_node_modules() else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -75,7 +85,7 @@ fn typescript(sdk: &str, mode: &str) -> Option<Command> {
     };
     let mut command = Command::new("node");
     command
-        .arg(format!("{}/sdk_client.cjs", env!("CARGO_MANIFEST_DIR")))
+        .arg(format!("{}/{script}", env!("CARGO_MANIFEST_DIR")))
         .args([sdk, mode])
         .env("NODE_PATH", modules);
     Some(command)
@@ -114,5 +124,92 @@ pub fn typescript_sdk_v2_pinned_to_2026_07_28() {
 pub fn typescript_sdk_1_x_legacy_client() {
     if let Some(c) = typescript("v1", "legacy") {
         check_client(c, None);
+    }
+}
+
+/// Runs an SDK client script against the binary serving HTTP and checks its report: the
+/// tools, progress during a slow call, its answer, and a cancelled call whose upstream
+/// connection the server closed.
+fn check_http_client(mut command: Command, expected_version: Option<&str>) {
+    let fake = FakeOpenAi::start(|r, _| {
+        if r.body.to_string().contains("please-hang-forever") {
+            Action::Hang
+        } else {
+            Action::json(200, &fixture("response-web-search.json"))
+                .after(Duration::from_millis(600))
+        }
+    });
+    let dir = temp_dir("sdk-http");
+    let mcp =
+        Mcp::spawn(Opts::http(&fake.url).config(&dir, "server: {progress_interval_ms: 100}\n"));
+    let addr = crate::http_client::listening(&mcp);
+    let out = command
+        .arg(format!("http://{addr}/mcp"))
+        .env_remove("HTTPS_PROXY")
+        .env_remove("HTTP_PROXY")
+        .env_remove("ALL_PROXY")
+        .env_remove("https_proxy")
+        .env_remove("http_proxy")
+        .env_remove("all_proxy")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "sdk client failed:\n{stdout}\n{stderr}\nserver:\n{}",
+        mcp.stderr()
+    );
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    if let Some(version) = expected_version {
+        assert_eq!(report["version"], version, "{report}");
+    }
+    assert_eq!(
+        report["tools"],
+        json!(["answer", "answer_detailed", "answer_quick"])
+    );
+    assert!(
+        !report["progress"].as_array().unwrap().is_empty(),
+        "progress during the call: {report}"
+    );
+    assert_eq!(report["is_error"], false, "{report}");
+    let answer: Value = serde_json::from_str(report["text"].as_str().unwrap()).unwrap();
+    assert_eq!(answer["used_search"], true);
+    assert_eq!(report["structured"], answer);
+    assert_eq!(report["cancel"], "cancelled", "{report}");
+    assert_eq!(report["tools_after_cancel"], 3);
+    let start = Instant::now();
+    while fake.closed().is_empty() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the cancelled call's upstream connection stayed open"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!mcp.stderr().contains(PLANTED_KEY));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+pub fn python_sdk_over_http_lists_calls_with_progress_and_cancels() {
+    if let Some(c) = python_script("sdk_http_client.py", "auto") {
+        check_http_client(c, Some("2026-07-28"));
+    }
+}
+
+pub fn python_sdk_over_http_in_legacy_mode() {
+    if let Some(c) = python_script("sdk_http_client.py", "legacy") {
+        check_http_client(c, Some("2025-11-25"));
+    }
+}
+
+pub fn typescript_sdk_v2_over_http_lists_calls_with_progress_and_cancels() {
+    if let Some(c) = typescript_script("sdk_http_client.cjs", "v2", "auto") {
+        check_http_client(c, Some("2026-07-28"));
+    }
+}
+
+pub fn typescript_sdk_1_x_over_http_lists_calls_with_progress_and_cancels() {
+    if let Some(c) = typescript_script("sdk_http_client.cjs", "v1", "legacy") {
+        check_http_client(c, None);
     }
 }
