@@ -41,6 +41,8 @@ pub enum MetaError {
     },
     /// The client capabilities are missing.
     MissingCapabilities,
+    /// The `MCP-Protocol-Version` header names 2026-07-28, the body names no version.
+    MissingVersion,
     /// The client capabilities are not an object.
     CapabilitiesNotObject {
         /// The JSON type they were.
@@ -68,6 +70,10 @@ impl fmt::Display for MetaError {
             MetaError::MissingCapabilities => write!(
                 f,
                 "params._meta[\"{CLIENT_CAPABILITIES}\"] is required on every 2026-07-28 request (an empty object declares no capabilities)"
+            ),
+            MetaError::MissingVersion => write!(
+                f,
+                "params._meta[\"{PROTOCOL_VERSION}\"] is required on every 2026-07-28 request (the MCP-Protocol-Version header names 2026-07-28, the body names no version)"
             ),
             MetaError::CapabilitiesNotObject { got } => write!(
                 f,

@@ -129,6 +129,24 @@ pub fn route(request: &Request, access: &Access) -> Routed {
     };
     let modern = headers::declared_version(&message).is_some()
         || version.is_some_and(ProtocolVersion::is_modern);
+    // A modern request whose `_meta` is incomplete is refused as such (-32602, 400)
+    // before its headers are compared with a body that cannot answer them.
+    // A body naming another version than the header is a mismatch first of all.
+    let named = request.header("mcp-protocol-version");
+    if let (Some(header), Some(Value::String(body))) = (named, headers::declared_version(&message))
+    {
+        if header.trim() != body {
+            let message = format!("Header mismatch: MCP-Protocol-Version header value {} does not match body value {}", access.shown(header), access.shown(body));
+            let error = RpcError::new(ErrorKind::HeaderMismatch, message);
+            return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
+        }
+    }
+    if modern {
+        if let Err(e) = modern_meta(&message) {
+            let error = shape::meta_error(&e);
+            return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
+        }
+    }
     if modern {
         if let Err(mismatch) = headers::check(&request.headers, &message) {
             let error = RpcError::new(ErrorKind::HeaderMismatch, mismatch.to_string());
@@ -144,6 +162,23 @@ pub fn route(request: &Request, access: &Access) -> Routed {
             modern,
             streaming: false,
         },
+    }
+}
+
+/// Checks the `_meta` of a request sent as 2026-07-28 (by its header or its body);
+/// notifications and responses carry none to check.
+fn modern_meta(message: &Value) -> Result<(), MetaError> {
+    if message.get("method").is_none() || message.get("id").is_none() {
+        return Ok(());
+    }
+    let empty = serde_json::Map::new();
+    let params = message
+        .get("params")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    match crate::mcp::era_of(params)? {
+        crate::mcp::Era::Modern(_) => Ok(()),
+        crate::mcp::Era::Legacy => Err(MetaError::MissingVersion),
     }
 }
 

@@ -220,7 +220,7 @@ impl Server {
                     .take(200)
                     .collect();
                 match n.params.get("requestId").and_then(RequestId::from_value) {
-                    Some(id) if from == Requester::Stdio && self.cancel_subscription(&id) => {
+                    Some(id) if self.cancel_subscription(from, &id) => {
                         log::debug!("subscription {id} cancelled");
                     }
                     Some(id) => {

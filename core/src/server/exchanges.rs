@@ -88,6 +88,7 @@ impl Server {
 
     /// The client went away: its call (if any) is cancelled; nothing more is sent for it.
     pub(super) fn on_exchange_closed(&mut self, now: Now, x: ExchangeId) {
+        self.forget_subscriptions_of(x);
         let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));
         for key in &keys {
             if self.calls.cancel(now, key) {

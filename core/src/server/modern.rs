@@ -3,13 +3,15 @@
 //!
 //! `server/discover`, `tools/list` and `tools/call` are served; `subscriptions/listen` is
 //! acknowledged with the empty set of notifications this server honours and held open
-//! until the client cancels it or the server shuts down (then it gets its closing
-//! result). Methods the era removed (`ping`, `initialize`, `logging/setLevel`) are not
+//! (over HTTP, as an event stream) until the client cancels it or goes away, or the
+//! server shuts down (then it gets its closing result). Methods the era removed (`ping`, `initialize`, `logging/setLevel`) are not
 //! found.
 
 use super::batch::ReplyTo;
 use super::dispatch::Dispatched;
+use super::{ExchangeId, ExchangeOut, Output};
 use super::{Now, Server};
+use crate::calls::{CallKey, Requester};
 use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
 use crate::mcp::{shape, Method, ProtocolVersion};
 use std::collections::BTreeMap;
@@ -17,11 +19,11 @@ use std::collections::BTreeMap;
 /// Most `subscriptions/listen` requests held open at once.
 pub const MAX_SUBSCRIPTIONS: usize = 64;
 
-/// Open `subscriptions/listen` requests, by id. Nothing is ever sent on them but their
-/// acknowledgement and, at shutdown, their closing result.
+/// Open `subscriptions/listen` requests, by who asked and their id. Nothing is ever sent
+/// on them but their acknowledgement and, at shutdown, their closing result.
 #[derive(Default)]
 pub(super) struct Subscriptions {
-    open: BTreeMap<RequestId, ()>,
+    open: BTreeMap<CallKey, ReplyTo>,
 }
 
 impl Server {
@@ -52,18 +54,14 @@ impl Server {
         let refuse = |id, message: String| {
             Dispatched::answer(id, Err(RpcError::new(ErrorKind::InvalidRequest, message)))
         };
-        match reply_to {
-            ReplyTo::Direct => {}
-            ReplyTo::Batch { .. } => {
-                return refuse(id, "subscriptions/listen cannot be part of a batch".into())
-            }
-            // This server sends no change notifications, so a stream held open for them
-            // would only tie up a connection.
-            ReplyTo::Exchange(_) => {
-                return refuse(id, "subscriptions/listen is not served over HTTP: this server has no change notifications to send (its tool list is fixed)".into())
-            }
+        if matches!(reply_to, ReplyTo::Batch { .. }) {
+            return refuse(id, "subscriptions/listen cannot be part of a batch".into());
         }
-        if self.subscriptions.open.contains_key(&id) || self.calls.contains(&id.clone().into()) {
+        let key = CallKey {
+            from: reply_to.requester(),
+            id: id.clone(),
+        };
+        if self.subscriptions.open.contains_key(&key) || self.calls.contains(&key) {
             let error = shape::duplicate_id(&id);
             return Dispatched::answer(id, Err(error));
         }
@@ -73,22 +71,56 @@ impl Server {
                 format!("too many open subscriptions ({MAX_SUBSCRIPTIONS}); cancel one with notifications/cancelled first"),
             );
         }
-        self.write_json(&shape::subscription_acknowledged(&id));
-        self.subscriptions.open.insert(id, ());
+        let ack = shape::subscription_acknowledged(&id);
+        match reply_to {
+            ReplyTo::Exchange(x) => {
+                let json = crate::server::route::to_json(&ack);
+                let out = ExchangeOut::Notification(json);
+                self.outputs.push_back(Output::Exchange(x, out));
+            }
+            _ => self.write_json(&ack),
+        }
+        self.subscriptions.open.insert(key, reply_to);
         Dispatched::Pending
     }
 
-    /// Ends the subscription `id` without a reply (the client cancelled it); whether there
-    /// was one.
-    pub(super) fn cancel_subscription(&mut self, id: &RequestId) -> bool {
-        self.subscriptions.open.remove(id).is_some()
+    /// Ends the subscriptions a cancel from `from` names by `id`, without a reply; whether
+    /// there was one. Over HTTP a cancel comes on its own request, so it names any
+    /// exchange's subscription with that id.
+    pub(super) fn cancel_subscription(&mut self, from: Requester, id: &RequestId) -> bool {
+        let keys: Vec<CallKey> = self
+            .subscriptions
+            .open
+            .keys()
+            .filter(|k| {
+                &k.id == id
+                    && match from {
+                        Requester::Stdio => k.from == Requester::Stdio,
+                        Requester::Exchange(_) => matches!(k.from, Requester::Exchange(_)),
+                    }
+            })
+            .cloned()
+            .collect();
+        for key in &keys {
+            if let Some(reply_to) = self.subscriptions.open.remove(key) {
+                self.route(reply_to, None);
+            }
+        }
+        !keys.is_empty()
+    }
+
+    /// The client of exchange `x` went away: its subscription (if any) is gone.
+    pub(super) fn forget_subscriptions_of(&mut self, x: ExchangeId) {
+        self.subscriptions
+            .open
+            .retain(|k, _| k.from != Requester::Exchange(x));
     }
 
     /// Ends every subscription with its closing result (the server is going away).
     pub(super) fn close_subscriptions(&mut self) {
-        for id in std::mem::take(&mut self.subscriptions.open).into_keys() {
-            let result = shape::subscription_closed(&id);
-            self.send_reply(Reply::Success { id, result });
+        for (key, reply_to) in std::mem::take(&mut self.subscriptions.open) {
+            let result = shape::subscription_closed(&key.id);
+            self.route(reply_to, Some(Reply::Success { id: key.id, result }));
         }
     }
 }

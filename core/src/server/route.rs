@@ -140,7 +140,7 @@ impl Server {
 }
 
 /// Compact JSON of an outgoing message.
-fn to_json(message: &impl Serialize) -> Vec<u8> {
+pub(super) fn to_json(message: &impl Serialize) -> Vec<u8> {
     // Everything the server sends is built from `Value`s, strings and numbers, whose
     // serialisation cannot fail; an error here is a bug, not bad input.
     #[allow(clippy::expect_used)]

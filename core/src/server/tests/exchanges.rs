@@ -122,14 +122,40 @@ fn modern_requests_are_served_from_their_meta() {
         json!({"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"_meta":meta}}),
         Some(ProtocolVersion::V2026_07_28),
     );
-    let r = reply_of(&outs(&mut h)[0].1);
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not served over HTTP"),
-        "{r}"
+    // A listen stream: acknowledged at once, held open, then ended by a cancel POSTed
+    // on another request, without a reply.
+    let got = outs(&mut h);
+    let [(2, ExchangeOut::Notification(ack))] = got.as_slice() else {
+        panic!("{got:?}")
+    };
+    let ack: Value = serde_json::from_slice(ack).unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    post(
+        &mut h,
+        3,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}),
+        None,
     );
+    let got = outs(&mut h);
+    assert!(got.contains(&(2, ExchangeOut::Ended)), "{got:?}");
+    assert!(got.contains(&(3, ExchangeOut::Accepted)), "{got:?}");
+    // One whose client leaves is forgotten; one still open at shutdown gets its result.
+    let listen = |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{"_meta":meta}});
+    post(&mut h, 4, listen(4), Some(ProtocolVersion::V2026_07_28));
+    post(&mut h, 5, listen(5), Some(ProtocolVersion::V2026_07_28));
+    assert_eq!(outs(&mut h).len(), 2);
+    h.feed(Input::ExchangeClosed(ExchangeId(4)));
+    h.feed(Input::Drain);
+    let got = h.take_other();
+    let closing: Vec<&Output> = got
+        .iter()
+        .filter(|o| matches!(o, Output::Exchange(..)))
+        .collect();
+    let [Output::Exchange(ExchangeId(5), out)] = closing.as_slice() else {
+        panic!("{got:?}")
+    };
+    assert_eq!(reply_of(out)["id"], 5);
+    assert_eq!(got.last(), Some(&Output::Exit));
 }
 
 #[test]
