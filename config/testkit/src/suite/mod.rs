@@ -8,6 +8,7 @@ pub mod eras;
 pub mod http;
 pub mod lifecycle;
 pub mod proxies;
+pub mod scale_out;
 pub mod sdks;
 pub mod streaming;
 
@@ -414,6 +415,12 @@ macro_rules! e2e_suite {
             #[test]
             fn sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero() {
                 $crate::run($bin, $crate::suite::http::sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero);
+            }
+        }
+        mod scale_out {
+            #[test]
+            fn two_instances_behind_nginx_serve_one_client_alternately() {
+                $crate::run($bin, $crate::suite::scale_out::two_instances_behind_nginx_serve_one_client_alternately);
             }
         }
     };

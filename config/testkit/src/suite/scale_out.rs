@@ -1,0 +1,164 @@
+//! Stateless means any instance serves any request: two instances behind nginx (the
+//! Debian package; `.ci/run` installs it), and a client whose requests nginx alternates
+//! between them, including a legacy `initialize` on one and the calls after it on the
+//! other, with progress streamed through the proxy.
+
+use crate::fake_openai::{Action, FakeOpenAi};
+use crate::http_client::{listening, post_bytes, HttpConn};
+use crate::*;
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+
+/// The nginx binary, or `None` (a skip outside CI) when it is not installed.
+fn nginx() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")])
+        .map(|dir| dir.join("nginx"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install nginx (.ci/run does)"
+        );
+        eprintln!("skipping: nginx is not installed (apt-get install nginx)");
+    }
+    found
+}
+
+/// nginx in the foreground, as this user, proxying `port` to `backends` the way
+/// docs/deployment.md says (HTTP/1.1 upstream keep-alive, no buffering for SSE).
+struct Nginx {
+    child: std::process::Child,
+    dir: PathBuf,
+}
+
+impl Nginx {
+    fn start(binary: &Path, port: u16, backends: &[SocketAddr]) -> Nginx {
+        let dir = temp_dir("nginx");
+        let servers: String = backends
+            .iter()
+            .map(|b| format!("        server {b};\n"))
+            .collect();
+        let d = dir.display();
+        let conf = format!(
+            "daemon off;
+master_process off;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    upstream mcp {{
+{servers}        keepalive 16;
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://mcp;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+            proxy_set_header Host $host;
+            proxy_buffering off;
+            proxy_read_timeout 3600s;
+        }}
+    }}
+}}
+"
+        );
+        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+        let child = Command::new(binary)
+            .arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .arg("-e")
+            .arg(dir.join("error.log"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start nginx");
+        Nginx { child, dir }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn two_instances_behind_nginx_serve_one_client_alternately() {
+    let Some(binary) = nginx() else { return };
+    // Each instance has its own upstream, so the requests each served can be counted.
+    let slow = || {
+        FakeOpenAi::start(|_, _| {
+            Action::json(200, &fixture("response-web-search.json"))
+                .after(Duration::from_millis(400))
+        })
+    };
+    let (fake_a, fake_b) = (slow(), slow());
+    let yaml = "server: {progress_interval_ms: 100}\n";
+    let a = Mcp::spawn(Opts::http(&fake_a.url).config(&temp_dir("a"), yaml));
+    let b = Mcp::spawn(Opts::http(&fake_b.url).config(&temp_dir("b"), yaml));
+    let backends = [listening(&a), listening(&b)];
+    let port = free_port();
+    let _nginx = Nginx::start(&binary, port, &backends);
+    let proxy: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let start = Instant::now();
+    let mut c = loop {
+        if let Ok(stream) = std::net::TcpStream::connect(proxy) {
+            drop(stream);
+            break HttpConn::open(proxy);
+        }
+        assert!(start.elapsed() < PATIENCE, "nginx did not start");
+        thread::sleep(Duration::from_millis(20));
+    };
+    // A legacy client: initialize lands on one instance, everything after may land on
+    // the other, and nothing needs a session.
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}});
+    let r = c.post(&init, &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+    for id in 1..=4u64 {
+        let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+            "name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":id}}});
+        c.send_raw(&post_bytes(
+            proxy,
+            &call,
+            &[("MCP-Protocol-Version", "2025-11-25")],
+        ));
+        let r = c.response();
+        assert_eq!(r.status, 200, "{r:?}");
+        assert_eq!(r.header("content-type"), Some("text/event-stream"));
+        let messages = r.messages();
+        let (reply, progress) = messages.split_last().unwrap();
+        assert!(!progress.is_empty(), "progress comes through the proxy");
+        check_reply("2025-11-25", &call, reply);
+        assert_eq!(answer_of(reply)["used_search"], true);
+    }
+    // nginx alternated: each instance answered calls.
+    let (served_a, served_b) = (fake_a.requests().len(), fake_b.requests().len());
+    assert_eq!(served_a + served_b, 4);
+    assert!(
+        served_a >= 1 && served_b >= 1,
+        "both instances served calls: {served_a} and {served_b}"
+    );
+}
