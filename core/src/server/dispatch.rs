@@ -185,6 +185,12 @@ impl Server {
     /// Writes a `tools/list` reply from the cached, serialised result: the list is fixed
     /// for the session, and building it as a `Value` per request dominated dispatch.
     pub(super) fn write_tools_list(&mut self, id: &RequestId, version: ProtocolVersion) {
+        let json = self.tools_list_reply(id, version);
+        self.write_frame(&json);
+    }
+
+    /// The compact JSON of a `tools/list` reply to `id`, from the cached result.
+    pub(super) fn tools_list_reply(&mut self, id: &RequestId, version: ProtocolVersion) -> Vec<u8> {
         // A `Value` always serialises.
         #[allow(clippy::expect_used)]
         let cached = self.tools_list_json.entry(version).or_insert_with(|| {
@@ -197,7 +203,7 @@ impl Server {
         json.extend_from_slice(br#","result":"#);
         json.extend_from_slice(cached);
         json.push(b'}');
-        self.write_frame(&json);
+        json
     }
 
     fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {

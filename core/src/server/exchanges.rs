@@ -77,7 +77,13 @@ impl Server {
         let result = match Method::parse(&request.method) {
             Method::Ping => Ok(shape::empty_result()),
             Method::Initialize => negotiate(&request).map(shape::initialize_result),
-            Method::ToolsList => Ok(shape::tools_list_result(version)),
+            Method::ToolsList => {
+                let json = self.tools_list_reply(&request.id, version);
+                let out = ExchangeOut::Reply { json, error: None };
+                self.outputs.push_back(Output::Exchange(x, out));
+                // Answered already, from the cached list.
+                return Dispatched::Pending;
+            }
             Method::ToolsCall => {
                 return self.call_tool(now, request, ReplyTo::Exchange(x), version)
             }

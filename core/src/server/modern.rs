@@ -41,7 +41,16 @@ impl Server {
                 self.write_tools_list(&request.id, version);
                 return Dispatched::Nothing;
             }
-            Method::ToolsList => Ok(shape::tools_list_result(version)),
+            Method::ToolsList => {
+                if let ReplyTo::Exchange(x) = reply_to {
+                    let json = self.tools_list_reply(&request.id, version);
+                    let out = ExchangeOut::Reply { json, error: None };
+                    self.outputs.push_back(Output::Exchange(x, out));
+                    // Answered already, from the cached list.
+                    return Dispatched::Pending;
+                }
+                Ok(shape::tools_list_result(version))
+            }
             Method::ToolsCall => return self.call_tool(now, request, reply_to, version),
             Method::SubscriptionsListen => return self.listen(request.id, reply_to),
             other => Err(shape::method_not_found(other.as_str(), version)),

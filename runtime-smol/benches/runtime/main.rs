@@ -2,7 +2,7 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream` runs one part; `BENCH_BIN_DIR` measures
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http` runs one part; `BENCH_BIN_DIR` measures
 //! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
 //! Every figure is a median (or a percentile) of several runs, next to a baseline measured
@@ -16,6 +16,7 @@
     dead_code
 )]
 
+mod http;
 mod streaming;
 
 use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
@@ -484,5 +485,8 @@ fn main() {
     }
     if only.is_empty() || only == "stream" {
         streaming::run();
+    }
+    if only.is_empty() || only == "http" {
+        http::run();
     }
 }
