@@ -63,3 +63,8 @@ fn sse_corpus() {
 fn http_request_corpus() {
     replay("http_request", targets::http_request);
 }
+
+#[test]
+fn http_connection_corpus() {
+    replay("http_connection", targets::http_connection);
+}
