@@ -230,7 +230,7 @@ pub fn host_origin_and_token_are_enforced_and_the_token_never_echoed() {
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
     let (mcp, addr) = serve(
         &fake,
-        "server: {http: {allowed_origins: ['https://app.example']}}\n",
+        "server: {debug: true, http: {allowed_origins: ['https://app.example']}}\n",
         &[("MCP_HTTP_TOKEN", TOKEN)],
     );
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"});
@@ -267,7 +267,9 @@ pub fn host_origin_and_token_are_enforced_and_the_token_never_echoed() {
     // /health needs no token and says nothing secret.
     assert_eq!(c.get("/health").status, 200);
     thread::sleep(Duration::from_millis(100));
-    assert!(!mcp.stderr().contains(TOKEN), "the token is never logged");
+    let log = mcp.stderr();
+    assert!(log.contains("DEBUG"), "debug logging is on: {log}");
+    assert!(!log.contains(TOKEN), "the token is never logged");
 }
 
 pub fn a_reachable_address_without_a_token_refuses_to_start() {
