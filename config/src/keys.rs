@@ -202,7 +202,7 @@ const AFTER_PROFILES: &[Key] = &[
         "server.transport",
         Kind::OneOf(&["stdio", "http"]),
         None,
-        "Transport: stdio, or http (Streamable HTTP, see server.http); set by --stdio and --http."
+        "The transport in use: http with --http (Streamable HTTP, see server.http), stdio otherwise; the command line decides."
     ),
     key!("server.debug", Kind::Bool, None, "Debug logging to stderr."),
     key!(

@@ -25,8 +25,10 @@ const MAILBOX: usize = 8;
 const READ_CHUNK: usize = 8 * 1024;
 /// A connection thread's stack: the core parses requests with bounded recursion.
 const CONNECTION_STACK: usize = 256 * 1024;
-/// How often a waiting connection looks at its client (gone?) and the drain flag.
-const LOOK: Duration = Duration::from_millis(100);
+/// How often a waiting connection looks at its client (gone?) and the drain flag: what an
+/// idle or streaming connection costs in wake-ups, against how soon a departed client's
+/// call is cancelled.
+const LOOK: Duration = Duration::from_millis(250);
 /// How long a refused connection gets to take its 503.
 const REFUSAL_WRITE: Duration = Duration::from_secs(1);
 /// How long a closing connection reads (and drops) what the client still sends, so that
