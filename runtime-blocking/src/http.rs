@@ -1,9 +1,8 @@
 //! `--http` with threads: one accepts; one serves each open connection, at most
 //! `server.http.max_connections` of them (the pool's bound), moving bytes between its
-//! socket and the core's
-//! [`Connection`](responses_mcp_core::serve::connection::Connection). Exchanges go to the
-//! main loop over its channel; what the server says for each comes back through a small
-//! mailbox ([`Endpoint::deliver`]).
+//! socket and the core's [`Connection`]. Exchanges go to the main loop over its channel;
+//! what the server says for each comes back through a small mailbox
+//! ([`Endpoint::deliver`]).
 
 use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
 use responses_mcp_core::serve::access::Access;

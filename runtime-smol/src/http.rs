@@ -1,8 +1,8 @@
 //! `--http`: Streamable HTTP on the same thread as everything else. One task accepts; one
-//! task per connection moves bytes between its socket and the core's
-//! [`Connection`](responses_mcp_core::serve::connection::Connection), hands each exchange
-//! to the main task over the event channel, and takes what the server says for it from
-//! its own small mailbox ([`Endpoint::deliver`], called by the main task).
+//! task per connection moves bytes between its socket and the core's [`Connection`],
+//! hands each exchange to the main task over the event channel, and takes what the server
+//! says for it from its own small mailbox ([`Endpoint::deliver`], called by the main
+//! task).
 
 use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
 use responses_mcp_core::serve::access::Access;
