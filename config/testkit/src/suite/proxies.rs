@@ -120,6 +120,12 @@ pub fn socks5_with_a_wrong_password_fails_clearly_and_keeps_serving() {
     assert!(message.to_ascii_lowercase().contains("proxy"), "{message}");
     assert!(!message.contains("wrong") && !mcp.stderr().contains("wrong"));
     assert!(origin.requests().is_empty());
+    // The proxy records the refused tunnel on its own thread, maybe after we saw the error.
+    let start = Instant::now();
+    while proxy.tunnels().is_empty() {
+        assert!(start.elapsed() < PATIENCE, "the proxy saw no attempt");
+        thread::sleep(Duration::from_millis(5));
+    }
     assert!(!proxy.tunnels()[0].opened);
     let pong = mcp.request(json!({"jsonrpc":"2.0","id":2,"method":"ping"}));
     assert_eq!(pong["result"], json!({}));
