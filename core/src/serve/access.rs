@@ -156,7 +156,13 @@ impl Access {
             }
             None => value.to_owned(),
         };
-        let cut: String = value.chars().take(100).collect();
+        // Control characters become `?`: echoing them helps nobody, and their JSON escapes
+        // (`\f`, `\u001f`) could spell a credential's first letter next to its rest.
+        let cut: String = value
+            .chars()
+            .take(100)
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
         format!("'{cut}'")
     }
 }
@@ -187,6 +193,20 @@ mod tests {
             loopback_origins: true,
             token: None,
         }
+    }
+
+    #[test]
+    fn echoed_values_lose_control_characters_so_no_escape_spells_the_token() {
+        let access = Access {
+            allowed_hosts: Some(vec!["localhost".into()]),
+            allowed_origins: Vec::new(),
+            loopback_origins: false,
+            token: Token::new("secret-token-1234"),
+        };
+        let shown = access.shown("a\u{c}ecret-token-1234 and secret-token-1234\u{1f}");
+        assert_eq!(shown, "'a?ecret-token-1234 and ***?'");
+        let json = serde_json::json!({ "m": shown }).to_string();
+        assert!(!json.contains("secret-token-1234"), "{json}");
     }
 
     #[test]

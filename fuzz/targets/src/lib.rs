@@ -572,7 +572,8 @@ pub fn http_request(data: &[u8]) {
         if !bytes.is_empty() {
             assert!(
                 !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234"),
-                "the token leaked into a response"
+                "the token leaked into a response: {}",
+                String::from_utf8_lossy(&bytes)
             );
             let mut reader = responses_mcp_core::http::Reader::new(1 << 20);
             let mut rest = bytes.as_slice();
