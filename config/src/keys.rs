@@ -51,6 +51,9 @@ pub struct Key {
     pub doc: &'static str,
 }
 
+/// The variable whose secret seals task ids unless `tasks.secret_env` names another.
+pub const DEFAULT_TASKS_SECRET_ENV: &str = "MCP_TASKS_SECRET";
+
 /// Reasoning effort values (OpenAI `reasoning.effort`).
 pub const EFFORTS: &[&str] = &Effort::NAMES;
 /// Verbosity values (OpenAI `text.verbosity`).
@@ -266,6 +269,57 @@ const AFTER_PROFILES: &[Key] = &[
         "Least time between two progress notifications for one call."
     ),
     key!(
+        "tasks.default_ttl_ms",
+        Kind::Int {
+            min: 1_000,
+            max: 604_800_000
+        },
+        None,
+        "How long a task and its result are kept when the client asks no ttl."
+    ),
+    key!(
+        "tasks.max_ttl_ms",
+        Kind::Int {
+            min: 1_000,
+            max: 604_800_000
+        },
+        None,
+        "The longest a task is kept, whatever ttl the client asks."
+    ),
+    key!(
+        "tasks.max_tasks",
+        Kind::Int {
+            min: 1,
+            max: 1_000_000
+        },
+        None,
+        "Most tasks kept at once; the oldest finished go first, and new ones are refused when all are working."
+    ),
+    key!(
+        "tasks.max_bytes",
+        Kind::Int {
+            min: 1 << 20,
+            max: 1 << 34
+        },
+        None,
+        "Most bytes of finished results kept at once; the oldest go first."
+    ),
+    key!(
+        "tasks.poll_interval_ms",
+        Kind::Int {
+            min: 100,
+            max: 600_000
+        },
+        None,
+        "How often clients are asked to poll a working task."
+    ),
+    key!(
+        "tasks.secret_env",
+        Kind::Str,
+        None,
+        "Name of the environment variable whose secret seals task ids (share it between instances); unset: a random key per process."
+    ),
+    key!(
         "server.http.listen",
         Kind::Str,
         Some("MCP_HTTP_LISTEN"),
@@ -452,6 +506,14 @@ pub fn defaults() -> Value {
                 "max_connections": 1024, "max_head_bytes": 16 * 1024,
                 "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000
             }
+        },
+        "tasks": {
+            "default_ttl_ms": millis(core.tasks.default_ttl),
+            "max_ttl_ms": millis(core.tasks.max_ttl),
+            "max_tasks": core.tasks.max_tasks,
+            "max_bytes": core.tasks.max_bytes,
+            "poll_interval_ms": millis(core.tasks.poll_interval),
+            "secret_env": DEFAULT_TASKS_SECRET_ENV,
         }
     })
 }

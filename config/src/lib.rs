@@ -213,7 +213,8 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
             "{key_env} is not set: tools/list works, but every tools/call will fail until it is"
         );
     }
-    let server = resolved.server_config(api_key.is_some(), policy_text.as_deref(), seed);
+    let mut server = resolved.server_config(api_key.is_some(), policy_text.as_deref(), seed);
+    server.tasks.key = task_key(env, &resolved.settings.tasks.secret_env, seed);
     let non_empty = |name: &str| {
         env.get(name)
             .map(|v| v.trim().to_owned())
@@ -241,6 +242,32 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         server,
         api_key,
     })
+}
+
+/// The key that seals task ids: from the secret in `variable` (instances that share it
+/// serve each other's tasks), else random for this process.
+fn task_key(env: &Env, variable: &str, seed: u64) -> responses_mcp_core::tasks::TaskKey {
+    use responses_mcp_core::tasks::{sha256::sha256, TaskKey};
+    if let Some(secret) = env
+        .get(variable)
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
+        if secret.len() < 16 {
+            log::warn!("{variable} is shorter than 16 characters: task ids sealed with it are easier to forge");
+        }
+        return TaskKey(sha256(secret.as_bytes()));
+    }
+    let mut random = [0u8; 32];
+    let read = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut random));
+    if read.is_err() {
+        // No system entropy (not Unix): the clock and pid, hashed; ids stay unique per
+        // process, only harder to guess than to forge with a shared secret.
+        log::debug!("no /dev/urandom: sealing task ids with a key from the clock");
+        random = sha256(&seed.to_le_bytes());
+    }
+    TaskKey(random)
 }
 
 /// A relative policy path is taken relative to the config file's folder.

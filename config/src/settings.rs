@@ -182,6 +182,15 @@ impl Resolved {
             max_queue: size(s.server.max_queue),
             progress_interval: Duration::from_millis(s.server.progress_interval_ms),
             jitter_seed,
+            // The key is filled in by `load`, from the environment or the system's entropy.
+            tasks: responses_mcp_core::tasks::TaskSettings {
+                max_tasks: size(s.tasks.max_tasks),
+                max_bytes: size(s.tasks.max_bytes),
+                default_ttl: Duration::from_millis(s.tasks.default_ttl_ms),
+                max_ttl: Duration::from_millis(s.tasks.max_ttl_ms),
+                poll_interval: Duration::from_millis(s.tasks.poll_interval_ms),
+                key: responses_mcp_core::tasks::TaskKey([0; 32]),
+            },
         }
     }
 }

@@ -20,6 +20,20 @@ pub struct Settings {
     pub policy: Policy,
     pub search: Search,
     pub server: Server,
+    pub tasks: Tasks,
+}
+
+/// `tasks.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Tasks {
+    pub default_ttl_ms: u64,
+    pub max_ttl_ms: u64,
+    pub max_tasks: u64,
+    pub max_bytes: u64,
+    pub poll_interval_ms: u64,
+    pub secret_env: String,
 }
 
 /// `openai.*`.

@@ -36,6 +36,19 @@ impl Date {
     }
 }
 
+/// `unix_secs` as an ISO 8601 UTC timestamp, `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn iso_utc(unix_secs: u64) -> String {
+    let secs = i64::try_from(unix_secs).unwrap_or(i64::MAX);
+    let date = Date::from_days(secs.div_euclid(86_400));
+    let of_day = secs.rem_euclid(86_400);
+    format!(
+        "{date}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
 impl std::fmt::Display for Date {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
@@ -55,5 +68,12 @@ mod tests {
         // Leap day.
         assert_eq!(Date::tokyo(1_709_164_800).to_string(), "2024-02-29");
         assert!(Date::tokyo(u64::MAX).year > 2000);
+    }
+
+    #[test]
+    fn iso_timestamps_are_utc() {
+        assert_eq!(super::iso_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::iso_utc(1_754_665_199), "2025-08-08T14:59:59Z");
+        assert!(super::iso_utc(u64::MAX).ends_with('Z'));
     }
 }

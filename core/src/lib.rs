@@ -91,6 +91,7 @@ pub mod serve;
 #[doc(hidden)]
 pub mod server;
 pub mod sse;
+pub mod tasks;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tools;

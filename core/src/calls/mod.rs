@@ -46,6 +46,8 @@ pub enum Requester {
     Stdio,
     /// One HTTP request, whose response carries the reply.
     Exchange(ExchangeId),
+    /// A task (its number): the call answers into the task store, not to a request.
+    Task(u64),
 }
 
 /// A call's identity in the engine: its requester and the client's request id.
@@ -72,6 +74,7 @@ impl fmt::Display for CallKey {
         match self.from {
             Requester::Stdio => write!(f, "{}", self.id),
             Requester::Exchange(exchange) => write!(f, "{} (HTTP {exchange})", self.id),
+            Requester::Task(n) => write!(f, "task call {n}"),
         }
     }
 }

@@ -16,6 +16,16 @@ pub enum Method {
     ServerDiscover,
     /// `subscriptions/listen` (2026-07-28).
     SubscriptionsListen,
+    /// `tasks/get`.
+    TasksGet,
+    /// `tasks/result` (2025-11-25).
+    TasksResult,
+    /// `tasks/list` (2025-11-25).
+    TasksList,
+    /// `tasks/cancel`.
+    TasksCancel,
+    /// `tasks/update` (the 2026-07-28 extension).
+    TasksUpdate,
     /// Anything else, kept for the "method not found" message.
     Other(String),
 }
@@ -30,6 +40,11 @@ impl Method {
             "tools/call" => Method::ToolsCall,
             "server/discover" => Method::ServerDiscover,
             "subscriptions/listen" => Method::SubscriptionsListen,
+            "tasks/get" => Method::TasksGet,
+            "tasks/result" => Method::TasksResult,
+            "tasks/list" => Method::TasksList,
+            "tasks/cancel" => Method::TasksCancel,
+            "tasks/update" => Method::TasksUpdate,
             other => Method::Other(other.to_owned()),
         }
     }
@@ -43,6 +58,11 @@ impl Method {
             Method::ToolsCall => "tools/call",
             Method::ServerDiscover => "server/discover",
             Method::SubscriptionsListen => "subscriptions/listen",
+            Method::TasksGet => "tasks/get",
+            Method::TasksResult => "tasks/result",
+            Method::TasksList => "tasks/list",
+            Method::TasksCancel => "tasks/cancel",
+            Method::TasksUpdate => "tasks/update",
             Method::Other(name) => name,
         }
     }

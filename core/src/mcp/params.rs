@@ -14,7 +14,14 @@ pub struct CallParams {
     pub args: AnswerArgs,
     /// `_meta.progressToken`, when the client wants progress.
     pub progress_token: Option<ProgressToken>,
+    /// `task` (2025-11-25): the client asks for a task, with this ttl in ms if any.
+    pub task: Option<Option<u64>>,
+    /// The client declared the `io.modelcontextprotocol/tasks` extension (2026-07-28).
+    pub takes_tasks: bool,
 }
+
+/// The extension that lets a 2026-07-28 server answer with a task.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// A progress token: a string or an integer, echoed back as sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,10 +122,22 @@ impl CallParams {
                 .join(","),
             args.query.chars().count()
         );
+        let task = match params.get("task") {
+            Some(Value::Object(task)) => Some(task.get("ttl").and_then(Value::as_u64)),
+            _ => None,
+        };
+        let takes_tasks = params
+            .get("_meta")
+            .and_then(|m| m.get(super::meta::CLIENT_CAPABILITIES))
+            .and_then(|c| c.get("extensions"))
+            .and_then(|e| e.get(TASKS_EXTENSION))
+            .is_some_and(Value::is_object);
         Ok(CallParams {
             tool,
             args,
             progress_token: progress_token(params),
+            task,
+            takes_tasks,
         })
     }
 }

@@ -50,11 +50,21 @@ fn capabilities() -> Value {
     json!({ "tools": { "listChanged": false } })
 }
 
+/// What a legacy session in `version` is told the server can do.
+fn session_capabilities(version: ProtocolVersion) -> Value {
+    let mut caps = capabilities();
+    if version.has_session_tasks() {
+        caps["tasks"] =
+            json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+    }
+    caps
+}
+
 /// The `initialize` result for `version`.
 pub fn initialize_result(version: ProtocolVersion) -> Value {
     json!({
         "protocolVersion": version.as_str(),
-        "capabilities": capabilities(),
+        "capabilities": session_capabilities(version),
         "serverInfo": server_info(version),
         "instructions": INSTRUCTIONS,
     })
@@ -71,7 +81,10 @@ pub fn discover_result() -> Value {
     complete(
         json!({
             "supportedVersions": supported,
-            "capabilities": capabilities(),
+            "capabilities": {
+                "tools": { "listChanged": false },
+                "extensions": { super::params::TASKS_EXTENSION: {} },
+            },
             "instructions": INSTRUCTIONS,
             "ttlMs": TTL_MS,
             "cacheScope": "public",
@@ -173,6 +186,9 @@ fn tool_json(tool: Tool, version: ProtocolVersion) -> Value {
     if version.has_titles_and_structured_output() {
         obj.insert("outputSchema".into(), crate::tools::output_schema());
     }
+    if version.has_session_tasks() {
+        obj.insert("execution".into(), json!({ "taskSupport": "optional" }));
+    }
     if version.has_annotations() {
         obj.insert(
             "annotations".into(),
@@ -265,4 +281,106 @@ pub fn invalid_version(why: &str) -> RpcError {
     .with_data(json!({
         "supported": ProtocolVersion::LEGACY.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
     }))
+}
+
+/// `_meta` key tying a result to the task it came from (2025-11-25).
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// A task's fields as `version` names them (`ttl`/`pollInterval` in 2025-11-25,
+/// `ttlMs`/`pollIntervalMs` in the 2026-07-28 extension).
+pub fn task<W>(
+    task: &crate::tasks::Task<W>,
+    poll: std::time::Duration,
+    version: ProtocolVersion,
+) -> Value {
+    let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let (ttl, poll_key) = if version.is_modern() {
+        ("ttlMs", "pollIntervalMs")
+    } else {
+        ("ttl", "pollInterval")
+    };
+    let mut obj = json!({
+        "taskId": task.id,
+        "status": task.status.as_str(),
+        "createdAt": crate::date::iso_utc(task.created),
+        "lastUpdatedAt": crate::date::iso_utc(task.updated),
+        ttl: millis(task.ttl),
+    });
+    if !task.status.is_terminal() {
+        obj[poll_key] = millis(poll).into();
+    }
+    if let Some(message) = &task.message {
+        obj["statusMessage"] = message.clone().into();
+    }
+    obj
+}
+
+/// The answer to a task-augmented `tools/call`: `{task}` in 2025-11-25, the task itself
+/// with `resultType: "task"` in 2026-07-28.
+pub fn create_task_result<W>(
+    t: &crate::tasks::Task<W>,
+    poll: std::time::Duration,
+    version: ProtocolVersion,
+) -> Value {
+    if version.is_modern() {
+        let mut result = task(t, poll, version);
+        result["resultType"] = "task".into();
+        add_meta(&mut result, SERVER_INFO, server_info(version));
+        return result;
+    }
+    let mut result = json!({ "task": task(t, poll, version) });
+    add_meta(
+        &mut result,
+        "io.modelcontextprotocol/model-immediate-response",
+        "The answer is being prepared as a task; its result will follow.".into(),
+    );
+    result
+}
+
+/// `tasks/get` (and `tasks/cancel` in 2025-11-25): the task; in 2026-07-28 with its
+/// result or error once it has one.
+pub fn task_state<W>(
+    t: &crate::tasks::Task<W>,
+    poll: std::time::Duration,
+    version: ProtocolVersion,
+) -> Value {
+    let mut result = task(t, poll, version);
+    if version.is_modern() {
+        match &t.outcome {
+            Some(Ok(value)) => result["result"] = value.clone(),
+            Some(Err(error)) => result["error"] = serde_json::to_value(error).unwrap_or_default(),
+            None => {}
+        }
+    }
+    complete(result, version)
+}
+
+/// `tasks/list` (2025-11-25).
+pub fn tasks_list_result(tasks: Vec<Value>, next: Option<String>) -> Value {
+    let mut result = json!({ "tasks": tasks });
+    if let Some(next) = next {
+        result["nextCursor"] = next.into();
+    }
+    result
+}
+
+/// `notifications/tasks/status` (2025-11-25).
+pub fn task_status_notification<W>(
+    t: &crate::tasks::Task<W>,
+    poll: std::time::Duration,
+    version: ProtocolVersion,
+) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/tasks/status",
+        "params": task(t, poll, version),
+    })
+}
+
+/// A finished task's result as `tasks/result` returns it: the call's own result, tied to
+/// its task.
+pub fn task_payload(result: &Value, task_id: &str) -> Value {
+    let mut result = result.clone();
+    add_meta(&mut result, RELATED_TASK, json!({ "taskId": task_id }));
+    result
 }

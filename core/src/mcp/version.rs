@@ -90,6 +90,12 @@ impl ProtocolVersion {
         self >= ProtocolVersion::V2025_11_25
     }
 
+    /// The session-era `tasks` capability (2025-11-25 only; 2026-07-28 has the
+    /// `io.modelcontextprotocol/tasks` extension instead).
+    pub fn has_session_tasks(self) -> bool {
+        self == ProtocolVersion::V2025_11_25
+    }
+
     /// A JSON-RPC error whose request id could not be read leaves `id` out instead of
     /// sending `null` (the schemas of 2025-11-25 on make it optional, not nullable).
     pub fn omits_unknown_ids(self) -> bool {

@@ -94,6 +94,8 @@ pub struct ServerConfig {
     pub progress_interval: Duration,
     /// Seed for retry jitter; the runtime supplies entropy.
     pub jitter_seed: u64,
+    /// The task store's limits and the key that seals task ids.
+    pub tasks: crate::tasks::TaskSettings,
 }
 
 impl Default for ServerConfig {
@@ -133,6 +135,7 @@ impl Default for ServerConfig {
             max_queue: 1024,
             progress_interval: Duration::from_secs(5),
             jitter_seed: 0x9E37_79B9_7F4A_7C15,
+            tasks: crate::tasks::TaskSettings::default(),
         }
     }
 }

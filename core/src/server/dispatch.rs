@@ -102,6 +102,10 @@ impl Server {
             }
             (Method::ToolsList, Session::Ready(v)) => Ok(shape::tools_list_result(v)),
             (Method::ToolsCall, Session::Ready(v)) => return self.call_tool(now, request, reply_to, v),
+            (
+                m @ (Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel),
+                Session::Ready(v),
+            ) if v.has_session_tasks() => return self.on_task_request(now, request, m, reply_to, v),
             (m @ (Method::ToolsList | Method::ToolsCall), Session::AwaitingInit) => Err(RpcError::new(
                 ErrorKind::InvalidRequest,
                 format!("server not initialized: send initialize before {}", m.as_str()),
@@ -164,10 +168,20 @@ impl Server {
         let plan = self
             .calls
             .plan(profile, &call.args, &self.config.search_defaults, &today);
+        if let Some(ttl_ms) = self.task_wanted(&call, version) {
+            let start = super::tasks::TaskStart {
+                ttl_ms,
+                plan,
+                progress: call.progress_token,
+                today,
+            };
+            return self.start_task(now, id, reply_to, version, start);
+        }
         let caller = Caller {
             id: id.clone(),
             reply_to,
             version,
+            task: None,
         };
         let started = self
             .calls
@@ -179,6 +193,22 @@ impl Server {
             Err(Refused::Busy { running, queued }) => {
                 tool_failed(id, ToolFailure::Busy { running, queued })
             }
+        }
+    }
+
+    /// Whether `call` runs as a task, and with what ttl (ms) if the client asked one:
+    /// 2025-11-25 when it asks (`params.task`), 2026-07-28 when it declares the extension.
+    fn task_wanted(
+        &self,
+        call: &crate::mcp::CallParams,
+        version: ProtocolVersion,
+    ) -> Option<Option<u64>> {
+        if version.has_session_tasks() {
+            call.task
+        } else if version.is_modern() && call.takes_tasks {
+            Some(None)
+        } else {
+            None
         }
     }
 
@@ -235,6 +265,8 @@ impl Server {
                         let keys = match from {
                             Requester::Stdio => vec![CallKey::from(id.clone())],
                             Requester::Exchange(_) => self.calls.exchanges_with_id(&id),
+                            // Tasks are cancelled with tasks/cancel, never by this.
+                            Requester::Task(_) => Vec::new(),
                         };
                         let mut cancelled = false;
                         for key in &keys {

@@ -87,6 +87,14 @@ impl Server {
             Method::ToolsCall => {
                 return self.call_tool(now, request, ReplyTo::Exchange(x), version)
             }
+            m @ (Method::TasksGet
+            | Method::TasksResult
+            | Method::TasksList
+            | Method::TasksCancel)
+                if version.has_session_tasks() =>
+            {
+                return self.on_task_request(now, request, m, ReplyTo::Exchange(x), version)
+            }
             other => Err(shape::method_not_found(other.as_str(), version)),
         };
         Dispatched::answer(request.id, result)

@@ -21,6 +21,7 @@ mod exchange;
 mod exchanges;
 mod modern;
 mod route;
+mod tasks;
 
 pub use config::{Profile, Profiles, SearchDefaults, ServerConfig};
 pub use exchange::{
@@ -96,11 +97,18 @@ pub struct Server {
     /// A modern request arrived: before any legacy session, errors without a readable id
     /// leave `id` out, as the modern schema wants.
     modern_seen: bool,
+    /// Tasks: `tools/call`s answered with a handle, their outcomes kept for their ttl.
+    tasks: crate::tasks::TaskStore<tasks::Waiter>,
+    /// The number of the last task's call (their keys in the call engine).
+    next_task_call: u64,
+    /// The time of the latest input, for what happens between inputs.
+    last_now: Option<Now>,
 }
 
 impl Server {
     /// A server waiting for its first message.
     pub fn new(config: ServerConfig) -> Self {
+        let tasks = config.tasks.clone();
         Server {
             framer: Framer::new(config.max_message_bytes),
             reply_framing: config.force_line_output.then_some(Framing::Line),
@@ -116,6 +124,9 @@ impl Server {
             tools_list_json: BTreeMap::new(),
             subscriptions: Subscriptions::default(),
             modern_seen: false,
+            tasks: crate::tasks::TaskStore::new(tasks),
+            next_task_call: 0,
+            last_now: None,
         }
     }
 
@@ -124,6 +135,7 @@ impl Server {
         if self.exited {
             return;
         }
+        self.last_now = Some(now);
         match input {
             Input::Stdin(bytes) => {
                 if !self.stdin_closed {
@@ -212,10 +224,10 @@ impl Server {
             return None;
         }
         let grace = self.grace_deadline.filter(|_| !self.calls.is_empty());
-        match (self.calls.poll_timeout(), grace) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.calls.poll_timeout(), grace, self.tasks.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Whether the server has asked to exit.
@@ -281,7 +293,14 @@ impl Server {
                 .abort_all(Some(crate::openai::UpstreamFailure::shutdown(why)));
             return;
         }
+        self.expire_tasks(now);
         self.calls.handle_timeout(now);
+    }
+
+    /// The wall-clock time of the latest input, Unix seconds (for what is drained after
+    /// it).
+    fn latest_unix(&self) -> u64 {
+        self.last_now.map_or(0, |n| n.unix_secs)
     }
 
     fn exit(&mut self) {

@@ -53,6 +53,9 @@ impl Server {
             }
             Method::ToolsCall => return self.call_tool(now, request, reply_to, version),
             Method::SubscriptionsListen => return self.listen(request.id, reply_to),
+            m @ (Method::TasksGet | Method::TasksCancel | Method::TasksUpdate) => {
+                return self.on_task_request(now, request, m, reply_to, version)
+            }
             other => Err(shape::method_not_found(other.as_str(), version)),
         };
         Dispatched::answer(request.id, result)
@@ -106,6 +109,7 @@ impl Server {
                     && match from {
                         Requester::Stdio => k.from == Requester::Stdio,
                         Requester::Exchange(_) => matches!(k.from, Requester::Exchange(_)),
+                        Requester::Task(_) => false,
                     }
             })
             .cloned()

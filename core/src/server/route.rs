@@ -16,6 +16,8 @@ pub(super) struct Caller {
     pub id: RequestId,
     pub reply_to: ReplyTo,
     pub version: ProtocolVersion,
+    /// The task the call works for: its outcome goes to the store, not to `reply_to`.
+    pub task: Option<String>,
 }
 
 impl Server {
@@ -33,6 +35,9 @@ impl Server {
                 } => {
                     let note = shape::progress(&token, progress, &message, context.version);
                     match context.reply_to {
+                        // A task's HTTP request was answered with its handle: no stream
+                        // is left to carry progress.
+                        ReplyTo::Exchange(_) if context.task.is_some() => {}
                         ReplyTo::Exchange(x) => {
                             let json = to_json(&note);
                             self.outputs
@@ -57,6 +62,10 @@ impl Server {
                         }
                         .reply(context.version),
                     };
+                    if let Some(task) = &context.task {
+                        self.finish_task(task, result, context.reply_to, context.version);
+                        continue;
+                    }
                     let reply = match result {
                         Ok(result) => Reply::Success {
                             id: context.id,
@@ -70,7 +79,10 @@ impl Server {
                     self.route(context.reply_to, Some(reply));
                 }
                 // A batch still needs to know this slot will stay empty.
-                CallEvent::Dropped { context } => self.route(context.reply_to, None),
+                CallEvent::Dropped { context } => match &context.task {
+                    Some(task) => self.drop_task(task, context.reply_to, context.version),
+                    None => self.route(context.reply_to, None),
+                },
             }
         }
     }

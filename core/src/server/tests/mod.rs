@@ -30,10 +30,12 @@ fn initialize_negotiates_every_supported_version() {
             r["result"]["serverInfo"].get("title").is_some(),
             v >= ProtocolVersion::V2025_06_18
         );
-        assert_eq!(
-            r["result"]["capabilities"],
-            json!({"tools":{"listChanged":false}})
-        );
+        // Tasks are offered where the version defines them (2025-11-25).
+        let mut caps = json!({"tools":{"listChanged":false}});
+        if v.has_session_tasks() {
+            caps["tasks"] = json!({"list":{},"cancel":{},"requests":{"tools":{"call":{}}}});
+        }
+        assert_eq!(r["result"]["capabilities"], caps);
         assert!(r["result"]["instructions"]
             .as_str()
             .unwrap()
@@ -386,3 +388,4 @@ mod calls;
 mod exchanges;
 mod modern;
 mod stream;
+mod tasks;

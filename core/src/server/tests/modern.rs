@@ -41,7 +41,7 @@ fn discover_answers_before_anything_else() {
     assert!(result["ttlMs"].as_u64().unwrap() > 0);
     assert_eq!(
         result["capabilities"],
-        json!({"tools": {"listChanged": false}})
+        json!({"tools": {"listChanged": false}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
     assert!(result["instructions"]
         .as_str()

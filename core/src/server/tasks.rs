@@ -1,0 +1,284 @@
+//! Tasks on the server: a `tools/call` answered with a task handle at once (2025-11-25
+//! when the request asks with `params.task`; 2026-07-28 when the client declares the
+//! `io.modelcontextprotocol/tasks` extension), the call running as any call does, and
+//! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `tasks/update` served from
+//! the bounded store ([`crate::tasks`]).
+
+use super::batch::ReplyTo;
+use super::dispatch::Dispatched;
+use super::route::Caller;
+use super::{Now, Server};
+use crate::calls::{CallKey, Refused, Requester};
+use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
+use crate::mcp::{shape, Method, ProtocolVersion};
+use crate::tasks::{Status, Unknown};
+use serde_json::Value;
+
+/// A `tasks/result` waiting for its task to end.
+#[derive(Debug)]
+pub(super) struct Waiter {
+    pub reply_to: ReplyTo,
+    pub id: RequestId,
+}
+
+/// Tasks listed per page.
+const PAGE: usize = 50;
+
+impl Server {
+    /// Starts `call` as a task living `ttl_ms` (default when `None`) and answers with its
+    /// handle; a refusal is answered as the plain call's would be.
+    pub(super) fn start_task(
+        &mut self,
+        now: Now,
+        request_id: RequestId,
+        reply_to: ReplyTo,
+        version: ProtocolVersion,
+        start: TaskStart,
+    ) -> Dispatched {
+        let poll = self.config.tasks.poll_interval;
+        let task_id = match self.tasks.create(now, start.ttl_ms) {
+            Ok(task) => task.id.clone(),
+            Err(full) => {
+                let error = RpcError::new(
+                    ErrorKind::Overloaded,
+                    format!("the server holds as many tasks as it takes ({}); fetch or cancel finished ones, or retry without a task", full.tasks),
+                );
+                return Dispatched::answer(request_id, Err(error));
+            }
+        };
+        self.next_task_call += 1;
+        let seq = self.next_task_call;
+        let key = CallKey {
+            from: Requester::Task(seq),
+            id: RequestId::Int(seq.to_string()),
+        };
+        let caller = Caller {
+            id: request_id.clone(),
+            reply_to,
+            version,
+            task: Some(task_id.clone()),
+        };
+        let started = self.calls.start(
+            now,
+            key.clone(),
+            caller,
+            start.plan,
+            start.progress,
+            start.today,
+        );
+        match started {
+            Ok(()) => {
+                let Ok(task) = self.tasks.get(&task_id) else {
+                    return Dispatched::Pending;
+                };
+                task.call = Some(key);
+                let result = shape::create_task_result(task, poll, version);
+                log::debug!("task {task_id} created");
+                Dispatched::answer(request_id, Ok(result))
+            }
+            Err(refused) => {
+                self.tasks.discard(&task_id);
+                let (running, queued) = match refused {
+                    Refused::Busy { running, queued } => (running, queued),
+                    Refused::DuplicateId => (0, 0),
+                };
+                let failure = crate::mcp::failure::ToolFailure::Busy { running, queued };
+                Dispatched::answer(request_id, failure.reply(version))
+            }
+        }
+    }
+
+    /// `tasks/*` in `version` (2025-11-25 sessions and requests, or 2026-07-28 requests).
+    pub(super) fn on_task_request(
+        &mut self,
+        now: Now,
+        request: Request,
+        method: Method,
+        reply_to: ReplyTo,
+        version: ProtocolVersion,
+    ) -> Dispatched {
+        let modern = version.is_modern();
+        let poll = self.config.tasks.poll_interval;
+        if method == Method::TasksList {
+            let cursor = request.params.get("cursor").and_then(Value::as_str);
+            let result = match self.tasks.page(cursor, PAGE) {
+                Ok((page, next)) => {
+                    let tasks = page.iter().map(|t| shape::task(t, poll, version)).collect();
+                    Ok(shape::tasks_list_result(tasks, next))
+                }
+                Err(_) => Err(RpcError::new(
+                    ErrorKind::InvalidParams,
+                    "tasks/list: the cursor is not one this server gave; start again without a cursor",
+                )),
+            };
+            return Dispatched::answer(request.id, result);
+        }
+        let task_id = match request.params.get("taskId") {
+            Some(Value::String(id)) => id.clone(),
+            _ => {
+                let error = RpcError::new(
+                    ErrorKind::InvalidParams,
+                    format!("{}: params.taskId (a string) is required", method.as_str()),
+                );
+                return Dispatched::answer(request.id, Err(error));
+            }
+        };
+        let task = match self.tasks.get(&task_id) {
+            Ok(task) => task,
+            Err(why) => return Dispatched::answer(request.id, Err(not_found(&task_id, why))),
+        };
+        let result = match method {
+            Method::TasksGet => Ok(shape::task_state(task, poll, version)),
+            Method::TasksUpdate => Ok(shape::complete(shape::empty_result(), version)),
+            Method::TasksResult => match task.status {
+                Status::Working => {
+                    task.waiters.push(Waiter {
+                        reply_to,
+                        id: request.id,
+                    });
+                    return Dispatched::Pending;
+                }
+                _ => payload(task.outcome.as_ref(), &task_id),
+            },
+            Method::TasksCancel if task.status.is_terminal() => {
+                if modern {
+                    Ok(shape::complete(shape::empty_result(), version))
+                } else {
+                    Err(RpcError::new(
+                        ErrorKind::InvalidParams,
+                        format!(
+                            "task {task_id} is already {} and cannot be cancelled",
+                            task.status.as_str()
+                        ),
+                    ))
+                }
+            }
+            Method::TasksCancel => {
+                let (call, waiters) =
+                    self.tasks
+                        .cancel(&task_id, now.unix_secs, "cancelled by the client");
+                if let Some(key) = call {
+                    self.calls.cancel(now, &key);
+                }
+                self.answer_waiters(waiters, &task_id, None);
+                log::debug!("task {task_id} cancelled");
+                match self.tasks.get(&task_id) {
+                    Ok(task) if !modern => Ok(task_json_result(task, poll, version)),
+                    _ => Ok(shape::complete(shape::empty_result(), version)),
+                }
+            }
+            other => Err(shape::method_not_found(other.as_str(), version)),
+        };
+        Dispatched::answer(request.id, result)
+    }
+
+    /// Records a task's call ending with `outcome`; answers whoever waited, and tells a
+    /// stdio client of the change (2025-11-25).
+    pub(super) fn finish_task(
+        &mut self,
+        task_id: &str,
+        outcome: Result<Value, RpcError>,
+        creator: ReplyTo,
+        version: ProtocolVersion,
+    ) {
+        let waiters = self.tasks.finish(task_id, self.latest_unix(), outcome);
+        let outcome = self.tasks.get(task_id).ok().and_then(|t| t.outcome.clone());
+        self.answer_waiters(waiters, task_id, outcome.as_ref());
+        self.notify_task(task_id, creator, version);
+    }
+
+    /// A task's call ended without an outcome (cancelled, or stopped at shutdown).
+    pub(super) fn drop_task(&mut self, task_id: &str, creator: ReplyTo, version: ProtocolVersion) {
+        let at = self.latest_unix();
+        let (_, waiters) = self.tasks.cancel(task_id, at, "stopped before it finished");
+        self.answer_waiters(waiters, task_id, None);
+        self.notify_task(task_id, creator, version);
+    }
+
+    /// Drops the tasks whose ttl ran out, stopping their calls.
+    pub(super) fn expire_tasks(&mut self, now: Now) {
+        for expired in self.tasks.expire(now.instant) {
+            log::debug!("task {} expired", expired.id);
+            if let Some(key) = expired.call {
+                self.calls.cancel(now, &key);
+            }
+            let error = not_found(&expired.id, Unknown::Gone);
+            for w in expired.waiters {
+                let reply = Reply::Failure {
+                    id: Some(w.id),
+                    error: error.clone(),
+                };
+                self.route(w.reply_to, Some(reply));
+            }
+        }
+    }
+
+    fn answer_waiters(
+        &mut self,
+        waiters: Vec<Waiter>,
+        task_id: &str,
+        outcome: Option<&Result<Value, RpcError>>,
+    ) {
+        for w in waiters {
+            let reply = match payload(outcome, task_id) {
+                Ok(result) => Reply::Success { id: w.id, result },
+                Err(error) => Reply::Failure {
+                    id: Some(w.id),
+                    error,
+                },
+            };
+            self.route(w.reply_to, Some(reply));
+        }
+    }
+
+    /// `notifications/tasks/status` to a 2025-11-25 client on stdio (over HTTP there is
+    /// no stream left to carry it; clients poll).
+    fn notify_task(&mut self, task_id: &str, creator: ReplyTo, version: ProtocolVersion) {
+        if !version.has_session_tasks() || matches!(creator, ReplyTo::Exchange(_)) {
+            return;
+        }
+        let poll = self.config.tasks.poll_interval;
+        if let Ok(task) = self.tasks.get(task_id) {
+            let note = shape::task_status_notification(task, poll, version);
+            self.write_json(&note);
+        }
+    }
+}
+
+/// What `start_task` needs of the call besides who asked.
+pub(super) struct TaskStart {
+    pub ttl_ms: Option<u64>,
+    pub plan: crate::openai::RequestPlan,
+    pub progress: Option<crate::mcp::ProgressToken>,
+    pub today: String,
+}
+
+/// What `tasks/result` returns for a task that ended with `outcome` (`None`: cancelled).
+fn payload(outcome: Option<&Result<Value, RpcError>>, task_id: &str) -> Result<Value, RpcError> {
+    match outcome {
+        Some(Ok(result)) => Ok(shape::task_payload(result, task_id)),
+        Some(Err(error)) => Err(error.clone()),
+        None => Err(RpcError::new(
+            ErrorKind::InvalidRequest,
+            format!("task {task_id} was cancelled before it finished, so it has no result; call the tool again"),
+        )),
+    }
+}
+
+fn task_json_result<W>(
+    task: &crate::tasks::Task<W>,
+    poll: std::time::Duration,
+    version: ProtocolVersion,
+) -> Value {
+    shape::complete(shape::task(task, poll, version), version)
+}
+
+/// -32602 for an id this server cannot serve, saying which case it is.
+fn not_found(task_id: &str, why: Unknown) -> RpcError {
+    let shown: String = task_id.chars().take(80).collect();
+    let message = match why {
+        Unknown::NotMinted => format!("task not found: {shown:?} is not a task id this server issued"),
+        Unknown::Gone => format!("task not found: {shown:?} has expired (a task is kept for its ttl) or was dropped to make room; call the tool again"),
+    };
+    RpcError::new(ErrorKind::InvalidParams, message)
+}

@@ -1,0 +1,224 @@
+//! Tasks: a call answered with a handle, polled, fetched, cancelled, expired; in a
+//! 2025-11-25 session and as 2026-07-28 requests with the extension.
+
+use super::*;
+use crate::fixture;
+use crate::testing::Harness;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn task_call(id: u64, ttl: Option<u64>) -> Value {
+    let mut task = json!({});
+    if let Some(ttl) = ttl {
+        task["ttl"] = ttl.into();
+    }
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+        "name":"answer","arguments":{"query":"q"},"task":task}})
+}
+
+fn tasks(id: u64, method: &str, task_id: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task_id}})
+}
+
+/// A 2025-11-25 session with a task created; its id and the attempt doing the work.
+fn created(h: &mut Harness, ttl: Option<u64>) -> (String, AttemptId) {
+    let r = h.request(task_call(1, ttl));
+    let task = &r["result"]["task"];
+    assert_eq!(task["status"], "working", "{r}");
+    assert!(task["createdAt"].as_str().unwrap().ends_with('Z'));
+    assert!(task["pollInterval"].as_u64().unwrap() > 0);
+    let attempt = h.take_http()[0].attempt;
+    (task["taskId"].as_str().unwrap().to_owned(), attempt)
+}
+
+#[test]
+fn a_task_is_created_polled_fetched_and_listed() {
+    let mut h = Harness::ready("2025-11-25");
+    let (id, attempt) = created(&mut h, Some(60_000));
+    let got = h.request(tasks(2, "tasks/get", &id));
+    assert_eq!(
+        (
+            got["result"]["status"].as_str(),
+            got["result"]["ttl"].as_u64()
+        ),
+        (Some("working"), Some(60_000))
+    );
+    // tasks/result waits for the end.
+    h.send(tasks(3, "tasks/result", &id));
+    assert!(h.frames().is_empty());
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    let out = h.frames();
+    let result = out
+        .iter()
+        .find(|m| m["id"] == 3)
+        .expect("tasks/result answered");
+    let payload = &result["result"];
+    assert_ne!(payload["isError"], true);
+    assert_eq!(
+        payload["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id
+    );
+    assert!(payload["structuredContent"]["answer"].is_string());
+    let note = out
+        .iter()
+        .find(|m| m["method"] == "notifications/tasks/status")
+        .expect("a status notification");
+    assert_eq!(note["params"]["status"], "completed");
+    // Later polls and fetches see the same end; the list has it.
+    let got = h.request(tasks(4, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "completed");
+    let again = h.request(tasks(5, "tasks/result", &id));
+    assert_eq!(again["result"]["content"], payload["content"]);
+    let list = h.request(json!({"jsonrpc":"2.0","id":6,"method":"tasks/list"}));
+    assert_eq!(list["result"]["tasks"][0]["taskId"], id);
+    assert!(list["result"].get("nextCursor").is_none());
+}
+
+#[test]
+fn cancelling_a_working_task_stops_its_call_and_answers_its_waiters() {
+    let mut h = Harness::ready("2025-11-25");
+    let (id, attempt) = created(&mut h, None);
+    h.send(tasks(2, "tasks/result", &id));
+    h.send(tasks(3, "tasks/cancel", &id));
+    // The parked tasks/result gets an error that says why; the cancel gets the task;
+    // a stdio client hears of the change.
+    let out = h.frames();
+    assert_eq!(out[0]["id"], 2);
+    assert!(out[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cancelled"));
+    assert_eq!(
+        (out[1]["id"].as_u64(), out[1]["result"]["status"].as_str()),
+        (Some(3), Some("cancelled"))
+    );
+    assert_eq!(out[2]["method"], "notifications/tasks/status");
+    assert_eq!(out.len(), 3, "{out:?}");
+    let rest = h.take_other();
+    assert!(rest.contains(&Output::Abort(attempt)), "{rest:?}");
+    let got = h.request(tasks(4, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "cancelled");
+    let again = h.request(tasks(5, "tasks/cancel", &id));
+    assert_eq!(again["error"]["code"], -32602, "{again}");
+    // Its late completion changes nothing.
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    let got = h.request(tasks(6, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "cancelled");
+}
+
+#[test]
+fn forged_tampered_and_expired_ids_are_invalid_params() {
+    let mut h = Harness::ready("2025-11-25");
+    let (id, attempt) = created(&mut h, Some(1_000));
+    let mut tampered = id.clone().into_bytes();
+    let last = tampered.len() - 1;
+    tampered[last] = if tampered[last] == b'0' { b'1' } else { b'0' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    for (n, bad) in [
+        "nope",
+        "task-0000000000000001ffffffffffffffffffffffffffffffff",
+        tampered.as_str(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = h.request(tasks(10 + n as u64, "tasks/get", bad));
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a task id"));
+    }
+    // The ttl runs out while it works: the call stops and the id is gone.
+    h.advance(Duration::from_millis(1_000));
+    h.fire();
+    assert!(h.take_other().contains(&Output::Abort(attempt)));
+    let r = h.request(tasks(20, "tasks/get", &id));
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("expired"),
+        "{r}"
+    );
+}
+
+#[test]
+fn sessions_without_tasks_ignore_the_task_field() {
+    let mut h = Harness::ready("2025-06-18");
+    h.send(task_call(1, None));
+    assert!(h.frames().is_empty(), "answered later, as a plain call");
+    let attempt = h.take_http()[0].attempt;
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    let r = h.frames().remove(0);
+    assert!(r["result"]["content"].is_array(), "{r}");
+    let r = h.request(tasks(2, "tasks/get", "task-x"));
+    assert_eq!(r["error"]["code"], -32601);
+}
+
+fn modern_call(id: u64, with_extension: bool) -> Value {
+    let mut caps = json!({});
+    if with_extension {
+        caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    }
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+        "name":"answer","arguments":{"query":"q"},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":caps}}})
+}
+
+fn modern_tasks(id: u64, method: &str, task_id: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task_id,"inputResponses":{},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":{}}}})
+}
+
+#[test]
+fn modern_clients_that_declare_the_extension_get_a_task_and_its_result_in_tasks_get() {
+    let mut h = Harness::new(Harness::keyed());
+    let r = h.request(modern_call(1, true));
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    assert!(r["result"]["ttlMs"].as_u64().unwrap() > 0);
+    let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+    let attempt = h.take_http()[0].attempt;
+    let got = h.request(modern_tasks(2, "tasks/get", &id));
+    assert_eq!(
+        (
+            got["result"]["status"].as_str(),
+            got["result"]["resultType"].as_str()
+        ),
+        (Some("working"), Some("complete"))
+    );
+    let ack = h.request(modern_tasks(3, "tasks/update", &id));
+    assert_eq!(ack["result"]["resultType"], "complete");
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(
+        h.frames().is_empty(),
+        "no notification without a subscription"
+    );
+    let got = h.request(modern_tasks(4, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "completed");
+    assert_eq!(got["result"]["result"]["resultType"], "complete");
+    assert!(got["result"]["result"]["structuredContent"]["answer"].is_string());
+    // The era has no tasks/result or tasks/list; cancelling a finished task is acknowledged.
+    let r = h.request(modern_tasks(5, "tasks/result", &id));
+    assert_eq!(r["error"]["code"], -32601);
+    let r = h.request(modern_tasks(6, "tasks/cancel", &id));
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    // Without the extension the same call is answered as always.
+    h.send(modern_call(7, false));
+    assert!(h.frames().is_empty());
+    let attempt = h.take_http()[0].attempt;
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    let r = h.frames().remove(0);
+    assert_eq!(r["result"]["resultType"], "complete");
+}
+
+#[test]
+fn a_full_store_of_working_tasks_refuses_new_ones() {
+    let mut config = Harness::keyed();
+    config.tasks.max_tasks = 1;
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    let _ = created(&mut h, None);
+    let r = h.request(task_call(2, None));
+    assert_eq!(r["error"]["code"], -32051, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("tasks"));
+}

@@ -1,0 +1,367 @@
+//! Tasks: a `tools/call` answered with a handle at once, its outcome fetched later
+//! (MCP 2025-11-25 `tasks`, and the 2026-07-28 `io.modelcontextprotocol/tasks` extension).
+//!
+//! The store is local and bounded: in count, in bytes of kept outcomes, in time (each task
+//! lives its ttl, capped). When full, the oldest finished task goes first; when every task
+//! is still working, a new one is refused. Ids are sealed ([`sha256`]): an HMAC over the
+//! task's number under the server's key, so an id this process did not mint (forged,
+//! tampered, or from another process without the shared key) is refused before any lookup.
+
+pub mod sha256;
+
+use crate::calls::CallKey;
+use crate::jsonrpc::RpcError;
+use crate::server::Now;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// The secret that seals task ids. Its `Debug` prints a mask.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TaskKey(pub [u8; 32]);
+
+impl fmt::Debug for TaskKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TaskKey(***)")
+    }
+}
+
+/// The store's limits and what it tells clients.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// Tasks kept at once, working or finished.
+    pub max_tasks: usize,
+    /// Bytes of finished outcomes kept at once.
+    pub max_bytes: usize,
+    /// A task's life when the client asks for none.
+    pub default_ttl: Duration,
+    /// The longest life a client may ask for.
+    pub max_ttl: Duration,
+    /// How often clients are asked to poll.
+    pub poll_interval: Duration,
+    /// Seals the ids.
+    pub key: TaskKey,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            max_tasks: 10_000,
+            max_bytes: 64 << 20,
+            default_ttl: Duration::from_secs(3600),
+            max_ttl: Duration::from_secs(24 * 3600),
+            poll_interval: Duration::from_secs(2),
+            key: TaskKey([0; 32]),
+        }
+    }
+}
+
+/// Where a task is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The call is running (or queued).
+    Working,
+    /// The call ended with a result (an `isError` one included).
+    Completed,
+    /// The call ended with a JSON-RPC error.
+    Failed,
+    /// The client cancelled it.
+    Cancelled,
+}
+
+impl Status {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Working => "working",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the task can change no more.
+    pub fn is_terminal(self) -> bool {
+        self != Status::Working
+    }
+}
+
+/// One task. `W` is whoever waits for its outcome (a parked `tasks/result`).
+#[derive(Debug)]
+pub struct Task<W> {
+    /// The sealed id clients use.
+    pub id: String,
+    /// Creation time, Unix seconds.
+    pub created: u64,
+    /// Last change, Unix seconds.
+    pub updated: u64,
+    /// Its life from creation.
+    pub ttl: Duration,
+    /// When it is dropped.
+    pub expires: Instant,
+    /// Where it is.
+    pub status: Status,
+    /// Why it is where it is, when that helps.
+    pub message: Option<String>,
+    /// The call's result or error, once over.
+    pub outcome: Option<Result<Value, RpcError>>,
+    /// The call doing the work, while working.
+    pub(crate) call: Option<CallKey>,
+    /// Requests waiting for the outcome.
+    pub waiters: Vec<W>,
+    /// Bytes its outcome takes.
+    bytes: usize,
+}
+
+/// Why a task id is not served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unknown {
+    /// Not an id this server minted (or it was altered).
+    NotMinted,
+    /// Minted here, but expired or evicted.
+    Gone,
+}
+
+/// The store is full of working tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Full {
+    /// Tasks held.
+    pub tasks: usize,
+}
+
+/// The bounded task store. See the module docs.
+pub struct TaskStore<W> {
+    settings: TaskSettings,
+    tasks: BTreeMap<u64, Task<W>>,
+    next: u64,
+    bytes: usize,
+}
+
+/// A task dropped at the end of its ttl: its call to stop, its waiters to answer.
+pub struct Expired<W> {
+    /// The id.
+    pub id: String,
+    /// The call still running, to cancel.
+    pub(crate) call: Option<CallKey>,
+    /// Requests that waited for it.
+    pub waiters: Vec<W>,
+}
+
+const ID_PREFIX: &str = "task-";
+/// Bytes of the HMAC kept in an id.
+const MAC_BYTES: usize = 16;
+
+impl<W> TaskStore<W> {
+    /// An empty store.
+    pub fn new(settings: TaskSettings) -> Self {
+        TaskStore {
+            settings,
+            tasks: BTreeMap::new(),
+            next: 1,
+            bytes: 0,
+        }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &TaskSettings {
+        &self.settings
+    }
+
+    /// Tasks held.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether no task is held.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// A new working task living `ttl_ms` (capped; the default when `None`). Makes room
+    /// by dropping the oldest finished tasks; refused when every task is working.
+    pub fn create(&mut self, now: Now, ttl_ms: Option<u64>) -> Result<&mut Task<W>, Full> {
+        while self.tasks.len() >= self.settings.max_tasks {
+            if !self.evict_oldest_finished() {
+                return Err(Full {
+                    tasks: self.tasks.len(),
+                });
+            }
+        }
+        let ttl = ttl_ms
+            .map(Duration::from_millis)
+            .unwrap_or(self.settings.default_ttl)
+            .min(self.settings.max_ttl);
+        let seq = self.next;
+        self.next += 1;
+        let task = Task {
+            id: self.seal(seq),
+            created: now.unix_secs,
+            updated: now.unix_secs,
+            ttl,
+            expires: crate::server::after(now.instant, ttl),
+            status: Status::Working,
+            message: None,
+            outcome: None,
+            call: None,
+            waiters: Vec::new(),
+            bytes: 0,
+        };
+        Ok(self.tasks.entry(seq).or_insert(task))
+    }
+
+    /// The task `id` names.
+    pub fn get(&mut self, id: &str) -> Result<&mut Task<W>, Unknown> {
+        let seq = self.open(id).ok_or(Unknown::NotMinted)?;
+        self.tasks.get_mut(&seq).ok_or(Unknown::Gone)
+    }
+
+    /// Records the call's end; returns its waiters. A cancelled task stays cancelled.
+    pub fn finish(&mut self, id: &str, at_unix: u64, outcome: Result<Value, RpcError>) -> Vec<W> {
+        let Some(seq) = self.open(id) else {
+            return Vec::new();
+        };
+        let Some(task) = self.tasks.get_mut(&seq) else {
+            return Vec::new();
+        };
+        task.call = None;
+        if task.status.is_terminal() {
+            return std::mem::take(&mut task.waiters);
+        }
+        task.status = match &outcome {
+            Ok(_) => Status::Completed,
+            Err(_) => Status::Failed,
+        };
+        let bytes = match &outcome {
+            Ok(v) => v.to_string().len(),
+            Err(e) => e.message.len() + 64,
+        };
+        task.bytes = bytes;
+        task.outcome = Some(outcome);
+        task.updated = at_unix;
+        self.bytes += bytes;
+        let waiters = std::mem::take(&mut task.waiters);
+        while self.bytes > self.settings.max_bytes && self.evict_oldest_finished() {}
+        waiters
+    }
+
+    /// Marks the task cancelled; returns the call to stop and the waiters.
+    pub(crate) fn cancel(
+        &mut self,
+        id: &str,
+        at_unix: u64,
+        why: &str,
+    ) -> (Option<CallKey>, Vec<W>) {
+        let Ok(task) = self.get(id) else {
+            return (None, Vec::new());
+        };
+        if task.status.is_terminal() {
+            return (None, Vec::new());
+        }
+        task.status = Status::Cancelled;
+        task.message = Some(why.to_owned());
+        task.updated = at_unix;
+        (task.call.take(), std::mem::take(&mut task.waiters))
+    }
+
+    /// Forgets a task whose call could not start.
+    pub fn discard(&mut self, id: &str) {
+        if let Some(seq) = self.open(id) {
+            self.remove(seq);
+        }
+    }
+
+    /// Drops the tasks whose ttl has run out.
+    pub fn expire(&mut self, now: Instant) -> Vec<Expired<W>> {
+        let due: Vec<u64> = self
+            .tasks
+            .iter()
+            .filter(|(_, t)| t.expires <= now)
+            .map(|(s, _)| *s)
+            .collect();
+        due.into_iter()
+            .filter_map(|seq| self.remove(seq))
+            .map(|t| Expired {
+                id: t.id,
+                call: t.call,
+                waiters: t.waiters,
+            })
+            .collect()
+    }
+
+    /// When the next task expires.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.tasks.values().map(|t| t.expires).min()
+    }
+
+    /// Up to `limit` tasks after `cursor` (oldest first), and the cursor of the rest.
+    pub fn page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<&Task<W>>, Option<String>), Unknown> {
+        let after = match cursor {
+            None => 0,
+            Some(c) => self.open(c).ok_or(Unknown::NotMinted)?,
+        };
+        let mut page: Vec<&Task<W>> = self
+            .tasks
+            .range(after + 1..)
+            .map(|(_, t)| t)
+            .take(limit + 1)
+            .collect();
+        let next = if page.len() > limit {
+            page.truncate(limit);
+            page.last().map(|t| t.id.clone())
+        } else {
+            None
+        };
+        Ok((page, next))
+    }
+
+    fn evict_oldest_finished(&mut self) -> bool {
+        let oldest = self
+            .tasks
+            .iter()
+            .find(|(_, t)| t.status.is_terminal())
+            .map(|(s, _)| *s);
+        match oldest {
+            Some(seq) => {
+                log::debug!("task store full: dropping the oldest finished task");
+                self.remove(seq);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remove(&mut self, seq: u64) -> Option<Task<W>> {
+        let task = self.tasks.remove(&seq)?;
+        self.bytes -= task.bytes;
+        Some(task)
+    }
+
+    /// `task-<number, 16 hex><mac, 32 hex>`.
+    fn seal(&self, seq: u64) -> String {
+        let mac = sha256::hmac_sha256(&self.settings.key.0, &seq.to_be_bytes());
+        let mut id = format!("{ID_PREFIX}{seq:016x}");
+        for b in &mac[..MAC_BYTES] {
+            id.push_str(&format!("{b:02x}"));
+        }
+        id
+    }
+
+    /// The number inside a sealed id, when the seal holds.
+    fn open(&self, id: &str) -> Option<u64> {
+        let hex = id.strip_prefix(ID_PREFIX)?;
+        if hex.len() != 16 + 2 * MAC_BYTES || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let seq = u64::from_str_radix(&hex[..16], 16).ok()?;
+        let expected = self.seal(seq);
+        sha256::same(expected.as_bytes(), id.as_bytes()).then_some(seq)
+    }
+}
+
+#[cfg(test)]
+mod tests;
