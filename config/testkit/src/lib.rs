@@ -345,6 +345,22 @@ impl Mcp {
         reply
     }
 
+    /// Sends a request and returns its reply, with the notifications that came first.
+    pub fn ask(&mut self, message: Value) -> (Value, Vec<Value>) {
+        let id = message["id"].clone();
+        self.send(&message);
+        let mut notes = Vec::new();
+        loop {
+            let m = self.recv();
+            if m.get("id").is_none() && m.get("method").is_some() {
+                notes.push(m);
+                continue;
+            }
+            assert_eq!(m["id"], id, "{m}");
+            return (m, notes);
+        }
+    }
+
     /// initialize + notifications/initialized at `version`.
     pub fn initialize(&mut self, version: &str) -> Value {
         let reply = self.request(json!({"jsonrpc":"2.0","id":"init","method":"initialize",

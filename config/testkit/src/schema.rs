@@ -12,11 +12,15 @@ pub const VERSIONS: [&str; 5] = [
     "2026-07-28",
 ];
 
+/// The Tasks extension's schema (2026-07-28), loaded as if it were a version.
+pub const EXT_TASKS: &str = "ext-tasks";
+
 fn document(version: &str) -> &'static Value {
     static DOCS: OnceLock<BTreeMap<&'static str, Value>> = OnceLock::new();
     let docs = DOCS.get_or_init(|| {
         VERSIONS
             .iter()
+            .chain(std::iter::once(&EXT_TASKS))
             .map(|v| {
                 let path = format!(
                     "{}/../../core/testdata/mcp-schema/{v}.json",
@@ -107,6 +111,9 @@ pub fn check_message(
             if obj["method"] == "notifications/progress" {
                 validate(version, "ProgressNotification", value);
             }
+            if obj["method"] == "notifications/tasks/status" {
+                validate(version, "TaskStatusNotification", value);
+            }
             if obj["method"] == "notifications/subscriptions/acknowledged" {
                 validate(version, "SubscriptionsAcknowledgedNotification", value);
             }
@@ -124,6 +131,29 @@ pub fn check_message(
                 Some("server/discover") => validate(version, "DiscoverResult", result),
                 Some("subscriptions/listen") => {
                     validate(version, "SubscriptionsListenResult", result)
+                }
+                Some("tools/call") if result.get("task").is_some() => {
+                    validate(version, "CreateTaskResult", result);
+                }
+                Some("tools/call") if result["resultType"] == "task" => {
+                    validate(EXT_TASKS, "CreateTaskResult", result);
+                }
+                Some("tasks/get") if version == "2026-07-28" => {
+                    validate(EXT_TASKS, "GetTaskResult", result);
+                    if let Some(inner) = result.get("result") {
+                        validate(version, "CallToolResult", inner);
+                    }
+                }
+                Some("tasks/cancel") if version == "2026-07-28" => {
+                    validate(EXT_TASKS, "CancelTaskResult", result)
+                }
+                Some("tasks/update") => validate(EXT_TASKS, "UpdateTaskResult", result),
+                Some("tasks/get") => validate(version, "GetTaskResult", result),
+                Some("tasks/cancel") => validate(version, "CancelTaskResult", result),
+                Some("tasks/list") => validate(version, "ListTasksResult", result),
+                Some("tasks/result") => {
+                    validate(version, "GetTaskPayloadResult", result);
+                    validate(version, "CallToolResult", result);
                 }
                 Some("tools/call") => {
                     validate(version, "CallToolResult", result);

@@ -11,6 +11,7 @@ pub mod proxies;
 pub mod scale_out;
 pub mod sdks;
 pub mod streaming;
+pub mod tasks;
 
 /// Instantiates the whole end-to-end suite for the binary at `$bin` (a `&'static str`,
 /// usually `env!("CARGO_BIN_EXE_<name>")`): one `#[test]` per suite function.
@@ -421,6 +422,28 @@ macro_rules! e2e_suite {
             #[test]
             fn two_instances_behind_nginx_serve_one_client_alternately() {
                 $crate::run($bin, $crate::suite::scale_out::two_instances_behind_nginx_serve_one_client_alternately);
+            }
+        }
+        mod tasks {
+            #[test]
+            fn a_task_over_stdio_is_created_polled_fetched_and_announced() {
+                $crate::run($bin, $crate::suite::tasks::a_task_over_stdio_is_created_polled_fetched_and_announced);
+            }
+            #[test]
+            fn cancelling_a_working_task_closes_its_upstream_connection() {
+                $crate::run($bin, $crate::suite::tasks::cancelling_a_working_task_closes_its_upstream_connection);
+            }
+            #[test]
+            fn forged_tampered_and_expired_task_ids_are_refused() {
+                $crate::run($bin, $crate::suite::tasks::forged_tampered_and_expired_task_ids_are_refused);
+            }
+            #[test]
+            fn an_http_client_creates_a_task_leaves_and_fetches_the_result_on_another_connection() {
+                $crate::run($bin, $crate::suite::tasks::an_http_client_creates_a_task_leaves_and_fetches_the_result_on_another_connection);
+            }
+            #[test]
+            fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
+                $crate::run($bin, $crate::suite::tasks::a_modern_client_with_the_extension_polls_its_task_to_the_result);
             }
         }
     };

@@ -1,0 +1,253 @@
+//! Tasks end to end, local backing: a 2025-11-25 client over stdio creates a task, polls,
+//! fetches the result and hears the status change; cancels one while it works (the
+//! upstream connection closes); forged, tampered and expired ids; over HTTP a client that
+//! creates a task and disconnects comes back on another connection for the result; a
+//! 2026-07-28 client with the extension gets `resultType: "task"` and the result in
+//! `tasks/get`. Every message is checked against the schemas (the extension's included).
+
+use crate::fake_openai::{Action, FakeOpenAi};
+use crate::http_client::{listening, modern_headers, HttpConn};
+use crate::*;
+
+fn task_call(id: u64, ttl: Option<u64>) -> Value {
+    let mut task = json!({});
+    if let Some(ttl) = ttl {
+        task["ttl"] = ttl.into();
+    }
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+        "name":"answer","arguments":{"query":"q"},"task":task,"_meta":{"progressToken":id}}})
+}
+
+fn on_task(id: u64, method: &str, task_id: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task_id}})
+}
+
+/// A slow answer: long enough to poll while it works.
+fn slow_fake() -> FakeOpenAi {
+    FakeOpenAi::start(|r, _| {
+        if r.body.to_string().contains("please-hang-forever") {
+            Action::Hang
+        } else {
+            Action::json(200, &fixture("response-web-search.json"))
+                .after(Duration::from_millis(600))
+        }
+    })
+}
+
+pub fn a_task_over_stdio_is_created_polled_fetched_and_announced() {
+    let fake = slow_fake();
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url));
+    let init = mcp.initialize("2025-11-25");
+    assert!(init["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"].is_object());
+    let list = mcp
+        .ask(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}))
+        .0;
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        assert_eq!(tool["execution"]["taskSupport"], "optional");
+    }
+    let (created, mut notes) = mcp.ask(task_call(2, Some(120_000)));
+    let task = &created["result"]["task"];
+    assert_eq!(
+        (task["status"].as_str(), task["ttl"].as_u64()),
+        (Some("working"), Some(120_000))
+    );
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    let (polled, more) = mcp.ask(on_task(3, "tasks/get", &id));
+    notes.extend(more);
+    assert_eq!(polled["result"]["status"], "working");
+    // tasks/result waits for the end; progress comes meanwhile, the status change after.
+    let (result, more) = mcp.ask(on_task(4, "tasks/result", &id));
+    notes.extend(more);
+    let answer = answer_of(&result);
+    assert_eq!(answer["used_search"], true);
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n["method"] == "notifications/progress"),
+        "the progress token stays valid while the task works: {notes:?}"
+    );
+    let status = mcp.recv();
+    assert_eq!(status["method"], "notifications/tasks/status", "{status}");
+    assert_eq!(status["params"]["status"], "completed");
+    let done = mcp.ask(on_task(5, "tasks/get", &id)).0;
+    assert_eq!(done["result"]["status"], "completed");
+    let listed = mcp
+        .ask(json!({"jsonrpc":"2.0","id":6,"method":"tasks/list"}))
+        .0;
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], id);
+    assert_eq!(fake.requests().len(), 1, "one upstream call for the task");
+    assert!(!mcp.stderr().contains(PLANTED_KEY));
+}
+
+pub fn cancelling_a_working_task_closes_its_upstream_connection() {
+    let fake = slow_fake();
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url));
+    mcp.initialize("2025-11-25");
+    let mut call = task_call(1, None);
+    call["params"]["arguments"]["query"] = "please-hang-forever".into();
+    let created = mcp.ask(call).0;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(fake.wait_requests(1, PATIENCE).len(), 1);
+    let (cancelled, _) = mcp.ask(on_task(2, "tasks/cancel", &id));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let start = Instant::now();
+    while fake.closed().is_empty() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the upstream connection stayed open"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let again = mcp.ask(on_task(3, "tasks/cancel", &id)).0;
+    assert_eq!(again["error"]["code"], -32602);
+    let result = mcp.ask(on_task(4, "tasks/result", &id)).0;
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled"),
+        "{result}"
+    );
+}
+
+pub fn forged_tampered_and_expired_task_ids_are_refused() {
+    let fake = slow_fake();
+    let dir = temp_dir("tasks");
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&dir, "tasks: {max_ttl_ms: 1000}\n"));
+    mcp.initialize("2025-11-25");
+    let created = mcp.ask(task_call(1, None)).0;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        created["result"]["task"]["ttl"], 1000,
+        "capped by tasks.max_ttl_ms"
+    );
+    let mut tampered = id.clone().into_bytes();
+    let at = tampered.len() / 2;
+    tampered[at] = if tampered[at] == b'a' { b'b' } else { b'a' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    for (n, bad) in ["786512e2-9e0d-44bd-8f29-789f320fe840", tampered.as_str()]
+        .iter()
+        .enumerate()
+    {
+        let r = mcp.ask(on_task(10 + n as u64, "tasks/get", bad)).0;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a task id"));
+    }
+    thread::sleep(Duration::from_millis(1_300));
+    let r = mcp.ask(on_task(20, "tasks/get", &id)).0;
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("expired"),
+        "{r}"
+    );
+    // Another process (its own random key) does not accept this process's ids.
+    let mut other = Mcp::spawn(Opts::upstream(&fake.url));
+    other.initialize("2025-11-25");
+    let created = mcp.ask(task_call(30, None)).0;
+    let fresh = created["result"]["task"]["taskId"].as_str().unwrap();
+    let r = other.ask(on_task(1, "tasks/get", fresh)).0;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a task id"),
+        "{r}"
+    );
+}
+
+pub fn an_http_client_creates_a_task_leaves_and_fetches_the_result_on_another_connection() {
+    let fake = slow_fake();
+    let mcp = Mcp::spawn(Opts::http(&fake.url));
+    let addr = listening(&mcp);
+    let version = [("MCP-Protocol-Version", "2025-11-25")];
+    let call = task_call(1, None);
+    let created = {
+        let mut c = HttpConn::open(addr);
+        let r = c.post(&call, &version);
+        assert_eq!(r.status, 200);
+        let m = r.json();
+        check_reply("2025-11-25", &call, &m);
+        m
+    };
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Gone; back later on a new connection.
+    let mut c = HttpConn::open(addr);
+    let result = on_task(2, "tasks/result", &id);
+    let r = c.post(&result, &version);
+    let m = r.json();
+    check_reply("2025-11-25", &result, &m);
+    assert_eq!(answer_of(&m)["used_search"], true);
+    let get = on_task(3, "tasks/get", &id);
+    let m = c.post(&get, &version).json();
+    check_reply("2025-11-25", &get, &m);
+    assert_eq!(m["result"]["status"], "completed");
+}
+
+pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
+    let fake = slow_fake();
+    let mcp = Mcp::spawn(Opts::http(&fake.url));
+    let addr = listening(&mcp);
+    let mut c = HttpConn::open(addr);
+    let mut call = modern(
+        json!(1),
+        "tools/call",
+        json!({"name":"answer","arguments":{"query":"q"}}),
+    );
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let post = |c: &mut HttpConn, m: &Value| {
+        let headers = modern_headers(m);
+        let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let r = c.post(m, &h);
+        let reply = r.json();
+        check_reply("2026-07-28", m, &reply);
+        reply
+    };
+    let created = post(&mut c, &call);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut get = modern(json!(2), "tasks/get", json!({"taskId": id}));
+    let start = Instant::now();
+    let done = loop {
+        let got = post(&mut c, &get);
+        if got["result"]["status"] == "completed" {
+            break got;
+        }
+        assert_eq!(got["result"]["status"], "working");
+        assert!(start.elapsed() < PATIENCE);
+        thread::sleep(Duration::from_millis(100));
+        get["id"] = (get["id"].as_u64().unwrap() + 1).into();
+    };
+    let answer: Value = serde_json::from_str(
+        done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(answer["used_search"], true);
+    let update = modern(
+        json!(90),
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {}}),
+    );
+    assert_eq!(post(&mut c, &update)["result"]["resultType"], "complete");
+    let cancel = modern(json!(91), "tasks/cancel", json!({"taskId": id}));
+    assert_eq!(post(&mut c, &cancel)["result"]["resultType"], "complete");
+    let bogus = modern(json!(92), "tasks/get", json!({"taskId": "task-nope"}));
+    assert_eq!(post(&mut c, &bogus)["error"]["code"], -32602);
+}
