@@ -35,6 +35,8 @@ pub enum ErrorKind {
     /// Over HTTP, a 2026-07-28 request's mirrored headers are missing, malformed or say
     /// something other than its body.
     HeaderMismatch,
+    /// A 2026-07-28 request needs a client capability its `_meta` does not declare.
+    MissingClientCapability,
 }
 
 impl ErrorKind {
@@ -51,6 +53,7 @@ impl ErrorKind {
             ErrorKind::MissingProfile => -32052,
             ErrorKind::UnsupportedProtocolVersion => -32022,
             ErrorKind::HeaderMismatch => -32020,
+            ErrorKind::MissingClientCapability => -32021,
         }
     }
 }
@@ -78,6 +81,8 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = ErrorKind::UnsupportedProtocolVersion.code();
     /// HTTP headers that disagree with the body (2026-07-28).
     pub const HEADER_MISMATCH: i32 = ErrorKind::HeaderMismatch.code();
+    /// A client capability the request needs is not declared (2026-07-28).
+    pub const MISSING_CLIENT_CAPABILITY: i32 = ErrorKind::MissingClientCapability.code();
 }
 
 /// A request id: a string or an integer of any size, echoed back exactly.

@@ -10,6 +10,6 @@ mod version;
 
 pub use meta::{era_of, Era, MetaError};
 pub use method::{Method, NotificationMethod};
-pub use params::{CallParams, CallParamsError, ProgressToken};
+pub use params::{declares_tasks, CallParams, CallParamsError, ProgressToken, TASKS_EXTENSION};
 pub use shape::{INSTRUCTIONS, SERVER_NAME, SERVER_VERSION};
 pub use version::ProtocolVersion;

@@ -23,6 +23,16 @@ pub struct CallParams {
 /// The extension that lets a 2026-07-28 server answer with a task.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
+/// Whether a 2026-07-28 request's `_meta` declares the Tasks extension.
+pub fn declares_tasks(params: &Map<String, Value>) -> bool {
+    params
+        .get("_meta")
+        .and_then(|m| m.get(super::meta::CLIENT_CAPABILITIES))
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some_and(Value::is_object)
+}
+
 /// A progress token: a string or an integer, echoed back as sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgressToken(Value);
@@ -126,12 +136,7 @@ impl CallParams {
             Some(Value::Object(task)) => Some(task.get("ttl").and_then(Value::as_u64)),
             _ => None,
         };
-        let takes_tasks = params
-            .get("_meta")
-            .and_then(|m| m.get(super::meta::CLIENT_CAPABILITIES))
-            .and_then(|c| c.get("extensions"))
-            .and_then(|e| e.get(TASKS_EXTENSION))
-            .is_some_and(Value::is_object);
+        let takes_tasks = declares_tasks(params);
         Ok(CallParams {
             tool,
             args,

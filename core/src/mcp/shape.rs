@@ -384,3 +384,12 @@ pub fn task_payload(result: &Value, task_id: &str) -> Value {
     add_meta(&mut result, RELATED_TASK, json!({ "taskId": task_id }));
     result
 }
+
+/// -32021 for a `tasks/*` request whose client did not declare the Tasks extension.
+pub fn missing_tasks_capability(method: &str) -> RpcError {
+    RpcError::new(
+        ErrorKind::MissingClientCapability,
+        format!("{method} needs the io.modelcontextprotocol/tasks extension: declare it in _meta[\"io.modelcontextprotocol/clientCapabilities\"].extensions"),
+    )
+    .with_data(json!({ "requiredCapabilities": { "extensions": { super::params::TASKS_EXTENSION: {} } } }))
+}

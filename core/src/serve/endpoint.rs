@@ -232,7 +232,11 @@ impl ExchangeResponse {
             ExchangeOut::Reply { json, error } => {
                 let status = match error {
                     Some(code::METHOD_NOT_FOUND) if self.modern => 404,
-                    Some(code::UNSUPPORTED_PROTOCOL_VERSION | code::HEADER_MISMATCH) => 400,
+                    Some(
+                        code::UNSUPPORTED_PROTOCOL_VERSION
+                        | code::HEADER_MISMATCH
+                        | code::MISSING_CLIENT_CAPABILITY,
+                    ) => 400,
                     _ => 200,
                 };
                 let head = ReplyHead::new(status, self.keep_alive)

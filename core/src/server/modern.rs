@@ -54,7 +54,11 @@ impl Server {
             Method::ToolsCall => return self.call_tool(now, request, reply_to, version),
             Method::SubscriptionsListen => return self.listen(request.id, reply_to),
             m @ (Method::TasksGet | Method::TasksCancel | Method::TasksUpdate) => {
-                return self.on_task_request(now, request, m, reply_to, version)
+                if !crate::mcp::declares_tasks(&request.params) {
+                    Err(shape::missing_tasks_capability(m.as_str()))
+                } else {
+                    return self.on_task_request(now, request, m, reply_to, version);
+                }
             }
             other => Err(shape::method_not_found(other.as_str(), version)),
         };

@@ -221,7 +221,13 @@ pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
     let created = post(&mut c, &call);
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let mut get = modern(json!(2), "tasks/get", json!({"taskId": id}));
+    let with_ext = |m: Value| {
+        let mut m = m;
+        m["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+        m
+    };
+    let mut get = with_ext(modern(json!(2), "tasks/get", json!({"taskId": id})));
     let start = Instant::now();
     let done = loop {
         let got = post(&mut c, &get);
@@ -240,14 +246,27 @@ pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
     )
     .unwrap();
     assert_eq!(answer["used_search"], true);
-    let update = modern(
+    let update = with_ext(modern(
         json!(90),
         "tasks/update",
         json!({"taskId": id, "inputResponses": {}}),
-    );
+    ));
     assert_eq!(post(&mut c, &update)["result"]["resultType"], "complete");
-    let cancel = modern(json!(91), "tasks/cancel", json!({"taskId": id}));
+    let cancel = with_ext(modern(json!(91), "tasks/cancel", json!({"taskId": id})));
     assert_eq!(post(&mut c, &cancel)["result"]["resultType"], "complete");
-    let bogus = modern(json!(92), "tasks/get", json!({"taskId": "task-nope"}));
+    let bogus = with_ext(modern(
+        json!(92),
+        "tasks/get",
+        json!({"taskId": "task-nope"}),
+    ));
     assert_eq!(post(&mut c, &bogus)["error"]["code"], -32602);
+    // Without the extension declared: -32021, HTTP 400.
+    let undeclared = modern(json!(93), "tasks/get", json!({"taskId": id}));
+    let headers = modern_headers(&undeclared);
+    let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let r = c.post(&undeclared, &h);
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (400, json!(-32021))
+    );
 }

@@ -167,7 +167,8 @@ fn modern_call(id: u64, with_extension: bool) -> Value {
 fn modern_tasks(id: u64, method: &str, task_id: &str) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task_id,"inputResponses":{},
         "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                 "io.modelcontextprotocol/clientCapabilities":{}}}})
+                 "io.modelcontextprotocol/clientCapabilities":
+                     {"extensions":{"io.modelcontextprotocol/tasks":{}}}}}})
 }
 
 #[test]
@@ -186,6 +187,14 @@ fn modern_clients_that_declare_the_extension_get_a_task_and_its_result_in_tasks_
         ),
         (Some("working"), Some("complete"))
     );
+    // A client that does not declare the extension is told which capability it lacks.
+    let mut undeclared = modern_tasks(8, "tasks/get", &id);
+    undeclared["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let r = h.request(undeclared);
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+    assert!(r["error"]["data"]["requiredCapabilities"]["extensions"]
+        ["io.modelcontextprotocol/tasks"]
+        .is_object());
     let ack = h.request(modern_tasks(3, "tasks/update", &id));
     assert_eq!(ack["result"]["resultType"], "complete");
     h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
