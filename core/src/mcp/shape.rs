@@ -346,8 +346,8 @@ pub fn task_state<W>(
 ) -> Value {
     let mut result = task(t, poll, version);
     if version.is_modern() {
-        match &t.outcome {
-            Some(Ok(value)) => result["result"] = value.clone(),
+        match t.outcome.as_ref().map(crate::tasks::Outcome::get) {
+            Some(Ok(value)) => result["result"] = value,
             Some(Err(error)) => result["error"] = serde_json::to_value(error).unwrap_or_default(),
             None => {}
         }

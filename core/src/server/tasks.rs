@@ -217,7 +217,7 @@ impl Server {
         &mut self,
         waiters: Vec<Waiter>,
         task_id: &str,
-        outcome: Option<&Result<Value, RpcError>>,
+        outcome: Option<&crate::tasks::Outcome>,
     ) {
         for w in waiters {
             let reply = match payload(outcome, task_id) {
@@ -254,10 +254,10 @@ pub(super) struct TaskStart {
 }
 
 /// What `tasks/result` returns for a task that ended with `outcome` (`None`: cancelled).
-fn payload(outcome: Option<&Result<Value, RpcError>>, task_id: &str) -> Result<Value, RpcError> {
-    match outcome {
-        Some(Ok(result)) => Ok(shape::task_payload(result, task_id)),
-        Some(Err(error)) => Err(error.clone()),
+fn payload(outcome: Option<&crate::tasks::Outcome>, task_id: &str) -> Result<Value, RpcError> {
+    match outcome.map(crate::tasks::Outcome::get) {
+        Some(Ok(result)) => Ok(shape::task_payload(&result, task_id)),
+        Some(Err(error)) => Err(error),
         None => Err(RpcError::new(
             ErrorKind::InvalidRequest,
             format!("task {task_id} was cancelled before it finished, so it has no result; call the tool again"),

@@ -2,7 +2,7 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http` runs one part; `BENCH_BIN_DIR` measures
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks` runs one part; `BENCH_BIN_DIR` measures
 //! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
 //! Every figure is a median (or a percentile) of several runs, next to a baseline measured
@@ -18,6 +18,7 @@
 
 mod http;
 mod streaming;
+mod tasks;
 
 use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
 use std::io::{BufRead, BufReader, Write};
@@ -488,5 +489,8 @@ fn main() {
     }
     if only.is_empty() || only == "http" {
         http::run();
+    }
+    if only.is_empty() || only == "tasks" {
+        tasks::run();
     }
 }
