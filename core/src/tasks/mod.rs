@@ -97,8 +97,9 @@ impl Outcome {
     /// Keeps `outcome`.
     pub fn new(outcome: Result<Value, RpcError>) -> Outcome {
         Outcome(outcome.and_then(|v| {
-            serde_json::value::to_raw_value(&v)
-                .map_err(|e| RpcError::new(crate::jsonrpc::ErrorKind::InvalidRequest, e.to_string()))
+            serde_json::value::to_raw_value(&v).map_err(|e| {
+                RpcError::new(crate::jsonrpc::ErrorKind::InvalidRequest, e.to_string())
+            })
         }))
     }
 

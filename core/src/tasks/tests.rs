@@ -35,7 +35,10 @@ fn a_task_works_then_completes_and_its_waiters_are_handed_back() {
     assert_eq!(task.status, Status::Completed);
     assert_eq!(task.updated - task.created, 5);
     assert_eq!(task.outcome, Some(Outcome::new(Ok(json!({"content": []})))));
-    assert_eq!(task.outcome.as_ref().unwrap().get(), Ok(json!({"content": []})));
+    assert_eq!(
+        task.outcome.as_ref().unwrap().get(),
+        Ok(json!({"content": []}))
+    );
 }
 
 #[test]

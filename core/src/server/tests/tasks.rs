@@ -231,3 +231,29 @@ fn a_full_store_of_working_tasks_refuses_new_ones() {
     assert_eq!(r["error"]["code"], -32051, "{r}");
     assert!(r["error"]["message"].as_str().unwrap().contains("tasks"));
 }
+
+#[test]
+fn a_missing_task_id_or_a_foreign_cursor_is_invalid_params() {
+    let mut h = Harness::ready("2025-11-25");
+    for params in [json!({}), json!({"taskId": 7})] {
+        let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tasks/get","params":params}));
+        assert_eq!(r["error"]["code"], -32602);
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("params.taskId"),
+            "{r}"
+        );
+    }
+    let r =
+        h.request(json!({"jsonrpc":"2.0","id":2,"method":"tasks/list","params":{"cursor":"x"}}));
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("without a cursor"),
+        "{r}"
+    );
+}
