@@ -306,6 +306,10 @@ macro_rules! e2e_suite {
         }
         mod sdks {
             #[test]
+            fn typescript_sdk_1_x_tasks_over_stdio() {
+                $crate::run($bin, $crate::suite::sdks::typescript_sdk_1_x_tasks_over_stdio);
+            }
+            #[test]
             fn python_sdk_over_http_lists_calls_with_progress_and_cancels() {
                 $crate::run($bin, $crate::suite::sdks::python_sdk_over_http_lists_calls_with_progress_and_cancels);
             }

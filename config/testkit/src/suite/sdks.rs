@@ -213,3 +213,64 @@ pub fn typescript_sdk_1_x_over_http_lists_calls_with_progress_and_cancels() {
         check_http_client(c, None);
     }
 }
+
+/// The TypeScript SDK 1.x client's Tasks API (2025-11-25) over stdio: a task streamed to
+/// its result, `getTask`, `listTasks`, and a second task cancelled while it works (the
+/// fake sees its upstream connection close).
+pub fn typescript_sdk_1_x_tasks_over_stdio() {
+    let Some(mut command) = typescript_script("sdk_tasks_client.cjs", "", "") else {
+        return;
+    };
+    let fake = FakeOpenAi::start(|r, _| {
+        if r.body.to_string().contains("please-hang-forever") {
+            Action::Hang
+        } else {
+            Action::json(200, &fixture("response-web-search.json"))
+                .after(Duration::from_millis(300))
+        }
+    });
+    let home = temp_dir("sdk-tasks");
+    let out = command
+        .arg(crate::binary())
+        .env("HOME", &home)
+        .env("OPENAI_API_KEY", PLANTED_KEY)
+        .env("OPENAI_BASE_URL", &fake.url)
+        .env_remove("HTTPS_PROXY")
+        .env_remove("HTTP_PROXY")
+        .env_remove("ALL_PROXY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "sdk client failed:\n{stdout}\n{stderr}"
+    );
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let seen: Vec<&str> = report["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(seen.first(), Some(&"taskCreated"), "{report}");
+    assert_eq!(seen.last(), Some(&"result"), "{report}");
+    assert_eq!(report["status_after"], "completed");
+    assert!(report["listed"]
+        .as_array()
+        .unwrap()
+        .contains(&report["task_id"]));
+    let answer: Value = serde_json::from_str(report["text"].as_str().unwrap()).unwrap();
+    assert_eq!(answer["used_search"], true);
+    assert_eq!(report["structured"], answer);
+    assert_eq!(report["cancelled_status"], "cancelled");
+    let start = Instant::now();
+    while fake.closed().is_empty() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the cancelled task's upstream connection stayed open"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let _ = std::fs::remove_dir_all(home);
+}
