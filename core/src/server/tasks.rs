@@ -23,6 +23,8 @@ pub(super) struct Waiter {
 
 /// Tasks listed per page.
 const PAGE: usize = 50;
+/// `tasks/result` requests one task may hold waiting: each is a request left open.
+const MAX_WAITERS: usize = 16;
 
 impl Server {
     /// Starts `call` as a task living `ttl_ms` (default when `None`) and answers with its
@@ -131,6 +133,10 @@ impl Server {
             Method::TasksGet => Ok(shape::task_state(task, poll, version)),
             Method::TasksUpdate => Ok(shape::complete(shape::empty_result(), version)),
             Method::TasksResult => match task.status {
+                Status::Working if task.waiters.len() >= MAX_WAITERS => Err(RpcError::new(
+                    ErrorKind::Overloaded,
+                    format!("task {task_id} already has {MAX_WAITERS} tasks/result requests waiting; wait for one of them, or poll tasks/get"),
+                )),
                 Status::Working => {
                     task.waiters.push(Waiter {
                         reply_to,

@@ -257,3 +257,19 @@ fn a_missing_task_id_or_a_foreign_cursor_is_invalid_params() {
         "{r}"
     );
 }
+
+#[test]
+fn waiting_requests_per_task_are_bounded() {
+    let mut h = Harness::ready("2025-11-25");
+    let (id, _) = created(&mut h, None);
+    for n in 0..16 {
+        h.send(tasks(100 + n, "tasks/result", &id));
+    }
+    assert!(h.frames().is_empty(), "sixteen may wait");
+    let r = h.request(tasks(200, "tasks/result", &id));
+    assert_eq!(r["error"]["code"], -32051, "{r}");
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("tasks/get"));
+}
