@@ -235,6 +235,11 @@ impl Server {
         self.exited
     }
 
+    /// Tasks held in the store, working or finished.
+    pub fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+
     /// Number of calls in flight or queued.
     pub fn calls_in_flight(&self) -> usize {
         self.calls.len()

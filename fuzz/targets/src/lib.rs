@@ -733,3 +733,94 @@ pub fn sse(data: &[u8]) {
         assert!(!answer.answer.trim().is_empty());
     }
 }
+
+/// Tasks under a random script in a 2025-11-25 session: create tasks (ttl from the
+/// input), poll, fetch, list and cancel them by issued, mutated or random ids, answer or
+/// fail their attempts, let time pass. Every write is one valid JSON-RPC message; no
+/// request id is answered twice; the store never holds more than its limit; ids that were
+/// not issued never reach a task.
+pub fn tasks(data: &[u8]) {
+    use responses_mcp_core::tasks::TaskSettings;
+    let mut config = ServerConfig {
+        api_key_present: true,
+        max_inflight: 2,
+        max_queue: 2,
+        ..ServerConfig::default()
+    };
+    config.tasks = TaskSettings {
+        max_tasks: 3,
+        max_bytes: 4096,
+        max_ttl: Duration::from_secs(20),
+        ..TaskSettings::default()
+    };
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    let answer = br#"{"id":"resp_1","model":"gpt-5","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"hi","annotations":[]}]}]}"#;
+    let mut ids: Vec<String> = Vec::new();
+    let mut answered: BTreeSet<u64> = BTreeSet::new();
+    let mut next = 1u64;
+    let mut bytes = data.iter().copied();
+    while let Some(op) = bytes.next() {
+        let arg = bytes.next().unwrap_or(0);
+        let id = next;
+        next += 1;
+        let task_id = match ids.get(usize::from(arg) % ids.len().max(1)) {
+            Some(t) if arg % 5 != 0 => t.clone(),
+            Some(t) => {
+                // One character changed: the seal must refuse it.
+                let mut forged = t.clone().into_bytes();
+                let at = usize::from(arg) % forged.len();
+                forged[at] = forged[at].wrapping_add(1);
+                String::from_utf8_lossy(&forged).into_owned()
+            }
+            None => format!("task-{arg:x}"),
+        };
+        match op % 8 {
+            0 | 1 => {
+                let ttl = u64::from(arg) * 200;
+                h.send(
+                    serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+                    "params":{"name":"answer","arguments":{"query":"q"},"task":{"ttl":ttl}}}),
+                );
+            }
+            2 | 3 | 4 | 5 => {
+                let method = ["tasks/get", "tasks/result", "tasks/cancel", "tasks/list"]
+                    [usize::from(op % 8 - 2)];
+                h.send(serde_json::json!({"jsonrpc":"2.0","id":id,"method":method,
+                    "params":{"taskId":task_id,"cursor":task_id}}));
+            }
+            6 => {
+                for attempt in h.take_http() {
+                    match arg % 3 {
+                        0 => h.reply(attempt.attempt, 200, answer, &[]),
+                        1 => h.reply(attempt.attempt, 500, b"{}", &[]),
+                        _ => h.fail(
+                            attempt.attempt,
+                            responses_mcp_core::server::TransportErrorKind::Io,
+                            "reset",
+                        ),
+                    }
+                }
+            }
+            _ => {
+                // Time passes; the timer fires late, as a busy host's would.
+                h.advance(Duration::from_millis(u64::from(arg) * 100));
+                h.feed(Input::Timeout);
+            }
+        }
+        for frame in h.frames() {
+            assert_eq!(frame["jsonrpc"], "2.0", "{frame}");
+            if let Some(task) = frame.pointer("/result/task/taskId").and_then(Value::as_str) {
+                ids.push(task.to_owned());
+            }
+            if let Some(n) = frame.get("id").and_then(Value::as_u64) {
+                assert!(answered.insert(n), "request {n} answered twice: {frame}");
+            }
+            if let Some(message) = frame.pointer("/error/message").and_then(Value::as_str) {
+                assert!(!message.contains("panicked"), "{message}");
+            }
+        }
+        let _ = h.take_other();
+        assert!(h.server.task_count() <= 3, "the store outgrew its limit");
+    }
+}

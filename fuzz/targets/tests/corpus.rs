@@ -68,3 +68,8 @@ fn http_request_corpus() {
 fn http_connection_corpus() {
     replay("http_connection", targets::http_connection);
 }
+
+#[test]
+fn tasks_corpus() {
+    replay("tasks", targets::tasks);
+}
