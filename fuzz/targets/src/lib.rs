@@ -783,7 +783,7 @@ pub fn tasks(data: &[u8]) {
                     "params":{"name":"answer","arguments":{"query":"q"},"task":{"ttl":ttl}}}),
                 );
             }
-            2 | 3 | 4 | 5 => {
+            2..=5 => {
                 let method = ["tasks/get", "tasks/result", "tasks/cancel", "tasks/list"]
                     [usize::from(op % 8 - 2)];
                 h.send(serde_json::json!({"jsonrpc":"2.0","id":id,"method":method,
