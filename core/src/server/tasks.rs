@@ -284,7 +284,7 @@ fn not_found(task_id: &str, why: Unknown) -> RpcError {
     let shown: String = task_id.chars().take(80).collect();
     let message = match why {
         Unknown::NotMinted => format!("task not found: {shown:?} is not a task id this server issued"),
-        Unknown::Gone => format!("task not found: {shown:?} has expired (a task is kept for its ttl) or was dropped to make room; call the tool again"),
+        Unknown::Gone => format!("task not found: {shown:?} has expired (a task is kept for its ttl), was dropped to make room, or lives on another instance of this server (tasks are kept by the instance that created them); call the tool again"),
     };
     RpcError::new(ErrorKind::InvalidParams, message)
 }
