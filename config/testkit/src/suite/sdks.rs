@@ -7,10 +7,10 @@
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::*;
 
-/// Runs `command` (an SDK client script) and checks its report: the era it ended in, the
-/// tools, and an answer with search and citations, once upstream.
-fn check_client(mut command: Command, expected_version: Option<&str>) {
-    let fake = FakeOpenAi::fixed(200, fixture("response-web-search.json"));
+/// Runs `command` (an SDK client script that starts the binary over stdio) against
+/// `fake` with the planted key, and returns the JSON report on its last line; no output
+/// may carry the key.
+fn run_over_stdio(mut command: Command, fake: &FakeOpenAi) -> Value {
     let home = temp_dir("sdk");
     let out = command
         .arg(crate::binary())
@@ -29,7 +29,15 @@ fn check_client(mut command: Command, expected_version: Option<&str>) {
         "sdk client failed:\n{stdout}\n{stderr}"
     );
     assert!(!stdout.contains(PLANTED_KEY) && !stderr.contains(PLANTED_KEY));
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(home);
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
+/// Runs `command` (an SDK client script) and checks its report: the era it ended in, the
+/// tools, and an answer with search and citations, once upstream.
+fn check_client(command: Command, expected_version: Option<&str>) {
+    let fake = FakeOpenAi::fixed(200, fixture("response-web-search.json"));
+    let report = run_over_stdio(command, &fake);
     if let Some(version) = expected_version {
         assert_eq!(report["version"], version, "{report}");
     }
@@ -43,7 +51,6 @@ fn check_client(mut command: Command, expected_version: Option<&str>) {
     assert!(!answer["citations"].as_array().unwrap().is_empty());
     assert_eq!(report["structured"], answer);
     assert_eq!(fake.requests().len(), 1);
-    let _ = std::fs::remove_dir_all(home);
 }
 
 /// The Python client, or `None` (a skip outside CI) when the SDK is not installed.
@@ -218,7 +225,7 @@ pub fn typescript_sdk_1_x_over_http_lists_calls_with_progress_and_cancels() {
 /// its result, `getTask`, `listTasks`, and a second task cancelled while it works (the
 /// fake sees its upstream connection close).
 pub fn typescript_sdk_1_x_tasks_over_stdio() {
-    let Some(mut command) = typescript_script("sdk_tasks_client.cjs", "", "") else {
+    let Some(command) = typescript_script("sdk_tasks_client.cjs", "", "") else {
         return;
     };
     let fake = FakeOpenAi::start(|r, _| {
@@ -229,24 +236,7 @@ pub fn typescript_sdk_1_x_tasks_over_stdio() {
                 .after(Duration::from_millis(300))
         }
     });
-    let home = temp_dir("sdk-tasks");
-    let out = command
-        .arg(crate::binary())
-        .env("HOME", &home)
-        .env("OPENAI_API_KEY", PLANTED_KEY)
-        .env("OPENAI_BASE_URL", &fake.url)
-        .env_remove("HTTPS_PROXY")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "sdk client failed:\n{stdout}\n{stderr}"
-    );
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let report = run_over_stdio(command, &fake);
     let seen: Vec<&str> = report["seen"]
         .as_array()
         .unwrap()
@@ -272,5 +262,4 @@ pub fn typescript_sdk_1_x_tasks_over_stdio() {
         );
         thread::sleep(Duration::from_millis(10));
     }
-    let _ = std::fs::remove_dir_all(home);
 }
