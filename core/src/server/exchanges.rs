@@ -103,6 +103,9 @@ impl Server {
     /// The client went away: its call (if any) is cancelled; nothing more is sent for it.
     pub(super) fn on_exchange_closed(&mut self, now: Now, x: ExchangeId) {
         self.forget_subscriptions_of(x);
+        // A `tasks/result` whose client left waits no more (and frees its slot).
+        self.tasks
+            .forget_waiters(|w| w.reply_to == ReplyTo::Exchange(x));
         let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));
         for key in &keys {
             if self.calls.cancel(now, key) {

@@ -313,6 +313,13 @@ impl<W> TaskStore<W> {
         (task.call.take(), std::mem::take(&mut task.waiters))
     }
 
+    /// Forgets the waiters `gone` says have left (their requests closed).
+    pub fn forget_waiters(&mut self, gone: impl Fn(&W) -> bool) {
+        for task in self.tasks.values_mut() {
+            task.waiters.retain(|w| !gone(w));
+        }
+    }
+
     /// Forgets a task whose call could not start.
     pub fn discard(&mut self, id: &str) {
         if let Some(seq) = self.open(id) {

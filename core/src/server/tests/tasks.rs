@@ -273,3 +273,46 @@ fn waiting_requests_per_task_are_bounded() {
         .unwrap()
         .contains("tasks/get"));
 }
+
+#[test]
+fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
+    let mut h = Harness::new(Harness::keyed());
+    let v = Some(ProtocolVersion::V2025_11_25);
+    h.feed(Input::Exchange {
+        id: ExchangeId(1),
+        message: task_call(1, None),
+        version: v,
+    });
+    let created = h.take_other();
+    let Some(Output::Exchange(_, ExchangeOut::Reply { json, .. })) =
+        created.iter().find(|o| matches!(o, Output::Exchange(..)))
+    else {
+        panic!("{created:?}")
+    };
+    let reply: Value = serde_json::from_slice(json).unwrap();
+    let id = reply["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for x in 2..18 {
+        h.feed(Input::Exchange {
+            id: ExchangeId(x),
+            message: tasks(x, "tasks/result", &id),
+            version: v,
+        });
+        h.feed(Input::ExchangeClosed(ExchangeId(x)));
+    }
+    let _ = h.take_other();
+    // Sixteen clients came and went; a seventeenth may still wait.
+    h.feed(Input::Exchange {
+        id: ExchangeId(40),
+        message: tasks(40, "tasks/result", &id),
+        version: v,
+    });
+    let out = h.take_other();
+    assert!(
+        !out.iter()
+            .any(|o| matches!(o, Output::Exchange(ExchangeId(40), _))),
+        "it waits: {out:?}"
+    );
+}
