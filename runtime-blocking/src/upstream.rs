@@ -11,7 +11,7 @@ use responses_mcp_config::proxy::ProxyRoute;
 use responses_mcp_config::{ApiKey, Startup};
 use responses_mcp_core::http::{scrub, MAX_BODY_BYTES};
 use responses_mcp_core::server::{
-    AttemptId, HttpHead, HttpReply, HttpRequest, TransportError, TransportErrorKind,
+    AttemptId, HttpHead, HttpMethod, HttpReply, HttpRequest, TransportError, TransportErrorKind,
 };
 use responses_mcp_core::Message;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -155,20 +155,9 @@ impl Upstream {
         }
     }
 
-    /// Performs one attempt, blocking until it ends. A 2xx event stream goes to `stream`
-    /// as it arrives (its head, then body pieces; the caller sends the end); any other
-    /// reply is read whole.
-    pub fn send(
-        &self,
-        attempt: &Attempt,
-        request: &HttpRequest,
-        stream: impl FnMut(Message) -> bool,
-    ) -> Result<Delivered, TransportError> {
-        let mut builder = attempt
-            .agent
-            .post(&request.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json");
+    /// The headers every request carries: what we accept, and the credentials.
+    fn headers<B>(&self, builder: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        let mut builder = builder.header("Accept", "application/json");
         if let Some(auth) = &self.shared.authorization {
             builder = builder.header("Authorization", auth);
         }
@@ -178,10 +167,27 @@ impl Upstream {
         if let Some(project) = &self.shared.project {
             builder = builder.header("OpenAI-Project", project);
         }
+        builder
+    }
+
+    /// Performs one attempt, blocking until it ends. A 2xx event stream goes to `stream`
+    /// as it arrives (its head, then body pieces; the caller sends the end); any other
+    /// reply is read whole.
+    pub fn send(
+        &self,
+        attempt: &Attempt,
+        request: &HttpRequest,
+        stream: impl FnMut(Message) -> bool,
+    ) -> Result<Delivered, TransportError> {
         let https = request.url.starts_with("https://");
-        let mut response = builder
-            .send(&request.body[..])
-            .map_err(|e| transport_error(e, https))?;
+        let sent = match request.method {
+            HttpMethod::Post => self
+                .headers(attempt.agent.post(&request.url))
+                .header("Content-Type", "application/json")
+                .send(&request.body[..]),
+            HttpMethod::Get => self.headers(attempt.agent.get(&request.url)).call(),
+        };
+        let mut response = sent.map_err(|e| transport_error(e, https))?;
         let status = response.status().as_u16();
         let headers: Vec<(String, String)> = response
             .headers()
@@ -303,4 +309,60 @@ fn transport_error(e: ureq::Error, https: bool) -> TransportError {
         other => other.to_string(),
     };
     TransportError { kind, detail }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use responses_mcp_core::server::AttemptId;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_get_carries_no_body_and_reads_the_stored_response() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!(
+            "http://{}/v1/responses/resp_1",
+            listener.local_addr().unwrap()
+        );
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut buf = vec![0u8; 4096];
+            let n = conn.read(&mut buf).unwrap();
+            buf.truncate(n);
+            let body = b"{\"id\":\"resp_1\",\"status\":\"queued\"}";
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+            conn.write_all(head.as_bytes()).unwrap();
+            conn.write_all(body).unwrap();
+            buf
+        });
+        let upstream = Upstream::with_key(
+            None,
+            None,
+            None,
+            Duration::from_secs(5),
+            &ProxyRoute::Direct,
+            None,
+        );
+        let attempt = upstream.begin();
+        let request = HttpRequest {
+            attempt: AttemptId(1),
+            method: HttpMethod::Get,
+            url,
+            body: Vec::new(),
+        };
+        let Ok(Delivered::Whole(reply)) = upstream.send(&attempt, &request, |_| true) else {
+            panic!("not a whole reply")
+        };
+        assert_eq!(reply.body, b"{\"id\":\"resp_1\",\"status\":\"queued\"}");
+        let head = String::from_utf8(server.join().unwrap()).unwrap();
+        assert!(
+            head.starts_with("GET /v1/responses/resp_1 HTTP/1.1\r\n"),
+            "{head}"
+        );
+        assert!(
+            !head.to_ascii_lowercase().contains("content-type"),
+            "{head}"
+        );
+    }
 }

@@ -39,7 +39,8 @@ impl Tasks {
                 attempt,
                 events: &events,
             };
-            let message = match upstream.deliver(&request.url, request.body, Some(to)).await {
+            let sent = upstream.deliver(request.method, &request.url, request.body, Some(to));
+            let message = match sent.await {
                 Ok(Delivered::Whole(reply)) => Message::Completed(attempt, Ok(reply)),
                 // Every piece went ahead of this: the reply is complete.
                 Ok(Delivered::Streamed) => Message::End(attempt),

@@ -176,6 +176,7 @@ impl<C: Clone> CallEngine<C> {
         self.by_attempt.insert(attempt, id);
         self.events.push_back(CallEvent::Send(HttpRequest {
             attempt,
+            method: crate::server::HttpMethod::Post,
             url: self.settings.url.clone(),
             body,
         }));

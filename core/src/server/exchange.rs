@@ -158,10 +158,32 @@ pub enum Input<'a> {
 pub struct HttpRequest {
     /// Identifies the attempt in the completion.
     pub attempt: AttemptId,
-    /// `POST` target: `{base_url}/responses`.
+    /// `POST` with the body, or `GET` (the body is then empty).
+    pub method: HttpMethod,
+    /// The target, such as `{base_url}/responses`.
     pub url: String,
     /// The JSON body.
     pub body: Vec<u8>,
+}
+
+/// The method of an upstream request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HttpMethod {
+    /// `POST` with a JSON body: create a response, or cancel one.
+    #[default]
+    Post,
+    /// `GET`: read a stored response.
+    Get,
+}
+
+impl HttpMethod {
+    /// The method's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Post => "POST",
+            HttpMethod::Get => "GET",
+        }
+    }
 }
 
 /// An action for the runtime.

@@ -25,8 +25,8 @@ mod tasks;
 
 pub use config::{Profile, Profiles, SearchDefaults, ServerConfig};
 pub use exchange::{
-    AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpReply, HttpRequest, Input, Now, Output,
-    TransportError, TransportErrorKind,
+    AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpMethod, HttpReply, HttpRequest, Input, Now,
+    Output, TransportError, TransportErrorKind,
 };
 
 use crate::calls::{CallEngine, Settings};

@@ -17,7 +17,7 @@ use pool::Pool;
 use responses_mcp_config::Startup;
 use responses_mcp_core::http::{scrub, ReadError, Reader, Response, MAX_BODY_BYTES};
 use responses_mcp_core::server::{
-    AttemptId, HttpHead, HttpReply, TransportError, TransportErrorKind,
+    AttemptId, HttpHead, HttpMethod, HttpReply, TransportError, TransportErrorKind,
 };
 use responses_mcp_core::Message;
 use smol::channel::Sender;
@@ -66,7 +66,7 @@ impl Upstream {
     /// Performs one attempt: POSTs `body` to `url` and reads the whole reply.
     #[cfg(test)]
     pub async fn send(&self, url: &str, body: Vec<u8>) -> Result<HttpReply, TransportError> {
-        match self.deliver(url, body, None).await? {
+        match self.deliver(HttpMethod::Post, url, body, None).await? {
             Delivered::Whole(reply) => Ok(reply),
             Delivered::Streamed => Err(invalid("streamed without a destination")),
         }
@@ -77,6 +77,7 @@ impl Upstream {
     /// reply is read whole.
     pub async fn deliver(
         &self,
+        method: HttpMethod,
         url: &str,
         body: Vec<u8>,
         stream_to: Option<StreamTo<'_>>,
@@ -84,7 +85,7 @@ impl Upstream {
         let target = Target::parse(url).map_err(invalid)?;
         let headers = self.headers.as_deref().map_err(|why| invalid(why))?;
         // The body is only needed inside the message, which lives until the reply.
-        let message = message(&target, headers, &body);
+        let message = message(method, &target, headers, &body);
         drop(body);
         let (response, stream) = loop {
             let (mut stream, reused) = match self.pool.take(&target.origin) {
@@ -237,10 +238,11 @@ async fn send(to: StreamTo<'_>, message: Message) -> Result<(), Failed> {
 }
 
 /// The request: head and body in one buffer, written at once.
-fn message(target: &Target, headers: &[u8], body: &[u8]) -> Vec<u8> {
+fn message(method: HttpMethod, target: &Target, headers: &[u8], body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(160 + headers.len() + body.len());
     for part in [
-        b"POST ",
+        method.as_str().as_bytes(),
+        b" ",
         target.path.as_bytes(),
         b" HTTP/1.1\r\nHost: ",
         target.host_header.as_bytes(),
