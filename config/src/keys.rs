@@ -314,6 +314,12 @@ const AFTER_PROFILES: &[Key] = &[
         "How often clients are asked to poll a working task."
     ),
     key!(
+        "tasks.openai_background",
+        Kind::Bool,
+        None,
+        "Run tasks as OpenAI background responses (store: true: OpenAI keeps the response) so that any instance, or a restarted one, serves them."
+    ),
+    key!(
         "tasks.secret_env",
         Kind::Str,
         None,
@@ -513,6 +519,7 @@ pub fn defaults() -> Value {
             "max_tasks": core.tasks.max_tasks,
             "max_bytes": core.tasks.max_bytes,
             "poll_interval_ms": millis(core.tasks.poll_interval),
+            "openai_background": core.tasks.background,
             "secret_env": DEFAULT_TASKS_SECRET_ENV,
         }
     })

@@ -190,6 +190,7 @@ impl Resolved {
                 max_ttl: Duration::from_millis(s.tasks.max_ttl_ms),
                 poll_interval: Duration::from_millis(s.tasks.poll_interval_ms),
                 key: responses_mcp_core::tasks::TaskKey([0; 32]),
+                background: s.tasks.openai_background,
             },
         }
     }

@@ -488,3 +488,86 @@ pub fn completed_response(stream: &[u8]) -> Vec<u8> {
     let event: serde_json::Value = serde_json::from_slice(line).unwrap();
     event["response"].to_string().into_bytes()
 }
+
+/// OpenAI background mode, played: `POST /responses` with `"background": true` answers
+/// `queued` at once with a new id; `GET /responses/{id}` says `queued`, then
+/// `in_progress`, then (once `ready_after` has passed since creation) gives `finished`
+/// with that id; `POST /responses/{id}/cancel` cancels a response not yet finished. An
+/// unknown id is a 404 like the API's. Ids are shared by every clone, so two servers (or
+/// a restarted one) pointed at the same fake see the same responses.
+#[derive(Clone)]
+pub struct Background {
+    responses: Arc<Mutex<Vec<(String, Instant, bool)>>>,
+    finished: Arc<Value>,
+    ready_after: Duration,
+}
+
+impl Background {
+    /// Responses that finish as `finished` (a Responses API body) after `ready_after`.
+    pub fn new(finished: &[u8], ready_after: Duration) -> Background {
+        Background {
+            responses: Arc::default(),
+            finished: Arc::new(serde_json::from_slice(finished).expect("a JSON response")),
+            ready_after,
+        }
+    }
+
+    /// Starts a fake that serves these responses.
+    pub fn serve(&self) -> FakeOpenAi {
+        let me = self.clone();
+        FakeOpenAi::start(move |r, _| me.answer(r))
+    }
+
+    fn answer(&self, r: &Recorded) -> Action {
+        let path = r.path.split('?').next().unwrap_or_default();
+        let tail = path.rsplit_once("/responses").map(|(_, t)| t).unwrap_or("");
+        let mut responses = self.responses.lock().unwrap();
+        if r.method == "POST" && tail.is_empty() {
+            if r.body["background"] != true {
+                return Action::json(400, br#"{"error":{"message":"this fake serves background requests only","type":"invalid_request_error"}}"#);
+            }
+            let id = format!("resp_bg_{}", responses.len() + 1);
+            responses.push((id.clone(), Instant::now(), false));
+            return Action::json(200, &self.state(&id, "queued"));
+        }
+        let (id, cancel) = match tail.strip_prefix('/') {
+            Some(rest) => match rest.strip_suffix("/cancel") {
+                Some(id) => (id.to_owned(), true),
+                None => (rest.to_owned(), false),
+            },
+            None => return Action::json(404, b"{}"),
+        };
+        let Some(entry) = responses.iter_mut().find(|(known, _, _)| *known == id) else {
+            let body = format!(
+                r#"{{"error":{{"message":"No response found with id '{id}'.","type":"invalid_request_error","param":null,"code":null}}}}"#
+            );
+            return Action::json(404, body.as_bytes());
+        };
+        let ready = entry.1.elapsed() >= self.ready_after;
+        if cancel && !ready {
+            entry.2 = true;
+        }
+        if entry.2 {
+            return Action::json(200, &self.state(&id, "cancelled"));
+        }
+        if ready {
+            let mut body = (*self.finished).clone();
+            body["id"] = id.into();
+            body["background"] = true.into();
+            return Action::json(200, body.to_string().as_bytes());
+        }
+        let status = if entry.1.elapsed() < self.ready_after / 2 {
+            "queued"
+        } else {
+            "in_progress"
+        };
+        Action::json(200, &self.state(&id, status))
+    }
+
+    fn state(&self, id: &str, status: &str) -> Vec<u8> {
+        serde_json::json!({"id": id, "object": "response", "status": status, "background": true,
+            "model": self.finished["model"], "output": [], "usage": null})
+        .to_string()
+        .into_bytes()
+    }
+}

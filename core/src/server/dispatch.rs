@@ -175,6 +175,9 @@ impl Server {
                 progress: call.progress_token,
                 today,
             };
+            if self.config.tasks.background {
+                return self.start_background_task(now, id, reply_to, version, start);
+            }
             return self.start_task(now, id, reply_to, version, start);
         }
         let caller = Caller {

@@ -106,6 +106,7 @@ impl Server {
         // A `tasks/result` whose client left waits no more (and frees its slot).
         self.tasks
             .forget_waiters(|w| w.reply_to == ReplyTo::Exchange(x));
+        self.forget_background_waiters(x);
         let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));
         for key in &keys {
             if self.calls.cancel(now, key) {

@@ -14,6 +14,7 @@
 //! re-arms its single timer from `poll_timeout`. Completions for attempts that were
 //! aborted are normal and ignored. [`crate::Driver`] does this bookkeeping for a host.
 
+mod background;
 mod batch;
 mod config;
 mod dispatch;
@@ -103,6 +104,8 @@ pub struct Server {
     next_task_call: u64,
     /// The time of the latest input, for what happens between inputs.
     last_now: Option<Now>,
+    /// Tasks backed by OpenAI background mode: upstream reads in flight and a cache.
+    background: background::Background,
 }
 
 impl Server {
@@ -127,6 +130,7 @@ impl Server {
             tasks: crate::tasks::TaskStore::new(tasks),
             next_task_call: 0,
             last_now: None,
+            background: background::Background::default(),
         }
     }
 
@@ -155,6 +159,12 @@ impl Server {
             Input::Drain => {
                 self.close(now, Closing::Draining);
                 log::debug!("draining; {} call(s) in flight", self.calls.len());
+            }
+            Input::HttpReply(attempt, reply) if self.owns_background(attempt) => {
+                self.on_background_reply(now, attempt, Ok(reply))
+            }
+            Input::HttpFailed(attempt, error) if self.owns_background(attempt) => {
+                self.on_background_reply(now, attempt, Err(error))
             }
             Input::HttpReply(attempt, reply) => self.calls.handle_reply(now, attempt, reply),
             Input::HttpHead(attempt, head) => self.calls.handle_head(now, attempt, head),
@@ -224,10 +234,15 @@ impl Server {
             return None;
         }
         let grace = self.grace_deadline.filter(|_| !self.calls.is_empty());
-        [self.calls.poll_timeout(), grace, self.tasks.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.calls.poll_timeout(),
+            grace,
+            self.tasks.poll_timeout(),
+            self.background_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Whether the server has asked to exit.
@@ -299,6 +314,7 @@ impl Server {
             return;
         }
         self.expire_tasks(now);
+        self.on_background_timeout(now);
         self.calls.handle_timeout(now);
     }
 

@@ -125,6 +125,14 @@ impl Server {
                 return Dispatched::answer(request.id, Err(error));
             }
         };
+        if let Ok(reference) = self.tasks.open_background(&task_id) {
+            let end = reference.created.saturating_add(reference.ttl_ms / 1000);
+            if now.unix_secs > end {
+                let error = not_found(&task_id, Unknown::Gone);
+                return Dispatched::answer(request.id, Err(error));
+            }
+            return self.on_background_task(now, request, method, reply_to, version, reference);
+        }
         let task = match self.tasks.get(&task_id) {
             Ok(task) => task,
             Err(why) => return Dispatched::answer(request.id, Err(not_found(&task_id, why))),

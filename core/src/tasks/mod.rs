@@ -42,6 +42,8 @@ pub struct TaskSettings {
     pub poll_interval: Duration,
     /// Seals the ids.
     pub key: TaskKey,
+    /// Tasks are OpenAI background responses (stored by OpenAI), not kept here.
+    pub background: bool,
 }
 
 impl Default for TaskSettings {
@@ -53,6 +55,7 @@ impl Default for TaskSettings {
             max_ttl: Duration::from_secs(24 * 3600),
             poll_interval: Duration::from_secs(2),
             key: TaskKey([0; 32]),
+            background: false,
         }
     }
 }
@@ -164,6 +167,46 @@ pub struct Task<W> {
     bytes: usize,
 }
 
+/// What a background task's id carries: the OpenAI response that is the task, and its
+/// life. Sealed into the id, so that any instance with the key can serve it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackgroundRef {
+    /// The stored response's id (`resp_…`).
+    pub response_id: String,
+    /// Creation time, Unix seconds.
+    pub created: u64,
+    /// Its ttl, ms.
+    pub ttl_ms: u64,
+}
+
+impl<W> Task<W> {
+    /// A task built from what is known of it elsewhere (a background task's reference
+    /// and its last read state), for shaping it into a message.
+    /// `expires` is not read from a view; any instant will do.
+    pub fn view(
+        id: String,
+        (created, updated): (u64, u64),
+        ttl: Duration,
+        expires: Instant,
+        status: Status,
+        outcome: Option<Outcome>,
+    ) -> Task<W> {
+        Task {
+            id,
+            created,
+            updated,
+            ttl,
+            expires,
+            status,
+            message: None,
+            outcome,
+            call: None,
+            waiters: Vec::new(),
+            bytes: 0,
+        }
+    }
+}
+
 /// Why a task id is not served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unknown {
@@ -199,6 +242,10 @@ pub struct Expired<W> {
 }
 
 const ID_PREFIX: &str = "task-";
+/// Background ids: `task-b` + hex(created, ttl, response id) + hex(mac).
+const BACKGROUND_PREFIX: &str = "task-b";
+/// Longest response id sealed into a task id.
+const MAX_RESPONSE_ID: usize = 128;
 /// Bytes of the HMAC kept in an id.
 const MAC_BYTES: usize = 16;
 
@@ -395,6 +442,60 @@ impl<W> TaskStore<W> {
         let task = self.tasks.remove(&seq)?;
         self.bytes -= task.bytes;
         Some(task)
+    }
+
+    /// A background task's sealed id.
+    pub fn seal_background(&self, r: &BackgroundRef) -> String {
+        let mut payload = Vec::with_capacity(16 + r.response_id.len());
+        payload.extend_from_slice(&r.created.to_be_bytes());
+        payload.extend_from_slice(&r.ttl_ms.to_be_bytes());
+        payload.extend_from_slice(r.response_id.as_bytes());
+        let mut message = b"background:".to_vec();
+        message.extend_from_slice(&payload);
+        let mac = sha256::hmac_sha256(&self.settings.key.0, &message);
+        let mut id = String::from(BACKGROUND_PREFIX);
+        for b in payload.iter().chain(&mac[..MAC_BYTES]) {
+            id.push_str(&format!("{b:02x}"));
+        }
+        id
+    }
+
+    /// The reference inside a background id, when the seal holds; `Err(NotMinted)`
+    /// otherwise (ids of the local store included).
+    pub fn open_background(&self, id: &str) -> Result<BackgroundRef, Unknown> {
+        let hex = id
+            .strip_prefix(BACKGROUND_PREFIX)
+            .ok_or(Unknown::NotMinted)?;
+        let max = 2 * (16 + MAX_RESPONSE_ID + MAC_BYTES);
+        if hex.len() % 2 != 0 || hex.len() < 2 * (16 + 1 + MAC_BYTES) || hex.len() > max {
+            return Err(Unknown::NotMinted);
+        }
+        let bytes: Option<Vec<u8>> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+            .collect();
+        let bytes = bytes.ok_or(Unknown::NotMinted)?;
+        let (payload, _) = bytes.split_at(bytes.len() - MAC_BYTES);
+        let word = |at: usize| -> Option<u64> {
+            Some(u64::from_be_bytes(
+                payload.get(at..at + 8)?.try_into().ok()?,
+            ))
+        };
+        let (created, ttl_ms) = (
+            word(0).ok_or(Unknown::NotMinted)?,
+            word(8).ok_or(Unknown::NotMinted)?,
+        );
+        let response_id = std::str::from_utf8(&payload[16..]).map_err(|_| Unknown::NotMinted)?;
+        let reference = BackgroundRef {
+            response_id: response_id.to_owned(),
+            created,
+            ttl_ms,
+        };
+        if sha256::same(self.seal_background(&reference).as_bytes(), id.as_bytes()) {
+            Ok(reference)
+        } else {
+            Err(Unknown::NotMinted)
+        }
     }
 
     /// `task-<number, 16 hex><mac, 32 hex>`.

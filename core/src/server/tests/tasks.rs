@@ -316,3 +316,176 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
         "it waits: {out:?}"
     );
 }
+
+mod background {
+    use super::*;
+    use crate::server::HttpMethod;
+
+    fn config(key: u8) -> ServerConfig {
+        let mut config = Harness::keyed();
+        config.tasks.background = true;
+        config.tasks.key = crate::tasks::TaskKey([key; 32]);
+        config
+    }
+
+    fn state(id: &str, status: &str) -> Vec<u8> {
+        json!({"id": id, "object": "response", "status": status, "output": [], "usage": null})
+            .to_string()
+            .into_bytes()
+    }
+
+    fn finished(id: &str) -> Vec<u8> {
+        let mut body: Value = serde_json::from_slice(&fixture("response-no-search.json")).unwrap();
+        body["id"] = id.into();
+        body.to_string().into_bytes()
+    }
+
+    /// A 2025-11-25 session with one background task created; its id.
+    fn created(h: &mut Harness) -> String {
+        h.send(task_call(1, Some(60_000)));
+        assert!(
+            h.frames().is_empty(),
+            "answered once OpenAI has the response"
+        );
+        let post = h.take_http().remove(0);
+        assert_eq!(post.method, HttpMethod::Post);
+        assert!(post.url.ends_with("/responses"));
+        let body: Value = serde_json::from_slice(&post.body).unwrap();
+        assert_eq!(
+            (body["background"].clone(), body["store"].clone()),
+            (json!(true), json!(true))
+        );
+        assert!(body.get("stream").is_none());
+        h.reply(post.attempt, 200, &state("resp_1", "queued"), &[]);
+        let r = h.frames().remove(0);
+        let task = &r["result"]["task"];
+        assert_eq!(task["status"], "working", "{r}");
+        task["taskId"].as_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_background_task_is_read_from_openai_at_most_once_per_poll_interval() {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        let id = created(&mut h);
+        assert!(id.starts_with("task-b"));
+        // Fresh from creation: polls within the interval are answered without a read.
+        let r = h.request(tasks(2, "tasks/get", &id));
+        assert_eq!(r["result"]["status"], "working");
+        assert!(h.take_http().is_empty());
+        // After the interval, one read serves every poll waiting on it.
+        h.advance(ServerConfig::default().tasks.poll_interval);
+        h.send(tasks(3, "tasks/get", &id));
+        h.send(tasks(4, "tasks/get", &id));
+        let reads = h.take_http();
+        assert_eq!(reads.len(), 1, "one read for two polls");
+        assert_eq!(reads[0].method, HttpMethod::Get);
+        assert!(
+            reads[0].url.ends_with("/responses/resp_1"),
+            "{}",
+            reads[0].url
+        );
+        h.reply(reads[0].attempt, 200, &state("resp_1", "in_progress"), &[]);
+        let out = h.frames();
+        assert_eq!(out.len(), 2);
+        assert!(out.iter().all(|m| m["result"]["status"] == "working"));
+        // tasks/result waits, re-reading each interval, until the response is done.
+        h.send(tasks(5, "tasks/result", &id));
+        assert!(h.frames().is_empty());
+        h.fire();
+        let read = h.take_http().remove(0);
+        h.reply(read.attempt, 200, &finished("resp_1"), &[]);
+        let r = h.frames().remove(0);
+        assert_eq!(r["id"], 5);
+        assert!(
+            r["result"]["structuredContent"]["answer"].is_string(),
+            "{r}"
+        );
+        assert_eq!(
+            r["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+            id
+        );
+        // Finished: answered from what was read, no more reads.
+        let r = h.request(tasks(6, "tasks/get", &id));
+        assert_eq!(r["result"]["status"], "completed");
+        assert!(h.take_http().is_empty());
+    }
+
+    #[test]
+    fn another_process_with_the_same_key_serves_the_task_and_one_without_refuses_it() {
+        let mut first = Harness::new(config(1));
+        first.init("2025-11-25");
+        let id = created(&mut first);
+        // A restart (or another instance) with the shared key: nothing kept, one read.
+        let mut second = Harness::new(config(1));
+        second.init("2025-11-25");
+        second.send(tasks(1, "tasks/result", &id));
+        let read = second.take_http().remove(0);
+        assert!(read.url.ends_with("/responses/resp_1"));
+        second.reply(read.attempt, 200, &finished("resp_1"), &[]);
+        let r = second.frames().remove(0);
+        assert!(r["result"]["content"][0]["text"].is_string(), "{r}");
+        // Another key: refused before anything is sent upstream.
+        let mut stranger = Harness::new(config(2));
+        stranger.init("2025-11-25");
+        let r = stranger.request(tasks(1, "tasks/get", &id));
+        assert_eq!(r["error"]["code"], -32602);
+        assert!(stranger.take_http().is_empty());
+        // A tampered id likewise.
+        let mut tampered = id.clone().into_bytes();
+        let at = 10;
+        tampered[at] = if tampered[at] == b'0' { b'1' } else { b'0' };
+        let r = second.request(tasks(
+            2,
+            "tasks/get",
+            std::str::from_utf8(&tampered).unwrap(),
+        ));
+        assert_eq!(r["error"]["code"], -32602);
+        assert!(second.take_http().is_empty());
+    }
+
+    #[test]
+    fn cancelling_calls_openai_and_a_response_openai_lost_is_not_found() {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        let id = created(&mut h);
+        h.send(tasks(2, "tasks/cancel", &id));
+        let post = h.take_http().remove(0);
+        assert_eq!(post.method, HttpMethod::Post);
+        assert!(
+            post.url.ends_with("/responses/resp_1/cancel"),
+            "{}",
+            post.url
+        );
+        h.reply(post.attempt, 200, &state("resp_1", "cancelled"), &[]);
+        let r = h.frames().remove(0);
+        assert_eq!(r["result"]["status"], "cancelled", "{r}");
+        // A task whose response OpenAI no longer has.
+        let mut other = Harness::new(config(1));
+        other.init("2025-11-25");
+        other.send(tasks(1, "tasks/get", &id));
+        let read = other.take_http().remove(0);
+        let missing = br#"{"error":{"message":"No response found with id 'resp_1'.","type":"invalid_request_error","param":null,"code":null}}"#;
+        other.reply(read.attempt, 404, missing, &[]);
+        let r = other.frames().remove(0);
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no longer has"));
+    }
+
+    #[test]
+    fn an_expired_background_task_is_refused_without_asking_openai() {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        let id = created(&mut h);
+        h.advance(Duration::from_secs(61));
+        let r = h.request(tasks(2, "tasks/get", &id));
+        assert!(
+            r["error"]["message"].as_str().unwrap().contains("expired"),
+            "{r}"
+        );
+        assert!(h.take_http().is_empty());
+    }
+}
