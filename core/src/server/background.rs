@@ -331,6 +331,7 @@ impl Server {
             return;
         }
         self.background.reading.insert(response_id.to_owned());
+        log::debug!("reading background response {response_id}");
         let url = self.responses_url(Some((response_id, "")));
         let kind = Kind::Read {
             response_id: response_id.to_owned(),

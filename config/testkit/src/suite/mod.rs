@@ -424,11 +424,23 @@ macro_rules! e2e_suite {
         }
         mod scale_out {
             #[test]
+            fn a_background_task_created_on_one_instance_is_fetched_from_the_other() {
+                $crate::run($bin, $crate::suite::scale_out::a_background_task_created_on_one_instance_is_fetched_from_the_other);
+            }
+            #[test]
             fn two_instances_behind_nginx_serve_one_client_alternately() {
                 $crate::run($bin, $crate::suite::scale_out::two_instances_behind_nginx_serve_one_client_alternately);
             }
         }
         mod tasks {
+            #[test]
+            fn a_background_task_survives_a_restart_of_the_server() {
+                $crate::run($bin, $crate::suite::tasks::a_background_task_survives_a_restart_of_the_server);
+            }
+            #[test]
+            fn cancelling_a_background_task_cancels_the_openai_response() {
+                $crate::run($bin, $crate::suite::tasks::cancelling_a_background_task_cancels_the_openai_response);
+            }
             #[test]
             fn a_task_over_stdio_is_created_polled_fetched_and_announced() {
                 $crate::run($bin, $crate::suite::tasks::a_task_over_stdio_is_created_polled_fetched_and_announced);

@@ -162,3 +162,57 @@ pub fn two_instances_behind_nginx_serve_one_client_alternately() {
         "both instances served calls: {served_a} and {served_b}"
     );
 }
+
+pub fn a_background_task_created_on_one_instance_is_fetched_from_the_other() {
+    let Some(binary) = nginx() else { return };
+    let openai = crate::fake_openai::Background::new(
+        &fixture("response-web-search.json"),
+        Duration::from_millis(600),
+    );
+    let fake = openai.serve();
+    let yaml = "tasks: {openai_background: true, poll_interval_ms: 100}\n";
+    let spawn = || {
+        Mcp::spawn(
+            Opts::http(&fake.url)
+                .config(&temp_dir("bg-scale"), yaml)
+                .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
+                .arg("--debug"),
+        )
+    };
+    let (a, b) = (spawn(), spawn());
+    let port = free_port();
+    let _nginx = Nginx::start(&binary, port, &[listening(&a), listening(&b)]);
+    let proxy: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let start = Instant::now();
+    while std::net::TcpStream::connect(proxy).is_err() {
+        assert!(start.elapsed() < PATIENCE, "nginx did not start");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let version = [("MCP-Protocol-Version", "2025-11-25")];
+    let mut c = HttpConn::open(proxy);
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+        "name":"answer","arguments":{"query":"q"},"task":{}}});
+    let created = c.post(&call, &version).json();
+    check_reply("2025-11-25", &call, &created);
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Round robin: the next requests go to the other instance, then back.
+    let result = json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":id}});
+    let fetched = c.post(&result, &version).json();
+    check_reply("2025-11-25", &result, &fetched);
+    assert_eq!(answer_of(&fetched)["used_search"], true);
+    let get = json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":id}});
+    let polled = c.post(&get, &version).json();
+    assert_eq!(polled["result"]["status"], "completed");
+    // One instance created it; the other read it from OpenAI.
+    thread::sleep(Duration::from_millis(100));
+    let (log_a, log_b) = (a.stderr(), b.stderr());
+    let created_on = |log: &str| log.contains("background task created");
+    let read_on = |log: &str| log.contains("reading background response");
+    assert!(
+        (created_on(&log_a) && read_on(&log_b)) || (created_on(&log_b) && read_on(&log_a)),
+        "created on one, read on the other:\n--- a\n{log_a}\n--- b\n{log_b}"
+    );
+}

@@ -270,3 +270,107 @@ pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
         (400, json!(-32021))
     );
 }
+
+const SHARED_SECRET: &str = "a-shared-secret-for-the-test-instances";
+
+/// A server on `fake` with background tasks and a shared secret.
+fn background_server(fake: &FakeOpenAi, http: bool) -> Mcp {
+    let dir = temp_dir("bg");
+    let opts = if http {
+        Opts::http(&fake.url)
+    } else {
+        Opts::upstream(&fake.url)
+    };
+    let yaml = "tasks: {openai_background: true, poll_interval_ms: 100}\n";
+    Mcp::spawn(
+        opts.config(&dir, yaml)
+            .env("MCP_TASKS_SECRET", SHARED_SECRET)
+            .arg("--debug"),
+    )
+}
+
+pub fn a_background_task_survives_a_restart_of_the_server() {
+    let openai = crate::fake_openai::Background::new(
+        &fixture("response-web-search.json"),
+        Duration::from_millis(800),
+    );
+    let fake = openai.serve();
+    let mut first = background_server(&fake, false);
+    first.initialize("2025-11-25");
+    let (created, _) = first.ask(task_call(1, Some(60_000)));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let post = &fake.requests()[0];
+    assert_eq!(
+        (post.body["background"].clone(), post.body["store"].clone()),
+        (json!(true), json!(true))
+    );
+    first.close_stdin();
+    assert!(first.wait_exit(PATIENCE).success());
+    // A new process with the same secret serves the task: it keeps nothing itself.
+    let mut second = background_server(&fake, false);
+    second.initialize("2025-11-25");
+    let started = Instant::now();
+    let (result, _) = second.ask(on_task(2, "tasks/result", &id));
+    let answer = answer_of(&result);
+    assert_eq!(answer["used_search"], true);
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id
+    );
+    // Reads are paced: at most one per poll interval (100 ms) while waiting.
+    let reads = fake.requests().iter().filter(|r| r.method == "GET").count();
+    let most = (started.elapsed().as_millis() / 100) as usize + 2;
+    assert!(
+        reads >= 1 && reads <= most,
+        "{reads} reads in {:?}",
+        started.elapsed()
+    );
+    let (polled, _) = second.ask(on_task(3, "tasks/get", &id));
+    assert_eq!(polled["result"]["status"], "completed");
+    // A process without the secret refuses the id without asking OpenAI.
+    let before = fake.requests().len();
+    let mut stranger = Mcp::spawn(
+        Opts::upstream(&fake.url).config(&temp_dir("bg"), "tasks: {openai_background: true}\n"),
+    );
+    stranger.initialize("2025-11-25");
+    let (refused, _) = stranger.ask(on_task(1, "tasks/get", &id));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a task id"),
+        "{refused}"
+    );
+    assert_eq!(fake.requests().len(), before);
+    for log in [first.stderr(), second.stderr()] {
+        assert!(!log.contains(SHARED_SECRET) && !log.contains(PLANTED_KEY));
+    }
+}
+
+pub fn cancelling_a_background_task_cancels_the_openai_response() {
+    let openai = crate::fake_openai::Background::new(
+        &fixture("response-web-search.json"),
+        Duration::from_secs(30),
+    );
+    let fake = openai.serve();
+    let mut mcp = background_server(&fake, false);
+    mcp.initialize("2025-11-25");
+    let (created, _) = mcp.ask(task_call(1, None));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (cancelled, _) = mcp.ask(on_task(2, "tasks/cancel", &id));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let cancel = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.path.ends_with("/cancel"))
+        .expect("OpenAI was asked to cancel");
+    assert_eq!(cancel.method, "POST");
+    let (again, _) = mcp.ask(on_task(3, "tasks/get", &id));
+    assert_eq!(again["result"]["status"], "cancelled");
+}
