@@ -306,6 +306,10 @@ macro_rules! e2e_suite {
         }
         mod sdks {
             #[test]
+            fn typescript_sdk_1_x_tasks_with_openai_background() {
+                $crate::run($bin, $crate::suite::sdks::typescript_sdk_1_x_tasks_with_openai_background);
+            }
+            #[test]
             fn typescript_sdk_1_x_tasks_over_stdio() {
                 $crate::run($bin, $crate::suite::sdks::typescript_sdk_1_x_tasks_over_stdio);
             }

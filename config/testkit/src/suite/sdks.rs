@@ -10,11 +10,22 @@ use crate::*;
 /// Runs `command` (an SDK client script that starts the binary over stdio) against
 /// `fake` with the planted key, and returns the JSON report on its last line; no output
 /// may carry the key.
-fn run_over_stdio(mut command: Command, fake: &FakeOpenAi) -> Value {
+fn run_over_stdio(command: Command, fake: &FakeOpenAi) -> Value {
+    run_over_stdio_with(command, fake, None)
+}
+
+/// [`run_over_stdio`], with `yaml` as the user's configuration file.
+fn run_over_stdio_with(mut command: Command, fake: &FakeOpenAi, yaml: Option<&str>) -> Value {
     let home = temp_dir("sdk");
+    if let Some(yaml) = yaml {
+        let dir = home.join(".config/openai-responses-mcp");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.yaml"), yaml).unwrap();
+    }
     let out = command
         .arg(crate::binary())
         .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
         .env("OPENAI_API_KEY", PLANTED_KEY)
         .env("OPENAI_BASE_URL", &fake.url)
         .env_remove("HTTPS_PROXY")
@@ -262,4 +273,31 @@ pub fn typescript_sdk_1_x_tasks_over_stdio() {
         );
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The same TypeScript SDK 1.x Tasks client against background tasks: the answer comes
+/// from the stored OpenAI response, and the cancel reaches OpenAI.
+pub fn typescript_sdk_1_x_tasks_with_openai_background() {
+    let Some(command) = typescript_script("sdk_tasks_client.cjs", "", "") else {
+        return;
+    };
+    let openai = crate::fake_openai::Background::new(
+        &fixture("response-web-search.json"),
+        Duration::from_millis(500),
+    );
+    let fake = openai.serve();
+    let yaml = "tasks: {openai_background: true, poll_interval_ms: 100}\n";
+    let report = run_over_stdio_with(command, &fake, Some(yaml));
+    assert_eq!(report["status_after"], "completed", "{report}");
+    let answer: Value = serde_json::from_str(report["text"].as_str().unwrap()).unwrap();
+    assert_eq!(answer["used_search"], true);
+    assert_eq!(report["cancelled_status"], "cancelled", "{report}");
+    let requests = fake.requests();
+    assert!(requests
+        .iter()
+        .all(|r| r.path.starts_with("/v1/responses") || r.path.starts_with("/responses")));
+    assert!(requests
+        .iter()
+        .any(|r| r.method == "POST" && r.path.ends_with("/cancel")));
+    assert!(requests.iter().any(|r| r.method == "GET"));
 }
