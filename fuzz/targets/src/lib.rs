@@ -734,8 +734,8 @@ pub fn sse(data: &[u8]) {
     }
 }
 
-/// Tasks under a random script in a 2025-11-25 session: create tasks (ttl from the
-/// input), poll, fetch, list and cancel them by issued, mutated or random ids, answer or
+/// Tasks under a random script in a 2025-11-25 session, with either backing: create
+/// tasks (ttl from the input), poll, fetch, list and cancel them by issued, mutated or random ids, answer or
 /// fail their attempts, let time pass. Every write is one valid JSON-RPC message; no
 /// request id is answered twice; the store never holds more than its limit; ids that were
 /// not issued never reach a task.
@@ -747,10 +747,14 @@ pub fn tasks(data: &[u8]) {
         max_queue: 2,
         ..ServerConfig::default()
     };
+    // The first byte picks the backing: the local store, or OpenAI background mode
+    // (ids sealed over response ids, reads and cancels upstream).
+    let background = data.first().is_some_and(|b| b % 2 == 1);
     config.tasks = TaskSettings {
         max_tasks: 3,
         max_bytes: 4096,
         max_ttl: Duration::from_secs(20),
+        background,
         ..TaskSettings::default()
     };
     let mut h = Harness::new(config);
