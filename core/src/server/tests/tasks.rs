@@ -488,4 +488,35 @@ mod background {
         );
         assert!(h.take_http().is_empty());
     }
+
+    #[test]
+    fn failing_reads_are_retried_then_the_waiting_request_is_told_to_poll_again() {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        let id = created(&mut h);
+        h.advance(ServerConfig::default().tasks.poll_interval);
+        h.send(tasks(2, "tasks/get", &id));
+        // A reset, then a 500: each retried; the third failure is final.
+        let read = h.take_http().remove(0);
+        h.fail(read.attempt, crate::server::TransportErrorKind::Io, "reset");
+        let read = h.take_http().remove(0);
+        h.reply(read.attempt, 500, b"{}", &[]);
+        let read = h.take_http().remove(0);
+        assert!(h.frames().is_empty(), "still trying");
+        h.reply(read.attempt, 503, b"{}", &[]);
+        let r = h.frames().remove(0);
+        assert_eq!(r["id"], 2);
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("poll again"),
+            "{r}"
+        );
+        // The next poll reads again and succeeds.
+        h.send(tasks(3, "tasks/get", &id));
+        let read = h.take_http().remove(0);
+        h.reply(read.attempt, 200, &finished("resp_1"), &[]);
+        assert_eq!(h.frames().remove(0)["result"]["status"], "completed");
+    }
 }
