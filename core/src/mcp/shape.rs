@@ -347,7 +347,8 @@ pub fn task_state<W>(
     let mut result = task(t, poll, version);
     if version.is_modern() {
         match t.outcome.as_ref().map(crate::tasks::Outcome::get) {
-            Some(Ok(value)) => result["result"] = value,
+            // Kept in the shape of whichever request made it; a modern reader gets its own.
+            Some(Ok(value)) => result["result"] = complete(value, version),
             Some(Err(error)) => result["error"] = serde_json::to_value(error).unwrap_or_default(),
             None => {}
         }

@@ -239,7 +239,8 @@ impl Server {
             }
             Ok(r) => match classify_reply(r.status, &r.headers, &r.body) {
                 UpstreamVerdict::Success(body) => {
-                    let state = ResponseState::read(&body, &fetch.kind, &self.config);
+                    let today = crate::date::Date::tokyo(now.unix_secs).to_string();
+                    let state = ResponseState::read(&body, &fetch.kind, &self.config, &today);
                     self.settle(now, fetch.kind, state);
                     return;
                 }
@@ -572,10 +573,14 @@ struct ResponseState {
 }
 
 impl ResponseState {
+    /// The state `body` gives. A finished answer is shaped for the creating request's
+    /// version, or for 2025-11-25 when read later; readers of another era get it
+    /// reshaped (`shape::task_state`).
     fn read(
         body: &crate::openai::ResponseBody<'_>,
         kind: &Kind,
         config: &super::ServerConfig,
+        today: &str,
     ) -> ResponseState {
         let response_id = body.id.get().map(str::to_owned);
         let status = body.status.get().unwrap_or("completed");
@@ -590,7 +595,14 @@ impl ResponseState {
                         pending,
                         ..
                     } => (model.as_str(), date.as_str(), pending.version),
-                    _ => ("", "", ProtocolVersion::V2025_11_25),
+                    _ => {
+                        let answer_model = config
+                            .profiles
+                            .for_tool(crate::tools::Tool::Answer)
+                            .map(|p| p.model.as_str())
+                            .unwrap_or_default();
+                        (answer_model, today, ProtocolVersion::V2025_11_25)
+                    }
                 };
                 let answer = parse_answer(body, config.max_citations, model, date);
                 let report = crate::calls::Report {

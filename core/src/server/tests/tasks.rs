@@ -519,4 +519,25 @@ mod background {
         h.reply(read.attempt, 200, &finished("resp_1"), &[]);
         assert_eq!(h.frames().remove(0)["result"]["status"], "completed");
     }
+
+    #[test]
+    fn a_modern_client_gets_a_background_task_and_its_result_in_tasks_get() {
+        let mut h = Harness::new(config(1));
+        h.send(modern_call(1, true));
+        let post = h.take_http().remove(0);
+        h.reply(post.attempt, 200, &state("resp_9", "queued"), &[]);
+        let r = h.frames().remove(0);
+        assert_eq!(r["result"]["resultType"], "task", "{r}");
+        let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+        h.advance(ServerConfig::default().tasks.poll_interval);
+        h.send(modern_tasks(2, "tasks/get", &id));
+        let read = h.take_http().remove(0);
+        assert!(read.url.ends_with("/responses/resp_9"));
+        h.reply(read.attempt, 200, &finished("resp_9"), &[]);
+        let got = h.frames().remove(0);
+        assert_eq!(got["result"]["status"], "completed", "{got}");
+        assert_eq!(got["result"]["result"]["resultType"], "complete");
+        let ack = h.request(modern_tasks(3, "tasks/cancel", &id));
+        assert_eq!(ack["result"]["resultType"], "complete");
+    }
 }
