@@ -277,7 +277,10 @@ pub fn modern_headers(message: &Value) -> Vec<(&'static str, String)> {
     if let Some(method) = message["method"].as_str() {
         headers.push(("Mcp-Method", method.to_owned()));
     }
-    if let Some(name) = message["params"]["name"].as_str() {
+    let named = message["params"]["name"]
+        .as_str()
+        .or_else(|| message["params"]["taskId"].as_str());
+    if let Some(name) = named {
         headers.push(("Mcp-Name", name.to_owned()));
     }
     headers

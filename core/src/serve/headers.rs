@@ -18,6 +18,11 @@ const NAMED: &[(&str, &str)] = &[
     ("tools/call", "name"),
     ("prompts/get", "name"),
     ("resources/read", "uri"),
+    // The Tasks extension: a task's requests carry its id, so that a load balancer can
+    // send them to the instance that holds it.
+    ("tasks/get", "taskId"),
+    ("tasks/update", "taskId"),
+    ("tasks/cancel", "taskId"),
 ];
 
 /// Checks the mirrored headers of one modern request (`headers`: lower-case names, values

@@ -260,6 +260,17 @@ pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
         json!({"taskId": "task-nope"}),
     ));
     assert_eq!(post(&mut c, &bogus)["error"]["code"], -32602);
+    // A task request whose Mcp-Name is not its task id: -32020, HTTP 400.
+    let get = with_ext(modern(json!(94), "tasks/get", json!({"taskId": id})));
+    let mut headers = modern_headers(&get);
+    headers.retain(|(n, _)| *n != "Mcp-Name");
+    headers.push(("Mcp-Name", "task-other".to_owned()));
+    let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let r = c.post(&get, &h);
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
     // Without the extension declared: -32021, HTTP 400.
     let undeclared = modern(json!(93), "tasks/get", json!({"taskId": id}));
     let headers = modern_headers(&undeclared);
