@@ -39,7 +39,12 @@ async function main() {
   const abort = new AbortController();
   const cancelled = call(
     { name: "answer", arguments: { query: "please-hang-forever" } },
-    { signal: abort.signal, onprogress: () => abort.abort("the test cancels") },
+    {
+      signal: abort.signal,
+      // The first progress comes as the upstream attempt starts; give its request a
+      // moment to reach the fake, which then sees the connection close.
+      onprogress: () => setTimeout(() => abort.abort("the test cancels"), 300),
+    },
   ).then(
     () => "answered",
     (e) => (abort.signal.aborted ? "cancelled" : `failed: ${e}`),

@@ -42,6 +42,9 @@ async def main(mode: str, url: str) -> None:
             tg.start_soon(hung)
             with anyio.fail_after(15):
                 await started.wait()
+            # The first progress comes as the upstream attempt starts; give its request a
+            # moment to reach the fake, which then sees the connection close.
+            await anyio.sleep(0.3)
             tg.cancel_scope.cancel()
             cancel = "cancelled"
         after = await client.list_tools()

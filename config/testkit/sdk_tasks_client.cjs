@@ -43,6 +43,8 @@ async function main() {
   for await (const message of hang) {
     if (message.type === "taskCreated") {
       cancelledId = message.task.taskId;
+      // Let the task's upstream request reach the fake, which then sees it closed.
+      await new Promise((r) => setTimeout(r, 300));
       await tasks.cancelTask(cancelledId);
       break;
     }
