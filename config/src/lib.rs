@@ -120,7 +120,11 @@ pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> 
         }
     };
     if startup.cli.show_config || startup.resolved.show_config_on_start() {
-        let text = show::show_config(&startup.resolved, startup.api_key.is_some(), &startup.proxy);
+        let secrets = show::SecretsSet {
+            api_key: startup.api_key.is_some(),
+            ..show::SecretsSet::of(&startup.resolved, &env)
+        };
+        let text = show::show_config(&startup.resolved, secrets, &startup.proxy);
         let _ = writeln!(std::io::stderr(), "{text}");
         if !startup.cli.serves() {
             return Launch::Exit(0);

@@ -4,9 +4,32 @@ use crate::proxy::ProxyRoute;
 use crate::resolve::Resolved;
 use serde_json::{json, Map, Value};
 
-/// Pretty JSON: the version, the effective tree, each leaf's source, whether the API key
-/// variable is set (never the key), and the proxy in use (never its credentials).
-pub fn show_config(resolved: &Resolved, api_key_set: bool, proxy: &ProxyRoute) -> String {
+/// Which secrets the environment holds (never their values).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SecretsSet {
+    /// The API key's variable is set.
+    pub api_key: bool,
+    /// The HTTP bearer token's variable is set.
+    pub http_token: bool,
+    /// The task-sealing secret's variable is set.
+    pub tasks_secret: bool,
+}
+
+impl SecretsSet {
+    /// Reads which of the variables `resolved` names are set in `env`.
+    pub fn of(resolved: &Resolved, env: &crate::Env) -> SecretsSet {
+        let set = |name: &str| env.get(name).is_some_and(|v| !v.trim().is_empty());
+        SecretsSet {
+            api_key: set(resolved.api_key_env()),
+            http_token: set(&resolved.settings.server.http.token_env),
+            tasks_secret: set(&resolved.settings.tasks.secret_env),
+        }
+    }
+}
+
+/// Pretty JSON: the version, the effective tree, each leaf's source, which secret
+/// variables are set (never a secret), and the proxy in use (never its credentials).
+pub fn show_config(resolved: &Resolved, secrets: SecretsSet, proxy: &ProxyRoute) -> String {
     let sources: Map<String, Value> = resolved
         .sources
         .iter()
@@ -14,7 +37,9 @@ pub fn show_config(resolved: &Resolved, api_key_set: bool, proxy: &ProxyRoute) -
         .collect();
     let out = json!({
         "version": crate::VERSION,
-        "api_key": { "env": resolved.api_key_env(), "set": api_key_set },
+        "api_key": { "env": resolved.api_key_env(), "set": secrets.api_key },
+        "http_token": { "env": resolved.settings.server.http.token_env, "set": secrets.http_token },
+        "tasks_secret": { "env": resolved.settings.tasks.secret_env, "set": secrets.tasks_secret },
         "proxy": match proxy {
             ProxyRoute::Direct => json!({ "url": null, "source": "default" }),
             ProxyRoute::Bypassed { variable } => json!({

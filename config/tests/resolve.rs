@@ -463,7 +463,15 @@ fn show_config_matches_the_snapshot_and_hides_the_key() {
         ..Cli::default()
     };
     let r = run(Some(yaml), &e, &cli).unwrap();
-    let text = show::show_config(&r, true, &responses_mcp_config::proxy::ProxyRoute::Direct);
+    let secrets = show::SecretsSet {
+        api_key: true,
+        ..show::SecretsSet::default()
+    };
+    let text = show::show_config(
+        &r,
+        secrets,
+        &responses_mcp_config::proxy::ProxyRoute::Direct,
+    );
     assert!(!text.contains("sk-PLANTED"));
     let mut shown: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(shown["version"], env!("CARGO_PKG_VERSION"));

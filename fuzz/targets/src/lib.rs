@@ -117,7 +117,11 @@ pub fn config(data: &[u8]) {
         let config = resolved.server_config(true, Some("policy"), 1);
         assert!((1..=10).contains(&config.max_citations));
         assert!(!config.timeout.is_zero());
-        let shown = show::show_config(&resolved, true, &ProxyRoute::Direct);
+        let secrets = show::SecretsSet {
+            api_key: true,
+            ..show::SecretsSet::default()
+        };
+        let shown = show::show_config(&resolved, secrets, &ProxyRoute::Direct);
         assert!(serde_json::from_str::<Value>(&shown).is_ok());
     }
 }

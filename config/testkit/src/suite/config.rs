@@ -79,15 +79,31 @@ pub fn show_config_alone_prints_sources_and_exits() {
             "--model",
             "o3",
         ],
-        &[("OPENAI_API_KEY", PLANTED_KEY), ("MAX_CITATIONS", "5")],
+        &[
+            ("OPENAI_API_KEY", PLANTED_KEY),
+            ("MAX_CITATIONS", "5"),
+            ("MCP_HTTP_TOKEN", "http-token-PLANTED-0123456789"),
+        ],
     );
     assert!(out.status.success());
     assert!(out.stdout.is_empty(), "stdout stays clean");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains(PLANTED_KEY));
+    assert!(
+        !stderr.contains("http-token-PLANTED"),
+        "the HTTP token is never shown"
+    );
     let shown: Value = serde_json::from_str(&stderr).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert_eq!(shown["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(shown["api_key"]["set"], true);
+    assert_eq!(
+        shown["http_token"],
+        json!({"env": "MCP_HTTP_TOKEN", "set": true})
+    );
+    assert_eq!(
+        shown["tasks_secret"],
+        json!({"env": "MCP_TASKS_SECRET", "set": false})
+    );
     assert_eq!(shown["effective"]["request"]["timeout_ms"], 1234);
     assert_eq!(
         shown["sources"]["request.timeout_ms"],
