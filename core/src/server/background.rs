@@ -232,8 +232,13 @@ impl Server {
         let failure = match &reply {
             Err(e) => {
                 let kind = FailureKind::from(e.kind);
+                // A create whose request may have reached OpenAI (the connection broke or
+                // timed out after sending) is not sent again: a second background response
+                // would run, and be paid for, beside the first.
+                let maybe_sent =
+                    matches!(fetch.kind, Kind::Create { .. }) && kind != FailureKind::Connect;
                 Some((
-                    kind.is_transient(),
+                    kind.is_transient() && !maybe_sent,
                     UpstreamFailure::local(kind, e.detail.clone()),
                 ))
             }

@@ -540,4 +540,30 @@ mod background {
         let ack = h.request(modern_tasks(3, "tasks/cancel", &id));
         assert_eq!(ack["result"]["resultType"], "complete");
     }
+
+    #[test]
+    fn a_create_that_may_have_reached_openai_is_not_sent_twice() {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        // Refused before sending: tried again.
+        h.send(task_call(1, None));
+        let post = h.take_http().remove(0);
+        h.fail(
+            post.attempt,
+            crate::server::TransportErrorKind::Connect,
+            "refused",
+        );
+        let again = h.take_http();
+        assert_eq!(again.len(), 1, "a connect failure is retried");
+        // Broken after sending: not sent again; the call says what happened.
+        h.fail(
+            again[0].attempt,
+            crate::server::TransportErrorKind::Io,
+            "reset",
+        );
+        assert!(h.take_http().is_empty(), "no second background response");
+        let r = h.frames().remove(0);
+        assert_eq!(r["id"], 1);
+        assert_eq!(r["result"]["isError"], true, "{r}");
+    }
 }
