@@ -171,7 +171,8 @@ impl Server {
                         response_id,
                         pending,
                     };
-                    self.fetch(now, kind, HttpMethod::Post, url, Vec::new(), 1);
+                    // An empty JSON object: both clients label every POST body JSON.
+                    self.fetch(now, kind, HttpMethod::Post, url, b"{}".to_vec(), 1);
                     Dispatched::Pending
                 }
             },
