@@ -11,7 +11,6 @@ use super::batch::ReplyTo;
 use super::dispatch::Dispatched;
 use super::{Now, Output, Server};
 use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
-use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{classify_reply, parse_answer, FailureKind, UpstreamFailure, UpstreamVerdict};
 use crate::server::{AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError};
@@ -246,7 +245,7 @@ impl Server {
             Ok(r) => match classify_reply(r.status, &r.headers, &r.body) {
                 UpstreamVerdict::Success(body) => {
                     let today = crate::date::Date::tokyo(now.unix_secs).to_string();
-                    let state = ResponseState::read(&body, &fetch.kind, &self.config, &today);
+                    let state = self.response_state(&body, &fetch.kind, &today);
                     self.settle(now, fetch.kind, state);
                     return;
                 }
@@ -511,13 +510,51 @@ impl Server {
         failure: &UpstreamFailure,
         version: ProtocolVersion,
     ) -> Result<Value, RpcError> {
-        ToolFailure::Upstream {
-            failure,
-            retries: 0,
-            api_key_env: &self.config.api_key_env,
-            debug: self.config.debug,
+        self.call_result(Err(failure.clone()), 0, &one_attempt(None), version)
+    }
+
+    /// The state `body` gives. A finished answer is shaped for the creating request's
+    /// version, or for 2025-11-25 when read later; readers of another era get it
+    /// reshaped (`shape::task_state`).
+    fn response_state(
+        &self,
+        body: &crate::openai::ResponseBody<'_>,
+        kind: &Kind,
+        today: &str,
+    ) -> ResponseState {
+        let response_id = body.id.get().map(str::to_owned);
+        let (status, outcome) = match body.status.get().unwrap_or("completed") {
+            "queued" | "in_progress" => (Status::Working, None),
+            "cancelled" => (Status::Cancelled, None),
+            _ => {
+                let (model, date, version) = match kind {
+                    Kind::Create {
+                        model,
+                        date,
+                        pending,
+                        ..
+                    } => (model.as_str(), date.as_str(), pending.version),
+                    _ => {
+                        let answer_model = self
+                            .config
+                            .profiles
+                            .for_tool(crate::tools::Tool::Answer)
+                            .map(|p| p.model.as_str())
+                            .unwrap_or_default();
+                        (answer_model, today, ProtocolVersion::V2025_11_25)
+                    }
+                };
+                let answer = parse_answer(body, self.config.max_citations, model, date);
+                let report = one_attempt(Some(crate::openai::Usage::of(body)));
+                let result = self.call_result(answer, 0, &report, version);
+                (Status::Completed, Some(Outcome::new(result)))
+            }
+        };
+        ResponseState {
+            response_id,
+            status,
+            outcome,
         }
-        .reply(version)
     }
 
     fn answer(&mut self, pending: &Pending, answer: Result<Value, RpcError>) {
@@ -578,75 +615,19 @@ struct ResponseState {
     outcome: Option<Outcome>,
 }
 
-impl ResponseState {
-    /// The state `body` gives. A finished answer is shaped for the creating request's
-    /// version, or for 2025-11-25 when read later; readers of another era get it
-    /// reshaped (`shape::task_state`).
-    fn read(
-        body: &crate::openai::ResponseBody<'_>,
-        kind: &Kind,
-        config: &super::ServerConfig,
-        today: &str,
-    ) -> ResponseState {
-        let response_id = body.id.get().map(str::to_owned);
-        let status = body.status.get().unwrap_or("completed");
-        let (status, outcome) = match status {
-            "queued" | "in_progress" => (Status::Working, None),
-            "cancelled" => (Status::Cancelled, None),
-            _ => {
-                let (model, date, version) = match kind {
-                    Kind::Create {
-                        model,
-                        date,
-                        pending,
-                        ..
-                    } => (model.as_str(), date.as_str(), pending.version),
-                    _ => {
-                        let answer_model = config
-                            .profiles
-                            .for_tool(crate::tools::Tool::Answer)
-                            .map(|p| p.model.as_str())
-                            .unwrap_or_default();
-                        (answer_model, today, ProtocolVersion::V2025_11_25)
-                    }
-                };
-                let answer = parse_answer(body, config.max_citations, model, date);
-                let report = crate::calls::Report {
-                    usage: Some(crate::openai::Usage::of(body)),
-                    attempts: 1,
-                    wall: Duration::ZERO,
-                };
-                let result = match answer {
-                    Ok(answer) => Ok(shape::tool_result(&answer, version, &report)),
-                    Err(failure) => ToolFailure::Upstream {
-                        failure: &failure,
-                        retries: 0,
-                        api_key_env: &config.api_key_env,
-                        debug: config.debug,
-                    }
-                    .reply(version),
-                };
-                (Status::Completed, Some(Outcome::new(result)))
-            }
-        };
-        ResponseState {
-            response_id,
-            status,
-            outcome,
-        }
+/// What one upstream request cost, for the result's usage `_meta`.
+fn one_attempt(usage: Option<crate::openai::Usage>) -> crate::calls::Report {
+    crate::calls::Report {
+        usage,
+        attempts: 1,
+        wall: Duration::ZERO,
     }
 }
 
 /// `tasks/get` or `tasks/result` for a task in `view`.
 fn answer_for(pending: &Pending, view: &Task<()>, poll: Duration) -> Result<Value, RpcError> {
     match pending.method {
-        Method::TasksResult => match &view.outcome {
-            Some(outcome) => outcome.get().map(|r| shape::task_payload(&r, &view.id)),
-            None => Err(RpcError::new(
-                ErrorKind::InvalidRequest,
-                format!("task {} was cancelled before it finished, so it has no result; call the tool again", view.id),
-            )),
-        },
+        Method::TasksResult => super::tasks::payload(view.outcome.as_ref(), &view.id),
         _ => Ok(shape::task_state(view, poll, pending.version)),
     }
 }
@@ -661,7 +642,7 @@ fn cancel_answer(
         return Ok(shape::complete(shape::empty_result(), version));
     }
     if view.status == Status::Cancelled {
-        return Ok(shape::complete(shape::task(view, poll, version), version));
+        return Ok(shape::task_state(view, poll, version));
     }
     Err(RpcError::new(
         ErrorKind::InvalidParams,

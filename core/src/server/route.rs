@@ -52,16 +52,7 @@ impl Server {
                     retries,
                     report,
                 } => {
-                    let result = match outcome {
-                        Ok(answer) => Ok(shape::tool_result(&answer, context.version, &report)),
-                        Err(failure) => ToolFailure::Upstream {
-                            failure: &failure,
-                            retries,
-                            api_key_env: &self.config.api_key_env,
-                            debug: self.config.debug,
-                        }
-                        .reply(context.version),
-                    };
+                    let result = self.call_result(outcome, retries, &report, context.version);
                     if let Some(task) = &context.task {
                         self.finish_task(task, result, context.reply_to, context.version);
                         continue;
@@ -84,6 +75,27 @@ impl Server {
                     None => self.route(context.reply_to, None),
                 },
             }
+        }
+    }
+
+    /// What `tools/call` returns for a call that ended with `outcome`, as `version`
+    /// shapes answers and failures.
+    pub(super) fn call_result(
+        &self,
+        outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
+        retries: u32,
+        report: &crate::calls::Report,
+        version: ProtocolVersion,
+    ) -> Result<serde_json::Value, crate::jsonrpc::RpcError> {
+        match outcome {
+            Ok(answer) => Ok(shape::tool_result(&answer, version, report)),
+            Err(failure) => ToolFailure::Upstream {
+                failure: &failure,
+                retries,
+                api_key_env: &self.config.api_key_env,
+                debug: self.config.debug,
+            }
+            .reply(version),
         }
     }
 

@@ -177,7 +177,7 @@ impl Server {
                 self.answer_waiters(waiters, &task_id, None);
                 log::debug!("task {task_id} cancelled");
                 match self.tasks.get(&task_id) {
-                    Ok(task) if !modern => Ok(task_json_result(task, poll, version)),
+                    Ok(task) if !modern => Ok(shape::task_state(task, poll, version)),
                     _ => Ok(shape::complete(shape::empty_result(), version)),
                 }
             }
@@ -268,7 +268,10 @@ pub(super) struct TaskStart {
 }
 
 /// What `tasks/result` returns for a task that ended with `outcome` (`None`: cancelled).
-fn payload(outcome: Option<&crate::tasks::Outcome>, task_id: &str) -> Result<Value, RpcError> {
+pub(super) fn payload(
+    outcome: Option<&crate::tasks::Outcome>,
+    task_id: &str,
+) -> Result<Value, RpcError> {
     match outcome.map(crate::tasks::Outcome::get) {
         Some(Ok(result)) => Ok(shape::task_payload(&result, task_id)),
         Some(Err(error)) => Err(error),
@@ -277,14 +280,6 @@ fn payload(outcome: Option<&crate::tasks::Outcome>, task_id: &str) -> Result<Val
             format!("task {task_id} was cancelled before it finished, so it has no result; call the tool again"),
         )),
     }
-}
-
-fn task_json_result<W>(
-    task: &crate::tasks::Task<W>,
-    poll: std::time::Duration,
-    version: ProtocolVersion,
-) -> Value {
-    shape::complete(shape::task(task, poll, version), version)
 }
 
 /// -32602 for an id this server cannot serve, saying which case it is.
