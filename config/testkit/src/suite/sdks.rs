@@ -22,25 +22,40 @@ fn run_over_stdio_with(mut command: Command, fake: &FakeOpenAi, yaml: Option<&st
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("config.yaml"), yaml).unwrap();
     }
-    let out = command
+    command
         .arg(crate::binary())
         .env("HOME", &home)
         .env_remove("XDG_CONFIG_HOME")
         .env("OPENAI_API_KEY", PLANTED_KEY)
-        .env("OPENAI_BASE_URL", &fake.url)
-        .env_remove("HTTPS_PROXY")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .output()
-        .unwrap();
+        .env("OPENAI_BASE_URL", &fake.url);
+    let report = report_of(command, String::new);
+    let _ = std::fs::remove_dir_all(home);
+    report
+}
+
+/// Runs an SDK client script with no proxy in its environment; checks that it succeeded
+/// and that nothing it printed carries the key; returns the JSON report on its last
+/// line. `server_log` is shown when it fails.
+fn report_of(mut command: Command, server_log: impl Fn() -> String) -> Value {
+    for proxy in [
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "ALL_PROXY",
+        "https_proxy",
+        "http_proxy",
+        "all_proxy",
+    ] {
+        command.env_remove(proxy);
+    }
+    let out = command.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "sdk client failed:\n{stdout}\n{stderr}"
+        "sdk client failed:\n{stdout}\n{stderr}\nserver:\n{}",
+        server_log()
     );
     assert!(!stdout.contains(PLANTED_KEY) && !stderr.contains(PLANTED_KEY));
-    let _ = std::fs::remove_dir_all(home);
     serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
 }
 
@@ -161,24 +176,8 @@ fn check_http_client(mut command: Command, expected_version: Option<&str>) {
     let mcp =
         Mcp::spawn(Opts::http(&fake.url).config(&dir, "server: {progress_interval_ms: 100}\n"));
     let addr = crate::http_client::listening(&mcp);
-    let out = command
-        .arg(format!("http://{addr}/mcp"))
-        .env_remove("HTTPS_PROXY")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .env_remove("https_proxy")
-        .env_remove("http_proxy")
-        .env_remove("all_proxy")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "sdk client failed:\n{stdout}\n{stderr}\nserver:\n{}",
-        mcp.stderr()
-    );
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    command.arg(format!("http://{addr}/mcp"));
+    let report = report_of(command, || mcp.stderr());
     if let Some(version) = expected_version {
         assert_eq!(report["version"], version, "{report}");
     }
