@@ -4,7 +4,7 @@
 use crate::resolve::{ConfigError, Env, Resolved};
 use responses_mcp_core::http::RequestLimits;
 use responses_mcp_core::serve::access::{Access, Token, LOOPBACK_NAMES};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 /// Where `--http` listens unless told otherwise: loopback only, a fixed documented port.
@@ -114,9 +114,6 @@ fn parse_listen(text: &str) -> Option<SocketAddr> {
     let port: u16 = port.parse().ok()?;
     if host.eq_ignore_ascii_case("localhost") {
         return Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
-    }
-    if host == "[::]" || host == "::" {
-        return Some(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port));
     }
     (host, port).to_socket_addrs().ok()?.next()
 }
