@@ -80,12 +80,17 @@ impl Server {
             }
             Err(refused) => {
                 self.tasks.discard(&task_id);
-                let (running, queued) = match refused {
-                    Refused::Busy { running, queued } => (running, queued),
-                    Refused::DuplicateId => (0, 0),
-                };
-                let failure = crate::mcp::failure::ToolFailure::Busy { running, queued };
-                Dispatched::answer(request_id, failure.reply(version))
+                match refused {
+                    Refused::Busy { running, queued } => {
+                        let failure = crate::mcp::failure::ToolFailure::Busy { running, queued };
+                        Dispatched::answer(request_id, failure.reply(version))
+                    }
+                    // Task calls are keyed by their own numbers; kept for completeness.
+                    Refused::DuplicateId => {
+                        let error = shape::duplicate_id(&request_id);
+                        Dispatched::answer(request_id, Err(error))
+                    }
+                }
             }
         }
     }
