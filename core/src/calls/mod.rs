@@ -187,7 +187,7 @@ impl Settings {
 /// - `by_attempt` maps exactly the `Running` calls' attempts to them;
 /// - `queue` holds exactly the `Queued` calls, each once, oldest first;
 /// - `timers` holds a live entry for every deadline of every call (stale extra entries
-///   allowed), and its top is live after [`CallEngine::prune`].
+///   allowed), and its top is live after [`Timers::prune`](timers::Timers::prune).
 pub struct CallEngine<C> {
     settings: Settings,
     calls: BTreeMap<CallId, Call<C>>,
