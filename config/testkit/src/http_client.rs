@@ -13,7 +13,9 @@ pub fn listening(mcp: &Mcp) -> SocketAddr {
     let start = Instant::now();
     loop {
         let stderr = mcp.stderr();
-        let lines: Vec<&str> = stderr
+        // Only whole lines: stderr is read as it is written, a line may be half in.
+        let whole = stderr.rsplit_once('\n').map_or("", |(done, _)| done);
+        let lines: Vec<&str> = whole
             .lines()
             .filter(|l| l.starts_with("listening on "))
             .collect();
