@@ -139,7 +139,7 @@ impl Resolved {
     /// `policy.system.source` is `file`; `jitter_seed` is entropy from the runtime.
     pub fn server_config(
         &self,
-        api_key_present: bool,
+        credentials_ready: bool,
         policy_file: Option<&str>,
         jitter_seed: u64,
     ) -> ServerConfig {
@@ -159,7 +159,7 @@ impl Resolved {
             force_line_output: s.server.line_mode,
             base_url: s.openai.base_url.trim_end_matches('/').to_owned(),
             api_key_env: s.openai.api_key_env.clone(),
-            api_key_present,
+            credentials_ready,
             timeout: self.timeout(),
             idle_timeout: Duration::from_millis(s.request.idle_timeout_ms),
             stream: s.responses.stream,

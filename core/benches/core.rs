@@ -159,7 +159,7 @@ fn bench_dispatch() {
 /// deadline) with `held` calls waiting on the upstream.
 fn event_cost(held: usize) -> f64 {
     let config = ServerConfig {
-        api_key_present: true,
+        credentials_ready: true,
         max_inflight: held.max(1),
         max_queue: held.max(1),
         ..ServerConfig::default()

@@ -33,7 +33,7 @@ impl InMemoryUpstream {
 fn run_session(lines: &[&str]) -> Vec<String> {
     let config = ServerConfig {
         // The host holds the key; the core only needs to know there is one.
-        api_key_present: true,
+        credentials_ready: true,
         progress_interval: Duration::from_millis(400),
         ..ServerConfig::default()
     };

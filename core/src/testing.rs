@@ -47,7 +47,7 @@ impl Harness {
     /// The default configuration with an API key present.
     pub fn keyed() -> ServerConfig {
         ServerConfig {
-            api_key_present: true,
+            credentials_ready: true,
             ..ServerConfig::default()
         }
     }

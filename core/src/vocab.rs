@@ -54,3 +54,14 @@ string_enum!(
         Xhigh = "xhigh", Max = "max",
     }
 );
+string_enum!(
+    /// `search_context_size` of the web_search tool.
+    SearchContextSize { Low = "low", Medium = "medium", High = "high" }
+);
+string_enum!(
+    /// `service_tier`: how OpenAI processes the request.
+    ServiceTier {
+        Auto = "auto", Default = "default", Flex = "flex", Scale = "scale",
+        Priority = "priority", Fast = "fast", Ultrafast = "ultrafast",
+    }
+);

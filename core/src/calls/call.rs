@@ -4,7 +4,7 @@ use super::timers::CallId;
 use super::CallKey;
 use crate::mcp::ProgressToken;
 use crate::openai::stream::{StreamEnd, StreamFold};
-use crate::openai::RequestPlan;
+use crate::openai::{Adjustment, RequestPlan};
 use crate::server::AttemptId;
 use crate::sse::SseReader;
 use std::collections::VecDeque;
@@ -18,7 +18,12 @@ pub struct Call<C> {
     pub context: C,
     /// What every attempt sends.
     pub plan: RequestPlan,
-    /// Retries used (a retry that only drops a rejected parameter does not count).
+    /// What was changed in the plan to fit the model's limits.
+    pub adjustments: Vec<Adjustment>,
+    /// Attempts repeated because the model refused a parameter (bounded: each one
+    /// changes the plan, and there are few parameters to change).
+    pub drift_retries: u32,
+    /// Retries used (a retry that only fits the model's limits does not count).
     pub retries: u32,
     /// Attempts started.
     pub attempts: u32,

@@ -10,7 +10,7 @@
 //!   ┌──────▶ Running(attempt, deadline) ◀────────────────┘
 //!   │           │ reply / failure / deadline
 //!   │           ├─ answer or permanent failure ──▶ Finished, removed
-//!   │           ├─ param unsupported ──▶ Running (new attempt, param dropped)
+//!   │           ├─ param refused ──▶ Running (new attempt, inside the model's limits)
 //!   │           └─ transient, retries left ──▶ Backoff(until)
 //!   └──────────────────────────────────────────────┘ (until passes)
 //! ```
@@ -28,10 +28,11 @@ mod timers;
 
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
-use crate::openai::{Answer, RequestPlan, UpstreamFailure};
+use crate::openai::{Adjustment, Answer, RequestPlan, UpstreamFailure};
 use crate::server::{AttemptId, ExchangeId, HttpRequest, Now, ServerConfig};
 use call::{Call, CallState, Progress};
-use plan::Rejections;
+pub use plan::Ask;
+use plan::ModelLimits;
 use retry::Jitter;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -115,11 +116,24 @@ pub enum CallEvent<C> {
     },
 }
 
+/// A call's request, and what was changed in it to fit the model's known limits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Planned {
+    /// What every attempt sends.
+    pub plan: RequestPlan,
+    /// The changes, for the usage `_meta`.
+    pub adjustments: Vec<Adjustment>,
+}
+
 /// What a finished call used: the upstream's usage (when it said), attempts, wall time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     /// Tokens, searches and the response id, from the answer.
     pub usage: Option<crate::openai::Usage>,
+    /// What was changed to fit the model's limits (known before, or learned from a 400).
+    pub adjustments: Vec<Adjustment>,
+    /// The model called, and the setting it came from (empty when not known), for advice.
+    pub model: (String, String),
     /// Attempts made.
     pub attempts: u32,
     /// From admission to the outcome.
@@ -195,7 +209,7 @@ pub struct CallEngine<C> {
     by_attempt: BTreeMap<AttemptId, CallId>,
     queue: VecDeque<CallId>,
     timers: Timers,
-    rejections: Rejections,
+    limits: ModelLimits,
     jitter: Jitter,
     next_call: CallId,
     next_attempt: u64,
@@ -214,7 +228,7 @@ impl<C: Clone> CallEngine<C> {
             by_attempt: BTreeMap::new(),
             queue: VecDeque::new(),
             timers: Timers::default(),
-            rejections: Rejections::default(),
+            limits: ModelLimits::default(),
             jitter: Jitter::new(seed),
             next_call: 0,
             next_attempt: 0,
@@ -262,17 +276,12 @@ impl<C: Clone> CallEngine<C> {
         self.calls.is_empty()
     }
 
-    /// The request a call sends; see [`Rejections::plan`].
-    pub fn plan(
-        &self,
-        profile: &crate::server::Profile,
-        args: &crate::tools::AnswerArgs,
-        defaults: &crate::server::SearchDefaults,
-        today: &str,
-    ) -> RequestPlan {
-        let mut plan = self.rejections.plan(profile, args, defaults, today);
+    /// The request a call sends and what was changed to fit the model's known limits;
+    /// see [`ModelLimits::plan`].
+    pub fn plan(&self, ask: &Ask<'_>) -> Planned {
+        let (mut plan, adjustments) = self.limits.plan(ask);
         plan.stream = self.settings.stream;
-        plan
+        Planned { plan, adjustments }
     }
 
     /// Admits a call: starts its first attempt, or queues it when every slot is taken.
@@ -284,10 +293,11 @@ impl<C: Clone> CallEngine<C> {
         now: Now,
         key: CallKey,
         context: C,
-        plan: RequestPlan,
+        planned: Planned,
         progress: Option<ProgressToken>,
         access_date: String,
     ) -> Result<(), Refused> {
+        let Planned { plan, adjustments } = planned;
         self.last_now = Some(now.instant);
         if self.by_request.contains_key(&key) {
             return Err(Refused::DuplicateId);
@@ -319,6 +329,8 @@ impl<C: Clone> CallEngine<C> {
                 key,
                 context,
                 plan,
+                adjustments,
+                drift_retries: 0,
                 retries: 0,
                 attempts: 0,
                 access_date,
@@ -367,6 +379,8 @@ impl<C: Clone> CallEngine<C> {
                 Some(f) => CallEvent::Finished {
                     report: Report {
                         usage: None,
+                        adjustments: call.adjustments,
+                        model: (call.plan.model, call.plan.model_setting),
                         attempts: call.attempts,
                         wall: self.last_now.map_or(Duration::ZERO, |t| {
                             t.saturating_duration_since(call.admitted)

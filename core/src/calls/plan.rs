@@ -1,84 +1,185 @@
 //! What a call sends: the profile's model and settings, overridden by the call's
-//! arguments and the search defaults, minus what the model does not take or has rejected.
+//! arguments and the search defaults, then moved inside what the model is known to take
+//! (its family's parameters, and the limits it told us in earlier 400s).
 
+use crate::openai::drift::{fallback_tier, nearest, Adjustment, Limit, Param, Rejection};
 use crate::openai::request::Hints;
-use crate::openai::{model_supports, RequestPlan, UnsupportedParam};
-use crate::server::{Profile, SearchDefaults};
+use crate::openai::{model_supports, RequestPlan};
+use crate::server::{Profile, SearchDefaults, WebSearch};
 use crate::tools::AnswerArgs;
 use crate::vocab::Effort;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-/// Parameters each model rejected, remembered for the life of the process so that the
+/// Most models whose limits are kept; a process that meets more forgets the oldest
+/// learned (a bound for a server fed model ids by a hostile configuration).
+const MAX_MODELS: usize = 256;
+
+/// The limits each model told us, remembered for the life of the process so that the
 /// next call does not pay the same 400 again.
 #[derive(Default)]
-pub struct Rejections {
-    by_model: BTreeMap<String, BTreeSet<UnsupportedParam>>,
+pub struct ModelLimits {
+    by_model: BTreeMap<String, BTreeMap<Param, Limit>>,
+    /// Models in the order they were first learned, for the bound.
+    order: Vec<String>,
 }
 
-impl Rejections {
-    /// Records that `model` rejected `param`.
-    pub fn remember(&mut self, model: &str, param: UnsupportedParam) {
+/// What one call asks for, before the model's limits.
+pub struct Ask<'a> {
+    /// The profile serving the call.
+    pub profile: &'a Profile,
+    /// The setting the profile's model came from (`model_profiles.<tool>.model`).
+    pub model_setting: String,
+    /// The call's arguments.
+    pub args: &'a AnswerArgs,
+    /// `search.defaults`.
+    pub defaults: &'a SearchDefaults,
+    /// How the provider searches.
+    pub web_search: WebSearch,
+    /// Today in Asia/Tokyo, `YYYY-MM-DD`.
+    pub today: &'a str,
+}
+
+impl ModelLimits {
+    /// Records what `model` takes for the rejection's parameter.
+    pub fn remember(&mut self, model: &str, rejection: &Rejection) {
+        if !self.by_model.contains_key(model) {
+            if self.order.len() >= MAX_MODELS {
+                let oldest = self.order.remove(0);
+                self.by_model.remove(&oldest);
+            }
+            self.order.push(model.to_owned());
+        }
         self.by_model
             .entry(model.to_owned())
             .or_default()
-            .insert(param);
+            .insert(rejection.param, rejection.limit.clone());
     }
 
-    fn rejects(&self, model: &str, param: UnsupportedParam) -> bool {
-        self.by_model.get(model).is_some_and(|r| r.contains(&param))
-    }
-
-    /// The request a call with `args` on `profile` sends, `today` being the date in
-    /// Asia/Tokyo.
-    pub fn plan(
-        &self,
-        profile: &Profile,
-        args: &AnswerArgs,
-        defaults: &SearchDefaults,
-        today: &str,
-    ) -> RequestPlan {
+    /// The request `ask` sends, with every change made to fit the model's known limits.
+    pub fn plan(&self, ask: &Ask<'_>) -> (RequestPlan, Vec<Adjustment>) {
+        let Ask { profile, args, .. } = ask;
         let domains = args
             .domains
             .clone()
-            .unwrap_or_else(|| defaults.domains.clone());
+            .unwrap_or_else(|| ask.defaults.domains.clone());
         let hints = Hints {
-            today: today.to_owned(),
-            recency_days: args.recency_days.or(defaults.recency_days),
-            max_results: args.max_results.or(defaults.max_results),
+            today: ask.today.to_owned(),
+            recency_days: args.recency_days.or(ask.defaults.recency_days),
+            max_results: args.max_results.or(ask.defaults.max_results),
             style: args.style,
             domains: &domains,
         };
         let supports = model_supports(&profile.model);
         let mut effort = args.reasoning_effort.or(profile.reasoning_effort);
-        if effort == Some(Effort::Minimal) {
-            // The API rejects `minimal` together with web_search, which we always send.
+        if effort == Some(Effort::Minimal) && ask.web_search.available() {
+            // The API rejects `minimal` together with web_search, which we send.
             log::debug!("reasoning effort minimal cannot be combined with web_search; sending low");
             effort = Some(Effort::Low);
         }
-        let model = &profile.model;
-        let plan = RequestPlan {
-            model: model.clone(),
+        let mut plan = RequestPlan {
+            model: profile.model.clone(),
+            model_setting: ask.model_setting.clone(),
             input: RequestPlan::input_text(&args.query, &hints),
-            effort: effort.filter(|_| {
-                supports.reasoning && !self.rejects(model, UnsupportedParam::ReasoningEffort)
-            }),
-            verbosity: args.verbosity.or(profile.verbosity).filter(|_| {
-                supports.verbosity && !self.rejects(model, UnsupportedParam::Verbosity)
-            }),
+            effort: effort.filter(|_| supports.reasoning),
+            verbosity: args
+                .verbosity
+                .or(profile.verbosity)
+                .filter(|_| supports.verbosity),
+            web_search: ask.web_search,
             allowed_domains: domains,
+            search: profile.search.clone(),
+            service_tier: profile.service_tier,
+            max_output_tokens: profile.max_output_tokens,
             stream: false,
         };
+        let mut adjustments = Vec::new();
+        if let Some(limits) = self.by_model.get(&profile.model) {
+            for (param, limit) in limits {
+                adjustments.extend(apply(&mut plan, *param, limit));
+            }
+        }
+        for a in &adjustments {
+            log::debug!("answer: {} takes {a} (learned earlier)", plan.model);
+        }
         log::debug!(
-            "answer: model={model} supports={{verbosity:{}, reasoning:{}}}",
+            "answer: model={} supports={{verbosity:{}, reasoning:{}}}",
+            plan.model,
             supports.verbosity,
             supports.reasoning
         );
         log::debug!(
-            "answer: request summary tools=web_search(on) reasoning={} text.verbosity={}",
+            "answer: request summary tools={} reasoning={} text.verbosity={}",
+            match plan.web_search {
+                WebSearch::OpenAi => "web_search(on)",
+                WebSearch::OpenRouter => "openrouter:web_search(on)",
+                WebSearch::Unavailable => "none",
+            },
             on_off(plan.effort.is_some()),
             on_off(plan.verbosity.is_some())
         );
-        plan
+        (plan, adjustments)
+    }
+}
+
+/// Moves `plan` inside `limit` for `param`: the nearest value the model takes, or without
+/// the parameter. `None` when the plan already fits (or does not send the parameter).
+pub fn apply(plan: &mut RequestPlan, param: Param, limit: &Limit) -> Option<Adjustment> {
+    fn change<T: Copy + std::fmt::Display>(
+        slot: &mut Option<T>,
+        param: Param,
+        to: impl FnOnce(T) -> Option<T>,
+    ) -> Option<Adjustment> {
+        let from = (*slot)?;
+        let to = to(from);
+        if to.as_ref().map(ToString::to_string) == Some(from.to_string()) {
+            return None;
+        }
+        *slot = to;
+        Some(Adjustment {
+            param,
+            from: from.to_string(),
+            to: to.map(|t| t.to_string()),
+        })
+    }
+    let values = match limit {
+        Limit::OneOf(values) => values.as_slice(),
+        _ => &[],
+    };
+    match (param, limit) {
+        (Param::ReasoningEffort, _) => {
+            change(&mut plan.effort, param, |e| nearest(e, values))
+        }
+        (Param::Verbosity, _) => change(&mut plan.verbosity, param, |v| nearest(v, values)),
+        (Param::SearchContextSize, _) => {
+            change(&mut plan.search.context_size, param, |s| nearest(s, values))
+        }
+        (Param::ServiceTier, _) => {
+            change(&mut plan.service_tier, param, |t| fallback_tier(t, values))
+        }
+        (Param::MaxOutputTokens, Limit::AtMost(max)) => {
+            change(&mut plan.max_output_tokens, param, |n| Some(n.min(*max)))
+        }
+        (Param::MaxOutputTokens, Limit::AtLeast(min)) => {
+            change(&mut plan.max_output_tokens, param, |n| Some(n.max(*min)))
+        }
+        (Param::MaxOutputTokens, _) => change(&mut plan.max_output_tokens, param, |_| None),
+        (Param::ExternalWebAccess, _) => {
+            change(&mut plan.search.external_web_access, param, |_| None)
+        }
+        (Param::UserLocation, _) => {
+            let from = plan.search.user_location.take()?;
+            let shown = [&from.country, &from.region, &from.city, &from.timezone]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            Some(Adjustment {
+                param,
+                from: shown,
+                to: None,
+            })
+        }
     }
 }
 
@@ -87,5 +188,102 @@ fn on_off(on: bool) -> &'static str {
         "on"
     } else {
         "off"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::{ServiceTier, Verbosity};
+
+    fn ask_with<'a>(profile: &'a Profile, args: &'a AnswerArgs, d: &'a SearchDefaults) -> Ask<'a> {
+        Ask {
+            profile,
+            model_setting: "model_profiles.answer.model".into(),
+            args,
+            defaults: d,
+            web_search: WebSearch::OpenAi,
+            today: "2026-11-23",
+        }
+    }
+
+    #[test]
+    fn learned_limits_move_the_next_plan_and_say_so() {
+        let profile = Profile {
+            model: "gpt-5.1".into(),
+            reasoning_effort: Some(Effort::Xhigh),
+            verbosity: Some(Verbosity::Low),
+            service_tier: Some(ServiceTier::Priority),
+            max_output_tokens: Some(200_000),
+            ..Profile::default()
+        };
+        let args = AnswerArgs::default();
+        let defaults = SearchDefaults::default();
+        let mut limits = ModelLimits::default();
+        let (plan, adjusted) = limits.plan(&ask_with(&profile, &args, &defaults));
+        assert!(adjusted.is_empty());
+        assert_eq!(plan.effort, Some(Effort::Xhigh));
+        let one_of = |v: &[&str]| Limit::OneOf(v.iter().map(|s| s.to_string()).collect());
+        for (param, limit) in [
+            (Param::ReasoningEffort, one_of(&["none", "low", "medium", "high"])),
+            (Param::Verbosity, one_of(&["medium"])),
+            (Param::ServiceTier, Limit::Unsupported),
+            (Param::MaxOutputTokens, Limit::AtMost(128_000)),
+        ] {
+            limits.remember("gpt-5.1", &Rejection { param, limit });
+        }
+        let (plan, adjusted) = limits.plan(&ask_with(&profile, &args, &defaults));
+        assert_eq!(
+            (plan.effort, plan.verbosity, plan.service_tier, plan.max_output_tokens),
+            (Some(Effort::High), Some(Verbosity::Medium), None, Some(128_000))
+        );
+        let shown: Vec<String> = adjusted.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "reasoning.effort xhigh -> high",
+                "text.verbosity low -> medium",
+                "service_tier priority left out",
+                "max_output_tokens 200000 -> 128000"
+            ]
+        );
+        // Another model is not affected.
+        let other = Profile {
+            model: "gpt-5.6-terra".into(),
+            ..profile.clone()
+        };
+        let (plan, adjusted) = limits.plan(&ask_with(&other, &args, &defaults));
+        assert!(adjusted.is_empty() && plan.effort == Some(Effort::Xhigh));
+    }
+
+    #[test]
+    fn minimal_is_kept_where_nothing_is_searched() {
+        let profile = Profile {
+            model: "gpt-5-nano".into(),
+            reasoning_effort: Some(Effort::Minimal),
+            ..Profile::default()
+        };
+        let args = AnswerArgs::default();
+        let defaults = SearchDefaults::default();
+        let limits = ModelLimits::default();
+        let mut ask = ask_with(&profile, &args, &defaults);
+        assert_eq!(limits.plan(&ask).0.effort, Some(Effort::Low));
+        ask.web_search = WebSearch::Unavailable;
+        assert_eq!(limits.plan(&ask).0.effort, Some(Effort::Minimal));
+    }
+
+    #[test]
+    fn the_number_of_models_remembered_is_bounded() {
+        let mut limits = ModelLimits::default();
+        let rejection = Rejection {
+            param: Param::Verbosity,
+            limit: Limit::Unsupported,
+        };
+        for i in 0..MAX_MODELS + 10 {
+            limits.remember(&format!("m{i}"), &rejection);
+        }
+        assert_eq!(limits.by_model.len(), MAX_MODELS);
+        assert!(!limits.by_model.contains_key("m0"));
+        assert!(limits.by_model.contains_key(&format!("m{}", MAX_MODELS + 9)));
     }
 }

@@ -6,9 +6,13 @@ use super::retry::{next_step, Step};
 use super::timers::CallId;
 use super::{CallEngine, CallEvent, Report};
 use crate::openai::{
-    classify_reply, parse_answer, Answer, FailureKind, UnsupportedParam, UpstreamFailure,
+    classify_reply, parse_answer, Answer, FailureKind, Rejection, UpstreamFailure,
     UpstreamVerdict, Usage,
 };
+
+/// Most attempts of one call repeated to fit the model's limits: one per parameter we
+/// may send, so a model that refuses everything still ends.
+const MAX_DRIFT_RETRIES: u32 = 7;
 use crate::server::{after, AttemptId, HttpReply, HttpRequest, Now, TransportError};
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -43,8 +47,8 @@ impl<C: Clone> CallEngine<C> {
                 self.finish_with(id, outcome, Some(Usage::of(&body)));
             }
             UpstreamVerdict::Retry(failure, wait) => self.retry_or_fail(now, id, failure, wait),
-            UpstreamVerdict::Unsupported(param, failure) => {
-                self.drop_param(now, id, param, failure)
+            UpstreamVerdict::Unsupported(rejection, failure) => {
+                self.fit_limit(now, id, rejection, failure)
             }
             UpstreamVerdict::Fail(failure) => self.finish(id, Err(failure)),
         }
@@ -240,28 +244,26 @@ impl<C: Clone> CallEngine<C> {
         self.set_progress(now, id, message);
     }
 
-    fn drop_param(
-        &mut self,
-        now: Now,
-        id: CallId,
-        param: UnsupportedParam,
-        failure: UpstreamFailure,
-    ) {
+    /// The model refused a parameter: remember its limit, move the plan inside it and
+    /// try again; fail when nothing changes (it was not ours to change).
+    fn fit_limit(&mut self, now: Now, id: CallId, rejection: Rejection, failure: UpstreamFailure) {
         let Some(call) = self.calls.get_mut(&id) else {
             return;
         };
-        let had = match param {
-            UnsupportedParam::ReasoningEffort => call.plan.effort.take().is_some(),
-            UnsupportedParam::Verbosity => call.plan.verbosity.take().is_some(),
-        };
-        if !had {
+        let adjusted = (call.drift_retries < MAX_DRIFT_RETRIES)
+            .then(|| super::plan::apply(&mut call.plan, rejection.param, &rejection.limit))
+            .flatten();
+        let Some(adjustment) = adjusted else {
             return self.finish(id, Err(failure));
-        }
+        };
+        call.drift_retries += 1;
         log::debug!(
-            "openai: model {} rejects {param:?}; retrying without it and remembering that",
-            call.plan.model
+            "openai: model {} refused {}: retrying with {adjustment}, and remembering the limit",
+            call.plan.model,
+            rejection.param
         );
-        self.rejections.remember(&call.plan.model, param);
+        self.limits.remember(&call.plan.model, &rejection);
+        call.adjustments.push(adjustment);
         self.start_attempt(now, id);
     }
 
@@ -290,6 +292,8 @@ impl<C: Clone> CallEngine<C> {
         }
         let report = Report {
             usage,
+            adjustments: call.adjustments,
+            model: (call.plan.model, call.plan.model_setting),
             attempts: call.attempts,
             wall: now.saturating_duration_since(call.admitted),
         };

@@ -22,14 +22,14 @@ fn settings(max_inflight: usize, max_queue: usize) -> Settings {
     }
 }
 
-fn plan() -> RequestPlan {
-    RequestPlan {
-        model: "gpt-5-mini".into(),
-        input: "q".into(),
-        effort: None,
-        verbosity: None,
-        allowed_domains: Vec::new(),
-        stream: false,
+fn plan() -> Planned {
+    Planned {
+        plan: RequestPlan {
+            model: "gpt-5-mini".into(),
+            input: "q".into(),
+            ..RequestPlan::default()
+        },
+        adjustments: Vec::new(),
     }
 }
 

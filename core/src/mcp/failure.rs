@@ -7,7 +7,7 @@
 use super::shape::{self, META_ERROR};
 use super::ProtocolVersion;
 use crate::jsonrpc::{ErrorKind, RpcError};
-use crate::openai::{FailureKind, UpstreamFailure};
+use crate::openai::{Advice, FailureKind, UpstreamFailure};
 use crate::tools::{ArgError, Tool};
 use serde_json::{json, Value};
 
@@ -24,11 +24,13 @@ pub(crate) enum ToolFailure<'a> {
     Busy { running: usize, queued: usize },
     /// The server is shutting down and takes no new calls.
     Draining,
+    /// OpenAI has shut the profile's model down; nothing was sent.
+    Retired { reason: &'a str },
     /// The upstream attempts failed.
     Upstream {
         failure: &'a UpstreamFailure,
         retries: u32,
-        api_key_env: &'a str,
+        advice: Advice<'a>,
         /// Debug mode adds the diagnostic fields of spec 8.2 to the legacy error.
         debug: bool,
     },
@@ -68,10 +70,14 @@ impl ToolFailure<'_> {
                 ErrorKind::Overloaded,
                 "the server is shutting down and takes no new calls; retry in a few seconds",
             ),
+            ToolFailure::Retired { reason } => {
+                RpcError::new(ErrorKind::UpstreamFailed, format!("openai responses failed: {reason}"))
+                    .with_data(json!({ "retries": 0, "status": null, "type": "model_retired", "code": null }))
+            }
             ToolFailure::Upstream {
                 failure,
                 retries,
-                api_key_env,
+                advice,
                 debug,
             } => {
                 let mut data = json!({
@@ -91,7 +97,7 @@ impl ToolFailure<'_> {
                     _ => format!(
                         "openai responses failed: {}; {}",
                         failure.message,
-                        failure.advice(api_key_env)
+                        failure.advice(&advice)
                     ),
                 };
                 RpcError::new(ErrorKind::UpstreamFailed, message).with_data(data)
@@ -123,10 +129,14 @@ impl ToolFailure<'_> {
                 "The server is busy ({running} calls running, {queued} waiting). Try again in a few seconds."
             ),
             ToolFailure::Draining => "The server is shutting down and takes no new calls. Call the tool again in a few seconds; another instance, or this one once restarted, will answer.".into(),
+            ToolFailure::Retired { reason } => format!(
+                "The server did not call OpenAI: {}. Ask the server's operator to change it and restart the server.",
+                sentence(reason)
+            ),
             ToolFailure::Upstream {
                 failure,
                 retries,
-                api_key_env,
+                advice,
                 ..
             } => {
                 let after = match retries {
@@ -142,7 +152,7 @@ impl ToolFailure<'_> {
                     _ => format!(
                         "The OpenAI request failed{after}: {}. {}.",
                         failure.message.trim_end_matches('.'),
-                        sentence(&failure.advice(api_key_env))
+                        sentence(&failure.advice(&advice))
                     ),
                 }
             }
@@ -161,6 +171,7 @@ impl ToolFailure<'_> {
                 json!({ "kind": "busy", "running": running, "queued": queued })
             }
             ToolFailure::Draining => json!({ "kind": "draining" }),
+            ToolFailure::Retired { .. } => json!({ "kind": "model_retired" }),
             ToolFailure::Upstream {
                 failure, retries, ..
             } => json!({
@@ -215,7 +226,10 @@ mod tests {
         let f = ToolFailure::Upstream {
             failure: &failure,
             retries: 3,
-            api_key_env: "OPENAI_API_KEY",
+            advice: Advice {
+                api_key_env: "OPENAI_API_KEY",
+                ..Advice::default()
+            },
             debug: false,
         };
         assert_eq!(

@@ -94,8 +94,12 @@ pub fn discover_result() -> Value {
 }
 
 /// The `tools/list` result for `version`: only fields the version defines.
-pub fn tools_list_result(version: ProtocolVersion) -> Value {
-    let tools: Vec<Value> = ALL_TOOLS.iter().map(|t| tool_json(*t, version)).collect();
+/// `search` says whether the provider can search the web; descriptions say when not.
+pub fn tools_list_result(version: ProtocolVersion, search: bool) -> Value {
+    let tools: Vec<Value> = ALL_TOOLS
+        .iter()
+        .map(|t| tool_json(*t, version, search))
+        .collect();
     let mut result = json!({ "tools": tools });
     if version.is_modern() {
         result["ttlMs"] = TTL_MS.into();
@@ -175,13 +179,20 @@ pub fn method_not_found(method: &str, version: ProtocolVersion) -> RpcError {
     RpcError::new(ErrorKind::MethodNotFound, message)
 }
 
-fn tool_json(tool: Tool, version: ProtocolVersion) -> Value {
+/// Appended to every description when the provider cannot search.
+pub const NO_SEARCH_NOTE: &str = " Note: this server's model provider has no web search, so answers come from the model's own knowledge (used_search is false, with no citations) and may be out of date.";
+
+fn tool_json(tool: Tool, version: ProtocolVersion, search: bool) -> Value {
     let mut obj = Map::new();
     obj.insert("name".into(), tool.name().into());
     if version.has_titles_and_structured_output() {
         obj.insert("title".into(), tool.title().into());
     }
-    obj.insert("description".into(), tool.description().into());
+    let description = match search {
+        true => tool.description().to_owned(),
+        false => format!("{}{NO_SEARCH_NOTE}", tool.description()),
+    };
+    obj.insert("description".into(), description.into());
     obj.insert("inputSchema".into(), tool.input_schema());
     if version.has_titles_and_structured_output() {
         obj.insert("outputSchema".into(), crate::tools::output_schema());
@@ -237,6 +248,14 @@ fn usage(report: &Report) -> Value {
         usage["output_tokens"] = u.output_tokens.into();
         usage["reasoning_tokens"] = u.reasoning_tokens.into();
         usage["web_searches"] = u.web_searches.into();
+    }
+    if !report.adjustments.is_empty() {
+        let adjusted: Vec<Value> = report
+            .adjustments
+            .iter()
+            .map(|a| json!({ "param": a.param.as_str(), "from": a.from, "to": a.to }))
+            .collect();
+        usage["adjusted"] = adjusted.into();
     }
     usage
 }

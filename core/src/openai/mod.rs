@@ -5,14 +5,18 @@
 //! real payloads differ from the published schema (see shared/reference/openai/README.md).
 
 mod body;
+pub mod drift;
+pub mod models;
 pub(crate) mod request;
 mod response;
 mod status;
 pub mod stream;
 
 pub use body::ResponseBody;
-pub use request::{model_supports, Capabilities, RequestPlan};
+pub use drift::{Adjustment, Limit, Param, Rejection};
+pub use models::{model_supports, Capabilities};
+pub use request::RequestPlan;
 pub use response::{parse_answer, Answer, Citation, Usage};
 pub use status::{
-    classify_reply, FailureKind, RetryAfter, UnsupportedParam, UpstreamFailure, UpstreamVerdict,
+    classify_reply, Advice, FailureKind, RetryAfter, UpstreamFailure, UpstreamVerdict,
 };

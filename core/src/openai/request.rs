@@ -1,40 +1,32 @@
 //! Building the `POST /responses` body.
 
-use crate::vocab::{Effort, Style, Verbosity};
+use crate::server::{SearchOptions, WebSearch};
+use crate::vocab::{Effort, ServiceTier, Style, Verbosity};
 
-/// What a model accepts, by its id (spec 5.6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Capabilities {
-    /// `text.verbosity` (gpt-5 family).
-    pub verbosity: bool,
-    /// `reasoning.effort` (gpt-5, o3, o4 families).
-    pub reasoning: bool,
-}
-
-/// The parameters `model` accepts, judged from its id.
-pub fn model_supports(model: &str) -> Capabilities {
-    let m = model.to_ascii_lowercase();
-    // Tolerate provider prefixes such as `openai/gpt-5`.
-    let m = m.rsplit('/').next().unwrap_or(&m);
-    Capabilities {
-        verbosity: m.starts_with("gpt-5"),
-        reasoning: m.starts_with("gpt-5") || m.starts_with("o3") || m.starts_with("o4"),
-    }
-}
-
-/// Everything that goes into one call's request body, decided once when the call starts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Everything that goes into one call's request body, decided when the call starts (and
+/// moved inside a model's limits when it refuses a parameter).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RequestPlan {
     /// The model id.
     pub model: String,
+    /// The setting the model came from, such as `model_profiles.answer.model`, for advice.
+    pub model_setting: String,
     /// The user message: the query plus hints.
     pub input: String,
     /// `reasoning.effort`, when sent.
     pub effort: Option<Effort>,
     /// `text.verbosity`, when sent.
     pub verbosity: Option<Verbosity>,
+    /// How the provider searches; [`WebSearch::Unavailable`] sends no tool.
+    pub web_search: WebSearch,
     /// `filters.allowed_domains` on the web_search tool; empty means no filter.
     pub allowed_domains: Vec<String>,
+    /// The web_search tool's settings (OpenAI's tool only).
+    pub search: SearchOptions,
+    /// `service_tier`, when sent.
+    pub service_tier: Option<ServiceTier>,
+    /// `max_output_tokens`, when sent.
+    pub max_output_tokens: Option<u64>,
     /// Ask for the answer as an event stream (`"stream": true`).
     pub stream: bool,
 }
@@ -100,18 +92,7 @@ impl RequestPlan {
         b.extend_from_slice(instructions_json);
         b.extend_from_slice(br#","input":"#);
         string(&mut b, &self.input);
-        b.extend_from_slice(br#","tools":[{"type":"web_search""#);
-        if !self.allowed_domains.is_empty() {
-            b.extend_from_slice(br#","filters":{"allowed_domains":["#);
-            for (i, d) in self.allowed_domains.iter().enumerate() {
-                if i > 0 {
-                    b.push(b',');
-                }
-                string(&mut b, d);
-            }
-            b.extend_from_slice(b"]}");
-        }
-        b.extend_from_slice(br#"}],"include":["web_search_call.action.sources"]"#);
+        self.write_tools(&mut b);
         if let Some(v) = self.verbosity {
             b.extend_from_slice(br#","text":{"verbosity":""#);
             b.extend_from_slice(v.as_str().as_bytes());
@@ -121,6 +102,14 @@ impl RequestPlan {
             b.extend_from_slice(br#","reasoning":{"effort":""#);
             b.extend_from_slice(e.as_str().as_bytes());
             b.extend_from_slice(br#""}"#);
+        }
+        if let Some(tier) = self.service_tier {
+            b.extend_from_slice(br#","service_tier":""#);
+            b.extend_from_slice(tier.as_str().as_bytes());
+            b.push(b'"');
+        }
+        if let Some(n) = self.max_output_tokens {
+            b.extend_from_slice(format!(r#","max_output_tokens":{n}"#).as_bytes());
         }
         if self.stream {
             // Obfuscation pads every delta with random text to hide its length from the
@@ -132,51 +121,67 @@ impl RequestPlan {
         b.push(b'}');
         b
     }
+
+    /// `"tools"` and `"include"` for the provider's search, or nothing without one.
+    fn write_tools(&self, b: &mut Vec<u8>) {
+        let string = |b: &mut Vec<u8>, s: &str| {
+            // Writing a str into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *b, s);
+        };
+        match self.web_search {
+            WebSearch::Unavailable => {}
+            // OpenRouter's server tool takes no OpenAI options; the domains are in the
+            // input's hints.
+            WebSearch::OpenRouter => {
+                b.extend_from_slice(br#","tools":[{"type":"openrouter:web_search"}]"#)
+            }
+            WebSearch::OpenAi => {
+                b.extend_from_slice(br#","tools":[{"type":"web_search""#);
+                if !self.allowed_domains.is_empty() {
+                    b.extend_from_slice(br#","filters":{"allowed_domains":["#);
+                    for (i, d) in self.allowed_domains.iter().enumerate() {
+                        if i > 0 {
+                            b.push(b',');
+                        }
+                        string(b, d);
+                    }
+                    b.extend_from_slice(b"]}");
+                }
+                if let Some(size) = self.search.context_size {
+                    b.extend_from_slice(br#","search_context_size":""#);
+                    b.extend_from_slice(size.as_str().as_bytes());
+                    b.push(b'"');
+                }
+                if let Some(at) = &self.search.user_location {
+                    b.extend_from_slice(br#","user_location":{"type":"approximate""#);
+                    let fields = [
+                        ("country", &at.country),
+                        ("region", &at.region),
+                        ("city", &at.city),
+                        ("timezone", &at.timezone),
+                    ];
+                    for (name, value) in fields {
+                        if let Some(value) = value {
+                            b.extend_from_slice(format!(r#","{name}":"#).as_bytes());
+                            string(b, value);
+                        }
+                    }
+                    b.push(b'}');
+                }
+                if let Some(live) = self.search.external_web_access {
+                    b.extend_from_slice(br#","external_web_access":"#);
+                    b.extend_from_slice(if live { b"true" } else { b"false" });
+                }
+                b.extend_from_slice(br#"}],"include":["web_search_call.action.sources"]"#);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::{json, Value};
-
-    #[test]
-    fn capabilities_by_model_family() {
-        assert_eq!(
-            model_supports("gpt-5-mini"),
-            Capabilities {
-                verbosity: true,
-                reasoning: true
-            }
-        );
-        assert_eq!(
-            model_supports("o3"),
-            Capabilities {
-                verbosity: false,
-                reasoning: true
-            }
-        );
-        assert_eq!(
-            model_supports("o4-mini"),
-            Capabilities {
-                verbosity: false,
-                reasoning: true
-            }
-        );
-        assert_eq!(
-            model_supports("gpt-4.1"),
-            Capabilities {
-                verbosity: false,
-                reasoning: false
-            }
-        );
-        assert_eq!(
-            model_supports("openai/gpt-5"),
-            Capabilities {
-                verbosity: true,
-                reasoning: true
-            }
-        );
-    }
 
     #[test]
     fn body_has_every_field() {
@@ -186,7 +191,7 @@ mod tests {
             effort: Some(Effort::Low),
             verbosity: Some(Verbosity::High),
             allowed_domains: vec!["jma.go.jp".into()],
-            stream: false,
+            ..RequestPlan::default()
         };
         let v: Value = serde_json::from_slice(&plan.body("POLICY")).unwrap();
         assert_eq!(
@@ -215,5 +220,60 @@ mod tests {
             (v["stream"].clone(), v["stream_options"].clone()),
             (json!(true), json!({"include_obfuscation": false}))
         );
+    }
+
+    #[test]
+    fn profile_tuning_goes_on_the_tool_and_the_body() {
+        use crate::server::UserLocation;
+        use crate::vocab::SearchContextSize;
+        let plan = RequestPlan {
+            model: "gpt-5.6-terra".into(),
+            input: "q".into(),
+            search: SearchOptions {
+                context_size: Some(SearchContextSize::High),
+                user_location: Some(UserLocation {
+                    country: Some("JP".into()),
+                    city: Some("Minato \"Tokyo\"".into()),
+                    timezone: Some("Asia/Tokyo".into()),
+                    region: None,
+                }),
+                external_web_access: Some(false),
+            },
+            service_tier: Some(ServiceTier::Flex),
+            max_output_tokens: Some(2048),
+            ..RequestPlan::default()
+        };
+        let v: Value = serde_json::from_slice(&plan.body("P")).unwrap();
+        assert_eq!(
+            v["tools"],
+            json!([{"type":"web_search","search_context_size":"high",
+                    "user_location":{"type":"approximate","country":"JP",
+                                     "city":"Minato \"Tokyo\"","timezone":"Asia/Tokyo"},
+                    "external_web_access":false}])
+        );
+        assert_eq!(
+            (v["service_tier"].clone(), v["max_output_tokens"].clone()),
+            (json!("flex"), json!(2048))
+        );
+    }
+
+    #[test]
+    fn providers_without_openai_search_get_their_own_tool_or_none() {
+        let plan = RequestPlan {
+            model: "gpt-oss:20b".into(),
+            input: "q".into(),
+            allowed_domains: vec!["example.com".into()],
+            web_search: WebSearch::Unavailable,
+            ..RequestPlan::default()
+        };
+        let v: Value = serde_json::from_slice(&plan.body("P")).unwrap();
+        assert!(v.get("tools").is_none() && v.get("include").is_none(), "{v}");
+        let routed = RequestPlan {
+            web_search: WebSearch::OpenRouter,
+            ..plan
+        };
+        let v: Value = serde_json::from_slice(&routed.body("P")).unwrap();
+        assert_eq!(v["tools"], json!([{"type":"openrouter:web_search"}]));
+        assert!(v.get("include").is_none());
     }
 }

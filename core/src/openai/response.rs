@@ -38,7 +38,7 @@ impl Usage {
         let searches = body
             .output
             .iter()
-            .filter(|i| i.kind.get() == Some("web_search_call"))
+            .filter(|i| is_search_call(i.kind.get()))
             .filter(|i| i.action.kind.get() == Some("search"))
             .count();
         Usage::from_parts(
@@ -137,7 +137,7 @@ pub fn parse_answer(
     }
     let searches: Vec<&Item<'_>> = output
         .iter()
-        .filter(|i| i.kind.get() == Some("web_search_call"))
+        .filter(|i| is_search_call(i.kind.get()))
         .collect();
     let used_search = !cited.list.is_empty() || !searches.is_empty();
     if cited.list.is_empty() {
@@ -183,6 +183,11 @@ pub fn parse_answer(
         citations,
         model,
     })
+}
+
+/// OpenAI's `web_search_call`, or OpenRouter's server tool's item.
+fn is_search_call(kind: Option<&str>) -> bool {
+    matches!(kind, Some("web_search_call" | "openrouter:web_search"))
 }
 
 fn check_status(body: &ResponseBody<'_>) -> Result<(), UpstreamFailure> {

@@ -1,6 +1,7 @@
 //! Deciding what an upstream reply means: an answer to read, a retry, or a failure.
 
 use super::body::ResponseBody;
+use super::drift::Rejection;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -11,15 +12,6 @@ const MAX_MESSAGE_CHARS: usize = 400;
 
 /// A wait the server asked for, from `retry-after-ms` or `retry-after`.
 pub type RetryAfter = Option<Duration>;
-
-/// A parameter the model rejected, which we can drop and retry without.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum UnsupportedParam {
-    /// `reasoning.effort`.
-    ReasoningEffort,
-    /// `text.verbosity`.
-    Verbosity,
-}
 
 /// What kind of failure ended an attempt. Retry decisions and advice match on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,12 +132,16 @@ impl UpstreamFailure {
     }
 
     /// What the user should do about it.
-    pub fn advice(&self, api_key_env: &str) -> String {
+    pub fn advice(&self, context: &Advice<'_>) -> String {
         let code = self.code.as_deref().unwrap_or("");
         let ty = self.error_type.as_deref().unwrap_or("");
+        let api_key_env = context.api_key_env;
         match (self.status, self.kind) {
-            (Some(401), _) => format!("check that {api_key_env} holds a valid OpenAI API key"),
+            (Some(401), _) => format!("check that {api_key_env} holds a valid API key for this provider"),
             (Some(403), _) => "check that the API key's project may use this model and the Responses API".into(),
+            (Some(404), _) if code == "model_not_found" || context.model.is_some_and(|m| self.message.contains(m)) => {
+                context.model_advice()
+            }
             (Some(404), _) => "check the model name in model_profiles and openai.base_url".into(),
             (Some(429), _) if code == "insufficient_quota" || ty == "insufficient_quota" => {
                 "the account is out of quota: check the plan and billing details".into()
@@ -159,6 +155,35 @@ impl UpstreamFailure {
             (_, FailureKind::Incomplete) => "the answer was cut short; try a narrower question or a higher verbosity".into(),
             (_, FailureKind::Refusal) => "the model declined to answer; rephrase the question".into(),
             _ => "try again; if it keeps failing, run with --debug and check the log".into(),
+        }
+    }
+}
+
+/// What advice may name: the key's variable, and the model with the setting it came from.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Advice<'a> {
+    /// The variable that holds the API key.
+    pub api_key_env: &'a str,
+    /// The model called.
+    pub model: Option<&'a str>,
+    /// Where it was configured, such as `model_profiles.answer.model`.
+    pub model_setting: Option<&'a str>,
+}
+
+impl Advice<'_> {
+    /// For a model the provider does not know: which setting to change, and to what
+    /// when the model is one OpenAI shut down.
+    fn model_advice(&self) -> String {
+        let setting = self.model_setting.unwrap_or("the model in model_profiles");
+        let model = self.model.unwrap_or("the model");
+        match self.model.and_then(super::models::retirement) {
+            Some(r) => format!(
+                "{model} is scheduled for shutdown by OpenAI on {}; set {setting} to {} (OpenAI's recommended replacement) and restart the server",
+                r.shutdown, r.replacement
+            ),
+            None => format!(
+                "the provider does not offer {model} to this key; set {setting} to a model it lists (run `openai-responses-mcp doctor` to check every profile) and restart the server"
+            ),
         }
     }
 }
@@ -179,8 +204,8 @@ pub enum UpstreamVerdict<'a> {
     Success(ResponseBody<'a>),
     /// A transient failure: try again, after the server's wait when it gave one.
     Retry(UpstreamFailure, RetryAfter),
-    /// The model rejected a parameter: try again without it.
-    Unsupported(UnsupportedParam, UpstreamFailure),
+    /// The model refused a parameter or value: try again inside its limits.
+    Unsupported(Rejection, UpstreamFailure),
     /// A failure retrying cannot fix.
     Fail(UpstreamFailure),
 }
@@ -240,8 +265,8 @@ pub fn classify_reply<'a>(
     match status {
         429 if is_permanent_429(&failure) => UpstreamVerdict::Fail(failure),
         429 | 500 | 502 | 503 | 504 => UpstreamVerdict::Retry(failure, retry_after(headers)),
-        400 => match unsupported_param(error) {
-            Some(param) => UpstreamVerdict::Unsupported(param, failure),
+        400 => match error.and_then(Rejection::from_error) {
+            Some(rejection) => UpstreamVerdict::Unsupported(rejection, failure),
             None => UpstreamVerdict::Fail(failure),
         },
         _ => UpstreamVerdict::Fail(failure),
@@ -253,19 +278,6 @@ fn is_permanent_429(f: &UpstreamFailure) -> bool {
     f.code.as_deref() == Some("insufficient_quota")
         || f.error_type.as_deref() == Some("insufficient_quota")
         || f.message.starts_with("Request too large")
-}
-
-fn unsupported_param(error: Option<&Value>) -> Option<UnsupportedParam> {
-    let error = error?;
-    let code = error.get("code").and_then(Value::as_str)?;
-    if code != "unsupported_value" && code != "unsupported_parameter" {
-        return None;
-    }
-    match error.get("param").and_then(Value::as_str)? {
-        "reasoning.effort" | "reasoning" => Some(UnsupportedParam::ReasoningEffort),
-        "text.verbosity" | "verbosity" => Some(UnsupportedParam::Verbosity),
-        _ => None,
-    }
 }
 
 /// Describes a non-JSON error body without quoting much of it (it may be an HTML page).

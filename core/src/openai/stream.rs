@@ -156,7 +156,7 @@ impl StreamFold {
 
     fn item_added(&mut self, item: Option<&Value>) -> Option<StreamHint> {
         match item?.get("type")?.as_str()? {
-            "web_search_call" => Some(StreamHint::Searching(None)),
+            "web_search_call" | "openrouter:web_search" => Some(StreamHint::Searching(None)),
             "message" => self.start_writing(),
             _ => None,
         }
@@ -197,10 +197,11 @@ impl StreamFold {
         action: Option<&Value>,
         json: impl FnOnce() -> String,
     ) -> Option<StreamHint> {
-        if kind != "message" && kind != "web_search_call" {
+        let search = kind == "web_search_call" || kind == "openrouter:web_search";
+        if kind != "message" && !search {
             return None;
         }
-        let hint = (kind == "web_search_call")
+        let hint = search
             .then(|| action.and_then(search_hint))
             .flatten();
         if hint

@@ -109,7 +109,9 @@ impl Server {
             .map(Duration::from_millis)
             .unwrap_or(settings.default_ttl)
             .min(settings.max_ttl);
-        let mut plan = plan;
+        // The limits the model is known to have are applied; one it refuses later fails
+        // the task (the response lives at OpenAI, with no attempt here to repeat).
+        let mut plan = plan.plan;
         plan.stream = false;
         let model = plan.model.clone();
         // The body as any call sends it, plus the two fields background mode needs.
@@ -619,6 +621,8 @@ struct ResponseState {
 fn one_attempt(usage: Option<crate::openai::Usage>) -> crate::calls::Report {
     crate::calls::Report {
         usage,
+        adjustments: Vec::new(),
+        model: Default::default(),
         attempts: 1,
         wall: Duration::ZERO,
     }

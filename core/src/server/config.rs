@@ -3,12 +3,12 @@
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::policy::SYSTEM_POLICY;
 use crate::tools::Tool;
-use crate::vocab::{Effort, Verbosity};
+use crate::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// One model profile (spec 3.0.1).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Profile {
     /// The model id.
     pub model: String,
@@ -16,6 +16,55 @@ pub struct Profile {
     pub reasoning_effort: Option<Effort>,
     /// `text.verbosity`, sent only to models that take it.
     pub verbosity: Option<Verbosity>,
+    /// The web_search tool's own settings.
+    pub search: SearchOptions,
+    /// `service_tier`.
+    pub service_tier: Option<ServiceTier>,
+    /// `max_output_tokens` (at least 16, as the API requires).
+    pub max_output_tokens: Option<u64>,
+}
+
+/// The settings of OpenAI's web_search tool a profile may tune; unset ones are not sent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// `search_context_size`.
+    pub context_size: Option<SearchContextSize>,
+    /// `user_location` (approximate).
+    pub user_location: Option<UserLocation>,
+    /// `external_web_access`: `false` searches the cache only.
+    pub external_web_access: Option<bool>,
+}
+
+/// The approximate location the web search localises results for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserLocation {
+    /// ISO 3166-1 alpha-2 code, such as `JP`.
+    pub country: Option<String>,
+    /// Free text, such as `Tokyo`.
+    pub region: Option<String>,
+    /// Free text, such as `Minato`.
+    pub city: Option<String>,
+    /// IANA time zone, such as `Asia/Tokyo`.
+    pub timezone: Option<String>,
+}
+
+/// How the provider is asked to search the web, if it can.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WebSearch {
+    /// OpenAI's hosted `web_search` tool (OpenAI, Azure OpenAI).
+    #[default]
+    OpenAi,
+    /// OpenRouter's `openrouter:web_search` server tool.
+    OpenRouter,
+    /// No hosted search (Ollama, LM Studio): no tool is sent and no answer claims one.
+    Unavailable,
+}
+
+impl WebSearch {
+    /// Whether the provider can search at all.
+    pub fn available(self) -> bool {
+        self != WebSearch::Unavailable
+    }
 }
 
 /// The model profile of each tool. `answer` is required; a tool without its own profile
@@ -34,6 +83,15 @@ impl Profiles {
     /// `tool`'s own profile, if it has one.
     pub fn own(&self, tool: Tool) -> Option<&Profile> {
         self.by_tool.get(&tool)
+    }
+
+    /// The tool whose profile `tool` runs with: itself when it has its own, else `answer`.
+    pub fn serving(&self, tool: Tool) -> Tool {
+        if self.by_tool.contains_key(&tool) {
+            tool
+        } else {
+            Tool::Answer
+        }
     }
 
     /// The profile `tool` runs with: its own, else `answer`'s.
@@ -64,8 +122,14 @@ pub struct ServerConfig {
     pub base_url: String,
     /// The name of the environment variable holding the API key (for messages).
     pub api_key_env: String,
-    /// Whether the runtime found an API key. Calls fail at once without one.
-    pub api_key_present: bool,
+    /// Whether calls can authenticate: the runtime found the API key, or the provider
+    /// needs none (a local server). Calls fail at once otherwise.
+    pub credentials_ready: bool,
+    /// How the provider searches the web.
+    pub web_search: WebSearch,
+    /// Refuse calls to models OpenAI has shut down ([`crate::openai::models`]), without
+    /// asking upstream: on for OpenAI's own API, whose calendar the table follows.
+    pub enforce_retirements: bool,
     /// Per-attempt timeout (`request.timeout_ms`): the limit for one whole attempt.
     pub timeout: Duration,
     /// An attempt that receives no byte for this long fails (`request.idle_timeout_ms`).
@@ -105,7 +169,9 @@ impl Default for ServerConfig {
             force_line_output: false,
             base_url: "https://api.openai.com/v1".into(),
             api_key_env: "OPENAI_API_KEY".into(),
-            api_key_present: false,
+            credentials_ready: false,
+            web_search: WebSearch::OpenAi,
+            enforce_retirements: false,
             timeout: Duration::from_millis(120_000),
             idle_timeout: Duration::from_millis(60_000),
             stream: true,
@@ -118,6 +184,7 @@ impl Default for ServerConfig {
                         model: "gpt-5-mini".into(),
                         reasoning_effort: Some(Effort::Medium),
                         verbosity: Some(Verbosity::Medium),
+                        ..Profile::default()
                     },
                 );
                 profiles

@@ -100,7 +100,7 @@ impl Server {
                 self.write_tools_list(&request.id, v);
                 return Dispatched::Nothing;
             }
-            (Method::ToolsList, Session::Ready(v)) => Ok(shape::tools_list_result(v)),
+            (Method::ToolsList, Session::Ready(v)) => Ok(shape::tools_list_result(v, self.config.web_search.available())),
             (Method::ToolsCall, Session::Ready(v)) => return self.call_tool(now, request, reply_to, v),
             (
                 m @ (Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel),
@@ -160,14 +160,31 @@ impl Server {
         if self.is_closing() {
             return tool_failed(id, ToolFailure::Draining);
         }
-        if !self.config.api_key_present {
+        if !self.config.credentials_ready {
             let env = &self.config.api_key_env;
             return tool_failed(id, ToolFailure::MissingKey { env });
         }
         let today = Date::tokyo(now.unix_secs).to_string();
-        let plan = self
-            .calls
-            .plan(profile, &call.args, &self.config.search_defaults, &today);
+        let model_setting = format!(
+            "model_profiles.{}.model",
+            self.config.profiles.serving(call.tool)
+        );
+        if self.config.enforce_retirements {
+            let retired = crate::openai::models::retirement(&profile.model)
+                .filter(|r| r.is_past(&today));
+            if let Some(retired) = retired {
+                let reason = retired.describe(&profile.model, &model_setting, &today);
+                return tool_failed(id, ToolFailure::Retired { reason: &reason });
+            }
+        }
+        let plan = self.calls.plan(&crate::calls::Ask {
+            profile,
+            model_setting,
+            args: &call.args,
+            defaults: &self.config.search_defaults,
+            web_search: self.config.web_search,
+            today: &today,
+        });
         if let Some(ttl_ms) = self.task_wanted(&call, version) {
             let start = super::tasks::TaskStart {
                 ttl_ms,
@@ -227,7 +244,7 @@ impl Server {
         // A `Value` always serialises.
         #[allow(clippy::expect_used)]
         let cached = self.tools_list_json.entry(version).or_insert_with(|| {
-            serde_json::to_vec(&shape::tools_list_result(version))
+            serde_json::to_vec(&shape::tools_list_result(version, self.config.web_search.available()))
                 .expect("a Value is always valid JSON")
         });
         let mut json = Vec::with_capacity(cached.len() + 48);

@@ -24,7 +24,9 @@ mod modern;
 mod route;
 mod tasks;
 
-pub use config::{Profile, Profiles, SearchDefaults, ServerConfig};
+pub use config::{
+    Profile, Profiles, SearchDefaults, SearchOptions, ServerConfig, UserLocation, WebSearch,
+};
 pub use exchange::{
     AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpMethod, HttpReply, HttpRequest, Input, Now,
     Output, TransportError, TransportErrorKind,

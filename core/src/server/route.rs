@@ -92,7 +92,11 @@ impl Server {
             Err(failure) => ToolFailure::Upstream {
                 failure: &failure,
                 retries,
-                api_key_env: &self.config.api_key_env,
+                advice: crate::openai::Advice {
+                    api_key_env: &self.config.api_key_env,
+                    model: Some(report.model.0.as_str()).filter(|m| !m.is_empty()),
+                    model_setting: Some(report.model.1.as_str()).filter(|s| !s.is_empty()),
+                },
                 debug: self.config.debug,
             }
             .reply(version),

@@ -267,7 +267,7 @@ impl Server {
 /// What `start_task` needs of the call besides who asked.
 pub(super) struct TaskStart {
     pub ttl_ms: Option<u64>,
-    pub plan: crate::openai::RequestPlan,
+    pub plan: crate::calls::Planned,
     pub progress: Option<crate::mcp::ProgressToken>,
     pub today: String,
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 /// Validated arguments of an answer tool.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AnswerArgs {
     /// The question.
     pub query: String,

@@ -64,7 +64,13 @@ fn unsupported_effort_is_recognised() {
     let body = fixture("error-400-unsupported-reasoning-effort.json");
     assert!(matches!(
         classify_reply(400, &[], &body),
-        UpstreamVerdict::Unsupported(UnsupportedParam::ReasoningEffort, _)
+        UpstreamVerdict::Unsupported(
+            crate::openai::Rejection {
+                param: crate::openai::Param::ReasoningEffort,
+                ..
+            },
+            _
+        )
     ));
     // The minimal-effort-with-web-search 400 names `tools`, not a droppable param.
     let body = fixture("error-400-web-search-minimal-effort.json");

@@ -116,10 +116,12 @@ fn timeout_aborts_the_attempt_and_retries() {
 }
 
 #[test]
-fn unsupported_effort_is_dropped_once_and_remembered() {
+fn a_refused_effort_is_moved_to_the_nearest_supported_once_and_remembered() {
     let mut h = Harness::ready("2025-06-18");
-    let first = h.call(1, "answer", json!({"query":"q"})).unwrap();
-    assert!(body_of(&first).get("reasoning").is_some());
+    let args = json!({"query":"q", "reasoning_effort": "xhigh"});
+    let first = h.call(1, "answer", args.clone()).unwrap();
+    assert_eq!(body_of(&first)["reasoning"]["effort"], "xhigh");
+    // The real 400: "Supported values are: 'none', 'low', 'medium', and 'high'."
     h.reply(
         first.attempt,
         400,
@@ -127,20 +129,42 @@ fn unsupported_effort_is_dropped_once_and_remembered() {
         &[],
     );
     let second = h.take_http().pop().expect("retried at once");
-    assert!(body_of(&second).get("reasoning").is_none());
-    assert!(body_of(&second).get("text").is_some());
-    h.reply(
-        second.attempt,
-        200,
-        &fixture("response-no-search.json"),
-        &[],
+    assert_eq!(body_of(&second)["reasoning"]["effort"], "high");
+    assert!(body_of(&second).get("text").is_some(), "the rest is unchanged");
+    h.reply(second.attempt, 200, &fixture("response-no-search.json"), &[]);
+    let reply = h.frames().remove(0);
+    let usage = &reply["result"]["_meta"][crate::mcp::shape::META_USAGE];
+    assert_eq!(
+        usage["adjusted"],
+        json!([{"param": "reasoning.effort", "from": "xhigh", "to": "high"}]),
+        "{reply}"
     );
-    assert!(h.frames()[0].get("result").is_some());
-    let third = h.call(2, "answer", json!({"query":"q"})).unwrap();
-    assert!(
-        body_of(&third).get("reasoning").is_none(),
-        "remembered for the model"
-    );
+    assert_eq!(usage["attempts"], 2);
+    // The next call does not pay the 400 again, and says what it changed.
+    let third = h.call(2, "answer", args).unwrap();
+    assert_eq!(body_of(&third)["reasoning"]["effort"], "high");
+    h.reply(third.attempt, 200, &fixture("response-no-search.json"), &[]);
+    let usage = &h.frames()[0]["result"]["_meta"][crate::mcp::shape::META_USAGE];
+    assert_eq!(usage["attempts"], 1);
+    assert_eq!(usage["adjusted"][0]["to"], "high");
+}
+
+#[test]
+fn a_refused_parameter_without_alternatives_is_left_out_and_a_useless_400_fails() {
+    let mut h = Harness::ready("2025-06-18");
+    let first = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    assert!(body_of(&first).get("text").is_some());
+    let refusal = json!({"error": {"message": "Unsupported parameter: 'text.verbosity' is not supported with this model.",
+        "type": "invalid_request_error", "param": "text.verbosity", "code": "unsupported_parameter"}});
+    h.reply(first.attempt, 400, refusal.to_string().as_bytes(), &[]);
+    let second = h.take_http().pop().expect("retried without it");
+    assert!(body_of(&second).get("text").is_none());
+    // The same refusal again changes nothing: the call fails with the API's message.
+    h.reply(second.attempt, 400, refusal.to_string().as_bytes(), &[]);
+    assert!(h.take_http().is_empty(), "no third attempt");
+    let f = h.frames();
+    let message = f[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("Unsupported parameter"), "{message}");
 }
 
 #[test]

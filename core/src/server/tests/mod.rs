@@ -332,6 +332,7 @@ fn non_gpt5_models_get_no_verbosity_and_o_series_keep_effort() {
             model: model.into(),
             reasoning_effort: Some(crate::vocab::Effort::High),
             verbosity: Some(crate::vocab::Verbosity::Low),
+            ..Profile::default()
         };
         p.set(crate::tools::Tool::Answer, profile);
         p

@@ -1,0 +1,162 @@
+//! What we know of OpenAI models by their ids: which request parameters a family takes,
+//! and which models OpenAI has scheduled for shutdown.
+//!
+//! The shutdown table follows OpenAI's deprecations page
+//! (developers.openai.com/api/docs/deprecations; announcements of 2025-11-18,
+//! 2026-04-22, 2026-05-08, 2026-06-11 and 2026-10-14). Where sources disagree on a
+//! replacement, the one named in the latest announcement wins; the date is what counts,
+//! and every source agrees on the dates. A model id matches its row and the row's dated
+//! snapshots (`o3` covers `o3-2025-04-16`), with or without a provider prefix (`openai/`).
+
+/// One model OpenAI shuts down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retirement {
+    /// The model id (its dated snapshots match too).
+    pub model: &'static str,
+    /// The day the API stops serving it, `YYYY-MM-DD`.
+    pub shutdown: &'static str,
+    /// What OpenAI recommends instead.
+    pub replacement: &'static str,
+}
+
+macro_rules! retired {
+    ($($shutdown:literal => $replacement:literal: [$($model:literal),+ $(,)?]),+ $(,)?) => {
+        &[$($(Retirement { model: $model, shutdown: $shutdown, replacement: $replacement }),+),+]
+    };
+}
+
+/// Models with a shutdown date, by date.
+pub const RETIREMENTS: &[Retirement] = retired![
+    "2026-02-17" => "gpt-5.1-chat-latest": ["chatgpt-4o-latest"],
+    "2026-07-23" => "gpt-5.5": ["gpt-5-chat-latest", "gpt-5.1-chat-latest"],
+    "2026-07-23" => "gpt-5.4": ["gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.2-codex"],
+    "2026-07-23" => "gpt-5.4-mini": ["gpt-5.1-codex-mini", "computer-use-preview"],
+    "2026-07-23" => "gpt-4.1-mini": ["gpt-4o-search-preview", "gpt-4o-mini-search-preview"],
+    "2026-07-23" => "gpt-5.4-pro": ["o3-deep-research", "o4-mini-deep-research"],
+    "2026-08-10" => "gpt-5.5": ["gpt-5.2-chat-latest", "gpt-5.3-chat-latest"],
+    "2026-10-23" => "gpt-5.6-terra": ["gpt-3.5-turbo", "o4-mini"],
+    "2026-10-23" => "gpt-5.6-sol": ["gpt-4", "gpt-4-turbo", "gpt-4-turbo-preview",
+                                    "gpt-4-1106-preview", "o1", "o1-pro", "o1-mini", "o3-mini"],
+    "2026-10-23" => "gpt-5.6-luna": ["gpt-4.1-nano"],
+    "2026-12-11" => "gpt-5.6-sol": ["gpt-5", "gpt-5-pro", "o3", "o3-pro"],
+    "2026-12-11" => "gpt-5.6-terra": ["gpt-5-mini"],
+    "2026-12-11" => "gpt-5.6-luna": ["gpt-5-nano"],
+    "2027-01-14" => "gpt-6-luna": ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini"],
+];
+
+/// The shutdown of `model`, if it is scheduled.
+pub fn retirement(model: &str) -> Option<&'static Retirement> {
+    let id = model.trim().to_ascii_lowercase();
+    let id = id.strip_prefix("openai/").unwrap_or(&id);
+    RETIREMENTS
+        .iter()
+        .find(|r| id == r.model || id.strip_prefix(r.model).is_some_and(is_snapshot_suffix))
+}
+
+/// `-2025-04-16` or `-0613`: a dated snapshot of the model before it.
+fn is_snapshot_suffix(rest: &str) -> bool {
+    let Some(date) = rest.strip_prefix('-') else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match date.len() {
+        4 => digits(date),
+        10 => {
+            let b = date.as_bytes();
+            b[4] == b'-' && b[7] == b'-' && digits(&date[..4]) && digits(&date[5..7]) && digits(&date[8..])
+        }
+        _ => false,
+    }
+}
+
+impl Retirement {
+    /// Whether the model is gone on `today` (`YYYY-MM-DD`; ISO dates order as text).
+    pub fn is_past(&self, today: &str) -> bool {
+        today >= self.shutdown
+    }
+
+    /// One sentence for a user who configured the model under `setting`.
+    pub fn describe(&self, model: &str, setting: &str, today: &str) -> String {
+        let when = if self.is_past(today) {
+            format!("was shut down by OpenAI on {}", self.shutdown)
+        } else {
+            format!("will be shut down by OpenAI on {}", self.shutdown)
+        };
+        format!(
+            "model {model} {when}; set {setting} to {} (OpenAI's recommended replacement) or another current model",
+            self.replacement
+        )
+    }
+}
+
+/// What a model accepts, by its id (spec 5.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// `text.verbosity` (gpt-5 family).
+    pub verbosity: bool,
+    /// `reasoning.effort` (gpt-5, o-series).
+    pub reasoning: bool,
+}
+
+/// The parameters `model` accepts, judged from its id.
+pub fn model_supports(model: &str) -> Capabilities {
+    let m = model.to_ascii_lowercase();
+    // Tolerate provider prefixes such as `openai/gpt-5`.
+    let m = m.rsplit('/').next().unwrap_or(&m);
+    Capabilities {
+        verbosity: m.starts_with("gpt-5"),
+        reasoning: m.starts_with("gpt-5") || m.starts_with("o3") || m.starts_with("o4"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_snapshots_and_prefixes_match_their_row() {
+        assert_eq!(retirement("o4-mini").map(|r| r.shutdown), Some("2026-10-23"));
+        assert_eq!(retirement("o3-2025-04-16").map(|r| r.replacement), Some("gpt-5.6-sol"));
+        assert_eq!(retirement("openai/gpt-5-mini").map(|r| r.model), Some("gpt-5-mini"));
+        assert_eq!(retirement("gpt-4-0613").map(|r| r.model), Some("gpt-4"));
+        assert_eq!(retirement(" GPT-5-NANO ").map(|r| r.model), Some("gpt-5-nano"));
+        // A family name that merely starts like a retired one is another model.
+        for current in ["gpt-5.6-terra", "gpt-5.5", "o3x", "gpt-4o-audio", "gpt-5-mini-x", ""] {
+            assert_eq!(retirement(current), None, "{current}");
+        }
+    }
+
+    #[test]
+    fn dates_decide_past_or_coming() {
+        let r = retirement("gpt-5").unwrap();
+        assert!(!r.is_past("2026-12-10"));
+        assert!(r.is_past("2026-12-11"));
+        let text = r.describe("gpt-5", "model_profiles.answer.model", "2026-12-12");
+        assert!(text.contains("was shut down by OpenAI on 2026-12-11"), "{text}");
+        assert!(text.contains("set model_profiles.answer.model to gpt-5.6-sol"), "{text}");
+        let coming = r.describe("gpt-5", "k", "2026-11-23");
+        assert!(coming.contains("will be shut down"), "{coming}");
+    }
+
+    #[test]
+    fn every_row_is_well_formed() {
+        for r in RETIREMENTS {
+            assert!(is_snapshot_suffix(&format!("-{}", r.shutdown)), "{r:?}");
+            assert!(retirement(r.replacement).is_none_or(|n| n.shutdown > r.shutdown), "{r:?}");
+            assert_eq!(retirement(r.model), Some(r), "an earlier row shadows {r:?}");
+        }
+    }
+
+    #[test]
+    fn capabilities_by_model_family() {
+        let caps = |v, r| Capabilities {
+            verbosity: v,
+            reasoning: r,
+        };
+        assert_eq!(model_supports("gpt-5-mini"), caps(true, true));
+        assert_eq!(model_supports("o3"), caps(false, true));
+        assert_eq!(model_supports("o4-mini"), caps(false, true));
+        assert_eq!(model_supports("gpt-4.1"), caps(false, false));
+        assert_eq!(model_supports("openai/gpt-5"), caps(true, true));
+    }
+}
