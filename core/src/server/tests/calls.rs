@@ -351,3 +351,77 @@ fn unknown_id_is_left_out_under_2025_11_25() {
     assert_eq!(f[0]["error"]["code"], -32700);
     assert!(f[0].get("id").is_none());
 }
+
+#[test]
+fn a_model_openai_shut_down_is_refused_without_a_request_where_the_table_applies() {
+    let config = |enforce| {
+        let mut profiles = crate::server::Profiles::default();
+        profiles.set(
+            crate::tools::Tool::Answer,
+            crate::server::Profile {
+                model: "o4-mini".into(),
+                ..crate::server::Profile::default()
+            },
+        );
+        ServerConfig {
+            profiles,
+            enforce_retirements: enforce,
+            ..Harness::keyed()
+        }
+    };
+    let mut h = Harness::new(config(true));
+    // The harness's clock is past o4-mini's shutdown (2026-10-23).
+    h.now.unix_secs = 1_795_000_000; // 2026-11-18
+    h.init("2025-11-25");
+    assert!(h.call(1, "answer_quick", json!({"query":"q"})).is_none(), "nothing sent");
+    let reply = h.frames().remove(0);
+    assert_eq!(reply["result"]["isError"], true);
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("o4-mini was shut down by OpenAI on 2026-10-23"), "{text}");
+    assert!(text.contains("set model_profiles.answer.model to gpt-5.6-terra"), "{text}");
+    // Elsewhere (Azure deployments, gateways) the name is sent, and a 404 gets advice.
+    let mut h = Harness::new(config(false));
+    h.now.unix_secs = 1_795_000_000;
+    h.init("2025-11-25");
+    let http = h.call(1, "answer", json!({"query":"q"})).expect("sent");
+    let not_found = json!({"error": {"message": "The model `o4-mini` does not exist or you do not have access to it.",
+        "type": "invalid_request_error", "param": null, "code": "model_not_found"}});
+    h.reply(http.attempt, 404, not_found.to_string().as_bytes(), &[]);
+    let reply = h.frames().remove(0);
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("does not exist"), "{text}");
+    assert!(
+        text.contains("set model_profiles.answer.model to gpt-5.6-terra"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_model_the_provider_does_not_know_names_the_setting_to_change() {
+    let mut profiles = crate::server::Profiles::default();
+    for (tool, model) in [
+        (crate::tools::Tool::Answer, "gpt-5.6-terra"),
+        (crate::tools::Tool::AnswerQuick, "gpt-nope"),
+    ] {
+        let profile = crate::server::Profile {
+            model: model.into(),
+            ..crate::server::Profile::default()
+        };
+        profiles.set(tool, profile);
+    }
+    let mut h = Harness::new(ServerConfig {
+        profiles,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let http = h.call(1, "answer_quick", json!({"query":"q"})).unwrap();
+    let not_found = json!({"error": {"message": "The model `gpt-nope` does not exist or you do not have access to it.",
+        "type": "invalid_request_error", "param": null, "code": "model_not_found"}});
+    h.reply(http.attempt, 404, not_found.to_string().as_bytes(), &[]);
+    let message = h.frames()[0]["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("set model_profiles.answer_quick.model to a model it lists"),
+        "{message}"
+    );
+    assert!(message.contains("doctor"), "{message}");
+}
