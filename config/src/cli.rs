@@ -6,8 +6,15 @@ use std::path::PathBuf;
 /// Usage text for `--help` and errors.
 pub const USAGE: &str = "\
 Usage: openai-responses-mcp [OPTIONS]
+       openai-responses-mcp doctor [--live] [--json] [OPTIONS]
 
 MCP server answering with the OpenAI Responses API and web search.
+
+Commands:
+  doctor                Check the configuration, the provider, the key, the network
+                        path and every profile's model; exit 0 when a call can work
+    --live              Also make one small real call per profile (costs tokens)
+    --json              Print the report as JSON
 
 Options:
   --stdio               Serve MCP over stdin/stdout
@@ -16,6 +23,7 @@ Options:
   --show-config         Print the effective configuration and its sources to stderr
                         (exits unless --stdio is given too)
   --config <path>       YAML configuration file
+  --provider <name>     openai, azure, openrouter, ollama or lmstudio (openai.provider)
   --model <id>          Override model_profiles.answer.model
   --debug [<path>]      Debug log to stderr, mirrored to <path> when given
   --help                Show this help
@@ -40,12 +48,25 @@ pub struct Cli {
     pub config: Option<PathBuf>,
     /// `--model <id>`.
     pub model: Option<String>,
+    /// `--provider <name>`.
+    pub provider: Option<String>,
+    /// The `doctor` command, with its flags.
+    pub doctor: Option<DoctorFlags>,
     /// `--debug` (`Some(None)`) or `--debug <path>` (`Some(Some(path))`).
     pub debug: Option<Option<PathBuf>>,
     /// `--help`.
     pub help: bool,
     /// `--version`.
     pub version: bool,
+}
+
+/// The flags of `doctor`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DoctorFlags {
+    /// `--live`: one real call per profile.
+    pub live: bool,
+    /// `--json`: the report as JSON.
+    pub json: bool,
 }
 
 /// A command-line error; the binary prints it with [`USAGE`] and exits 2.
@@ -63,6 +84,7 @@ impl Cli {
         let mut cli = Cli::default();
         let mut parser = lexopt::Parser::from_args(args);
         let err = |e: lexopt::Error| CliError(e.to_string());
+        let (mut live, mut json) = (false, false);
         while let Some(arg) = parser.next().map_err(err)? {
             match arg {
                 Long("stdio") => cli.stdio = true,
@@ -79,6 +101,15 @@ impl Cli {
                         return Err(CliError("--model needs a model id".into()));
                     }
                     cli.model = Some(model);
+                }
+                Long("provider") => {
+                    let provider = parser.value().map_err(err)?.string().map_err(err)?;
+                    cli.provider = Some(provider);
+                }
+                Long("live") => live = true,
+                Long("json") => json = true,
+                Value(v) if v == "doctor" && cli.doctor.is_none() => {
+                    cli.doctor = Some(DoctorFlags::default());
                 }
                 Long("debug") => {
                     // `--debug=path`, `--debug path`, or a bare `--debug`.
@@ -104,6 +135,22 @@ impl Cli {
                 }
                 other => return Err(err(other.unexpected())),
             }
+        }
+        match &mut cli.doctor {
+            Some(flags) => {
+                *flags = DoctorFlags { live, json };
+                if cli.serves() || cli.listen.is_some() {
+                    return Err(CliError(
+                        "doctor checks the setup and exits; run it without --stdio, --http or --listen".into(),
+                    ));
+                }
+            }
+            None if live || json => {
+                return Err(CliError(
+                    "--live and --json are flags of the doctor command: openai-responses-mcp doctor --live --json".into(),
+                ))
+            }
+            None => {}
         }
         if cli.stdio && cli.http {
             return Err(CliError(
@@ -153,6 +200,8 @@ mod tests {
                 show_config: true,
                 config: Some("/c.yaml".into()),
                 model: Some("gpt-5".into()),
+                provider: None,
+                doctor: None,
                 debug: Some(Some("/tmp/d.log".into())),
                 help: false,
                 version: false,
@@ -165,6 +214,16 @@ mod tests {
         let http = parse(&["--http", "--listen", "[::1]:0"]).unwrap();
         assert!(http.http && http.serves());
         assert_eq!(http.listen.as_deref(), Some("[::1]:0"));
+        let doctor = parse(&["doctor", "--json", "--provider", "ollama"]).unwrap();
+        assert_eq!(
+            doctor.doctor,
+            Some(DoctorFlags {
+                live: false,
+                json: true
+            })
+        );
+        assert_eq!(doctor.provider.as_deref(), Some("ollama"));
+        assert!(!doctor.serves());
     }
 
     #[test]
@@ -178,6 +237,11 @@ mod tests {
             &["--stdio", "--http"],
             &["--listen", "127.0.0.1:1"],
             &["--http", "--listen"],
+            &["--live"],
+            &["--stdio", "--json"],
+            &["doctor", "--stdio"],
+            &["doctor", "doctor"],
+            &["--provider"],
         ] {
             assert!(parse(args).is_err(), "{args:?}");
         }

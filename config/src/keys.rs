@@ -6,7 +6,7 @@
 
 use responses_mcp_core::server::ServerConfig;
 use responses_mcp_core::tools::{Tool, ALL_TOOLS};
-use responses_mcp_core::vocab::{Effort, Verbosity};
+use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
 use serde_json::{json, Value};
 use std::sync::LazyLock;
 
@@ -36,6 +36,19 @@ pub enum Kind {
     StrList,
     /// A list of bare host names.
     HostList,
+    /// true/false, or null (unset).
+    OptBool,
+    /// An integer within `min..=max`, or null (unset).
+    OptInt {
+        /// Smallest allowed value.
+        min: u64,
+        /// Largest allowed value.
+        max: u64,
+    },
+    /// An ISO 3166-1 alpha-2 country code such as `JP`, or null.
+    Country,
+    /// An IANA time zone such as `Asia/Tokyo`, or null.
+    TimeZone,
 }
 
 /// One configuration leaf.
@@ -58,6 +71,12 @@ pub const DEFAULT_TASKS_SECRET_ENV: &str = "MCP_TASKS_SECRET";
 pub const EFFORTS: &[&str] = &Effort::NAMES;
 /// Verbosity values (OpenAI `text.verbosity`).
 pub const VERBOSITIES: &[&str] = &Verbosity::NAMES;
+/// Web search context sizes.
+pub const CONTEXT_SIZES: &[&str] = &SearchContextSize::NAMES;
+/// Service tiers.
+pub const SERVICE_TIERS: &[&str] = &ServiceTier::NAMES;
+/// The providers with a preset (`openai.provider`).
+pub const PROVIDERS: &[&str] = &["openai", "azure", "openrouter", "ollama", "lmstudio"];
 
 /// Whether `name` is a profile under `model_profiles` (one per tool).
 pub fn is_profile_name(name: &str) -> bool {
@@ -78,10 +97,40 @@ macro_rules! key {
 /// The leaves before the profiles, in display order.
 const BEFORE_PROFILES: &[Key] = &[
     key!(
+        "openai.provider",
+        Kind::OneOf(PROVIDERS),
+        Some("OPENAI_PROVIDER"),
+        "Who serves the Responses API; its preset fills base_url, api_key_env, auth, api_key_required, web_search and the answer model unless set (--provider)."
+    ),
+    key!(
+        "openai.azure_resource",
+        Kind::OptStr,
+        None,
+        "Azure OpenAI resource name (NAME in https://NAME.openai.azure.com) for provider azure; AZURE_OPENAI_ENDPOINT may give the endpoint instead."
+    ),
+    key!(
         "openai.api_key_env",
         Kind::Str,
         None,
         "Name of the environment variable that holds the API key."
+    ),
+    key!(
+        "openai.auth",
+        Kind::OneOf(&["bearer", "api-key"]),
+        None,
+        "How the key is sent: Authorization: Bearer, or Azure's api-key header."
+    ),
+    key!(
+        "openai.api_key_required",
+        Kind::Bool,
+        None,
+        "Whether calls need the key (a local server such as Ollama takes none; it is still sent when set)."
+    ),
+    key!(
+        "openai.web_search",
+        Kind::OneOf(&["openai", "openrouter", "none"]),
+        None,
+        "How the provider searches: OpenAI's web_search tool, OpenRouter's openrouter:web_search, or none (no tool sent; answers say used_search: false)."
     ),
     key!(
         "openai.base_url",
@@ -406,8 +455,8 @@ fn profile_env(tool: Tool) -> [Option<&'static str>; 3] {
     }
 }
 
-/// The three leaves of `tool`'s profile.
-fn profile_keys(tool: Tool) -> [Key; 3] {
+/// The leaves of `tool`'s profile.
+fn profile_keys(tool: Tool) -> Vec<Key> {
     let name = tool.name();
     // The table lives for the whole process; its few generated paths are made once.
     let path = |leaf: &str| -> &'static str {
@@ -419,7 +468,13 @@ fn profile_keys(tool: Tool) -> [Key; 3] {
         Tool::Answer => "Model of the answer tool (required profile).".to_owned(),
         other => format!("Model of {other}; unset means the answer profile."),
     };
-    [
+    let key = |leaf: &str, kind: Kind, text: String| Key {
+        path: path(leaf),
+        kind,
+        env: None,
+        doc: doc(text),
+    };
+    vec![
         Key {
             path: path("model"),
             kind: Kind::Str,
@@ -440,6 +495,53 @@ fn profile_keys(tool: Tool) -> [Key; 3] {
             env: verbosity_env,
             doc: doc(format!("text.verbosity for {name} (gpt-5 models).")),
         },
+        key(
+            "search_context_size",
+            Kind::OptOneOf(CONTEXT_SIZES),
+            format!(
+                "web_search search_context_size for {name}: how much found text the model reads."
+            ),
+        ),
+        key(
+            "user_location.country",
+            Kind::Country,
+            format!(
+                "Approximate user country for {name}'s searches (ISO 3166-1 alpha-2, such as JP)."
+            ),
+        ),
+        key(
+            "user_location.region",
+            Kind::OptStr,
+            format!("Approximate user region for {name}'s searches (free text, such as Tokyo)."),
+        ),
+        key(
+            "user_location.city",
+            Kind::OptStr,
+            format!("Approximate user city for {name}'s searches (free text)."),
+        ),
+        key(
+            "user_location.timezone",
+            Kind::TimeZone,
+            format!("User time zone for {name}'s searches (IANA, such as Asia/Tokyo)."),
+        ),
+        key(
+            "external_web_access",
+            Kind::OptBool,
+            format!("false: {name}'s searches use OpenAI's cache only, without live fetches."),
+        ),
+        key(
+            "service_tier",
+            Kind::OptOneOf(SERVICE_TIERS),
+            format!("service_tier for {name} (flex is cheaper and slower; priority faster)."),
+        ),
+        key(
+            "max_output_tokens",
+            Kind::OptInt {
+                min: 16,
+                max: 1_000_000,
+            },
+            format!("Upper bound of {name}'s output tokens, reasoning included."),
+        ),
     ]
 }
 
@@ -471,6 +573,11 @@ pub fn defaults() -> Value {
                 "model": p.model,
                 "reasoning_effort": p.reasoning_effort.map(Effort::as_str),
                 "verbosity": p.verbosity.map(Verbosity::as_str),
+                "search_context_size": null,
+                "user_location": { "country": null, "region": null, "city": null, "timezone": null },
+                "external_web_access": null,
+                "service_tier": null,
+                "max_output_tokens": null,
             });
             profiles.insert(tool.name().into(), profile);
         }
@@ -478,7 +585,11 @@ pub fn defaults() -> Value {
     let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let search = &core.search_defaults;
     json!({
-        "openai": { "api_key_env": core.api_key_env, "base_url": core.base_url, "ca_file": null },
+        "openai": {
+            "provider": "openai", "azure_resource": null,
+            "api_key_env": core.api_key_env, "auth": "bearer", "api_key_required": true,
+            "web_search": "openai", "base_url": core.base_url, "ca_file": null,
+        },
         "request": {
             "timeout_ms": millis(core.timeout),
             "idle_timeout_ms": millis(core.idle_timeout),

@@ -14,6 +14,7 @@ pub mod http;
 pub mod keys;
 mod logging;
 pub mod paths;
+pub mod providers;
 pub mod proxy;
 pub mod resolve;
 mod settings;
@@ -62,6 +63,26 @@ impl fmt::Display for ApiKey {
     }
 }
 
+/// How the API key is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// `Authorization: Bearer <key>` (OpenAI, OpenRouter, local servers).
+    Bearer,
+    /// `api-key: <key>` (Azure OpenAI).
+    ApiKeyHeader,
+}
+
+impl Startup {
+    /// The header that carries the key, when there is a key.
+    pub fn auth_header(&self) -> Option<(&'static str, String)> {
+        let key = self.api_key.as_ref()?.expose();
+        Some(match self.auth {
+            Auth::Bearer => ("Authorization", format!("Bearer {key}")),
+            Auth::ApiKeyHeader => ("api-key", key.to_owned()),
+        })
+    }
+}
+
 /// Everything a runtime needs to serve.
 #[derive(Debug)]
 pub struct Startup {
@@ -73,6 +94,8 @@ pub struct Startup {
     pub server: ServerConfig,
     /// The API key, when its variable is set.
     pub api_key: Option<ApiKey>,
+    /// How the key is sent (`openai.auth`).
+    pub auth: Auth,
     /// `OPENAI_ORG_ID`, sent as `OpenAI-Organization`.
     pub organization: Option<String>,
     /// `OPENAI_PROJECT_ID`, sent as `OpenAI-Project`.
@@ -212,10 +235,16 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         .map(|k| k.trim())
         .filter(|k| !k.is_empty())
         .map(|k| ApiKey(k.to_owned()));
-    if api_key.is_none() && cli.serves() {
+    let key_required = resolved.settings.openai.api_key_required;
+    if api_key.is_none() && key_required && cli.serves() {
         log::warn!(
             "{key_env} is not set: tools/list works, but every tools/call will fail until it is"
         );
+    }
+    if cli.serves() {
+        for warning in startup_warnings(&resolved, now().unix_secs) {
+            log::warn!("{warning}");
+        }
     }
     let mut server = resolved.server_config(api_key.is_some(), policy_text.as_deref(), seed);
     server.tasks.key = task_key(env, &resolved.settings.tasks.secret_env, seed);
@@ -235,9 +264,14 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         true => Some(http::HttpServe::resolve(&resolved, env)?),
         false => None,
     };
+    let auth = match resolved.settings.openai.auth.as_str() {
+        "api-key" => Auth::ApiKeyHeader,
+        _ => Auth::Bearer,
+    };
     Ok(Startup {
         http,
         proxy,
+        auth,
         organization: non_empty("OPENAI_ORG_ID"),
         project: non_empty("OPENAI_PROJECT_ID"),
         ca_pem,
@@ -246,6 +280,25 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         server,
         api_key,
     })
+}
+
+/// What a user should know before the first call: a provider without web search, and
+/// profile models OpenAI has shut down or will (the core's table; dates in Asia/Tokyo).
+pub fn startup_warnings(resolved: &Resolved, unix_secs: u64) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let provider = &resolved.settings.openai.provider;
+    if resolved.settings.openai.web_search == "none" {
+        warnings.push(format!(
+            "provider {provider} has no hosted web search: answers come from the model alone (used_search: false, no citations), and the tool descriptions say so"
+        ));
+    }
+    let today = responses_mcp_core::date::Date::tokyo(unix_secs).to_string();
+    for (_, model, setting) in resolved.profile_models() {
+        if let Some(r) = responses_mcp_core::openai::models::retirement(&model) {
+            warnings.push(r.describe(&model, &setting, &today));
+        }
+    }
+    warnings
 }
 
 /// The key that seals task ids: from the secret in `variable` (instances that share it

@@ -26,6 +26,8 @@ pub enum Source {
     Env(String),
     /// This command-line flag.
     Cli(&'static str),
+    /// The preset of this provider (`openai.provider`).
+    Preset(&'static str),
 }
 
 impl fmt::Display for Source {
@@ -35,6 +37,7 @@ impl fmt::Display for Source {
             Source::Yaml(p) => write!(f, "yaml:{}", p.display()),
             Source::Env(n) => write!(f, "env:{n}"),
             Source::Cli(flag) => write!(f, "cli:{flag}"),
+            Source::Preset(provider) => write!(f, "preset:{provider}"),
         }
     }
 }
@@ -90,6 +93,9 @@ pub enum ConfigError {
         /// The variable that would hold the token.
         token_env: String,
     },
+    /// Provider azure without a resource to build the base URL from.
+    #[error("openai.provider is azure but the Azure resource is not known: set openai.azure_resource to the NAME in https://NAME.openai.azure.com, or the AZURE_OPENAI_ENDPOINT environment variable to that endpoint, or openai.base_url to the full URL (…/openai/v1)")]
+    AzureResource,
     /// The policy file could not be read.
     #[error("policy.system.path {path}: cannot read the policy file: {message}")]
     PolicyFile {
@@ -143,6 +149,7 @@ pub fn resolve(yaml: Option<YamlInput<'_>>, env: &Env, cli: &Cli) -> Result<Reso
     r.apply_env(env)?;
     r.apply_cli(cli);
     r.validate()?;
+    r.apply_preset(env)?;
     r.settings = Settings::from_tree(&r.tree)?;
     Ok(r)
 }
@@ -307,6 +314,10 @@ impl Resolved {
             let listen = Value::String(listen.clone());
             self.set("server.http.listen", listen, Source::Cli("--listen"));
         }
+        if let Some(provider) = &cli.provider {
+            let value = Value::String(provider.clone());
+            self.set("openai.provider", value, Source::Cli("--provider"));
+        }
         if let Some(model) = &cli.model {
             self.set(
                 "model_profiles.answer.model",
@@ -321,6 +332,30 @@ impl Resolved {
                 self.set("server.debug_file", p, Source::Cli("--debug"));
             }
         }
+    }
+
+    /// Fills what the provider's preset decides and nobody set (the value is still the
+    /// default), recording the preset as its source.
+    fn apply_preset(&mut self, env: &Env) -> Result<(), ConfigError> {
+        let provider = self.get("openai.provider").and_then(Value::as_str);
+        let Some(preset) = crate::providers::preset(provider.unwrap_or("openai")) else {
+            return Ok(());
+        };
+        let azure = (preset.name == "azure").then(|| {
+            let resource = self.get("openai.azure_resource").and_then(Value::as_str);
+            let endpoint = env.get("AZURE_OPENAI_ENDPOINT").map(String::as_str);
+            crate::providers::azure_base_url(resource, endpoint)
+        });
+        let azure_unknown = azure.as_ref().is_some_and(Option::is_none);
+        for (path, value) in preset.values(azure.flatten()) {
+            if self.sources.get(path) == Some(&Source::Default) {
+                self.set(path, value, Source::Preset(preset.name));
+            }
+        }
+        if azure_unknown && self.sources.get("openai.base_url") == Some(&Source::Default) {
+            return Err(ConfigError::AzureResource);
+        }
+        Ok(())
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -395,6 +430,15 @@ fn fits(kind: Kind, value: &Value) -> bool {
             i.as_str()
                 .is_some_and(|h| responses_mcp_core::tools::check_host(h).is_ok())
         }),
+        (Kind::OptBool | Kind::OptInt { .. } | Kind::Country | Kind::TimeZone, Value::Null) => true,
+        (Kind::OptBool, Value::Bool(_)) => true,
+        (Kind::OptInt { min, max }, Value::Number(n)) => {
+            n.as_u64().is_some_and(|n| (min..=max).contains(&n))
+        }
+        (Kind::Country, Value::String(s)) => {
+            s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
+        }
+        (Kind::TimeZone, Value::String(s)) => is_time_zone(s),
         _ => false,
     }
 }
@@ -411,14 +455,31 @@ fn allowed(kind: Kind) -> String {
         Kind::OptOneOf(names) => format!("one of {} (or null)", names.join(", ")),
         Kind::StrList => "a list of strings".into(),
         Kind::HostList => "a list of bare host names such as example.com".into(),
+        Kind::OptBool => "true, false or null".into(),
+        Kind::OptInt { min, max } => format!("a whole number from {min} to {max}, or null"),
+        Kind::Country => {
+            "a two-letter upper-case ISO 3166-1 country code such as JP, or null".into()
+        }
+        Kind::TimeZone => "an IANA time zone such as Asia/Tokyo or UTC, or null".into(),
     }
+}
+
+/// `Area/Location` (letters, digits, `_`, `-`, `+`, more `/` parts) or `UTC`.
+fn is_time_zone(s: &str) -> bool {
+    let part_ok = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 32
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+'))
+    };
+    s == "UTC" || (s.contains('/') && s.len() <= 64 && s.split('/').all(part_ok))
 }
 
 /// Reads an environment variable's text as a value of `key`'s kind.
 fn from_env_text(key: &Key, raw: &str) -> Option<Value> {
     let value = match key.kind {
-        Kind::Int { .. } => Value::Number(raw.parse::<u64>().ok()?.into()),
-        Kind::Bool => Value::Bool(match raw.to_ascii_lowercase().as_str() {
+        Kind::Int { .. } | Kind::OptInt { .. } => Value::Number(raw.parse::<u64>().ok()?.into()),
+        Kind::Bool | Kind::OptBool => Value::Bool(match raw.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => true,
             "0" | "false" | "no" | "off" => false,
             _ => return None,

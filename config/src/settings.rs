@@ -1,10 +1,13 @@
 //! Turning the resolved tree into the core's `ServerConfig` and the runtime's settings.
 
 use crate::resolve::Resolved;
+use crate::view::UserLocationNode;
 use responses_mcp_core::policy::SYSTEM_POLICY;
-use responses_mcp_core::server::{Profile, Profiles, SearchDefaults, ServerConfig};
+use responses_mcp_core::server::{
+    Profile, Profiles, SearchDefaults, SearchOptions, ServerConfig, UserLocation, WebSearch,
+};
 use responses_mcp_core::tools::{Tool, ALL_TOOLS};
-use responses_mcp_core::vocab::{Effort, Verbosity};
+use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -31,6 +34,17 @@ pub enum PolicyMerge {
     Prepend,
     /// The file comes last.
     Append,
+}
+
+/// A location with at least one field, or none.
+fn location(node: &UserLocationNode) -> Option<UserLocation> {
+    let loc = UserLocation {
+        country: node.country.clone(),
+        region: node.region.clone(),
+        city: node.city.clone(),
+        timezone: node.timezone.clone(),
+    };
+    (loc != UserLocation::default()).then_some(loc)
 }
 
 impl Resolved {
@@ -115,24 +129,102 @@ impl Resolved {
         let node = self.settings.model_profiles.get(tool.name())?;
         // A node whose every field is null or absent is no profile.
         let set = |f: &Option<Option<String>>| matches!(f, Some(Some(_)));
-        if !set(&node.model) && !set(&node.reasoning_effort) && !set(&node.verbosity) {
+        let location_set = matches!(&node.user_location, Some(Some(l)) if location(l).is_some());
+        if !set(&node.model)
+            && !set(&node.reasoning_effort)
+            && !set(&node.verbosity)
+            && !set(&node.search_context_size)
+            && !set(&node.service_tier)
+            && !location_set
+            && !matches!(node.external_web_access, Some(Some(_)))
+            && !matches!(node.max_output_tokens, Some(Some(_)))
+        {
             return None;
         }
         let model = match &node.model {
             Some(Some(model)) => Some(model.clone()),
             _ => base.map(|b| b.model.clone()),
         }?;
+        // A field set here (a value, or null to send nothing) wins; absent inherits.
+        fn pick<T: Clone, U>(
+            field: &Option<Option<U>>,
+            read: impl FnOnce(&U) -> Option<T>,
+            inherited: impl FnOnce() -> Option<T>,
+        ) -> Option<T> {
+            match field {
+                Some(v) => v.as_ref().and_then(read),
+                None => inherited(),
+            }
+        }
+        let base_search = base.map(|b| b.search.clone()).unwrap_or_default();
         Some(Profile {
             model,
-            reasoning_effort: match &node.reasoning_effort {
-                Some(v) => v.as_deref().and_then(Effort::parse),
-                None => base.and_then(|b| b.reasoning_effort),
+            reasoning_effort: pick(
+                &node.reasoning_effort,
+                |v| Effort::parse(v),
+                || base.and_then(|b| b.reasoning_effort),
+            ),
+            verbosity: pick(
+                &node.verbosity,
+                |v| Verbosity::parse(v),
+                || base.and_then(|b| b.verbosity),
+            ),
+            search: SearchOptions {
+                context_size: pick(
+                    &node.search_context_size,
+                    |v| SearchContextSize::parse(v),
+                    || base_search.context_size,
+                ),
+                user_location: pick(&node.user_location, location, || {
+                    base_search.user_location.clone()
+                }),
+                external_web_access: pick(
+                    &node.external_web_access,
+                    |v| Some(*v),
+                    || base_search.external_web_access,
+                ),
             },
-            verbosity: match &node.verbosity {
-                Some(v) => v.as_deref().and_then(Verbosity::parse),
-                None => base.and_then(|b| b.verbosity),
-            },
+            service_tier: pick(
+                &node.service_tier,
+                |v| ServiceTier::parse(v),
+                || base.and_then(|b| b.service_tier),
+            ),
+            max_output_tokens: pick(
+                &node.max_output_tokens,
+                |v| Some(*v),
+                || base.and_then(|b| b.max_output_tokens),
+            ),
         })
+    }
+
+    /// How the provider searches (`openai.web_search`).
+    pub fn web_search(&self) -> WebSearch {
+        match self.settings.openai.web_search.as_str() {
+            "openrouter" => WebSearch::OpenRouter,
+            "none" => WebSearch::Unavailable,
+            _ => WebSearch::OpenAi,
+        }
+    }
+
+    /// Whether the base URL is OpenAI's own API, whose model calendar the core's
+    /// retirement table follows.
+    pub fn is_openai_api(&self) -> bool {
+        let url = self.settings.openai.base_url.trim_end_matches('/');
+        url == "https://api.openai.com/v1" || url == "https://api.openai.com"
+    }
+
+    /// The model of every profile, with the setting it comes from, for checks such as
+    /// retirements and `doctor`.
+    pub fn profile_models(&self) -> Vec<(Tool, String, String)> {
+        let config = self.server_config(false, None, 0);
+        ALL_TOOLS
+            .into_iter()
+            .filter_map(|tool| {
+                let profile = config.profiles.own(tool)?;
+                let setting = format!("model_profiles.{}.model", tool.name());
+                Some((tool, profile.model.clone(), setting))
+            })
+            .collect()
     }
 
     /// The core's configuration. `policy_file` is the policy file's text, when
@@ -159,7 +251,9 @@ impl Resolved {
             force_line_output: s.server.line_mode,
             base_url: s.openai.base_url.trim_end_matches('/').to_owned(),
             api_key_env: s.openai.api_key_env.clone(),
-            credentials_ready,
+            credentials_ready: credentials_ready || !s.openai.api_key_required,
+            web_search: self.web_search(),
+            enforce_retirements: self.is_openai_api(),
             timeout: self.timeout(),
             idle_timeout: Duration::from_millis(s.request.idle_timeout_ms),
             stream: s.responses.stream,

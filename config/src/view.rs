@@ -42,7 +42,12 @@ pub struct Tasks {
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct OpenAi {
+    pub provider: String,
+    pub azure_resource: Option<String>,
     pub api_key_env: String,
+    pub auth: String,
+    pub api_key_required: bool,
+    pub web_search: String,
     pub base_url: String,
     pub ca_file: Option<String>,
 }
@@ -81,6 +86,36 @@ pub struct ProfileNode {
     #[serde(default, deserialize_with = "present")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verbosity: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_context_size: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_location: Option<Option<UserLocationNode>>,
+    #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_web_access: Option<Option<bool>>,
+    #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<Option<u64>>,
+}
+
+/// `model_profiles.<tool>.user_location`; absent and null fields are not sent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct UserLocationNode {
+    #[serde(default)]
+    pub country: Option<String>,
+    #[serde(default)]
+    pub region: Option<String>,
+    #[serde(default)]
+    pub city: Option<String>,
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// `policy.*`.

@@ -552,7 +552,9 @@ fn the_typed_view_has_exactly_the_keys_of_the_table() {
         }
     }
     // Every profile present, so that each tool's leaves show.
-    let yaml = "model_profiles:\n  answer_detailed: {model: a, reasoning_effort: low, verbosity: low}\n  answer_quick: {model: b, reasoning_effort: low, verbosity: low}\n";
+    let every = "reasoning_effort: low, verbosity: low, search_context_size: low, external_web_access: true, service_tier: flex, max_output_tokens: 100, user_location: {country: JP, region: Tokyo, city: Minato, timezone: Asia/Tokyo}";
+    let yaml = format!("model_profiles:\n  answer_detailed: {{model: a, {every}}}\n  answer_quick: {{model: b, {every}}}\n");
+    let yaml = yaml.as_str();
     let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
     let mut from_view = Vec::new();
     leaves(
@@ -567,4 +569,183 @@ fn the_typed_view_has_exactly_the_keys_of_the_table() {
         .collect();
     from_table.sort();
     assert_eq!(from_view, from_table);
+}
+
+#[test]
+fn provider_presets_fill_only_what_nobody_set_and_say_so() {
+    let preset = |p: &'static str| Source::Preset(p);
+    // Ollama: local, no key, no search, its own model name.
+    let cli = Cli {
+        provider: Some("ollama".into()),
+        ..Cli::default()
+    };
+    let r = run(None, &env(&[]), &cli).unwrap();
+    assert_eq!(r.sources["openai.provider"], Source::Cli("--provider"));
+    assert_eq!(
+        r.get("openai.base_url"),
+        Some(&json!("http://localhost:11434/v1"))
+    );
+    assert_eq!(r.sources["openai.base_url"], preset("ollama"));
+    assert_eq!(r.get("openai.web_search"), Some(&json!("none")));
+    assert_eq!(r.sources["model_profiles.answer.model"], preset("ollama"));
+    let config = r.server_config(false, None, 1);
+    assert!(config.credentials_ready, "no key needed locally");
+    assert_eq!(
+        config.web_search,
+        responses_mcp_core::server::WebSearch::Unavailable
+    );
+    assert!(!config.enforce_retirements);
+    let warnings = responses_mcp_config::startup_warnings(&r, 1_795_000_000);
+    assert!(warnings[0].contains("no hosted web search"), "{warnings:?}");
+    // What the user set wins over the preset, at every layer.
+    let yaml = "openai:\n  provider: openrouter\n  base_url: https://gw.example/v1\n";
+    let r = run(
+        Some(yaml),
+        &env(&[("MODEL_ANSWER", "openai/gpt-5.6-terra")]),
+        &Cli::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        r.get("openai.base_url"),
+        Some(&json!("https://gw.example/v1"))
+    );
+    assert_eq!(r.sources["openai.base_url"], yaml_source());
+    assert_eq!(r.sources["openai.api_key_env"], preset("openrouter"));
+    assert_eq!(
+        r.get("openai.api_key_env"),
+        Some(&json!("OPENROUTER_API_KEY"))
+    );
+    assert_eq!(
+        r.get("model_profiles.answer.model"),
+        Some(&json!("openai/gpt-5.6-terra"))
+    );
+    let config = r.server_config(false, None, 1);
+    assert!(!config.credentials_ready, "OpenRouter needs its key");
+    assert_eq!(
+        config.web_search,
+        responses_mcp_core::server::WebSearch::OpenRouter
+    );
+    // OpenAI is the defaults themselves: nothing is marked as a preset.
+    let r = run(
+        None,
+        &env(&[("OPENAI_PROVIDER", "openai")]),
+        &Cli::default(),
+    )
+    .unwrap();
+    assert!(r.sources.values().all(|s| !matches!(s, Source::Preset(_))));
+    assert!(r.server_config(true, None, 1).enforce_retirements);
+}
+
+#[test]
+fn azure_needs_its_resource_from_the_file_the_endpoint_or_the_base_url() {
+    let cli = Cli {
+        provider: Some("azure".into()),
+        ..Cli::default()
+    };
+    assert_eq!(
+        run(None, &env(&[]), &cli).unwrap_err(),
+        ConfigError::AzureResource
+    );
+    let message = ConfigError::AzureResource.to_string();
+    assert!(message.contains("openai.azure_resource") && message.contains("AZURE_OPENAI_ENDPOINT"));
+    let from_env = env(&[("AZURE_OPENAI_ENDPOINT", "https://contoso.openai.azure.com/")]);
+    let r = run(None, &from_env, &cli).unwrap();
+    assert_eq!(
+        r.get("openai.base_url"),
+        Some(&json!("https://contoso.openai.azure.com/openai/v1"))
+    );
+    assert_eq!(r.get("openai.auth"), Some(&json!("api-key")));
+    assert_eq!(
+        r.get("openai.api_key_env"),
+        Some(&json!("AZURE_OPENAI_API_KEY"))
+    );
+    let yaml = "openai:\n  azure_resource: fabrikam\n";
+    let r = run(Some(yaml), &env(&[]), &cli).unwrap();
+    assert_eq!(
+        r.get("openai.base_url"),
+        Some(&json!("https://fabrikam.openai.azure.com/openai/v1"))
+    );
+    let yaml = "openai:\n  base_url: https://fabrikam.cognitiveservices.azure.com/openai/v1\n";
+    assert!(run(Some(yaml), &env(&[]), &cli).is_ok());
+    let bad = Cli {
+        provider: Some("bedrock".into()),
+        ..Cli::default()
+    };
+    let e = run(None, &env(&[]), &bad).unwrap_err().to_string();
+    assert!(
+        e.contains("openai.provider") && e.contains("lmstudio"),
+        "{e}"
+    );
+}
+
+#[test]
+fn profile_tuning_is_validated_and_inherited() {
+    let yaml = "model_profiles:\n  answer:\n    search_context_size: high\n    user_location: {country: JP, timezone: Asia/Tokyo}\n    service_tier: flex\n    max_output_tokens: 4000\n  answer_quick:\n    model: gpt-5.6-luna\n    service_tier: null\n    user_location: {city: Osaka}\n";
+    let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    let config = r.server_config(true, None, 1);
+    let answer = config.profiles.for_tool(Tool::Answer).unwrap();
+    assert_eq!(answer.max_output_tokens, Some(4000));
+    assert_eq!(
+        answer
+            .search
+            .user_location
+            .as_ref()
+            .unwrap()
+            .timezone
+            .as_deref(),
+        Some("Asia/Tokyo")
+    );
+    let quick = config.profiles.for_tool(Tool::AnswerQuick).unwrap();
+    assert_eq!(quick.service_tier, None, "null sends nothing");
+    assert_eq!(quick.max_output_tokens, Some(4000), "absent inherits");
+    let location = quick.search.user_location.as_ref().unwrap();
+    assert_eq!(
+        (location.city.as_deref(), location.country.as_deref()),
+        (Some("Osaka"), None)
+    );
+    assert_eq!(
+        quick.search.context_size,
+        Some(responses_mcp_core::vocab::SearchContextSize::High)
+    );
+    for (yaml, key) in [
+        (
+            "model_profiles:\n  answer:\n    user_location: {country: jp}\n",
+            "user_location.country",
+        ),
+        (
+            "model_profiles:\n  answer:\n    user_location: {timezone: Tokyo}\n",
+            "user_location.timezone",
+        ),
+        (
+            "model_profiles:\n  answer:\n    max_output_tokens: 8\n",
+            "max_output_tokens",
+        ),
+        (
+            "model_profiles:\n  answer:\n    service_tier: turbo\n",
+            "service_tier",
+        ),
+        (
+            "model_profiles:\n  answer:\n    external_web_access: maybe\n",
+            "external_web_access",
+        ),
+        (
+            "model_profiles:\n  answer:\n    search_context_size: huge\n",
+            "search_context_size",
+        ),
+    ] {
+        let e = run(Some(yaml), &env(&[]), &Cli::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key) && e.contains("expected"), "{yaml}: {e}");
+    }
+}
+
+#[test]
+fn retired_models_warn_at_startup_naming_the_setting() {
+    let yaml = "model_profiles:\n  answer:\n    model: gpt-5.6-terra\n  answer_quick:\n    model: o4-mini\n";
+    let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    let warnings = responses_mcp_config::startup_warnings(&r, 1_795_000_000);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("o4-mini was shut down by OpenAI on 2026-10-23"));
+    assert!(warnings[0].contains("set model_profiles.answer_quick.model to gpt-5.6-terra"));
 }

@@ -35,7 +35,8 @@ pub struct Upstream {
 
 struct Shared {
     config: ureq::config::Config,
-    authorization: Option<String>,
+    /// The header carrying the key, and its value.
+    authorization: Option<(&'static str, String)>,
     /// The key's bytes, to scrub from bodies that echo it back.
     key: Option<Vec<u8>>,
     organization: Option<String>,
@@ -59,6 +60,7 @@ impl Upstream {
     /// A client for `startup`'s configuration.
     pub fn new(startup: &Startup) -> Self {
         Upstream::with_key(
+            startup.auth_header(),
             startup.api_key.as_ref(),
             startup.organization.clone(),
             startup.project.clone(),
@@ -71,6 +73,7 @@ impl Upstream {
     /// A client with explicit settings, through `proxy`; `roots_pem` replaces the built-in
     /// root certificates.
     pub fn with_key(
+        authorization: Option<(&'static str, String)>,
         key: Option<&ApiKey>,
         organization: Option<String>,
         project: Option<String>,
@@ -114,7 +117,7 @@ impl Upstream {
         Upstream {
             shared: Arc::new(Shared {
                 config,
-                authorization: key.map(|k| format!("Bearer {}", k.expose())),
+                authorization,
                 key: key.map(|k| k.expose().as_bytes().to_vec()),
                 organization,
                 project,
@@ -158,8 +161,8 @@ impl Upstream {
     /// The headers every request carries: what we accept, and the credentials.
     fn headers<B>(&self, builder: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
         let mut builder = builder.header("Accept", "application/json");
-        if let Some(auth) = &self.shared.authorization {
-            builder = builder.header("Authorization", auth);
+        if let Some((name, value)) = &self.shared.authorization {
+            builder = builder.header(*name, value);
         }
         if let Some(org) = &self.shared.organization {
             builder = builder.header("OpenAI-Organization", org);
@@ -337,6 +340,7 @@ mod tests {
             buf
         });
         let upstream = Upstream::with_key(
+            None,
             None,
             None,
             None,

@@ -146,9 +146,7 @@ pub fn apply(plan: &mut RequestPlan, param: Param, limit: &Limit) -> Option<Adju
         _ => &[],
     };
     match (param, limit) {
-        (Param::ReasoningEffort, _) => {
-            change(&mut plan.effort, param, |e| nearest(e, values))
-        }
+        (Param::ReasoningEffort, _) => change(&mut plan.effort, param, |e| nearest(e, values)),
         (Param::Verbosity, _) => change(&mut plan.verbosity, param, |v| nearest(v, values)),
         (Param::SearchContextSize, _) => {
             change(&mut plan.search.context_size, param, |s| nearest(s, values))
@@ -225,7 +223,10 @@ mod tests {
         assert_eq!(plan.effort, Some(Effort::Xhigh));
         let one_of = |v: &[&str]| Limit::OneOf(v.iter().map(|s| s.to_string()).collect());
         for (param, limit) in [
-            (Param::ReasoningEffort, one_of(&["none", "low", "medium", "high"])),
+            (
+                Param::ReasoningEffort,
+                one_of(&["none", "low", "medium", "high"]),
+            ),
             (Param::Verbosity, one_of(&["medium"])),
             (Param::ServiceTier, Limit::Unsupported),
             (Param::MaxOutputTokens, Limit::AtMost(128_000)),
@@ -234,8 +235,18 @@ mod tests {
         }
         let (plan, adjusted) = limits.plan(&ask_with(&profile, &args, &defaults));
         assert_eq!(
-            (plan.effort, plan.verbosity, plan.service_tier, plan.max_output_tokens),
-            (Some(Effort::High), Some(Verbosity::Medium), None, Some(128_000))
+            (
+                plan.effort,
+                plan.verbosity,
+                plan.service_tier,
+                plan.max_output_tokens
+            ),
+            (
+                Some(Effort::High),
+                Some(Verbosity::Medium),
+                None,
+                Some(128_000)
+            )
         );
         let shown: Vec<String> = adjusted.iter().map(ToString::to_string).collect();
         assert_eq!(
@@ -284,6 +295,8 @@ mod tests {
         }
         assert_eq!(limits.by_model.len(), MAX_MODELS);
         assert!(!limits.by_model.contains_key("m0"));
-        assert!(limits.by_model.contains_key(&format!("m{}", MAX_MODELS + 9)));
+        assert!(limits
+            .by_model
+            .contains_key(&format!("m{}", MAX_MODELS + 9)));
     }
 }

@@ -6,8 +6,8 @@ use super::retry::{next_step, Step};
 use super::timers::CallId;
 use super::{CallEngine, CallEvent, Report};
 use crate::openai::{
-    classify_reply, parse_answer, Answer, FailureKind, Rejection, UpstreamFailure,
-    UpstreamVerdict, Usage,
+    classify_reply, parse_answer, Answer, FailureKind, Rejection, UpstreamFailure, UpstreamVerdict,
+    Usage,
 };
 
 /// Most attempts of one call repeated to fit the model's limits: one per parameter we

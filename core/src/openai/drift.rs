@@ -113,12 +113,10 @@ impl Rejection {
             Some("integer_below_min_value") => Limit::AtLeast(bound(message, ">=")?),
             // Compatible servers leave the code out; their messages still say it.
             None if message.starts_with("Unsupported parameter") => Limit::Unsupported,
-            None if message.starts_with("Unsupported value") => {
-                match supported_values(message) {
-                    values if values.is_empty() => Limit::Unsupported,
-                    values => Limit::OneOf(values),
-                }
-            }
+            None if message.starts_with("Unsupported value") => match supported_values(message) {
+                values if values.is_empty() => Limit::Unsupported,
+                values => Limit::OneOf(values),
+            },
             _ => return None,
         };
         Some(Rejection { param, limit })
@@ -279,7 +277,10 @@ mod tests {
         );
         let low = json!({"message": "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 8 instead.",
             "param": "max_output_tokens", "code": "integer_below_min_value"});
-        assert_eq!(Rejection::from_error(&low).unwrap().limit, Limit::AtLeast(16));
+        assert_eq!(
+            Rejection::from_error(&low).unwrap().limit,
+            Limit::AtLeast(16)
+        );
         let temp = json!({"message": "Unsupported parameter: 'service_tier' is not supported with this model.",
             "param": "service_tier", "code": "unsupported_parameter"});
         assert_eq!(

@@ -63,7 +63,11 @@ fn is_snapshot_suffix(rest: &str) -> bool {
         4 => digits(date),
         10 => {
             let b = date.as_bytes();
-            b[4] == b'-' && b[7] == b'-' && digits(&date[..4]) && digits(&date[5..7]) && digits(&date[8..])
+            b[4] == b'-'
+                && b[7] == b'-'
+                && digits(&date[..4])
+                && digits(&date[5..7])
+                && digits(&date[8..])
         }
         _ => false,
     }
@@ -115,13 +119,32 @@ mod tests {
 
     #[test]
     fn ids_snapshots_and_prefixes_match_their_row() {
-        assert_eq!(retirement("o4-mini").map(|r| r.shutdown), Some("2026-10-23"));
-        assert_eq!(retirement("o3-2025-04-16").map(|r| r.replacement), Some("gpt-5.6-sol"));
-        assert_eq!(retirement("openai/gpt-5-mini").map(|r| r.model), Some("gpt-5-mini"));
+        assert_eq!(
+            retirement("o4-mini").map(|r| r.shutdown),
+            Some("2026-10-23")
+        );
+        assert_eq!(
+            retirement("o3-2025-04-16").map(|r| r.replacement),
+            Some("gpt-5.6-sol")
+        );
+        assert_eq!(
+            retirement("openai/gpt-5-mini").map(|r| r.model),
+            Some("gpt-5-mini")
+        );
         assert_eq!(retirement("gpt-4-0613").map(|r| r.model), Some("gpt-4"));
-        assert_eq!(retirement(" GPT-5-NANO ").map(|r| r.model), Some("gpt-5-nano"));
+        assert_eq!(
+            retirement(" GPT-5-NANO ").map(|r| r.model),
+            Some("gpt-5-nano")
+        );
         // A family name that merely starts like a retired one is another model.
-        for current in ["gpt-5.6-terra", "gpt-5.5", "o3x", "gpt-4o-audio", "gpt-5-mini-x", ""] {
+        for current in [
+            "gpt-5.6-terra",
+            "gpt-5.5",
+            "o3x",
+            "gpt-4o-audio",
+            "gpt-5-mini-x",
+            "",
+        ] {
             assert_eq!(retirement(current), None, "{current}");
         }
     }
@@ -132,8 +155,14 @@ mod tests {
         assert!(!r.is_past("2026-12-10"));
         assert!(r.is_past("2026-12-11"));
         let text = r.describe("gpt-5", "model_profiles.answer.model", "2026-12-12");
-        assert!(text.contains("was shut down by OpenAI on 2026-12-11"), "{text}");
-        assert!(text.contains("set model_profiles.answer.model to gpt-5.6-sol"), "{text}");
+        assert!(
+            text.contains("was shut down by OpenAI on 2026-12-11"),
+            "{text}"
+        );
+        assert!(
+            text.contains("set model_profiles.answer.model to gpt-5.6-sol"),
+            "{text}"
+        );
         let coming = r.describe("gpt-5", "k", "2026-11-23");
         assert!(coming.contains("will be shut down"), "{coming}");
     }
@@ -142,7 +171,10 @@ mod tests {
     fn every_row_is_well_formed() {
         for r in RETIREMENTS {
             assert!(is_snapshot_suffix(&format!("-{}", r.shutdown)), "{r:?}");
-            assert!(retirement(r.replacement).is_none_or(|n| n.shutdown > r.shutdown), "{r:?}");
+            assert!(
+                retirement(r.replacement).is_none_or(|n| n.shutdown > r.shutdown),
+                "{r:?}"
+            );
             assert_eq!(retirement(r.model), Some(r), "an earlier row shadows {r:?}");
         }
     }

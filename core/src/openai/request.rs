@@ -267,7 +267,10 @@ mod tests {
             ..RequestPlan::default()
         };
         let v: Value = serde_json::from_slice(&plan.body("P")).unwrap();
-        assert!(v.get("tools").is_none() && v.get("include").is_none(), "{v}");
+        assert!(
+            v.get("tools").is_none() && v.get("include").is_none(),
+            "{v}"
+        );
         let routed = RequestPlan {
             web_search: WebSearch::OpenRouter,
             ..plan

@@ -201,9 +201,7 @@ impl StreamFold {
         if kind != "message" && !search {
             return None;
         }
-        let hint = search
-            .then(|| action.and_then(search_hint))
-            .flatten();
+        let hint = search.then(|| action.and_then(search_hint)).flatten();
         if hint
             .as_ref()
             .is_some_and(|h| matches!(h, StreamHint::Searching(_)))

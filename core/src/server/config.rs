@@ -171,7 +171,7 @@ impl Default for ServerConfig {
             api_key_env: "OPENAI_API_KEY".into(),
             credentials_ready: false,
             web_search: WebSearch::OpenAi,
-            enforce_retirements: false,
+            enforce_retirements: true,
             timeout: Duration::from_millis(120_000),
             idle_timeout: Duration::from_millis(60_000),
             stream: true,

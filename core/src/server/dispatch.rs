@@ -170,8 +170,8 @@ impl Server {
             self.config.profiles.serving(call.tool)
         );
         if self.config.enforce_retirements {
-            let retired = crate::openai::models::retirement(&profile.model)
-                .filter(|r| r.is_past(&today));
+            let retired =
+                crate::openai::models::retirement(&profile.model).filter(|r| r.is_past(&today));
             if let Some(retired) = retired {
                 let reason = retired.describe(&profile.model, &model_setting, &today);
                 return tool_failed(id, ToolFailure::Retired { reason: &reason });
@@ -244,8 +244,11 @@ impl Server {
         // A `Value` always serialises.
         #[allow(clippy::expect_used)]
         let cached = self.tools_list_json.entry(version).or_insert_with(|| {
-            serde_json::to_vec(&shape::tools_list_result(version, self.config.web_search.available()))
-                .expect("a Value is always valid JSON")
+            serde_json::to_vec(&shape::tools_list_result(
+                version,
+                self.config.web_search.available(),
+            ))
+            .expect("a Value is always valid JSON")
         });
         let mut json = Vec::with_capacity(cached.len() + 48);
         json.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);

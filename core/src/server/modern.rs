@@ -49,7 +49,10 @@ impl Server {
                     // Answered already, from the cached list.
                     return Dispatched::Pending;
                 }
-                Ok(shape::tools_list_result(version, self.config.web_search.available()))
+                Ok(shape::tools_list_result(
+                    version,
+                    self.config.web_search.available(),
+                ))
             }
             Method::ToolsCall => return self.call_tool(now, request, reply_to, version),
             Method::SubscriptionsListen => return self.listen(request.id, reply_to),

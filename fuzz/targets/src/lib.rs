@@ -138,7 +138,7 @@ fn script_id(n: u64) -> String {
 /// its cancel; after a timeout the next deadline lies in the future.
 pub fn server(data: &[u8]) {
     let config = ServerConfig {
-        api_key_present: true,
+        credentials_ready: true,
         max_inflight: 3,
         max_queue: 4,
         max_message_bytes: 4096,
@@ -746,7 +746,7 @@ pub fn sse(data: &[u8]) {
 pub fn tasks(data: &[u8]) {
     use responses_mcp_core::tasks::TaskSettings;
     let mut config = ServerConfig {
-        api_key_present: true,
+        credentials_ready: true,
         max_inflight: 2,
         max_queue: 2,
         ..ServerConfig::default()

@@ -44,13 +44,14 @@ struct Failed {
 impl Upstream {
     /// A client for `startup`'s configuration, through its proxy if it has one.
     pub fn new(startup: &Startup) -> Upstream {
-        let authorization = startup
-            .api_key
-            .as_ref()
-            .map(|k| format!("Bearer {}", k.expose()));
+        let auth = startup.auth_header();
+        let (auth_name, auth_value) = match &auth {
+            Some((name, value)) => (*name, Some(value.as_str())),
+            None => ("Authorization", None),
+        };
         Upstream {
             headers: header_lines(&[
-                ("Authorization", authorization.as_deref()),
+                (auth_name, auth_value),
                 ("OpenAI-Organization", startup.organization.as_deref()),
                 ("OpenAI-Project", startup.project.as_deref()),
             ]),

@@ -130,8 +130,16 @@ fn a_refused_effort_is_moved_to_the_nearest_supported_once_and_remembered() {
     );
     let second = h.take_http().pop().expect("retried at once");
     assert_eq!(body_of(&second)["reasoning"]["effort"], "high");
-    assert!(body_of(&second).get("text").is_some(), "the rest is unchanged");
-    h.reply(second.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert!(
+        body_of(&second).get("text").is_some(),
+        "the rest is unchanged"
+    );
+    h.reply(
+        second.attempt,
+        200,
+        &fixture("response-no-search.json"),
+        &[],
+    );
     let reply = h.frames().remove(0);
     let usage = &reply["result"]["_meta"][crate::mcp::shape::META_USAGE];
     assert_eq!(
@@ -373,12 +381,21 @@ fn a_model_openai_shut_down_is_refused_without_a_request_where_the_table_applies
     // The harness's clock is past o4-mini's shutdown (2026-10-23).
     h.now.unix_secs = 1_795_000_000; // 2026-11-18
     h.init("2025-11-25");
-    assert!(h.call(1, "answer_quick", json!({"query":"q"})).is_none(), "nothing sent");
+    assert!(
+        h.call(1, "answer_quick", json!({"query":"q"})).is_none(),
+        "nothing sent"
+    );
     let reply = h.frames().remove(0);
     assert_eq!(reply["result"]["isError"], true);
     let text = reply["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("o4-mini was shut down by OpenAI on 2026-10-23"), "{text}");
-    assert!(text.contains("set model_profiles.answer.model to gpt-5.6-terra"), "{text}");
+    assert!(
+        text.contains("o4-mini was shut down by OpenAI on 2026-10-23"),
+        "{text}"
+    );
+    assert!(
+        text.contains("set model_profiles.answer.model to gpt-5.6-terra"),
+        "{text}"
+    );
     // Elsewhere (Azure deployments, gateways) the name is sent, and a 404 gets advice.
     let mut h = Harness::new(config(false));
     h.now.unix_secs = 1_795_000_000;
@@ -418,7 +435,10 @@ fn a_model_the_provider_does_not_know_names_the_setting_to_change() {
     let not_found = json!({"error": {"message": "The model `gpt-nope` does not exist or you do not have access to it.",
         "type": "invalid_request_error", "param": null, "code": "model_not_found"}});
     h.reply(http.attempt, 404, not_found.to_string().as_bytes(), &[]);
-    let message = h.frames()[0]["error"]["message"].as_str().unwrap().to_owned();
+    let message = h.frames()[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(
         message.contains("set model_profiles.answer_quick.model to a model it lists"),
         "{message}"

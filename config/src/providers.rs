@@ -1,0 +1,188 @@
+//! Provider presets: what differs between the services that speak the Responses API.
+//!
+//! A preset fills a setting only where nobody set it (its value is still the built-in
+//! default); `--show-config` then names the preset as the source. Facts per provider
+//! (shared/reference/openai/README.md, section 3.6):
+//! - Azure OpenAI: `https://NAME.openai.azure.com/openai/v1` (the v1 surface needs no
+//!   `api-version`), the key in an `api-key` header, the model is the deployment name,
+//!   web search through the same `web_search` tool (Bing-grounded).
+//! - OpenRouter: `https://openrouter.ai/api/v1`, Bearer, models named `openai/…`,
+//!   search through its own `openrouter:web_search` server tool.
+//! - Ollama (since 0.13.3) and LM Studio (since 0.3.29): local, no key needed, and no
+//!   hosted web search.
+
+use serde_json::{json, Value};
+
+/// One provider's preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Preset {
+    /// `openai.provider`.
+    pub name: &'static str,
+    /// `openai.base_url` (`None` for Azure: built from the resource).
+    base_url: Option<&'static str>,
+    /// `openai.api_key_env`.
+    api_key_env: &'static str,
+    /// `openai.auth`.
+    auth: &'static str,
+    /// `openai.api_key_required`.
+    api_key_required: bool,
+    /// `openai.web_search`.
+    web_search: &'static str,
+    /// `model_profiles.answer.model`, where the provider names models its own way.
+    model: Option<&'static str>,
+}
+
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "openai",
+        base_url: Some("https://api.openai.com/v1"),
+        api_key_env: "OPENAI_API_KEY",
+        auth: "bearer",
+        api_key_required: true,
+        web_search: "openai",
+        model: None,
+    },
+    Preset {
+        name: "azure",
+        base_url: None,
+        api_key_env: "AZURE_OPENAI_API_KEY",
+        auth: "api-key",
+        api_key_required: true,
+        web_search: "openai",
+        model: None,
+    },
+    Preset {
+        name: "openrouter",
+        base_url: Some("https://openrouter.ai/api/v1"),
+        api_key_env: "OPENROUTER_API_KEY",
+        auth: "bearer",
+        api_key_required: true,
+        web_search: "openrouter",
+        model: Some("openai/gpt-5-mini"),
+    },
+    Preset {
+        name: "ollama",
+        base_url: Some("http://localhost:11434/v1"),
+        api_key_env: "OLLAMA_API_KEY",
+        auth: "bearer",
+        api_key_required: false,
+        web_search: "none",
+        model: Some("gpt-oss:20b"),
+    },
+    Preset {
+        name: "lmstudio",
+        base_url: Some("http://localhost:1234/v1"),
+        api_key_env: "LMSTUDIO_API_KEY",
+        auth: "bearer",
+        api_key_required: false,
+        web_search: "none",
+        model: Some("openai/gpt-oss-20b"),
+    },
+];
+
+/// The preset of `name`, one of [`crate::keys::PROVIDERS`].
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+impl Preset {
+    /// The settings the preset decides, by dotted path; `azure_url` is Azure's base URL
+    /// when it could be built.
+    pub fn values(&self, azure_url: Option<String>) -> Vec<(&'static str, Value)> {
+        // OpenAI's own values are the built-in defaults: nothing to record as a preset.
+        if self.name == "openai" {
+            return Vec::new();
+        }
+        let mut values = vec![
+            ("openai.api_key_env", json!(self.api_key_env)),
+            ("openai.auth", json!(self.auth)),
+            ("openai.api_key_required", json!(self.api_key_required)),
+            ("openai.web_search", json!(self.web_search)),
+        ];
+        match (self.base_url, azure_url) {
+            (Some(url), _) => values.push(("openai.base_url", json!(url))),
+            (None, Some(url)) => values.push(("openai.base_url", json!(url))),
+            (None, None) => {}
+        }
+        if let Some(model) = self.model {
+            values.push(("model_profiles.answer.model", json!(model)));
+        }
+        values
+    }
+}
+
+/// Azure's v1 base URL from the resource name, or else from `AZURE_OPENAI_ENDPOINT`
+/// (`https://NAME.openai.azure.com/`, with or without `/openai/v1`).
+pub fn azure_base_url(resource: Option<&str>, endpoint: Option<&str>) -> Option<String> {
+    if let Some(name) = resource.map(str::trim).filter(|n| is_resource_name(n)) {
+        return Some(format!("https://{name}.openai.azure.com/openai/v1"));
+    }
+    let endpoint = endpoint
+        .map(str::trim)
+        .filter(|e| e.starts_with("https://"))?;
+    let base = endpoint.trim_end_matches('/');
+    let base = base.strip_suffix("/openai/v1").unwrap_or(base);
+    let base = base.strip_suffix("/openai").unwrap_or(base);
+    (base.len() > "https://".len() && !base.contains(char::is_whitespace))
+        .then(|| format!("{base}/openai/v1"))
+}
+
+/// Azure resource names: letters, digits and hyphens, 2 to 64 of them.
+fn is_resource_name(name: &str) -> bool {
+    (2..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !name.starts_with('-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn azure_urls_come_from_the_resource_or_the_endpoint() {
+        let url = |r, e| azure_base_url(r, e);
+        let expected = Some("https://contoso.openai.azure.com/openai/v1".to_owned());
+        assert_eq!(url(Some("contoso"), None), expected);
+        assert_eq!(
+            url(None, Some("https://contoso.openai.azure.com/")),
+            expected
+        );
+        assert_eq!(
+            url(None, Some("https://contoso.openai.azure.com/openai/v1/")),
+            expected
+        );
+        assert_eq!(
+            url(Some("contoso"), Some("https://other.example/")),
+            expected
+        );
+        assert_eq!(
+            url(None, Some("https://x.cognitiveservices.azure.com")),
+            Some("https://x.cognitiveservices.azure.com/openai/v1".to_owned())
+        );
+        for (r, e) in [
+            (Some("bad name"), None),
+            (Some("-x"), None),
+            (None, Some("http://plain.example")),
+            (None, Some("https://")),
+            (None, None),
+        ] {
+            assert_eq!(url(r, e), None, "{r:?} {e:?}");
+        }
+    }
+
+    #[test]
+    fn every_provider_has_a_preset_and_local_ones_need_no_key_nor_search() {
+        for name in crate::keys::PROVIDERS {
+            let p = preset(name).unwrap();
+            let local = matches!(*name, "ollama" | "lmstudio");
+            assert_eq!(p.api_key_required, !local, "{name}");
+            assert_eq!(p.web_search == "none", local, "{name}");
+        }
+        assert!(preset("openai").unwrap().values(None).is_empty());
+        let azure = preset("azure")
+            .unwrap()
+            .values(Some("https://a/openai/v1".into()));
+        assert!(azure.contains(&("openai.auth", json!("api-key"))));
+        assert!(azure.contains(&("openai.base_url", json!("https://a/openai/v1"))));
+    }
+}
