@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod doctor;
 pub mod http;
 pub mod keys;
 mod logging;
@@ -115,6 +116,8 @@ pub enum Launch {
     Exit(i32),
     /// Serve over stdio, or HTTP when [`Startup::http`] is set.
     Serve(Box<Startup>),
+    /// Run `doctor`: the runtime gives it an HTTP client and exits with its status.
+    Doctor(Box<doctor::Doctor>),
 }
 
 /// Parses the command line, resolves the configuration, sets up logging and handles the
@@ -130,6 +133,12 @@ pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> 
     if cli.version {
         let _ = writeln!(std::io::stdout(), "openai-responses-mcp {VERSION}");
         return Launch::Exit(0);
+    }
+    if let Some(flags) = cli.doctor {
+        let config_file =
+            paths::config_path(&cli, &env, cfg!(windows)).map(|p| (p.clone(), p.is_file()));
+        let loaded = load(cli, &env, seed).map(Box::new);
+        return Launch::Doctor(Box::new(doctor::Doctor::new(flags, loaded, config_file)));
     }
     if cli.help || (!cli.serves() && !cli.show_config) {
         let _ = writeln!(std::io::stdout(), "{USAGE}");

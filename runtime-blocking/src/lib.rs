@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod doctor;
 mod http;
 mod threads;
 pub mod upstream;

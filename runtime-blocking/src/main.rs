@@ -6,6 +6,12 @@ fn main() {
     let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
         responses_mcp_config::Launch::Exit(status) => status,
         responses_mcp_config::Launch::Serve(startup) => responses_mcp_blocking::run(*startup),
+        responses_mcp_config::Launch::Doctor(doctor) => {
+            let mut client = doctor
+                .startup()
+                .map(responses_mcp_blocking::doctor::Client::new);
+            doctor.run(client.as_mut().map(|c| c as _))
+        }
     };
     std::process::exit(status);
 }

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+mod doctor;
 mod http;
 mod tasks;
 mod upstream;
@@ -34,6 +35,10 @@ fn main() {
     let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
         responses_mcp_config::Launch::Exit(status) => status,
         responses_mcp_config::Launch::Serve(startup) => run(*startup),
+        responses_mcp_config::Launch::Doctor(doctor) => {
+            let mut client = doctor.startup().map(doctor::Client::new);
+            doctor.run(client.as_mut().map(|c| c as _))
+        }
     };
     std::process::exit(status);
 }

@@ -24,6 +24,11 @@ use smol::channel::Sender;
 use stream::{Stream, StreamError};
 use target::Target;
 
+/// The cryptography every TLS connection of this client uses.
+pub fn tls_provider() -> rustls::crypto::CryptoProvider {
+    crypto::provider()
+}
+
 /// Sends attempts with the credentials and headers of the configuration.
 pub struct Upstream {
     /// The request header lines every request carries, or why they cannot be sent.

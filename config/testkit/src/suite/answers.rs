@@ -225,22 +225,37 @@ pub fn model_families_get_only_the_parameters_they_take() {
     assert_eq!(body["text"], json!({"verbosity":"high"}));
 }
 
-pub fn unsupported_effort_is_retried_without_it() {
+pub fn a_refused_effort_is_clamped_once_and_remembered() {
+    // The real 400 of a model that takes none/low/medium/high, then answers.
     let fake = FakeOpenAi::start(|_, i| match i {
         0 => Action::json(400, &fixture("error-400-unsupported-reasoning-effort.json")),
         _ => Action::json(200, &fixture("response-no-search.json")),
     });
-    let mut mcp = ready(&fake, Opts::default(), "2025-06-18");
-    assert!(mcp
-        .call(1, "answer", json!({"query":"q"}))
-        .get("result")
-        .is_some());
-    mcp.call(2, "answer", json!({"query":"q"}));
+    let mut mcp = ready(&fake, Opts::default(), "2025-11-25");
+    let args = json!({"query":"q", "reasoning_effort": "xhigh"});
+    let first = mcp.call(1, "answer", args.clone());
+    assert!(first["result"]["structuredContent"].is_object(), "{first}");
+    let usage = &first["result"]["_meta"]["com.github.openai-responses-mcp/usage"];
+    assert_eq!(
+        usage["adjusted"],
+        json!([{"param": "reasoning.effort", "from": "xhigh", "to": "high"}]),
+        "{first}"
+    );
+    let second = mcp.call(2, "answer", args);
+    assert_eq!(
+        second["result"]["_meta"]["com.github.openai-responses-mcp/usage"]["attempts"],
+        1
+    );
     let r = fake.requests();
-    assert!(r[0].body.get("reasoning").is_some());
-    assert!(r[1].body.get("reasoning").is_none());
-    assert!(
-        r[2].body.get("reasoning").is_none(),
+    assert_eq!(
+        r.len(),
+        3,
+        "one 400, then success, then no 400 on the next call"
+    );
+    assert_eq!(r[0].body["reasoning"]["effort"], "xhigh");
+    assert_eq!(r[1].body["reasoning"]["effort"], "high");
+    assert_eq!(
+        r[2].body["reasoning"]["effort"], "high",
         "remembered for the model"
     );
 }

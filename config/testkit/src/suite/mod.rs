@@ -4,9 +4,11 @@ pub mod answers;
 pub mod bad_upstream;
 pub mod concurrency;
 pub mod config;
+pub mod doctor;
 pub mod eras;
 pub mod http;
 pub mod lifecycle;
+pub mod providers;
 pub mod proxies;
 pub mod scale_out;
 pub mod sdks;
@@ -18,6 +20,58 @@ pub mod tasks;
 #[macro_export]
 macro_rules! e2e_suite {
     ($bin:expr) => {
+        mod doctor {
+            #[test]
+            fn doctor_is_all_green_against_a_working_provider() {
+                $crate::run($bin, $crate::suite::doctor::doctor_is_all_green_against_a_working_provider);
+            }
+            #[test]
+            fn doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted() {
+                $crate::run($bin, $crate::suite::doctor::doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted);
+            }
+            #[test]
+            fn doctor_fails_without_the_key_naming_the_variable() {
+                $crate::run($bin, $crate::suite::doctor::doctor_fails_without_the_key_naming_the_variable);
+            }
+            #[test]
+            fn doctor_reports_a_name_that_does_not_resolve() {
+                $crate::run($bin, $crate::suite::doctor::doctor_reports_a_name_that_does_not_resolve);
+            }
+            #[test]
+            fn doctor_names_the_setting_of_an_unknown_model() {
+                $crate::run($bin, $crate::suite::doctor::doctor_names_the_setting_of_an_unknown_model);
+            }
+            #[test]
+            fn doctor_json_has_one_entry_per_check() {
+                $crate::run($bin, $crate::suite::doctor::doctor_json_has_one_entry_per_check);
+            }
+        }
+        mod providers {
+            #[test]
+            fn azure_sends_the_key_in_an_api_key_header_with_web_search() {
+                $crate::run($bin, $crate::suite::providers::azure_sends_the_key_in_an_api_key_header_with_web_search);
+            }
+            #[test]
+            fn openrouter_uses_its_key_model_names_and_search_tool() {
+                $crate::run($bin, $crate::suite::providers::openrouter_uses_its_key_model_names_and_search_tool);
+            }
+            #[test]
+            fn local_providers_need_no_key_send_no_tool_and_say_so() {
+                $crate::run($bin, $crate::suite::providers::local_providers_need_no_key_send_no_tool_and_say_so);
+            }
+            #[test]
+            fn openai_is_unchanged_and_show_config_names_preset_values() {
+                $crate::run($bin, $crate::suite::providers::openai_is_unchanged_and_show_config_names_preset_values);
+            }
+            #[test]
+            fn profile_tuning_reaches_the_request() {
+                $crate::run($bin, $crate::suite::providers::profile_tuning_reaches_the_request);
+            }
+            #[test]
+            fn a_retired_model_warns_at_startup_and_a_404_says_what_to_set() {
+                $crate::run($bin, $crate::suite::providers::a_retired_model_warns_at_startup_and_a_404_says_what_to_set);
+            }
+        }
         mod answers {
             #[test]
             fn http_404_question_answers_without_search() {
@@ -52,8 +106,8 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::answers::model_families_get_only_the_parameters_they_take);
             }
             #[test]
-            fn unsupported_effort_is_retried_without_it() {
-                $crate::run($bin, $crate::suite::answers::unsupported_effort_is_retried_without_it);
+            fn a_refused_effort_is_clamped_once_and_remembered() {
+                $crate::run($bin, $crate::suite::answers::a_refused_effort_is_clamped_once_and_remembered);
             }
             #[test]
             fn without_an_api_key_tools_list_works_and_calls_fail_at_once() {

@@ -1,0 +1,241 @@
+//! `doctor` through the real binary, against the fake OpenAI over HTTP and over TLS with
+//! a test CA (providers issue).
+
+use crate::fake_openai::{Action, FakeOpenAi, Recorded};
+use crate::*;
+
+/// The key every doctor run here plants; it must never be printed.
+const PLANTED: &str = "sk-planted-doctor-secret-0123456789abcdef";
+
+/// Runs `doctor` with `args` and `env` (clean HOME); returns (exit status, stdout, stderr).
+fn doctor(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let home = temp_dir("doctor");
+    let mut cmd = Command::new(crate::binary());
+    cmd.arg("doctor")
+        .args(args)
+        .env_clear()
+        .env("HOME", &home)
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let _ = std::fs::remove_dir_all(home);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        !stdout.contains(PLANTED) && !stderr.contains(PLANTED),
+        "the key leaked:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        !stdout.contains("doctor-secret"),
+        "part of the key leaked:\n{stdout}"
+    );
+    (out.status.code().unwrap_or(-1), stdout, stderr)
+}
+
+/// A fake that knows `models` and answers calls with a searched answer.
+fn provider(models: &'static [&'static str]) -> impl Fn(&Recorded, usize) -> Action {
+    move |req, _| {
+        match (req.method.as_str(), req.path.as_str()) {
+        ("GET", path) => match path.strip_prefix("/v1/models/") {
+            Some(id) if models.contains(&id) => {
+                let body = format!(r#"{{"id":"{id}","object":"model","owned_by":"openai"}}"#);
+                Action::json(200, body.as_bytes())
+            }
+            _ => Action::json(
+                404,
+                br#"{"error":{"message":"The model does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#,
+            ),
+        },
+        _ => Action::json(200, &fixture("response-web-search.json")),
+    }
+    }
+}
+
+fn line<'a>(out: &'a str, check: &str) -> &'a str {
+    out.lines()
+        .find(|l| {
+            l.split_once(']')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with(&format!("{check}:")))
+        })
+        .unwrap_or_else(|| panic!("no {check} line in:\n{out}"))
+}
+
+pub fn doctor_is_all_green_against_a_working_provider() {
+    let fake = FakeOpenAi::start(provider(&["gpt-5-mini", "gpt-5.6-luna"]));
+    let env = [
+        ("OPENAI_BASE_URL", fake.url.as_str()),
+        ("OPENAI_API_KEY", PLANTED),
+        ("MODEL_QUICK", "gpt-5.6-luna"),
+    ];
+    let (code, out, _) = doctor(&["--live"], &env);
+    assert_eq!(code, 0, "{out}");
+    for check in [
+        "configuration",
+        "provider",
+        "api key",
+        "proxy",
+        "dns",
+        "tcp",
+    ] {
+        assert!(line(&out, check).starts_with("[ok]"), "{check}: {out}");
+    }
+    assert!(line(&out, "tls").starts_with("[skip]"), "plain http: {out}");
+    assert!(line(&out, "api key").contains("41 characters"), "{out}");
+    assert!(
+        line(&out, "model answer").contains("gpt-5-mini exists"),
+        "{out}"
+    );
+    assert!(line(&out, "model answer_quick").contains("gpt-5.6-luna exists"));
+    let live = line(&out, "live answer");
+    assert!(
+        live.starts_with("[ok]") && live.contains("searched: yes"),
+        "{out}"
+    );
+    assert!(out.contains("ready: a call can work"), "{out}");
+    // The requests carried the key as calls do, and the live call asked for a search.
+    let requests = fake.requests();
+    assert!(requests
+        .iter()
+        .all(|r| r.header("authorization") == Some(&format!("Bearer {PLANTED}"))));
+    let post = requests.iter().find(|r| r.method == "POST").unwrap();
+    assert_eq!(post.path, "/v1/responses");
+    assert_eq!(post.body["tools"][0]["type"], "web_search");
+}
+
+pub fn doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted() {
+    let (fake, ca_pem) = FakeOpenAi::start_tls(provider(&["gpt-5-mini"]));
+    let dir = temp_dir("doctor-ca");
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, ca_pem).unwrap();
+    let base = [
+        ("OPENAI_BASE_URL", fake.url.as_str()),
+        ("OPENAI_API_KEY", PLANTED),
+    ];
+    let mut trusted = base.to_vec();
+    trusted.push(("SSL_CERT_FILE", ca.to_str().unwrap()));
+    let (code, out, _) = doctor(&[], &trusted);
+    assert_eq!(code, 0, "{out}");
+    let tls = line(&out, "tls");
+    assert!(
+        tls.starts_with("[ok]") && tls.contains("handshake") && tls.contains("ca.pem"),
+        "{out}"
+    );
+    // The built-in roots do not know the test CA.
+    let (code, out, _) = doctor(&[], &base);
+    assert_eq!(code, 1, "{out}");
+    let tls = line(&out, "tls");
+    assert!(
+        tls.starts_with("[FAIL]") && tls.contains("not trusted"),
+        "{out}"
+    );
+    assert!(
+        out.contains("openai.ca_file"),
+        "the advice names the fix: {out}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+pub fn doctor_fails_without_the_key_naming_the_variable() {
+    let fake = FakeOpenAi::start(provider(&["gpt-5-mini"]));
+    let (code, out, _) = doctor(&[], &[("OPENAI_BASE_URL", fake.url.as_str())]);
+    assert_eq!(code, 1, "{out}");
+    let key = line(&out, "api key");
+    assert!(
+        key.starts_with("[FAIL]") && key.contains("OPENAI_API_KEY is not set"),
+        "{out}"
+    );
+    assert!(line(&out, "model answer").starts_with("[skip]"), "{out}");
+    assert!(fake.requests().is_empty(), "no request without a key");
+}
+
+pub fn doctor_reports_a_name_that_does_not_resolve() {
+    let env = [
+        ("OPENAI_BASE_URL", "https://no-such-host.invalid/v1"),
+        ("OPENAI_API_KEY", PLANTED),
+    ];
+    let started = std::time::Instant::now();
+    let (code, out, _) = doctor(&[], &env);
+    assert_eq!(code, 1, "{out}");
+    assert!(line(&out, "dns").starts_with("[FAIL]"), "{out}");
+    assert!(line(&out, "dns").contains("no-such-host.invalid"), "{out}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "short timeouts"
+    );
+}
+
+pub fn doctor_names_the_setting_of_an_unknown_model() {
+    let fake = FakeOpenAi::start(provider(&["gpt-5-mini"]));
+    let env = [
+        ("OPENAI_BASE_URL", fake.url.as_str()),
+        ("OPENAI_API_KEY", PLANTED),
+        ("MODEL_DETAILED", "gpt-imaginary"),
+    ];
+    let (code, out, _) = doctor(&[], &env);
+    assert_eq!(code, 1, "{out}");
+    // gpt-5-mini exists here (a warning names its shutdown date while it is ahead).
+    assert!(!line(&out, "model answer").starts_with("[FAIL]"), "{out}");
+    let bad = line(&out, "model answer_detailed");
+    assert!(
+        bad.starts_with("[FAIL]") && bad.contains("gpt-imaginary"),
+        "{out}"
+    );
+    assert!(
+        out.contains("set model_profiles.answer_detailed.model"),
+        "{out}"
+    );
+}
+
+pub fn doctor_json_has_one_entry_per_check() {
+    let fake = FakeOpenAi::start(provider(&["gpt-5-mini"]));
+    let env = [
+        ("OPENAI_BASE_URL", fake.url.as_str()),
+        ("OPENAI_API_KEY", PLANTED),
+    ];
+    let (code, out, _) = doctor(&["--json"], &env);
+    assert_eq!(code, 0, "{out}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["ok"], true);
+    let checks = report["checks"].as_array().unwrap();
+    let names: Vec<&str> = checks
+        .iter()
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "configuration",
+            "provider",
+            "api key",
+            "proxy",
+            "dns",
+            "tcp",
+            "tls",
+            "model answer",
+            "live call"
+        ]
+    );
+    for c in checks {
+        let status = c["status"].as_str().unwrap();
+        assert!(["ok", "warn", "fail", "skip"].contains(&status), "{c}");
+        assert!(c["summary"].is_string() && c.get("advice").is_some() && c.get("ms").is_some());
+    }
+    assert!(checks[5]["ms"].is_u64(), "the network steps are timed");
+    assert_eq!(
+        checks[2]["details"],
+        json!({"env": "OPENAI_API_KEY", "set": true})
+    );
+    // A configuration that does not load is a failed check, not a crash.
+    let (code, out, _) = doctor(&["--json"], &[("OPENAI_MAX_RETRIES", "many")]);
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["checks"][0]["status"], "fail");
+    assert!(report["checks"][0]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("OPENAI_MAX_RETRIES"));
+}

@@ -1,0 +1,68 @@
+//! `doctor`'s HTTP requests through this runtime's client (ureq), each on its own thread
+//! so that a deadline can abort it.
+
+use crate::upstream::{Delivered, Upstream};
+use responses_mcp_config::doctor::DoctorHttp;
+use responses_mcp_config::Startup;
+use responses_mcp_core::server::{
+    AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError, TransportErrorKind,
+};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+/// The client `doctor` checks with: the one calls use.
+pub struct Client {
+    upstream: Upstream,
+}
+
+impl Client {
+    /// A client for `startup`'s configuration.
+    pub fn new(startup: &Startup) -> Client {
+        Client {
+            upstream: Upstream::new(startup),
+        }
+    }
+}
+
+impl DoctorHttp for Client {
+    fn send(
+        &mut self,
+        method: HttpMethod,
+        url: &str,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<HttpReply, TransportError> {
+        let attempt = self.upstream.begin();
+        let abort = Upstream::abort_handle(&attempt);
+        let upstream = self.upstream.clone();
+        let request = HttpRequest {
+            attempt: AttemptId(0),
+            method,
+            url: url.to_owned(),
+            body,
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(upstream.send(&attempt, &request, |_| true));
+        });
+        match rx.recv_timeout(timeout) {
+            Ok(Ok(Delivered::Whole(reply))) => Ok(reply),
+            Ok(Ok(Delivered::Streamed)) => Err(TransportError {
+                kind: TransportErrorKind::Invalid,
+                detail: "an event stream where a JSON reply was expected".into(),
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                abort.abort();
+                Err(TransportError {
+                    kind: TransportErrorKind::Io,
+                    detail: format!("no reply within {} s", timeout.as_secs()),
+                })
+            }
+        }
+    }
+
+    fn tls_provider(&self) -> Arc<rustls::crypto::CryptoProvider> {
+        Arc::new(rustls::crypto::ring::default_provider())
+    }
+}

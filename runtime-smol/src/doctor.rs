@@ -1,0 +1,55 @@
+//! `doctor`'s HTTP requests through this runtime's client, each raced against its
+//! deadline on a one-off executor.
+
+use crate::upstream::{Delivered, Upstream};
+use responses_mcp_config::doctor::DoctorHttp;
+use responses_mcp_config::Startup;
+use responses_mcp_core::server::{HttpMethod, HttpReply, TransportError, TransportErrorKind};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The client `doctor` checks with: the one calls use.
+pub struct Client {
+    upstream: Upstream,
+}
+
+impl Client {
+    /// A client for `startup`'s configuration.
+    pub fn new(startup: &Startup) -> Client {
+        Client {
+            upstream: Upstream::new(startup),
+        }
+    }
+}
+
+impl DoctorHttp for Client {
+    fn send(
+        &mut self,
+        method: HttpMethod,
+        url: &str,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<HttpReply, TransportError> {
+        let request = async {
+            match self.upstream.deliver(method, url, body, None).await? {
+                Delivered::Whole(reply) => Ok(reply),
+                Delivered::Streamed => Err(TransportError {
+                    kind: TransportErrorKind::Invalid,
+                    detail: "an event stream where a JSON reply was expected".into(),
+                }),
+            }
+        };
+        let deadline = async {
+            smol::Timer::after(timeout).await;
+            Err(TransportError {
+                kind: TransportErrorKind::Io,
+                detail: format!("no reply within {} s", timeout.as_secs()),
+            })
+        };
+        smol::block_on(smol::future::or(request, deadline))
+    }
+
+    fn tls_provider(&self) -> Arc<rustls::crypto::CryptoProvider> {
+        Arc::new(crate::upstream::tls_provider())
+    }
+}
