@@ -2,7 +2,7 @@
 //! arguments and the search defaults, then moved inside what the model is known to take
 //! (its family's parameters, and the limits it told us in earlier 400s).
 
-use crate::openai::drift::{fallback_tier, nearest, Adjustment, Limit, Param, Rejection};
+use crate::openai::drift::{fit, Adjustment, Limit, Param, Rejection};
 use crate::openai::request::Hints;
 use crate::openai::{model_supports, RequestPlan};
 use crate::server::{Profile, SearchDefaults, WebSearch};
@@ -95,7 +95,7 @@ impl ModelLimits {
         let mut adjustments = Vec::new();
         if let Some(limits) = self.by_model.get(&profile.model) {
             for (param, limit) in limits {
-                adjustments.extend(apply(&mut plan, *param, limit));
+                adjustments.extend(fit(&mut plan, *param, limit));
             }
         }
         for a in &adjustments {
@@ -118,66 +118,6 @@ impl ModelLimits {
             on_off(plan.verbosity.is_some())
         );
         (plan, adjustments)
-    }
-}
-
-/// Moves `plan` inside `limit` for `param`: the nearest value the model takes, or without
-/// the parameter. `None` when the plan already fits (or does not send the parameter).
-pub fn apply(plan: &mut RequestPlan, param: Param, limit: &Limit) -> Option<Adjustment> {
-    fn change<T: Copy + std::fmt::Display>(
-        slot: &mut Option<T>,
-        param: Param,
-        to: impl FnOnce(T) -> Option<T>,
-    ) -> Option<Adjustment> {
-        let from = (*slot)?;
-        let to = to(from);
-        if to.as_ref().map(ToString::to_string) == Some(from.to_string()) {
-            return None;
-        }
-        *slot = to;
-        Some(Adjustment {
-            param,
-            from: from.to_string(),
-            to: to.map(|t| t.to_string()),
-        })
-    }
-    let values = match limit {
-        Limit::OneOf(values) => values.as_slice(),
-        _ => &[],
-    };
-    match (param, limit) {
-        (Param::ReasoningEffort, _) => change(&mut plan.effort, param, |e| nearest(e, values)),
-        (Param::Verbosity, _) => change(&mut plan.verbosity, param, |v| nearest(v, values)),
-        (Param::SearchContextSize, _) => {
-            change(&mut plan.search.context_size, param, |s| nearest(s, values))
-        }
-        (Param::ServiceTier, _) => {
-            change(&mut plan.service_tier, param, |t| fallback_tier(t, values))
-        }
-        (Param::MaxOutputTokens, Limit::AtMost(max)) => {
-            change(&mut plan.max_output_tokens, param, |n| Some(n.min(*max)))
-        }
-        (Param::MaxOutputTokens, Limit::AtLeast(min)) => {
-            change(&mut plan.max_output_tokens, param, |n| Some(n.max(*min)))
-        }
-        (Param::MaxOutputTokens, _) => change(&mut plan.max_output_tokens, param, |_| None),
-        (Param::ExternalWebAccess, _) => {
-            change(&mut plan.search.external_web_access, param, |_| None)
-        }
-        (Param::UserLocation, _) => {
-            let from = plan.search.user_location.take()?;
-            let shown = [&from.country, &from.region, &from.city, &from.timezone]
-                .into_iter()
-                .flatten()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ");
-            Some(Adjustment {
-                param,
-                from: shown,
-                to: None,
-            })
-        }
     }
 }
 

@@ -251,7 +251,7 @@ impl<C: Clone> CallEngine<C> {
             return;
         };
         let adjusted = (call.drift_retries < MAX_DRIFT_RETRIES)
-            .then(|| super::plan::apply(&mut call.plan, rejection.param, &rejection.limit))
+            .then(|| crate::openai::drift::fit(&mut call.plan, rejection.param, &rejection.limit))
             .flatten();
         let Some(adjustment) = adjusted else {
             return self.finish(id, Err(failure));

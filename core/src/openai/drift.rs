@@ -11,6 +11,7 @@
 //! Supported values are: 'none', 'low', 'medium', and 'high'.
 //! ```
 
+use super::RequestPlan;
 use crate::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
 use serde_json::Value;
 use std::fmt;
@@ -223,6 +224,66 @@ pub fn fallback_tier(wanted: ServiceTier, supported: &[String]) -> Option<Servic
     [ServiceTier::Auto, ServiceTier::Default]
         .into_iter()
         .find(|t| supported.iter().any(|s| s == t.as_str()))
+}
+
+/// Moves `plan` inside `limit` for `param`: the nearest value the model takes, or without
+/// the parameter. `None` when the plan already fits (or does not send the parameter).
+pub fn fit(plan: &mut RequestPlan, param: Param, limit: &Limit) -> Option<Adjustment> {
+    fn change<T: Copy + std::fmt::Display>(
+        slot: &mut Option<T>,
+        param: Param,
+        to: impl FnOnce(T) -> Option<T>,
+    ) -> Option<Adjustment> {
+        let from = (*slot)?;
+        let to = to(from);
+        if to.as_ref().map(ToString::to_string) == Some(from.to_string()) {
+            return None;
+        }
+        *slot = to;
+        Some(Adjustment {
+            param,
+            from: from.to_string(),
+            to: to.map(|t| t.to_string()),
+        })
+    }
+    let values = match limit {
+        Limit::OneOf(values) => values.as_slice(),
+        _ => &[],
+    };
+    match (param, limit) {
+        (Param::ReasoningEffort, _) => change(&mut plan.effort, param, |e| nearest(e, values)),
+        (Param::Verbosity, _) => change(&mut plan.verbosity, param, |v| nearest(v, values)),
+        (Param::SearchContextSize, _) => {
+            change(&mut plan.search.context_size, param, |s| nearest(s, values))
+        }
+        (Param::ServiceTier, _) => {
+            change(&mut plan.service_tier, param, |t| fallback_tier(t, values))
+        }
+        (Param::MaxOutputTokens, Limit::AtMost(max)) => {
+            change(&mut plan.max_output_tokens, param, |n| Some(n.min(*max)))
+        }
+        (Param::MaxOutputTokens, Limit::AtLeast(min)) => {
+            change(&mut plan.max_output_tokens, param, |n| Some(n.max(*min)))
+        }
+        (Param::MaxOutputTokens, _) => change(&mut plan.max_output_tokens, param, |_| None),
+        (Param::ExternalWebAccess, _) => {
+            change(&mut plan.search.external_web_access, param, |_| None)
+        }
+        (Param::UserLocation, _) => {
+            let from = plan.search.user_location.take()?;
+            let shown = [&from.country, &from.region, &from.city, &from.timezone]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            Some(Adjustment {
+                param,
+                from: shown,
+                to: None,
+            })
+        }
+    }
 }
 
 #[cfg(test)]

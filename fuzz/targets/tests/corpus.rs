@@ -73,3 +73,8 @@ fn http_connection_corpus() {
 fn tasks_corpus() {
     replay("tasks", targets::tasks);
 }
+
+#[test]
+fn drift_corpus() {
+    replay("drift", targets::drift);
+}
