@@ -10,7 +10,7 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
 }
 
 /// Runs the binary to completion with `args` and `env` (and a clean HOME).
-fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+pub(crate) fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let home = temp_dir("run");
     let mut cmd = Command::new(crate::binary());
     cmd.args(args)

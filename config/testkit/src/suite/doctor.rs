@@ -9,18 +9,8 @@ const PLANTED: &str = "sk-planted-doctor-secret-0123456789abcdef";
 
 /// Runs `doctor` with `args` and `env` (clean HOME); returns (exit status, stdout, stderr).
 fn doctor(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let home = temp_dir("doctor");
-    let mut cmd = Command::new(crate::binary());
-    cmd.arg("doctor")
-        .args(args)
-        .env_clear()
-        .env("HOME", &home)
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let _ = std::fs::remove_dir_all(home);
+    let args: Vec<&str> = std::iter::once("doctor").chain(args.iter().copied()).collect();
+    let out = super::config::run(&args, env);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
