@@ -9,7 +9,9 @@ const PLANTED: &str = "sk-planted-doctor-secret-0123456789abcdef";
 
 /// Runs `doctor` with `args` and `env` (clean HOME); returns (exit status, stdout, stderr).
 fn doctor(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let args: Vec<&str> = std::iter::once("doctor").chain(args.iter().copied()).collect();
+    let args: Vec<&str> = std::iter::once("doctor")
+        .chain(args.iter().copied())
+        .collect();
     let out = super::config::run(&args, env);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
