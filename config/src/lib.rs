@@ -7,7 +7,7 @@
 //! the files, handles `--help`, `--version` and `--show-config`, and sets up logging.
 
 #![deny(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod cli;
 pub mod doctor;

@@ -71,7 +71,7 @@
 //! one ([`Server::poll_output`]); the driver adds the batching of writes and the
 //! bookkeeping of attempt handles.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod calls;
 #[doc(hidden)]

