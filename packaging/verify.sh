@@ -138,7 +138,7 @@ cargo publish --workspace --dry-run --locked > "$out/publish.log" 2>&1 \
 grep -E "Packaged|Verifying" "$out/publish.log"
 crates=$(mktemp -d)
 for crate in responses-mcp-core responses-mcp-config openai-responses-mcp; do
-  tar -xzf "target/package/$crate-$version.crate" -C "$crates"
+  tar -xzf "target/package/tmp-crate/$crate-$version.crate" -C "$crates"
 done
 cargo install -q --locked --debug --force --root "$out/install" \
   --path "$crates/openai-responses-mcp-$version" \
