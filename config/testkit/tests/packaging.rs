@@ -89,9 +89,15 @@ fn names_agree_across_readme_npm_registry_and_bundle() {
     let name = server["name"].as_str().unwrap();
     // Visible text: crates.io strips HTML comments, so the registry's check needs it bare.
     assert!(readme.contains(&format!("mcp-name: {name}")));
-    assert_eq!(launcher["mcpName"], name, "npm ownership is checked through mcpName");
+    assert_eq!(
+        launcher["mcpName"], name,
+        "npm ownership is checked through mcpName"
+    );
     let npm = launcher["name"].as_str().unwrap();
-    assert_ne!(npm, "openai-responses-mcp", "that npm name belongs to another project");
+    assert_ne!(
+        npm, "openai-responses-mcp",
+        "that npm name belongs to another project"
+    );
     assert!(readme.contains(&format!("npx -y {npm} --stdio")));
     let npm_package = server["packages"]
         .as_array()
@@ -111,7 +117,11 @@ fn names_agree_across_readme_npm_registry_and_bundle() {
         manifest["server"]["mcp_config"]["env"]["OPENAI_API_KEY"],
         "${user_config.openai_api_key}"
     );
-    for v in [&server["version"], &launcher["version"], &manifest["version"]] {
+    for v in [
+        &server["version"],
+        &launcher["version"],
+        &manifest["version"],
+    ] {
         assert_eq!(v, env!("CARGO_PKG_VERSION"));
     }
 }
