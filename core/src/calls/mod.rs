@@ -125,6 +125,24 @@ pub struct Planned {
     pub adjustments: Vec<Adjustment>,
 }
 
+/// Which model a call asked for, and which setting named it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelSource {
+    /// The model id.
+    pub model: String,
+    /// Such as `model_profiles.answer.model`.
+    pub setting: String,
+}
+
+impl ModelSource {
+    fn of(plan: RequestPlan) -> ModelSource {
+        ModelSource {
+            model: plan.model,
+            setting: plan.model_setting,
+        }
+    }
+}
+
 /// What a finished call used: the upstream's usage (when it said), attempts, wall time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
@@ -132,8 +150,8 @@ pub struct Report {
     pub usage: Option<crate::openai::Usage>,
     /// What was changed to fit the model's limits (known before, or learned from a 400).
     pub adjustments: Vec<Adjustment>,
-    /// The model called, and the setting it came from (empty when not known), for advice.
-    pub model: (String, String),
+    /// The model called and the setting it came from, for advice (empty when not known).
+    pub model: ModelSource,
     /// Attempts made.
     pub attempts: u32,
     /// From admission to the outcome.
@@ -380,7 +398,7 @@ impl<C: Clone> CallEngine<C> {
                     report: Report {
                         usage: None,
                         adjustments: call.adjustments,
-                        model: (call.plan.model, call.plan.model_setting),
+                        model: ModelSource::of(call.plan),
                         attempts: call.attempts,
                         wall: self.last_now.map_or(Duration::ZERO, |t| {
                             t.saturating_duration_since(call.admitted)

@@ -4,7 +4,7 @@ use super::call::{Call, CallState, Incoming, MAX_QUEUED_HINTS};
 use super::incoming::MIN_HINT_GAP;
 use super::retry::{next_step, Step};
 use super::timers::CallId;
-use super::{CallEngine, CallEvent, Report};
+use super::{CallEngine, CallEvent, ModelSource, Report};
 use crate::openai::{
     classify_reply, parse_answer, Answer, FailureKind, Rejection, UpstreamFailure, UpstreamVerdict,
     Usage,
@@ -293,7 +293,7 @@ impl<C: Clone> CallEngine<C> {
         let report = Report {
             usage,
             adjustments: call.adjustments,
-            model: (call.plan.model, call.plan.model_setting),
+            model: ModelSource::of(call.plan),
             attempts: call.attempts,
             wall: now.saturating_duration_since(call.admitted),
         };
