@@ -100,12 +100,14 @@ mkfifo "$prefix/stdin"
 node "$launcher" --stdio < "$prefix/stdin" >/dev/null 2>&1 &
 pid=$!
 exec 9>"$prefix/stdin"
-sleep 1
+server="$prefix/node_modules/openai-responses-mcp-rs-linux-x64"
+for _ in $(seq 100); do pgrep -f "$server" >/dev/null && break; sleep 0.1; done
+pgrep -f "$server" >/dev/null || { echo "the launcher did not start the server" >&2; exit 1; }
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?
 exec 9>&-
-pgrep -f "$prefix/node_modules/openai-responses-mcp-rs-linux-x64" >/dev/null \
+pgrep -f "$server" >/dev/null \
   && { echo "the server outlived the launcher's SIGTERM" >&2; exit 1; }
 echo "launcher: SIGTERM forwarded, exit status $status, no server left"
 echo '{"name":"bare","private":true}' > "$bare/package.json"
