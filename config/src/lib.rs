@@ -304,7 +304,7 @@ pub fn startup_warnings(resolved: &Resolved, unix_secs: u64) -> Vec<String> {
     let today = responses_mcp_core::date::Date::tokyo(unix_secs).to_string();
     for (_, model, setting) in resolved.profile_models() {
         if let Some(r) = responses_mcp_core::openai::models::retirement(&model) {
-            warnings.push(r.describe(&model, &setting, &today));
+            warnings.push(r.describe(&model, setting, &today));
         }
     }
     warnings

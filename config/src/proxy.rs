@@ -224,7 +224,7 @@ fn parse(url: &str) -> Result<ProxyUrl, Unusable> {
 }
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port`; the host lower-cased.
-fn host_and_port(s: &str, default_port: u16) -> Option<(String, u16)> {
+pub(crate) fn host_and_port(s: &str, default_port: u16) -> Option<(String, u16)> {
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {
         let (host, after) = rest.split_once(']')?;
         (host, after.strip_prefix(':'))

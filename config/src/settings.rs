@@ -215,16 +215,28 @@ impl Resolved {
 
     /// The model of every profile, with the setting it comes from, for checks such as
     /// retirements and `doctor`.
-    pub fn profile_models(&self) -> Vec<(Tool, String, String)> {
-        let config = self.server_config(false, None, 0);
+    pub fn profile_models(&self) -> Vec<(Tool, String, &'static str)> {
+        let profiles = self.profiles();
         ALL_TOOLS
             .into_iter()
             .filter_map(|tool| {
-                let profile = config.profiles.own(tool)?;
-                let setting = format!("model_profiles.{}.model", tool.name());
-                Some((tool, profile.model.clone(), setting))
+                let profile = profiles.own(tool)?;
+                Some((tool, profile.model.clone(), tool.model_setting()))
             })
             .collect()
+    }
+
+    /// Every tool's own profile, the others' falling back to `answer`'s fields.
+    fn profiles(&self) -> Profiles {
+        let answer = self.profile(Tool::Answer, None);
+        let mut profiles = Profiles::default();
+        for tool in ALL_TOOLS {
+            let base = (tool != Tool::Answer).then_some(answer.as_ref()).flatten();
+            if let Some(profile) = self.profile(tool, base) {
+                profiles.set(tool, profile);
+            }
+        }
+        profiles
     }
 
     /// The core's configuration. `policy_file` is the policy file's text, when
@@ -236,14 +248,7 @@ impl Resolved {
         jitter_seed: u64,
     ) -> ServerConfig {
         let s = &self.settings;
-        let answer = self.profile(Tool::Answer, None);
-        let mut profiles = Profiles::default();
-        for tool in ALL_TOOLS {
-            let base = (tool != Tool::Answer).then_some(answer.as_ref()).flatten();
-            if let Some(profile) = self.profile(tool, base) {
-                profiles.set(tool, profile);
-            }
-        }
+        let profiles = self.profiles();
         let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let defaults = &s.search.defaults;
         ServerConfig {

@@ -2,11 +2,9 @@
 //! so that a deadline can abort it.
 
 use crate::upstream::{Delivered, Upstream};
-use responses_mcp_config::doctor::DoctorHttp;
+use responses_mcp_config::doctor::{self, DoctorHttp};
 use responses_mcp_config::Startup;
-use responses_mcp_core::server::{
-    AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError, TransportErrorKind,
-};
+use responses_mcp_core::server::{AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -47,17 +45,11 @@ impl DoctorHttp for Client {
         });
         match rx.recv_timeout(timeout) {
             Ok(Ok(Delivered::Whole(reply))) => Ok(reply),
-            Ok(Ok(Delivered::Streamed)) => Err(TransportError {
-                kind: TransportErrorKind::Invalid,
-                detail: "an event stream where a JSON reply was expected".into(),
-            }),
+            Ok(Ok(Delivered::Streamed)) => Err(doctor::not_json()),
             Ok(Err(e)) => Err(e),
             Err(_) => {
                 abort.abort();
-                Err(TransportError {
-                    kind: TransportErrorKind::Io,
-                    detail: format!("no reply within {} s", timeout.as_secs()),
-                })
+                Err(doctor::timed_out(timeout))
             }
         }
     }

@@ -2,9 +2,9 @@
 //! deadline on a one-off executor.
 
 use crate::upstream::{Delivered, Upstream};
-use responses_mcp_config::doctor::DoctorHttp;
+use responses_mcp_config::doctor::{self, DoctorHttp};
 use responses_mcp_config::Startup;
-use responses_mcp_core::server::{HttpMethod, HttpReply, TransportError, TransportErrorKind};
+use responses_mcp_core::server::{HttpMethod, HttpReply, TransportError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,18 +33,12 @@ impl DoctorHttp for Client {
         let request = async {
             match self.upstream.deliver(method, url, body, None).await? {
                 Delivered::Whole(reply) => Ok(reply),
-                Delivered::Streamed => Err(TransportError {
-                    kind: TransportErrorKind::Invalid,
-                    detail: "an event stream where a JSON reply was expected".into(),
-                }),
+                Delivered::Streamed => Err(doctor::not_json()),
             }
         };
         let deadline = async {
             smol::Timer::after(timeout).await;
-            Err(TransportError {
-                kind: TransportErrorKind::Io,
-                detail: format!("no reply within {} s", timeout.as_secs()),
-            })
+            Err(doctor::timed_out(timeout))
         };
         smol::block_on(smol::future::or(request, deadline))
     }

@@ -66,7 +66,7 @@ pub fn run_all(
         let Some(http) = http.as_deref_mut() else {
             continue;
         };
-        report.push(model_exists(startup, http, &name, &model, &setting));
+        report.push(model_exists(startup, http, &name, &model, setting));
         if flags.live {
             report.push(live_call(startup, http, tool, &model));
         }
@@ -167,26 +167,8 @@ fn split_url(url: &str) -> Option<Target> {
     };
     let authority = rest.split(['/', '?', '#']).next()?;
     let authority = authority.rsplit('@').next()?;
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => {
-            let (host, after) = v6.split_once(']')?;
-            (host, after.strip_prefix(':'))
-        }
-        None => match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        },
-    };
-    let port = match port {
-        Some(p) => p.parse().ok()?,
-        None if https => 443,
-        None => 80,
-    };
-    (!host.is_empty()).then(|| Target {
-        https,
-        host: host.to_owned(),
-        port,
-    })
+    let (host, port) = crate::proxy::host_and_port(authority, if https { 443 } else { 80 })?;
+    Some(Target { https, host, port })
 }
 
 fn api_key(startup: &Startup) -> Check {

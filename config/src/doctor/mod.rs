@@ -13,7 +13,7 @@ mod report;
 
 use crate::cli::DoctorFlags;
 use crate::{ConfigError, Startup};
-use responses_mcp_core::server::{HttpMethod, HttpReply, TransportError};
+use responses_mcp_core::server::{HttpMethod, HttpReply, TransportError, TransportErrorKind};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +36,22 @@ pub trait DoctorHttp {
 
     /// The cryptography the runtime's TLS uses, for the handshake check.
     fn tls_provider(&self) -> Arc<rustls::crypto::CryptoProvider>;
+}
+
+/// What a [`DoctorHttp`] reports for a request that outlived its deadline.
+pub fn timed_out(timeout: Duration) -> TransportError {
+    TransportError {
+        kind: TransportErrorKind::Io,
+        detail: format!("no reply within {} s", timeout.as_secs()),
+    }
+}
+
+/// What a [`DoctorHttp`] reports for an event stream where a JSON reply was expected.
+pub fn not_json() -> TransportError {
+    TransportError {
+        kind: TransportErrorKind::Invalid,
+        detail: "an event stream where a JSON reply was expected".into(),
+    }
 }
 
 /// A `doctor` run, launched: the configuration as far as it loaded.

@@ -131,7 +131,7 @@ pub struct ModelSource {
     /// The model id.
     pub model: String,
     /// Such as `model_profiles.answer.model`.
-    pub setting: String,
+    pub setting: &'static str,
 }
 
 impl ModelSource {

@@ -28,7 +28,7 @@ pub struct Ask<'a> {
     /// The profile serving the call.
     pub profile: &'a Profile,
     /// The setting the profile's model came from (`model_profiles.<tool>.model`).
-    pub model_setting: String,
+    pub model_setting: &'static str,
     /// The call's arguments.
     pub args: &'a AnswerArgs,
     /// `search.defaults`.
@@ -78,7 +78,7 @@ impl ModelLimits {
         }
         let mut plan = RequestPlan {
             model: profile.model.clone(),
-            model_setting: ask.model_setting.clone(),
+            model_setting: ask.model_setting,
             input: RequestPlan::input_text(&args.query, &hints),
             effort: effort.filter(|_| supports.reasoning),
             verbosity: args
@@ -137,7 +137,7 @@ mod tests {
     fn ask_with<'a>(profile: &'a Profile, args: &'a AnswerArgs, d: &'a SearchDefaults) -> Ask<'a> {
         Ask {
             profile,
-            model_setting: "model_profiles.answer.model".into(),
+            model_setting: crate::tools::Tool::Answer.model_setting(),
             args,
             defaults: d,
             web_search: WebSearch::OpenAi,

@@ -229,14 +229,14 @@ pub fn fallback_tier(wanted: ServiceTier, supported: &[String]) -> Option<Servic
 /// Moves `plan` inside `limit` for `param`: the nearest value the model takes, or without
 /// the parameter. `None` when the plan already fits (or does not send the parameter).
 pub fn fit(plan: &mut RequestPlan, param: Param, limit: &Limit) -> Option<Adjustment> {
-    fn change<T: Copy + std::fmt::Display>(
+    fn change<T: Copy + PartialEq + std::fmt::Display>(
         slot: &mut Option<T>,
         param: Param,
         to: impl FnOnce(T) -> Option<T>,
     ) -> Option<Adjustment> {
         let from = (*slot)?;
         let to = to(from);
-        if to.as_ref().map(ToString::to_string) == Some(from.to_string()) {
+        if to == Some(from) {
             return None;
         }
         *slot = to;

@@ -10,7 +10,7 @@ pub struct RequestPlan {
     /// The model id.
     pub model: String,
     /// The setting the model came from, such as `model_profiles.answer.model`, for advice.
-    pub model_setting: String,
+    pub model_setting: &'static str,
     /// The user message: the query plus hints.
     pub input: String,
     /// `reasoning.effort`, when sent.

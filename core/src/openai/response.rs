@@ -186,7 +186,7 @@ pub fn parse_answer(
 }
 
 /// OpenAI's `web_search_call`, or OpenRouter's server tool's item.
-fn is_search_call(kind: Option<&str>) -> bool {
+pub(crate) fn is_search_call(kind: Option<&str>) -> bool {
     matches!(kind, Some("web_search_call" | "openrouter:web_search"))
 }
 

@@ -156,7 +156,9 @@ impl StreamFold {
 
     fn item_added(&mut self, item: Option<&Value>) -> Option<StreamHint> {
         match item?.get("type")?.as_str()? {
-            "web_search_call" | "openrouter:web_search" => Some(StreamHint::Searching(None)),
+            kind if super::response::is_search_call(Some(kind)) => {
+                Some(StreamHint::Searching(None))
+            }
             "message" => self.start_writing(),
             _ => None,
         }
@@ -197,7 +199,7 @@ impl StreamFold {
         action: Option<&Value>,
         json: impl FnOnce() -> String,
     ) -> Option<StreamHint> {
-        let search = kind == "web_search_call" || kind == "openrouter:web_search";
+        let search = super::response::is_search_call(Some(kind));
         if kind != "message" && !search {
             return None;
         }

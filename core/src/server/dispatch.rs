@@ -165,15 +165,12 @@ impl Server {
             return tool_failed(id, ToolFailure::MissingKey { env });
         }
         let today = Date::tokyo(now.unix_secs).to_string();
-        let model_setting = format!(
-            "model_profiles.{}.model",
-            self.config.profiles.serving(call.tool)
-        );
+        let model_setting = self.config.profiles.serving(call.tool).model_setting();
         if self.config.enforce_retirements {
             let retired =
                 crate::openai::models::retirement(&profile.model).filter(|r| r.is_past(&today));
             if let Some(retired) = retired {
-                let reason = retired.describe(&profile.model, &model_setting, &today);
+                let reason = retired.describe(&profile.model, model_setting, &today);
                 return tool_failed(id, ToolFailure::Retired { reason: &reason });
             }
         }

@@ -95,7 +95,7 @@ impl Server {
                 advice: crate::openai::Advice {
                     api_key_env: &self.config.api_key_env,
                     model: Some(report.model.model.as_str()).filter(|m| !m.is_empty()),
-                    model_setting: Some(report.model.setting.as_str()).filter(|s| !s.is_empty()),
+                    model_setting: Some(report.model.setting).filter(|s| !s.is_empty()),
                 },
                 debug: self.config.debug,
             }

@@ -49,6 +49,15 @@ impl Tool {
         }
     }
 
+    /// The configuration key of the model of this tool's own profile.
+    pub fn model_setting(self) -> &'static str {
+        match self {
+            Tool::Answer => "model_profiles.answer.model",
+            Tool::AnswerDetailed => "model_profiles.answer_detailed.model",
+            Tool::AnswerQuick => "model_profiles.answer_quick.model",
+        }
+    }
+
     /// The display title.
     pub fn title(self) -> &'static str {
         match self {
