@@ -58,7 +58,7 @@ const PRESETS: &[Preset] = &[
         auth: "bearer",
         api_key_required: true,
         web_search: "openrouter",
-        model: Some("openai/gpt-5-mini"),
+        model: Some("openai/gpt-6.1-terra"),
     },
     Preset {
         name: "ollama",

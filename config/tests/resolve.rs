@@ -59,7 +59,7 @@ fn model_precedence_in_every_combination_of_layers() {
         } else if in_yaml {
             ("from-yaml", yaml_source())
         } else {
-            ("gpt-5-mini", Source::Default)
+            ("gpt-6.1-terra", Source::Default)
         };
         assert_eq!(
             r.get("model_profiles.answer.model"),
@@ -426,7 +426,7 @@ fn example_files_load() {
     let sc = r.server_config(false, None, 1);
     assert_eq!(
         sc.profiles.own(Tool::AnswerQuick).unwrap().model,
-        "gpt-5-nano"
+        "gpt-6-luna"
     );
 
     let policy = std::fs::read_to_string(dir.join("policy.md.example")).unwrap();
@@ -737,6 +737,19 @@ fn profile_tuning_is_validated_and_inherited() {
             .unwrap_err()
             .to_string();
         assert!(e.contains(key) && e.contains("expected"), "{yaml}: {e}");
+    }
+}
+
+#[test]
+fn the_default_configuration_warns_of_no_model() {
+    let r = run(None, &env(&[]), &Cli::default()).unwrap();
+    // 2026-11-26, the day after the old default's shutdown (2026-12-12), and a year on.
+    for now in [1_795_651_200, 1_797_033_600, 1_827_187_200] {
+        let warnings = responses_mcp_config::startup_warnings(&r, now);
+        assert!(
+            warnings.iter().all(|w| !w.contains("model")),
+            "{warnings:?}"
+        );
     }
 }
 

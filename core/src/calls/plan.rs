@@ -93,6 +93,12 @@ impl ModelLimits {
             stream: false,
         };
         let mut adjustments = Vec::new();
+        if !supports.efforts.is_empty() {
+            // What the model's family is known to take: a request never carries an effort
+            // the model refuses (`minimal` to gpt-6.1-terra).
+            let known = Limit::OneOf(supports.efforts.iter().map(|e| e.to_string()).collect());
+            adjustments.extend(fit(&mut plan, Param::ReasoningEffort, &known));
+        }
         if let Some(limits) = self.by_model.get(&profile.model) {
             for (param, limit) in limits {
                 adjustments.extend(fit(&mut plan, *param, limit));
@@ -148,7 +154,7 @@ mod tests {
     #[test]
     fn learned_limits_move_the_next_plan_and_say_so() {
         let profile = Profile {
-            model: "gpt-5.1".into(),
+            model: "gpt-5.5".into(),
             reasoning_effort: Some(Effort::Xhigh),
             verbosity: Some(Verbosity::Low),
             service_tier: Some(ServiceTier::Priority),
@@ -171,7 +177,7 @@ mod tests {
             (Param::ServiceTier, Limit::Unsupported),
             (Param::MaxOutputTokens, Limit::AtMost(128_000)),
         ] {
-            limits.remember("gpt-5.1", &Rejection { param, limit });
+            limits.remember("gpt-5.5", &Rejection { param, limit });
         }
         let (plan, adjusted) = limits.plan(&ask_with(&profile, &args, &defaults));
         assert_eq!(
@@ -221,6 +227,49 @@ mod tests {
         assert_eq!(limits.plan(&ask).0.effort, Some(Effort::Low));
         ask.web_search = WebSearch::Unavailable;
         assert_eq!(limits.plan(&ask).0.effort, Some(Effort::Minimal));
+    }
+
+    #[test]
+    fn a_known_model_is_never_sent_an_effort_it_refuses() {
+        let args = AnswerArgs::default();
+        let defaults = SearchDefaults::default();
+        let limits = ModelLimits::default();
+        for (model, asked, sent) in [
+            ("gpt-6.1-terra", Effort::Minimal, Effort::Low),
+            ("openai/gpt-6.1-terra", Effort::Minimal, Effort::Low),
+            ("gpt-6.1-terra", Effort::Max, Effort::Max),
+            ("gpt-6.1-terra", Effort::None, Effort::None),
+            ("gpt-5-mini", Effort::Xhigh, Effort::High),
+            ("gpt-5-mini-2025-08-07", Effort::None, Effort::Minimal),
+            ("gpt-5.1", Effort::Max, Effort::High),
+        ] {
+            let profile = Profile {
+                model: model.into(),
+                reasoning_effort: Some(asked),
+                ..Profile::default()
+            };
+            for web_search in [WebSearch::OpenAi, WebSearch::Unavailable] {
+                let mut ask = ask_with(&profile, &args, &defaults);
+                ask.web_search = web_search;
+                let (plan, adjusted) = limits.plan(&ask);
+                let expected = if asked == Effort::Minimal && web_search.available() {
+                    Effort::Low
+                } else {
+                    sent
+                };
+                assert_eq!(
+                    plan.effort,
+                    Some(expected),
+                    "{model} {asked} {web_search:?}"
+                );
+                let shown: Vec<String> = adjusted.iter().map(ToString::to_string).collect();
+                if asked == sent || (asked == Effort::Minimal && web_search.available()) {
+                    assert!(shown.is_empty(), "{model}: {shown:?}");
+                } else {
+                    assert_eq!(shown, [format!("reasoning.effort {asked} -> {sent}")]);
+                }
+            }
+        }
     }
 
     #[test]

@@ -201,13 +201,13 @@ impl Scaled for SearchContextSize {
 /// The supported value closest to `wanted` on its scale (the higher one on a tie, so
 /// a refused `minimal` becomes `low`, not `none`); `None` when no supported value is
 /// one we know.
-pub fn nearest<T: Scaled>(wanted: T, supported: &[String]) -> Option<T> {
+pub fn nearest<T: Scaled, S: AsRef<str>>(wanted: T, supported: &[S]) -> Option<T> {
     let rank = |v: T| T::SCALE.iter().position(|s| *s == v).unwrap_or(0);
     let target = rank(wanted);
     T::SCALE
         .iter()
         .copied()
-        .filter(|v| supported.iter().any(|s| s == v.name()))
+        .filter(|v| supported.iter().any(|s| s.as_ref() == v.name()))
         .min_by_key(|v| {
             let r = rank(*v);
             // Distance first; on a tie the higher rank wins (smaller key).
@@ -383,7 +383,7 @@ mod tests {
     #[test]
     fn nearest_knows_nothing_of_unknown_values_and_tiers_fall_back() {
         assert_eq!(nearest(Effort::Low, &["turbo".to_owned()]), None);
-        assert_eq!(nearest::<Effort>(Effort::Low, &[]), None);
+        assert_eq!(nearest::<Effort, String>(Effort::Low, &[]), None);
         let tiers = ["auto", "default", "flex"].map(String::from);
         assert_eq!(
             fallback_tier(ServiceTier::Priority, &tiers),

@@ -8,6 +8,8 @@
 //! and every source agrees on the dates. A model id matches its row and the row's dated
 //! snapshots (`o3` covers `o3-2025-04-16`), with or without a provider prefix (`openai/`).
 
+use crate::vocab::Effort;
+
 /// One model OpenAI shuts down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retirement {
@@ -46,11 +48,8 @@ pub const RETIREMENTS: &[Retirement] = retired![
 
 /// The shutdown of `model`, if it is scheduled.
 pub fn retirement(model: &str) -> Option<&'static Retirement> {
-    let id = model.trim().to_ascii_lowercase();
-    let id = id.strip_prefix("openai/").unwrap_or(&id);
-    RETIREMENTS
-        .iter()
-        .find(|r| id == r.model || id.strip_prefix(r.model).is_some_and(is_snapshot_suffix))
+    let id = bare_id(model);
+    RETIREMENTS.iter().find(|r| is_model(&id, r.model))
 }
 
 /// `-2025-04-16` or `-0613`: a dated snapshot of the model before it.
@@ -96,21 +95,84 @@ impl Retirement {
 /// What a model accepts, by its id (spec 5.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capabilities {
-    /// `text.verbosity` (gpt-5 family).
+    /// `text.verbosity` (gpt-5 and later).
     pub verbosity: bool,
-    /// `reasoning.effort` (gpt-5, o-series).
+    /// `reasoning.effort` (gpt-5 and later, o-series).
     pub reasoning: bool,
+    /// The `reasoning.effort` values the model is known to take, lowest first; empty
+    /// when we do not know (the value is sent, and a 400 teaches the limit).
+    pub efforts: &'static [Effort],
 }
+
+/// The efforts models take, from OpenAI's model pages (checked 2026-11-26): the gpt-5
+/// models of 2025-08-07 take `minimal` to `high`; gpt-5.1 `none` to `high` (its 400
+/// says so: `core/testdata/openai/error-400-unsupported-reasoning-effort.json`); the
+/// gpt-5.6 models, gpt-6-sol, gpt-6-luna (the deployment checklist,
+/// developers.openai.com/api/docs/guides/deployment-checklist) and gpt-6.1-terra
+/// (developers.openai.com/api/docs/models/gpt-6.1-terra, released 2026-10-26) `none`
+/// to `max`; gpt-6-astra and gpt-6.1-sol `low` to `max`. None of these takes `minimal`. A model id matches its row and the row's dated
+/// snapshots, with or without a provider prefix.
+const EFFORTS: &[(&[&str], &[Effort])] = {
+    use Effort::{High, Low, Max, Medium, Minimal, None, Xhigh};
+    &[
+        (
+            &["gpt-5", "gpt-5-mini", "gpt-5-nano"],
+            &[Minimal, Low, Medium, High],
+        ),
+        (&["gpt-5.1"], &[None, Low, Medium, High]),
+        (
+            &[
+                "gpt-5.6",
+                "gpt-5.6-sol",
+                "gpt-5.6-terra",
+                "gpt-5.6-luna",
+                "gpt-6-sol",
+                "gpt-6-luna",
+                "gpt-6.1-terra",
+            ],
+            &[None, Low, Medium, High, Xhigh, Max],
+        ),
+        (
+            &["gpt-6-astra", "gpt-6.1-sol"],
+            &[Low, Medium, High, Xhigh, Max],
+        ),
+    ]
+};
 
 /// The parameters `model` accepts, judged from its id.
 pub fn model_supports(model: &str) -> Capabilities {
-    let m = model.to_ascii_lowercase();
-    // Tolerate provider prefixes such as `openai/gpt-5`.
-    let m = m.rsplit('/').next().unwrap_or(&m);
+    let id = bare_id(model);
+    let gpt5_or_later = id
+        .strip_prefix("gpt-")
+        .and_then(|rest| {
+            let major: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            major.parse::<u32>().ok()
+        })
+        .is_some_and(|major| major >= 5);
+    let efforts = EFFORTS
+        .iter()
+        .find(|(models, _)| models.iter().any(|m| is_model(&id, m)))
+        .map_or(&[][..], |(_, efforts)| efforts);
     Capabilities {
-        verbosity: m.starts_with("gpt-5"),
-        reasoning: m.starts_with("gpt-5") || m.starts_with("o3") || m.starts_with("o4"),
+        verbosity: gpt5_or_later,
+        reasoning: gpt5_or_later || id.starts_with("o3") || id.starts_with("o4"),
+        efforts,
     }
+}
+
+/// The id as OpenAI spells it: trimmed, lower case, without a provider prefix
+/// (`openai/gpt-5`).
+fn bare_id(model: &str) -> String {
+    let id = model.trim().to_ascii_lowercase();
+    match id.rsplit_once('/') {
+        Some((_, last)) => last.to_owned(),
+        None => id,
+    }
+}
+
+/// Whether `id` is `model` or one of its dated snapshots (`o3-2025-04-16`).
+fn is_model(id: &str, model: &str) -> bool {
+    id == model || id.strip_prefix(model).is_some_and(is_snapshot_suffix)
 }
 
 #[cfg(test)]
@@ -181,14 +243,44 @@ mod tests {
 
     #[test]
     fn capabilities_by_model_family() {
-        let caps = |v, r| Capabilities {
-            verbosity: v,
-            reasoning: r,
+        let caps = |v, r| (v, r);
+        let of = |m: &str| {
+            let c = model_supports(m);
+            (c.verbosity, c.reasoning)
         };
-        assert_eq!(model_supports("gpt-5-mini"), caps(true, true));
-        assert_eq!(model_supports("o3"), caps(false, true));
-        assert_eq!(model_supports("o4-mini"), caps(false, true));
-        assert_eq!(model_supports("gpt-4.1"), caps(false, false));
-        assert_eq!(model_supports("openai/gpt-5"), caps(true, true));
+        assert_eq!(of("gpt-5-mini"), caps(true, true));
+        assert_eq!(of("gpt-6.1-terra"), caps(true, true));
+        assert_eq!(of("gpt-10"), caps(true, true));
+        assert_eq!(of("o3"), caps(false, true));
+        assert_eq!(of("o4-mini"), caps(false, true));
+        assert_eq!(of("gpt-4.1"), caps(false, false));
+        assert_eq!(of("gpt-4o"), caps(false, false));
+        assert_eq!(of("openai/gpt-5"), caps(true, true));
+    }
+
+    #[test]
+    fn known_efforts_by_family_and_snapshot() {
+        use Effort::*;
+        let efforts = |m: &str| model_supports(m).efforts;
+        assert_eq!(
+            efforts("gpt-6.1-terra"),
+            &[None, Low, Medium, High, Xhigh, Max]
+        );
+        assert!(!efforts("gpt-6.1-terra").contains(&Minimal));
+        assert_eq!(efforts("openai/gpt-6.1-terra"), efforts("gpt-6.1-terra"));
+        assert_eq!(
+            efforts("gpt-5-mini-2025-08-07"),
+            &[Minimal, Low, Medium, High]
+        );
+        assert_eq!(efforts("gpt-5"), &[Minimal, Low, Medium, High]);
+        assert_eq!(efforts("gpt-5-2025-08-07"), &[Minimal, Low, Medium, High]);
+        assert_eq!(efforts("gpt-5.1"), &[None, Low, Medium, High]);
+        assert_eq!(efforts("gpt-5.6-terra"), efforts("gpt-6.1-terra"));
+        // Unknown families are sent as asked; a 400 teaches their limits.
+        assert_eq!(efforts("gpt-6.1-sol"), &[Low, Medium, High, Xhigh, Max]);
+        assert!(efforts("gpt-7").is_empty());
+        assert!(efforts("gpt-5-mini-x").is_empty());
+        assert!(efforts("gpt-5.5").is_empty());
+        assert!(efforts("o3").is_empty());
     }
 }

@@ -181,7 +181,7 @@ impl Default for ServerConfig {
                 profiles.set(
                     Tool::Answer,
                     Profile {
-                        model: "gpt-5-mini".into(),
+                        model: "gpt-6.1-terra".into(),
                         reasoning_effort: Some(Effort::Medium),
                         verbosity: Some(Verbosity::Medium),
                         ..Profile::default()

@@ -40,7 +40,7 @@ pub fn http_404_question_answers_without_search() {
     );
     assert_eq!(r.header("openai-organization"), None);
     let body = &r.body;
-    assert_eq!(body["model"], "gpt-5-mini");
+    assert_eq!(body["model"], "gpt-6.1-terra");
     assert_eq!(
         body["instructions"],
         responses_mcp_core::policy::SYSTEM_POLICY

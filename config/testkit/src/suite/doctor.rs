@@ -57,7 +57,7 @@ fn line<'a>(out: &'a str, check: &str) -> &'a str {
 }
 
 pub fn doctor_is_all_green_against_a_working_provider() {
-    let fake = FakeOpenAi::start(provider(&["gpt-5-mini", "gpt-5.6-luna"]));
+    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra", "gpt-5.6-luna"]));
     let env = [
         ("OPENAI_BASE_URL", fake.url.as_str()),
         ("OPENAI_API_KEY", PLANTED),
@@ -78,7 +78,7 @@ pub fn doctor_is_all_green_against_a_working_provider() {
     assert!(line(&out, "tls").starts_with("[skip]"), "plain http: {out}");
     assert!(line(&out, "api key").contains("41 characters"), "{out}");
     assert!(
-        line(&out, "model answer").contains("gpt-5-mini exists"),
+        line(&out, "model answer").contains("gpt-6.1-terra exists"),
         "{out}"
     );
     assert!(line(&out, "model answer_quick").contains("gpt-5.6-luna exists"));
@@ -99,7 +99,7 @@ pub fn doctor_is_all_green_against_a_working_provider() {
 }
 
 pub fn doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted() {
-    let (fake, ca_pem) = FakeOpenAi::start_tls(provider(&["gpt-5-mini"]));
+    let (fake, ca_pem) = FakeOpenAi::start_tls(provider(&["gpt-6.1-terra"]));
     let dir = temp_dir("doctor-ca");
     let ca = dir.join("ca.pem");
     std::fs::write(&ca, ca_pem).unwrap();
@@ -132,7 +132,7 @@ pub fn doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted(
 }
 
 pub fn doctor_fails_without_the_key_naming_the_variable() {
-    let fake = FakeOpenAi::start(provider(&["gpt-5-mini"]));
+    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"]));
     let (code, out, _) = doctor(&[], &[("OPENAI_BASE_URL", fake.url.as_str())]);
     assert_eq!(code, 1, "{out}");
     let key = line(&out, "api key");
@@ -161,7 +161,7 @@ pub fn doctor_reports_a_name_that_does_not_resolve() {
 }
 
 pub fn doctor_names_the_setting_of_an_unknown_model() {
-    let fake = FakeOpenAi::start(provider(&["gpt-5-mini"]));
+    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"]));
     let env = [
         ("OPENAI_BASE_URL", fake.url.as_str()),
         ("OPENAI_API_KEY", PLANTED),
@@ -169,7 +169,7 @@ pub fn doctor_names_the_setting_of_an_unknown_model() {
     ];
     let (code, out, _) = doctor(&[], &env);
     assert_eq!(code, 1, "{out}");
-    // gpt-5-mini exists here (a warning names its shutdown date while it is ahead).
+    // The default model exists here.
     assert!(!line(&out, "model answer").starts_with("[FAIL]"), "{out}");
     let bad = line(&out, "model answer_detailed");
     assert!(
@@ -183,7 +183,7 @@ pub fn doctor_names_the_setting_of_an_unknown_model() {
 }
 
 pub fn doctor_json_has_one_entry_per_check() {
-    let fake = FakeOpenAi::start(provider(&["gpt-5-mini"]));
+    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"]));
     let env = [
         ("OPENAI_BASE_URL", fake.url.as_str()),
         ("OPENAI_API_KEY", PLANTED),

@@ -49,7 +49,7 @@ pub fn openrouter_uses_its_key_model_names_and_search_tool() {
         r.header("authorization"),
         Some(format!("Bearer {PLANTED_KEY}").as_str())
     );
-    assert_eq!(r.body["model"], "openai/gpt-5-mini");
+    assert_eq!(r.body["model"], "openai/gpt-6.1-terra");
     assert_eq!(r.body["tools"], json!([{"type": "openrouter:web_search"}]));
     assert!(r.body.get("include").is_none());
 }

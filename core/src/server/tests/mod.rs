@@ -298,7 +298,7 @@ fn request_body_carries_model_policy_hints_and_filters() {
         .unwrap();
     assert_eq!(http.url, "https://api.openai.com/v1/responses");
     let body = body_of(&http);
-    assert_eq!(body["model"], "gpt-5-mini");
+    assert_eq!(body["model"], "gpt-6.1-terra");
     assert_eq!(body["instructions"], crate::policy::SYSTEM_POLICY);
     assert_eq!(
         body["tools"],
