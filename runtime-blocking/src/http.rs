@@ -91,9 +91,11 @@ impl Endpoint {
         Ok(Endpoint { shared, bound })
     }
 
-    /// Passes the server's `out` to its exchange's connection; nothing when that client
-    /// has gone.
-    pub fn deliver(&self, id: ExchangeId, out: ExchangeOut) {
+    /// Passes the server's `out` to its exchange's connection (nothing when that client
+    /// has gone), after taking the server's load as of this output: a client that reads
+    /// the reply and asks `/health` at once must not see its call still running.
+    pub fn deliver(&self, id: ExchangeId, out: ExchangeOut, health: Health) {
+        self.set_health(health);
         let last = !matches!(out, ExchangeOut::Notification(_));
         let mailbox = {
             let mut mailboxes = lock(&self.shared.mailboxes);

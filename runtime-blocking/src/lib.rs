@@ -71,7 +71,7 @@ pub fn run(startup: Startup) -> i32 {
             Poll::Abort(attempt) => attempt.abort(),
             Poll::Exchange(id, out) => {
                 if let Some(endpoint) = &endpoint {
-                    endpoint.deliver(id, out);
+                    endpoint.deliver(id, out, driver.health());
                 }
             }
             Poll::Wait(deadline) => {

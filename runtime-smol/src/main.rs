@@ -108,7 +108,7 @@ async fn serve(
             Poll::Abort(task) => drop(task),
             Poll::Exchange(id, out) => {
                 if let Some(endpoint) = &endpoint {
-                    endpoint.deliver(id, out);
+                    endpoint.deliver(id, out, driver.health());
                 }
             }
             Poll::Wait(deadline) => {

@@ -20,6 +20,8 @@ pub struct Recorded {
     pub raw_body: Vec<u8>,
     /// Which accepted connection carried it (0-based).
     pub connection: usize,
+    /// When the whole request had arrived.
+    pub at: Instant,
 }
 
 impl Recorded {
@@ -465,6 +467,7 @@ fn read_request<S: Read + Write>(reader: &mut BufReader<S>, connection: usize) -
         body,
         raw_body,
         connection,
+        at: Instant::now(),
     })
 }
 
@@ -516,6 +519,11 @@ impl Background {
     pub fn serve(&self) -> FakeOpenAi {
         let me = self.clone();
         FakeOpenAi::start(move |r, _| me.answer(r))
+    }
+
+    /// What this fake answers to `r` (for handlers that add to it).
+    pub fn answer_for(&self, r: &Recorded) -> Action {
+        self.answer(r)
     }
 
     fn answer(&self, r: &Recorded) -> Action {

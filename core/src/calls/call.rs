@@ -1,6 +1,7 @@
 //! One call in the engine: what it asks upstream, where it is, and what is due for it.
 
 use super::timers::CallId;
+use super::work::Work;
 use super::CallKey;
 use crate::mcp::ProgressToken;
 use crate::openai::stream::{StreamEnd, StreamFold};
@@ -16,7 +17,10 @@ pub struct Call<C> {
     pub key: CallKey,
     /// What the owner of the engine needs to route the outcome.
     pub context: C,
-    /// What every attempt sends.
+    /// What the call does upstream.
+    pub work: Work,
+    /// What every attempt of an answer or a create sends. For reads and cancels only its
+    /// `model` counts: the model an answer without one is attributed to.
     pub plan: RequestPlan,
     /// What was changed in the plan to fit the model's limits.
     pub adjustments: Vec<Adjustment>,

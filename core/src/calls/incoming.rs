@@ -7,6 +7,7 @@
 //! body to end, so that the connection can carry the next call; then it is applied.
 
 use super::call::{CallState, Incoming};
+use super::step::Ending;
 use super::timers::CallId;
 use super::{CallEngine, CallEvent};
 use crate::http::MAX_BODY_BYTES;
@@ -133,7 +134,7 @@ impl<C: Clone> CallEngine<C> {
         }
         if let Some(failure) = failure {
             self.abort_attempt(attempt);
-            self.finish(id, Err(failure));
+            self.fail(id, failure);
         } else if ended {
             self.stream_ended(now, id);
         }
@@ -144,7 +145,7 @@ impl<C: Clone> CallEngine<C> {
     /// An attempt's reply ended (the body is complete, or the server closed it).
     pub fn handle_end(&mut self, now: Now, attempt: AttemptId) {
         self.last_now = Some(now.instant);
-        let Some(id) = self.by_attempt.remove(&attempt) else {
+        let Some(id) = self.end_attempt(attempt) else {
             log::trace!("ignoring the end of finished attempt {attempt}");
             return;
         };
@@ -250,15 +251,17 @@ impl<C: Clone> CallEngine<C> {
     /// Applies a stream's outcome to call `id`.
     pub(super) fn apply(&mut self, now: Now, id: CallId, outcome: StreamEnd) {
         match outcome {
-            StreamEnd::Answer(answer, usage) => self.finish_with(id, Ok(answer), Some(usage)),
+            StreamEnd::Answer(answer, usage) => {
+                self.finish_as(id, Ending::Answer(Ok(answer), Some(usage)))
+            }
             StreamEnd::Retry(failure) => self.retry_or_fail(now, id, failure, None),
-            StreamEnd::Fail(failure) => self.finish(id, Err(failure)),
+            StreamEnd::Fail(failure) => self.fail(id, failure),
         }
     }
 
     /// Aborts `attempt` (its connection closes) and forgets it.
     fn abort_attempt(&mut self, attempt: AttemptId) {
-        if self.by_attempt.remove(&attempt).is_some() {
+        if self.end_attempt(attempt).is_some() {
             self.events.push_back(CallEvent::Abort(attempt));
         }
     }

@@ -24,7 +24,8 @@ mod incoming;
 mod plan;
 pub mod retry;
 mod step;
-mod timers;
+pub(crate) mod timers;
+mod work;
 
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
@@ -38,6 +39,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::time::{Duration, Instant};
 use timers::{CallId, Timers};
+pub use work::{Stored, StoredState, Work, MAX_FETCHES};
 
 /// Who asked for a call. Request ids are unique per requester only: the stdio client
 /// has one id space, and each HTTP request is its own (two HTTP clients may both use 1).
@@ -47,7 +49,8 @@ pub enum Requester {
     Stdio,
     /// One HTTP request, whose response carries the reply.
     Exchange(ExchangeId),
-    /// A task (its number): the call answers into the task store, not to a request.
+    /// A task's work (its number): a call that answers into the task store, or work on a
+    /// background task's stored response; never a reply to a request of its own.
     Task(u64),
 }
 
@@ -104,6 +107,17 @@ pub enum CallEvent<C> {
         context: C,
         /// The answer, or why there is none.
         outcome: Result<Answer, UpstreamFailure>,
+        /// Retries used.
+        retries: u32,
+        /// What the call used.
+        report: Report,
+    },
+    /// Work on a stored response ended: what the reply said of it, or why there is none.
+    Stored {
+        /// The call's context.
+        context: C,
+        /// The response as read, or the failure.
+        outcome: Result<Stored, UpstreamFailure>,
         /// Retries used.
         retries: u32,
         /// What the call used.
@@ -188,6 +202,9 @@ pub struct Settings {
     pub stream: bool,
     /// An attempt that receives no byte for this long fails.
     pub idle_timeout: Duration,
+    /// Least wait before a read or cancel of a stored response is retried (the tasks'
+    /// poll interval), so a response is fetched at most once per interval.
+    pub fetch_pace: Duration,
 }
 
 impl Settings {
@@ -208,6 +225,7 @@ impl Settings {
             instructions_json,
             stream: config.stream,
             idle_timeout: config.idle_timeout,
+            fetch_pace: config.tasks.poll_interval,
         }
     }
 }
@@ -216,7 +234,9 @@ impl Settings {
 ///
 /// Invariants, checked by [`CallEngine::check`] in debug builds after every input:
 /// - `by_request` and `calls` hold the same calls, each under its own request id;
-/// - `by_attempt` maps exactly the `Running` calls' attempts to them;
+/// - `by_attempt` maps exactly the `Running` calls' attempts to them, and `slots` counts
+///   those whose work takes a slot;
+/// - `fetches` counts the calls whose work is a read or cancel;
 /// - `queue` holds exactly the `Queued` calls, each once, oldest first;
 /// - `timers` holds a live entry for every deadline of every call (stale extra entries
 ///   allowed), and its top is live after [`Timers::prune`](timers::Timers::prune).
@@ -225,6 +245,10 @@ pub struct CallEngine<C> {
     calls: BTreeMap<CallId, Call<C>>,
     by_request: BTreeMap<CallKey, CallId>,
     by_attempt: BTreeMap<AttemptId, CallId>,
+    /// Running attempts that hold a `max_inflight` slot.
+    slots: usize,
+    /// Reads and cancels in the engine (they take no slot).
+    fetches: usize,
     queue: VecDeque<CallId>,
     timers: Timers,
     limits: ModelLimits,
@@ -244,6 +268,8 @@ impl<C: Clone> CallEngine<C> {
             calls: BTreeMap::new(),
             by_request: BTreeMap::new(),
             by_attempt: BTreeMap::new(),
+            slots: 0,
+            fetches: 0,
             queue: VecDeque::new(),
             timers: Timers::default(),
             limits: ModelLimits::default(),
@@ -255,9 +281,9 @@ impl<C: Clone> CallEngine<C> {
         }
     }
 
-    /// Calls in flight or queued.
+    /// Calls (answers and creates) in flight or queued; reads and cancels do not count.
     pub fn len(&self) -> usize {
-        self.calls.len()
+        self.calls.len() - self.fetches
     }
 
     /// Calls waiting for a slot.
@@ -289,7 +315,7 @@ impl<C: Clone> CallEngine<C> {
             .collect()
     }
 
-    /// Whether no call is in flight or queued.
+    /// Whether no work at all is in flight or queued.
     pub fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }
@@ -302,7 +328,7 @@ impl<C: Clone> CallEngine<C> {
         Planned { plan, adjustments }
     }
 
-    /// Admits a call: starts its first attempt, or queues it when every slot is taken.
+    /// Admits an answer: starts its first attempt, or queues it when every slot is taken.
     ///
     /// # Errors
     /// [`Refused`] when the id is in use or there is no room.
@@ -315,13 +341,63 @@ impl<C: Clone> CallEngine<C> {
         progress: Option<ProgressToken>,
         access_date: String,
     ) -> Result<(), Refused> {
+        self.admit(
+            now,
+            key,
+            context,
+            (Work::Answer, planned),
+            progress,
+            access_date,
+        )
+    }
+
+    /// Admits work on a stored response: a create (with its plan, sent in background
+    /// mode) takes a slot like an answer; a read or cancel starts at once, at most
+    /// [`MAX_FETCHES`] of them. `model` in the plan of a read names the model an answer
+    /// without one is attributed to. Its end is a [`CallEvent::Stored`].
+    ///
+    /// # Errors
+    /// [`Refused`] when the id is in use or there is no room.
+    pub fn start_stored(
+        &mut self,
+        now: Now,
+        key: CallKey,
+        context: C,
+        work: Work,
+        mut planned: Planned,
+        access_date: String,
+    ) -> Result<(), Refused> {
+        planned.plan.background = work == Work::Create;
+        planned.plan.stream = false;
+        let work = match work {
+            // An answer is not stored; as a create it would not be read back.
+            Work::Answer => Work::Create,
+            other => other,
+        };
+        self.admit(now, key, context, (work, planned), None, access_date)
+    }
+
+    fn admit(
+        &mut self,
+        now: Now,
+        key: CallKey,
+        context: C,
+        (work, planned): (Work, Planned),
+        progress: Option<ProgressToken>,
+        access_date: String,
+    ) -> Result<(), Refused> {
         let Planned { plan, adjustments } = planned;
         self.last_now = Some(now.instant);
         if self.by_request.contains_key(&key) {
             return Err(Refused::DuplicateId);
         }
-        let running = self.by_attempt.len();
-        if running >= self.settings.max_inflight && self.queue.len() >= self.settings.max_queue {
+        let running = self.slots;
+        let busy = if work.takes_slot() {
+            running >= self.settings.max_inflight && self.queue.len() >= self.settings.max_queue
+        } else {
+            self.fetches >= MAX_FETCHES
+        };
+        if busy {
             return Err(Refused::Busy {
                 running,
                 queued: self.queue.len(),
@@ -340,12 +416,17 @@ impl<C: Clone> CallEngine<C> {
         if let Some(p) = &progress {
             self.timers.schedule(id, p.next_at);
         }
+        let takes_slot = work.takes_slot();
+        if !takes_slot {
+            self.fetches += 1;
+        }
         self.by_request.insert(key.clone(), id);
         self.calls.insert(
             id,
             Call {
                 key,
                 context,
+                work,
                 plan,
                 adjustments,
                 drift_retries: 0,
@@ -359,7 +440,7 @@ impl<C: Clone> CallEngine<C> {
                 admitted: now.instant,
             },
         );
-        if running < self.settings.max_inflight {
+        if !takes_slot || running < self.settings.max_inflight {
             self.start_attempt(now, id);
         } else {
             self.queue.push_back(id);
@@ -393,25 +474,13 @@ impl<C: Clone> CallEngine<C> {
             let Some(call) = self.remove(id) else {
                 continue;
             };
-            self.events.push_back(match &failure {
-                Some(f) => CallEvent::Finished {
-                    report: Report {
-                        usage: None,
-                        adjustments: call.adjustments,
-                        model: ModelSource::of(call.plan),
-                        attempts: call.attempts,
-                        wall: self.last_now.map_or(Duration::ZERO, |t| {
-                            t.saturating_duration_since(call.admitted)
-                        }),
-                    },
-                    context: call.context,
-                    outcome: Err(f.clone()),
-                    retries: call.retries,
-                },
+            let event = match &failure {
+                Some(f) => self.ended(call, step::Ending::Failed(f.clone())),
                 None => CallEvent::Dropped {
                     context: call.context,
                 },
-            });
+            };
+            self.events.push_back(event);
         }
         self.settle();
     }
@@ -440,7 +509,7 @@ impl<C: Clone> CallEngine<C> {
         self.timers.prune(
             |at, id| {
                 calls
-                    .get(&id)
+                    .get(id)
                     .is_some_and(|c| c.deadlines().any(|d| d == at))
             },
             calls.len(),
@@ -468,6 +537,14 @@ impl<C: Clone> CallEngine<C> {
             .filter(|c| matches!(c.state, CallState::Running { .. }))
             .count();
         assert_eq!(running, self.by_attempt.len());
+        let slots = self
+            .by_attempt
+            .values()
+            .filter(|id| self.calls.get(id).is_some_and(|c| c.work.takes_slot()))
+            .count();
+        assert_eq!(slots, self.slots);
+        let fetches = self.calls.values().filter(|c| !c.work.takes_slot()).count();
+        assert_eq!(fetches, self.fetches);
         for (attempt, id) in &self.by_attempt {
             let state = self.calls.get(id).map(|c| c.state);
             assert!(matches!(state, Some(CallState::Running { attempt: a, .. }) if a == *attempt));

@@ -91,6 +91,7 @@ impl ModelLimits {
             service_tier: profile.service_tier,
             max_output_tokens: profile.max_output_tokens,
             stream: false,
+            background: false,
         };
         let mut adjustments = Vec::new();
         if !supports.efforts.is_empty() {

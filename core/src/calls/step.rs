@@ -4,11 +4,22 @@ use super::call::{Call, CallState, Incoming, MAX_QUEUED_HINTS};
 use super::incoming::MIN_HINT_GAP;
 use super::retry::{next_step, Step};
 use super::timers::CallId;
+use super::work::{self, Stored, StoredState, Work};
 use super::{CallEngine, CallEvent, ModelSource, Report};
 use crate::openai::{
-    classify_reply, parse_answer, Answer, FailureKind, Rejection, UpstreamFailure, UpstreamVerdict,
-    Usage,
+    classify_reply, parse_answer, Answer, FailureKind, Rejection, ResponseBody, UpstreamFailure,
+    UpstreamVerdict, Usage,
 };
+
+/// How a call ended, as its work reads it.
+pub(super) enum Ending {
+    /// An answer's outcome, with the usage the reply reported.
+    Answer(Result<Answer, UpstreamFailure>, Option<Usage>),
+    /// A stored response as the reply showed it.
+    Stored(Stored),
+    /// No usable reply, whatever the work.
+    Failed(UpstreamFailure),
+}
 
 /// Most attempts of one call repeated to fit the model's limits: one per parameter we
 /// may send, so a model that refuses everything still ends.
@@ -22,7 +33,7 @@ impl<C: Clone> CallEngine<C> {
     /// (aborted, timed out, cancelled) are ignored.
     pub fn handle_reply(&mut self, now: Now, attempt: AttemptId, reply: HttpReply) {
         self.last_now = Some(now.instant);
-        let Some(id) = self.by_attempt.remove(&attempt) else {
+        let Some(id) = self.end_attempt(attempt) else {
             log::trace!("ignoring the reply of finished attempt {attempt}");
             return;
         };
@@ -33,41 +44,61 @@ impl<C: Clone> CallEngine<C> {
 
     /// Reads a whole reply for call `id`, whose attempt is already off the record.
     pub(super) fn on_reply(&mut self, now: Now, id: CallId, reply: HttpReply) {
+        let Some(call) = self.calls.get(&id) else {
+            return;
+        };
+        let reads_stored = matches!(call.work, Work::Read(_) | Work::Cancel(_));
+        if reads_stored && (200..300).contains(&reply.status) {
+            // A stored response's own status decides, even `failed`: reading it again
+            // would show the same ending.
+            let ending = match ResponseBody::parse(&reply.body) {
+                Ok(body) => Ending::Stored(Stored::read(
+                    &body,
+                    self.settings.max_citations,
+                    &call.plan.model,
+                    &call.access_date,
+                )),
+                Err(_) => Ending::Failed(work::not_json(reply.status)),
+            };
+            return self.finish_as(id, ending);
+        }
         match classify_reply(reply.status, &reply.headers, &reply.body) {
             UpstreamVerdict::Success(body) => {
-                let outcome = match self.calls.get(&id) {
-                    Some(call) => parse_answer(
+                let ending = if call.work.is_stored() {
+                    Ending::Stored(Stored::read(
                         &body,
                         self.settings.max_citations,
                         &call.plan.model,
                         &call.access_date,
-                    ),
-                    None => return,
+                    ))
+                } else {
+                    let answer = parse_answer(
+                        &body,
+                        self.settings.max_citations,
+                        &call.plan.model,
+                        &call.access_date,
+                    );
+                    Ending::Answer(answer, Some(Usage::of(&body)))
                 };
-                self.finish_with(id, outcome, Some(Usage::of(&body)));
+                self.finish_as(id, ending);
             }
             UpstreamVerdict::Retry(failure, wait) => self.retry_or_fail(now, id, failure, wait),
             UpstreamVerdict::Unsupported(rejection, failure) => {
                 self.fit_limit(now, id, rejection, failure)
             }
-            UpstreamVerdict::Fail(failure) => self.finish(id, Err(failure)),
+            UpstreamVerdict::Fail(failure) => self.fail(id, failure),
         }
     }
 
     /// An attempt failed without a reply.
     pub fn handle_failure(&mut self, now: Now, attempt: AttemptId, error: TransportError) {
         self.last_now = Some(now.instant);
-        let Some(id) = self.by_attempt.remove(&attempt) else {
+        let Some(id) = self.end_attempt(attempt) else {
             log::trace!("ignoring the failure of finished attempt {attempt}");
             return;
         };
-        let kind = FailureKind::from(error.kind);
-        let failure = UpstreamFailure::local(kind, error.detail);
-        if kind.is_transient() {
-            self.retry_or_fail(now, id, failure, None);
-        } else {
-            self.finish(id, Err(failure));
-        }
+        let failure = UpstreamFailure::local(FailureKind::from(error.kind), error.detail);
+        self.transport_failed(now, id, failure);
         self.start_queued(now);
         self.settle();
     }
@@ -114,7 +145,7 @@ impl<C: Clone> CallEngine<C> {
     /// An attempt reached its deadline: a stream that already ended applies its outcome;
     /// anything else timed out.
     fn attempt_deadline(&mut self, now: Now, id: CallId, attempt: AttemptId) {
-        self.by_attempt.remove(&attempt);
+        self.end_attempt(attempt);
         self.events.push_back(CallEvent::Abort(attempt));
         let incoming = self.calls.get_mut(&id).and_then(|c| c.incoming.take());
         if let Some(Incoming::Ended(outcome)) = incoming {
@@ -123,7 +154,7 @@ impl<C: Clone> CallEngine<C> {
         let secs = self.settings.timeout.as_secs_f64();
         let failure =
             UpstreamFailure::local(FailureKind::Timeout, format!("no reply within {secs} s"));
-        self.retry_or_fail(now, id, failure, None);
+        self.transport_failed(now, id, failure);
     }
 
     /// The idle deadline came: an attempt silent for the whole idle timeout fails (and is
@@ -145,12 +176,12 @@ impl<C: Clone> CallEngine<C> {
             }
             return;
         }
-        self.by_attempt.remove(&attempt);
+        self.end_attempt(attempt);
         self.events.push_back(CallEvent::Abort(attempt));
         let secs = idle.as_secs_f64();
         let failure =
             UpstreamFailure::local(FailureKind::Io, format!("no data from OpenAI for {secs} s"));
-        self.retry_or_fail(now, id, failure, None);
+        self.transport_failed(now, id, failure);
     }
 
     /// Starts a new attempt for call `id`.
@@ -170,18 +201,23 @@ impl<C: Clone> CallEngine<C> {
         };
         call.incoming = None;
         call.last_byte = now.instant;
-        let body = call.plan.body_with(&self.settings.instructions_json);
+        let (method, url, body) = call.work.request(&self.settings.url, || {
+            call.plan.body_with(&self.settings.instructions_json)
+        });
         log::debug!(
             "openai: attempt {} for call {} ({attempt})",
             call.attempts,
             call.key
         );
         let first = call.attempts == 1;
+        if call.work.takes_slot() {
+            self.slots += 1;
+        }
         self.by_attempt.insert(attempt, id);
         self.events.push_back(CallEvent::Send(HttpRequest {
             attempt,
-            method: crate::server::HttpMethod::Post,
-            url: self.settings.url.clone(),
+            method,
+            url,
             body,
         }));
         self.timers.schedule(id, deadline.min(idle_at));
@@ -193,13 +229,35 @@ impl<C: Clone> CallEngine<C> {
         self.set_progress(now, id, message.into());
     }
 
+    /// Takes `attempt` off the record, freeing its slot; the call it was for, if any.
+    pub(super) fn end_attempt(&mut self, attempt: AttemptId) -> Option<CallId> {
+        let id = self.by_attempt.remove(&attempt)?;
+        if self.calls.get(&id).is_some_and(|c| c.work.takes_slot()) {
+            self.slots -= 1;
+        }
+        Some(id)
+    }
+
     /// Starts queued calls while slots are free.
     pub(super) fn start_queued(&mut self, now: Now) {
-        while self.by_attempt.len() < self.settings.max_inflight {
+        while self.slots < self.settings.max_inflight {
             let Some(next) = self.queue.pop_front() else {
                 break;
             };
             self.start_attempt(now, next);
+        }
+    }
+
+    /// An attempt failed without a usable reply: retried when the work allows it.
+    fn transport_failed(&mut self, now: Now, id: CallId, failure: UpstreamFailure) {
+        let retries = self
+            .calls
+            .get(&id)
+            .is_some_and(|c| c.work.retries_after(failure.kind));
+        if retries {
+            self.retry_or_fail(now, id, failure, None);
+        } else {
+            self.fail(id, failure);
         }
     }
 
@@ -223,8 +281,14 @@ impl<C: Clone> CallEngine<C> {
         );
         let max = self.settings.max_retries;
         let (retry, wait) = match next_step(call.retries, max, wait, self.jitter.next()) {
-            Step::GiveUp => return self.finish(id, Err(failure)),
+            Step::GiveUp => return self.fail(id, failure),
             Step::Retry { retry, after } => (retry, after),
+        };
+        // A read or cancel of a stored response is paced like the polls it serves.
+        let wait = if call.work.takes_slot() {
+            wait
+        } else {
+            wait.max(self.settings.fetch_pace)
         };
         let reason = match failure.status {
             Some(s) => format!("HTTP {s}"),
@@ -254,7 +318,7 @@ impl<C: Clone> CallEngine<C> {
             .then(|| crate::openai::drift::fit(&mut call.plan, rejection.param, &rejection.limit))
             .flatten();
         let Some(adjustment) = adjusted else {
-            return self.finish(id, Err(failure));
+            return self.fail(id, failure);
         };
         call.drift_retries += 1;
         log::debug!(
@@ -267,29 +331,40 @@ impl<C: Clone> CallEngine<C> {
         self.start_attempt(now, id);
     }
 
-    pub(super) fn finish(&mut self, id: CallId, outcome: Result<Answer, UpstreamFailure>) {
-        self.finish_with(id, outcome, None);
+    /// Ends call `id` with `failure`, whatever its work.
+    pub(super) fn fail(&mut self, id: CallId, failure: UpstreamFailure) {
+        self.finish_as(id, Ending::Failed(failure));
     }
 
-    /// Ends call `id` with `outcome`, reporting `usage` when the answer said it.
-    pub(super) fn finish_with(
-        &mut self,
-        id: CallId,
-        outcome: Result<Answer, UpstreamFailure>,
-        usage: Option<Usage>,
-    ) {
+    /// Ends call `id` as `ending` says.
+    pub(super) fn finish_as(&mut self, id: CallId, ending: Ending) {
         let Some(call) = self.remove(id) else {
             return;
         };
-        let now = self.last_now.unwrap_or(call.admitted);
-        if let Err(failure) = &outcome {
+        if let Ending::Failed(failure) | Ending::Answer(Err(failure), _) = &ending {
             log::debug!(
-                "tools/call {} failed after {} retries: {}",
+                "call {} failed after {} retries: {}",
                 call.key,
                 call.retries,
                 failure.kind
             );
         }
+        let event = self.ended(call, ending);
+        self.events.push_back(event);
+    }
+
+    /// The event that reports `call`'s end.
+    pub(super) fn ended(&self, call: Call<C>, ending: Ending) -> CallEvent<C> {
+        let now = self.last_now.unwrap_or(call.admitted);
+        let usage = match &ending {
+            Ending::Answer(_, usage) => usage.clone(),
+            Ending::Stored(Stored {
+                state: StoredState::Ended(_, usage),
+                ..
+            }) => Some(usage.clone()),
+            Ending::Stored(_) | Ending::Failed(_) => None,
+        };
+        let stored = call.work.is_stored();
         let report = Report {
             usage,
             adjustments: call.adjustments,
@@ -297,21 +372,48 @@ impl<C: Clone> CallEngine<C> {
             attempts: call.attempts,
             wall: now.saturating_duration_since(call.admitted),
         };
-        self.events.push_back(CallEvent::Finished {
-            context: call.context,
-            outcome,
-            retries: call.retries,
-            report,
-        });
+        let (context, retries) = (call.context, call.retries);
+        match ending {
+            Ending::Answer(outcome, _) => CallEvent::Finished {
+                context,
+                outcome,
+                retries,
+                report,
+            },
+            Ending::Failed(failure) if !stored => CallEvent::Finished {
+                context,
+                outcome: Err(failure),
+                retries,
+                report,
+            },
+            Ending::Failed(failure) => CallEvent::Stored {
+                context,
+                outcome: Err(failure),
+                retries,
+                report,
+            },
+            Ending::Stored(stored) => CallEvent::Stored {
+                context,
+                outcome: Ok(stored),
+                retries,
+                report,
+            },
+        }
     }
 
     /// Forgets a call, aborting its attempt if one is still on record.
     pub(super) fn remove(&mut self, id: CallId) -> Option<Call<C>> {
         let call = self.calls.remove(&id)?;
         self.by_request.remove(&call.key);
+        if !call.work.takes_slot() {
+            self.fetches -= 1;
+        }
         match call.state {
             CallState::Running { attempt, .. } => {
                 if self.by_attempt.remove(&attempt).is_some() {
+                    if call.work.takes_slot() {
+                        self.slots -= 1;
+                    }
                     self.events.push_back(CallEvent::Abort(attempt));
                 }
             }

@@ -19,6 +19,7 @@ fn settings(max_inflight: usize, max_queue: usize) -> Settings {
         instructions_json: b"\"be brief\"".to_vec(),
         stream: false,
         idle_timeout: Duration::from_secs(60),
+        fetch_pace: Duration::from_secs(1),
     }
 }
 

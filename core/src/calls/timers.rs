@@ -1,4 +1,5 @@
-//! The deadlines of every call in one min-heap, so the next one is read without a scan.
+//! Deadlines in one min-heap, so the next one is read without a scan: the call engine's
+//! (keyed by call), and the background polls' (keyed by response id).
 //!
 //! Entries are never updated in place. When a call moves on (a new attempt, a backoff, a
 //! progress tick) its new deadline is pushed and the old entry goes stale; stale entries
@@ -11,21 +12,29 @@ use std::time::Instant;
 /// An internal call number; never the client's request id.
 pub type CallId = u64;
 
-/// Deadlines, soonest first, possibly with stale entries (see the module docs).
-#[derive(Default)]
-pub struct Timers {
-    heap: BinaryHeap<Reverse<(Instant, CallId)>>,
+/// Deadlines keyed by `K`, soonest first, possibly with stale entries (see the module
+/// docs).
+pub struct Timers<K = CallId> {
+    heap: BinaryHeap<Reverse<(Instant, K)>>,
 }
 
-impl Timers {
+impl<K: Ord> Default for Timers<K> {
+    fn default() -> Self {
+        Timers {
+            heap: BinaryHeap::new(),
+        }
+    }
+}
+
+impl<K: Ord + Clone> Timers<K> {
     /// Records that `call` has something due at `at`.
-    pub fn schedule(&mut self, call: CallId, at: Instant) {
+    pub fn schedule(&mut self, call: K, at: Instant) {
         self.heap.push(Reverse((at, call)));
     }
 
     /// The soonest entry, stale or not.
-    pub fn peek(&self) -> Option<(Instant, CallId)> {
-        self.heap.peek().map(|Reverse(entry)| *entry)
+    pub fn peek(&self) -> Option<(Instant, &K)> {
+        self.heap.peek().map(|Reverse((at, key))| (*at, key))
     }
 
     /// Drops stale entries from the top; `is_live(at, call)` says whether an entry is
@@ -33,9 +42,9 @@ impl Timers {
     /// (calls that ended long before their deadline leave theirs behind).
     pub fn prune(
         &mut self,
-        is_live: impl Fn(Instant, CallId) -> bool,
+        is_live: impl Fn(Instant, &K) -> bool,
         calls: usize,
-        live: impl FnOnce() -> Vec<(Instant, CallId)>,
+        live: impl FnOnce() -> Vec<(Instant, K)>,
     ) {
         while let Some((at, call)) = self.peek() {
             if is_live(at, call) {
@@ -49,14 +58,12 @@ impl Timers {
     }
 
     /// Removes and returns the entries due at or before `now`, live or stale.
-    pub fn take_due(&mut self, now: Instant) -> Vec<(Instant, CallId)> {
+    pub fn take_due(&mut self, now: Instant) -> Vec<(Instant, K)> {
         let mut due = Vec::new();
-        while let Some((at, call)) = self.peek() {
-            if at > now {
-                break;
+        while self.peek().is_some_and(|(at, _)| at <= now) {
+            if let Some(Reverse(entry)) = self.heap.pop() {
+                due.push(entry);
             }
-            self.heap.pop();
-            due.push((at, call));
         }
         due
     }

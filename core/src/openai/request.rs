@@ -29,6 +29,9 @@ pub struct RequestPlan {
     pub max_output_tokens: Option<u64>,
     /// Ask for the answer as an event stream (`"stream": true`).
     pub stream: bool,
+    /// OpenAI background mode: the response runs and is stored at OpenAI
+    /// (`"background": true, "store": true`), read later by its id; never streamed.
+    pub background: bool,
 }
 
 /// Hints that go into the user message after the query.
@@ -111,7 +114,9 @@ impl RequestPlan {
         if let Some(n) = self.max_output_tokens {
             b.extend_from_slice(format!(r#","max_output_tokens":{n}"#).as_bytes());
         }
-        if self.stream {
+        if self.background {
+            b.extend_from_slice(br#","background":true,"store":true"#);
+        } else if self.stream {
             // Obfuscation pads every delta with random text to hide its length from the
             // network; over TLS to a trusted endpoint it only costs bandwidth.
             b.extend_from_slice(

@@ -45,6 +45,8 @@ pub enum FailureKind {
     InvalidRequest,
     /// The server shut down before the call finished.
     Shutdown,
+    /// A stored (background) response OpenAI no longer keeps.
+    Expired,
 }
 
 impl FailureKind {
@@ -65,6 +67,7 @@ impl FailureKind {
             FailureKind::BodyTooLarge => "body_too_large",
             FailureKind::InvalidRequest => "invalid_request",
             FailureKind::Shutdown => "shutdown",
+            FailureKind::Expired => "expired",
         }
     }
 
@@ -154,6 +157,7 @@ impl UpstreamFailure {
             (_, FailureKind::Tls) => "the TLS handshake failed; check openai.base_url (https vs http), any proxy, and openai.ca_file (SSL_CERT_FILE) if a gateway uses its own certificate".into(),
             (_, FailureKind::Incomplete) => "the answer was cut short; try a narrower question or a higher verbosity".into(),
             (_, FailureKind::Refusal) => "the model declined to answer; rephrase the question".into(),
+            (_, FailureKind::Expired) => "OpenAI keeps a background answer only for a limited time: call the tool again for a new one".into(),
             _ => "try again; if it keeps failing, run with --debug and check the log".into(),
         }
     }

@@ -1,75 +1,87 @@
 //! Tasks backed by OpenAI background mode (`tasks.openai_background`): the task *is* a
-//! stored OpenAI response. Creating one POSTs the request with `background: true,
-//! store: true` and answers with a task id sealed over the response id, its creation
-//! time and ttl; `tasks/get`, `tasks/result` and `tasks/cancel` read `GET
-//! /responses/{id}` and call `POST /responses/{id}/cancel`. No state is needed to serve
-//! a task: any instance holding the same key serves any task, also after a restart.
-//! What is kept here is a cache of the last state read per response, so that clients
-//! polling fast cost at most one upstream read per poll interval.
+//! stored OpenAI response. Creating one POSTs the request in background mode and answers
+//! with a task id sealed over the response id, its creation time and ttl; `tasks/get`,
+//! `tasks/result` and `tasks/cancel` read `GET /responses/{id}` and call `POST
+//! /responses/{id}/cancel`. No state is needed to serve a task: any instance holding the
+//! same key serves any task, also after a restart.
+//!
+//! Every upstream request is work of the call engine ([`Work`]): its attempts, deadlines,
+//! retries (backoff, jitter, `Retry-After`), admission (a create takes a `max_inflight`
+//! slot) and fitting to the model's limits are the answers' own. What is kept here is,
+//! per response, the last state read, the requests waiting for the next one, and when the
+//! next read may start: one per poll interval, whatever the reads' outcomes.
+//!
+//! ```text
+//!   tasks/get ──stale?──▶ read ──engine──▶ Stored ──▶ remember ──▶ answer the waiters
+//!      │ fresh, or a read in flight            │ transient failure: the last state;
+//!      └──▶ answer from the last state          │ tasks/result waits for the next poll
+//! ```
 
 use super::batch::ReplyTo;
 use super::dispatch::Dispatched;
-use super::{Now, Output, Server};
+use super::route::Context;
+use super::{after, Now, Server};
+use crate::calls::timers::Timers;
+use crate::calls::{CallKey, Planned, Refused, Report, Requester, Stored, StoredState, Work};
 use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
+use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, Method, ProtocolVersion};
-use crate::openai::{classify_reply, parse_answer, FailureKind, UpstreamFailure, UpstreamVerdict};
-use crate::server::{AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError};
+use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
 use crate::tasks::{BackgroundRef, Outcome, Status, Task};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-/// Background attempts are numbered from here, apart from the call engine's.
-const FIRST_ATTEMPT: u64 = 1 << 62;
-/// Tries of one upstream request before its waiters get the failure.
-const MAX_TRIES: u32 = 3;
 /// Requests one response may hold waiting.
 const MAX_WAITING: usize = 16;
 
-/// The background backing's state. See the module docs.
-#[derive(Default)]
-pub(super) struct Background {
-    next: u64,
-    /// Upstream requests in flight.
-    fetches: BTreeMap<AttemptId, Fetch>,
-    /// Responses with a read in flight.
-    reading: BTreeSet<String>,
-    /// The last state read, per response id; the oldest go first beyond the cap.
-    seen: BTreeMap<String, Seen>,
-    order: VecDeque<String>,
-    /// Requests waiting for a response's next state.
-    waiting: BTreeMap<String, Vec<Pending>>,
-    /// When to read a response again for its waiters.
-    polls: BTreeMap<String, Instant>,
-}
-
-struct Fetch {
-    kind: Kind,
-    deadline: Instant,
-    tries: u32,
-    request: HttpRequest,
-}
-
-enum Kind {
-    /// Creating the response of a task-augmented `tools/call`.
+/// What a piece of the engine's work on a stored response is for.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Job {
+    /// The create of a task-augmented `tools/call`, answered with the task.
     Create {
         pending: Pending,
         created: u64,
         ttl_ms: u64,
-        model: String,
-        date: String,
     },
-    /// Reading a response's state.
+    /// A read of a response's state, for whoever waits on it.
     Read { response_id: String },
-    /// Cancelling it, for this request.
+    /// A cancel, for this request.
     Cancel {
         response_id: String,
         pending: Pending,
     },
 }
 
+/// The background backing's state. See the module docs.
+///
+/// Invariant: a live entry of `polls` is `(at, id)` with `responses[id].poll_at ==
+/// Some(at)`; every response with waiters and no read in flight has a `poll_at`.
+#[derive(Default)]
+pub(super) struct Background {
+    responses: BTreeMap<String, Response>,
+    /// Response ids in the order first seen, for the cap (`tasks.max_tasks`).
+    order: VecDeque<String>,
+    /// When responses are read again for their waiters.
+    polls: Timers<String>,
+}
+
+#[derive(Default)]
+struct Response {
+    /// The last state read.
+    seen: Option<Seen>,
+    /// A read is in the engine.
+    reading: bool,
+    /// The earliest the next read may start (one per poll interval).
+    next_read: Option<Instant>,
+    /// Requests waiting for the next state.
+    waiting: Vec<Pending>,
+    /// When the waiters get their next read.
+    poll_at: Option<Instant>,
+}
+
 /// A request waiting for an upstream answer.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct Pending {
     reply_to: ReplyTo,
     id: RequestId,
@@ -87,9 +99,69 @@ struct Seen {
     read_at: Instant,
 }
 
+impl Background {
+    fn response(&mut self, id: &str, cap: usize) -> &mut Response {
+        if !self.responses.contains_key(id) {
+            self.order.push_back(id.to_owned());
+            self.evict_beyond(cap);
+        }
+        self.responses.entry(id.to_owned()).or_default()
+    }
+
+    /// Forgets the oldest idle responses beyond `cap` (those read or waited on stay).
+    fn evict_beyond(&mut self, cap: usize) {
+        let mut kept = VecDeque::new();
+        while self.order.len() + kept.len() > cap {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            let busy = self
+                .responses
+                .get(&old)
+                .is_some_and(|r| r.reading || !r.waiting.is_empty());
+            if busy {
+                kept.push_back(old);
+            } else {
+                self.responses.remove(&old);
+            }
+        }
+        while let Some(id) = kept.pop_back() {
+            self.order.push_front(id);
+        }
+    }
+
+    /// Reads `id` again for its waiters at `at`.
+    fn schedule_poll(&mut self, id: &str, at: Instant) {
+        if let Some(r) = self.responses.get_mut(id) {
+            if r.poll_at.is_none_or(|p| at < p) {
+                r.poll_at = Some(at);
+                self.polls.schedule(id.to_owned(), at);
+            }
+        }
+    }
+
+    /// Drops stale poll entries from the top, so the next deadline is a live one.
+    fn settle(&mut self) {
+        let responses = &self.responses;
+        let live =
+            |at: Instant, id: &String| responses.get(id).is_some_and(|r| r.poll_at == Some(at));
+        self.polls.prune(live, responses.len(), || {
+            responses
+                .iter()
+                .filter_map(|(id, r)| r.poll_at.map(|at| (at, id.clone())))
+                .collect()
+        });
+    }
+
+    /// The next poll.
+    pub(super) fn poll_timeout(&self) -> Option<Instant> {
+        self.polls.peek().map(|(at, _)| at)
+    }
+}
+
 impl Server {
-    /// A task-augmented `tools/call` in background mode: POSTs the request for OpenAI to
-    /// run and store; answered once OpenAI has given the response its id.
+    /// A task-augmented `tools/call` in background mode: creates the response for OpenAI
+    /// to run and store; answered once OpenAI has given it its id.
     pub(super) fn start_background_task(
         &mut self,
         now: Now,
@@ -98,43 +170,28 @@ impl Server {
         version: ProtocolVersion,
         start: super::tasks::TaskStart,
     ) -> Dispatched {
-        let super::tasks::TaskStart {
-            ttl_ms,
-            plan,
-            today: date,
-            ..
-        } = start;
         let settings = &self.config.tasks;
-        let ttl = ttl_ms
+        let ttl = start
+            .ttl_ms
             .map(Duration::from_millis)
             .unwrap_or(settings.default_ttl)
             .min(settings.max_ttl);
-        // The limits the model is known to have are applied; one it refuses later fails
-        // the task (the response lives at OpenAI, with no attempt here to repeat).
-        let mut plan = plan.plan;
-        plan.stream = false;
-        let model = plan.model.clone();
-        // The body as any call sends it, plus the two fields background mode needs.
-        let mut body = plan.body(&self.config.instructions);
-        body.pop();
-        body.extend_from_slice(br#","background":true,"store":true}"#);
         let pending = Pending {
             reply_to,
-            id: request_id,
+            id: request_id.clone(),
             method: Method::ToolsCall,
             version,
             reference: None,
         };
-        let kind = Kind::Create {
+        let job = Job::Create {
             pending,
             created: now.unix_secs,
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
-            model,
-            date,
         };
-        let url = self.responses_url(None);
-        self.fetch(now, kind, HttpMethod::Post, url, body, 1);
-        Dispatched::Pending
+        match self.start_job(now, job, Work::Create, start.plan, start.today) {
+            Ok(()) => Dispatched::Pending,
+            Err(refused) => Dispatched::answer(request_id, refusal(refused, version)),
+        }
     }
 
     /// `tasks/*` for a background task `reference`.
@@ -154,409 +211,401 @@ impl Server {
             version,
             reference: Some(reference.clone()),
         };
-        let seen = self.background.seen.get(&reference.response_id).cloned();
-        match method {
-            Method::TasksUpdate => Dispatched::answer(
-                pending.id,
-                Ok(shape::complete(shape::empty_result(), version)),
-            ),
-            Method::TasksCancel => match seen {
-                Some(seen) if seen.status.is_terminal() => {
-                    let view = self.view(&reference, &seen);
-                    Dispatched::answer(pending.id, cancel_answer(&view, self.poll(), version))
+        let id = reference.response_id.clone();
+        let cap = self.config.tasks.max_tasks;
+        let poll = self.config.tasks.poll_interval;
+        let r = self.background.response(&id, cap);
+        let seen = r.seen.clone();
+        let terminal = seen.as_ref().is_some_and(|s| s.status.is_terminal());
+        // Fresh: read (or created) within the poll interval, or the pace holds reads back.
+        let fresh = seen
+            .as_ref()
+            .is_some_and(|s| now.instant < after(s.read_at, poll))
+            || r.next_read.is_some_and(|at| now.instant < at);
+        let reading = r.reading;
+        let answered = match method {
+            Method::TasksUpdate => Some(Ok(shape::complete(shape::empty_result(), version))),
+            Method::TasksCancel => match &seen {
+                Some(seen) if terminal => {
+                    let view = self.view(&reference, seen);
+                    Some(cancel_answer(&view, self.poll(), version))
                 }
                 _ => {
-                    let response_id = reference.response_id.clone();
-                    let url = self.responses_url(Some((&response_id, "/cancel")));
-                    let kind = Kind::Cancel {
-                        response_id,
-                        pending,
+                    let job = Job::Cancel {
+                        response_id: id.clone(),
+                        pending: pending.clone(),
                     };
-                    // An empty JSON object: both clients label every POST body JSON.
-                    self.fetch(now, kind, HttpMethod::Post, url, b"{}".to_vec(), 1);
-                    Dispatched::Pending
-                }
-            },
-            _ => {
-                let fresh = seen.as_ref().is_some_and(|s| {
-                    s.status.is_terminal()
-                        || now.instant < super::after(s.read_at, self.config.tasks.poll_interval)
-                });
-                let settled = seen.as_ref().is_some_and(|s| s.status.is_terminal());
-                match seen {
-                    Some(seen) if fresh && (method != Method::TasksResult || settled) => {
-                        let view = self.view(&reference, &seen);
-                        let answer = answer_for(&pending, &view, self.poll());
-                        Dispatched::answer(pending.id, answer)
-                    }
-                    _ => {
-                        let waiting = self
-                            .background
-                            .waiting
-                            .entry(reference.response_id.clone())
-                            .or_default();
-                        if waiting.len() >= MAX_WAITING {
-                            let error = RpcError::new(
-                                ErrorKind::Overloaded,
-                                "too many requests are waiting on this task; poll tasks/get less often",
-                            );
-                            return Dispatched::answer(pending.id, Err(error));
-                        }
-                        waiting.push(pending);
-                        if fresh {
-                            // A tasks/result on a working task: read again in a while.
-                            self.schedule_read(now, &reference.response_id);
-                        } else {
-                            self.read(now, &reference.response_id);
-                        }
-                        Dispatched::Pending
-                    }
-                }
-            }
-        }
-    }
-
-    /// Whether `attempt` is one of the background backing's.
-    pub(super) fn owns_background(&self, attempt: AttemptId) -> bool {
-        self.background.fetches.contains_key(&attempt)
-    }
-
-    /// A background attempt ended.
-    pub(super) fn on_background_reply(
-        &mut self,
-        now: Now,
-        attempt: AttemptId,
-        reply: Result<HttpReply, TransportError>,
-    ) {
-        let Some(fetch) = self.background.fetches.remove(&attempt) else {
-            return;
-        };
-        let failure = match &reply {
-            Err(e) => {
-                let kind = FailureKind::from(e.kind);
-                // A create whose request may have reached OpenAI (the connection broke or
-                // timed out after sending) is not sent again: a second background response
-                // would run, and be paid for, beside the first.
-                let maybe_sent =
-                    matches!(fetch.kind, Kind::Create { .. }) && kind != FailureKind::Connect;
-                Some((
-                    kind.is_transient() && !maybe_sent,
-                    UpstreamFailure::local(kind, e.detail.clone()),
-                ))
-            }
-            Ok(r) => match classify_reply(r.status, &r.headers, &r.body) {
-                UpstreamVerdict::Success(body) => {
+                    let plan = Planned::default();
                     let today = crate::date::Date::tokyo(now.unix_secs).to_string();
-                    let state = self.response_state(&body, &fetch.kind, &today);
-                    self.settle(now, fetch.kind, state);
-                    return;
+                    let started = self.start_job(now, job, Work::Cancel(id.clone()), plan, today);
+                    started.err().map(|refused| refusal(refused, version))
                 }
-                UpstreamVerdict::Retry(f, _) => Some((true, f)),
-                UpstreamVerdict::Unsupported(_, f) | UpstreamVerdict::Fail(f) => Some((false, f)),
+            },
+            // The last state serves while it is fresh or a read is on its way; a task
+            // that ended never changes.
+            _ => match &seen {
+                Some(seen) if terminal || (method == Method::TasksGet && (fresh || reading)) => {
+                    let view = self.view(&reference, seen);
+                    Some(answer_for(&pending, &view, self.poll()))
+                }
+                _ => self.wait_for_read(now, &id, pending.clone()).err().map(Err),
             },
         };
-        if let Some((transient, failure)) = failure {
-            if transient && fetch.tries < MAX_TRIES {
-                let Fetch {
-                    kind,
-                    request,
-                    tries,
-                    ..
-                } = fetch;
-                self.fetch(
-                    now,
-                    kind,
-                    request.method,
-                    request.url,
-                    request.body,
-                    tries + 1,
-                );
-                return;
-            }
-            self.fail(fetch.kind, &failure);
+        self.background.settle();
+        match answered {
+            Some(answer) => Dispatched::answer(pending.id, answer),
+            None => Dispatched::Pending,
         }
-    }
-
-    /// Background deadlines: attempts that took too long, reads due for waiters.
-    pub(super) fn on_background_timeout(&mut self, now: Now) {
-        let late: Vec<AttemptId> = self
-            .background
-            .fetches
-            .iter()
-            .filter(|(_, f)| f.deadline <= now.instant)
-            .map(|(a, _)| *a)
-            .collect();
-        for attempt in late {
-            self.outputs.push_back(Output::Abort(attempt));
-            let timeout = TransportError {
-                kind: crate::server::TransportErrorKind::Io,
-                detail: "no answer in time".into(),
-            };
-            self.on_background_reply(now, attempt, Err(timeout));
-        }
-        let due: Vec<String> = self
-            .background
-            .polls
-            .iter()
-            .filter(|(_, at)| **at <= now.instant)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for response_id in due {
-            self.background.polls.remove(&response_id);
-            self.read(now, &response_id);
-        }
-    }
-
-    /// The next background deadline.
-    pub(super) fn background_timeout(&self) -> Option<Instant> {
-        let fetches = self.background.fetches.values().map(|f| f.deadline);
-        fetches.chain(self.background.polls.values().copied()).min()
     }
 
     /// The client of exchange `x` left: its waiting requests wait no more.
     pub(super) fn forget_background_waiters(&mut self, x: crate::server::ExchangeId) {
-        for waiting in self.background.waiting.values_mut() {
-            waiting.retain(|p| p.reply_to != ReplyTo::Exchange(x));
+        for r in self.background.responses.values_mut() {
+            r.waiting.retain(|p| p.reply_to != ReplyTo::Exchange(x));
+            if r.waiting.is_empty() {
+                r.poll_at = None;
+            }
         }
+        self.background.settle();
+    }
+
+    /// Background polls that came due: their responses are read.
+    pub(super) fn on_background_timeout(&mut self, now: Now) {
+        for (at, id) in self.background.polls.take_due(now.instant) {
+            let due = self
+                .background
+                .responses
+                .get_mut(&id)
+                .filter(|r| r.poll_at == Some(at));
+            if let Some(r) = due {
+                r.poll_at = None;
+                self.read(now, &id);
+            }
+        }
+        self.background.settle();
+    }
+
+    /// The engine finished work for `job`.
+    pub(super) fn on_stored(
+        &mut self,
+        now: Now,
+        job: Job,
+        outcome: Result<Stored, UpstreamFailure>,
+        retries: u32,
+        report: &Report,
+    ) {
+        match job {
+            Job::Create {
+                pending,
+                created,
+                ttl_ms,
+            } => {
+                let answer = match outcome {
+                    Ok(Stored {
+                        id: Some(id),
+                        state,
+                    }) => {
+                        let reference = BackgroundRef {
+                            response_id: id.clone(),
+                            created,
+                            ttl_ms,
+                        };
+                        let seen = self.remember(now, &id, state, pending.version, report);
+                        log::debug!("background task created for response {id}");
+                        let view = self.view(&reference, &seen);
+                        Ok(shape::create_task_result(
+                            &view,
+                            self.poll(),
+                            pending.version,
+                        ))
+                    }
+                    Ok(Stored { id: None, .. }) => {
+                        let failure = UpstreamFailure::local(
+                            FailureKind::InvalidResponse,
+                            "OpenAI accepted the background request but gave no response id",
+                        );
+                        self.call_result(Err(failure), retries, report, pending.version)
+                    }
+                    Err(failure) => {
+                        self.call_result(Err(failure), retries, report, pending.version)
+                    }
+                };
+                self.answer(&pending, answer);
+            }
+            Job::Read { response_id } => {
+                // The engine's last GET went out at most now: the next waits an interval.
+                let next = after(now.instant, self.poll());
+                if let Some(r) = self.background.responses.get_mut(&response_id) {
+                    r.reading = false;
+                    r.next_read = Some(r.next_read.map_or(next, |at| at.max(next)));
+                }
+                self.on_read(now, &response_id, outcome, report);
+            }
+            Job::Cancel {
+                response_id,
+                pending,
+            } => {
+                let seen = match outcome {
+                    Ok(stored) => Ok(self.remember(
+                        now,
+                        &response_id,
+                        stored.state,
+                        ProtocolVersion::V2025_11_25,
+                        report,
+                    )),
+                    Err(failure) if is_gone(&failure) => {
+                        Ok(self.remember_gone(now, &response_id, report))
+                    }
+                    Err(failure) => Err(failure),
+                };
+                match (seen, pending.reference.clone()) {
+                    (Ok(seen), Some(reference)) => {
+                        let view = self.view(&reference, &seen);
+                        let answer = cancel_answer(&view, self.poll(), pending.version);
+                        self.answer(&pending, answer);
+                        self.answer_background_waiters(now, &response_id, &seen);
+                    }
+                    (Err(failure), _) => {
+                        let error = RpcError::new(
+                            ErrorKind::UpstreamFailed,
+                            format!(
+                                "cancelling the task at OpenAI failed: {}; try tasks/cancel again in a moment",
+                                failure.message
+                            ),
+                        );
+                        self.answer(&pending, Err(error));
+                    }
+                    (Ok(_), None) => {}
+                }
+            }
+        }
+        self.background.settle();
+    }
+
+    /// A read of `response_id` ended.
+    fn on_read(
+        &mut self,
+        now: Now,
+        response_id: &str,
+        outcome: Result<Stored, UpstreamFailure>,
+        report: &Report,
+    ) {
+        let version = ProtocolVersion::V2025_11_25;
+        let seen = match outcome {
+            Ok(stored) => self.remember(now, response_id, stored.state, version, report),
+            // OpenAI keeps stored responses for a limited time: the task ended.
+            Err(failure) if is_gone(&failure) => self.remember_gone(now, response_id, report),
+            Err(failure) => return self.read_failed(now, response_id, &failure),
+        };
+        self.answer_background_waiters(now, response_id, &seen);
+    }
+
+    /// A read failed for good (after the engine's retries): `tasks/get` gets the last
+    /// state, or the failure; `tasks/result` waits for the next poll while reading again
+    /// may help.
+    fn read_failed(&mut self, now: Now, response_id: &str, failure: &UpstreamFailure) {
+        let again =
+            failure.kind.is_transient() || failure.status.is_some_and(|s| s == 429 || s >= 500);
+        let seen = self
+            .background
+            .responses
+            .get(response_id)
+            .and_then(|r| r.seen.clone());
+        self.settle_waiters(now, response_id, |server, pending| {
+            if again && pending.method == Method::TasksResult {
+                return None;
+            }
+            Some(match (&seen, &pending.reference) {
+                (Some(seen), Some(reference)) if pending.method == Method::TasksGet => {
+                    let view = server.view(reference, seen);
+                    answer_for(pending, &view, server.poll())
+                }
+                _ => Err(RpcError::new(
+                    ErrorKind::UpstreamFailed,
+                    format!(
+                        "reading the task from OpenAI failed: {}; poll again in a moment",
+                        failure.message
+                    ),
+                )),
+            })
+        });
+    }
+
+    /// Answers whoever waited on `response_id` with `seen`; a `tasks/result` on a task
+    /// still working waits for the next poll.
+    fn answer_background_waiters(&mut self, now: Now, response_id: &str, seen: &Seen) {
+        self.settle_waiters(now, response_id, |server, pending| {
+            if pending.method == Method::TasksResult && !seen.status.is_terminal() {
+                return None;
+            }
+            let reference = pending.reference.as_ref()?;
+            let view = server.view(reference, seen);
+            Some(answer_for(pending, &view, server.poll()))
+        });
+    }
+
+    /// Answers each request waiting on `response_id` as `answer` says; those it gives no
+    /// answer keep waiting, and the response is read again for them at the next poll.
+    fn settle_waiters(
+        &mut self,
+        now: Now,
+        response_id: &str,
+        answer: impl Fn(&Server, &Pending) -> Option<Result<Value, RpcError>>,
+    ) {
+        let Some(r) = self.background.responses.get_mut(response_id) else {
+            return;
+        };
+        let waiting = std::mem::take(&mut r.waiting);
+        let next = r.next_read;
+        let mut still = Vec::new();
+        for pending in waiting {
+            match answer(self, &pending) {
+                Some(reply) => self.answer(&pending, reply),
+                None => still.push(pending),
+            }
+        }
+        if !still.is_empty() {
+            if let Some(r) = self.background.responses.get_mut(response_id) {
+                r.waiting = still;
+            }
+            let at = next.unwrap_or_else(|| after(now.instant, self.poll()));
+            self.background.schedule_poll(response_id, at);
+        }
+    }
+
+    /// Parks `pending` until the response's next read; starts it when one may start.
+    ///
+    /// # Errors
+    /// Too many requests already wait on the response.
+    fn wait_for_read(&mut self, now: Now, id: &str, pending: Pending) -> Result<(), RpcError> {
+        let cap = self.config.tasks.max_tasks;
+        let r = self.background.response(id, cap);
+        if r.waiting.len() >= MAX_WAITING {
+            return Err(RpcError::new(
+                ErrorKind::Overloaded,
+                "too many requests are waiting on this task; poll tasks/get less often",
+            ));
+        }
+        r.waiting.push(pending);
+        self.read(now, id);
+        Ok(())
+    }
+
+    /// Reads a response's state: now when the pace allows, else at the next allowed time.
+    fn read(&mut self, now: Now, id: &str) {
+        let cap = self.config.tasks.max_tasks;
+        let poll = self.poll();
+        let r = self.background.response(id, cap);
+        if r.reading {
+            return;
+        }
+        if let Some(at) = r.next_read.filter(|at| now.instant < *at) {
+            self.background.schedule_poll(id, at);
+            return;
+        }
+        r.reading = true;
+        r.next_read = Some(after(now.instant, poll));
+        log::debug!("reading background response {id}");
+        // A stored answer without a model names the answer profile's.
+        let model = self
+            .config
+            .profiles
+            .for_tool(crate::tools::Tool::Answer)
+            .map(|p| p.model.clone())
+            .unwrap_or_default();
+        let plan = Planned {
+            plan: RequestPlan {
+                model,
+                ..RequestPlan::default()
+            },
+            adjustments: Vec::new(),
+        };
+        let today = crate::date::Date::tokyo(now.unix_secs).to_string();
+        let job = Job::Read {
+            response_id: id.to_owned(),
+        };
+        if self
+            .start_job(now, job, Work::Read(id.to_owned()), plan, today)
+            .is_err()
+        {
+            // Every fetch slot is taken: the waiters are served at the next poll.
+            if let Some(r) = self.background.responses.get_mut(id) {
+                r.reading = false;
+            }
+            self.background.schedule_poll(id, after(now.instant, poll));
+        }
+    }
+
+    /// Hands `job` to the call engine under a task number of its own.
+    fn start_job(
+        &mut self,
+        now: Now,
+        job: Job,
+        work: Work,
+        plan: Planned,
+        today: String,
+    ) -> Result<(), Refused> {
+        self.next_task_call += 1;
+        let n = self.next_task_call;
+        let key = CallKey {
+            from: Requester::Task(n),
+            id: RequestId::Int(n.to_string()),
+        };
+        let started =
+            self.calls
+                .start_stored(now, key, Context::Background(job), work, plan, today);
+        self.drain_calls();
+        started
     }
 
     fn poll(&self) -> Duration {
         self.config.tasks.poll_interval
     }
 
-    /// `{base}/responses`, or `{base}/responses/{id}{suffix}`.
-    fn responses_url(&self, id: Option<(&str, &str)>) -> String {
-        let base = format!("{}/responses", self.config.base_url.trim_end_matches('/'));
-        match id {
-            None => base,
-            Some((id, suffix)) => format!("{base}/{}{suffix}", path_segment(id)),
-        }
-    }
-
-    /// Reads a response's state now, unless a read is in flight.
-    fn read(&mut self, now: Now, response_id: &str) {
-        if self.background.reading.contains(response_id) {
-            return;
-        }
-        self.background.reading.insert(response_id.to_owned());
-        log::debug!("reading background response {response_id}");
-        let url = self.responses_url(Some((response_id, "")));
-        let kind = Kind::Read {
-            response_id: response_id.to_owned(),
-        };
-        self.fetch(now, kind, HttpMethod::Get, url, Vec::new(), 1);
-    }
-
-    fn schedule_read(&mut self, now: Now, response_id: &str) {
-        let at = super::after(now.instant, self.poll());
-        self.background
-            .polls
-            .entry(response_id.to_owned())
-            .or_insert(at);
-    }
-
-    fn fetch(
+    /// Records a response's state: its status, and the result a plain call returns for
+    /// the same upstream response (shaped for `version`).
+    fn remember(
         &mut self,
         now: Now,
-        kind: Kind,
-        method: HttpMethod,
-        url: String,
-        body: Vec<u8>,
-        tries: u32,
-    ) {
-        self.background.next += 1;
-        let attempt = AttemptId(FIRST_ATTEMPT + self.background.next);
-        let request = HttpRequest {
-            attempt,
-            method,
-            url,
-            body,
-        };
-        self.outputs.push_back(Output::Http(request.clone()));
-        let deadline = super::after(now.instant, self.config.timeout);
-        self.background.fetches.insert(
-            attempt,
-            Fetch {
-                kind,
-                deadline,
-                tries,
-                request,
-            },
-        );
-    }
-
-    /// Records what upstream said and answers whoever waited for it.
-    fn settle(&mut self, now: Now, kind: Kind, state: ResponseState) {
-        match kind {
-            Kind::Create {
-                pending,
-                created,
-                ttl_ms,
-                ..
-            } => {
-                let Some(response_id) = state.response_id.clone() else {
-                    let failure = UpstreamFailure::local(
-                        FailureKind::InvalidResponse,
-                        "OpenAI accepted the background request but gave no response id",
-                    );
-                    let answer = self.tool_failure(&failure, pending.version);
-                    self.answer(&pending, answer);
-                    return;
-                };
-                let reference = BackgroundRef {
-                    response_id: response_id.clone(),
-                    created,
-                    ttl_ms,
-                };
-                let seen = self.remember(now, &response_id, state);
-                let view = self.view(&reference, &seen);
-                log::debug!("background task created for response {response_id}");
-                let result = shape::create_task_result(&view, self.poll(), pending.version);
-                self.answer(&pending, Ok(result));
-            }
-            Kind::Read { response_id } => {
-                self.background.reading.remove(&response_id);
-                let seen = self.remember(now, &response_id, state);
-                let waiting = self
-                    .background
-                    .waiting
-                    .remove(&response_id)
-                    .unwrap_or_default();
-                let mut still = Vec::new();
-                for pending in waiting {
-                    if pending.method == Method::TasksResult && !seen.status.is_terminal() {
-                        still.push(pending);
-                        continue;
-                    }
-                    let Some(reference) = pending.reference.clone() else {
-                        continue;
-                    };
-                    let view = self.view(&reference, &seen);
-                    let answer = answer_for(&pending, &view, self.poll());
-                    self.answer(&pending, answer);
-                }
-                if !still.is_empty() {
-                    self.background.waiting.insert(response_id.clone(), still);
-                    self.schedule_read(now, &response_id);
-                }
-            }
-            Kind::Cancel {
-                response_id,
-                pending,
-            } => {
-                let seen = self.remember(now, &response_id, state);
-                if let Some(reference) = pending.reference.clone() {
-                    let view = self.view(&reference, &seen);
-                    let answer = cancel_answer(&view, self.poll(), pending.version);
-                    self.answer(&pending, answer);
-                }
-                // Those waiting for the result learn how it ended.
-                let waiting = self
-                    .background
-                    .waiting
-                    .remove(&response_id)
-                    .unwrap_or_default();
-                for p in waiting {
-                    if let Some(reference) = p.reference.clone() {
-                        let view = self.view(&reference, &seen);
-                        let answer = answer_for(&p, &view, self.poll());
-                        self.answer(&p, answer);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Upstream failed for good: whoever waited gets the failure.
-    fn fail(&mut self, kind: Kind, failure: &UpstreamFailure) {
-        let gone = failure.status == Some(404);
-        let waiting: Vec<Pending> = match kind {
-            Kind::Create { pending, .. } => {
-                let answer = self.tool_failure(failure, pending.version);
-                self.answer(&pending, answer);
-                return;
-            }
-            Kind::Read { response_id } => {
-                self.background.reading.remove(&response_id);
-                self.background.polls.remove(&response_id);
-                self.background
-                    .waiting
-                    .remove(&response_id)
-                    .unwrap_or_default()
-            }
-            Kind::Cancel { pending, .. } => vec![pending],
-        };
-        for pending in waiting {
-            let error = if gone {
-                RpcError::new(
-                    ErrorKind::InvalidParams,
-                    "task not found: OpenAI no longer has its stored response (it keeps them for a limited time); call the tool again",
-                )
-            } else {
-                RpcError::new(
-                    ErrorKind::UpstreamFailed,
-                    format!(
-                        "reading the task from OpenAI failed: {}; poll again in a moment",
-                        failure.message
-                    ),
-                )
-            };
-            self.answer(&pending, Err(error));
-        }
-    }
-
-    /// A `tools/call` that could not start its background response, as the version
-    /// shapes a tool failure.
-    fn tool_failure(
-        &self,
-        failure: &UpstreamFailure,
+        id: &str,
+        state: StoredState,
         version: ProtocolVersion,
-    ) -> Result<Value, RpcError> {
-        self.call_result(Err(failure.clone()), 0, &one_attempt(None), version)
-    }
-
-    /// The state `body` gives. A finished answer is shaped for the creating request's
-    /// version, or for 2025-11-25 when read later; readers of another era get it
-    /// reshaped (`shape::task_state`).
-    fn response_state(
-        &self,
-        body: &crate::openai::ResponseBody<'_>,
-        kind: &Kind,
-        today: &str,
-    ) -> ResponseState {
-        let response_id = body.id.get().map(str::to_owned);
-        let (status, outcome) = match body.status.get().unwrap_or("completed") {
-            "queued" | "in_progress" => (Status::Working, None),
-            "cancelled" => (Status::Cancelled, None),
-            _ => {
-                let (model, date, version) = match kind {
-                    Kind::Create {
-                        model,
-                        date,
-                        pending,
-                        ..
-                    } => (model.as_str(), date.as_str(), pending.version),
-                    _ => {
-                        let answer_model = self
-                            .config
-                            .profiles
-                            .for_tool(crate::tools::Tool::Answer)
-                            .map(|p| p.model.as_str())
-                            .unwrap_or_default();
-                        (answer_model, today, ProtocolVersion::V2025_11_25)
-                    }
+        report: &Report,
+    ) -> Seen {
+        let (status, outcome) = match state {
+            StoredState::Working => (Status::Working, None),
+            StoredState::Cancelled => (Status::Cancelled, None),
+            StoredState::Ended(outcome, _) => {
+                let result = self.call_result(outcome, 0, report, version);
+                let outcome = Outcome::new(result);
+                let status = if outcome.is_ok() {
+                    Status::Completed
+                } else {
+                    Status::Failed
                 };
-                let answer = parse_answer(body, self.config.max_citations, model, date);
-                let report = one_attempt(Some(crate::openai::Usage::of(body)));
-                let result = self.call_result(answer, 0, &report, version);
-                (Status::Completed, Some(Outcome::new(result)))
+                (status, Some(outcome))
             }
         };
-        ResponseState {
-            response_id,
+        let seen = Seen {
             status,
             outcome,
-        }
+            updated: now.unix_secs,
+            read_at: now.instant,
+        };
+        let cap = self.config.tasks.max_tasks;
+        self.background.response(id, cap).seen = Some(seen.clone());
+        seen
+    }
+
+    /// Records that OpenAI no longer has the response: the task ended with a tool error
+    /// that says so.
+    fn remember_gone(&mut self, now: Now, id: &str, report: &Report) -> Seen {
+        let failure = UpstreamFailure::local(
+            FailureKind::Expired,
+            "OpenAI no longer has this task's stored response (it keeps them for a limited time)",
+        );
+        let state = StoredState::Ended(Err(failure), Default::default());
+        self.remember(now, id, state, ProtocolVersion::V2025_11_25, report)
     }
 
     fn answer(&mut self, pending: &Pending, answer: Result<Value, RpcError>) {
@@ -571,28 +620,6 @@ impl Server {
             },
         };
         self.route(pending.reply_to, Some(reply));
-    }
-
-    fn remember(&mut self, now: Now, response_id: &str, state: ResponseState) -> Seen {
-        let seen = Seen {
-            status: state.status,
-            outcome: state.outcome,
-            updated: now.unix_secs,
-            read_at: now.instant,
-        };
-        let b = &mut self.background;
-        if b.seen
-            .insert(response_id.to_owned(), seen.clone())
-            .is_none()
-        {
-            b.order.push_back(response_id.to_owned());
-        }
-        while b.order.len() > self.config.tasks.max_tasks {
-            if let Some(old) = b.order.pop_front() {
-                b.seen.remove(&old);
-            }
-        }
-        seen
     }
 
     /// A task as the shapes want it, from its reference and its last known state.
@@ -610,21 +637,20 @@ impl Server {
     }
 }
 
-/// What one read of a response says.
-struct ResponseState {
-    response_id: Option<String>,
-    status: Status,
-    outcome: Option<Outcome>,
+/// Whether a failure says OpenAI no longer has the response.
+fn is_gone(failure: &UpstreamFailure) -> bool {
+    failure.status == Some(404)
 }
 
-/// What one upstream request cost, for the result's usage `_meta`.
-fn one_attempt(usage: Option<crate::openai::Usage>) -> crate::calls::Report {
-    crate::calls::Report {
-        usage,
-        adjustments: Vec::new(),
-        model: Default::default(),
-        attempts: 1,
-        wall: Duration::ZERO,
+/// The answer to a request the engine had no room for.
+fn refusal(refused: Refused, version: ProtocolVersion) -> Result<Value, RpcError> {
+    match refused {
+        Refused::Busy { running, queued } => ToolFailure::Busy { running, queued }.reply(version),
+        // Background work is keyed by its own numbers; kept for completeness.
+        Refused::DuplicateId => Err(RpcError::new(
+            ErrorKind::Overloaded,
+            "the server is busy with this task's work; try again in a moment",
+        )),
     }
 }
 
@@ -656,14 +682,4 @@ fn cancel_answer(
             view.status.as_str()
         ),
     ))
-}
-
-/// A response id as one URL path segment (ids are `resp_…`; anything else is escaped).
-fn path_segment(id: &str) -> String {
-    id.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
-            other => format!("%{other:02X}"),
-        })
-        .collect()
 }

@@ -2,7 +2,7 @@
 //! notifications. Methods are parsed once into [`Method`]; params once into typed values.
 
 use super::batch::ReplyTo;
-use super::route::Caller;
+use super::route::{Caller, Context};
 use super::{Now, Server, Session};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::date::Date;
@@ -200,9 +200,14 @@ impl Server {
             version,
             task: None,
         };
-        let started = self
-            .calls
-            .start(now, key, caller, plan, call.progress_token, today);
+        let started = self.calls.start(
+            now,
+            key,
+            Context::Call(caller),
+            plan,
+            call.progress_token,
+            today,
+        );
         self.drain_calls();
         match started {
             Ok(()) => Dispatched::Pending,

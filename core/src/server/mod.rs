@@ -38,7 +38,7 @@ use crate::jsonrpc::{ErrorKind, Reply, RpcError};
 use crate::mcp::ProtocolVersion;
 use batch::Batches;
 use modern::Subscriptions;
-use route::Caller;
+use route::Context;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -83,7 +83,7 @@ pub struct Server {
     /// Framing of replies: the first framing the client used, unless forced to lines.
     reply_framing: Option<Framing>,
     session: Session,
-    calls: CallEngine<Caller>,
+    calls: CallEngine<Context>,
     batches: Batches,
     outputs: VecDeque<Output>,
     stdin_closed: bool,
@@ -106,7 +106,7 @@ pub struct Server {
     next_task_call: u64,
     /// The time of the latest input, for what happens between inputs.
     last_now: Option<Now>,
-    /// Tasks backed by OpenAI background mode: upstream reads in flight and a cache.
+    /// Tasks backed by OpenAI background mode: the last state per response, waiters, polls.
     background: background::Background,
 }
 
@@ -161,12 +161,6 @@ impl Server {
             Input::Drain => {
                 self.close(now, Closing::Draining);
                 log::debug!("draining; {} call(s) in flight", self.calls.len());
-            }
-            Input::HttpReply(attempt, reply) if self.owns_background(attempt) => {
-                self.on_background_reply(now, attempt, Ok(reply))
-            }
-            Input::HttpFailed(attempt, error) if self.owns_background(attempt) => {
-                self.on_background_reply(now, attempt, Err(error))
             }
             Input::HttpReply(attempt, reply) => self.calls.handle_reply(now, attempt, reply),
             Input::HttpHead(attempt, head) => self.calls.handle_head(now, attempt, head),
@@ -240,7 +234,7 @@ impl Server {
             self.calls.poll_timeout(),
             grace,
             self.tasks.poll_timeout(),
-            self.background_timeout(),
+            self.background.poll_timeout(),
         ]
         .into_iter()
         .flatten()

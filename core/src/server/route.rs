@@ -10,6 +10,15 @@ use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
 use serde::Serialize;
 
+/// What the server attaches to each piece of the engine's work, to route its end.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Context {
+    /// A `tools/call`, answered to its request or into its task.
+    Call(Caller),
+    /// Work on a background task's stored response.
+    Background(super::background::Job),
+}
+
 /// What the server attaches to each call, to answer it.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Caller {
@@ -28,7 +37,7 @@ impl Server {
                 CallEvent::Send(request) => self.outputs.push_back(Output::Http(request)),
                 CallEvent::Abort(attempt) => self.outputs.push_back(Output::Abort(attempt)),
                 CallEvent::Progress {
-                    context,
+                    context: Context::Call(context),
                     token,
                     progress,
                     message,
@@ -47,7 +56,7 @@ impl Server {
                     }
                 }
                 CallEvent::Finished {
-                    context,
+                    context: Context::Call(context),
                     outcome,
                     retries,
                     report,
@@ -69,11 +78,28 @@ impl Server {
                     };
                     self.route(context.reply_to, Some(reply));
                 }
+                CallEvent::Stored {
+                    context: Context::Background(job),
+                    outcome,
+                    retries,
+                    report,
+                } => {
+                    if let Some(now) = self.last_now {
+                        self.on_stored(now, job, outcome, retries, &report);
+                    }
+                }
                 // A batch still needs to know this slot will stay empty.
-                CallEvent::Dropped { context } => match &context.task {
+                CallEvent::Dropped {
+                    context: Context::Call(context),
+                } => match &context.task {
                     Some(task) => self.drop_task(task, context.reply_to, context.version),
                     None => self.route(context.reply_to, None),
                 },
+                // Background work is dropped only at exit; progress goes to calls only.
+                CallEvent::Dropped { .. }
+                | CallEvent::Progress { .. }
+                | CallEvent::Finished { .. }
+                | CallEvent::Stored { .. } => {}
             }
         }
     }

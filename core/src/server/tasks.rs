@@ -6,7 +6,7 @@
 
 use super::batch::ReplyTo;
 use super::dispatch::Dispatched;
-use super::route::Caller;
+use super::route::{Caller, Context};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
@@ -63,7 +63,7 @@ impl Server {
         let started = self.calls.start(
             now,
             key.clone(),
-            caller,
+            Context::Call(caller),
             start.plan,
             start.progress,
             start.today,

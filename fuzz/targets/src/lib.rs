@@ -10,7 +10,8 @@ use responses_mcp_core::framing::{FrameError, Framer, Framing};
 use responses_mcp_core::http::{ReadError, Reader};
 use responses_mcp_core::openai::{classify_reply, parse_answer, UpstreamVerdict};
 use responses_mcp_core::server::{
-    AttemptId, HttpReply, Input, Output, ServerConfig, TransportError, TransportErrorKind,
+    AttemptId, HttpMethod, HttpReply, Input, Output, ServerConfig, TransportError,
+    TransportErrorKind,
 };
 use responses_mcp_core::testing::{decode, Harness};
 use serde_json::Value;
@@ -739,10 +740,12 @@ pub fn sse(data: &[u8]) {
 }
 
 /// Tasks under a random script in a 2025-11-25 session, with either backing: create
-/// tasks (ttl from the input), poll, fetch, list and cancel them by issued, mutated or random ids, answer or
-/// fail their attempts, let time pass. Every write is one valid JSON-RPC message; no
-/// request id is answered twice; the store never holds more than its limit; ids that were
-/// not issued never reach a task.
+/// tasks (ttl from the input), poll, fetch, list and cancel them by issued, mutated or
+/// random ids, answer their attempts (answers, background states queued and failed, 404,
+/// 429, 5xx) or fail them, let time pass. Every write is one valid JSON-RPC message; no
+/// request id is answered twice; the store never holds more than its limit; answers and
+/// background creates never exceed `max_inflight`; ids that were not issued never reach a
+/// task.
 pub fn tasks(data: &[u8]) {
     use responses_mcp_core::tasks::TaskSettings;
     let mut config = ServerConfig {
@@ -764,6 +767,11 @@ pub fn tasks(data: &[u8]) {
     let mut h = Harness::new(config);
     h.init("2025-11-25");
     let answer = br#"{"id":"resp_1","model":"gpt-5","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"hi","annotations":[]}]}]}"#;
+    let queued = br#"{"id":"resp_1","status":"queued","output":[]}"#;
+    let failed =
+        br#"{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"x"}}"#;
+    // Upstream requests sent and not yet answered or aborted.
+    let mut open: Vec<responses_mcp_core::server::HttpRequest> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     let mut answered: BTreeSet<u64> = BTreeSet::new();
     let mut next = 1u64;
@@ -798,12 +806,17 @@ pub fn tasks(data: &[u8]) {
                     "params":{"taskId":task_id,"cursor":task_id}}));
             }
             6 => {
-                for attempt in h.take_http() {
-                    match arg % 3 {
-                        0 => h.reply(attempt.attempt, 200, answer, &[]),
-                        1 => h.reply(attempt.attempt, 500, b"{}", &[]),
+                for attempt in std::mem::take(&mut open) {
+                    let a = attempt.attempt;
+                    match arg % 7 {
+                        0 => h.reply(a, 200, answer, &[]),
+                        1 => h.reply(a, 500, b"{}", &[]),
+                        2 => h.reply(a, 200, queued, &[]),
+                        3 => h.reply(a, 200, failed, &[]),
+                        4 => h.reply(a, 404, b"{}", &[]),
+                        5 => h.reply(a, 429, b"{}", &[("retry-after", "1")]),
                         _ => h.fail(
-                            attempt.attempt,
+                            a,
                             responses_mcp_core::server::TransportErrorKind::Io,
                             "reset",
                         ),
@@ -828,7 +841,18 @@ pub fn tasks(data: &[u8]) {
                 assert!(!message.contains("panicked"), "{message}");
             }
         }
-        let _ = h.take_other();
+        open.extend(h.take_http());
+        for output in h.take_other() {
+            if let Output::Abort(attempt) = output {
+                open.retain(|r| r.attempt != attempt);
+            }
+        }
+        // Answers and background creates share the slots (max_inflight 2).
+        let creates = open
+            .iter()
+            .filter(|r| r.method == HttpMethod::Post && r.url.ends_with("/responses"))
+            .count();
+        assert!(creates <= 2, "{creates} answers or creates in flight");
         assert!(h.server.task_count() <= 3, "the store outgrew its limit");
     }
 }

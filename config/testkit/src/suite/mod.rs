@@ -499,6 +499,26 @@ macro_rules! e2e_suite {
             fn cancelling_a_background_task_cancels_the_openai_response() {
                 $crate::run($bin, $crate::suite::tasks::cancelling_a_background_task_cancels_the_openai_response);
             }
+
+            #[test]
+            fn every_way_a_background_response_ends_ends_its_task() {
+                $crate::run($bin, $crate::suite::tasks::every_way_a_background_response_ends_ends_its_task);
+            }
+
+            #[test]
+            fn background_reads_stay_paced_while_openai_fails() {
+                $crate::run($bin, $crate::suite::tasks::background_reads_stay_paced_while_openai_fails);
+            }
+
+            #[test]
+            fn background_creates_take_max_inflight_slots() {
+                $crate::run($bin, $crate::suite::tasks::background_creates_take_max_inflight_slots);
+            }
+
+            #[test]
+            fn a_429_with_retry_after_on_a_create_is_honoured() {
+                $crate::run($bin, $crate::suite::tasks::a_429_with_retry_after_on_a_create_is_honoured);
+            }
             #[test]
             fn a_task_over_stdio_is_created_polled_fetched_and_announced() {
                 $crate::run($bin, $crate::suite::tasks::a_task_over_stdio_is_created_polled_fetched_and_announced);

@@ -385,3 +385,172 @@ pub fn cancelling_a_background_task_cancels_the_openai_response() {
     let (again, _) = mcp.ask(on_task(3, "tasks/get", &id));
     assert_eq!(again["result"]["status"], "cancelled");
 }
+
+/// A fake playing one background response whose creation answers `queued` and whose
+/// every read answers `read` (status and body).
+fn background_ending(read: (u16, Vec<u8>)) -> FakeOpenAi {
+    FakeOpenAi::start(move |r, _| {
+        if r.method == "POST" {
+            Action::json(
+                200,
+                br#"{"id":"resp_end","object":"response","status":"queued","output":[]}"#,
+            )
+        } else {
+            Action::json(read.0, &read.1)
+        }
+    })
+}
+
+/// Creates a background task on `fake` and fetches its result; the result and the task's
+/// last state.
+fn background_result(fake: &FakeOpenAi) -> (Value, Value) {
+    let mut mcp = background_server(fake, false);
+    mcp.initialize("2025-11-25");
+    let (created, _) = mcp.ask(task_call(1, None));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (result, _) = mcp.ask(on_task(2, "tasks/result", &id));
+    let (state, _) = mcp.ask(on_task(3, "tasks/get", &id));
+    (result, state)
+}
+
+pub fn every_way_a_background_response_ends_ends_its_task() {
+    let failed = json!({"id":"resp_end","object":"response","status":"failed","output":[],
+        "error":{"code":"server_error","message":"The model had an internal failure."}});
+    let cut = json!({"id":"resp_end","object":"response","status":"incomplete","output":[],
+        "incomplete_details":{"reason":"max_output_tokens"}});
+    let gone = br#"{"error":{"message":"No response found with id 'resp_end'.","type":"invalid_request_error","param":null,"code":null}}"#;
+    for (read, says) in [
+        (
+            (200, failed.to_string().into_bytes()),
+            "The model had an internal failure.",
+        ),
+        ((200, cut.to_string().into_bytes()), "cut short"),
+        ((404, gone.to_vec()), "no longer has"),
+    ] {
+        let fake = background_ending(read);
+        let (result, state) = background_result(&fake);
+        assert_eq!(result["result"]["isError"], true, "{result}");
+        let text = result["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(says), "{text}");
+        assert_eq!(state["result"]["status"], "completed", "{state}");
+        // One read ended it: an ended task is not read again.
+        let reads = fake.requests().iter().filter(|r| r.method == "GET").count();
+        assert_eq!(reads, 1, "{says}");
+    }
+}
+
+pub fn background_reads_stay_paced_while_openai_fails() {
+    let fake = background_ending((
+        500,
+        br#"{"error":{"message":"boom","type":"server_error"}}"#.to_vec(),
+    ));
+    let mut mcp = background_server(&fake, false);
+    mcp.initialize("2025-11-25");
+    let (created, _) = mcp.ask(task_call(1, None));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A client polling as fast as it can for a second and a half.
+    let start = Instant::now();
+    let mut n = 2;
+    while start.elapsed() < Duration::from_millis(1500) {
+        let (state, _) = mcp.ask(on_task(n, "tasks/get", &id));
+        assert!(
+            state["result"]["status"] == "working" || state["error"].is_object(),
+            "{state}"
+        );
+        n += 1;
+    }
+    let gets: Vec<Instant> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET")
+        .map(|r| r.at)
+        .collect();
+    assert!(
+        !gets.is_empty() && n > 20,
+        "{} polls, {} reads",
+        n,
+        gets.len()
+    );
+    // At most one GET per poll interval (100 ms), retries included.
+    for pair in gets.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= Duration::from_millis(95),
+            "{:?}",
+            pair[1] - pair[0]
+        );
+    }
+}
+
+pub fn background_creates_take_max_inflight_slots() {
+    let openai = crate::fake_openai::Background::new(
+        &fixture("response-web-search.json"),
+        Duration::from_secs(30),
+    );
+    let me = openai.clone();
+    let fake = FakeOpenAi::start(move |r, _| {
+        // A create that takes a while, so that slots fill up.
+        let action = me.answer_for(r);
+        if r.method == "POST" {
+            action.after(Duration::from_millis(50))
+        } else {
+            action
+        }
+    });
+    let dir = temp_dir("bg-slots");
+    let yaml =
+        "tasks: {openai_background: true, poll_interval_ms: 100}\nserver: {max_inflight: 4}\n";
+    let mut mcp = Mcp::spawn(
+        Opts::upstream(&fake.url)
+            .config(&dir, yaml)
+            .env("MCP_TASKS_SECRET", SHARED_SECRET),
+    );
+    mcp.initialize("2025-11-25");
+    for id in 1..=40 {
+        mcp.send(&task_call(id, None));
+    }
+    let mut created = 0;
+    for _ in 1..=40 {
+        let reply = mcp.recv();
+        if reply["result"]["task"]["status"] == "working" {
+            created += 1;
+        }
+    }
+    assert_eq!(created, 40);
+    assert_eq!(fake.requests().len(), 40);
+    assert!(
+        fake.max_in_flight() <= 4,
+        "{} creates at once",
+        fake.max_in_flight()
+    );
+}
+
+pub fn a_429_with_retry_after_on_a_create_is_honoured() {
+    let fake = FakeOpenAi::start(|_, i| {
+        if i == 0 {
+            Action::json(
+                429,
+                br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#,
+            )
+            .with_header("retry-after", "1")
+        } else {
+            Action::json(
+                200,
+                br#"{"id":"resp_1","object":"response","status":"queued","output":[]}"#,
+            )
+        }
+    });
+    let mut mcp = background_server(&fake, false);
+    mcp.initialize("2025-11-25");
+    let (created, _) = mcp.ask(task_call(1, None));
+    assert_eq!(created["result"]["task"]["status"], "working", "{created}");
+    let posts = fake.requests();
+    assert_eq!(posts.len(), 2);
+    let waited = posts[1].at - posts[0].at;
+    assert!(waited >= Duration::from_millis(990), "{waited:?}");
+}

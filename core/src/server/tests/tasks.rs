@@ -445,7 +445,7 @@ mod background {
     }
 
     #[test]
-    fn cancelling_calls_openai_and_a_response_openai_lost_is_not_found() {
+    fn cancelling_calls_openai_and_a_response_openai_lost_ends_the_task() {
         let mut h = Harness::new(config(1));
         h.init("2025-11-25");
         let id = created(&mut h);
@@ -468,11 +468,73 @@ mod background {
         let missing = br#"{"error":{"message":"No response found with id 'resp_1'.","type":"invalid_request_error","param":null,"code":null}}"#;
         other.reply(read.attempt, 404, missing, &[]);
         let r = other.frames().remove(0);
-        assert_eq!(r["error"]["code"], -32602, "{r}");
-        assert!(r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("no longer has"));
+        assert_eq!(r["result"]["status"], "completed", "a terminal task: {r}");
+        // Its result is the tool error a call gets, saying what happened and what to do.
+        let r = other.request(tasks(2, "tasks/result", &id));
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        let text = r["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("no longer has"), "{text}");
+        assert!(text.contains("call the tool again"), "{text}");
+        assert!(
+            other.take_http().is_empty(),
+            "an ended task is not read again"
+        );
+    }
+
+    /// A 2025-11-25 session whose background task was created, read once more: the reply
+    /// to that read, and what `tasks/result` then returns.
+    fn read_once(body: &[u8]) -> (Value, Value) {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        let id = created(&mut h);
+        h.advance(ServerConfig::default().tasks.poll_interval);
+        h.send(tasks(2, "tasks/get", &id));
+        let read = h.take_http().remove(0);
+        h.reply(read.attempt, 200, body, &[]);
+        let got = h.frames().remove(0);
+        let result = h.request(tasks(3, "tasks/result", &id));
+        assert!(h.take_http().is_empty(), "an ended task is not read again");
+        (got, result)
+    }
+
+    #[test]
+    fn a_failed_background_response_ends_its_task_with_what_openai_said() {
+        let failed = json!({"id":"resp_1","object":"response","status":"failed",
+            "error":{"code":"server_error","message":"The model had an internal failure."},"output":[]});
+        let (got, result) = read_once(failed.to_string().as_bytes());
+        assert_eq!(got["result"]["status"], "completed", "{got}");
+        assert_eq!(result["result"]["isError"], true, "{result}");
+        let text = result["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("The model had an internal failure."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_incomplete_background_response_says_it_was_cut_short_and_why() {
+        let cut = json!({"id":"resp_1","object":"response","status":"incomplete",
+            "incomplete_details":{"reason":"max_output_tokens"},"output":[]});
+        let (_, result) = read_once(cut.to_string().as_bytes());
+        assert_eq!(result["result"]["isError"], true, "{result}");
+        let text = result["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("max_output_tokens") && text.contains("cut short"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_cancelled_background_response_is_a_cancelled_task() {
+        let (got, result) = read_once(&state("resp_1", "cancelled"));
+        assert_eq!(got["result"]["status"], "cancelled", "{got}");
+        assert!(
+            result["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("cancelled"),
+            "{result}"
+        );
     }
 
     #[test]
@@ -490,34 +552,128 @@ mod background {
     }
 
     #[test]
-    fn failing_reads_are_retried_then_the_waiting_request_is_told_to_poll_again() {
+    fn failing_reads_are_retried_at_the_poll_pace_then_the_last_state_is_told() {
         let mut h = Harness::new(config(1));
         h.init("2025-11-25");
         let id = created(&mut h);
-        h.advance(ServerConfig::default().tasks.poll_interval);
+        let poll = ServerConfig::default().tasks.poll_interval;
+        h.advance(poll);
         h.send(tasks(2, "tasks/get", &id));
-        // A reset, then a 500: each retried; the third failure is final.
+        // A reset, then 5xx: each retried (request.max_retries, 3), never sooner than a
+        // poll interval later; the fourth failure is final.
         let read = h.take_http().remove(0);
+        let mut last_get = h.now.instant;
         h.fail(read.attempt, crate::server::TransportErrorKind::Io, "reset");
-        let read = h.take_http().remove(0);
-        h.reply(read.attempt, 500, b"{}", &[]);
-        let read = h.take_http().remove(0);
-        assert!(h.frames().is_empty(), "still trying");
-        h.reply(read.attempt, 503, b"{}", &[]);
+        for status in [500, 502, 503] {
+            assert!(h.take_http().is_empty(), "not at once");
+            h.fire();
+            let read = h.take_http().remove(0);
+            assert!(h.now.instant >= last_get + poll, "paced");
+            last_get = h.now.instant;
+            assert!(h.frames().is_empty(), "still trying");
+            h.reply(read.attempt, status, b"{}", &[]);
+        }
+        // The poll is answered with the last state known; a poll meanwhile costs no read.
         let r = h.frames().remove(0);
-        assert_eq!(r["id"], 2);
-        assert!(
-            r["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("poll again"),
+        assert_eq!(
+            (r["id"].clone(), r["result"]["status"].clone()),
+            (json!(2), json!("working")),
             "{r}"
         );
-        // The next poll reads again and succeeds.
-        h.send(tasks(3, "tasks/get", &id));
+        let r = h.request(tasks(3, "tasks/get", &id));
+        assert_eq!(r["result"]["status"], "working", "{r}");
+        assert!(
+            h.take_http().is_empty(),
+            "paced: {:?}",
+            h.now.instant - last_get
+        );
+        // The next poll after the interval reads again and succeeds.
+        h.advance(poll);
+        h.send(tasks(4, "tasks/get", &id));
         let read = h.take_http().remove(0);
         h.reply(read.attempt, 200, &finished("resp_1"), &[]);
         assert_eq!(h.frames().remove(0)["result"]["status"], "completed");
+    }
+
+    #[test]
+    fn without_any_state_a_failing_read_tells_the_poll_to_poll_again() {
+        // Another instance, which never saw the task: nothing to fall back on.
+        let mut first = Harness::new(config(1));
+        first.init("2025-11-25");
+        let id = created(&mut first);
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        h.send(tasks(1, "tasks/get", &id));
+        for _ in 0..4 {
+            let read = h.take_http().remove(0);
+            h.reply(read.attempt, 502, b"{}", &[]);
+            if let Some(r) = h.frames().pop() {
+                let message = r["error"]["message"].as_str().unwrap().to_owned();
+                assert!(message.contains("poll again"), "{r}");
+                return;
+            }
+            h.fire();
+        }
+        panic!("the poll was never answered");
+    }
+
+    #[test]
+    fn a_create_answered_429_waits_as_long_as_openai_asks() {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        h.send(task_call(1, None));
+        let post = h.take_http().remove(0);
+        let sent = h.now.instant;
+        h.reply(post.attempt, 429, br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#, &[("retry-after", "2")]);
+        assert!(h.take_http().is_empty(), "not at once");
+        h.fire();
+        let again = h.take_http().remove(0);
+        assert_eq!(h.now.instant - sent, Duration::from_secs(2));
+        h.reply(again.attempt, 200, &state("resp_1", "queued"), &[]);
+        assert_eq!(h.frames().remove(0)["result"]["task"]["status"], "working");
+    }
+
+    #[test]
+    fn creates_take_a_slot_like_calls() {
+        let mut cfg = config(1);
+        cfg.max_inflight = 2;
+        let mut h = Harness::new(cfg);
+        h.init("2025-11-25");
+        for id in 1..=5 {
+            h.send(task_call(id, None));
+        }
+        let posts = h.take_http();
+        assert_eq!(posts.len(), 2, "two slots, two creates in flight");
+        h.reply(posts[0].attempt, 200, &state("resp_1", "queued"), &[]);
+        assert_eq!(
+            h.take_http().len(),
+            1,
+            "a freed slot starts the next create"
+        );
+        // Reads take no slot: a poll is not held behind the answers it polls for.
+        let task = h.frames().remove(0)["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        h.advance(ServerConfig::default().tasks.poll_interval);
+        h.send(tasks(9, "tasks/get", &task));
+        assert_eq!(h.take_http()[0].method, HttpMethod::Get);
+    }
+
+    #[test]
+    fn a_refused_parameter_on_a_create_is_fitted_like_a_call() {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        h.send(task_call(1, None));
+        let post = h.take_http().remove(0);
+        let refused = br#"{"error":{"message":"Unsupported parameter: 'text.verbosity' is not supported with this model.","type":"invalid_request_error","param":"text.verbosity","code":"unsupported_parameter"}}"#;
+        h.reply(post.attempt, 400, refused, &[]);
+        let again = h.take_http().remove(0);
+        let body: Value = serde_json::from_slice(&again.body).unwrap();
+        assert!(body.get("text").is_none(), "{body}");
+        assert_eq!(body["background"], true);
+        h.reply(again.attempt, 200, &state("resp_1", "queued"), &[]);
+        assert_eq!(h.frames().remove(0)["result"]["task"]["status"], "working");
     }
 
     #[test]
@@ -553,6 +709,8 @@ mod background {
             crate::server::TransportErrorKind::Connect,
             "refused",
         );
+        assert!(h.take_http().is_empty(), "after a backoff");
+        h.fire();
         let again = h.take_http();
         assert_eq!(again.len(), 1, "a connect failure is retried");
         // Broken after sending: not sent again; the call says what happened.

@@ -1,0 +1,221 @@
+//! The kinds of upstream work the engine runs, the request each attempt sends, and how
+//! the reply of a stored (background) response reads.
+//!
+//! An answer and a background create are calls: each takes a `max_inflight` slot and
+//! queues when none is free. Reads and cancels of stored responses are fetches: they take
+//! no slot (a poll must not wait behind the answers it polls for), at most
+//! [`MAX_FETCHES`] run at once, and their retries wait at least the fetch pace, so one
+//! response is read at most once per poll interval on every path.
+
+use crate::openai::{parse_answer, Answer, FailureKind, ResponseBody, UpstreamFailure, Usage};
+use crate::server::HttpMethod;
+
+/// Most reads and cancels in flight or waiting to retry at once.
+pub const MAX_FETCHES: usize = 64;
+
+/// What a piece of work does upstream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// `POST /responses`; the reply is an answer.
+    Answer,
+    /// `POST /responses` in background mode; the reply is a stored response's first state.
+    Create,
+    /// `GET /responses/{id}`: a stored response's state now.
+    Read(String),
+    /// `POST /responses/{id}/cancel`.
+    Cancel(String),
+}
+
+impl Work {
+    /// Whether the work holds a `max_inflight` slot while it runs.
+    pub fn takes_slot(&self) -> bool {
+        matches!(self, Work::Answer | Work::Create)
+    }
+
+    /// Whether the work is about a stored response (its outcome is a [`Stored`]).
+    pub fn is_stored(&self) -> bool {
+        !matches!(self, Work::Answer)
+    }
+
+    /// Whether a transport failure of `kind` may be retried. A create that may have
+    /// reached OpenAI (the connection broke or timed out after sending) is not sent
+    /// again: a second background response would run, and be paid for, beside the first.
+    pub fn retries_after(&self, kind: FailureKind) -> bool {
+        kind.is_transient() && (*self != Work::Create || kind == FailureKind::Connect)
+    }
+
+    /// The method, URL and body of an attempt; `responses` is `{base_url}/responses` and
+    /// `body` builds the plan's request body (answers and creates only).
+    pub fn request(
+        &self,
+        responses: &str,
+        body: impl FnOnce() -> Vec<u8>,
+    ) -> (HttpMethod, String, Vec<u8>) {
+        match self {
+            Work::Answer | Work::Create => (HttpMethod::Post, responses.to_owned(), body()),
+            Work::Read(id) => (
+                HttpMethod::Get,
+                format!("{responses}/{}", path_segment(id)),
+                Vec::new(),
+            ),
+            // An empty JSON object: both clients label every POST body JSON.
+            Work::Cancel(id) => (
+                HttpMethod::Post,
+                format!("{responses}/{}/cancel", path_segment(id)),
+                b"{}".to_vec(),
+            ),
+        }
+    }
+}
+
+/// A stored response as one reply showed it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stored {
+    /// The response id (a create learns it here).
+    pub id: Option<String>,
+    /// Where the response is.
+    pub state: StoredState,
+}
+
+/// Where a stored response is. Every status OpenAI gives maps to one of these.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoredState {
+    /// `queued` or `in_progress`.
+    Working,
+    /// `cancelled`.
+    Cancelled,
+    /// `completed`, `failed` or `incomplete` (or an unknown status): the outcome a plain
+    /// call would have for the same body, with the usage it reported.
+    Ended(Result<Answer, UpstreamFailure>, Usage),
+}
+
+impl Stored {
+    /// Reads a 2xx body of a stored response. A `failed` or `incomplete` response is an
+    /// ending, never a reason to read again: it will not change.
+    pub fn read(
+        body: &ResponseBody<'_>,
+        max_citations: usize,
+        model: &str,
+        access_date: &str,
+    ) -> Stored {
+        let state = match body.status.get() {
+            Some("queued" | "in_progress") => StoredState::Working,
+            Some("cancelled") => StoredState::Cancelled,
+            _ => StoredState::Ended(
+                parse_answer(body, max_citations, model, access_date),
+                Usage::of(body),
+            ),
+        };
+        Stored {
+            id: body.id.get().map(str::to_owned),
+            state,
+        }
+    }
+}
+
+/// The failure of a 2xx body that is not JSON.
+pub fn not_json(status: u16) -> UpstreamFailure {
+    UpstreamFailure {
+        status: Some(status),
+        ..UpstreamFailure::local(
+            FailureKind::InvalidResponse,
+            "the response body is not JSON",
+        )
+    }
+}
+
+/// A response id as one URL path segment (ids are `resp_…`; anything else is escaped).
+fn path_segment(id: &str) -> String {
+    id.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(json: &str) -> Stored {
+        let body = ResponseBody::parse(json.as_bytes()).unwrap();
+        Stored::read(&body, 3, "gpt-6.1-terra", "2026-11-26")
+    }
+
+    #[test]
+    fn every_status_maps_to_a_state() {
+        assert_eq!(
+            stored(r#"{"id":"resp_1","status":"queued"}"#).state,
+            StoredState::Working
+        );
+        assert_eq!(
+            stored(r#"{"id":"resp_1","status":"in_progress"}"#).state,
+            StoredState::Working
+        );
+        assert_eq!(
+            stored(r#"{"id":"resp_1","status":"cancelled"}"#).state,
+            StoredState::Cancelled
+        );
+        let completed = stored(
+            r#"{"id":"resp_1","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"42"}]}]}"#,
+        );
+        assert_eq!(completed.id.as_deref(), Some("resp_1"));
+        assert!(
+            matches!(completed.state, StoredState::Ended(Ok(ref a), _) if a.answer.starts_with("42"))
+        );
+        let failed = stored(
+            r#"{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"The model failed."}}"#,
+        );
+        let StoredState::Ended(Err(f), _) = failed.state else {
+            panic!("{failed:?}");
+        };
+        assert_eq!(
+            (f.kind, f.code.as_deref()),
+            (FailureKind::Failed, Some("server_error"))
+        );
+        assert_eq!(f.message, "The model failed.");
+        let cut = stored(
+            r#"{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}"#,
+        );
+        let StoredState::Ended(Err(f), _) = cut.state else {
+            panic!("{cut:?}");
+        };
+        assert_eq!(f.kind, FailureKind::Incomplete);
+        assert!(f.message.contains("max_output_tokens"), "{}", f.message);
+    }
+
+    #[test]
+    fn requests_by_work() {
+        let r = "https://api.openai.com/v1/responses";
+        let body = || b"{}".to_vec();
+        assert_eq!(Work::Answer.request(r, body).1, r);
+        let (method, url, body) = Work::Read("resp_a/b".into()).request(r, || unreachable!());
+        assert_eq!(
+            (method, url.as_str()),
+            (
+                HttpMethod::Get,
+                "https://api.openai.com/v1/responses/resp_a%2Fb"
+            )
+        );
+        assert!(body.is_empty());
+        let (method, url, _) = Work::Cancel("resp_1".into()).request(r, || unreachable!());
+        assert_eq!(
+            (method, url.as_str()),
+            (
+                HttpMethod::Post,
+                "https://api.openai.com/v1/responses/resp_1/cancel"
+            )
+        );
+    }
+
+    #[test]
+    fn a_create_is_resent_only_when_it_never_left() {
+        assert!(Work::Create.retries_after(FailureKind::Connect));
+        assert!(!Work::Create.retries_after(FailureKind::Timeout));
+        assert!(!Work::Create.retries_after(FailureKind::Io));
+        assert!(Work::Answer.retries_after(FailureKind::Io));
+        assert!(Work::Read("r".into()).retries_after(FailureKind::Timeout));
+        assert!(!Work::Read("r".into()).retries_after(FailureKind::Tls));
+    }
+}
