@@ -4,9 +4,9 @@
 //! environment mapping and `--show-config`. The names of efforts, verbosities and tools
 //! come from the core, and so do the defaults the core has.
 
-use responses_mcp_core::server::ServerConfig;
 use responses_mcp_core::tools::{Tool, ALL_TOOLS};
 use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
+use responses_mcp_core::ServerConfig;
 use serde_json::{json, Value};
 use std::sync::LazyLock;
 

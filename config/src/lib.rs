@@ -29,7 +29,7 @@ pub use resolve::{resolve, ConfigError, Env, Resolved, Source, YamlInput};
 pub use settings::{PolicyMerge, PolicySource};
 
 use proxy::ProxyRoute;
-use responses_mcp_core::server::{Now, ServerConfig};
+use responses_mcp_core::{Now, ServerConfig};
 use std::ffi::OsString;
 use std::fmt;
 use std::io::Write;

@@ -3,11 +3,11 @@
 use crate::resolve::Resolved;
 use crate::view::UserLocationNode;
 use responses_mcp_core::policy::SYSTEM_POLICY;
-use responses_mcp_core::server::{
-    Profile, Profiles, SearchDefaults, SearchOptions, ServerConfig, UserLocation, WebSearch,
-};
 use responses_mcp_core::tools::{Tool, ALL_TOOLS};
 use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
+use responses_mcp_core::{
+    Profile, Profiles, SearchDefaults, SearchOptions, ServerConfig, UserLocation, WebSearch,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -522,7 +522,7 @@ fn the_reference_documents_every_key_and_variable() {
 
 #[test]
 fn no_configuration_resolves_to_exactly_the_cores_defaults() {
-    use responses_mcp_core::server::ServerConfig;
+    use responses_mcp_core::ServerConfig;
     let r = run(None, &env(&[]), &Cli::default()).unwrap();
     let seed = 0x5EED;
     assert_eq!(
@@ -592,7 +592,7 @@ fn provider_presets_fill_only_what_nobody_set_and_say_so() {
     assert!(config.credentials_ready, "no key needed locally");
     assert_eq!(
         config.web_search,
-        responses_mcp_core::server::WebSearch::Unavailable
+        responses_mcp_core::WebSearch::Unavailable
     );
     assert!(!config.enforce_retirements);
     let warnings = responses_mcp_config::startup_warnings(&r, 1_795_000_000);
@@ -621,10 +621,7 @@ fn provider_presets_fill_only_what_nobody_set_and_say_so() {
     );
     let config = r.server_config(false, None, 1);
     assert!(!config.credentials_ready, "OpenRouter needs its key");
-    assert_eq!(
-        config.web_search,
-        responses_mcp_core::server::WebSearch::OpenRouter
-    );
+    assert_eq!(config.web_search, responses_mcp_core::WebSearch::OpenRouter);
     // OpenAI is the defaults themselves: nothing is marked as a preset.
     let r = run(
         None,

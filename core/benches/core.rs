@@ -5,8 +5,8 @@
 #![allow(clippy::disallowed_methods, clippy::print_stdout, clippy::unwrap_used)]
 
 use responses_mcp_core::framing::Framer;
-use responses_mcp_core::server::{Input, Now, Output, Server, ServerConfig};
 use responses_mcp_core::testing::Harness;
+use responses_mcp_core::{Input, Now, Output, Server, ServerConfig};
 use std::hint::black_box;
 use std::time::Instant;
 

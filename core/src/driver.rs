@@ -6,11 +6,13 @@
 //! `H` is whatever the host needs to abort an attempt (a task, a socket, a thread's abort
 //! flag); the driver only stores it.
 
-use crate::mcp::ProtocolVersion;
-use crate::server::{
+use crate::io::{
     AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpReply, HttpRequest, Input, Now, Output,
-    Server, ServerConfig, TransportError,
+    TransportError,
 };
+use crate::mcp::ProtocolVersion;
+use crate::server::Server;
+use crate::settings::ServerConfig;
 use std::collections::BTreeMap;
 use std::time::Instant;
 

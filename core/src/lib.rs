@@ -80,6 +80,7 @@ mod driver;
 #[doc(hidden)]
 pub mod framing;
 pub mod http;
+pub mod io;
 #[doc(hidden)]
 pub mod jsonrpc;
 #[doc(hidden)]
@@ -90,6 +91,7 @@ pub mod policy;
 pub mod serve;
 #[doc(hidden)]
 pub mod server;
+pub mod settings;
 pub mod sse;
 pub mod tasks;
 #[cfg(any(test, feature = "testing"))]
@@ -98,9 +100,13 @@ pub mod tools;
 pub mod vocab;
 
 pub use driver::{Driver, Event, Message, Poll, MAX_PENDING_OUTPUT};
-pub use server::{
-    AttemptId, ExchangeId, ExchangeOut, HttpReply, HttpRequest, Input, Now, Output, Profile,
-    Profiles, SearchDefaults, Server, ServerConfig, TransportError, TransportErrorKind,
+pub use io::{
+    AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpMethod, HttpReply, HttpRequest, Input, Now,
+    Output, TransportError, TransportErrorKind,
+};
+pub use server::Server;
+pub use settings::{
+    Profile, Profiles, SearchDefaults, SearchOptions, ServerConfig, UserLocation, WebSearch,
 };
 
 /// Reference data for unit tests: the OpenAI fixtures under `core/testdata/openai`.

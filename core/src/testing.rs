@@ -6,10 +6,12 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use crate::framing::Framer;
-use crate::server::{
-    AttemptId, HttpHead, HttpReply, HttpRequest, Input, Now, Output, Server, ServerConfig,
-    TransportError, TransportErrorKind,
+use crate::io::{
+    AttemptId, HttpHead, HttpReply, HttpRequest, Input, Now, Output, TransportError,
+    TransportErrorKind,
 };
+use crate::server::Server;
+use crate::settings::ServerConfig;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

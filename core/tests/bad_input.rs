@@ -4,8 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-use responses_mcp_core::server::Input;
 use responses_mcp_core::testing::Harness;
+use responses_mcp_core::Input;
 use serde_json::{json, Value};
 
 /// The shared harness, with the few shorthands this catalogue uses.

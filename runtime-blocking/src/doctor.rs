@@ -4,7 +4,7 @@
 use crate::upstream::{Delivered, Upstream};
 use responses_mcp_config::doctor::{self, DoctorHttp};
 use responses_mcp_config::Startup;
-use responses_mcp_core::server::{AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError};
+use responses_mcp_core::{AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 

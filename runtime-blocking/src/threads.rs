@@ -2,8 +2,8 @@
 //! reports its completion into the main loop's channel.
 
 use crate::upstream::{Attempt, Delivered, Upstream, ATTEMPT_STACK};
-use responses_mcp_core::server::{HttpRequest, TransportError, TransportErrorKind};
 use responses_mcp_core::Message;
+use responses_mcp_core::{HttpRequest, TransportError, TransportErrorKind};
 use std::sync::mpsc::SyncSender;
 
 /// Starts attempts and takes their agents back when they end.

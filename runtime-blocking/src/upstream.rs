@@ -10,10 +10,10 @@
 use responses_mcp_config::proxy::ProxyRoute;
 use responses_mcp_config::{ApiKey, Startup};
 use responses_mcp_core::http::{scrub, MAX_BODY_BYTES};
-use responses_mcp_core::server::{
+use responses_mcp_core::Message;
+use responses_mcp_core::{
     AttemptId, HttpHead, HttpMethod, HttpReply, HttpRequest, TransportError, TransportErrorKind,
 };
-use responses_mcp_core::Message;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -317,7 +317,7 @@ fn transport_error(e: ureq::Error, https: bool) -> TransportError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use responses_mcp_core::server::AttemptId;
+    use responses_mcp_core::AttemptId;
     use std::io::{Read, Write};
     use std::net::TcpListener;
 

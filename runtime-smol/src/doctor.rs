@@ -4,7 +4,7 @@
 use crate::upstream::{Delivered, Upstream};
 use responses_mcp_config::doctor::{self, DoctorHttp};
 use responses_mcp_config::Startup;
-use responses_mcp_core::server::{HttpMethod, HttpReply, TransportError};
+use responses_mcp_core::{HttpMethod, HttpReply, TransportError};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Attempts as tasks on the runtime's executor, sent by the async [`Upstream`] client.
 
 use crate::upstream::{Delivered, StreamTo, Upstream};
-use responses_mcp_core::server::HttpRequest;
+use responses_mcp_core::HttpRequest;
 use responses_mcp_core::Message;
 use smol::channel::Sender;
 use smol::{LocalExecutor, Task};

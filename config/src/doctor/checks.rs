@@ -10,7 +10,7 @@ use crate::{ConfigError, Source, Startup};
 use responses_mcp_core::openai::{
     classify_reply, models, parse_answer, RequestPlan, UpstreamVerdict, Usage,
 };
-use responses_mcp_core::server::{HttpMethod, WebSearch};
+use responses_mcp_core::{HttpMethod, WebSearch};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

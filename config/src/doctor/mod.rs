@@ -13,7 +13,7 @@ mod report;
 
 use crate::cli::DoctorFlags;
 use crate::{ConfigError, Startup};
-use responses_mcp_core::server::{HttpMethod, HttpReply, TransportError, TransportErrorKind};
+use responses_mcp_core::{HttpMethod, HttpReply, TransportError, TransportErrorKind};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

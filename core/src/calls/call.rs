@@ -1,12 +1,13 @@
 //! One call in the engine: what it asks upstream, where it is, and what is due for it.
 
 use super::timers::CallId;
+use super::work::Stored;
 use super::work::Work;
 use super::CallKey;
+use crate::io::AttemptId;
 use crate::mcp::ProgressToken;
 use crate::openai::stream::{StreamEnd, StreamFold};
-use crate::openai::{Adjustment, RequestPlan};
-use crate::server::AttemptId;
+use crate::openai::{Adjustment, Answer, RequestPlan, UpstreamFailure, Usage};
 use crate::sse::SseReader;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -97,6 +98,19 @@ pub struct Progress {
 
 /// Most progress messages waiting at once; a newer one replaces the newest waiting.
 pub const MAX_QUEUED_HINTS: usize = 3;
+
+/// Least time between two progress notifications caused by the stream.
+pub const MIN_HINT_GAP: Duration = Duration::from_millis(250);
+
+/// How a call ended, as its work reads it.
+pub(super) enum Ending {
+    /// An answer's outcome, with the usage the reply reported.
+    Answer(Result<Answer, UpstreamFailure>, Option<Usage>),
+    /// A stored response as the reply showed it.
+    Stored(Stored),
+    /// No usable reply, whatever the work.
+    Failed(UpstreamFailure),
+}
 
 impl<C> Call<C> {
     /// Everything due for the call: its attempt's deadline or its backoff's end, and its

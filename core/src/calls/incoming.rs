@@ -6,14 +6,13 @@
 //! After a stream's terminal event the outcome waits, for at most [`END_GRACE`], for the
 //! body to end, so that the connection can carry the next call; then it is applied.
 
-use super::call::{CallState, Incoming};
-use super::step::Ending;
+use super::call::{CallState, Ending, Incoming};
 use super::timers::CallId;
 use super::{CallEngine, CallEvent};
 use crate::http::MAX_BODY_BYTES;
+use crate::io::{after, AttemptId, HttpHead, HttpReply, Now};
 use crate::openai::stream::{Folded, StreamEnd, StreamFold, StreamHint};
 use crate::openai::{FailureKind, UpstreamFailure};
-use crate::server::{after, AttemptId, HttpHead, HttpReply, Now};
 use crate::sse::SseReader;
 use std::time::Duration;
 
@@ -266,7 +265,7 @@ impl<C: Clone> CallEngine<C> {
         }
     }
 
-    /// Reports what the model is doing, no more often than [`MIN_HINT_GAP`] allows.
+    /// Reports what the model is doing, no more often than [`MIN_HINT_GAP`](super::call::MIN_HINT_GAP) allows.
     fn set_progress_hint(&mut self, now: Now, id: CallId, hint: &StreamHint) {
         let message = match hint {
             StreamHint::Searching(Some(query)) => {
@@ -281,6 +280,3 @@ impl<C: Clone> CallEngine<C> {
         self.set_progress_soon(now, id, message, generic);
     }
 }
-
-/// Least time between two progress notifications caused by the stream.
-pub const MIN_HINT_GAP: Duration = Duration::from_millis(250);

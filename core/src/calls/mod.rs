@@ -27,10 +27,11 @@ mod step;
 pub(crate) mod timers;
 mod work;
 
+use crate::io::{AttemptId, ExchangeId, HttpRequest, Now};
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
 use crate::openai::{Adjustment, Answer, RequestPlan, UpstreamFailure};
-use crate::server::{AttemptId, ExchangeId, HttpRequest, Now, ServerConfig};
+use crate::settings::ServerConfig;
 use call::{Call, CallState, Progress};
 pub use plan::Ask;
 use plan::ModelLimits;
@@ -475,7 +476,7 @@ impl<C: Clone> CallEngine<C> {
                 continue;
             };
             let event = match &failure {
-                Some(f) => self.ended(call, step::Ending::Failed(f.clone())),
+                Some(f) => self.ended(call, call::Ending::Failed(f.clone())),
                 None => CallEvent::Dropped {
                     context: call.context,
                 },

@@ -5,7 +5,7 @@
 use crate::openai::drift::{fit, Adjustment, Limit, Param, Rejection};
 use crate::openai::request::Hints;
 use crate::openai::{model_supports, RequestPlan};
-use crate::server::{Profile, SearchDefaults, WebSearch};
+use crate::settings::{Profile, SearchDefaults, WebSearch};
 use crate::tools::AnswerArgs;
 use crate::vocab::Effort;
 use std::collections::BTreeMap;

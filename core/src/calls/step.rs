@@ -1,30 +1,19 @@
 //! How the engine moves a call on: attempt outcomes, deadlines, retries and progress.
 
-use super::call::{Call, CallState, Incoming, MAX_QUEUED_HINTS};
-use super::incoming::MIN_HINT_GAP;
+use super::call::{Call, CallState, Ending, Incoming, MAX_QUEUED_HINTS, MIN_HINT_GAP};
 use super::retry::{next_step, Step};
 use super::timers::CallId;
 use super::work::{self, Stored, StoredState, Work};
 use super::{CallEngine, CallEvent, ModelSource, Report};
 use crate::openai::{
-    classify_reply, parse_answer, Answer, FailureKind, Rejection, ResponseBody, UpstreamFailure,
+    classify_reply, parse_answer, FailureKind, Rejection, ResponseBody, UpstreamFailure,
     UpstreamVerdict, Usage,
 };
-
-/// How a call ended, as its work reads it.
-pub(super) enum Ending {
-    /// An answer's outcome, with the usage the reply reported.
-    Answer(Result<Answer, UpstreamFailure>, Option<Usage>),
-    /// A stored response as the reply showed it.
-    Stored(Stored),
-    /// No usable reply, whatever the work.
-    Failed(UpstreamFailure),
-}
 
 /// Most attempts of one call repeated to fit the model's limits: one per parameter we
 /// may send, so a model that refuses everything still ends.
 const MAX_DRIFT_RETRIES: u32 = 7;
-use crate::server::{after, AttemptId, HttpReply, HttpRequest, Now, TransportError};
+use crate::io::{after, AttemptId, HttpReply, HttpRequest, Now, TransportError};
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::fixture;
+use crate::io::{HttpReply, TransportError, TransportErrorKind};
 use crate::openai::FailureKind;
-use crate::server::{HttpReply, TransportError, TransportErrorKind};
 use crate::testing::start_instant;
 
 fn settings(max_inflight: usize, max_queue: usize) -> Settings {

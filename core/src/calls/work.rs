@@ -7,8 +7,8 @@
 //! [`MAX_FETCHES`] run at once, and their retries wait at least the fetch pace, so one
 //! response is read at most once per poll interval on every path.
 
+use crate::io::HttpMethod;
 use crate::openai::{parse_answer, Answer, FailureKind, ResponseBody, UpstreamFailure, Usage};
-use crate::server::HttpMethod;
 
 /// Most reads and cancels in flight or waiting to retry at once.
 pub const MAX_FETCHES: usize = 64;

@@ -1,6 +1,6 @@
 //! Decoding a chunked body in place, shared by the response and request readers.
 
-use super::response::ReadError;
+use super::error::ReadError;
 
 /// Largest chunk-size or trailer line accepted.
 const MAX_CHUNK_LINE: usize = 4 * 1024;

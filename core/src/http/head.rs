@@ -2,7 +2,17 @@
 //! framed. Shared by the response reader and by the reply to a proxy's `CONNECT`.
 
 use super::chunked::Chunk;
-use super::response::{Framing, ReadError};
+use super::error::ReadError;
+
+/// How a response's body is delimited, and how far it was read.
+pub(super) enum Framing {
+    /// `Content-Length`: the body is the buffer once it holds this many bytes.
+    Length(usize),
+    /// Neither length nor chunks: the body ends when the connection does.
+    UntilClose,
+    /// `buf[..decoded]` is body; `buf[decoded..]` is not yet decoded.
+    Chunked { decoded: usize, chunk: Chunk },
+}
 
 /// Largest response head (status line and headers) accepted.
 const MAX_HEAD: usize = 64 * 1024;

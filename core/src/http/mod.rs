@@ -3,6 +3,7 @@
 //! requests (pipelined or not) and writing responses and event streams.
 
 mod chunked;
+mod error;
 mod head;
 mod reply;
 mod request;

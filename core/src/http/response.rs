@@ -15,9 +15,10 @@ const BODY_READ: usize = 32 * 1024;
 /// writes, and a call in flight should hold no more buffer than it needs.
 const STREAM_READ: usize = 4 * 1024;
 
-use super::chunked::{decode_chunks, Chunk};
+use super::chunked::decode_chunks;
+pub use super::error::ReadError;
 pub use super::head::tunnel_reply;
-use super::head::{complete_head, parse_head, Head};
+use super::head::{complete_head, parse_head, Framing, Head};
 
 /// A complete response.
 #[derive(Debug, PartialEq, Eq)]
@@ -31,17 +32,6 @@ pub struct Response {
     pub body: Vec<u8>,
     /// The connection may carry another request.
     pub reusable: bool,
-}
-
-/// Why no response came out.
-#[derive(Debug, PartialEq, Eq)]
-pub enum ReadError {
-    /// Not an HTTP/1.x response.
-    Malformed(&'static str),
-    /// The body is larger than the limit.
-    TooLarge,
-    /// The connection closed before the response was complete.
-    Closed,
 }
 
 /// Reads one response.
@@ -59,15 +49,6 @@ pub struct Reader {
 enum State {
     Head,
     Body(Head, Framing),
-}
-
-pub(super) enum Framing {
-    /// `Content-Length`: the body is the buffer once it holds this many bytes.
-    Length(usize),
-    /// Neither length nor chunks: the body ends when the connection does.
-    UntilClose,
-    /// `buf[..decoded]` is body; `buf[decoded..]` is not yet decoded.
-    Chunked { decoded: usize, chunk: Chunk },
 }
 
 /// What one step of processing decided.

@@ -1,6 +1,6 @@
 //! Building the `POST /responses` body.
 
-use crate::server::{SearchOptions, WebSearch};
+use crate::settings::{SearchOptions, WebSearch};
 use crate::vocab::{Effort, ServiceTier, Style, Verbosity};
 
 /// Everything that goes into one call's request body, decided when the call starts (and
@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn profile_tuning_goes_on_the_tool_and_the_body() {
-        use crate::server::UserLocation;
+        use crate::settings::UserLocation;
         use crate::vocab::SearchContextSize;
         let plan = RequestPlan {
             model: "gpt-5.6-terra".into(),

@@ -15,8 +15,8 @@
 use super::access::Access;
 use super::endpoint::{health, route, ExchangeResponse, Health, Routed};
 use crate::http::{Incoming, ReplyHead, RequestError, RequestLimits, RequestReader, CONTINUE};
+use crate::io::ExchangeOut;
 use crate::mcp::ProtocolVersion;
-use crate::server::ExchangeOut;
 use serde_json::{json, Value};
 
 /// What the host does next on a connection.

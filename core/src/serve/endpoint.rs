@@ -10,10 +10,10 @@
 use super::access::{Access, Denied};
 use super::headers;
 use crate::http::{event, ReplyHead, Request, STREAM_END};
+use crate::io::ExchangeOut;
 use crate::jsonrpc::{code, ErrorKind, RequestId, RpcError};
 use crate::mcp::meta::MetaError;
 use crate::mcp::{shape, ProtocolVersion};
-use crate::server::ExchangeOut;
 use serde_json::{json, Value};
 
 /// The MCP endpoint's path.

@@ -17,9 +17,7 @@
 //!      └──▶ answer from the last state          │ tasks/result waits for the next poll
 //! ```
 
-use super::batch::ReplyTo;
-use super::dispatch::Dispatched;
-use super::route::Context;
+use super::routing::{Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use super::{after, Now, Server};
 use crate::calls::timers::Timers;
 use crate::calls::{CallKey, Planned, Refused, Report, Requester, Stored, StoredState, Work};
@@ -34,24 +32,6 @@ use std::time::{Duration, Instant};
 
 /// Requests one response may hold waiting.
 const MAX_WAITING: usize = 16;
-
-/// What a piece of the engine's work on a stored response is for.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) enum Job {
-    /// The create of a task-augmented `tools/call`, answered with the task.
-    Create {
-        pending: Pending,
-        created: u64,
-        ttl_ms: u64,
-    },
-    /// A read of a response's state, for whoever waits on it.
-    Read { response_id: String },
-    /// A cancel, for this request.
-    Cancel {
-        response_id: String,
-        pending: Pending,
-    },
-}
 
 /// The background backing's state. See the module docs.
 ///
@@ -78,16 +58,6 @@ struct Response {
     waiting: Vec<Pending>,
     /// When the waiters get their next read.
     poll_at: Option<Instant>,
-}
-
-/// A request waiting for an upstream answer.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct Pending {
-    reply_to: ReplyTo,
-    id: RequestId,
-    method: Method,
-    version: ProtocolVersion,
-    reference: Option<BackgroundRef>,
 }
 
 /// A response's last known state.
@@ -168,7 +138,7 @@ impl Server {
         request_id: RequestId,
         reply_to: ReplyTo,
         version: ProtocolVersion,
-        start: super::tasks::TaskStart,
+        start: TaskStart,
     ) -> Dispatched {
         let settings = &self.config.tasks;
         let ttl = start
@@ -259,7 +229,7 @@ impl Server {
     }
 
     /// The client of exchange `x` left: its waiting requests wait no more.
-    pub(super) fn forget_background_waiters(&mut self, x: crate::server::ExchangeId) {
+    pub(super) fn forget_background_waiters(&mut self, x: crate::io::ExchangeId) {
         for r in self.background.responses.values_mut() {
             r.waiting.retain(|p| p.reply_to != ReplyTo::Exchange(x));
             if r.waiting.is_empty() {

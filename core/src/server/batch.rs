@@ -1,36 +1,14 @@
 //! JSON-RPC batches (protocol 2025-03-26 only): entries are dispatched one by one and the
 //! replies written together, as one array, once the last call among them has ended.
 
-use super::dispatch::Dispatched;
-use super::{ExchangeId, Now, Server, Session};
-use crate::calls::Requester;
+use super::routing::{Dispatched, ReplyTo};
+use super::{Now, Server, Session};
 use crate::jsonrpc::{ErrorKind, Reply, RpcError};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Most entries accepted in one batch.
 pub const MAX_BATCH: usize = 1024;
-
-/// Where a request's reply goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ReplyTo {
-    /// Straight to stdout as its own frame.
-    Direct,
-    /// Into a slot of a batch, written when the whole batch is answered.
-    Batch { batch: u64, slot: usize },
-    /// Back on an HTTP request's response.
-    Exchange(ExchangeId),
-}
-
-impl ReplyTo {
-    /// Whose id space the request's id belongs to.
-    pub(super) fn requester(self) -> Requester {
-        match self {
-            ReplyTo::Direct | ReplyTo::Batch { .. } => Requester::Stdio,
-            ReplyTo::Exchange(x) => Requester::Exchange(x),
-        }
-    }
-}
 
 /// Batches waiting for their asynchronous entries.
 #[derive(Default)]

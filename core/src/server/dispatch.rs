@@ -1,8 +1,7 @@
 //! Message dispatch: the MCP lifecycle, `ping`, `tools/list`, `tools/call` admission and
 //! notifications. Methods are parsed once into [`Method`]; params once into typed values.
 
-use super::batch::ReplyTo;
-use super::route::{Caller, Context};
+use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server, Session};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::date::Date;
@@ -13,29 +12,6 @@ use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, Method, NotificationMethod};
 use serde_json::Value;
-
-/// What handling one message produced.
-pub(super) enum Dispatched {
-    /// A reply, available now.
-    Reply(Reply),
-    /// Nothing to send (a notification or an ignored response).
-    Nothing,
-    /// The reply will come later (a tools/call in flight).
-    Pending,
-}
-
-impl Dispatched {
-    /// The reply to request `id`: its result or its error.
-    pub(super) fn answer(id: RequestId, result: Result<Value, RpcError>) -> Dispatched {
-        Dispatched::Reply(match result {
-            Ok(result) => Reply::Success { id, result },
-            Err(error) => Reply::Failure {
-                id: Some(id),
-                error,
-            },
-        })
-    }
-}
 
 impl Server {
     pub(super) fn on_message(&mut self, now: Now, value: Value) {
@@ -183,7 +159,7 @@ impl Server {
             today: &today,
         });
         if let Some(ttl_ms) = self.task_wanted(&call, version) {
-            let start = super::tasks::TaskStart {
+            let start = TaskStart {
                 ttl_ms,
                 plan,
                 progress: call.progress_token,

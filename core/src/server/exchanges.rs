@@ -4,8 +4,8 @@
 //! absent, as the specification allows), and `initialize` is answered without changing
 //! anything, so that any instance behind a load balancer can serve any request.
 
-use super::batch::ReplyTo;
-use super::dispatch::{fail, negotiate, Dispatched};
+use super::dispatch::{fail, negotiate};
+use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeId, ExchangeOut, Now, Output, Server};
 use crate::calls::{CallKey, Requester};
 use crate::jsonrpc::{classify, ErrorKind, Incoming, Reply, Request, RpcError};

@@ -16,21 +16,15 @@
 
 mod background;
 mod batch;
-mod config;
 mod dispatch;
-mod exchange;
 mod exchanges;
 mod modern;
 mod route;
+mod routing;
 mod tasks;
 
-pub use config::{
-    Profile, Profiles, SearchDefaults, SearchOptions, ServerConfig, UserLocation, WebSearch,
-};
-pub use exchange::{
-    AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpMethod, HttpReply, HttpRequest, Input, Now,
-    Output, TransportError, TransportErrorKind,
-};
+use crate::io::{after, ExchangeId, ExchangeOut, Input, Now, Output};
+use crate::settings::ServerConfig;
 
 use crate::calls::{CallEngine, Settings};
 use crate::framing::{FrameError, Framer, Framing};
@@ -38,9 +32,9 @@ use crate::jsonrpc::{ErrorKind, Reply, RpcError};
 use crate::mcp::ProtocolVersion;
 use batch::Batches;
 use modern::Subscriptions;
-use route::Context;
+use routing::Context;
 use std::collections::{BTreeMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Where the session is in the MCP lifecycle.
 ///
@@ -326,13 +320,6 @@ impl Server {
             self.outputs.push_back(Output::Exit);
         }
     }
-}
-
-/// Time after `now` by `d`, saturating instead of panicking.
-pub(crate) fn after(now: Instant, d: Duration) -> Instant {
-    now.checked_add(d)
-        .or_else(|| now.checked_add(Duration::from_secs(86_400 * 365)))
-        .unwrap_or(now)
 }
 
 #[cfg(test)]

@@ -7,8 +7,7 @@
 //! server shuts down (then it gets its closing result). Methods the era removed (`ping`, `initialize`, `logging/setLevel`) are not
 //! found.
 
-use super::batch::ReplyTo;
-use super::dispatch::Dispatched;
+use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeId, ExchangeOut, Output};
 use super::{Now, Server};
 use crate::calls::{CallKey, Requester};

@@ -1,33 +1,14 @@
 //! Where replies go: the one place that drains the call engine's events, and the writing
 //! of frames in the client's framing.
 
-use super::batch::ReplyTo;
+use super::routing::{Context, ReplyTo};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::CallEvent;
 use crate::framing::{encode, Framing};
-use crate::jsonrpc::{Reply, RequestId};
+use crate::jsonrpc::Reply;
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
 use serde::Serialize;
-
-/// What the server attaches to each piece of the engine's work, to route its end.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) enum Context {
-    /// A `tools/call`, answered to its request or into its task.
-    Call(Caller),
-    /// Work on a background task's stored response.
-    Background(super::background::Job),
-}
-
-/// What the server attaches to each call, to answer it.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct Caller {
-    pub id: RequestId,
-    pub reply_to: ReplyTo,
-    pub version: ProtocolVersion,
-    /// The task the call works for: its outcome goes to the store, not to `reply_to`.
-    pub task: Option<String>,
-}
 
 impl Server {
     /// Performs everything the call engine asked for, in order.

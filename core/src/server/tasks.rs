@@ -4,9 +4,7 @@
 //! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `tasks/update` served from
 //! the bounded store ([`crate::tasks`]).
 
-use super::batch::ReplyTo;
-use super::dispatch::Dispatched;
-use super::route::{Caller, Context};
+use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
@@ -262,14 +260,6 @@ impl Server {
             self.write_json(&note);
         }
     }
-}
-
-/// What `start_task` needs of the call besides who asked.
-pub(super) struct TaskStart {
-    pub ttl_ms: Option<u64>,
-    pub plan: crate::calls::Planned,
-    pub progress: Option<crate::mcp::ProgressToken>,
-    pub today: String,
 }
 
 /// What `tasks/result` returns for a task that ended with `outcome` (`None`: cancelled).

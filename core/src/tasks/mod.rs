@@ -10,55 +10,13 @@
 pub mod sha256;
 
 use crate::calls::CallKey;
+use crate::io::Now;
 use crate::jsonrpc::RpcError;
-use crate::server::Now;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::{Duration, Instant};
 
-/// The secret that seals task ids. Its `Debug` prints a mask.
-#[derive(Clone, PartialEq, Eq)]
-pub struct TaskKey(pub [u8; 32]);
-
-impl fmt::Debug for TaskKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("TaskKey(***)")
-    }
-}
-
-/// The store's limits and what it tells clients.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskSettings {
-    /// Tasks kept at once, working or finished.
-    pub max_tasks: usize,
-    /// Bytes of finished outcomes kept at once.
-    pub max_bytes: usize,
-    /// A task's life when the client asks for none.
-    pub default_ttl: Duration,
-    /// The longest life a client may ask for.
-    pub max_ttl: Duration,
-    /// How often clients are asked to poll.
-    pub poll_interval: Duration,
-    /// Seals the ids.
-    pub key: TaskKey,
-    /// Tasks are OpenAI background responses (stored by OpenAI), not kept here.
-    pub background: bool,
-}
-
-impl Default for TaskSettings {
-    fn default() -> Self {
-        TaskSettings {
-            max_tasks: 10_000,
-            max_bytes: 64 << 20,
-            default_ttl: Duration::from_secs(3600),
-            max_ttl: Duration::from_secs(24 * 3600),
-            poll_interval: Duration::from_secs(2),
-            key: TaskKey([0; 32]),
-            background: false,
-        }
-    }
-}
+pub use crate::settings::{TaskKey, TaskSettings};
 
 /// Where a task is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,7 +254,7 @@ impl<W> TaskStore<W> {
             created: now.unix_secs,
             updated: now.unix_secs,
             ttl,
-            expires: crate::server::after(now.instant, ttl),
+            expires: crate::io::after(now.instant, ttl),
             status: Status::Working,
             message: None,
             outcome: None,

@@ -9,11 +9,11 @@ use responses_mcp_config::{resolve, show, Cli, Env, YamlInput};
 use responses_mcp_core::framing::{FrameError, Framer, Framing};
 use responses_mcp_core::http::{ReadError, Reader};
 use responses_mcp_core::openai::{classify_reply, parse_answer, UpstreamVerdict};
-use responses_mcp_core::server::{
+use responses_mcp_core::testing::{decode, Harness};
+use responses_mcp_core::{
     AttemptId, HttpMethod, HttpReply, Input, Output, ServerConfig, TransportError,
     TransportErrorKind,
 };
-use responses_mcp_core::testing::{decode, Harness};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -771,7 +771,7 @@ pub fn tasks(data: &[u8]) {
     let failed =
         br#"{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"x"}}"#;
     // Upstream requests sent and not yet answered or aborted.
-    let mut open: Vec<responses_mcp_core::server::HttpRequest> = Vec::new();
+    let mut open: Vec<responses_mcp_core::HttpRequest> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     let mut answered: BTreeSet<u64> = BTreeSet::new();
     let mut next = 1u64;
@@ -815,11 +815,7 @@ pub fn tasks(data: &[u8]) {
                         3 => h.reply(a, 200, failed, &[]),
                         4 => h.reply(a, 404, b"{}", &[]),
                         5 => h.reply(a, 429, b"{}", &[("retry-after", "1")]),
-                        _ => h.fail(
-                            a,
-                            responses_mcp_core::server::TransportErrorKind::Io,
-                            "reset",
-                        ),
+                        _ => h.fail(a, responses_mcp_core::TransportErrorKind::Io, "reset"),
                     }
                 }
             }
@@ -863,8 +859,8 @@ pub fn tasks(data: &[u8]) {
 pub fn drift(data: &[u8]) {
     use responses_mcp_core::openai::drift::{fit, Rejection};
     use responses_mcp_core::openai::RequestPlan;
-    use responses_mcp_core::server::{SearchOptions, UserLocation};
     use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
+    use responses_mcp_core::{SearchOptions, UserLocation};
     let body = data.get(1..).unwrap_or_default();
     let _ = classify_reply(400, &[], body);
     let Ok(value) = serde_json::from_slice::<Value>(body) else {

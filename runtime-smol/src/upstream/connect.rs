@@ -7,7 +7,7 @@ use super::target::Origin;
 use super::{invalid, stream_error};
 use responses_mcp_config::proxy::{ProxyKind, ProxyUrl};
 use responses_mcp_core::http::tunnel_reply;
-use responses_mcp_core::server::{TransportError, TransportErrorKind};
+use responses_mcp_core::{TransportError, TransportErrorKind};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore};

@@ -16,10 +16,10 @@ use connect::Connector;
 use pool::Pool;
 use responses_mcp_config::Startup;
 use responses_mcp_core::http::{scrub, ReadError, Reader, Response, MAX_BODY_BYTES};
-use responses_mcp_core::server::{
+use responses_mcp_core::Message;
+use responses_mcp_core::{
     AttemptId, HttpHead, HttpMethod, HttpReply, TransportError, TransportErrorKind,
 };
-use responses_mcp_core::Message;
 use smol::channel::Sender;
 use stream::{Stream, StreamError};
 use target::Target;

@@ -1,10 +1,12 @@
 //! Tool calls over time: retries, timeouts, cancellation, queueing, progress, shutdown.
 
-use super::super::*;
 use super::{answer_of, body_of};
 use crate::fixture;
+use crate::io::*;
+use crate::settings::*;
 use crate::testing::Harness;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 #[test]
 fn rate_limit_waits_for_retry_after_then_succeeds() {
@@ -363,12 +365,12 @@ fn unknown_id_is_left_out_under_2025_11_25() {
 #[test]
 fn a_model_openai_shut_down_is_refused_without_a_request_where_the_table_applies() {
     let config = |enforce| {
-        let mut profiles = crate::server::Profiles::default();
+        let mut profiles = crate::settings::Profiles::default();
         profiles.set(
             crate::tools::Tool::Answer,
-            crate::server::Profile {
+            crate::settings::Profile {
                 model: "o4-mini".into(),
-                ..crate::server::Profile::default()
+                ..crate::settings::Profile::default()
             },
         );
         ServerConfig {
@@ -415,14 +417,14 @@ fn a_model_openai_shut_down_is_refused_without_a_request_where_the_table_applies
 
 #[test]
 fn a_model_the_provider_does_not_know_names_the_setting_to_change() {
-    let mut profiles = crate::server::Profiles::default();
+    let mut profiles = crate::settings::Profiles::default();
     for (tool, model) in [
         (crate::tools::Tool::Answer, "gpt-5.6-terra"),
         (crate::tools::Tool::AnswerQuick, "gpt-nope"),
     ] {
-        let profile = crate::server::Profile {
+        let profile = crate::settings::Profile {
             model: model.into(),
-            ..crate::server::Profile::default()
+            ..crate::settings::Profile::default()
         };
         profiles.set(tool, profile);
     }

@@ -4,6 +4,8 @@
 
 use super::*;
 use crate::fixture;
+use crate::io::*;
+use crate::settings::*;
 use crate::testing::Harness;
 use serde_json::{json, Value};
 

@@ -4,6 +4,8 @@
 use super::super::*;
 use super::answer_of;
 use crate::fixture;
+use crate::io::*;
+use crate::settings::*;
 use crate::testing::Harness;
 use serde_json::{json, Value};
 

@@ -2,10 +2,12 @@
 //! what the model does, failures inside the stream, a cut stream, the idle timeout, the
 //! grace for the body's end, and cancellation mid-stream.
 
-use super::super::*;
 use crate::fixture;
+use crate::io::*;
+use crate::settings::*;
 use crate::testing::Harness;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 fn streaming(config: ServerConfig) -> Harness {
     let mut h = Harness::new(ServerConfig {

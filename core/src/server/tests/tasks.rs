@@ -319,7 +319,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
 
 mod background {
     use super::*;
-    use crate::server::HttpMethod;
+    use crate::io::HttpMethod;
 
     fn config(key: u8) -> ServerConfig {
         let mut config = Harness::keyed();
@@ -563,7 +563,7 @@ mod background {
         // poll interval later; the fourth failure is final.
         let read = h.take_http().remove(0);
         let mut last_get = h.now.instant;
-        h.fail(read.attempt, crate::server::TransportErrorKind::Io, "reset");
+        h.fail(read.attempt, crate::io::TransportErrorKind::Io, "reset");
         for status in [500, 502, 503] {
             assert!(h.take_http().is_empty(), "not at once");
             h.fire();
@@ -706,7 +706,7 @@ mod background {
         let post = h.take_http().remove(0);
         h.fail(
             post.attempt,
-            crate::server::TransportErrorKind::Connect,
+            crate::io::TransportErrorKind::Connect,
             "refused",
         );
         assert!(h.take_http().is_empty(), "after a backoff");
@@ -714,11 +714,7 @@ mod background {
         let again = h.take_http();
         assert_eq!(again.len(), 1, "a connect failure is retried");
         // Broken after sending: not sent again; the call says what happened.
-        h.fail(
-            again[0].attempt,
-            crate::server::TransportErrorKind::Io,
-            "reset",
-        );
+        h.fail(again[0].attempt, crate::io::TransportErrorKind::Io, "reset");
         assert!(h.take_http().is_empty(), "no second background response");
         let r = h.frames().remove(0);
         assert_eq!(r["id"], 1);

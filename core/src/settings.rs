@@ -5,6 +5,7 @@ use crate::policy::SYSTEM_POLICY;
 use crate::tools::Tool;
 use crate::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::time::Duration;
 
 /// One model profile (spec 3.0.1).
@@ -159,7 +160,7 @@ pub struct ServerConfig {
     /// Seed for retry jitter; the runtime supplies entropy.
     pub jitter_seed: u64,
     /// The task store's limits and the key that seals task ids.
-    pub tasks: crate::tasks::TaskSettings,
+    pub tasks: TaskSettings,
 }
 
 impl Default for ServerConfig {
@@ -202,7 +203,50 @@ impl Default for ServerConfig {
             max_queue: 1024,
             progress_interval: Duration::from_secs(5),
             jitter_seed: 0x9E37_79B9_7F4A_7C15,
-            tasks: crate::tasks::TaskSettings::default(),
+            tasks: TaskSettings::default(),
+        }
+    }
+}
+
+/// The secret that seals task ids. Its `Debug` prints a mask.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TaskKey(pub [u8; 32]);
+
+impl fmt::Debug for TaskKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TaskKey(***)")
+    }
+}
+
+/// The store's limits and what it tells clients.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// Tasks kept at once, working or finished.
+    pub max_tasks: usize,
+    /// Bytes of finished outcomes kept at once.
+    pub max_bytes: usize,
+    /// A task's life when the client asks for none.
+    pub default_ttl: Duration,
+    /// The longest life a client may ask for.
+    pub max_ttl: Duration,
+    /// How often clients are asked to poll.
+    pub poll_interval: Duration,
+    /// Seals the ids.
+    pub key: TaskKey,
+    /// Tasks are OpenAI background responses (stored by OpenAI), not kept here.
+    pub background: bool,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            max_tasks: 10_000,
+            max_bytes: 64 << 20,
+            default_ttl: Duration::from_secs(3600),
+            max_ttl: Duration::from_secs(24 * 3600),
+            poll_interval: Duration::from_secs(2),
+            key: TaskKey([0; 32]),
+            background: false,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::openai::FailureKind;
 use std::fmt;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The time of an event: a monotonic instant for deadlines, and Unix seconds for dates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +130,7 @@ pub enum Input<'a> {
     HttpEnd(AttemptId),
     /// An attempt failed without a reply.
     HttpFailed(AttemptId, TransportError),
-    /// The deadline from [`Server::poll_timeout`](super::Server::poll_timeout) has passed.
+    /// The deadline from [`Server::poll_timeout`](crate::Server::poll_timeout) has passed.
     Timeout,
     /// SIGINT/SIGTERM: abort everything and exit.
     Shutdown,
@@ -200,4 +200,11 @@ pub enum Output {
     Exchange(ExchangeId, ExchangeOut),
     /// Exit the process with status 0.
     Exit,
+}
+
+/// Time after `now` by `d`, saturating instead of panicking.
+pub(crate) fn after(now: Instant, d: Duration) -> Instant {
+    now.checked_add(d)
+        .or_else(|| now.checked_add(Duration::from_secs(86_400 * 365)))
+        .unwrap_or(now)
 }

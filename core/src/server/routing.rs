@@ -1,0 +1,110 @@
+//! What the server's parts hand each other: where a reply goes, what handling a message
+//! produced, and what each piece of the call engine's work carries back to route its end.
+//! Plain data, so the parts that produce and consume it import it from here, not from
+//! each other.
+
+use crate::calls::{Planned, Requester};
+use crate::io::ExchangeId;
+use crate::jsonrpc::{Reply, RequestId, RpcError};
+use crate::mcp::{Method, ProgressToken, ProtocolVersion};
+use crate::tasks::BackgroundRef;
+use serde_json::Value;
+
+/// Where a request's reply goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ReplyTo {
+    /// Straight to stdout as its own frame.
+    Direct,
+    /// Into a slot of a batch, written when the whole batch is answered.
+    Batch { batch: u64, slot: usize },
+    /// Back on an HTTP request's response.
+    Exchange(ExchangeId),
+}
+
+impl ReplyTo {
+    /// Whose id space the request's id belongs to.
+    pub(super) fn requester(self) -> Requester {
+        match self {
+            ReplyTo::Direct | ReplyTo::Batch { .. } => Requester::Stdio,
+            ReplyTo::Exchange(x) => Requester::Exchange(x),
+        }
+    }
+}
+
+/// What handling one message produced.
+pub(super) enum Dispatched {
+    /// A reply, available now.
+    Reply(Reply),
+    /// Nothing to send (a notification or an ignored response).
+    Nothing,
+    /// The reply will come later (a tools/call in flight).
+    Pending,
+}
+
+impl Dispatched {
+    /// The reply to request `id`: its result or its error.
+    pub(super) fn answer(id: RequestId, result: Result<Value, RpcError>) -> Dispatched {
+        Dispatched::Reply(match result {
+            Ok(result) => Reply::Success { id, result },
+            Err(error) => Reply::Failure {
+                id: Some(id),
+                error,
+            },
+        })
+    }
+}
+
+/// What the server attaches to each piece of the engine's work, to route its end.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Context {
+    /// A `tools/call`, answered to its request or into its task.
+    Call(Caller),
+    /// Work on a background task's stored response.
+    Background(Job),
+}
+
+/// What the server attaches to each call, to answer it.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Caller {
+    pub id: RequestId,
+    pub reply_to: ReplyTo,
+    pub version: ProtocolVersion,
+    /// The task the call works for: its outcome goes to the store, not to `reply_to`.
+    pub task: Option<String>,
+}
+
+/// What a piece of the engine's work on a stored response is for.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Job {
+    /// The create of a task-augmented `tools/call`, answered with the task.
+    Create {
+        pending: Pending,
+        created: u64,
+        ttl_ms: u64,
+    },
+    /// A read of a response's state, for whoever waits on it.
+    Read { response_id: String },
+    /// A cancel, for this request.
+    Cancel {
+        response_id: String,
+        pending: Pending,
+    },
+}
+
+/// A request waiting for an upstream answer.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Pending {
+    pub reply_to: ReplyTo,
+    pub id: RequestId,
+    pub method: Method,
+    pub version: ProtocolVersion,
+    pub reference: Option<BackgroundRef>,
+}
+
+/// What `start_task` needs of the call besides who asked.
+pub(super) struct TaskStart {
+    pub ttl_ms: Option<u64>,
+    pub plan: Planned,
+    pub progress: Option<ProgressToken>,
+    pub today: String,
+}
