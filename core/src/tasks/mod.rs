@@ -9,6 +9,7 @@
 
 pub mod sha256;
 
+use crate::calls::timers::Timers;
 use crate::calls::CallKey;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
@@ -185,6 +186,9 @@ pub struct Full {
 pub struct TaskStore<W> {
     settings: TaskSettings,
     tasks: BTreeMap<u64, Task<W>>,
+    /// Every task's expiry, soonest first (entries of removed tasks go stale; the top is
+    /// kept live), so the next one is read without a scan.
+    expiry: Timers<u64>,
     next: u64,
     bytes: usize,
 }
@@ -213,6 +217,7 @@ impl<W> TaskStore<W> {
         TaskStore {
             settings,
             tasks: BTreeMap::new(),
+            expiry: Timers::default(),
             next: 1,
             bytes: 0,
         }
@@ -262,6 +267,7 @@ impl<W> TaskStore<W> {
             waiters: Vec::new(),
             bytes: 0,
         };
+        self.expiry.schedule(seq, task.expires);
         Ok(self.tasks.entry(seq).or_insert(task))
     }
 
@@ -334,25 +340,39 @@ impl<W> TaskStore<W> {
 
     /// Drops the tasks whose ttl has run out.
     pub fn expire(&mut self, now: Instant) -> Vec<Expired<W>> {
-        let due: Vec<u64> = self
-            .tasks
-            .iter()
-            .filter(|(_, t)| t.expires <= now)
-            .map(|(s, _)| *s)
-            .collect();
-        due.into_iter()
-            .filter_map(|seq| self.remove(seq))
+        let due = self.expiry.take_due(now);
+        let expired = due
+            .into_iter()
+            .filter_map(|(_, seq)| self.remove(seq))
             .map(|t| Expired {
                 id: t.id,
                 call: t.call,
                 waiters: t.waiters,
             })
-            .collect()
+            .collect();
+        self.prune_expiry();
+        expired
     }
 
     /// When the next task expires.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.tasks.values().map(|t| t.expires).min()
+        let next = self.expiry.peek().map(|(at, _)| at);
+        debug_assert_eq!(
+            next,
+            self.tasks.values().map(|t| t.expires).min(),
+            "the expiry heap is out of step with the tasks"
+        );
+        next
+    }
+
+    /// Drops the entries of removed tasks from the top of the expiry heap.
+    fn prune_expiry(&mut self) {
+        let tasks = &self.tasks;
+        self.expiry.prune(
+            |at, seq| tasks.get(seq).is_some_and(|t| t.expires == at),
+            tasks.len(),
+            || tasks.iter().map(|(seq, t)| (t.expires, *seq)).collect(),
+        );
     }
 
     /// Up to `limit` tasks after `cursor` (oldest first), and the cursor of the rest.
@@ -399,6 +419,7 @@ impl<W> TaskStore<W> {
     fn remove(&mut self, seq: u64) -> Option<Task<W>> {
         let task = self.tasks.remove(&seq)?;
         self.bytes -= task.bytes;
+        self.prune_expiry();
         Some(task)
     }
 
