@@ -20,8 +20,8 @@ use std::time::Instant;
 pub const MAX_PENDING_OUTPUT: usize = 1 << 20;
 
 /// What the host does next.
+// Not `#[non_exhaustive]`: a host's loop must stop compiling when a new action appears.
 #[derive(Debug, PartialEq)]
-#[non_exhaustive]
 pub enum Poll<'a, H> {
     /// Write these bytes to stdout and flush, then call [`Driver::written`]. Until then,
     /// every poll returns the same bytes.

@@ -97,8 +97,6 @@ pub fn run(startup: Startup) -> i32 {
                 }
                 return 0;
             }
-            // Actions a newer core adds; this loop has none to perform.
-            _ => {}
         }
     }
 }

@@ -9,7 +9,7 @@
 
 use responses_mcp_config::proxy::ProxyRoute;
 use responses_mcp_config::{ApiKey, Startup};
-use responses_mcp_core::http::{scrub, MAX_BODY_BYTES};
+use responses_mcp_core::http::{is_event_stream, is_kept_header, scrub, MAX_BODY_BYTES};
 use responses_mcp_core::Message;
 use responses_mcp_core::{
     AttemptId, HttpHead, HttpMethod, HttpReply, HttpRequest, TransportError, TransportErrorKind,
@@ -195,19 +195,12 @@ impl Upstream {
         let headers: Vec<(String, String)> = response
             .headers()
             .iter()
-            .filter(|(name, _)| {
-                let name = name.as_str();
-                name.starts_with("retry-after") || name == "x-request-id" || name == "content-type"
-            })
+            .filter(|(name, _)| is_kept_header(name.as_str()))
             .filter_map(|(name, value)| {
                 Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
             })
             .collect();
-        let event_stream = (200..300).contains(&status)
-            && headers
-                .iter()
-                .any(|(k, v)| k == "content-type" && v.contains("text/event-stream"));
-        if event_stream {
+        if is_event_stream(status, &headers) {
             return stream_body(response, request.attempt, status, headers, stream, https);
         }
         let body = response

@@ -1,7 +1,7 @@
 //! `openai-responses-mcp`: the default build, driven by the smol async runtime.
 //!
 //! One thread does all the work: a local executor runs the main task, which owns the
-//! core's [`Driver`], and one task per HTTP attempt ([`tasks`], on the non-blocking
+//! core's [`Driver`], and one task per HTTP attempt ([`attempts`], on the non-blocking
 //! [`upstream`] client, which speaks every proxy the configuration accepts). Stdin and
 //! stdout go through smol's blocking pool, signals arrive from a waiting thread, and
 //! everything reports into one channel that the main task races against a timer re-armed
@@ -9,11 +9,12 @@
 
 #![forbid(unsafe_code)]
 
+mod attempts;
 mod doctor;
 mod http;
-mod tasks;
 mod upstream;
 
+use attempts::Attempts;
 use http::Endpoint;
 use responses_mcp_config::stdin::{self, READ_CHUNK};
 use responses_mcp_config::{now, signals, Startup};
@@ -23,7 +24,6 @@ use smol::io::AsyncWriteExt;
 use smol::{LocalExecutor, Task, Timer};
 use std::rc::Rc;
 use std::time::Instant;
-use tasks::Tasks;
 
 /// Messages waiting for the main task. Bounded, so that a flood on stdin waits in the pipe
 /// rather than in our memory.
@@ -73,9 +73,9 @@ fn run(startup: Startup) -> i32 {
             }
         },
     };
-    let tasks = Tasks::new(upstream::Upstream::new(&startup), executor.clone(), tx);
+    let attempts = Attempts::new(upstream::Upstream::new(&startup), executor.clone(), tx);
     let driver = Driver::new(startup.server);
-    smol::block_on(executor.run(serve(driver, tasks, rx, endpoint)))
+    smol::block_on(executor.run(serve(driver, attempts, rx, endpoint)))
 }
 
 fn writeln_stderr(text: &str) -> std::io::Result<()> {
@@ -85,7 +85,7 @@ fn writeln_stderr(text: &str) -> std::io::Result<()> {
 
 async fn serve(
     mut driver: Driver<Task<()>>,
-    tasks: Tasks,
+    attempts: Attempts,
     rx: Receiver<Message>,
     endpoint: Option<Endpoint>,
 ) -> i32 {
@@ -102,7 +102,7 @@ async fn serve(
             }
             Poll::Start(request) => {
                 let id = request.attempt;
-                driver.started(now(), id, Ok(tasks.start(request)));
+                driver.started(now(), id, Ok(attempts.start(request)));
             }
             // Dropping the task drops its socket: the connection closes.
             Poll::Abort(task) => drop(task),
@@ -135,8 +135,6 @@ async fn serve(
                 }
                 return 0;
             }
-            // Actions a newer core adds; this loop has none to perform.
-            _ => {}
         }
     }
 }

@@ -37,10 +37,7 @@ impl<C: Clone> CallEngine<C> {
         // Until the head, `last_byte` is the attempt's start.
         let first_byte = now.instant.saturating_duration_since(call.last_byte);
         call.last_byte = now.instant;
-        let streamed = (200..300).contains(&head.status)
-            && head.headers.iter().any(|(k, v)| {
-                k.eq_ignore_ascii_case("content-type") && v.contains("text/event-stream")
-            });
+        let streamed = crate::http::is_event_stream(head.status, &head.headers);
         if !streamed {
             log::debug!(
                 "openai: attempt {attempt} for call {}: status {}, first byte after {} ms",

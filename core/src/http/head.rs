@@ -96,10 +96,7 @@ pub(super) fn parse_head(bytes: &[u8], limit: usize) -> Result<(Head, Option<Fra
                 chunked = ends_chunked(value);
             }
             "connection" => close = closes(value, http11, close),
-            _ if name.starts_with("retry-after")
-                || name == "x-request-id"
-                || name == "content-type" =>
-            {
+            _ if super::is_kept_header(&name) => {
                 if let Ok(value) = std::str::from_utf8(value) {
                     headers.push((name, value.to_owned()));
                 }

@@ -16,6 +16,22 @@ pub use response::{tunnel_reply, ReadError, Reader, Response};
 /// Largest upstream response body a host should read; larger ones fail the attempt.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
+/// Whether the core reads an upstream reply header named `name` (lower case): the
+/// server's wait (`retry-after`, `retry-after-ms`), OpenAI's request id and the content
+/// type. Hosts keep these and drop the rest.
+pub fn is_kept_header(name: &str) -> bool {
+    name.starts_with("retry-after") || name == "x-request-id" || name == "content-type"
+}
+
+/// Whether a reply of `status` with `headers` is an event stream, which a host hands over
+/// as it arrives (`Message::Head`, `Body`, `End`) instead of whole.
+pub fn is_event_stream(status: u16, headers: &[(String, String)]) -> bool {
+    (200..300).contains(&status)
+        && headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("text/event-stream"))
+}
+
 /// Replaces every occurrence of `key` in `body` with `***`: an error body that echoes the
 /// request's credentials must not carry them into error messages or logs. Keys shorter
 /// than 8 bytes are left alone: no real key is, and masking every occurrence of a few

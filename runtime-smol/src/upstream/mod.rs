@@ -15,7 +15,9 @@ mod target;
 use connect::Connector;
 use pool::Pool;
 use responses_mcp_config::Startup;
-use responses_mcp_core::http::{scrub, ReadError, Reader, Response, MAX_BODY_BYTES};
+use responses_mcp_core::http::{
+    is_event_stream, scrub, ReadError, Reader, Response, MAX_BODY_BYTES,
+};
 use responses_mcp_core::Message;
 use responses_mcp_core::{
     AttemptId, HttpHead, HttpMethod, HttpReply, TransportError, TransportErrorKind,
@@ -222,14 +224,6 @@ async fn exchange(
             });
         }
     }
-}
-
-/// Whether a reply is an event stream to hand over as it arrives.
-fn is_event_stream(status: u16, headers: &[(String, String)]) -> bool {
-    (200..300).contains(&status)
-        && headers
-            .iter()
-            .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("text/event-stream"))
 }
 
 /// Hands a piece of a streamed reply to the main loop; it waits when the loop is behind.

@@ -8,21 +8,21 @@ use smol::{LocalExecutor, Task};
 use std::rc::Rc;
 
 /// Starts attempts; each is a task whose completion goes to the main loop.
-pub struct Tasks {
+pub struct Attempts {
     upstream: Rc<Upstream>,
     executor: Rc<LocalExecutor<'static>>,
     /// Where completions go.
     events: Sender<Message>,
 }
 
-impl Tasks {
+impl Attempts {
     /// Attempts through `upstream`, run on `executor`, reported to `events`.
     pub fn new(
         upstream: Upstream,
         executor: Rc<LocalExecutor<'static>>,
         events: Sender<Message>,
     ) -> Self {
-        Tasks {
+        Attempts {
             upstream: Rc::new(upstream),
             executor,
             events,
