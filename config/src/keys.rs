@@ -76,7 +76,7 @@ pub const CONTEXT_SIZES: &[&str] = &SearchContextSize::NAMES;
 /// Service tiers.
 pub const SERVICE_TIERS: &[&str] = &ServiceTier::NAMES;
 /// The providers with a preset (`openai.provider`).
-pub const PROVIDERS: &[&str] = &["openai", "azure", "openrouter", "ollama", "lmstudio"];
+pub const PROVIDERS: &[&str] = crate::choices::Provider::NAMES;
 
 /// Whether `name` is a profile under `model_profiles` (one per tool).
 pub fn is_profile_name(name: &str) -> bool {
@@ -116,7 +116,7 @@ const BEFORE_PROFILES: &[Key] = &[
     ),
     key!(
         "openai.auth",
-        Kind::OneOf(&["bearer", "api-key"]),
+        Kind::OneOf(crate::choices::Auth::NAMES),
         None,
         "How the key is sent: Authorization: Bearer, or Azure's api-key header."
     ),
@@ -128,7 +128,7 @@ const BEFORE_PROFILES: &[Key] = &[
     ),
     key!(
         "openai.web_search",
-        Kind::OneOf(&["openai", "openrouter", "none"]),
+        Kind::OneOf(crate::choices::SearchMode::NAMES),
         None,
         "How the provider searches: OpenAI's web_search tool, OpenRouter's openrouter:web_search, or none (no tool sent; answers say used_search: false)."
     ),
@@ -228,7 +228,7 @@ const AFTER_PROFILES: &[Key] = &[
     ),
     key!(
         "policy.system.merge",
-        Kind::OneOf(&["replace", "prepend", "append"]),
+        Kind::OneOf(crate::choices::PolicyMerge::NAMES),
         None,
         "How the file combines with the built-in policy."
     ),

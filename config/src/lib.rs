@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod choices;
 pub mod cli;
 pub mod doctor;
 pub mod http;
@@ -64,14 +65,7 @@ impl fmt::Display for ApiKey {
     }
 }
 
-/// How the API key is sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Auth {
-    /// `Authorization: Bearer <key>` (OpenAI, OpenRouter, local servers).
-    Bearer,
-    /// `api-key: <key>` (Azure OpenAI).
-    ApiKeyHeader,
-}
+pub use choices::Auth;
 
 impl Startup {
     /// The header that carries the key, when there is a key.
@@ -79,7 +73,7 @@ impl Startup {
         let key = self.api_key.as_ref()?.expose();
         Some(match self.auth {
             Auth::Bearer => ("Authorization", format!("Bearer {key}")),
-            Auth::ApiKeyHeader => ("api-key", key.to_owned()),
+            Auth::ApiKey => ("api-key", key.to_owned()),
         })
     }
 }
@@ -273,10 +267,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         true => Some(http::HttpServe::resolve(&resolved, env)?),
         false => None,
     };
-    let auth = match resolved.settings.openai.auth.as_str() {
-        "api-key" => Auth::ApiKeyHeader,
-        _ => Auth::Bearer,
-    };
+    let auth = resolved.settings.openai.auth;
     Ok(Startup {
         http,
         proxy,
@@ -296,7 +287,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
 pub fn startup_warnings(resolved: &Resolved, unix_secs: u64) -> Vec<String> {
     let mut warnings = Vec::new();
     let provider = &resolved.settings.openai.provider;
-    if resolved.settings.openai.web_search == "none" {
+    if resolved.settings.openai.web_search == choices::SearchMode::None {
         warnings.push(format!(
             "provider {provider} has no hosted web search: answers come from the model alone (used_search: false, no citations), and the tool descriptions say so"
         ));

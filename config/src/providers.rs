@@ -11,78 +11,87 @@
 //! - Ollama (since 0.13.3) and LM Studio (since 0.3.29): local, no key needed, and no
 //!   hosted web search.
 
+use crate::choices::{Auth, Provider, SearchMode};
 use serde_json::{json, Value};
 
 /// One provider's preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Preset {
     /// `openai.provider`.
-    pub name: &'static str,
+    pub name: Provider,
     /// `openai.base_url` (`None` for Azure: built from the resource).
     base_url: Option<&'static str>,
     /// `openai.api_key_env`.
     api_key_env: &'static str,
     /// `openai.auth`.
-    auth: &'static str,
+    auth: Auth,
     /// `openai.api_key_required`.
     api_key_required: bool,
     /// `openai.web_search`.
-    web_search: &'static str,
+    web_search: SearchMode,
     /// `model_profiles.answer.model`, where the provider names models its own way.
     model: Option<&'static str>,
 }
 
-const PRESETS: &[Preset] = &[
-    Preset {
-        name: "openai",
-        base_url: Some("https://api.openai.com/v1"),
-        api_key_env: "OPENAI_API_KEY",
-        auth: "bearer",
-        api_key_required: true,
-        web_search: "openai",
-        model: None,
-    },
-    Preset {
-        name: "azure",
-        base_url: None,
-        api_key_env: "AZURE_OPENAI_API_KEY",
-        auth: "api-key",
-        api_key_required: true,
-        web_search: "openai",
-        model: None,
-    },
-    Preset {
-        name: "openrouter",
-        base_url: Some("https://openrouter.ai/api/v1"),
-        api_key_env: "OPENROUTER_API_KEY",
-        auth: "bearer",
-        api_key_required: true,
-        web_search: "openrouter",
-        model: Some("openai/gpt-6.1-terra"),
-    },
-    Preset {
-        name: "ollama",
-        base_url: Some("http://localhost:11434/v1"),
-        api_key_env: "OLLAMA_API_KEY",
-        auth: "bearer",
-        api_key_required: false,
-        web_search: "none",
-        model: Some("gpt-oss:20b"),
-    },
-    Preset {
-        name: "lmstudio",
-        base_url: Some("http://localhost:1234/v1"),
-        api_key_env: "LMSTUDIO_API_KEY",
-        auth: "bearer",
-        api_key_required: false,
-        web_search: "none",
-        model: Some("openai/gpt-oss-20b"),
-    },
-];
+const OPENAI: Preset = Preset {
+    name: Provider::OpenAi,
+    base_url: Some("https://api.openai.com/v1"),
+    api_key_env: "OPENAI_API_KEY",
+    auth: Auth::Bearer,
+    api_key_required: true,
+    web_search: SearchMode::OpenAi,
+    model: None,
+};
 
-/// The preset of `name`, one of [`crate::keys::PROVIDERS`].
-pub fn preset(name: &str) -> Option<&'static Preset> {
-    PRESETS.iter().find(|p| p.name == name)
+const AZURE: Preset = Preset {
+    name: Provider::Azure,
+    base_url: None,
+    api_key_env: "AZURE_OPENAI_API_KEY",
+    auth: Auth::ApiKey,
+    api_key_required: true,
+    web_search: SearchMode::OpenAi,
+    model: None,
+};
+
+const OPENROUTER: Preset = Preset {
+    name: Provider::OpenRouter,
+    base_url: Some("https://openrouter.ai/api/v1"),
+    api_key_env: "OPENROUTER_API_KEY",
+    auth: Auth::Bearer,
+    api_key_required: true,
+    web_search: SearchMode::OpenRouter,
+    model: Some("openai/gpt-6.1-terra"),
+};
+
+const OLLAMA: Preset = Preset {
+    name: Provider::Ollama,
+    base_url: Some("http://localhost:11434/v1"),
+    api_key_env: "OLLAMA_API_KEY",
+    auth: Auth::Bearer,
+    api_key_required: false,
+    web_search: SearchMode::None,
+    model: Some("gpt-oss:20b"),
+};
+
+const LMSTUDIO: Preset = Preset {
+    name: Provider::LmStudio,
+    base_url: Some("http://localhost:1234/v1"),
+    api_key_env: "LMSTUDIO_API_KEY",
+    auth: Auth::Bearer,
+    api_key_required: false,
+    web_search: SearchMode::None,
+    model: Some("openai/gpt-oss-20b"),
+};
+
+/// The preset of `provider`.
+pub fn preset(provider: Provider) -> &'static Preset {
+    match provider {
+        Provider::OpenAi => &OPENAI,
+        Provider::Azure => &AZURE,
+        Provider::OpenRouter => &OPENROUTER,
+        Provider::Ollama => &OLLAMA,
+        Provider::LmStudio => &LMSTUDIO,
+    }
 }
 
 impl Preset {
@@ -90,14 +99,14 @@ impl Preset {
     /// when it could be built.
     pub fn values(&self, azure_url: Option<String>) -> Vec<(&'static str, Value)> {
         // OpenAI's own values are the built-in defaults: nothing to record as a preset.
-        if self.name == "openai" {
+        if self.name == Provider::OpenAi {
             return Vec::new();
         }
         let mut values = vec![
             ("openai.api_key_env", json!(self.api_key_env)),
-            ("openai.auth", json!(self.auth)),
+            ("openai.auth", json!(self.auth.as_str())),
             ("openai.api_key_required", json!(self.api_key_required)),
-            ("openai.web_search", json!(self.web_search)),
+            ("openai.web_search", json!(self.web_search.as_str())),
         ];
         match (self.base_url, azure_url) {
             (Some(url), _) => values.push(("openai.base_url", json!(url))),
@@ -173,15 +182,15 @@ mod tests {
     #[test]
     fn every_provider_has_a_preset_and_local_ones_need_no_key_nor_search() {
         for name in crate::keys::PROVIDERS {
-            let p = preset(name).unwrap();
-            let local = matches!(*name, "ollama" | "lmstudio");
+            let provider = Provider::parse(name).unwrap();
+            let p = preset(provider);
+            assert_eq!(p.name, provider);
+            let local = matches!(provider, Provider::Ollama | Provider::LmStudio);
             assert_eq!(p.api_key_required, !local, "{name}");
-            assert_eq!(p.web_search == "none", local, "{name}");
+            assert_eq!(p.web_search == SearchMode::None, local, "{name}");
         }
-        assert!(preset("openai").unwrap().values(None).is_empty());
-        let azure = preset("azure")
-            .unwrap()
-            .values(Some("https://a/openai/v1".into()));
+        assert!(preset(Provider::OpenAi).values(None).is_empty());
+        let azure = preset(Provider::Azure).values(Some("https://a/openai/v1".into()));
         assert!(azure.contains(&("openai.auth", json!("api-key"))));
         assert!(azure.contains(&("openai.base_url", json!("https://a/openai/v1"))));
     }

@@ -337,11 +337,13 @@ impl Resolved {
     /// Fills what the provider's preset decides and nobody set (the value is still the
     /// default), recording the preset as its source.
     fn apply_preset(&mut self, env: &Env) -> Result<(), ConfigError> {
-        let provider = self.get("openai.provider").and_then(Value::as_str);
-        let Some(preset) = crate::providers::preset(provider.unwrap_or("openai")) else {
-            return Ok(());
-        };
-        let azure = (preset.name == "azure").then(|| {
+        let provider = self
+            .get("openai.provider")
+            .and_then(Value::as_str)
+            .and_then(crate::choices::Provider::parse)
+            .unwrap_or(crate::choices::Provider::OpenAi);
+        let preset = crate::providers::preset(provider);
+        let azure = (provider == crate::choices::Provider::Azure).then(|| {
             let resource = self.get("openai.azure_resource").and_then(Value::as_str);
             let endpoint = env.get("AZURE_OPENAI_ENDPOINT").map(String::as_str);
             crate::providers::azure_base_url(resource, endpoint)
@@ -349,7 +351,7 @@ impl Resolved {
         let azure_unknown = azure.as_ref().is_some_and(Option::is_none);
         for (path, value) in preset.values(azure.flatten()) {
             if self.sources.get(path) == Some(&Source::Default) {
-                self.set(path, value, Source::Preset(preset.name));
+                self.set(path, value, Source::Preset(preset.name.as_str()));
             }
         }
         if azure_unknown && self.sources.get("openai.base_url") == Some(&Source::Default) {

@@ -25,16 +25,7 @@ pub enum PolicySource {
     },
 }
 
-/// How a policy file combines with the built-in policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PolicyMerge {
-    /// The file replaces the built-in policy.
-    Replace,
-    /// The file comes first.
-    Prepend,
-    /// The file comes last.
-    Append,
-}
+pub use crate::choices::PolicyMerge;
 
 /// A location with at least one field, or none.
 fn location(node: &UserLocationNode) -> Option<UserLocation> {
@@ -84,11 +75,7 @@ impl Resolved {
         match (system.source.as_str(), &system.path) {
             ("file", Some(path)) => PolicySource::File {
                 path: PathBuf::from(path),
-                merge: match system.merge.as_str() {
-                    "prepend" => PolicyMerge::Prepend,
-                    "append" => PolicyMerge::Append,
-                    _ => PolicyMerge::Replace,
-                },
+                merge: system.merge,
             },
             _ => PolicySource::Builtin,
         }
@@ -199,11 +186,7 @@ impl Resolved {
 
     /// How the provider searches (`openai.web_search`).
     pub fn web_search(&self) -> WebSearch {
-        match self.settings.openai.web_search.as_str() {
-            "openrouter" => WebSearch::OpenRouter,
-            "none" => WebSearch::Unavailable,
-            _ => WebSearch::OpenAi,
-        }
+        self.settings.openai.web_search.into()
     }
 
     /// Whether the base URL is OpenAI's own API, whose model calendar the core's

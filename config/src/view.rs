@@ -2,6 +2,7 @@
 //! table; this view is what the rest of the program reads, so a misspelt setting is a
 //! compile error instead of a silent zero. A test ties its fields to the key table.
 
+use crate::choices::{Auth, PolicyMerge, Provider, SearchMode};
 use crate::resolve::ConfigError;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -42,12 +43,12 @@ pub struct Tasks {
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct OpenAi {
-    pub provider: String,
+    pub provider: Provider,
     pub azure_resource: Option<String>,
     pub api_key_env: String,
-    pub auth: String,
+    pub auth: Auth,
     pub api_key_required: bool,
-    pub web_search: String,
+    pub web_search: SearchMode,
     pub base_url: String,
     pub ca_file: Option<String>,
 }
@@ -138,7 +139,7 @@ pub struct Policy {
 pub struct PolicySystem {
     pub source: String,
     pub path: Option<String>,
-    pub merge: String,
+    pub merge: PolicyMerge,
 }
 
 /// `search.*`.

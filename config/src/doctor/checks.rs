@@ -174,9 +174,9 @@ fn split_url(url: &str) -> Option<Target> {
 fn api_key(startup: &Startup) -> Check {
     let openai = &startup.resolved.settings.openai;
     let env = &openai.api_key_env;
-    let header = match openai.auth.as_str() {
-        "api-key" => "api-key header",
-        _ => "Authorization: Bearer",
+    let header = match openai.auth {
+        crate::choices::Auth::ApiKey => "api-key header",
+        crate::choices::Auth::Bearer => "Authorization: Bearer",
     };
     match (&startup.api_key, openai.api_key_required) {
         (Some(key), _) => Check::new(
@@ -334,7 +334,7 @@ fn model_exists(
     let base = r.settings.openai.base_url.trim_end_matches('/');
     let today = responses_mcp_core::date::Date::tokyo(crate::now().unix_secs).to_string();
     let retired = models::retirement(model);
-    if r.settings.openai.provider == "azure" {
+    if r.settings.openai.provider == crate::choices::Provider::Azure {
         return Check::new(
             name,
             Status::Skip,
