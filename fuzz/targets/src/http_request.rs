@@ -1,0 +1,132 @@
+//! The `http_request` fuzz target.
+
+/// Everything a request reader makes of `wire` fed in pieces cut at `cuts`, until its
+/// first error; `Continue` is left out (it depends on where a read ended).
+fn read_requests(
+    wire: &[u8],
+    cuts: &[usize],
+    limits: responses_mcp_core::http::RequestLimits,
+) -> Vec<Result<responses_mcp_core::http::Request, responses_mcp_core::http::RequestError>> {
+    use responses_mcp_core::http::{Incoming, RequestReader};
+    let mut reader = RequestReader::new(limits);
+    let mut out = Vec::new();
+    let mut from = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&wire.len())) {
+        let cut = cut.clamp(from, wire.len());
+        reader.feed(&wire[from..cut]);
+        let read = cut - from;
+        from = cut;
+        loop {
+            match reader.next_incoming() {
+                Ok(Some(Incoming::Request(r))) => out.push(Ok(r)),
+                Ok(Some(Incoming::Continue)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    out.push(Err(e));
+                    return out;
+                }
+            }
+        }
+        // One request at most (head, and a chunked body with its framing) and this read.
+        let bound = limits.max_head + 2 * limits.max_body + 8 * 1024 + read;
+        assert!(
+            reader.buffered() <= bound,
+            "the reader holds {} bytes",
+            reader.buffered()
+        );
+    }
+    out
+}
+
+/// Differential: a client's bytes give the same requests and the same error however the
+/// reads cut them; no body exceeds the limit; memory stays within one request and one
+/// read. The first 4 bytes choose cut points, the rest is what the client sent.
+pub fn http_request(data: &[u8]) {
+    let Some((head, wire)) = data.split_first_chunk::<4>() else {
+        return;
+    };
+    let limits = responses_mcp_core::http::RequestLimits {
+        max_head: 256,
+        max_body: 256,
+    };
+    let whole = read_requests(wire, &[], limits);
+    let cuts: Vec<usize> = head
+        .iter()
+        .scan(0usize, |at, b| {
+            *at += usize::from(*b);
+            Some(*at)
+        })
+        .collect();
+    let cut = read_requests(wire, &cuts, limits);
+    assert_eq!(whole, cut, "the cut changed the requests");
+    let bytes: Vec<usize> = (1..=7).collect();
+    let bytewise: Vec<usize> = bytes
+        .iter()
+        .scan(0, |at, n| {
+            *at += n;
+            Some(*at)
+        })
+        .collect();
+    assert_eq!(
+        whole,
+        read_requests(wire, &bytewise, limits),
+        "small reads changed the requests"
+    );
+    // The decisions taken on a parsed request never panic, and refusals never echo the
+    // token.
+    let access = responses_mcp_core::serve::access::Access {
+        allowed_hosts: Some(vec!["localhost".into(), "127.0.0.1:8787".into()]),
+        allowed_origins: vec!["https://app.example".into()],
+        loopback_origins: true,
+        token: responses_mcp_core::serve::access::Token::new("fuzz-token-1234"),
+    };
+    for r in whole.iter().flatten() {
+        assert!(r.body.len() <= limits.max_body, "a body over the limit");
+        let _ = r.path();
+        if let Err(e) = access.check(r) {
+            assert!(
+                !e.to_string().contains("fuzz-token-1234"),
+                "the token leaked"
+            );
+        }
+        if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&r.body) {
+            let _ = responses_mcp_core::serve::headers::check(&r.headers, &message);
+        }
+        // Whatever the endpoint decides is a well-formed response for the client's reader.
+        use responses_mcp_core::serve::endpoint::{route, Routed};
+        let bytes = match route(r, &access) {
+            Routed::Respond(bytes) => bytes,
+            Routed::Health => Vec::new(),
+            Routed::Exchange { mut response, .. } => {
+                let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#.to_vec();
+                let (mut bytes, _) =
+                    response.write(responses_mcp_core::ExchangeOut::Notification(note));
+                let (end, done) = response.write(responses_mcp_core::ExchangeOut::Ended);
+                assert!(done);
+                bytes.extend(end);
+                bytes
+            }
+        };
+        if !bytes.is_empty() {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234"),
+                "the token leaked into a response: {}",
+                String::from_utf8_lossy(&bytes)
+            );
+            let mut reader = responses_mcp_core::http::Reader::new(1 << 20);
+            let mut rest = bytes.as_slice();
+            let mut response = None;
+            while response.is_none() {
+                let space = reader.space();
+                let n = space.len().min(rest.len());
+                space[..n].copy_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                match reader.filled(n) {
+                    Ok(Some(r)) => response = Some(r),
+                    Ok(None) => assert!(n > 0, "a response cut short"),
+                    Err(e) => panic!("an unreadable response: {e:?}"),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! The `server` fuzz target.
+
+use responses_mcp_core::testing::{decode, Harness};
+use responses_mcp_core::{
+    AttemptId, HttpReply, Input, Output, ServerConfig, TransportError, TransportErrorKind,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// The script's own request ids are strings `"\u{1}N"`, which the random stdin chunks
+/// cannot spell; each is used once, so each may be answered at most once.
+fn script_id(n: u64) -> String {
+    format!("\"\\u0001{n}\"")
+}
+
+/// Drives the core server with a byte-coded script of stdin chunks, upstream replies and
+/// failures, timeouts, cancels and clock steps. Checks: no panic; every written frame is a
+/// valid JSON-RPC message; each script request id is answered at most once and never after
+/// its cancel; after a timeout the next deadline lies in the future.
+pub fn server(data: &[u8]) {
+    let config = ServerConfig {
+        credentials_ready: true,
+        max_inflight: 3,
+        max_queue: 4,
+        max_message_bytes: 4096,
+        shutdown_grace: Duration::from_secs(5),
+        progress_interval: Duration::from_millis(500),
+        ..ServerConfig::default()
+    };
+    let mut server = Harness::new(config);
+    let mut checker = Checker::default();
+    let mut attempts: Vec<AttemptId> = Vec::new();
+    let mut next_id = 0;
+    let mut stdin_closed = false;
+    let mut bytes = data.iter().copied();
+    let feed = |server: &mut Harness,
+                input: Input<'_>,
+                checker: &mut Checker,
+                attempts: &mut Vec<AttemptId>| {
+        server.feed(input);
+        for output in server.take_other() {
+            checker.output(&output, attempts);
+        }
+    };
+    // One script message as a line of stdin.
+    let feed_line =
+        |server: &mut Harness, line: &str, checker: &mut Checker, attempts: &mut Vec<AttemptId>| {
+            feed(
+                server,
+                Input::Stdin(format!("{line}\n").as_bytes()),
+                checker,
+                attempts,
+            );
+        };
+    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}"#;
+    feed(
+        &mut server,
+        Input::Stdin(&[init.as_slice(), b"\n"].concat()),
+        &mut checker,
+        &mut attempts,
+    );
+    while let Some(op) = bytes.next() {
+        let arg = bytes.next().unwrap_or(0);
+        match op % 9 {
+            0 => {
+                // Random bytes, kept from swallowing or forging the script's own
+                // messages: each chunk is one line that starts like JSON (so it cannot
+                // open a Content-Length header block; the framer targets cover those) and
+                // cannot spell a script id (no \u{1}, no backslash escapes).
+                let n = usize::from(arg);
+                let mut chunk = Vec::with_capacity(n + 2);
+                let first = bytes.clone().next();
+                if first != Some(b'[') && first != Some(b'{') {
+                    chunk.push(b'{');
+                }
+                chunk.extend(bytes.by_ref().take(n).map(|b| match b {
+                    b'\n' | b'\r' | 0x01 => b' ',
+                    b'\\' => b'/',
+                    b => b,
+                }));
+                chunk.push(b'\n');
+                feed(
+                    &mut server,
+                    Input::Stdin(&chunk),
+                    &mut checker,
+                    &mut attempts,
+                );
+            }
+            1 | 2 => {
+                let id = next_id;
+                next_id += 1;
+                // After EOF the server reads no more stdin, so the line never arrives.
+                if !stdin_closed {
+                    checker.requested.insert(id);
+                }
+                // Every third call is a modern (2026-07-28) request.
+                let modern = arg % 3 == 2;
+                if modern && !stdin_closed {
+                    checker.modern.insert(id);
+                }
+                let meta = match (arg % 2 == 0, modern) {
+                    (true, true) => format!(r#","_meta":{{"progressToken":7,{MODERN_META}}}"#),
+                    (false, true) => format!(r#","_meta":{{{MODERN_META}}}"#),
+                    (true, false) => r#","_meta":{"progressToken":7}"#.to_owned(),
+                    (false, false) => String::new(),
+                };
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{meta}}}}}"#,
+                    script_id(id),
+                    ["answer", "answer_quick", "answer_detailed"][usize::from(arg) % 3]
+                );
+                feed_line(&mut server, &line, &mut checker, &mut attempts);
+            }
+            3 => {
+                if let Some(&attempt) = pick(&attempts, arg) {
+                    let status =
+                        [200, 200, 429, 500, 503, 400, 401, 404][usize::from(arg >> 3) % 8];
+                    let body = BODIES[usize::from(arg >> 5) % BODIES.len()]
+                        .as_bytes()
+                        .to_vec();
+                    let headers = vec![("retry-after".to_owned(), (arg % 4).to_string())];
+                    feed(
+                        &mut server,
+                        Input::HttpReply(
+                            attempt,
+                            HttpReply {
+                                status,
+                                headers,
+                                body,
+                            },
+                        ),
+                        &mut checker,
+                        &mut attempts,
+                    );
+                }
+            }
+            4 => {
+                if let Some(&attempt) = pick(&attempts, arg) {
+                    let kind = [
+                        TransportErrorKind::Connect,
+                        TransportErrorKind::Io,
+                        TransportErrorKind::Tls,
+                        TransportErrorKind::BodyTooLarge,
+                    ][usize::from(arg) % 4];
+                    let error = TransportError {
+                        kind,
+                        detail: "fuzz".into(),
+                    };
+                    feed(
+                        &mut server,
+                        Input::HttpFailed(attempt, error),
+                        &mut checker,
+                        &mut attempts,
+                    );
+                }
+            }
+            5 => {
+                server.advance(Duration::from_millis(u64::from(arg) * 97));
+                let now = server.now;
+                let due = server
+                    .server
+                    .poll_timeout()
+                    .is_some_and(|t| t <= now.instant);
+                feed(&mut server, Input::Timeout, &mut checker, &mut attempts);
+                if due {
+                    if let Some(next) = server.server.poll_timeout() {
+                        assert!(
+                            next > now.instant,
+                            "a deadline at or before now after a timeout"
+                        );
+                    }
+                }
+            }
+            6 if next_id > 0 => {
+                let id = u64::from(arg) % next_id;
+                if !stdin_closed {
+                    checker.cancelled.insert(id);
+                }
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#,
+                    script_id(id)
+                );
+                feed_line(&mut server, &line, &mut checker, &mut attempts);
+            }
+            7 => {
+                stdin_closed = true;
+                feed(&mut server, Input::StdinClosed, &mut checker, &mut attempts);
+            }
+            6 => {}
+            _ => match arg {
+                0 => feed(&mut server, Input::Shutdown, &mut checker, &mut attempts),
+                1..=3 => {
+                    // A modern subscriptions/listen (1), server/discover (2) or removed
+                    // method (3): answered at most once, never with a legacy code.
+                    let id = next_id;
+                    next_id += 1;
+                    if !stdin_closed {
+                        checker.requested.insert(id);
+                        checker.modern.insert(id);
+                    }
+                    let method =
+                        ["subscriptions/listen", "server/discover", "ping"][usize::from(arg) - 1];
+                    let line = format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"method":"{method}","params":{{"_meta":{{{MODERN_META}}}}}}}"#,
+                        script_id(id)
+                    );
+                    feed_line(&mut server, &line, &mut checker, &mut attempts);
+                }
+                _ => {}
+            },
+        }
+    }
+    // Run the clock out: everything ends, with a reply or a cancel.
+    for _ in 0..64 {
+        if server.server.poll_timeout().is_none() {
+            break;
+        }
+        server.fire();
+        feed(&mut server, Input::Timeout, &mut checker, &mut attempts);
+    }
+}
+
+const BODIES: [&str; 8] = [
+    r#"{"model":"gpt-5","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"hi","annotations":[{"type":"url_citation","url":"https://a.example/?utm_source=openai","start_index":99,"end_index":1}]}]}]}"#,
+    r#"{"error":{"message":"Rate limit","type":"requests","code":"rate_limit_exceeded"}}"#,
+    r#"{"error":{"message":"Unsupported value","type":"invalid_request_error","param":"reasoning.effort","code":"unsupported_value"}}"#,
+    r#"{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}"#,
+    "<html>502</html>",
+    "",
+    r#"{"output":[{"type":"web_search_call","action":{"sources":[{"type":"api","name":"oai-weather"}]}},{"type":"message","content":[{"type":"output_text","text":"晴れ"}]}]}"#,
+    r#"{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+];
+
+fn pick<T>(items: &[T], arg: u8) -> Option<&T> {
+    (!items.is_empty()).then(|| &items[usize::from(arg) % items.len()])
+}
+
+/// The `_meta` members of a modern request.
+const MODERN_META: &str = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
+
+#[derive(Default)]
+struct Checker {
+    requested: BTreeSet<u64>,
+    /// Script ids sent as modern requests: their errors never use legacy codes.
+    modern: BTreeSet<u64>,
+    cancelled: BTreeSet<u64>,
+    answered: BTreeMap<u64, usize>,
+}
+
+impl Checker {
+    fn output(&mut self, output: &Output, attempts: &mut Vec<AttemptId>) {
+        match output {
+            Output::Write(bytes) => {
+                // One whole frame of JSON per write, read back with the core's framer.
+                let value = decode(bytes);
+                match &value {
+                    Value::Array(items) => items.iter().for_each(|m| self.message(m)),
+                    m => self.message(m),
+                }
+            }
+            Output::Http(request) => {
+                attempts.push(request.attempt);
+                assert!(serde_json::from_slice::<Value>(&request.body).is_ok());
+            }
+            Output::Abort(attempt) => attempts.retain(|a| a != attempt),
+            _ => {}
+        }
+    }
+
+    fn message(&mut self, m: &Value) {
+        assert_eq!(m["jsonrpc"], "2.0", "{m}");
+        if m.get("method").is_some() {
+            assert!(m.get("id").is_none(), "we send no requests");
+            return;
+        }
+        assert!(
+            m.get("result").is_some() ^ m.get("error").is_some(),
+            "result xor error: {m}"
+        );
+        if let Some(e) = m.get("error") {
+            assert!(e["code"].is_i64() && e["message"].is_string(), "{m}");
+        }
+        let id = m
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|s| s.strip_prefix('\u{1}'))
+            .and_then(|n| n.parse::<u64>().ok());
+        if let Some(id) = id {
+            if self.modern.contains(&id) {
+                let code = m["error"]["code"].as_i64().unwrap_or(0);
+                assert!(
+                    !(-32099..=-32000).contains(&code) || [-32020, -32021, -32022].contains(&code),
+                    "a legacy code answered a modern request: {m}"
+                );
+                if let Some(result) = m.get("result") {
+                    assert_eq!(result["resultType"], "complete", "{m}");
+                }
+            }
+            if self.requested.contains(&id) {
+                assert!(
+                    !self.cancelled.contains(&id),
+                    "a reply after a cancel for {id}"
+                );
+                let n = self.answered.entry(id).or_default();
+                *n += 1;
+                assert_eq!(*n, 1, "id {id} answered twice");
+            }
+        }
+    }
+}
