@@ -235,8 +235,10 @@ impl Settings {
 ///
 /// Invariants, checked by [`CallEngine::check`] in debug builds after every input:
 /// - `by_request` and `calls` hold the same calls, each under its own request id;
-/// - `by_attempt` maps exactly the `Running` calls' attempts to them, and `slots` counts
-///   those whose work takes a slot;
+/// - `by_attempt` maps exactly the `Running` calls' attempts to them;
+/// - `slots` counts the calls whose work takes a slot and that left the queue: a slot is
+///   held from the first attempt to the end, backoffs included, so retries never run
+///   beyond `max_inflight`;
 /// - `fetches` counts the calls whose work is a read or cancel;
 /// - `queue` holds exactly the `Queued` calls, each once, oldest first;
 /// - `timers` holds a live entry for every deadline of every call (stale extra entries
@@ -246,7 +248,7 @@ pub struct CallEngine<C> {
     calls: BTreeMap<CallId, Call<C>>,
     by_request: BTreeMap<CallKey, CallId>,
     by_attempt: BTreeMap<AttemptId, CallId>,
-    /// Running attempts that hold a `max_inflight` slot.
+    /// Calls holding a `max_inflight` slot (see the invariants).
     slots: usize,
     /// Reads and cancels in the engine (they take no slot).
     fetches: usize,
@@ -539,9 +541,9 @@ impl<C: Clone> CallEngine<C> {
             .count();
         assert_eq!(running, self.by_attempt.len());
         let slots = self
-            .by_attempt
+            .calls
             .values()
-            .filter(|id| self.calls.get(id).is_some_and(|c| c.work.takes_slot()))
+            .filter(|c| c.work.takes_slot() && c.state != CallState::Queued)
             .count();
         assert_eq!(slots, self.slots);
         let fetches = self.calls.values().filter(|c| !c.work.takes_slot()).count();

@@ -199,7 +199,7 @@ impl<C: Clone> CallEngine<C> {
             call.key
         );
         let first = call.attempts == 1;
-        if call.work.takes_slot() {
+        if first && call.work.takes_slot() {
             self.slots += 1;
         }
         self.by_attempt.insert(attempt, id);
@@ -218,13 +218,9 @@ impl<C: Clone> CallEngine<C> {
         self.set_progress(now, id, message.into());
     }
 
-    /// Takes `attempt` off the record, freeing its slot; the call it was for, if any.
+    /// Takes `attempt` off the record; the call it was for, if any.
     pub(super) fn end_attempt(&mut self, attempt: AttemptId) -> Option<CallId> {
-        let id = self.by_attempt.remove(&attempt)?;
-        if self.calls.get(&id).is_some_and(|c| c.work.takes_slot()) {
-            self.slots -= 1;
-        }
-        Some(id)
+        self.by_attempt.remove(&attempt)
     }
 
     /// Starts queued calls while slots are free.
@@ -396,13 +392,12 @@ impl<C: Clone> CallEngine<C> {
         self.by_request.remove(&call.key);
         if !call.work.takes_slot() {
             self.fetches -= 1;
+        } else if call.state != CallState::Queued {
+            self.slots -= 1;
         }
         match call.state {
             CallState::Running { attempt, .. } => {
                 if self.by_attempt.remove(&attempt).is_some() {
-                    if call.work.takes_slot() {
-                        self.slots -= 1;
-                    }
                     self.events.push_back(CallEvent::Abort(attempt));
                 }
             }

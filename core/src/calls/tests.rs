@@ -138,6 +138,24 @@ fn calls_beyond_the_slots_queue_and_start_when_one_frees() {
 }
 
 #[test]
+fn a_call_backing_off_keeps_its_slot() {
+    let mut b = Bench::new(1, 4);
+    b.start(1, false).unwrap();
+    b.start(2, false).unwrap();
+    let first = Bench::sends(&b.events());
+    b.fire(); // the first attempt times out and backs off
+    let events = b.events();
+    assert_eq!(
+        events,
+        [CallEvent::Abort(first[0])],
+        "the queued call still waits"
+    );
+    b.fire(); // the retry takes the slot it kept
+    assert_eq!(Bench::sends(&b.events()).len(), 1);
+    assert_eq!(b.engine.queued(), 1);
+}
+
+#[test]
 fn cancel_aborts_a_running_call_and_drops_it_silently() {
     let mut b = Bench::new(1, 4);
     b.start(1, false).unwrap();
