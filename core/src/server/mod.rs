@@ -101,7 +101,7 @@ pub struct Server {
     /// The time of the latest input, for what happens between inputs.
     last_now: Option<Now>,
     /// Tasks backed by OpenAI background mode: the last state per response, waiters, polls.
-    background: background::Background,
+    background: crate::tasks::background::Polls<routing::Pending>,
 }
 
 impl Server {
@@ -123,10 +123,10 @@ impl Server {
             tools_list_json: BTreeMap::new(),
             subscriptions: Subscriptions::default(),
             modern_seen: false,
-            tasks: crate::tasks::TaskStore::new(tasks),
+            tasks: crate::tasks::TaskStore::new(tasks.clone()),
             next_task_call: 0,
             last_now: None,
-            background: background::Background::default(),
+            background: crate::tasks::background::Polls::new(tasks.max_tasks, tasks.poll_interval),
         }
     }
 

@@ -7,6 +7,7 @@
 //! task's number under the server's key, so an id this process did not mint (forged,
 //! tampered, or from another process without the shared key) is refused before any lookup.
 
+pub mod background;
 pub mod sha256;
 
 use crate::calls::timers::Timers;

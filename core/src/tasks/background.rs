@@ -1,0 +1,455 @@
+//! OpenAI background mode's poll schedule, as data: per stored response, the last state
+//! read, the requests waiting on it, and when it may be read next. No attempts, URLs or
+//! JSON-RPC here: the server asks what to do with a request ([`Polls::handle_request`]),
+//! reports how reads end ([`Polls::handle_read`]), starts the reads this asks for
+//! ([`Polls::poll_read`]) and wakes it at [`Polls::poll_timeout`].
+//!
+//! ```text
+//!   handle_request ──fresh, or a read on its way──▶ Answer(last state)
+//!        │ stale: park, and read when the pace allows ──▶ poll_read ──▶ (engine)
+//!        ▼
+//!   handle_read(State) ──▶ the waiters, each with the state (tasks/result waits for an end)
+//!   handle_read(Failed) ─▶ tasks/get: the last state, else the failure; tasks/result waits
+//! ```
+//!
+//! Invariants: at most one read per response in flight, and reads start at least one
+//! poll interval apart, whatever their outcomes; a live entry of `polls` is `(at, id)`
+//! with `responses[id].poll_at == Some(at)`, and every response with waiters and no read
+//! in flight has a `poll_at`.
+
+use super::{Outcome, Status};
+use crate::calls::timers::Timers;
+use crate::io::after;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Requests one response may hold waiting.
+pub const MAX_WAITING: usize = 16;
+
+/// A response's last known state.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    /// Where the task is.
+    pub status: Status,
+    /// Its result, once it ended.
+    pub outcome: Option<Outcome>,
+    /// When the state was learned, Unix seconds.
+    pub updated: u64,
+    /// When the state was learned.
+    pub read_at: Instant,
+}
+
+/// What a waiting request wants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// The state now (`tasks/get`).
+    State,
+    /// The end (`tasks/result`): it waits while the task works.
+    End,
+}
+
+/// What to do with a request.
+#[derive(Debug)]
+pub enum Served<P> {
+    /// Answer it now with this state.
+    Answer(P, Seen),
+    /// It waits for a read.
+    Parked,
+    /// Too many requests wait on this response already.
+    TooMany(P),
+}
+
+/// How a read ended.
+#[derive(Debug)]
+pub enum ReadEnd {
+    /// The response's state.
+    State(Seen),
+    /// No state; `again` when reading later may help (a transient failure).
+    Failed {
+        /// Whether the failure may pass.
+        again: bool,
+    },
+}
+
+/// The poll schedule. `P` is a waiting request, opaque here.
+pub struct Polls<P> {
+    responses: BTreeMap<String, Response<P>>,
+    /// Response ids in the order first seen, for the cap.
+    order: VecDeque<String>,
+    /// When responses are read again for their waiters.
+    polls: Timers<String>,
+    /// Reads to start now, oldest first.
+    reads: VecDeque<String>,
+    /// Responses kept at once (the idle ones beyond it are forgotten).
+    cap: usize,
+    /// Least time between two reads of one response.
+    pace: Duration,
+}
+
+struct Response<P> {
+    seen: Option<Seen>,
+    /// A read is in flight (or about to start).
+    reading: bool,
+    /// The earliest the next read may start.
+    next_read: Option<Instant>,
+    waiting: Vec<(P, Want)>,
+    /// When the waiters get their next read.
+    poll_at: Option<Instant>,
+}
+
+impl<P> Default for Response<P> {
+    fn default() -> Self {
+        Response {
+            seen: None,
+            reading: false,
+            next_read: None,
+            waiting: Vec::new(),
+            poll_at: None,
+        }
+    }
+}
+
+impl<P> Polls<P> {
+    /// A schedule keeping at most `cap` responses, reading each at most once per `pace`.
+    pub fn new(cap: usize, pace: Duration) -> Self {
+        Polls {
+            responses: BTreeMap::new(),
+            order: VecDeque::new(),
+            polls: Timers::default(),
+            reads: VecDeque::new(),
+            cap,
+            pace,
+        }
+    }
+
+    /// The last state of `id`, if one is known.
+    pub fn seen(&self, id: &str) -> Option<&Seen> {
+        self.responses.get(id).and_then(|r| r.seen.as_ref())
+    }
+
+    /// A request about `id`: answered now from the last state when that is an end, or
+    /// (for [`Want::State`]) fresh or about to be refreshed; parked otherwise.
+    pub fn handle_request(&mut self, now: Instant, id: &str, pending: P, want: Want) -> Served<P> {
+        let pace = self.pace;
+        let r = self.response(id);
+        let fresh = r
+            .seen
+            .as_ref()
+            .is_some_and(|s| now < after(s.read_at, pace))
+            || r.next_read.is_some_and(|at| now < at);
+        let served = match &r.seen {
+            Some(seen) if seen.status.is_terminal() => Some(seen.clone()),
+            Some(seen) if want == Want::State && (fresh || r.reading) => Some(seen.clone()),
+            _ => None,
+        };
+        if let Some(seen) = served {
+            return Served::Answer(pending, seen);
+        }
+        if r.waiting.len() >= MAX_WAITING {
+            return Served::TooMany(pending);
+        }
+        r.waiting.push((pending, want));
+        self.read(now, id);
+        self.settle();
+        Served::Parked
+    }
+
+    /// Records a state learned outside a read (a create's, a cancel's); the waiters get
+    /// it as [`Polls::handle_read`] would give it.
+    pub fn handle_state(&mut self, now: Instant, id: &str, seen: Seen) -> Vec<(P, Seen)> {
+        self.response(id).seen = Some(seen.clone());
+        let answered = self.answer_waiters(now, id, |want| {
+            (want == Want::State || seen.status.is_terminal()).then(|| seen.clone())
+        });
+        self.settle();
+        answered
+    }
+
+    /// A read of `id` ended. The waiters to answer, each with the state to answer with
+    /// (`None`: the read failed and no state can stand in).
+    pub fn handle_read(&mut self, now: Instant, id: &str, end: ReadEnd) -> Vec<(P, Option<Seen>)> {
+        // The read's last request went out at most now: the next waits a whole interval.
+        let next = after(now, self.pace);
+        let r = self.response(id);
+        r.reading = false;
+        r.next_read = Some(r.next_read.map_or(next, |at| at.max(next)));
+        let answered = match end {
+            ReadEnd::State(seen) => {
+                r.seen = Some(seen.clone());
+                self.answer_waiters(now, id, |want| {
+                    (want == Want::State || seen.status.is_terminal()).then(|| Some(seen.clone()))
+                })
+            }
+            ReadEnd::Failed { again } => {
+                let last = r.seen.clone();
+                self.answer_waiters(now, id, |want| match want {
+                    Want::End if again => None,
+                    Want::State => Some(last.clone()),
+                    Want::End => Some(None),
+                })
+            }
+        };
+        self.settle();
+        answered
+    }
+
+    /// The read this asked for could not start (every fetch slot is taken): its waiters
+    /// are served at the next poll.
+    pub fn read_refused(&mut self, now: Instant, id: &str) {
+        let at = after(now, self.pace);
+        if let Some(r) = self.responses.get_mut(id) {
+            r.reading = false;
+        }
+        self.schedule_poll(id, at);
+        self.settle();
+    }
+
+    /// The next read to start now.
+    pub fn poll_read(&mut self) -> Option<String> {
+        self.reads.pop_front()
+    }
+
+    /// Polls that came due: their responses are read.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for (at, id) in self.polls.take_due(now) {
+            let due = self
+                .responses
+                .get_mut(&id)
+                .filter(|r| r.poll_at == Some(at));
+            if let Some(r) = due {
+                r.poll_at = None;
+                self.read(now, &id);
+            }
+        }
+        self.settle();
+    }
+
+    /// The next poll.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.polls.peek().map(|(at, _)| at)
+    }
+
+    /// Forgets the waiting requests `gone` picks (their clients left).
+    pub fn forget(&mut self, gone: impl Fn(&P) -> bool) {
+        for r in self.responses.values_mut() {
+            r.waiting.retain(|(p, _)| !gone(p));
+            if r.waiting.is_empty() {
+                r.poll_at = None;
+            }
+        }
+        self.settle();
+    }
+
+    /// Asks for a read of `id`: now when the pace allows, else at the next allowed time.
+    fn read(&mut self, now: Instant, id: &str) {
+        let pace = self.pace;
+        let r = self.response(id);
+        if r.reading {
+            return;
+        }
+        if let Some(at) = r.next_read.filter(|at| now < *at) {
+            self.schedule_poll(id, at);
+            return;
+        }
+        r.reading = true;
+        r.next_read = Some(after(now, pace));
+        self.reads.push_back(id.to_owned());
+    }
+
+    /// Hands each waiter of `id` what `answer` gives for what it wants (`None`: it keeps
+    /// waiting, and the response is read again for it at the next poll).
+    fn answer_waiters<S>(
+        &mut self,
+        now: Instant,
+        id: &str,
+        answer: impl Fn(Want) -> Option<S>,
+    ) -> Vec<(P, S)> {
+        let pace = self.pace;
+        let r = self.response(id);
+        let mut answered = Vec::new();
+        let mut still = Vec::new();
+        for (p, want) in std::mem::take(&mut r.waiting) {
+            match answer(want) {
+                Some(s) => answered.push((p, s)),
+                None => still.push((p, want)),
+            }
+        }
+        if !still.is_empty() {
+            r.waiting = still;
+            let at = r.next_read.unwrap_or_else(|| after(now, pace));
+            self.schedule_poll(id, at);
+        }
+        answered
+    }
+
+    fn response(&mut self, id: &str) -> &mut Response<P> {
+        if !self.responses.contains_key(id) {
+            self.order.push_back(id.to_owned());
+            self.evict_beyond_cap();
+        }
+        self.responses.entry(id.to_owned()).or_default()
+    }
+
+    /// Forgets the oldest idle responses beyond the cap (those read or waited on stay).
+    fn evict_beyond_cap(&mut self) {
+        let mut kept = VecDeque::new();
+        while self.order.len() + kept.len() > self.cap {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            let busy = self
+                .responses
+                .get(&old)
+                .is_some_and(|r| r.reading || !r.waiting.is_empty());
+            if busy {
+                kept.push_back(old);
+            } else {
+                self.responses.remove(&old);
+            }
+        }
+        while let Some(id) = kept.pop_back() {
+            self.order.push_front(id);
+        }
+    }
+
+    fn schedule_poll(&mut self, id: &str, at: Instant) {
+        if let Some(r) = self.responses.get_mut(id) {
+            if r.poll_at.is_none_or(|p| at < p) {
+                r.poll_at = Some(at);
+                self.polls.schedule(id.to_owned(), at);
+            }
+        }
+    }
+
+    /// Drops stale poll entries from the top, so the next deadline is a live one.
+    fn settle(&mut self) {
+        let responses = &self.responses;
+        let live =
+            |at: Instant, id: &String| responses.get(id).is_some_and(|r| r.poll_at == Some(at));
+        self.polls.prune(live, responses.len(), || {
+            responses
+                .iter()
+                .filter_map(|(id, r)| r.poll_at.map(|at| (at, id.clone())))
+                .collect()
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PACE: Duration = Duration::from_secs(2);
+
+    fn seen(status: Status, at: Instant) -> Seen {
+        Seen {
+            status,
+            outcome: None,
+            updated: 0,
+            read_at: at,
+        }
+    }
+
+    #[test]
+    fn a_stale_state_is_read_once_for_every_poll_waiting_on_it() {
+        let t0 = crate::testing::start_instant();
+        let mut p: Polls<u32> = Polls::new(10, PACE);
+        p.handle_state(t0, "r", seen(Status::Working, t0));
+        // Fresh: answered without a read.
+        assert!(matches!(
+            p.handle_request(t0, "r", 1, Want::State),
+            Served::Answer(1, _)
+        ));
+        assert_eq!(p.poll_read(), None);
+        let t1 = t0 + PACE;
+        assert!(matches!(
+            p.handle_request(t1, "r", 2, Want::State),
+            Served::Parked
+        ));
+        // A read is on its way: the next poll is answered with the last state.
+        assert!(matches!(
+            p.handle_request(t1, "r", 3, Want::State),
+            Served::Answer(3, _)
+        ));
+        assert!(matches!(
+            p.handle_request(t1, "r", 4, Want::End),
+            Served::Parked
+        ));
+        assert_eq!(p.poll_read().as_deref(), Some("r"));
+        assert_eq!(p.poll_read(), None, "one read");
+        let answered = p.handle_read(t1, "r", ReadEnd::State(seen(Status::Working, t1)));
+        assert_eq!(answered.iter().map(|(p, _)| *p).collect::<Vec<_>>(), [2]);
+        // The tasks/result waits for the next poll, a whole interval later.
+        assert_eq!(p.poll_timeout(), Some(t1 + PACE));
+        p.handle_timeout(t1 + PACE);
+        assert_eq!(p.poll_read().as_deref(), Some("r"));
+        let done = p.handle_read(t1 + PACE, "r", ReadEnd::State(seen(Status::Completed, t1)));
+        assert_eq!(done.iter().map(|(p, _)| *p).collect::<Vec<_>>(), [4]);
+        assert_eq!(p.poll_timeout(), None);
+    }
+
+    #[test]
+    fn failed_reads_keep_the_pace_and_the_last_state_stands_in() {
+        let t0 = crate::testing::start_instant();
+        let mut p: Polls<u32> = Polls::new(10, PACE);
+        p.handle_state(t0, "r", seen(Status::Working, t0));
+        let t1 = t0 + PACE;
+        p.handle_request(t1, "r", 1, Want::State);
+        p.handle_request(t1, "r", 2, Want::End);
+        p.poll_read();
+        let t2 = t1 + Duration::from_secs(7);
+        let answered = p.handle_read(t2, "r", ReadEnd::Failed { again: true });
+        assert!(matches!(&answered[..], [(1, Some(s))] if s.status == Status::Working));
+        // The next read waits a whole interval after the failure, for any request.
+        assert!(matches!(
+            p.handle_request(t2, "r", 3, Want::State),
+            Served::Answer(3, _)
+        ));
+        assert_eq!(p.poll_read(), None);
+        assert_eq!(p.poll_timeout(), Some(t2 + PACE));
+        // A lasting failure ends the tasks/result.
+        p.handle_timeout(t2 + PACE);
+        p.poll_read();
+        let answered = p.handle_read(t2 + PACE, "r", ReadEnd::Failed { again: false });
+        assert!(matches!(&answered[..], [(2, None)]));
+    }
+
+    #[test]
+    fn without_a_state_a_failed_read_answers_with_none_and_waiters_are_bounded() {
+        let t0 = crate::testing::start_instant();
+        let mut p: Polls<u32> = Polls::new(10, PACE);
+        for n in 0..MAX_WAITING as u32 {
+            assert!(matches!(
+                p.handle_request(t0, "r", n, Want::State),
+                Served::Parked
+            ));
+        }
+        assert!(matches!(
+            p.handle_request(t0, "r", 99, Want::State),
+            Served::TooMany(99)
+        ));
+        p.forget(|n| *n % 2 == 1);
+        let answered = p.handle_read(t0, "r", ReadEnd::Failed { again: true });
+        assert_eq!(answered.len(), MAX_WAITING / 2);
+        assert!(answered.iter().all(|(n, s)| n % 2 == 0 && s.is_none()));
+    }
+
+    #[test]
+    fn idle_responses_beyond_the_cap_are_forgotten_busy_ones_kept() {
+        let t0 = crate::testing::start_instant();
+        let mut p: Polls<u32> = Polls::new(2, PACE);
+        p.handle_request(t0, "busy", 1, Want::End);
+        for id in ["a", "b", "c"] {
+            p.handle_state(t0, id, seen(Status::Completed, t0));
+        }
+        assert!(p.seen("a").is_none() && p.seen("b").is_none());
+        assert!(p.seen("c").is_some());
+        assert_eq!(p.poll_read().as_deref(), Some("busy"));
+        let end = ReadEnd::State(seen(Status::Completed, t0));
+        assert_eq!(
+            p.handle_read(t0, "busy", end).len(),
+            1,
+            "the busy one was kept"
+        );
+    }
+}
