@@ -337,6 +337,18 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// The reply to request `id`: its result, or its error. The one place a result and an
+    /// id become a reply.
+    pub fn to(id: RequestId, result: Result<Value, RpcError>) -> Reply {
+        match result {
+            Ok(result) => Reply::Success { id, result },
+            Err(error) => Reply::Failure {
+                id: Some(id),
+                error,
+            },
+        }
+    }
+
     /// The id this reply answers.
     pub fn id(&self) -> Option<&RequestId> {
         match self {

@@ -378,17 +378,10 @@ impl Server {
     }
 
     fn answer(&mut self, pending: &Pending, answer: Result<Value, RpcError>) {
-        let reply = match answer {
-            Ok(result) => Reply::Success {
-                id: pending.id.clone(),
-                result,
-            },
-            Err(error) => Reply::Failure {
-                id: Some(pending.id.clone()),
-                error,
-            },
-        };
-        self.route(pending.reply_to, Some(reply));
+        self.route(
+            pending.reply_to,
+            Some(Reply::to(pending.id.clone(), answer)),
+        );
     }
 
     /// A task as the shapes want it, from its reference and its last known state.

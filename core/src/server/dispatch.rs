@@ -1,16 +1,17 @@
 //! Message dispatch: the MCP lifecycle, `ping`, `tools/list`, `tools/call` admission and
 //! notifications. Methods are parsed once into [`Method`]; params once into typed values.
 
+use super::methods::Scope;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server, Session};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::date::Date;
 use crate::jsonrpc::{
-    classify, kind_of, ErrorKind, Incoming, Notification, Reply, Request, RequestId, RpcError,
+    classify, kind_of, Incoming, Notification, Reply, Request, RequestId, RpcError,
 };
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
-use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, Method, NotificationMethod};
+use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
 use serde_json::Value;
 
 impl Server {
@@ -45,56 +46,14 @@ impl Server {
     fn on_request(&mut self, now: Now, request: Request, reply_to: ReplyTo) -> Dispatched {
         log::debug!("recv method={} id={}", request.method, request.id);
         match era_of(&request.params) {
-            Ok(Era::Legacy) => self.on_legacy_request(now, request, reply_to),
-            Ok(Era::Modern(version)) => self.on_modern_request(now, request, reply_to, version),
+            Ok(Era::Legacy) => self.on_method(now, request, reply_to, Scope::Session),
+            Ok(Era::Modern(v)) => self.on_method(now, request, reply_to, Scope::Modern(v)),
             Err(e) => {
                 self.modern_seen = true;
                 log::debug!("refusing a modern request: {e}");
                 fail(request.id, shape::meta_error(&e))
             }
         }
-    }
-
-    /// A request within the legacy session, which `initialize` opens.
-    fn on_legacy_request(&mut self, now: Now, request: Request, reply_to: ReplyTo) -> Dispatched {
-        let method = Method::parse(&request.method);
-        if method == Method::Initialize && matches!(reply_to, ReplyTo::Batch { .. }) {
-            let error = RpcError::new(
-                ErrorKind::InvalidRequest,
-                "initialize must not be part of a batch",
-            );
-            return fail(request.id, error);
-        }
-        let result = match (method, self.session) {
-            (Method::Ping, _) => Ok(shape::empty_result()),
-            (Method::Initialize, Session::AwaitingInit) => self.initialize(&request),
-            (Method::Initialize, Session::Ready(v)) => Err(RpcError::new(
-                ErrorKind::InvalidRequest,
-                format!("already initialized with protocol version {}; initialize may be sent only once", v.as_str()),
-            )),
-            (Method::ToolsList, Session::Ready(v)) if reply_to == ReplyTo::Direct => {
-                self.write_tools_list(&request.id, v);
-                return Dispatched::Nothing;
-            }
-            (Method::ToolsList, Session::Ready(v)) => Ok(shape::tools_list_result(v, self.config.web_search.available())),
-            (Method::ToolsCall, Session::Ready(v)) => return self.call_tool(now, request, reply_to, v),
-            (
-                m @ (Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel),
-                Session::Ready(v),
-            ) if v.has_session_tasks() => return self.on_task_request(now, request, m, reply_to, v),
-            (m @ (Method::ToolsList | Method::ToolsCall), Session::AwaitingInit) => Err(RpcError::new(
-                ErrorKind::InvalidRequest,
-                format!("server not initialized: send initialize before {}", m.as_str()),
-            )),
-            (other, session) => {
-                let version = match session {
-                    Session::Ready(v) => v,
-                    Session::AwaitingInit => ProtocolVersion::LATEST_LEGACY,
-                };
-                Err(shape::method_not_found(other.as_str(), version))
-            }
-        };
-        Dispatched::answer(request.id, result)
     }
 
     /// Admits a `tools/call` into the call engine, or answers at once why not: a protocol
@@ -237,7 +196,7 @@ impl Server {
         json
     }
 
-    fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
+    pub(super) fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
         let version = negotiate(request)?;
         self.session = Session::Ready(version);
         Ok(shape::initialize_result(version))

@@ -4,12 +4,13 @@
 //! absent, as the specification allows), and `initialize` is answered without changing
 //! anything, so that any instance behind a load balancer can serve any request.
 
-use super::dispatch::{fail, negotiate};
+use super::dispatch::fail;
+use super::methods::Scope;
 use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeId, ExchangeOut, Now, Output, Server};
 use crate::calls::{CallKey, Requester};
-use crate::jsonrpc::{classify, ErrorKind, Incoming, Reply, Request, RpcError};
-use crate::mcp::{era_of, shape, Era, Method, ProtocolVersion};
+use crate::jsonrpc::{classify, ErrorKind, Incoming, Reply, RpcError};
+use crate::mcp::{era_of, shape, Era, ProtocolVersion};
 use serde_json::Value;
 
 /// The version of a legacy request that names none (the specification's default).
@@ -34,12 +35,12 @@ impl Server {
         }
         let dispatched = match classify(message) {
             Ok(Incoming::Request(request)) => match era_of(&request.params) {
-                Ok(Era::Modern(v)) => self.on_modern_request(now, request, reply_to, v),
+                Ok(Era::Modern(v)) => self.on_method(now, request, reply_to, Scope::Modern(v)),
                 Ok(Era::Legacy) => {
                     let v = version
                         .filter(|v| !v.is_modern())
                         .unwrap_or(UNNAMED_VERSION);
-                    self.on_stateless_request(now, request, x, v)
+                    self.on_method(now, request, reply_to, Scope::Stateless(v))
                 }
                 Err(e) => fail(request.id, shape::meta_error(&e)),
             },
@@ -64,40 +65,6 @@ impl Server {
             Dispatched::Nothing => self.route(reply_to, None),
             Dispatched::Pending => {}
         }
-    }
-
-    /// A legacy request served in `version` without a session.
-    fn on_stateless_request(
-        &mut self,
-        now: Now,
-        request: Request,
-        x: ExchangeId,
-        version: ProtocolVersion,
-    ) -> Dispatched {
-        let result = match Method::parse(&request.method) {
-            Method::Ping => Ok(shape::empty_result()),
-            Method::Initialize => negotiate(&request).map(shape::initialize_result),
-            Method::ToolsList => {
-                let json = self.tools_list_reply(&request.id, version);
-                let out = ExchangeOut::Reply { json, error: None };
-                self.outputs.push_back(Output::Exchange(x, out));
-                // Answered already, from the cached list.
-                return Dispatched::Pending;
-            }
-            Method::ToolsCall => {
-                return self.call_tool(now, request, ReplyTo::Exchange(x), version)
-            }
-            m @ (Method::TasksGet
-            | Method::TasksResult
-            | Method::TasksList
-            | Method::TasksCancel)
-                if version.has_session_tasks() =>
-            {
-                return self.on_task_request(now, request, m, ReplyTo::Exchange(x), version)
-            }
-            other => Err(shape::method_not_found(other.as_str(), version)),
-        };
-        Dispatched::answer(request.id, result)
     }
 
     /// The client went away: its call (if any) is cancelled; nothing more is sent for it.

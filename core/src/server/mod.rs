@@ -18,9 +18,10 @@ mod background;
 mod batch;
 mod dispatch;
 mod exchanges;
-mod modern;
+mod methods;
 mod route;
 mod routing;
+mod subscriptions;
 mod tasks;
 
 use crate::io::{after, ExchangeId, ExchangeOut, Input, Now, Output};
@@ -31,10 +32,10 @@ use crate::framing::{FrameError, Framer, Framing};
 use crate::jsonrpc::{ErrorKind, Reply, RpcError};
 use crate::mcp::ProtocolVersion;
 use batch::Batches;
-use modern::Subscriptions;
 use routing::Context;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
+use subscriptions::Subscriptions;
 
 /// Where the session is in the MCP lifecycle.
 ///

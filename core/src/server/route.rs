@@ -47,17 +47,7 @@ impl Server {
                         self.finish_task(task, result, context.reply_to, context.version);
                         continue;
                     }
-                    let reply = match result {
-                        Ok(result) => Reply::Success {
-                            id: context.id,
-                            result,
-                        },
-                        Err(error) => Reply::Failure {
-                            id: Some(context.id),
-                            error,
-                        },
-                    };
-                    self.route(context.reply_to, Some(reply));
+                    self.route(context.reply_to, Some(Reply::to(context.id, result)));
                 }
                 CallEvent::Stored {
                     context: Context::Background(job),

@@ -44,13 +44,7 @@ pub(super) enum Dispatched {
 impl Dispatched {
     /// The reply to request `id`: its result or its error.
     pub(super) fn answer(id: RequestId, result: Result<Value, RpcError>) -> Dispatched {
-        Dispatched::Reply(match result {
-            Ok(result) => Reply::Success { id, result },
-            Err(error) => Reply::Failure {
-                id: Some(id),
-                error,
-            },
-        })
+        Dispatched::Reply(Reply::to(id, result))
     }
 }
 

@@ -237,13 +237,7 @@ impl Server {
         outcome: Option<&crate::tasks::Outcome>,
     ) {
         for w in waiters {
-            let reply = match payload(outcome, task_id) {
-                Ok(result) => Reply::Success { id: w.id, result },
-                Err(error) => Reply::Failure {
-                    id: Some(w.id),
-                    error,
-                },
-            };
+            let reply = Reply::to(w.id, payload(outcome, task_id));
             self.route(w.reply_to, Some(reply));
         }
     }

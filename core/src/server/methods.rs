@@ -1,0 +1,116 @@
+//! The one method table: every request method by the scope it arrives in (the stdio
+//! session `initialize` opens, a legacy HTTP request served without a session, or a
+//! 2026-07-28 request described by its own `_meta`) and the version it is served in.
+
+use super::dispatch::negotiate;
+use super::routing::{Dispatched, ReplyTo};
+use super::{ExchangeOut, Now, Output, Server, Session};
+use crate::jsonrpc::{ErrorKind, Request, RequestId, RpcError};
+use crate::mcp::{shape, Method, ProtocolVersion};
+
+/// Where a request is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Scope {
+    /// Within the stdio session; its version is the session's once initialized.
+    Session,
+    /// A legacy HTTP request, served without a session in this version.
+    Stateless(ProtocolVersion),
+    /// A 2026-07-28 request.
+    Modern(ProtocolVersion),
+}
+
+impl Server {
+    /// Serves `request` as the table below says for its method, scope and version.
+    pub(super) fn on_method(
+        &mut self,
+        now: Now,
+        request: Request,
+        reply_to: ReplyTo,
+        scope: Scope,
+    ) -> Dispatched {
+        let version = match (scope, self.session) {
+            (Scope::Session, Session::Ready(v)) => Some(v),
+            (Scope::Session, Session::AwaitingInit) => None,
+            (Scope::Stateless(v) | Scope::Modern(v), _) => Some(v),
+        };
+        if matches!(scope, Scope::Modern(_)) {
+            self.modern_seen = true;
+        }
+        let batched = matches!(reply_to, ReplyTo::Batch { .. });
+        let result = match (Method::parse(&request.method), scope, version) {
+            (Method::Initialize, Scope::Session, _) if batched => Err(RpcError::new(
+                ErrorKind::InvalidRequest,
+                "initialize must not be part of a batch",
+            )),
+            (Method::Ping, Scope::Session | Scope::Stateless(_), _) => Ok(shape::empty_result()),
+            (Method::Initialize, Scope::Session, None) => self.initialize(&request),
+            (Method::Initialize, Scope::Session, Some(v)) => Err(RpcError::new(
+                ErrorKind::InvalidRequest,
+                format!("already initialized with protocol version {}; initialize may be sent only once", v.as_str()),
+            )),
+            (Method::Initialize, Scope::Stateless(_), _) => {
+                negotiate(&request).map(shape::initialize_result)
+            }
+            (Method::ServerDiscover, Scope::Modern(_), _) => Ok(shape::discover_result()),
+            (Method::ToolsList, _, Some(v)) => return self.answer_tools_list(request.id, v, reply_to),
+            (Method::ToolsCall, _, Some(v)) => return self.call_tool(now, request, reply_to, v),
+            (m @ (Method::ToolsList | Method::ToolsCall), _, None) => Err(RpcError::new(
+                ErrorKind::InvalidRequest,
+                format!("server not initialized: send initialize before {}", m.as_str()),
+            )),
+            (Method::SubscriptionsListen, Scope::Modern(_), _) => {
+                return self.listen(request.id, reply_to)
+            }
+            (
+                m @ (Method::TasksGet | Method::TasksCancel | Method::TasksUpdate),
+                Scope::Modern(v),
+                _,
+            ) => {
+                if !crate::mcp::declares_tasks(&request.params) {
+                    Err(shape::missing_tasks_capability(m.as_str()))
+                } else {
+                    return self.on_task_request(now, request, m, reply_to, v);
+                }
+            }
+            (
+                m @ (Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel),
+                Scope::Session | Scope::Stateless(_),
+                Some(v),
+            ) if v.has_session_tasks() => {
+                return self.on_task_request(now, request, m, reply_to, v)
+            }
+            (other, _, v) => Err(shape::method_not_found(
+                other.as_str(),
+                v.unwrap_or(ProtocolVersion::LATEST_LEGACY),
+            )),
+        };
+        Dispatched::answer(request.id, result)
+    }
+
+    /// `tools/list`, from the serialised list cached per version where the reply goes
+    /// out alone.
+    fn answer_tools_list(
+        &mut self,
+        id: RequestId,
+        version: ProtocolVersion,
+        reply_to: ReplyTo,
+    ) -> Dispatched {
+        match reply_to {
+            ReplyTo::Direct => {
+                self.write_tools_list(&id, version);
+                Dispatched::Nothing
+            }
+            ReplyTo::Exchange(x) => {
+                let json = self.tools_list_reply(&id, version);
+                let out = ExchangeOut::Reply { json, error: None };
+                self.outputs.push_back(Output::Exchange(x, out));
+                // Answered already.
+                Dispatched::Pending
+            }
+            ReplyTo::Batch { .. } => {
+                let searches = self.config.web_search.available();
+                Dispatched::answer(id, Ok(shape::tools_list_result(version, searches)))
+            }
+        }
+    }
+}

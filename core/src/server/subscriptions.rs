@@ -1,0 +1,141 @@
+//! `subscriptions/listen` (2026-07-28): acknowledged with the empty set of notifications
+//! this server honours and held open (over HTTP, as an event stream) until the client
+//! cancels it or goes away, or the server shuts down (then it gets its closing result).
+//! [`Subscriptions`] keeps the open ones as data; the server turns its answers into
+//! replies.
+
+use super::routing::{Dispatched, ReplyTo};
+use super::Server;
+use super::{ExchangeId, ExchangeOut, Output};
+use crate::calls::{CallKey, Requester};
+use crate::jsonrpc::{ErrorKind, Reply, RequestId, RpcError};
+use crate::mcp::shape;
+use std::collections::BTreeMap;
+
+/// Most `subscriptions/listen` requests held open at once.
+pub const MAX_SUBSCRIPTIONS: usize = 64;
+
+/// Open `subscriptions/listen` requests, by who asked and their id. Nothing is ever sent
+/// on them but their acknowledgement and, at shutdown, their closing result.
+#[derive(Default)]
+pub(super) struct Subscriptions {
+    open: BTreeMap<CallKey, ReplyTo>,
+}
+
+/// Why a subscription was not opened.
+enum Refusal {
+    /// One with the same id is open.
+    Duplicate,
+    /// [`MAX_SUBSCRIPTIONS`] are open.
+    Full,
+}
+
+impl Subscriptions {
+    /// Opens a subscription answered at `reply_to`.
+    fn handle_listen(&mut self, key: CallKey, reply_to: ReplyTo) -> Result<(), Refusal> {
+        if self.open.contains_key(&key) {
+            return Err(Refusal::Duplicate);
+        }
+        if self.open.len() >= MAX_SUBSCRIPTIONS {
+            return Err(Refusal::Full);
+        }
+        self.open.insert(key, reply_to);
+        Ok(())
+    }
+
+    /// Ends the subscriptions a cancel from `from` names by `id`; where each was answered.
+    /// Over HTTP a cancel comes on its own request, so it names any exchange's
+    /// subscription with that id.
+    fn handle_cancel(&mut self, from: Requester, id: &RequestId) -> Vec<ReplyTo> {
+        let names = |k: &CallKey| {
+            &k.id == id
+                && match from {
+                    Requester::Stdio => k.from == Requester::Stdio,
+                    Requester::Exchange(_) => matches!(k.from, Requester::Exchange(_)),
+                    Requester::Task(_) => false,
+                }
+        };
+        let keys: Vec<CallKey> = self.open.keys().filter(|k| names(k)).cloned().collect();
+        keys.iter().filter_map(|k| self.open.remove(k)).collect()
+    }
+
+    /// The client of exchange `x` went away: its subscription (if any) is gone.
+    fn forget(&mut self, x: ExchangeId) {
+        self.open.retain(|k, _| k.from != Requester::Exchange(x));
+    }
+
+    /// Ends every subscription: their ids and where each is answered.
+    fn close_all(&mut self) -> Vec<(RequestId, ReplyTo)> {
+        std::mem::take(&mut self.open)
+            .into_iter()
+            .map(|(k, reply_to)| (k.id, reply_to))
+            .collect()
+    }
+}
+
+impl Server {
+    /// Opens a subscription: acknowledged now, answered only when it is torn down.
+    pub(super) fn listen(&mut self, id: RequestId, reply_to: ReplyTo) -> Dispatched {
+        let refuse = |id, message: String| {
+            Dispatched::answer(id, Err(RpcError::new(ErrorKind::InvalidRequest, message)))
+        };
+        if matches!(reply_to, ReplyTo::Batch { .. }) {
+            return refuse(id, "subscriptions/listen cannot be part of a batch".into());
+        }
+        let key = CallKey {
+            from: reply_to.requester(),
+            id: id.clone(),
+        };
+        if self.calls.contains(&key) {
+            let error = shape::duplicate_id(&id);
+            return Dispatched::answer(id, Err(error));
+        }
+        match self.subscriptions.handle_listen(key, reply_to) {
+            Err(Refusal::Duplicate) => {
+                let error = shape::duplicate_id(&id);
+                return Dispatched::answer(id, Err(error));
+            }
+            Err(Refusal::Full) => {
+                return refuse(
+                    id,
+                    format!("too many open subscriptions ({MAX_SUBSCRIPTIONS}); cancel one with notifications/cancelled first"),
+                );
+            }
+            Ok(()) => {}
+        }
+        let ack = shape::subscription_acknowledged(&id);
+        match reply_to {
+            ReplyTo::Exchange(x) => {
+                let json = crate::server::route::to_json(&ack);
+                let out = ExchangeOut::Notification(json);
+                self.outputs.push_back(Output::Exchange(x, out));
+            }
+            _ => self.write_json(&ack),
+        }
+        Dispatched::Pending
+    }
+
+    /// Ends the subscriptions a cancel from `from` names by `id`, without a reply; whether
+    /// there was one.
+    pub(super) fn cancel_subscription(&mut self, from: Requester, id: &RequestId) -> bool {
+        let ended = self.subscriptions.handle_cancel(from, id);
+        let any = !ended.is_empty();
+        for reply_to in ended {
+            self.route(reply_to, None);
+        }
+        any
+    }
+
+    /// The client of exchange `x` went away: its subscription (if any) is gone.
+    pub(super) fn forget_subscriptions_of(&mut self, x: ExchangeId) {
+        self.subscriptions.forget(x);
+    }
+
+    /// Ends every subscription with its closing result (the server is going away).
+    pub(super) fn close_subscriptions(&mut self) {
+        for (id, reply_to) in self.subscriptions.close_all() {
+            let result = shape::subscription_closed(&id);
+            self.route(reply_to, Some(Reply::Success { id, result }));
+        }
+    }
+}
