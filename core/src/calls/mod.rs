@@ -20,216 +20,32 @@
 //! verbs for commands. Time always comes in as `now`.
 
 mod call;
+mod events;
 mod incoming;
+mod key;
 mod plan;
+mod progress;
 pub mod retry;
+mod settings;
 mod step;
 pub(crate) mod timers;
 mod work;
 
-use crate::io::{AttemptId, ExchangeId, HttpRequest, Now};
+use crate::io::{AttemptId, Now};
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
-use crate::openai::{Adjustment, Answer, RequestPlan, UpstreamFailure};
-use crate::settings::ServerConfig;
+use crate::openai::UpstreamFailure;
 use call::{Call, CallState, Progress};
+pub use events::{CallEvent, ModelSource, Planned, Refused, Report};
+pub use key::{CallKey, Requester};
 pub use plan::Ask;
 use plan::ModelLimits;
 use retry::Jitter;
+pub use settings::Settings;
 use std::collections::{BTreeMap, VecDeque};
-use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use timers::{CallId, Timers};
 pub use work::{Stored, StoredState, Work, MAX_FETCHES};
-
-/// Who asked for a call. Request ids are unique per requester only: the stdio client
-/// has one id space, and each HTTP request is its own (two HTTP clients may both use 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Requester {
-    /// The client on stdin.
-    Stdio,
-    /// One HTTP request, whose response carries the reply.
-    Exchange(ExchangeId),
-    /// A task's work (its number): a call that answers into the task store, or work on a
-    /// background task's stored response; never a reply to a request of its own.
-    Task(u64),
-}
-
-/// A call's identity in the engine: its requester and the client's request id.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct CallKey {
-    /// Who asked.
-    pub from: Requester,
-    /// The client's id.
-    pub id: RequestId,
-}
-
-impl From<RequestId> for CallKey {
-    /// A call from the stdio client.
-    fn from(id: RequestId) -> CallKey {
-        CallKey {
-            from: Requester::Stdio,
-            id,
-        }
-    }
-}
-
-impl fmt::Display for CallKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.from {
-            Requester::Stdio => write!(f, "{}", self.id),
-            Requester::Exchange(exchange) => write!(f, "{} (HTTP {exchange})", self.id),
-            Requester::Task(n) => write!(f, "task call {n}"),
-        }
-    }
-}
-
-/// What the engine asks of its owner.
-#[derive(Debug, PartialEq)]
-pub enum CallEvent<C> {
-    /// Start this HTTP attempt.
-    Send(HttpRequest),
-    /// Abort this attempt; its completion will be ignored.
-    Abort(AttemptId),
-    /// Tell the client how the call is doing (`progress` strictly increases per call).
-    Progress {
-        /// The call's context.
-        context: C,
-        /// The client's token.
-        token: ProgressToken,
-        /// The count so far.
-        progress: u64,
-        /// What the call is doing.
-        message: String,
-    },
-    /// The call ended with an answer or a failure.
-    Finished {
-        /// The call's context.
-        context: C,
-        /// The answer, or why there is none.
-        outcome: Result<Answer, UpstreamFailure>,
-        /// Retries used.
-        retries: u32,
-        /// What the call used.
-        report: Report,
-    },
-    /// Work on a stored response ended: what the reply said of it, or why there is none.
-    Stored {
-        /// The call's context.
-        context: C,
-        /// The response as read, or the failure.
-        outcome: Result<Stored, UpstreamFailure>,
-        /// Retries used.
-        retries: u32,
-        /// What the call used.
-        report: Report,
-    },
-    /// The call ended without an outcome (cancelled, or aborted silently).
-    Dropped {
-        /// The call's context.
-        context: C,
-    },
-}
-
-/// A call's request, and what was changed in it to fit the model's known limits.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Planned {
-    /// What every attempt sends.
-    pub plan: RequestPlan,
-    /// The changes, for the usage `_meta`.
-    pub adjustments: Vec<Adjustment>,
-}
-
-/// Which model a call asked for, and which setting named it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ModelSource {
-    /// The model id.
-    pub model: String,
-    /// Such as `model_profiles.answer.model`.
-    pub setting: &'static str,
-}
-
-impl ModelSource {
-    fn of(plan: RequestPlan) -> ModelSource {
-        ModelSource {
-            model: plan.model,
-            setting: plan.model_setting,
-        }
-    }
-}
-
-/// What a finished call used: the upstream's usage (when it said), attempts, wall time.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Report {
-    /// Tokens, searches and the response id, from the answer.
-    pub usage: Option<crate::openai::Usage>,
-    /// What was changed to fit the model's limits (known before, or learned from a 400).
-    pub adjustments: Vec<Adjustment>,
-    /// The model called and the setting it came from, for advice (empty when not known).
-    pub model: ModelSource,
-    /// Attempts made.
-    pub attempts: u32,
-    /// From admission to the outcome.
-    pub wall: Duration,
-}
-
-/// Why a call was not admitted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refused {
-    /// A call with the same request id is in flight.
-    DuplicateId,
-    /// Every slot and the whole queue are taken.
-    Busy {
-        /// Calls running.
-        running: usize,
-        /// Calls queued.
-        queued: usize,
-    },
-}
-
-/// The engine's fixed settings, from the server configuration.
-pub struct Settings {
-    pub max_inflight: usize,
-    pub max_queue: usize,
-    pub timeout: Duration,
-    pub max_retries: u32,
-    pub progress_interval: Duration,
-    pub max_citations: usize,
-    /// `{base_url}/responses`.
-    pub url: String,
-    /// The instructions, encoded once as a JSON string for every request body.
-    pub instructions_json: Vec<u8>,
-    /// Ask for answers as event streams.
-    pub stream: bool,
-    /// An attempt that receives no byte for this long fails.
-    pub idle_timeout: Duration,
-    /// Least wait before a read or cancel of a stored response is retried (the tasks'
-    /// poll interval), so a response is fetched at most once per interval.
-    pub fetch_pace: Duration,
-}
-
-impl Settings {
-    /// The engine's part of `config`.
-    pub fn from_config(config: &ServerConfig) -> Self {
-        // Serialising a string cannot fail.
-        #[allow(clippy::expect_used)]
-        let instructions_json =
-            serde_json::to_vec(&config.instructions).expect("a string is always valid JSON");
-        Settings {
-            max_inflight: config.max_inflight,
-            max_queue: config.max_queue,
-            timeout: config.timeout,
-            max_retries: config.max_retries,
-            progress_interval: config.progress_interval,
-            max_citations: config.max_citations,
-            url: format!("{}/responses", config.base_url.trim_end_matches('/')),
-            instructions_json,
-            stream: config.stream,
-            idle_timeout: config.idle_timeout,
-            fetch_pace: config.tasks.poll_interval,
-        }
-    }
-}
 
 /// The call engine. `C` is what the owner attaches to each call to route its outcome.
 ///

@@ -4,8 +4,9 @@
 use super::*;
 use crate::fixture;
 use crate::io::{HttpReply, TransportError, TransportErrorKind};
-use crate::openai::FailureKind;
+use crate::openai::{FailureKind, RequestPlan};
 use crate::testing::start_instant;
+use std::time::Duration;
 
 fn settings(max_inflight: usize, max_queue: usize) -> Settings {
     Settings {

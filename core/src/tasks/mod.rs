@@ -8,7 +8,10 @@
 //! tampered, or from another process without the shared key) is refused before any lookup.
 
 pub mod background;
+mod seal;
 pub mod sha256;
+
+pub use seal::BackgroundRef;
 
 use crate::calls::timers::Timers;
 use crate::calls::CallKey;
@@ -127,18 +130,6 @@ pub struct Task<W> {
     bytes: usize,
 }
 
-/// What a background task's id carries: the OpenAI response that is the task, and its
-/// life. Sealed into the id, so that any instance with the key can serve it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackgroundRef {
-    /// The stored response's id (`resp_…`).
-    pub response_id: String,
-    /// Creation time, Unix seconds.
-    pub created: u64,
-    /// Its ttl, ms.
-    pub ttl_ms: u64,
-}
-
 impl<W> Task<W> {
     /// A task built from what is known of it elsewhere (a background task's reference
     /// and its last read state), for shaping it into a message.
@@ -203,14 +194,6 @@ pub struct Expired<W> {
     /// Requests that waited for it.
     pub waiters: Vec<W>,
 }
-
-const ID_PREFIX: &str = "task-";
-/// Background ids: `task-b` + hex(created, ttl, response id) + hex(mac).
-const BACKGROUND_PREFIX: &str = "task-b";
-/// Longest response id sealed into a task id.
-const MAX_RESPONSE_ID: usize = 128;
-/// Bytes of the HMAC kept in an id.
-const MAC_BYTES: usize = 16;
 
 impl<W> TaskStore<W> {
     /// An empty store.
@@ -426,77 +409,21 @@ impl<W> TaskStore<W> {
 
     /// A background task's sealed id.
     pub fn seal_background(&self, r: &BackgroundRef) -> String {
-        let mut payload = Vec::with_capacity(16 + r.response_id.len());
-        payload.extend_from_slice(&r.created.to_be_bytes());
-        payload.extend_from_slice(&r.ttl_ms.to_be_bytes());
-        payload.extend_from_slice(r.response_id.as_bytes());
-        let mut message = b"background:".to_vec();
-        message.extend_from_slice(&payload);
-        let mac = sha256::hmac_sha256(&self.settings.key.0, &message);
-        let mut id = String::from(BACKGROUND_PREFIX);
-        for b in payload.iter().chain(&mac[..MAC_BYTES]) {
-            id.push_str(&format!("{b:02x}"));
-        }
-        id
+        seal::seal_background(&self.settings.key, r)
     }
 
     /// The reference inside a background id, when the seal holds; `Err(NotMinted)`
     /// otherwise (ids of the local store included).
     pub fn open_background(&self, id: &str) -> Result<BackgroundRef, Unknown> {
-        let hex = id
-            .strip_prefix(BACKGROUND_PREFIX)
-            .ok_or(Unknown::NotMinted)?;
-        let max = 2 * (16 + MAX_RESPONSE_ID + MAC_BYTES);
-        if hex.len() % 2 != 0 || hex.len() < 2 * (16 + 1 + MAC_BYTES) || hex.len() > max {
-            return Err(Unknown::NotMinted);
-        }
-        let bytes: Option<Vec<u8>> = (0..hex.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-            .collect();
-        let bytes = bytes.ok_or(Unknown::NotMinted)?;
-        let (payload, _) = bytes.split_at(bytes.len() - MAC_BYTES);
-        let word = |at: usize| -> Option<u64> {
-            Some(u64::from_be_bytes(
-                payload.get(at..at + 8)?.try_into().ok()?,
-            ))
-        };
-        let (created, ttl_ms) = (
-            word(0).ok_or(Unknown::NotMinted)?,
-            word(8).ok_or(Unknown::NotMinted)?,
-        );
-        let response_id = std::str::from_utf8(&payload[16..]).map_err(|_| Unknown::NotMinted)?;
-        let reference = BackgroundRef {
-            response_id: response_id.to_owned(),
-            created,
-            ttl_ms,
-        };
-        if sha256::same(self.seal_background(&reference).as_bytes(), id.as_bytes()) {
-            Ok(reference)
-        } else {
-            Err(Unknown::NotMinted)
-        }
+        seal::open_background(&self.settings.key, id).ok_or(Unknown::NotMinted)
     }
 
-    /// `task-<number, 16 hex><mac, 32 hex>`.
     fn seal(&self, seq: u64) -> String {
-        let mac = sha256::hmac_sha256(&self.settings.key.0, &seq.to_be_bytes());
-        let mut id = format!("{ID_PREFIX}{seq:016x}");
-        for b in &mac[..MAC_BYTES] {
-            id.push_str(&format!("{b:02x}"));
-        }
-        id
+        seal::seal(&self.settings.key, seq)
     }
 
-    /// The number inside a sealed id, when the seal holds.
     fn open(&self, id: &str) -> Option<u64> {
-        let hex = id.strip_prefix(ID_PREFIX)?;
-        if hex.len() != 16 + 2 * MAC_BYTES || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        let seq = u64::from_str_radix(&hex[..16], 16).ok()?;
-        let expected = self.seal(seq);
-        sha256::same(expected.as_bytes(), id.as_bytes()).then_some(seq)
+        seal::open(&self.settings.key, id)
     }
 }
 

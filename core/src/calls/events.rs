@@ -1,0 +1,110 @@
+//! What the engine tells its owner: the events, and what a finished call reports.
+
+use super::work::Stored;
+use crate::io::{AttemptId, HttpRequest};
+use crate::mcp::ProgressToken;
+use crate::openai::{Adjustment, Answer, RequestPlan, UpstreamFailure};
+use std::time::Duration;
+
+/// What the engine asks of its owner.
+#[derive(Debug, PartialEq)]
+pub enum CallEvent<C> {
+    /// Start this HTTP attempt.
+    Send(HttpRequest),
+    /// Abort this attempt; its completion will be ignored.
+    Abort(AttemptId),
+    /// Tell the client how the call is doing (`progress` strictly increases per call).
+    Progress {
+        /// The call's context.
+        context: C,
+        /// The client's token.
+        token: ProgressToken,
+        /// The count so far.
+        progress: u64,
+        /// What the call is doing.
+        message: String,
+    },
+    /// The call ended with an answer or a failure.
+    Finished {
+        /// The call's context.
+        context: C,
+        /// The answer, or why there is none.
+        outcome: Result<Answer, UpstreamFailure>,
+        /// Retries used.
+        retries: u32,
+        /// What the call used.
+        report: Report,
+    },
+    /// Work on a stored response ended: what the reply said of it, or why there is none.
+    Stored {
+        /// The call's context.
+        context: C,
+        /// The response as read, or the failure.
+        outcome: Result<Stored, UpstreamFailure>,
+        /// Retries used.
+        retries: u32,
+        /// What the call used.
+        report: Report,
+    },
+    /// The call ended without an outcome (cancelled, or aborted silently).
+    Dropped {
+        /// The call's context.
+        context: C,
+    },
+}
+
+/// A call's request, and what was changed in it to fit the model's known limits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Planned {
+    /// What every attempt sends.
+    pub plan: RequestPlan,
+    /// The changes, for the usage `_meta`.
+    pub adjustments: Vec<Adjustment>,
+}
+
+/// Which model a call asked for, and which setting named it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelSource {
+    /// The model id.
+    pub model: String,
+    /// Such as `model_profiles.answer.model`.
+    pub setting: &'static str,
+}
+
+impl ModelSource {
+    pub(super) fn of(plan: RequestPlan) -> ModelSource {
+        ModelSource {
+            model: plan.model,
+            setting: plan.model_setting,
+        }
+    }
+}
+
+/// What a finished call used: the upstream's usage (when it said), attempts, wall time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// Tokens, searches and the response id, from the answer.
+    pub usage: Option<crate::openai::Usage>,
+    /// What was changed to fit the model's limits (known before, or learned from a 400).
+    pub adjustments: Vec<Adjustment>,
+    /// The model called and the setting it came from, for advice (empty when not known).
+    pub model: ModelSource,
+    /// Attempts made.
+    pub attempts: u32,
+    /// From admission to the outcome.
+    pub wall: Duration,
+}
+
+/// Why a call was not admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// A call with the same request id is in flight.
+    DuplicateId,
+    /// Every slot and the whole queue are taken.
+    Busy {
+        /// Calls running.
+        running: usize,
+        /// Calls queued.
+        queued: usize,
+    },
+}
