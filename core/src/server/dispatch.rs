@@ -3,12 +3,10 @@
 
 use super::methods::Scope;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
-use super::{Now, Server, Session};
+use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::date::Date;
-use crate::jsonrpc::{
-    classify, kind_of, Incoming, Notification, Reply, Request, RequestId, RpcError,
-};
+use crate::jsonrpc::{classify, Incoming, Notification, Reply, Request, RequestId, RpcError};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
@@ -196,12 +194,6 @@ impl Server {
         json
     }
 
-    pub(super) fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
-        let version = negotiate(request)?;
-        self.session = Session::Ready(version);
-        Ok(shape::initialize_result(version))
-    }
-
     /// A notification; `from` says whose calls a cancel may name.
     pub(super) fn dispatch_notification(&mut self, now: Now, n: Notification, from: Requester) {
         match NotificationMethod::parse(&n.method) {
@@ -247,32 +239,6 @@ impl Server {
             NotificationMethod::Other(other) => log::debug!("ignoring notification {other}"),
         }
     }
-}
-
-/// The version `initialize` settles on: the client's when it is a legacy version we
-/// speak, else our latest legacy one.
-pub(super) fn negotiate(request: &Request) -> Result<ProtocolVersion, RpcError> {
-    let version = match request.params.get("protocolVersion") {
-        Some(Value::String(asked)) => {
-            let chosen =
-                ProtocolVersion::parse_legacy(asked).unwrap_or(ProtocolVersion::LATEST_LEGACY);
-            if chosen.as_str() != asked {
-                log::debug!(
-                    "client asked for protocol {asked:?}; answering {}",
-                    chosen.as_str()
-                );
-            }
-            chosen
-        }
-        Some(other) => {
-            return Err(shape::invalid_version(&format!(
-                "protocolVersion must be a string, got {}",
-                kind_of(other)
-            )))
-        }
-        None => return Err(shape::invalid_version("protocolVersion is missing")),
-    };
-    Ok(version)
 }
 
 pub(super) fn fail(id: RequestId, error: RpcError) -> Dispatched {

@@ -2,11 +2,11 @@
 //! session `initialize` opens, a legacy HTTP request served without a session, or a
 //! 2026-07-28 request described by its own `_meta`) and the version it is served in.
 
-use super::dispatch::negotiate;
 use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeOut, Now, Output, Server, Session};
-use crate::jsonrpc::{ErrorKind, Request, RequestId, RpcError};
+use crate::jsonrpc::{kind_of, ErrorKind, Request, RequestId, RpcError};
 use crate::mcp::{shape, Method, ProtocolVersion};
+use serde_json::Value;
 
 /// Where a request is served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +87,12 @@ impl Server {
         Dispatched::answer(request.id, result)
     }
 
+    fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
+        let version = negotiate(request)?;
+        self.session = Session::Ready(version);
+        Ok(shape::initialize_result(version))
+    }
+
     /// `tools/list`, from the serialised list cached per version where the reply goes
     /// out alone.
     fn answer_tools_list(
@@ -113,4 +119,30 @@ impl Server {
             }
         }
     }
+}
+
+/// The version `initialize` settles on: the client's when it is a legacy version we
+/// speak, else our latest legacy one.
+fn negotiate(request: &Request) -> Result<ProtocolVersion, RpcError> {
+    let version = match request.params.get("protocolVersion") {
+        Some(Value::String(asked)) => {
+            let chosen =
+                ProtocolVersion::parse_legacy(asked).unwrap_or(ProtocolVersion::LATEST_LEGACY);
+            if chosen.as_str() != asked {
+                log::debug!(
+                    "client asked for protocol {asked:?}; answering {}",
+                    chosen.as_str()
+                );
+            }
+            chosen
+        }
+        Some(other) => {
+            return Err(shape::invalid_version(&format!(
+                "protocolVersion must be a string, got {}",
+                kind_of(other)
+            )))
+        }
+        None => return Err(shape::invalid_version("protocolVersion is missing")),
+    };
+    Ok(version)
 }
