@@ -1,16 +1,14 @@
 //! `--http`: the Streamable HTTP endpoint's address, access rules and limits, resolved
 //! from `server.http.*` and checked before anything listens.
 
-use crate::resolve::{ConfigError, Env, Resolved};
+use crate::error::ConfigError;
+use crate::resolve::{Env, Resolved};
 use responses_mcp_core::http::RequestLimits;
 use responses_mcp_core::serve::access::{Access, Token, LOOPBACK_NAMES};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-/// Where `--http` listens unless told otherwise: loopback only, a fixed documented port.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
-/// The variable that holds the bearer token unless `server.http.token_env` names another.
-pub const DEFAULT_TOKEN_ENV: &str = "MCP_HTTP_TOKEN";
+pub use crate::keys::{DEFAULT_LISTEN, DEFAULT_TOKEN_ENV};
 /// How long a client refused for lack of connections is told to wait.
 pub const RETRY_AFTER_SECS: u32 = 1;
 

@@ -75,6 +75,10 @@ pub const VERBOSITIES: &[&str] = &Verbosity::NAMES;
 pub const CONTEXT_SIZES: &[&str] = &SearchContextSize::NAMES;
 /// Service tiers.
 pub const SERVICE_TIERS: &[&str] = &ServiceTier::NAMES;
+/// Where `--http` listens unless told otherwise: loopback only, a fixed documented port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+/// The variable that holds the bearer token unless `server.http.token_env` names another.
+pub const DEFAULT_TOKEN_ENV: &str = "MCP_HTTP_TOKEN";
 /// The providers with a preset (`openai.provider`).
 pub const PROVIDERS: &[&str] = crate::choices::Provider::NAMES;
 
@@ -618,8 +622,8 @@ pub fn defaults() -> Value {
             "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),
             "progress_interval_ms": millis(core.progress_interval),
             "http": {
-                "listen": crate::http::DEFAULT_LISTEN, "allowed_origins": [], "allowed_hosts": [],
-                "token_env": crate::http::DEFAULT_TOKEN_ENV, "allow_unauthenticated": false,
+                "listen": DEFAULT_LISTEN, "allowed_origins": [], "allowed_hosts": [],
+                "token_env": DEFAULT_TOKEN_ENV, "allow_unauthenticated": false,
                 "max_connections": 1024, "max_head_bytes": 16 * 1024,
                 "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000
             }

@@ -12,6 +12,7 @@
 pub mod choices;
 pub mod cli;
 pub mod doctor;
+mod error;
 pub mod http;
 pub mod keys;
 mod logging;

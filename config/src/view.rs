@@ -3,7 +3,7 @@
 //! compile error instead of a silent zero. A test ties its fields to the key table.
 
 use crate::choices::{Auth, PolicyMerge, Provider, SearchMode};
-use crate::resolve::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;

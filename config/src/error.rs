@@ -1,0 +1,65 @@
+//! Why the configuration cannot be used.
+
+/// Why the configuration cannot be used. Startup stops with this message.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The YAML text does not parse.
+    #[error("{path}:{line}:{column}: invalid YAML: {message}")]
+    Yaml {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The YAML file could not be read.
+    #[error("{path}: cannot read the configuration file: {message}")]
+    Unreadable {
+        /// The file.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+    /// A value has the wrong type or is out of range.
+    #[error("{key} = {value} ({origin}) is invalid: expected {allowed}")]
+    Invalid {
+        /// The dotted key, or the environment variable.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// Where it came from.
+        origin: String,
+        /// What is allowed.
+        allowed: String,
+    },
+    /// The CA file could not be read or holds no certificate.
+    #[error("openai.ca_file {path}: {message}")]
+    CaFile {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// `--http` on an address other machines can reach, with no token to require.
+    #[error("server.http.listen = {listen} is reachable from other machines and no bearer token is set: set the {token_env} environment variable to a long random secret (clients send it as Authorization: Bearer <token>), or set server.http.allow_unauthenticated: true if something in front of the server authenticates clients")]
+    Unauthenticated {
+        /// The address.
+        listen: String,
+        /// The variable that would hold the token.
+        token_env: String,
+    },
+    /// Provider azure without a resource to build the base URL from.
+    #[error("openai.provider is azure but the Azure resource is not known: set openai.azure_resource to the NAME in https://NAME.openai.azure.com, or the AZURE_OPENAI_ENDPOINT environment variable to that endpoint, or openai.base_url to the full URL (…/openai/v1)")]
+    AzureResource,
+    /// The policy file could not be read.
+    #[error("policy.system.path {path}: cannot read the policy file: {message}")]
+    PolicyFile {
+        /// The file.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+}
