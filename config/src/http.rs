@@ -5,6 +5,7 @@ use crate::error::ConfigError;
 use crate::resolve::{Env, Resolved};
 use responses_mcp_core::http::RequestLimits;
 use responses_mcp_core::serve::access::{Access, Token, LOOPBACK_NAMES};
+use responses_mcp_core::serve::connection::Timeouts;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -34,6 +35,14 @@ pub struct HttpServe {
 }
 
 impl HttpServe {
+    /// How long each connection waits for its client.
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            idle: self.idle_timeout,
+            request: self.request_timeout,
+        }
+    }
+
     /// Reads `server.http.*` and the token's variable from `env`.
     ///
     /// # Errors

@@ -6,10 +6,13 @@
 
 use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
 use responses_mcp_core::serve::access::Access;
-use responses_mcp_core::serve::connection::{too_many_connections, Connection, Step, Wait};
+use responses_mcp_core::serve::connection::{
+    too_many_connections, Connection, Mailbox, Step, Wait, FLUSH_AT_EXIT, LINGER, READ_CHUNK,
+    REFUSAL_WRITE,
+};
 use responses_mcp_core::serve::endpoint::Health;
 use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -17,24 +20,12 @@ use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// Progress held for a connection that has not written it yet; beyond it progress is
-/// dropped (the next one says more). The reply always fits.
-const MAILBOX: usize = 8;
-/// Bytes read from a client at a time.
-const READ_CHUNK: usize = 8 * 1024;
 /// A connection thread's stack: the core parses requests with bounded recursion.
 const CONNECTION_STACK: usize = 256 * 1024;
 /// How often a waiting connection looks at its client (gone?) and the drain flag: what an
 /// idle or streaming connection costs in wake-ups, against how soon a departed client's
 /// call is cancelled.
 const LOOK: Duration = Duration::from_millis(250);
-/// How long a refused connection gets to take its 503.
-const REFUSAL_WRITE: Duration = Duration::from_secs(1);
-/// How long a closing connection reads (and drops) what the client still sends, so that
-/// the close is a FIN after our last response rather than a reset that could destroy it.
-const LINGER: Duration = Duration::from_secs(1);
-/// How long, after the server exits, connections get to write their last bytes.
-const FLUSH_AT_EXIT: Duration = Duration::from_secs(5);
 
 /// The endpoint as the main loop sees it.
 pub struct Endpoint {
@@ -47,7 +38,7 @@ struct Shared {
     serve: HttpServe,
     access: Access,
     events: SyncSender<Message>,
-    mailboxes: Mutex<BTreeMap<ExchangeId, Arc<Mailbox>>>,
+    mailboxes: Mutex<BTreeMap<ExchangeId, Arc<Slot>>>,
     next_exchange: AtomicU64,
     open: AtomicUsize,
     health: Mutex<Health>,
@@ -56,8 +47,8 @@ struct Shared {
 
 /// What the server said on one exchange, waiting for its connection thread.
 #[derive(Default)]
-struct Mailbox {
-    outs: Mutex<VecDeque<ExchangeOut>>,
+struct Slot {
+    outs: Mutex<Mailbox>,
     ready: Condvar,
 }
 
@@ -105,11 +96,9 @@ impl Endpoint {
                 mailboxes.get(&id).cloned()
             }
         };
-        let Some(mailbox) = mailbox else { return };
-        let mut outs = lock(&mailbox.outs);
-        if last || outs.len() + 1 < MAILBOX {
-            outs.push_back(out);
-            mailbox.ready.notify_one();
+        let Some(slot) = mailbox else { return };
+        if lock(&slot.outs).push(out) {
+            slot.ready.notify_one();
         }
     }
 
@@ -208,14 +197,13 @@ fn linger(stream: &mut TcpStream) {
 
 /// Runs one connection until it is over; hands the socket back for a lingering close.
 fn serve_connection(mut stream: TcpStream, shared: &Shared) -> TcpStream {
-    let mut conn = Connection::new(shared.serve.limits);
+    let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts());
     let mut buf = vec![0; READ_CHUNK];
-    let mut request_began: Option<Instant> = None;
     loop {
-        let step = conn.step(&shared.access, || *lock(&shared.health));
+        let step = conn.step(Instant::now(), &shared.access, || *lock(&shared.health));
         let result = match step {
             Step::Write(bytes) => write(&mut stream, &bytes, shared),
-            Step::Read => read_more(&mut stream, &mut conn, &mut buf, &mut request_began, shared),
+            Step::Read => read_more(&mut stream, &mut conn, &mut buf, shared),
             Step::Exchange { message, version } => {
                 exchange(&mut stream, &mut conn, &mut buf, message, version, shared)
             }
@@ -227,33 +215,28 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) -> TcpStream {
     }
 }
 
-/// Reads the next bytes within the idle or request time; `Err` when the connection
+/// Reads the next bytes before the connection's deadline; `Err` when the connection
 /// should close (after writing a 408 for a request cut short).
 fn read_more(
     stream: &mut TcpStream,
     conn: &mut Connection,
     buf: &mut [u8],
-    request_began: &mut Option<Instant>,
     shared: &Shared,
 ) -> Result<(), Gone> {
     let idle = conn.wait() == Wait::Idle;
-    let deadline = if idle {
-        *request_began = None;
-        Instant::now() + shared.serve.idle_timeout
-    } else {
-        *request_began.get_or_insert_with(Instant::now) + shared.serve.request_timeout
-    };
     loop {
         // Draining ends only an idle wait; a request in progress gets answered.
         if idle && shared.draining.load(Ordering::SeqCst) {
             return Err(Gone);
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            let bytes = conn.timed_out();
+        let now = Instant::now();
+        if let Some(bytes) = conn.handle_timeout(now) {
             let _ = write(stream, &bytes, shared);
             return Err(Gone);
         }
+        let left = conn
+            .poll_timeout()
+            .map_or(LOOK, |at| at.saturating_duration_since(now));
         let _ = stream.set_read_timeout(Some(left.min(LOOK)));
         match stream.read(buf) {
             Ok(0) => return Err(Gone),
@@ -279,7 +262,7 @@ fn exchange(
     shared: &Shared,
 ) -> Result<(), Gone> {
     let id = ExchangeId(shared.next_exchange.fetch_add(1, Ordering::SeqCst));
-    let mailbox = Arc::new(Mailbox::default());
+    let mailbox = Arc::new(Slot::default());
     lock(&shared.mailboxes).insert(id, mailbox.clone());
     let sent = shared.events.send(Message::Exchange {
         id,
@@ -303,17 +286,17 @@ fn pump(
     stream: &mut TcpStream,
     conn: &mut Connection,
     buf: &mut [u8],
-    mailbox: &Mailbox,
+    mailbox: &Slot,
     shared: &Shared,
 ) -> Result<(), Gone> {
     while conn.in_exchange() {
-        let outs: Vec<ExchangeOut> = {
+        let outs = {
             let outs = lock(&mailbox.outs);
             let (mut outs, _) = mailbox
                 .ready
                 .wait_timeout_while(outs, LOOK, |o| o.is_empty())
                 .unwrap_or_else(PoisonError::into_inner);
-            outs.drain(..).collect()
+            outs.take()
         };
         if outs.is_empty() {
             if conn.wants_bytes() {

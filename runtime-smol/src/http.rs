@@ -6,7 +6,10 @@
 
 use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
 use responses_mcp_core::serve::access::Access;
-use responses_mcp_core::serve::connection::{too_many_connections, Connection, Step, Wait};
+use responses_mcp_core::serve::connection::{
+    keeps, too_many_connections, Connection, Step, Wait, FLUSH_AT_EXIT, LINGER, MAILBOX,
+    READ_CHUNK, REFUSAL_WRITE,
+};
 use responses_mcp_core::serve::endpoint::Health;
 use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
 use smol::channel::{bounded, Receiver, Sender};
@@ -17,19 +20,6 @@ use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-
-/// What the server may say on one exchange before the connection takes it: progress
-/// beyond this is dropped (the next one says more), the reply always fits.
-const MAILBOX: usize = 8;
-/// Bytes read from a client at a time.
-const READ_CHUNK: usize = 8 * 1024;
-/// How long a refused connection gets to take its 503.
-const REFUSAL_WRITE: Duration = Duration::from_secs(1);
-/// How long a closing connection reads (and drops) what the client still sends, so that
-/// the close is a FIN after our last response rather than a reset that could destroy it.
-const LINGER: Duration = Duration::from_secs(1);
-/// How long, after the server exits, connections get to write their last bytes.
-const FLUSH_AT_EXIT: Duration = Duration::from_secs(5);
 
 /// The endpoint as the main task sees it.
 pub struct Endpoint {
@@ -103,8 +93,8 @@ impl Endpoint {
         let Some(mailbox) = mailboxes.get(&id) else {
             return;
         };
-        // Progress is lossy under a slow reader; the reply always has its slot.
-        if last || mailbox.len() + 1 < MAILBOX {
+        // The core's mailbox rule: progress is lossy under a slow reader, the reply is not.
+        if keeps(mailbox.len(), &out) {
             let _ = mailbox.try_send(out);
         }
         if last {
@@ -204,14 +194,13 @@ struct Gone;
 
 /// Runs one connection until it closes.
 async fn serve_connection(stream: &Async<TcpStream>, shared: &Shared) {
-    let mut conn = Connection::new(shared.serve.limits);
+    let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts());
     let mut buf = vec![0; READ_CHUNK];
-    let mut request_began: Option<Instant> = None;
     loop {
-        let step = conn.step(&shared.access, || shared.health.get());
+        let step = conn.step(Instant::now(), &shared.access, || shared.health.get());
         let result = match step {
             Step::Write(bytes) => write(stream, &bytes, shared).await,
-            Step::Read => read_more(stream, &mut conn, &mut buf, &mut request_began, shared).await,
+            Step::Read => read_more(stream, &mut conn, &mut buf, shared).await,
             Step::Exchange { message, version } => {
                 exchange(stream, &mut conn, &mut buf, message, version, shared).await
             }
@@ -223,31 +212,24 @@ async fn serve_connection(stream: &Async<TcpStream>, shared: &Shared) {
     }
 }
 
-/// Reads the next bytes, within the idle or request time; `Err` when the connection
+/// Reads the next bytes before the connection's deadline; `Err` when the connection
 /// should close (after writing a 408 for a request cut short).
 async fn read_more(
     stream: &Async<TcpStream>,
     conn: &mut Connection,
     buf: &mut [u8],
-    request_began: &mut Option<Instant>,
     shared: &Shared,
 ) -> Result<(), Gone> {
-    let deadline = match conn.wait() {
-        Wait::Idle => {
-            *request_began = None;
-            if shared.draining.get() {
-                return Err(Gone);
-            }
-            Instant::now() + shared.serve.idle_timeout
-        }
-        Wait::Request => {
-            *request_began.get_or_insert_with(Instant::now) + shared.serve.request_timeout
-        }
-    };
-    let idle = matches!(conn.wait(), Wait::Idle);
+    let idle = conn.wait() == Wait::Idle;
+    if idle && shared.draining.get() {
+        return Err(Gone);
+    }
     let read = async { Some((&*stream).read(buf).await) };
     let timer = async {
-        Timer::at(deadline).await;
+        match conn.poll_timeout() {
+            Some(at) => Timer::at(at).await,
+            None => std::future::pending().await,
+        };
         None
     };
     let stopped = async {
@@ -266,7 +248,7 @@ async fn read_more(
             Ok(())
         }
         None => {
-            let bytes = conn.timed_out();
+            let bytes = conn.handle_timeout(Instant::now()).unwrap_or_default();
             if !bytes.is_empty() {
                 let _ = write(stream, &bytes, shared).await;
             }

@@ -223,21 +223,17 @@ pub fn classify(value: Value) -> Result<Incoming, Box<Rejected>> {
             ),
         }));
     };
-    let id_value = obj.remove("id");
-    let id = match &id_value {
+    let id = match obj.remove("id") {
         None => None,
-        Some(v) => match RequestId::from_value(v) {
-            Some(id) => Some(id),
-            None => {
-                return Err(invalid(
-                    None,
-                    format!(
-                        "invalid request: id must be a string or an integer, got {}",
-                        kind_of(v)
-                    ),
-                ))
-            }
-        },
+        Some(v) => Some(RequestId::from_value(&v).ok_or_else(|| {
+            invalid(
+                None,
+                format!(
+                    "invalid request: id must be a string or an integer, got {}",
+                    kind_of(&v)
+                ),
+            )
+        })?),
     };
     match obj.get("jsonrpc") {
         Some(Value::String(v)) if v == "2.0" => {}
@@ -276,22 +272,24 @@ pub fn classify(value: Value) -> Result<Incoming, Box<Rejected>> {
             );
             Map::new()
         }
-        Some(other) => {
-            return Err(Box::new(Rejected {
-                id,
-                error: RpcError::new(
-                    ErrorKind::InvalidParams,
-                    format!(
-                        "invalid params for {method}: params must be an object, got {}",
-                        kind_of(&other)
-                    ),
-                ),
-            }))
-        }
+        Some(other) => return Err(not_an_object(id, &method, &other)),
     };
     Ok(match id {
         Some(id) => Incoming::Request(Request { id, method, params }),
         None => Incoming::Notification(Notification { method, params }),
+    })
+}
+
+fn not_an_object(id: Option<RequestId>, method: &str, params: &Value) -> Box<Rejected> {
+    Box::new(Rejected {
+        id,
+        error: RpcError::new(
+            ErrorKind::InvalidParams,
+            format!(
+                "invalid params for {method}: params must be an object, got {}",
+                kind_of(params)
+            ),
+        ),
     })
 }
 

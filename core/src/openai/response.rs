@@ -99,42 +99,7 @@ pub fn parse_answer(
 ) -> Result<Answer, UpstreamFailure> {
     check_status(body)?;
     let output = &body.output;
-    let messages: Vec<&Item<'_>> = output
-        .iter()
-        .filter(|i| i.kind.get() == Some("message"))
-        .collect();
-    // Newer models send a `commentary` message before the `final_answer`; only the final
-    // answer is the answer.
-    let is_final = |m: &&&Item<'_>| m.phase.get() == Some("final_answer");
-    let has_phase = messages.iter().any(|m| is_final(&m));
-    let chosen = messages.iter().filter(|m| !has_phase || is_final(m));
-
-    let mut text = String::new();
-    let mut refusal = None;
-    let mut cited = Sources::default();
-    for message in chosen {
-        for part in message.content.iter() {
-            match part.kind.get() {
-                Some("output_text") => {
-                    if let Some(t) = part.text.get() {
-                        if !text.is_empty() && !t.is_empty() {
-                            text.push_str("\n\n");
-                        }
-                        text.push_str(t);
-                    }
-                    for a in part.annotations.iter() {
-                        if a.kind.get() == Some("url_citation") {
-                            if let Some(url) = a.url.get() {
-                                cited.add(url, a.title.get());
-                            }
-                        }
-                    }
-                }
-                Some("refusal") => refusal = part.refusal.get().map(str::to_owned),
-                _ => {}
-            }
-        }
-    }
+    let (mut text, refusal, mut cited) = read_messages(output);
     let searches: Vec<&Item<'_>> = output
         .iter()
         .filter(|i| is_search_call(i.kind.get()))
@@ -183,6 +148,48 @@ pub fn parse_answer(
         citations,
         model,
     })
+}
+
+/// The answer text, a refusal and the cited sources, from the output's messages (only the
+/// `final_answer` when a message has a phase: newer models send `commentary` first).
+fn read_messages(output: &[Item<'_>]) -> (String, Option<String>, Sources) {
+    let messages: Vec<&Item<'_>> = output
+        .iter()
+        .filter(|i| i.kind.get() == Some("message"))
+        .collect();
+    // Newer models send a `commentary` message before the `final_answer`; only the final
+    // answer is the answer.
+    let is_final = |m: &&&Item<'_>| m.phase.get() == Some("final_answer");
+    let has_phase = messages.iter().any(|m| is_final(&m));
+    let chosen = messages.iter().filter(|m| !has_phase || is_final(m));
+
+    let mut text = String::new();
+    let mut refusal = None;
+    let mut cited = Sources::default();
+    for message in chosen {
+        for part in message.content.iter() {
+            match part.kind.get() {
+                Some("output_text") => {
+                    if let Some(t) = part.text.get() {
+                        if !text.is_empty() && !t.is_empty() {
+                            text.push_str("\n\n");
+                        }
+                        text.push_str(t);
+                    }
+                    for a in part.annotations.iter() {
+                        if a.kind.get() == Some("url_citation") {
+                            if let Some(url) = a.url.get() {
+                                cited.add(url, a.title.get());
+                            }
+                        }
+                    }
+                }
+                Some("refusal") => refusal = part.refusal.get().map(str::to_owned),
+                _ => {}
+            }
+        }
+    }
+    (text, refusal, cited)
 }
 
 /// OpenAI's `web_search_call`, or OpenRouter's server tool's item.

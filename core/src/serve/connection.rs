@@ -2,15 +2,20 @@
 //! server and when to close out. A host runs one per connection and only moves bytes:
 //!
 //! ```text
-//!   read bytes ──▶ feed ──▶ step ──▶ Write(bytes)            write them, step again
-//!                                ├─▶ Exchange{message, …}    hand it to the server; feed
-//!                                │                           each ExchangeOut to `reply`
-//!                                ├─▶ Read                    read (see `deadline_kind`)
-//!                                └─▶ Close                   close the connection
+//!   read bytes ──▶ feed ──▶ step(now) ─▶ Write(bytes)         write them, step again
+//!                                    ├─▶ Exchange{message, …} hand it to the server; put
+//!                                    │                        each ExchangeOut in a Mailbox
+//!                                    │                        and write what `reply` gives
+//!                                    ├─▶ Read                 read until `poll_timeout`,
+//!                                    │                        then write `handle_timeout`'s
+//!                                    └─▶ Close                close (see LINGER)
 //! ```
 //!
 //! Requests are answered one at a time, in order: a pipelined request waits in the reader
-//! until the exchange before it is over.
+//! until the exchange before it is over. The connection owns its deadlines (the idle
+//! keep-alive time between requests, the time a client has to send a whole request), the
+//! mailbox rule (progress may be dropped, the reply never) and the host's constants; a
+//! host only moves bytes and keeps time.
 
 use super::access::Access;
 use super::endpoint::{health, route, ExchangeResponse, Health, Routed};
@@ -18,6 +23,20 @@ use crate::http::{Incoming, ReplyHead, RequestError, RequestLimits, RequestReade
 use crate::io::ExchangeOut;
 use crate::mcp::ProtocolVersion;
 use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// Bytes a host reads from a client at a time.
+pub const READ_CHUNK: usize = 8 * 1024;
+/// How long a refused connection gets to take its 503.
+pub const REFUSAL_WRITE: Duration = Duration::from_secs(1);
+/// How long a closing connection reads (and drops) what the client still sends, so that
+/// the close is a FIN after our last response rather than a reset that could destroy it.
+pub const LINGER: Duration = Duration::from_secs(1);
+/// How long, after the server exits, connections get to write their last bytes.
+pub const FLUSH_AT_EXIT: Duration = Duration::from_secs(5);
+/// What the server may say on one exchange before its connection takes it.
+pub const MAILBOX: usize = 8;
 
 /// What the host does next on a connection.
 #[derive(Debug)]
@@ -50,24 +69,41 @@ pub enum Wait {
     Request,
 }
 
+/// How long a connection waits for its client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Between requests (keep-alive); at its end the connection just closes.
+    pub idle: Duration,
+    /// From a request's first byte to its last; at its end a 408, then close.
+    pub request: Duration,
+}
+
 /// One connection's state. See the module docs.
 pub struct Connection {
     reader: RequestReader,
     limits: RequestLimits,
+    timeouts: Timeouts,
     /// The response of the exchange in progress.
     exchange: Option<ExchangeResponse>,
     /// The last response closes the connection.
     closing: bool,
+    /// When the request being read began to arrive.
+    request_began: Option<Instant>,
+    /// When the current wait for the client's bytes ends (set by a `Read` step).
+    deadline: Option<Instant>,
 }
 
 impl Connection {
-    /// A new connection whose requests are held to `limits`.
-    pub fn new(limits: RequestLimits) -> Self {
+    /// A new connection whose requests are held to `limits` and `timeouts`.
+    pub fn new(limits: RequestLimits, timeouts: Timeouts) -> Self {
         Connection {
             reader: RequestReader::new(limits),
             limits,
+            timeouts,
             exchange: None,
             closing: false,
+            request_began: None,
+            deadline: None,
         }
     }
 
@@ -97,8 +133,8 @@ impl Connection {
         self.exchange.is_some()
     }
 
-    /// What to do next. `load` is asked only for `GET /health`.
-    pub fn step(&mut self, access: &Access, load: impl FnOnce() -> Health) -> Step {
+    /// What to do next at `now`. `load` is asked only for `GET /health`.
+    pub fn step(&mut self, now: Instant, access: &Access, load: impl FnOnce() -> Health) -> Step {
         if self.exchange.is_some() {
             return Step::Await;
         }
@@ -106,7 +142,19 @@ impl Connection {
             return Step::Close;
         }
         let request = match self.reader.next_incoming() {
-            Ok(None) => return Step::Read,
+            Ok(None) => {
+                self.deadline = Some(match self.wait() {
+                    Wait::Idle => {
+                        self.request_began = None;
+                        crate::io::after(now, self.timeouts.idle)
+                    }
+                    Wait::Request => {
+                        let began = *self.request_began.get_or_insert(now);
+                        crate::io::after(began, self.timeouts.request)
+                    }
+                });
+                return Step::Read;
+            }
             Ok(Some(Incoming::Continue)) => return Step::Write(CONTINUE.to_vec()),
             Ok(Some(Incoming::Request(request))) => request,
             Err(e) => {
@@ -142,8 +190,23 @@ impl Connection {
         bytes
     }
 
-    /// The wait of [`Connection::wait`] ran out: the bytes to write (a 408 when a request
-    /// was cut short) before closing.
+    /// When the wait for the client's bytes that the last `Read` step began ends.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The time is `now`: once the wait has run out, the bytes to write (a 408 when a
+    /// request was cut short, else none) before closing; `None` while time is left.
+    pub fn handle_timeout(&mut self, now: Instant) -> Option<Vec<u8>> {
+        if self.deadline.is_none_or(|at| now < at) {
+            return None;
+        }
+        self.deadline = None;
+        Some(self.timed_out())
+    }
+
+    /// Gives up the wait of [`Connection::wait`]: the bytes to write (a 408 when a
+    /// request was cut short) before closing.
     pub fn timed_out(&mut self) -> Vec<u8> {
         self.closing = true;
         match self.wait() {
@@ -159,6 +222,40 @@ impl Connection {
     pub fn drain(&mut self) {
         self.closing = true;
     }
+}
+
+/// What the server said on one exchange, waiting for its connection to write it. Bounded:
+/// progress beyond [`MAILBOX`] is dropped (the next one says more); the reply always fits.
+#[derive(Debug, Default)]
+pub struct Mailbox {
+    outs: VecDeque<ExchangeOut>,
+}
+
+impl Mailbox {
+    /// Keeps `out` if the rule lets it in; whether it did.
+    pub fn push(&mut self, out: ExchangeOut) -> bool {
+        let kept = keeps(self.outs.len(), &out);
+        if kept {
+            self.outs.push_back(out);
+        }
+        kept
+    }
+
+    /// Everything waiting, oldest first.
+    pub fn take(&mut self) -> VecDeque<ExchangeOut> {
+        std::mem::take(&mut self.outs)
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.outs.is_empty()
+    }
+}
+
+/// The mailbox rule, for a host whose queue is its own: with `queued` outs waiting, is
+/// `out` kept? The reply (or the end) always is; progress only while there is room.
+pub fn keeps(queued: usize, out: &ExchangeOut) -> bool {
+    !matches!(out, ExchangeOut::Notification(_)) || queued + 1 < MAILBOX
 }
 
 /// The whole answer to a connection beyond the open-connection limit: 503 with

@@ -105,6 +105,17 @@ pub fn route(request: &Request, access: &Access) -> Routed {
         let message = "the reply is application/json or text/event-stream: accept at least one";
         return refuse(406, RpcError::new(ErrorKind::InvalidRequest, message));
     }
+    exchange(request, access, takes_stream)
+}
+
+/// A POST that passed the access and content checks: its JSON-RPC message, with its
+/// version header checked against the body (and, for 2026-07-28, its `_meta` and
+/// mirrored headers), becomes an exchange; anything wrong is refused with 400.
+fn exchange(request: &Request, access: &Access, takes_stream: bool) -> Routed {
+    let keep_alive = request.keep_alive;
+    let refuse = |status: u16, error: RpcError| {
+        Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
+    };
     let message: Value = match serde_json::from_slice(&request.body) {
         Ok(message) => message,
         Err(e) => {

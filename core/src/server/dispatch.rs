@@ -99,13 +99,8 @@ impl Server {
         }
         let today = Date::tokyo(now.unix_secs).to_string();
         let model_setting = self.config.profiles.serving(call.tool).model_setting();
-        if self.config.enforce_retirements {
-            let retired =
-                crate::openai::models::retirement(&profile.model).filter(|r| r.is_past(&today));
-            if let Some(retired) = retired {
-                let reason = retired.describe(&profile.model, model_setting, &today);
-                return tool_failed(id, ToolFailure::Retired { reason: &reason });
-            }
+        if let Some(reason) = self.retired(&profile.model, model_setting, &today) {
+            return tool_failed(id, ToolFailure::Retired { reason: &reason });
         }
         let plan = self.calls.plan(&crate::calls::Ask {
             profile,
@@ -128,25 +123,45 @@ impl Server {
             return self.start_task(now, id, reply_to, version, start);
         }
         let caller = Caller {
-            id: id.clone(),
+            id,
             reply_to,
             version,
             task: None,
         };
-        let started = self.calls.start(
-            now,
-            key,
-            Context::Call(caller),
-            plan,
-            call.progress_token,
-            today,
-        );
+        self.start_call(now, key, caller, plan, call.progress_token, today)
+    }
+
+    /// Why calls to `model` are refused before any request: OpenAI shut it down (where
+    /// OpenAI's calendar applies).
+    fn retired(&self, model: &str, setting: &'static str, today: &str) -> Option<String> {
+        if !self.config.enforce_retirements {
+            return None;
+        }
+        let retired = crate::openai::models::retirement(model).filter(|r| r.is_past(today))?;
+        Some(retired.describe(model, setting, today))
+    }
+
+    /// Admits a plain `tools/call` into the call engine.
+    fn start_call(
+        &mut self,
+        now: Now,
+        key: CallKey,
+        caller: Caller,
+        plan: crate::calls::Planned,
+        progress: Option<crate::mcp::ProgressToken>,
+        today: String,
+    ) -> Dispatched {
+        let (id, version) = (caller.id.clone(), caller.version);
+        let started = self
+            .calls
+            .start(now, key, Context::Call(caller), plan, progress, today);
         self.drain_calls();
         match started {
             Ok(()) => Dispatched::Pending,
             Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
             Err(Refused::Busy { running, queued }) => {
-                tool_failed(id, ToolFailure::Busy { running, queued })
+                let failure = ToolFailure::Busy { running, queued };
+                Dispatched::answer(id, failure.reply(version))
             }
         }
     }

@@ -105,17 +105,7 @@ impl Server {
         let modern = version.is_modern();
         let poll = self.config.tasks.poll_interval;
         if method == Method::TasksList {
-            let cursor = request.params.get("cursor").and_then(Value::as_str);
-            let result = match self.tasks.page(cursor, PAGE) {
-                Ok((page, next)) => {
-                    let tasks = page.iter().map(|t| shape::task(t, poll, version)).collect();
-                    Ok(shape::tasks_list_result(tasks, next))
-                }
-                Err(_) => Err(RpcError::new(
-                    ErrorKind::InvalidParams,
-                    "tasks/list: the cursor is not one this server gave; start again without a cursor",
-                )),
-            };
+            let result = self.list_tasks(&request.params, version);
             return Dispatched::answer(request.id, result);
         }
         let task_id = match request.params.get("taskId") {
@@ -170,23 +160,47 @@ impl Server {
                     ))
                 }
             }
-            Method::TasksCancel => {
-                let (call, waiters) =
-                    self.tasks
-                        .cancel(&task_id, now.unix_secs, "cancelled by the client");
-                if let Some(key) = call {
-                    self.calls.cancel(now, &key);
-                }
-                self.answer_waiters(waiters, &task_id, None);
-                log::debug!("task {task_id} cancelled");
-                match self.tasks.get(&task_id) {
-                    Ok(task) if !modern => Ok(shape::task_state(task, poll, version)),
-                    _ => Ok(shape::complete(shape::empty_result(), version)),
-                }
-            }
+            Method::TasksCancel => Ok(self.cancel_task(now, &task_id, version)),
             other => Err(shape::method_not_found(other.as_str(), version)),
         };
         Dispatched::answer(request.id, result)
+    }
+
+    /// `tasks/list`: a page of tasks after the cursor.
+    fn list_tasks(
+        &self,
+        params: &serde_json::Map<String, Value>,
+        version: ProtocolVersion,
+    ) -> Result<Value, RpcError> {
+        let poll = self.config.tasks.poll_interval;
+        let cursor = params.get("cursor").and_then(Value::as_str);
+        match self.tasks.page(cursor, PAGE) {
+            Ok((page, next)) => {
+                let tasks = page.iter().map(|t| shape::task(t, poll, version)).collect();
+                Ok(shape::tasks_list_result(tasks, next))
+            }
+            Err(_) => Err(RpcError::new(
+                ErrorKind::InvalidParams,
+                "tasks/list: the cursor is not one this server gave; start again without a cursor",
+            )),
+        }
+    }
+
+    /// `tasks/cancel` of a working task: its call stops, its waiters hear it.
+    fn cancel_task(&mut self, now: Now, task_id: &str, version: ProtocolVersion) -> Value {
+        let (call, waiters) = self
+            .tasks
+            .cancel(task_id, now.unix_secs, "cancelled by the client");
+        if let Some(key) = call {
+            self.calls.cancel(now, &key);
+        }
+        self.answer_waiters(waiters, task_id, None);
+        log::debug!("task {task_id} cancelled");
+        let poll = self.config.tasks.poll_interval;
+        match self.tasks.get(task_id) {
+            Ok(task) if !version.is_modern() => shape::task_state(task, poll, version),
+            _ => shape::complete(shape::empty_result(), version),
+        }
     }
 
     /// Records a task's call ending with `outcome`; answers whoever waited, and tells a

@@ -5,7 +5,7 @@
 /// it wrote. Every step terminates; the connection never holds more than one request
 /// and one read beyond the exchange in progress.
 fn serve_connection(wire: &[u8], cuts: &[usize]) -> Vec<u8> {
-    use responses_mcp_core::serve::connection::{Connection, Step};
+    use responses_mcp_core::serve::connection::{Connection, Step, Timeouts};
     use responses_mcp_core::serve::endpoint::Health;
     let limits = responses_mcp_core::http::RequestLimits {
         max_head: 256,
@@ -22,7 +22,12 @@ fn serve_connection(wire: &[u8], cuts: &[usize]) -> Vec<u8> {
         queued: 0,
         draining: false,
     };
-    let mut conn = Connection::new(limits);
+    let timeouts = Timeouts {
+        idle: std::time::Duration::from_secs(60),
+        request: std::time::Duration::from_secs(10),
+    };
+    let now = std::time::Instant::now();
+    let mut conn = Connection::new(limits, timeouts);
     let mut written = Vec::new();
     let mut from = 0;
     let ends = cuts.iter().copied().chain(std::iter::once(wire.len()));
@@ -33,7 +38,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize]) -> Vec<u8> {
         // Each step writes, hands out an exchange (answered at once) or stops: bounded by
         // the bytes fed.
         for _ in 0..=2 * wire.len() + 4 {
-            match conn.step(&access, load) {
+            match conn.step(now, &access, load) {
                 // `100 Continue` depends on whether the body came with the head.
                 Step::Write(bytes) if bytes == responses_mcp_core::http::CONTINUE => {}
                 Step::Write(bytes) => written.extend(bytes),

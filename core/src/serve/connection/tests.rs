@@ -7,6 +7,16 @@ const LIMITS: RequestLimits = RequestLimits {
     max_body: 4096,
 };
 
+const TIMEOUTS: Timeouts = Timeouts {
+    idle: Duration::from_secs(60),
+    request: Duration::from_secs(10),
+};
+
+/// The tests' one instant (a connection reads no clock; a fake time is an offset).
+fn t0() -> Instant {
+    crate::testing::start_instant()
+}
+
 fn access() -> Access {
     Access {
         allowed_hosts: Some(LOOPBACK_NAMES.iter().map(|s| (*s).to_owned()).collect()),
@@ -58,35 +68,41 @@ const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 
 #[test]
 fn requests_are_answered_one_at_a_time_in_order() {
-    let mut c = Connection::new(LIMITS);
-    assert!(matches!(c.step(&access(), idle), Step::Read));
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Read));
     assert_eq!(c.wait(), Wait::Idle);
     // Two pipelined requests: the second waits for the first exchange's end.
     c.feed(format!("{}{}", post(PING, ""), post(PING, "")).as_bytes());
-    let Step::Exchange { message, .. } = c.step(&access(), idle) else {
+    let Step::Exchange { message, .. } = c.step(t0(), &access(), idle) else {
         panic!()
     };
     assert_eq!(message["method"], "ping");
     assert!(c.in_exchange());
-    assert!(matches!(c.step(&access(), idle), Step::Await));
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Await));
     let bytes = c.reply(ExchangeOut::Reply {
         json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
         error: None,
     });
     assert_eq!(read(&bytes).0, 200);
     assert!(!c.in_exchange());
-    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    assert!(matches!(
+        c.step(t0(), &access(), idle),
+        Step::Exchange { .. }
+    ));
     // A late word from the server for an exchange that is over writes nothing.
     let _ = c.reply(ExchangeOut::Ended);
     assert!(c.reply(ExchangeOut::Ended).is_empty());
-    assert!(matches!(c.step(&access(), idle), Step::Read));
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Read));
 }
 
 #[test]
 fn progress_turns_the_response_into_an_event_stream() {
-    let mut c = Connection::new(LIMITS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     c.feed(post(PING, "").as_bytes());
-    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    assert!(matches!(
+        c.step(t0(), &access(), idle),
+        Step::Exchange { .. }
+    ));
     let mut bytes = c.reply(ExchangeOut::Notification(b"{\"n\":1}".to_vec()));
     assert!(c.in_exchange());
     bytes.extend(c.reply(ExchangeOut::Reply {
@@ -104,34 +120,37 @@ fn progress_turns_the_response_into_an_event_stream() {
 
 #[test]
 fn connection_close_is_honoured_after_the_response() {
-    let mut c = Connection::new(LIMITS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     c.feed(post(PING, "Connection: close\r\n").as_bytes());
-    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    assert!(matches!(
+        c.step(t0(), &access(), idle),
+        Step::Exchange { .. }
+    ));
     let bytes = c.reply(ExchangeOut::Accepted);
     assert_eq!(read(&bytes).0, 202);
-    assert!(matches!(c.step(&access(), idle), Step::Close));
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Close));
 }
 
 #[test]
 fn refusals_are_written_at_once_and_never_echo_the_token() {
-    let mut c = Connection::new(LIMITS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     let wrong = post(PING, "").replace("secret-token-123", "secret-token-999");
     c.feed(wrong.as_bytes());
-    let bytes = written(c.step(&access(), idle));
+    let bytes = written(c.step(t0(), &access(), idle));
     let (status, _, body) = read(&bytes);
     assert_eq!(status, 401);
     assert!(has_header(&bytes, "www-authenticate: Bearer"));
     let text = String::from_utf8(body).unwrap();
     assert!(!text.contains("secret-token"), "{text}");
     // The connection is still good for the next request.
-    assert!(matches!(c.step(&access(), idle), Step::Read));
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Read));
 }
 
 #[test]
 fn health_reports_the_load_it_is_given() {
-    let mut c = Connection::new(LIMITS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     c.feed(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n");
-    let bytes = written(c.step(&access(), || Health {
+    let bytes = written(c.step(t0(), &access(), || Health {
         running: 2,
         queued: 1,
         draining: false,
@@ -152,36 +171,80 @@ fn bad_bytes_get_their_status_then_the_connection_closes() {
             413,
         ),
     ] {
-        let mut c = Connection::new(LIMITS);
+        let mut c = Connection::new(LIMITS, TIMEOUTS);
         c.feed(wire.as_bytes());
-        let bytes = written(c.step(&access(), idle));
+        let bytes = written(c.step(t0(), &access(), idle));
         assert_eq!(read(&bytes).0, status, "{wire}");
         assert!(has_header(&bytes, "connection: close"));
-        assert!(matches!(c.step(&access(), idle), Step::Close));
+        assert!(matches!(c.step(t0(), &access(), idle), Step::Close));
     }
-    let mut c = Connection::new(LIMITS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     c.feed(&[b'a'; 2000]);
-    assert_eq!(read(&written(c.step(&access(), idle))).0, 431);
+    assert_eq!(read(&written(c.step(t0(), &access(), idle))).0, 431);
 }
 
 #[test]
 fn a_request_cut_short_gets_408_and_an_idle_one_just_closes() {
-    let mut c = Connection::new(LIMITS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     assert!(c.timed_out().is_empty());
-    assert!(matches!(c.step(&access(), idle), Step::Close));
-    let mut c = Connection::new(LIMITS);
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Close));
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     c.feed(b"POST /mcp HTTP/1.1\r\nHost: loc");
-    assert!(matches!(c.step(&access(), idle), Step::Read));
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Read));
     assert_eq!(c.wait(), Wait::Request);
     assert_eq!(read(&c.timed_out()).0, 408);
-    assert!(matches!(c.step(&access(), idle), Step::Close));
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Close));
+}
+
+#[test]
+fn the_connection_keeps_its_deadlines_idle_then_per_request() {
+    let t = t0();
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    assert!(matches!(c.step(t, &access(), idle), Step::Read));
+    assert_eq!(c.poll_timeout(), Some(t + TIMEOUTS.idle));
+    assert_eq!(c.handle_timeout(t + Duration::from_secs(59)), None);
+    // A request begins: its whole time counts from its first byte, not from each read.
+    let later = t + Duration::from_secs(30);
+    c.feed(b"POST /mcp HTTP/1.1\r\n");
+    assert!(matches!(c.step(later, &access(), idle), Step::Read));
+    assert_eq!(c.poll_timeout(), Some(later + TIMEOUTS.request));
+    c.feed(b"Host: loc");
+    let step = c.step(later + Duration::from_secs(5), &access(), idle);
+    assert!(matches!(step, Step::Read));
+    assert_eq!(c.poll_timeout(), Some(later + TIMEOUTS.request));
+    let late = c.handle_timeout(later + TIMEOUTS.request).unwrap();
+    assert_eq!(read(&late).0, 408);
+    assert!(matches!(c.step(later, &access(), idle), Step::Close));
+    // Idle at its end: nothing to write, just close.
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    assert!(matches!(c.step(t, &access(), idle), Step::Read));
+    assert_eq!(c.handle_timeout(t + TIMEOUTS.idle), Some(Vec::new()));
+}
+
+#[test]
+fn the_mailbox_drops_progress_beyond_its_room_never_the_reply() {
+    let mut m = Mailbox::default();
+    let note = || ExchangeOut::Notification(b"{}".to_vec());
+    let kept = (0..20).filter(|_| m.push(note())).count();
+    assert_eq!(kept, MAILBOX - 1);
+    assert!(m.push(ExchangeOut::Accepted), "the end always fits");
+    assert!(m.push(ExchangeOut::Reply {
+        json: b"{}".to_vec(),
+        error: None
+    }));
+    assert_eq!(m.take().len(), MAILBOX + 1);
+    assert!(m.is_empty());
+    assert!(keeps(0, &note()) && !keeps(MAILBOX - 1, &note()));
 }
 
 #[test]
 fn reading_stops_while_a_whole_request_waits_behind_an_exchange() {
-    let mut c = Connection::new(LIMITS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     c.feed(post(PING, "").as_bytes());
-    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    assert!(matches!(
+        c.step(t0(), &access(), idle),
+        Step::Exchange { .. }
+    ));
     assert!(c.wants_bytes());
     c.feed(&[b'x'; 6000]);
     assert!(!c.wants_bytes(), "more than one request's worth is held");
@@ -189,12 +252,15 @@ fn reading_stops_while_a_whole_request_waits_behind_an_exchange() {
 
 #[test]
 fn draining_closes_after_the_request_in_progress() {
-    let mut c = Connection::new(LIMITS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
     c.feed(post(PING, "").as_bytes());
-    assert!(matches!(c.step(&access(), idle), Step::Exchange { .. }));
+    assert!(matches!(
+        c.step(t0(), &access(), idle),
+        Step::Exchange { .. }
+    ));
     c.drain();
     let _ = c.reply(ExchangeOut::Accepted);
-    assert!(matches!(c.step(&access(), idle), Step::Close));
+    assert!(matches!(c.step(t0(), &access(), idle), Step::Close));
 }
 
 #[test]
