@@ -52,8 +52,11 @@ pub enum ConfigError {
         token_env: String,
     },
     /// Provider azure without a resource to build the base URL from.
-    #[error("openai.provider is azure but the Azure resource is not known: set openai.azure_resource to the NAME in https://NAME.openai.azure.com, or the AZURE_OPENAI_ENDPOINT environment variable to that endpoint, or openai.base_url to the full URL (…/openai/v1)")]
-    AzureResource,
+    #[error("openai.provider is azure but the Azure resource is not known: {why}. Set openai.azure_resource to the NAME in https://NAME.openai.azure.com, or the AZURE_OPENAI_ENDPOINT environment variable to that https:// endpoint, or openai.base_url to the full URL (…/openai/v1)")]
+    AzureResource {
+        /// What was set, and why it was not taken.
+        why: String,
+    },
     /// The policy file could not be read.
     #[error("policy.system.path {path}: cannot read the policy file: {message}")]
     PolicyFile {

@@ -122,14 +122,28 @@ impl Preset {
 
 /// Azure's v1 base URL from the resource name, or else from `AZURE_OPENAI_ENDPOINT`
 /// (`https://NAME.openai.azure.com/`, with or without `/openai/v1`).
-pub fn azure_base_url(resource: Option<&str>, endpoint: Option<&str>) -> Option<String> {
-    if let Some(name) = resource.map(str::trim).filter(|n| is_resource_name(n)) {
-        return Some(format!("https://{name}.openai.azure.com/openai/v1"));
+pub fn azure_base_url(resource: Option<&str>, endpoint: Option<&str>) -> Result<String, String> {
+    let resource = resource.map(str::trim).filter(|r| !r.is_empty());
+    let endpoint = endpoint.map(str::trim).filter(|e| !e.is_empty());
+    if let Some(name) = resource.filter(|n| is_resource_name(n)) {
+        return Ok(format!("https://{name}.openai.azure.com/openai/v1"));
     }
-    let endpoint = endpoint
-        .map(str::trim)
-        .filter(|e| e.starts_with("https://"))?;
-    let base = endpoint.trim_end_matches('/');
+    if let Some(url) = endpoint {
+        return endpoint_base(url).ok_or_else(|| {
+            format!("the AZURE_OPENAI_ENDPOINT environment variable is set to {url:?}, which is not usable: an https:// URL with a host is required, such as https://NAME.openai.azure.com")
+        });
+    }
+    Err(match resource {
+        Some(name) => format!("openai.azure_resource is {name:?}, which is not an Azure resource name (2 to 64 letters, digits and hyphens, not starting with a hyphen)"),
+        None => "neither openai.azure_resource nor the AZURE_OPENAI_ENDPOINT environment variable is set".into(),
+    })
+}
+
+/// `{endpoint}/openai/v1` for an `https://` endpoint with a host.
+fn endpoint_base(endpoint: &str) -> Option<String> {
+    let base = endpoint
+        .strip_prefix("https://")
+        .map(|_| endpoint.trim_end_matches('/'))?;
     let base = base.strip_suffix("/openai/v1").unwrap_or(base);
     let base = base.strip_suffix("/openai").unwrap_or(base);
     (base.len() > "https://".len() && !base.contains(char::is_whitespace))
@@ -149,7 +163,7 @@ mod tests {
 
     #[test]
     fn azure_urls_come_from_the_resource_or_the_endpoint() {
-        let url = |r, e| azure_base_url(r, e);
+        let url = |r, e| azure_base_url(r, e).ok();
         let expected = Some("https://contoso.openai.azure.com/openai/v1".to_owned());
         assert_eq!(url(Some("contoso"), None), expected);
         assert_eq!(
@@ -168,14 +182,27 @@ mod tests {
             url(None, Some("https://x.cognitiveservices.azure.com")),
             Some("https://x.cognitiveservices.azure.com/openai/v1".to_owned())
         );
-        for (r, e) in [
-            (Some("bad name"), None),
-            (Some("-x"), None),
-            (None, Some("http://plain.example")),
-            (None, Some("https://")),
-            (None, None),
+        for (r, e, says) in [
+            (
+                Some("bad name"),
+                None,
+                "openai.azure_resource is \"bad name\"",
+            ),
+            (Some("-x"), None, "not an Azure resource name"),
+            (
+                None,
+                Some("http://plain.example"),
+                "AZURE_OPENAI_ENDPOINT environment variable is set to \"http://plain.example\"",
+            ),
+            (
+                None,
+                Some("https://"),
+                "an https:// URL with a host is required",
+            ),
+            (None, None, "neither openai.azure_resource nor"),
         ] {
-            assert_eq!(url(r, e), None, "{r:?} {e:?}");
+            let why = azure_base_url(r, e).unwrap_err();
+            assert!(why.contains(says), "{r:?} {e:?}: {why}");
         }
     }
 

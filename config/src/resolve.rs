@@ -286,14 +286,20 @@ impl Resolved {
             let endpoint = env.get("AZURE_OPENAI_ENDPOINT").map(String::as_str);
             crate::providers::azure_base_url(resource, endpoint)
         });
-        let azure_unknown = azure.as_ref().is_some_and(Option::is_none);
-        for (path, value) in preset.values(azure.flatten()) {
+        let (azure_url, azure_unknown) = match azure {
+            Some(Ok(url)) => (Some(url), None),
+            Some(Err(why)) => (None, Some(why)),
+            None => (None, None),
+        };
+        for (path, value) in preset.values(azure_url) {
             if self.sources.get(path) == Some(&Source::Default) {
                 self.set(path, value, Source::Preset(preset.name.as_str()));
             }
         }
-        if azure_unknown && self.sources.get("openai.base_url") == Some(&Source::Default) {
-            return Err(ConfigError::AzureResource);
+        if let Some(why) = azure_unknown {
+            if self.sources.get("openai.base_url") == Some(&Source::Default) {
+                return Err(ConfigError::AzureResource { why });
+            }
         }
         Ok(())
     }

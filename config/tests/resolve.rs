@@ -639,12 +639,22 @@ fn azure_needs_its_resource_from_the_file_the_endpoint_or_the_base_url() {
         provider: Some("azure".into()),
         ..Cli::default()
     };
-    assert_eq!(
-        run(None, &env(&[]), &cli).unwrap_err(),
-        ConfigError::AzureResource
-    );
-    let message = ConfigError::AzureResource.to_string();
+    let message = run(None, &env(&[]), &cli).unwrap_err().to_string();
     assert!(message.contains("openai.azure_resource") && message.contains("AZURE_OPENAI_ENDPOINT"));
+    // A variable that is set but unusable is named, with its value and why.
+    let plain = env(&[("AZURE_OPENAI_ENDPOINT", "http://contoso.openai.azure.com")]);
+    let message = run(None, &plain, &cli).unwrap_err().to_string();
+    assert!(
+        message.contains("AZURE_OPENAI_ENDPOINT environment variable is set to \"http://contoso.openai.azure.com\"")
+            && message.contains("https:// URL"),
+        "{message}"
+    );
+    let bad = "openai:\n  azure_resource: \"no spaces\"\n";
+    let message = run(Some(bad), &env(&[]), &cli).unwrap_err().to_string();
+    assert!(
+        message.contains("openai.azure_resource is \"no spaces\""),
+        "{message}"
+    );
     let from_env = env(&[("AZURE_OPENAI_ENDPOINT", "https://contoso.openai.azure.com/")]);
     let r = run(None, &from_env, &cli).unwrap();
     assert_eq!(
