@@ -31,8 +31,9 @@ pub const INSTRUCTIONS: &str = "Web-search-backed answers from the OpenAI Respon
 Use `answer` for general questions, especially about anything recent or changing (news, \
 prices, releases, versions, security issues, weather); `answer_detailed` for complex \
 comparisons or research that needs depth; `answer_quick` for short factual lookups. Each \
-returns JSON {answer, used_search, citations[{url,title?,published_at?}], model}; cite the \
-URLs when you use the answer.";
+returns JSON {answer, used_search, citations[{url,title?,published_at?,accessed_at}], model}; \
+`accessed_at` is the day a source was read, `published_at` (rare) its publication date; cite \
+the URLs when you use the answer.";
 
 /// Who we are, with the fields `version` defines.
 fn server_info(version: ProtocolVersion) -> Value {

@@ -78,15 +78,19 @@ pub struct Citation {
     /// The page title, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// Publication or access date, `YYYY-MM-DD`.
+    /// The source's publication date, `YYYY-MM-DD`, only when the source gives one (the
+    /// Responses API gives none today, so this is absent: a date the page was read is not
+    /// a publication date).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub published_at: Option<String>,
+    /// The day the source was read, `YYYY-MM-DD` in Asia/Tokyo: the day of the answer.
+    pub accessed_at: String,
 }
 
 /// Reads an answer from a 2xx body.
 ///
 /// `fallback_model` is used when the body names no model; `access_date` (Asia/Tokyo,
-/// `YYYY-MM-DD`) stands in for publication dates the API does not give.
+/// `YYYY-MM-DD`) is each citation's `accessed_at`.
 ///
 /// # Errors
 /// A failure when the response is not a completed answer: status incomplete, failed,
@@ -131,7 +135,7 @@ pub fn parse_answer(
     let mut citations = cited.list;
     citations.truncate(max_citations);
     for c in &mut citations {
-        c.published_at.get_or_insert_with(|| access_date.to_owned());
+        access_date.clone_into(&mut c.accessed_at);
     }
     if used_search {
         append_sources(&mut text, &citations);
@@ -253,6 +257,7 @@ impl Sources {
                 url,
                 title,
                 published_at: None,
+                accessed_at: String::new(),
             }),
         }
     }
@@ -292,7 +297,10 @@ fn append_sources(text: &mut String, citations: &[Citation]) {
     let missing: Vec<String> = citations
         .iter()
         .filter(|c| !written.contains(&c.url))
-        .map(|c| format!("- {} ({})", c.url, c.published_at.as_deref().unwrap_or("")))
+        .map(|c| match &c.published_at {
+            Some(published) => format!("- {} ({published})", c.url),
+            None => format!("- {} (accessed {})", c.url, c.accessed_at),
+        })
         .collect();
     if missing.is_empty() {
         return;

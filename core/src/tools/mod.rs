@@ -164,9 +164,10 @@ pub fn output_schema() -> Value {
                     "properties": {
                         "url": {"type": "string"},
                         "title": {"type": "string"},
-                        "published_at": {"type": "string", "description": "YYYY-MM-DD"},
+                        "published_at": {"type": "string", "description": "YYYY-MM-DD: the source's publication date, only when the source gives one"},
+                        "accessed_at": {"type": "string", "description": "YYYY-MM-DD (Asia/Tokyo): the day the source was read, not a publication date"},
                     },
-                    "required": ["url"],
+                    "required": ["url", "accessed_at"],
                 },
             },
             "model": {"type": "string"},

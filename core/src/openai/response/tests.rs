@@ -40,10 +40,11 @@ fn real_web_search_response_dedupes_and_strips_tracking() {
     assert_eq!(a.citations.len(), 7, "{:#?}", a.citations);
     assert!(a.citations.iter().all(|c| !c.url.contains("utm_source")));
     assert!(a.citations.iter().all(|c| c.title.is_some()));
+    // The API gives no publication date: the day the page was read is said as such.
     assert!(a
         .citations
         .iter()
-        .all(|c| c.published_at.as_deref() == Some("2026-11-21")));
+        .all(|c| c.published_at.is_none() && c.accessed_at == "2026-11-21"));
     // First-seen order: the first annotation's URL comes first.
     let first = body["output"]
         .as_array()
@@ -139,12 +140,13 @@ fn multibyte_text_with_out_of_range_indices() {
         vec![Citation {
             url: "https://www.jma.go.jp/a".into(),
             title: Some("気象庁".into()),
-            published_at: Some("2026-11-21".into()),
+            published_at: None,
+            accessed_at: "2026-11-21".into(),
         }]
     );
     assert!(
         a.answer
-            .ends_with("\n\nSources:\n- https://www.jma.go.jp/a (2026-11-21)"),
+            .ends_with("\n\nSources:\n- https://www.jma.go.jp/a (accessed 2026-11-21)"),
         "{}",
         a.answer
     );
@@ -158,8 +160,9 @@ fn model_written_sources_are_not_repeated() {
     let a = parse(&body).unwrap();
     assert_eq!(a.answer.matches("Sources:").count(), 1);
     assert!(
-        a.answer
-            .ends_with("- https://a.example/x (2026-01-01)\n- https://b.example/y (2026-11-21)"),
+        a.answer.ends_with(
+            "- https://a.example/x (2026-01-01)\n- https://b.example/y (accessed 2026-11-21)"
+        ),
         "{}",
         a.answer
     );
