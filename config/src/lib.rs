@@ -245,8 +245,14 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
             "{key_env} is not set: tools/list works, but every tools/call will fail until it is"
         );
     }
+    let mut resolved = resolved;
+    let today = responses_mcp_core::date::Date::tokyo(now().unix_secs).to_string();
+    let replaced = resolved.replace_retired_default(&today);
     if cli.serves() {
-        for warning in startup_warnings(&resolved, now().unix_secs) {
+        for warning in replaced
+            .into_iter()
+            .chain(startup_warnings(&resolved, now().unix_secs))
+        {
             log::warn!("{warning}");
         }
     }

@@ -196,6 +196,29 @@ impl Resolved {
         url == "https://api.openai.com/v1" || url == "https://api.openai.com"
     }
 
+    /// When nobody chose the answer model and the built-in default is past OpenAI's
+    /// shutdown date (an old binary), uses the table's replacement instead of refusing
+    /// every call; what it says once at startup.
+    pub fn replace_retired_default(&mut self, today: &str) -> Option<String> {
+        const KEY: &str = "model_profiles.answer.model";
+        if self.sources.get(KEY) != Some(&crate::resolve::Source::Default) {
+            return None;
+        }
+        let answer = self.settings.model_profiles.get_mut("answer")?;
+        let model = answer.model.clone().flatten()?;
+        let retired =
+            responses_mcp_core::openai::models::retirement(&model).filter(|r| r.is_past(today))?;
+        let replacement = retired.replacement.to_owned();
+        answer.model = Some(Some(replacement.clone()));
+        if let Some(slot) = self.tree.pointer_mut("/model_profiles/answer/model") {
+            *slot = serde_json::Value::String(replacement.clone());
+        }
+        Some(format!(
+            "the built-in default model {model} was shut down by OpenAI on {}; using {replacement}, its recommended replacement (set {KEY} to choose another; a newer release has a newer default)",
+            retired.shutdown
+        ))
+    }
+
     /// The model of every profile, with the setting it comes from, for checks such as
     /// retirements and `doctor`.
     pub fn profile_models(&self) -> Vec<(Tool, String, &'static str)> {

@@ -49,6 +49,10 @@ pub fn show_config(resolved: &Resolved, secrets: SecretsSet, proxy: &ProxyRoute)
                 "url": proxy.to_string(), "source": format!("env:{variable}"),
             }),
         },
+        "model_calendar": {
+            "as_of": responses_mcp_core::openai::models::CALENDAR_AS_OF,
+            "source": "OpenAI's deprecations page; a provider's own shutdown_date wins",
+        },
         "effective": resolved.tree,
         "sources": sources,
         "warnings": resolved.warnings,

@@ -761,6 +761,36 @@ fn the_default_configuration_warns_of_no_model() {
 }
 
 #[test]
+fn an_old_binarys_retired_default_is_replaced_and_said_once() {
+    // As a binary built before 2026-12-11 would have it: gpt-5-mini as the default.
+    let yaml = "model_profiles:\n  answer:\n    model: gpt-5-mini\n";
+    let mut r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    r.sources
+        .insert("model_profiles.answer.model".into(), Source::Default);
+    assert_eq!(r.replace_retired_default("2026-12-10"), None, "not yet");
+    let said = r.replace_retired_default("2026-12-11").unwrap();
+    assert!(
+        said.contains("gpt-5-mini was shut down by OpenAI on 2026-12-11"),
+        "{said}"
+    );
+    assert!(said.contains("using gpt-6.1-terra"), "{said}");
+    assert_eq!(
+        r.get("model_profiles.answer.model"),
+        Some(&json!("gpt-6.1-terra"))
+    );
+    let sc = r.server_config(true, None, 1);
+    assert_eq!(
+        sc.profiles.own(Tool::Answer).unwrap().model,
+        "gpt-6.1-terra"
+    );
+    assert_eq!(r.replace_retired_default("2026-12-12"), None, "said once");
+    assert!(responses_mcp_config::startup_warnings(&r, 1_797_033_600).is_empty());
+    // A model the user chose is theirs: it is refused with advice, never swapped.
+    let mut chosen = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    assert_eq!(chosen.replace_retired_default("2026-12-12"), None);
+}
+
+#[test]
 fn retired_models_warn_at_startup_naming_the_setting() {
     let yaml = "model_profiles:\n  answer:\n    model: gpt-5.6-terra\n  answer_quick:\n    model: o4-mini\n";
     let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();

@@ -2,11 +2,16 @@
 //! and which models OpenAI has scheduled for shutdown.
 //!
 //! The shutdown table follows OpenAI's deprecations page
-//! (developers.openai.com/api/docs/deprecations; announcements of 2025-11-18,
-//! 2026-04-22, 2026-05-08, 2026-06-11 and 2026-10-14). Where sources disagree on a
-//! replacement, the one named in the latest announcement wins; the date is what counts,
-//! and every source agrees on the dates. A model id matches its row and the row's dated
-//! snapshots (`o3` covers `o3-2025-04-16`), with or without a provider prefix (`openai/`).
+//! (developers.openai.com/api/docs/deprecations, as of [`CALENDAR_AS_OF`]; announcements
+//! of 2025-11-18, 2026-04-22, 2026-05-08, 2026-06-11 and 2026-10-14). Where sources
+//! disagree on a replacement, the one named on the page today wins: since October it names
+//! the gpt-6 models for the 2026-12-11 shutdowns (gpt-5 → gpt-6.1-sol, gpt-5-mini →
+//! gpt-6.1-terra; gpt-5-nano's model page recommends gpt-6-luna; gpt-5-pro, o3 and o3-pro
+//! follow gpt-5). The dates are what counts, and every source agrees on them. A model id
+//! matches its row and the row's dated snapshots (`o3` covers `o3-2025-04-16`), with or
+//! without a provider prefix (`openai/`). The provider's own `shutdown_date` (from `GET
+//! /models/{id}`) is newer than any table; this table decides only where the provider
+//! says nothing. Refresh it before each release (packaging/README.md).
 
 use crate::vocab::Effort;
 
@@ -27,6 +32,9 @@ macro_rules! retired {
     };
 }
 
+/// The day the table was last checked against OpenAI's deprecations page.
+pub const CALENDAR_AS_OF: &str = "2026-11-26";
+
 /// Models with a shutdown date, by date.
 pub const RETIREMENTS: &[Retirement] = retired![
     "2026-02-17" => "gpt-5.1-chat-latest": ["chatgpt-4o-latest"],
@@ -40,9 +48,9 @@ pub const RETIREMENTS: &[Retirement] = retired![
     "2026-10-23" => "gpt-5.6-sol": ["gpt-4", "gpt-4-turbo", "gpt-4-turbo-preview",
                                     "gpt-4-1106-preview", "o1", "o1-pro", "o1-mini", "o3-mini"],
     "2026-10-23" => "gpt-5.6-luna": ["gpt-4.1-nano"],
-    "2026-12-11" => "gpt-5.6-sol": ["gpt-5", "gpt-5-pro", "o3", "o3-pro"],
-    "2026-12-11" => "gpt-5.6-terra": ["gpt-5-mini"],
-    "2026-12-11" => "gpt-5.6-luna": ["gpt-5-nano"],
+    "2026-12-11" => "gpt-6.1-sol": ["gpt-5", "gpt-5-pro", "o3", "o3-pro"],
+    "2026-12-11" => "gpt-6.1-terra": ["gpt-5-mini"],
+    "2026-12-11" => "gpt-6-luna": ["gpt-5-nano"],
     "2027-01-14" => "gpt-6-luna": ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini"],
 ];
 
@@ -187,7 +195,7 @@ mod tests {
         );
         assert_eq!(
             retirement("o3-2025-04-16").map(|r| r.replacement),
-            Some("gpt-5.6-sol")
+            Some("gpt-6.1-sol")
         );
         assert_eq!(
             retirement("openai/gpt-5-mini").map(|r| r.model),
@@ -222,11 +230,71 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("set model_profiles.answer.model to gpt-5.6-sol"),
+            text.contains("set model_profiles.answer.model to gpt-6.1-sol"),
             "{text}"
         );
         let coming = r.describe("gpt-5", "k", "2026-11-23");
         assert!(coming.contains("will be shut down"), "{coming}");
+    }
+
+    #[test]
+    fn every_row_of_the_table_is_checked() {
+        // One line per row as OpenAI's page stood on CALENDAR_AS_OF: the model, its day
+        // and its replacement. A row added without this list changing fails here.
+        let expected = [
+            ("chatgpt-4o-latest", "2026-02-17", "gpt-5.1-chat-latest"),
+            ("gpt-5-chat-latest", "2026-07-23", "gpt-5.5"),
+            ("gpt-5.1-chat-latest", "2026-07-23", "gpt-5.5"),
+            ("gpt-5-codex", "2026-07-23", "gpt-5.4"),
+            ("gpt-5.1-codex", "2026-07-23", "gpt-5.4"),
+            ("gpt-5.1-codex-max", "2026-07-23", "gpt-5.4"),
+            ("gpt-5.2-codex", "2026-07-23", "gpt-5.4"),
+            ("gpt-5.1-codex-mini", "2026-07-23", "gpt-5.4-mini"),
+            ("computer-use-preview", "2026-07-23", "gpt-5.4-mini"),
+            ("gpt-4o-search-preview", "2026-07-23", "gpt-4.1-mini"),
+            ("gpt-4o-mini-search-preview", "2026-07-23", "gpt-4.1-mini"),
+            ("o3-deep-research", "2026-07-23", "gpt-5.4-pro"),
+            ("o4-mini-deep-research", "2026-07-23", "gpt-5.4-pro"),
+            ("gpt-5.2-chat-latest", "2026-08-10", "gpt-5.5"),
+            ("gpt-5.3-chat-latest", "2026-08-10", "gpt-5.5"),
+            ("gpt-3.5-turbo", "2026-10-23", "gpt-5.6-terra"),
+            ("o4-mini", "2026-10-23", "gpt-5.6-terra"),
+            ("gpt-4", "2026-10-23", "gpt-5.6-sol"),
+            ("gpt-4-turbo", "2026-10-23", "gpt-5.6-sol"),
+            ("gpt-4-turbo-preview", "2026-10-23", "gpt-5.6-sol"),
+            ("gpt-4-1106-preview", "2026-10-23", "gpt-5.6-sol"),
+            ("o1", "2026-10-23", "gpt-5.6-sol"),
+            ("o1-pro", "2026-10-23", "gpt-5.6-sol"),
+            ("o1-mini", "2026-10-23", "gpt-5.6-sol"),
+            ("o3-mini", "2026-10-23", "gpt-5.6-sol"),
+            ("gpt-4.1-nano", "2026-10-23", "gpt-5.6-luna"),
+            ("gpt-5", "2026-12-11", "gpt-6.1-sol"),
+            ("gpt-5-pro", "2026-12-11", "gpt-6.1-sol"),
+            ("o3", "2026-12-11", "gpt-6.1-sol"),
+            ("o3-pro", "2026-12-11", "gpt-6.1-sol"),
+            ("gpt-5-mini", "2026-12-11", "gpt-6.1-terra"),
+            ("gpt-5-nano", "2026-12-11", "gpt-6-luna"),
+            ("gpt-4o", "2027-01-14", "gpt-6-luna"),
+            ("gpt-4o-mini", "2027-01-14", "gpt-6-luna"),
+            ("gpt-4.1", "2027-01-14", "gpt-6-luna"),
+            ("gpt-4.1-mini", "2027-01-14", "gpt-6-luna"),
+        ];
+        assert_eq!(RETIREMENTS.len(), expected.len());
+        for (model, shutdown, replacement) in expected {
+            let r = retirement(model).unwrap_or_else(|| panic!("{model} is not in the table"));
+            assert_eq!(
+                (r.shutdown, r.replacement),
+                (shutdown, replacement),
+                "{model}"
+            );
+            // The default model and every replacement OpenAI names today are current.
+            assert!(retirement(r.replacement).is_none_or(|n| n.shutdown > r.shutdown));
+        }
+        assert_eq!(
+            retirement("gpt-6.1-terra"),
+            None,
+            "the default is not scheduled"
+        );
     }
 
     #[test]
