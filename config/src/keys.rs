@@ -137,6 +137,12 @@ const BEFORE_PROFILES: &[Key] = &[
         "How the provider searches: OpenAI's web_search tool, OpenRouter's openrouter:web_search, or none (no tool sent; answers say used_search: false)."
     ),
     key!(
+        "openai.model_lookups",
+        Kind::Bool,
+        Some("OPENAI_MODEL_LOOKUPS"),
+        "Look up each profile's model at the provider (GET /models/{id}) after startup and every day, for its shutdown date: a past date refuses calls with the model, one within 30 days is warned about. false: the built-in table alone decides."
+    ),
+    key!(
         "openai.base_url",
         Kind::Url,
         Some("OPENAI_BASE_URL"),
@@ -591,7 +597,7 @@ pub fn defaults() -> Value {
     json!({
         "openai": {
             "provider": "openai", "azure_resource": null,
-            "api_key_env": core.api_key_env, "auth": "bearer", "api_key_required": true,
+            "api_key_env": core.api_key_env, "auth": "bearer", "api_key_required": true, "model_lookups": core.model_lookups,
             "web_search": "openai", "base_url": core.base_url, "ca_file": null,
         },
         "request": {

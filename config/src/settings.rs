@@ -265,6 +265,7 @@ impl Resolved {
             credentials_ready: credentials_ready || !s.openai.api_key_required,
             web_search: self.web_search(),
             enforce_retirements: self.is_openai_api(),
+            model_lookups: s.openai.model_lookups,
             timeout: self.timeout(),
             idle_timeout: Duration::from_millis(s.request.idle_timeout_ms),
             stream: s.responses.stream,

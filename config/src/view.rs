@@ -48,6 +48,7 @@ pub struct OpenAi {
     pub api_key_env: String,
     pub auth: Auth,
     pub api_key_required: bool,
+    pub model_lookups: bool,
     pub web_search: SearchMode,
     pub base_url: String,
     pub ca_file: Option<String>,

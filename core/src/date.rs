@@ -36,6 +36,25 @@ impl Date {
     }
 }
 
+/// Whether `s` is an ISO 8601 calendar date, `YYYY-MM-DD`, with a month and day that
+/// can exist (ISO dates then order as text).
+pub fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() != 10
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !digits(0..4)
+        || !digits(5..7)
+        || !digits(8..10)
+    {
+        return false;
+    }
+    let month = u32::from(b[5] - b'0') * 10 + u32::from(b[6] - b'0');
+    let day = u32::from(b[8] - b'0') * 10 + u32::from(b[9] - b'0');
+    (1..=12).contains(&month) && (1..=31).contains(&day)
+}
+
 /// `unix_secs` as an ISO 8601 UTC timestamp, `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn iso_utc(unix_secs: u64) -> String {
     let secs = i64::try_from(unix_secs).unwrap_or(i64::MAX);

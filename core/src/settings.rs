@@ -131,6 +131,9 @@ pub struct ServerConfig {
     /// Refuse calls to models OpenAI has shut down ([`crate::openai::models`]), without
     /// asking upstream: on for OpenAI's own API, whose calendar the table follows.
     pub enforce_retirements: bool,
+    /// Look up each profile's model at the provider (`GET /models/{id}`) after startup
+    /// and daily, for its own shutdown date.
+    pub model_lookups: bool,
     /// Per-attempt timeout (`request.timeout_ms`): the limit for one whole attempt.
     pub timeout: Duration,
     /// An attempt that receives no byte for this long fails (`request.idle_timeout_ms`).
@@ -173,6 +176,7 @@ impl Default for ServerConfig {
             credentials_ready: false,
             web_search: WebSearch::OpenAi,
             enforce_retirements: true,
+            model_lookups: true,
             timeout: Duration::from_millis(120_000),
             idle_timeout: Duration::from_millis(60_000),
             stream: true,

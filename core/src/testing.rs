@@ -46,10 +46,12 @@ impl Harness {
         }
     }
 
-    /// The default configuration with an API key present.
+    /// The default configuration with an API key present, looking no models up (a test
+    /// of the lookups turns them on), so that a test sees only the requests it causes.
     pub fn keyed() -> ServerConfig {
         ServerConfig {
             credentials_ready: true,
+            model_lookups: false,
             ..ServerConfig::default()
         }
     }

@@ -333,7 +333,6 @@ fn model_exists(
     let r = &startup.resolved;
     let base = r.settings.openai.base_url.trim_end_matches('/');
     let today = responses_mcp_core::date::Date::tokyo(crate::now().unix_secs).to_string();
-    let retired = models::retirement(model);
     if r.settings.openai.provider == crate::choices::Provider::Azure {
         return Check::new(
             name,
@@ -395,27 +394,72 @@ fn model_exists(
             .details(details)
         }
     };
-    match (found, retired) {
-        (true, Some(r)) if !r.is_past(&today) => Check::new(
+    let entry = match by_list {
+        true => body["data"]
+            .as_array()
+            .and_then(|list| list.iter().find(|m| m["id"] == model))
+            .cloned()
+            .unwrap_or(Value::Null),
+        false => body,
+    };
+    model_verdict(name, model, setting, found, &entry, &today)
+        .took(took)
+        .details(details)
+}
+
+/// A profile model's check from what the provider said of it (`entry`, its `/models`
+/// object): whether it exists, and its shutdown date with where the date came from (the
+/// provider's `shutdown_date`, else the built-in table); a past date fails.
+fn model_verdict(
+    name: &str,
+    model: &str,
+    setting: &str,
+    found: bool,
+    entry: &Value,
+    today: &str,
+) -> Check {
+    let retired = models::retirement(model);
+    let (date, source) = match entry.get("shutdown_date") {
+        Some(Value::String(d)) if responses_mcp_core::date::is_iso_date(d) => {
+            (Some(d.clone()), "the provider".to_owned())
+        }
+        Some(Value::Null) => (None, "the provider".to_owned()),
+        _ => (
+            retired.map(|r| r.shutdown.to_owned()),
+            format!("the built-in table as of {}", models::CALENDAR_AS_OF),
+        ),
+    };
+    let replacement = retired.map_or("a current model".to_owned(), |r| {
+        format!("{} (the recommended replacement)", r.replacement)
+    });
+    let advice = |when: &str| format!("model {model} {when}; set {setting} to {replacement}");
+    match (found, date) {
+        (_, Some(d)) if today >= d.as_str() => Check::new(
+            name,
+            Status::Fail,
+            format!("{model} was shut down on {d} (date from {source})"),
+        )
+        .advice(advice(&format!("was shut down on {d}"))),
+        (true, Some(d)) => Check::new(
             name,
             Status::Warn,
-            format!("{model} exists, but OpenAI shuts it down on {}", r.shutdown),
+            format!("{model} exists; it shuts down on {d} (date from {source})"),
         )
-        .advice(r.describe(model, setting, &today)),
-        (true, _) => Check::new(name, Status::Ok, format!("{model} exists")),
-        (false, Some(r)) => Check::new(name, Status::Fail, format!("{model} is not available"))
-            .advice(r.describe(model, setting, &today)),
-        (false, None) => Check::new(
+        .advice(advice(&format!("shuts down on {d}"))),
+        (true, None) => Check::new(
+            name,
+            Status::Ok,
+            format!("{model} exists; no shutdown date announced (per {source})"),
+        ),
+        (false, _) => Check::new(
             name,
             Status::Fail,
             format!("{model} is not available to this key"),
         )
         .advice(format!(
-            "set {setting} to a model the provider lists (GET {base}/models)"
+            "set {setting} to a model the provider lists (run doctor again to check it)"
         )),
     }
-    .took(took)
-    .details(details)
 }
 
 /// One small real call with the profile's settings, asking for a search.
@@ -495,6 +539,44 @@ fn live_call(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_models_date_comes_from_the_provider_else_the_table_and_a_past_one_fails() {
+        let verdict = |model: &str, entry: Value| {
+            let c = model_verdict(
+                "model answer",
+                model,
+                "model_profiles.answer.model",
+                true,
+                &entry,
+                "2026-11-26",
+            );
+            (c.status, c.summary)
+        };
+        let (status, message) = verdict("gpt-6.1-terra", json!({"shutdown_date": null}));
+        assert_eq!(status, Status::Ok);
+        assert!(
+            message.contains("no shutdown date announced (per the provider)"),
+            "{message}"
+        );
+        let (status, message) = verdict("gpt-6.1-terra", json!({"shutdown_date": "2026-11-01"}));
+        assert_eq!(status, Status::Fail);
+        assert!(
+            message.contains("was shut down on 2026-11-01 (date from the provider)"),
+            "{message}"
+        );
+        let (status, message) = verdict("gpt-5-mini", json!({"id": "gpt-5-mini"}));
+        assert_eq!(status, Status::Warn);
+        assert!(
+            message.contains("shuts down on 2026-12-11 (date from the built-in table as of"),
+            "{message}"
+        );
+        // The provider's word wins over the table's.
+        let (status, _) = verdict("gpt-5-mini", json!({"shutdown_date": "2027-06-01"}));
+        assert_eq!(status, Status::Warn);
+        let (status, _) = verdict("o4-mini", json!({}));
+        assert_eq!(status, Status::Fail, "past by the table");
+    }
 
     #[test]
     fn masks_show_length_and_a_public_prefix_only() {

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -112,9 +112,40 @@ impl Action {
 }
 
 type Handler = dyn Fn(&Recorded, usize) -> Action + Send + Sync;
+type LookupHandler = dyn Fn(&Recorded) -> Action + Send + Sync;
+
+/// The servers' own model lookups (`GET …/models/{id}`, after startup and daily), kept
+/// apart from the requests a test causes: recorded in `lookups`, answered by their own
+/// handler (404 unless a test sets one), never counted in the handler's index.
+#[derive(Clone, Default)]
+struct Lookups {
+    seen: Arc<Mutex<Vec<Recorded>>>,
+    answer: Arc<Mutex<Option<Arc<LookupHandler>>>>,
+    /// The handler gets them like any request (a fake playing a provider for `doctor`).
+    passed: Arc<AtomicBool>,
+}
+
+impl Lookups {
+    fn is_lookup(&self, r: &Recorded) -> bool {
+        r.method == "GET" && r.path.contains("/models/") && !self.passed.load(Ordering::SeqCst)
+    }
+
+    fn answer(&self, r: &Recorded) -> Action {
+        self.seen.lock().unwrap().push(r.clone());
+        let answer = self.answer.lock().unwrap().clone();
+        match answer {
+            Some(f) => f(r),
+            None => Action::json(
+                404,
+                br#"{"error":{"message":"this fake knows no models","type":"invalid_request_error","code":"model_not_found"}}"#,
+            ),
+        }
+    }
+}
 
 pub struct FakeOpenAi {
     pub url: String,
+    lookups: Lookups,
     requests: Arc<Mutex<Vec<Recorded>>>,
     connections: Arc<AtomicUsize>,
     in_flight: Arc<AtomicUsize>,
@@ -159,12 +190,14 @@ impl FakeOpenAi {
         let handler: Arc<Handler> = Arc::new(handler);
         let server = FakeOpenAi {
             url,
+            lookups: Lookups::default(),
             requests: Arc::default(),
             connections: Arc::default(),
             in_flight: Arc::default(),
             max_in_flight: Arc::default(),
             closed: Arc::default(),
         };
+        let lookups = server.lookups.clone();
         let (requests, connections, in_flight, max_in_flight, closed) = (
             server.requests.clone(),
             server.connections.clone(),
@@ -178,6 +211,7 @@ impl FakeOpenAi {
                 let _ = stream.set_nodelay(true);
                 let n = connections.fetch_add(1, Ordering::SeqCst);
                 let conn = Conn {
+                    lookups: lookups.clone(),
                     handler: handler.clone(),
                     requests: requests.clone(),
                     in_flight: in_flight.clone(),
@@ -200,6 +234,23 @@ impl FakeOpenAi {
         server
     }
 
+    /// Model lookups go to the handler like any request (for a fake that plays a provider's
+    /// `/models` to `doctor`).
+    pub fn passing_lookups(self) -> FakeOpenAi {
+        self.lookups.passed.store(true, Ordering::SeqCst);
+        self
+    }
+
+    /// Answers the servers' model lookups with `answer`.
+    pub fn answer_lookups(&self, answer: impl Fn(&Recorded) -> Action + Send + Sync + 'static) {
+        *self.lookups.answer.lock().unwrap() = Some(Arc::new(answer));
+    }
+
+    /// The model lookups received so far.
+    pub fn lookups(&self) -> Vec<Recorded> {
+        self.lookups.seen.lock().unwrap().clone()
+    }
+
     /// Always answers with `body`.
     pub fn fixed(status: u16, body: Vec<u8>) -> FakeOpenAi {
         FakeOpenAi::start(move |_, _| Action::json(status, &body))
@@ -209,8 +260,12 @@ impl FakeOpenAi {
         self.requests.lock().unwrap().clone()
     }
 
+    /// Connections that carried a request of the test's (a connection that carried only
+    /// the server's model lookups does not count).
     pub fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
+        let used: std::collections::BTreeSet<usize> =
+            self.requests().iter().map(|r| r.connection).collect();
+        used.len()
     }
 
     pub fn max_in_flight(&self) -> usize {
@@ -235,6 +290,7 @@ impl FakeOpenAi {
 }
 
 struct Conn {
+    lookups: Lookups,
     handler: Arc<Handler>,
     requests: Arc<Mutex<Vec<Recorded>>>,
     in_flight: Arc<AtomicUsize>,
@@ -270,6 +326,13 @@ impl Conn {
                     .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
                     .is_err()
                 {
+                    return;
+                }
+                continue;
+            }
+            if self.lookups.is_lookup(&request) {
+                let action = self.lookups.answer(&request);
+                if !self.act(action, &mut reader, usize::MAX) {
                     return;
                 }
                 continue;

@@ -108,6 +108,8 @@ pub(super) enum Ending {
     Answer(Result<Answer, UpstreamFailure>, Option<Usage>),
     /// A stored response as the reply showed it.
     Stored(Stored),
+    /// A model's shutdown date as the provider gave it (`None`: none announced).
+    Model(Option<String>),
     /// No usable reply, whatever the work.
     Failed(UpstreamFailure),
 }

@@ -46,6 +46,14 @@ pub enum CallEvent<C> {
         /// What the call used.
         report: Report,
     },
+    /// A model lookup ended: the shutdown date the provider gave (`None`: none
+    /// announced), or why there is no answer.
+    ModelDate {
+        /// The call's context.
+        context: C,
+        /// The date, or the failure.
+        outcome: Result<Option<String>, UpstreamFailure>,
+    },
     /// The call ended without an outcome (cancelled, or aborted silently).
     Dropped {
         /// The call's context.

@@ -134,9 +134,10 @@ impl<C: Clone> CallEngine<C> {
             .collect()
     }
 
-    /// Whether no work at all is in flight or queued.
+    /// Whether no answer or create is in flight or queued (reads, cancels and lookups
+    /// aside).
     pub fn is_empty(&self) -> bool {
-        self.calls.is_empty()
+        self.len() == 0
     }
 
     /// The request a call sends and what was changed to fit the model's known limits;

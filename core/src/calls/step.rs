@@ -36,11 +36,11 @@ impl<C: Clone> CallEngine<C> {
         let Some(call) = self.calls.get(&id) else {
             return;
         };
-        let reads_stored = matches!(call.work, Work::Read(_) | Work::Cancel(_));
-        if reads_stored && (200..300).contains(&reply.status) {
+        let ok = (200..300).contains(&reply.status);
+        let ending = match &call.work {
             // A stored response's own status decides, even `failed`: reading it again
             // would show the same ending.
-            let ending = match ResponseBody::parse(&reply.body) {
+            Work::Read(_) | Work::Cancel(_) if ok => Some(match ResponseBody::parse(&reply.body) {
                 Ok(body) => Ending::Stored(Stored::read(
                     &body,
                     self.settings.max_citations,
@@ -48,7 +48,14 @@ impl<C: Clone> CallEngine<C> {
                     &call.access_date,
                 )),
                 Err(_) => Ending::Failed(work::not_json(reply.status)),
-            };
+            }),
+            Work::Model(_) if ok => Some(match work::shutdown_date(reply.status, &reply.body) {
+                Ok(date) => Ending::Model(date),
+                Err(failure) => Ending::Failed(failure),
+            }),
+            _ => None,
+        };
+        if let Some(ending) = ending {
             return self.finish_as(id, ending);
         }
         match classify_reply(reply.status, &reply.headers, &reply.body) {
@@ -347,9 +354,12 @@ impl<C: Clone> CallEngine<C> {
                 state: StoredState::Ended(_, usage),
                 ..
             }) => Some(usage.clone()),
-            Ending::Stored(_) | Ending::Failed(_) => None,
+            Ending::Stored(_) | Ending::Model(_) | Ending::Failed(_) => None,
         };
-        let stored = call.work.is_stored();
+        let (answers, models) = (
+            call.work == Work::Answer,
+            matches!(call.work, Work::Model(_)),
+        );
         let report = Report {
             usage,
             adjustments: call.adjustments,
@@ -365,11 +375,19 @@ impl<C: Clone> CallEngine<C> {
                 retries,
                 report,
             },
-            Ending::Failed(failure) if !stored => CallEvent::Finished {
+            Ending::Model(date) => CallEvent::ModelDate {
+                context,
+                outcome: Ok(date),
+            },
+            Ending::Failed(failure) if answers => CallEvent::Finished {
                 context,
                 outcome: Err(failure),
                 retries,
                 report,
+            },
+            Ending::Failed(failure) if models => CallEvent::ModelDate {
+                context,
+                outcome: Err(failure),
             },
             Ending::Failed(failure) => CallEvent::Stored {
                 context,

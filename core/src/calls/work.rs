@@ -24,6 +24,8 @@ pub enum Work {
     Read(String),
     /// `POST /responses/{id}/cancel`.
     Cancel(String),
+    /// `GET /models/{id}`: what the provider says of a model (its `shutdown_date`).
+    Model(String),
 }
 
 impl Work {
@@ -34,7 +36,7 @@ impl Work {
 
     /// Whether the work is about a stored response (its outcome is a [`Stored`]).
     pub fn is_stored(&self) -> bool {
-        !matches!(self, Work::Answer)
+        matches!(self, Work::Create | Work::Read(_) | Work::Cancel(_))
     }
 
     /// Whether a transport failure of `kind` may be retried. A create that may have
@@ -52,6 +54,14 @@ impl Work {
         body: impl FnOnce() -> Vec<u8>,
     ) -> (HttpMethod, String, Vec<u8>) {
         match self {
+            Work::Model(id) => {
+                let base = responses.strip_suffix("/responses").unwrap_or(responses);
+                (
+                    HttpMethod::Get,
+                    format!("{base}/models/{}", path_segment(id)),
+                    Vec::new(),
+                )
+            }
             Work::Answer | Work::Create => (HttpMethod::Post, responses.to_owned(), body()),
             Work::Read(id) => (
                 HttpMethod::Get,
@@ -111,6 +121,20 @@ impl Stored {
             state,
         }
     }
+}
+
+/// The `shutdown_date` a 2xx `GET /models/{id}` body gives (`YYYY-MM-DD`), or `None`
+/// when it gives none (absent, `null`, or not a date).
+///
+/// # Errors
+/// The body is not JSON.
+pub fn shutdown_date(status: u16, body: &[u8]) -> Result<Option<String>, UpstreamFailure> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|_| not_json(status))?;
+    Ok(value
+        .get("shutdown_date")
+        .and_then(serde_json::Value::as_str)
+        .filter(|d| crate::date::is_iso_date(d))
+        .map(str::to_owned))
 }
 
 /// The failure of a 2xx body that is not JSON.
@@ -207,6 +231,32 @@ mod tests {
                 "https://api.openai.com/v1/responses/resp_1/cancel"
             )
         );
+    }
+
+    #[test]
+    fn a_models_shutdown_date_is_read_when_it_is_a_date() {
+        let date = |body: &str| shutdown_date(200, body.as_bytes());
+        assert_eq!(
+            date(r#"{"id":"gpt-5","shutdown_date":"2026-12-11"}"#)
+                .unwrap()
+                .as_deref(),
+            Some("2026-12-11")
+        );
+        assert_eq!(
+            date(r#"{"id":"gpt-6.1-terra","shutdown_date":null}"#).unwrap(),
+            None
+        );
+        assert_eq!(date(r#"{"id":"x"}"#).unwrap(), None);
+        assert_eq!(date(r#"{"shutdown_date":"soon"}"#).unwrap(), None);
+        assert_eq!(date(r#"{"shutdown_date":"2026-13-45"}"#).unwrap(), None);
+        assert!(date("<html>").is_err());
+        let (method, url, _) = Work::Model("gpt-6.1-terra".into())
+            .request("https://h/v1/responses", || unreachable!());
+        assert_eq!(
+            (method, url.as_str()),
+            (HttpMethod::Get, "https://h/v1/models/gpt-6.1-terra")
+        );
+        assert!(!Work::Model("m".into()).takes_slot() && !Work::Model("m".into()).is_stored());
     }
 
     #[test]

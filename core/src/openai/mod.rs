@@ -5,6 +5,7 @@
 //! real payloads differ from the published schema (see shared/reference/openai/README.md).
 
 mod body;
+pub mod calendar;
 pub mod drift;
 pub mod models;
 pub(crate) mod request;

@@ -99,7 +99,7 @@ impl Server {
         }
         let today = Date::tokyo(now.unix_secs).to_string();
         let model_setting = self.config.profiles.serving(call.tool).model_setting();
-        if let Some(reason) = self.retired(&profile.model, model_setting, &today) {
+        if let Some(reason) = self.retired(&profile.model, model_setting, now) {
             return tool_failed(id, ToolFailure::Retired { reason: &reason });
         }
         let plan = self.calls.plan(&crate::calls::Ask {
@@ -129,16 +129,6 @@ impl Server {
             task: None,
         };
         self.start_call(now, key, caller, plan, call.progress_token, today)
-    }
-
-    /// Why calls to `model` are refused before any request: OpenAI shut it down (where
-    /// OpenAI's calendar applies).
-    fn retired(&self, model: &str, setting: &'static str, today: &str) -> Option<String> {
-        if !self.config.enforce_retirements {
-            return None;
-        }
-        let retired = crate::openai::models::retirement(model).filter(|r| r.is_past(today))?;
-        Some(retired.describe(model, setting, today))
     }
 
     /// Admits a plain `tools/call` into the call engine.

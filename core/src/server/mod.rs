@@ -18,6 +18,7 @@ mod background;
 mod batch;
 mod dispatch;
 mod exchanges;
+mod lookups;
 mod methods;
 mod route;
 mod routing;
@@ -101,6 +102,8 @@ pub struct Server {
     next_task_call: u64,
     /// The time of the latest input, for what happens between inputs.
     last_now: Option<Now>,
+    /// What the provider said of the profiles' models' shutdown dates.
+    calendar: crate::openai::calendar::Calendar,
     /// Tasks backed by OpenAI background mode: the last state per response, waiters, polls.
     background: crate::tasks::background::Polls<routing::Pending>,
 }
@@ -128,6 +131,7 @@ impl Server {
             next_task_call: 0,
             last_now: None,
             background: crate::tasks::background::Polls::new(tasks.max_tasks, tasks.poll_interval),
+            calendar: crate::openai::calendar::Calendar::default(),
         }
     }
 
@@ -181,7 +185,12 @@ impl Server {
             } => self.on_exchange(now, id, message, version),
             Input::ExchangeClosed(id) => self.on_exchange_closed(now, id),
         }
+        // After the input's own replies, so that the first reply never waits for them.
+        if !self.exited && self.closing.is_none() {
+            self.look_up_models(now);
+        }
         self.drain_calls();
+        // Answers and creates hold the exit; lookups and task reads do not.
         if self.closing.is_some() && self.calls.is_empty() {
             self.exit();
         }
@@ -230,6 +239,7 @@ impl Server {
             grace,
             self.tasks.poll_timeout(),
             self.background.poll_timeout(),
+            self.calendar.poll_timeout(),
         ]
         .into_iter()
         .flatten()

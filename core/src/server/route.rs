@@ -66,8 +66,17 @@ impl Server {
                     Some(task) => self.drop_task(task, context.reply_to, context.version),
                     None => self.route(context.reply_to, None),
                 },
+                CallEvent::ModelDate {
+                    context: Context::Lookup(model),
+                    outcome,
+                } => {
+                    if let Some(now) = self.last_now {
+                        self.on_model_date(now, &model, outcome);
+                    }
+                }
                 // Background work is dropped only at exit; progress goes to calls only.
                 CallEvent::Dropped { .. }
+                | CallEvent::ModelDate { .. }
                 | CallEvent::Progress { .. }
                 | CallEvent::Finished { .. }
                 | CallEvent::Stored { .. } => {}

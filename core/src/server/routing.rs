@@ -55,6 +55,8 @@ pub(super) enum Context {
     Call(Caller),
     /// Work on a background task's stored response.
     Background(Job),
+    /// A lookup of this model at the provider.
+    Lookup(String),
 }
 
 /// What the server attaches to each call, to answer it.

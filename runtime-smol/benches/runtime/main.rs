@@ -165,13 +165,24 @@ fn startup_to(what: &str, request: &str) {
     println!("## Startup: process start to the `{what}` reply (median of 41)\n");
     println!("| program | median | p90 | ratio to `cat` |");
     println!("|---|---|---|---|");
-    let measure = |program: &Path, args: &[&str]| {
+    // An upstream that accepts and never answers: with a key set, the server's model
+    // lookup at startup hangs on it (the row "lookup hanging").
+    let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let hanging_url = format!("http://{}/v1", hanging.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in hanging.incoming() {
+            held.extend(stream.ok());
+        }
+    });
+    let measure_with = |program: &Path, args: &[&str], env: &[(&str, &str)]| {
         let times: Vec<f64> = (0..41)
             .map(|_| {
                 let t = Instant::now();
                 let mut child = Command::new(program)
                     .args(args)
                     .env_clear()
+                    .envs(env.iter().copied())
                     .env("HOME", "/nonexistent")
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
@@ -193,6 +204,7 @@ fn startup_to(what: &str, request: &str) {
             .collect();
         sorted(times)
     };
+    let measure = |program: &Path, args: &[&str]| measure_with(program, args, &[]);
     let cat = measure(Path::new("cat"), &[]);
     let base = percentile(&cat, 0.5);
     println!(
@@ -200,14 +212,20 @@ fn startup_to(what: &str, request: &str) {
         base,
         percentile(&cat, 0.9)
     );
+    let looking = [
+        ("OPENAI_API_KEY", "sk-bench-0123456789"),
+        ("OPENAI_BASE_URL", hanging_url.as_str()),
+    ];
     for (name, bin) in binaries() {
-        let t = measure(&bin, &["--stdio"]);
-        println!(
-            "| {name} | {:.2} ms | {:.2} ms | {:.2} |",
-            percentile(&t, 0.5),
-            percentile(&t, 0.9),
-            percentile(&t, 0.5) / base
-        );
+        for (row, env) in [("", &[][..]), (", lookup hanging", &looking[..])] {
+            let t = measure_with(&bin, &["--stdio"], env);
+            println!(
+                "| {name}{row} | {:.2} ms | {:.2} ms | {:.2} |",
+                percentile(&t, 0.5),
+                percentile(&t, 0.9),
+                percentile(&t, 0.5) / base
+            );
+        }
     }
     println!();
 }

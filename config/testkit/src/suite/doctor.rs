@@ -57,7 +57,7 @@ fn line<'a>(out: &'a str, check: &str) -> &'a str {
 }
 
 pub fn doctor_is_all_green_against_a_working_provider() {
-    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra", "gpt-5.6-luna"]));
+    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra", "gpt-5.6-luna"])).passing_lookups();
     let env = [
         ("OPENAI_BASE_URL", fake.url.as_str()),
         ("OPENAI_API_KEY", PLANTED),
@@ -100,6 +100,7 @@ pub fn doctor_is_all_green_against_a_working_provider() {
 
 pub fn doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted() {
     let (fake, ca_pem) = FakeOpenAi::start_tls(provider(&["gpt-6.1-terra"]));
+    let fake = fake.passing_lookups();
     let dir = temp_dir("doctor-ca");
     let ca = dir.join("ca.pem");
     std::fs::write(&ca, ca_pem).unwrap();
@@ -132,7 +133,7 @@ pub fn doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted(
 }
 
 pub fn doctor_fails_without_the_key_naming_the_variable() {
-    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"]));
+    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"])).passing_lookups();
     let (code, out, _) = doctor(&[], &[("OPENAI_BASE_URL", fake.url.as_str())]);
     assert_eq!(code, 1, "{out}");
     let key = line(&out, "api key");
@@ -161,7 +162,7 @@ pub fn doctor_reports_a_name_that_does_not_resolve() {
 }
 
 pub fn doctor_names_the_setting_of_an_unknown_model() {
-    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"]));
+    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"])).passing_lookups();
     let env = [
         ("OPENAI_BASE_URL", fake.url.as_str()),
         ("OPENAI_API_KEY", PLANTED),
@@ -183,7 +184,7 @@ pub fn doctor_names_the_setting_of_an_unknown_model() {
 }
 
 pub fn doctor_json_has_one_entry_per_check() {
-    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"]));
+    let fake = FakeOpenAi::start(provider(&["gpt-6.1-terra"])).passing_lookups();
     let env = [
         ("OPENAI_BASE_URL", fake.url.as_str()),
         ("OPENAI_API_KEY", PLANTED),

@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod eras;
 pub mod http;
 pub mod lifecycle;
+pub mod models;
 pub mod providers;
 pub mod proxies;
 pub mod scale_out;
@@ -44,6 +45,24 @@ macro_rules! e2e_suite {
             #[test]
             fn doctor_json_has_one_entry_per_check() {
                 $crate::run($bin, $crate::suite::doctor::doctor_json_has_one_entry_per_check);
+            }
+        }
+        mod models {
+            #[test]
+            fn a_past_provider_date_refuses_calls_before_any_request() {
+                $crate::run($bin, $crate::suite::models::a_past_provider_date_refuses_calls_before_any_request);
+            }
+            #[test]
+            fn a_date_within_30_days_is_warned_about_once_and_calls_go_on() {
+                $crate::run($bin, $crate::suite::models::a_date_within_30_days_is_warned_about_once_and_calls_go_on);
+            }
+            #[test]
+            fn a_far_null_or_missing_date_or_a_hung_lookup_changes_nothing() {
+                $crate::run($bin, $crate::suite::models::a_far_null_or_missing_date_or_a_hung_lookup_changes_nothing);
+            }
+            #[test]
+            fn without_lookups_the_provider_is_not_asked() {
+                $crate::run($bin, $crate::suite::models::without_lookups_the_provider_is_not_asked);
             }
         }
         mod providers {

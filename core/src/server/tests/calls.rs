@@ -447,3 +447,111 @@ fn a_model_the_provider_does_not_know_names_the_setting_to_change() {
     );
     assert!(message.contains("doctor"), "{message}");
 }
+
+mod lookups {
+    use super::*;
+
+    /// A keyed server that looks its models up, with `base_url` (OpenAI's by default).
+    fn looking(base_url: Option<&str>) -> Harness {
+        let mut config = Harness::keyed();
+        config.model_lookups = true;
+        if let Some(url) = base_url {
+            config.base_url = url.into();
+            config.enforce_retirements = false;
+        }
+        Harness::new(config)
+    }
+
+    #[test]
+    fn the_first_reply_goes_out_before_the_lookup_and_never_waits_for_it() {
+        let mut h = looking(None);
+        h.send(json!({"jsonrpc":"2.0","id":0,"method":"initialize",
+            "params":{"protocolVersion":"2025-06-18","capabilities":{}}}));
+        let outputs = h.take_other();
+        assert!(matches!(outputs[0], Output::Write(_)), "{outputs:?}");
+        let Output::Http(get) = &outputs[1] else {
+            panic!("{outputs:?}")
+        };
+        assert_eq!(get.method, HttpMethod::Get);
+        assert_eq!(get.url, "https://api.openai.com/v1/models/gpt-6.1-terra");
+        // Looked up once; again a day later.
+        h.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        assert!(h.take_http().is_empty());
+        h.reply(
+            get.attempt,
+            200,
+            br#"{"id":"gpt-6.1-terra","shutdown_date":null}"#,
+            &[],
+        );
+        assert_eq!(
+            h.server.poll_timeout(),
+            Some(h.now.instant + crate::openai::calendar::LOOKUP_EVERY)
+        );
+        h.fire();
+        assert_eq!(h.take_http().len(), 1, "the daily lookup");
+    }
+
+    /// A session whose model lookup answered `status` with `body`; the call then made.
+    fn call_after_lookup(h: &mut Harness, status: u16, body: &str) -> Option<Value> {
+        h.init("2025-11-25");
+        let get = h.take_http().remove(0);
+        h.reply(get.attempt, status, body.as_bytes(), &[]);
+        h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+            "params":{"name":"answer","arguments":{"query":"q"}}}));
+        let frames = h.frames();
+        frames.into_iter().next()
+    }
+
+    #[test]
+    fn a_past_provider_date_refuses_calls_on_any_base_url() {
+        // 2025-08-09 is the harness's day: a date before it is past.
+        let mut h = looking(Some("https://gateway.example/v1"));
+        let refused = call_after_lookup(
+            &mut h,
+            200,
+            r#"{"id":"gpt-6.1-terra","shutdown_date":"2025-08-01"}"#,
+        )
+        .expect("refused at once");
+        assert!(h.take_http().is_empty(), "no request for a shut-down model");
+        let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("gpt-6.1-terra was shut down on 2025-08-01")
+                && text.contains("set model_profiles.answer.model"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_coming_null_or_missing_date_changes_nothing() {
+        for (status, body) in [
+            (
+                200,
+                r#"{"id":"gpt-6.1-terra","shutdown_date":"2025-08-20"}"#,
+            ),
+            (
+                200,
+                r#"{"id":"gpt-6.1-terra","shutdown_date":"2030-01-01"}"#,
+            ),
+            (200, r#"{"id":"gpt-6.1-terra","shutdown_date":null}"#),
+            (404, r#"{"error":{"message":"not found"}}"#),
+            (200, "<html>"),
+        ] {
+            let mut h = looking(None);
+            assert!(call_after_lookup(&mut h, status, body).is_none(), "{body}");
+            assert_eq!(h.take_http().len(), 1, "the call goes out: {body}");
+        }
+    }
+
+    #[test]
+    fn a_lookup_that_hangs_holds_nothing_back() {
+        let mut h = looking(None);
+        h.init("2025-06-18");
+        let _hanging = h.take_http().remove(0);
+        let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
+        h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
+        assert_eq!(h.frames().len(), 1, "answered while the lookup hangs");
+        // Stdin closes: the server exits without waiting for the lookup.
+        h.feed(Input::StdinClosed);
+        assert!(h.take_other().contains(&Output::Exit));
+    }
+}

@@ -1,0 +1,138 @@
+//! The profiles' models looked up at the provider (`GET /models/{id}`), in the background:
+//! started after the first input is handled (so the first reply never waits) and again
+//! every day; a slow or failing lookup changes nothing. What the provider says decides
+//! whether calls with a model are refused, and is warned about once when near.
+
+use super::routing::Context;
+use super::{Now, Server};
+use crate::calls::{CallKey, Planned, Requester, Work};
+use crate::date::Date;
+use crate::jsonrpc::RequestId;
+use crate::openai::calendar::{Shutdown, WARN_DAYS};
+use crate::openai::models::retirement;
+use crate::openai::UpstreamFailure;
+use crate::tools::ALL_TOOLS;
+use std::collections::BTreeMap;
+
+impl Server {
+    /// Starts the lookups when they are due.
+    pub(super) fn look_up_models(&mut self, now: Now) {
+        let wanted = self.config.model_lookups && self.config.credentials_ready;
+        if !wanted || !self.calendar.due(now.instant) {
+            return;
+        }
+        self.calendar.looked_up(now.instant);
+        for model in self.profile_models().into_keys() {
+            // Gateways name models `vendor/model`, which is not one path segment.
+            if model.contains('/') {
+                continue;
+            }
+            self.next_task_call += 1;
+            let n = self.next_task_call;
+            let key = CallKey {
+                from: Requester::Task(n),
+                id: RequestId::Int(n.to_string()),
+            };
+            let today = Date::tokyo(now.unix_secs).to_string();
+            let context = Context::Lookup(model.clone());
+            let work = Work::Model(model);
+            if let Err(refused) =
+                self.calls
+                    .start_stored(now, key, context, work, Planned::default(), today)
+            {
+                log::debug!("model lookup not started: {refused:?}");
+            }
+        }
+    }
+
+    /// What the provider said of `model`: recorded, and warned about once when the date
+    /// is past or within [`WARN_DAYS`].
+    pub(super) fn on_model_date(
+        &mut self,
+        now: Now,
+        model: &str,
+        outcome: Result<Option<String>, UpstreamFailure>,
+    ) {
+        let date = match outcome {
+            Ok(date) => date,
+            Err(failure) => {
+                // No endpoint, no such model, no answer: the built-in table decides.
+                log::debug!(
+                    "the provider gave no shutdown date for {model}: {}",
+                    failure.message
+                );
+                return;
+            }
+        };
+        log::debug!("the provider's shutdown date for {model}: {date:?}");
+        self.calendar.handle_date(model, date);
+        let (today, soon) = days(now);
+        let setting = self
+            .profile_models()
+            .remove(model)
+            .unwrap_or("model_profiles.answer.model");
+        let said = match self.calendar.shutdown(model, &today, &soon) {
+            Shutdown::Past(date) => format!(
+                "was shut down on {date} (the provider's own date): calls with it are refused"
+            ),
+            Shutdown::Soon(date) => {
+                format!("will be shut down on {date} (the provider's own date)")
+            }
+            Shutdown::Later => return,
+        };
+        if self.calendar.warn_once(model) {
+            log::warn!(
+                "model {model} {said}; set {setting} to {}",
+                replacement(model)
+            );
+        }
+    }
+
+    /// Why calls to `model` (configured under `setting`) are refused before any request:
+    /// the provider's own shutdown date is past, or, where it gave none, OpenAI's calendar
+    /// says so (when it applies).
+    pub(super) fn retired(&self, model: &str, setting: &'static str, now: Now) -> Option<String> {
+        let (today, soon) = days(now);
+        if let Shutdown::Past(date) = self.calendar.shutdown(model, &today, &soon) {
+            return Some(format!(
+                "model {model} was shut down on {date} (the provider's own shutdown date); set {setting} to {} and restart the server",
+                replacement(model)
+            ));
+        }
+        if !self.config.enforce_retirements {
+            return None;
+        }
+        let retired = retirement(model).filter(|r| r.is_past(&today))?;
+        Some(retired.describe(model, setting, &today))
+    }
+
+    /// Each profile's model, with the setting of the first profile that names it.
+    fn profile_models(&self) -> BTreeMap<String, &'static str> {
+        let mut models = BTreeMap::new();
+        for tool in ALL_TOOLS {
+            if let Some(profile) = self.config.profiles.own(tool) {
+                models
+                    .entry(profile.model.clone())
+                    .or_insert(tool.model_setting());
+            }
+        }
+        models
+    }
+}
+
+/// Today and the day [`WARN_DAYS`] ahead, in Asia/Tokyo.
+fn days(now: Now) -> (String, String) {
+    let ahead = now.unix_secs.saturating_add(WARN_DAYS * 86_400);
+    (
+        Date::tokyo(now.unix_secs).to_string(),
+        Date::tokyo(ahead).to_string(),
+    )
+}
+
+/// OpenAI's recommended replacement when the table knows it.
+fn replacement(model: &str) -> String {
+    retirement(model).map_or_else(
+        || "a current model (`openai-responses-mcp doctor` lists each profile's)".to_owned(),
+        |r| format!("{} (the recommended replacement)", r.replacement),
+    )
+}
