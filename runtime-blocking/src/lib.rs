@@ -56,9 +56,6 @@ pub fn run(startup: Startup) -> i32 {
     };
     let threads = Threads::new(upstream::Upstream::new(&startup), tx);
     let mut driver = Driver::new(startup.server);
-    // The first turn, before any input: the server starts what it does unasked (the
-    // model lookups) while the client is still starting.
-    driver.handle(now(), Event::Timeout);
     let mut stdout = std::io::stdout().lock();
     loop {
         match driver.poll() {

@@ -74,10 +74,7 @@ fn run(startup: Startup) -> i32 {
         },
     };
     let attempts = Attempts::new(upstream::Upstream::new(&startup), executor.clone(), tx);
-    let mut driver = Driver::new(startup.server);
-    // The first turn, before any input: the server starts what it does unasked (the
-    // model lookups) while the client is still starting.
-    driver.handle(now(), Event::Timeout);
+    let driver = Driver::new(startup.server);
     smol::block_on(executor.run(serve(driver, attempts, rx, endpoint)))
 }
 
