@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 /// How often the dates are looked up again in a long-running process.
 pub const LOOKUP_EVERY: Duration = Duration::from_secs(24 * 3600);
+/// How long after the first input the first lookup starts: past a client's start-up
+/// exchange (initialize, initialized, tools/list), which it would compete with for CPU.
+pub const FIRST_LOOKUP_AFTER: Duration = Duration::from_secs(1);
 /// How far ahead a coming shutdown is warned about.
 pub const WARN_DAYS: u64 = 30;
 
@@ -35,9 +38,16 @@ pub enum Shutdown<'a> {
 }
 
 impl Calendar {
-    /// Whether a lookup is due at `now` (always before the first).
+    /// The server has started serving at `now`: the first lookup is due
+    /// [`FIRST_LOOKUP_AFTER`] later (later calls change nothing).
+    pub fn start(&mut self, now: Instant) {
+        self.next
+            .get_or_insert_with(|| crate::io::after(now, FIRST_LOOKUP_AFTER));
+    }
+
+    /// Whether a lookup is due at `now` (never before [`Calendar::start`]).
     pub fn due(&self, now: Instant) -> bool {
-        self.next.is_none_or(|at| now >= at)
+        self.next.is_some_and(|at| now >= at)
     }
 
     /// A lookup started at `now`: the next is due a day later.
@@ -79,7 +89,19 @@ mod tests {
     fn dates_are_past_soon_or_later_and_looked_up_daily() {
         let t0 = crate::testing::start_instant();
         let mut c = Calendar::default();
-        assert!(c.due(t0), "the first lookup is due at once");
+        assert!(
+            !c.due(t0) && c.poll_timeout().is_none(),
+            "nothing before the start"
+        );
+        c.start(t0);
+        assert!(!c.due(t0), "not during the client's start-up exchange");
+        assert!(c.due(t0 + FIRST_LOOKUP_AFTER));
+        c.start(t0 + FIRST_LOOKUP_AFTER);
+        assert_eq!(
+            c.poll_timeout(),
+            Some(t0 + FIRST_LOOKUP_AFTER),
+            "started once"
+        );
         c.looked_up(t0);
         assert!(!c.due(t0 + Duration::from_secs(3600)));
         assert!(c.due(t0 + LOOKUP_EVERY));

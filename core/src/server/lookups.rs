@@ -1,6 +1,6 @@
 //! The profiles' models looked up at the provider (`GET /models/{id}`), in the background:
-//! started after the first input is handled (so the first reply never waits) and again
-//! every day; a slow or failing lookup changes nothing. What the provider says decides
+//! a second after the first input (so the first replies never wait, nor compete with it)
+//! and again every day; a slow or failing lookup changes nothing. What the provider says decides
 //! whether calls with a model are refused, and is warned about once when near.
 
 use super::routing::Context;
@@ -18,7 +18,11 @@ impl Server {
     /// Starts the lookups when they are due.
     pub(super) fn look_up_models(&mut self, now: Now) {
         let wanted = self.config.model_lookups && self.config.credentials_ready;
-        if !wanted || !self.calendar.due(now.instant) {
+        if !wanted {
+            return;
+        }
+        self.calendar.start(now.instant);
+        if !self.calendar.due(now.instant) {
             return;
         }
         self.calendar.looked_up(now.instant);

@@ -463,13 +463,21 @@ mod lookups {
     }
 
     #[test]
-    fn the_first_reply_goes_out_before_the_lookup_and_never_waits_for_it() {
+    fn the_lookup_starts_a_second_after_the_first_reply_and_never_holds_it() {
         let mut h = looking(None);
+        let t0 = h.now.instant;
         h.send(json!({"jsonrpc":"2.0","id":0,"method":"initialize",
             "params":{"protocolVersion":"2025-06-18","capabilities":{}}}));
         let outputs = h.take_other();
-        assert!(matches!(outputs[0], Output::Write(_)), "{outputs:?}");
-        let Output::Http(get) = &outputs[1] else {
+        assert!(
+            matches!(&outputs[..], [Output::Write(_)]),
+            "the reply alone: {outputs:?}"
+        );
+        let after = crate::openai::calendar::FIRST_LOOKUP_AFTER;
+        assert_eq!(h.server.poll_timeout(), Some(t0 + after));
+        h.fire();
+        let outputs = h.take_other();
+        let [Output::Http(get)] = &outputs[..] else {
             panic!("{outputs:?}")
         };
         assert_eq!(get.method, HttpMethod::Get);
@@ -494,6 +502,7 @@ mod lookups {
     /// A session whose model lookup answered `status` with `body`; the call then made.
     fn call_after_lookup(h: &mut Harness, status: u16, body: &str) -> Option<Value> {
         h.init("2025-11-25");
+        h.fire();
         let get = h.take_http().remove(0);
         h.reply(get.attempt, status, body.as_bytes(), &[]);
         h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
@@ -546,6 +555,7 @@ mod lookups {
     fn a_lookup_that_hangs_holds_nothing_back() {
         let mut h = looking(None);
         h.init("2025-06-18");
+        h.fire();
         let _hanging = h.take_http().remove(0);
         let http = h.call(1, "answer", json!({"query":"q"})).unwrap();
         h.reply(http.attempt, 200, &fixture("response-no-search.json"), &[]);
