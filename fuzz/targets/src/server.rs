@@ -2,7 +2,8 @@
 
 use responses_mcp_core::testing::{decode, Harness};
 use responses_mcp_core::{
-    AttemptId, HttpReply, Input, Output, ServerConfig, TransportError, TransportErrorKind,
+    AttemptId, HttpMethod, HttpReply, Input, Output, ServerConfig, TransportError,
+    TransportErrorKind,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -261,7 +262,13 @@ impl Checker {
             }
             Output::Http(request) => {
                 attempts.push(request.attempt);
-                assert!(serde_json::from_slice::<Value>(&request.body).is_ok());
+                // Answers and creates carry JSON; reads and model lookups carry nothing.
+                match request.method {
+                    HttpMethod::Post => {
+                        assert!(serde_json::from_slice::<Value>(&request.body).is_ok())
+                    }
+                    HttpMethod::Get => assert!(request.body.is_empty()),
+                }
             }
             Output::Abort(attempt) => attempts.retain(|a| a != attempt),
             _ => {}
