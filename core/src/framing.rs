@@ -149,6 +149,9 @@ struct HeaderBlock {
     length: Option<u64>,
     problem: Option<HeaderError>,
     lines: usize,
+    /// An over-long line (already counted and reported) is being skipped up to its `\n`;
+    /// its bytes are dropped as they come, so memory stays bounded.
+    skipping: bool,
 }
 
 /// What one step of the state machine produced.
@@ -377,33 +380,50 @@ impl Framer {
 
     fn step_header_line(&mut self) -> Step {
         let rest = &self.buf[self.pos..];
-        let Some(nl) = memchr(b'\n', rest) else {
-            if rest.len() > MAX_HEADER_LINE {
-                // Consume what is here so that resynchronising always moves forward.
+        let State::Headers(block) = &mut self.state else {
+            return Step::Continue;
+        };
+        let nl = memchr(b'\n', rest);
+        if block.skipping {
+            // The rest of an over-long line: dropped up to its end, wherever the reads cut.
+            match nl {
+                Some(i) => {
+                    block.skipping = false;
+                    self.pos += i + 1;
+                    return Step::Continue;
+                }
+                None if self.eof => {}
+                None => {
+                    self.discard_all();
+                    return Step::Wait;
+                }
+            }
+        }
+        let Some(nl) = nl else {
+            let opens_body = rest.first().is_some_and(|b| *b == b'{' || *b == b'[');
+            if rest.len() > MAX_HEADER_LINE && !opens_body && !block.skipping {
+                // The same as when the whole line is here: counted, its problem recorded
+                // for the end of the block, and skipped, however the bytes were cut.
+                block.lines += 1;
+                block.problem.get_or_insert(HeaderError::LineTooLong);
+                block.skipping = true;
                 self.discard_all();
-                self.state = State::SkipLine;
-                return Step::Error(HeaderError::LineTooLong.into());
+                return if self.eof { Step::Continue } else { Step::Wait };
             }
             if self.eof {
                 self.discard_all();
                 self.state = State::Idle;
                 return Step::Error(FrameError::Truncated(Framing::ContentLength));
             }
-            return Step::Wait;
+            if !opens_body {
+                return Step::Wait;
+            }
+            // A body line begins: handled below as when its `\n` is here.
+            return self.body_without_blank_line();
         };
         let line = trim_cr(&rest[..nl]);
-        let State::Headers(block) = &mut self.state else {
-            return Step::Continue;
-        };
         if line.first().is_some_and(|b| *b == b'{' || *b == b'[') {
-            // The body began without the blank line: report it and serve the body as a
-            // line-delimited message.
-            let e = block
-                .problem
-                .take()
-                .unwrap_or(HeaderError::MissingBlankLine);
-            self.state = State::Idle;
-            return Step::Error(e.into());
+            return self.body_without_blank_line();
         }
         if line.is_empty() {
             self.pos += nl + 1;
@@ -426,6 +446,16 @@ impl Framer {
         }
         self.pos += nl + 1;
         Step::Continue
+    }
+
+    /// The body began without the blank line: report it (or the block's own problem) and
+    /// serve the body as a line-delimited message.
+    fn body_without_blank_line(&mut self) -> Step {
+        let State::Headers(block) = std::mem::replace(&mut self.state, State::Idle) else {
+            return Step::Continue;
+        };
+        let e = block.problem.unwrap_or(HeaderError::MissingBlankLine);
+        Step::Error(e.into())
     }
 
     fn end_headers(&mut self) -> Step {

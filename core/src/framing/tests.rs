@@ -348,3 +348,50 @@ fn random_splits_of_a_large_stream_give_the_same_frames() {
         assert_eq!(run(&stream, &cuts, 400), expected);
     }
 }
+
+#[test]
+fn an_over_long_header_line_reads_the_same_however_it_is_cut() {
+    // The reproducer of shared/fuzz-findings/framer_split-long-header-line, and the same
+    // shape spelled out: a `Content-Length`-style header line over the limit whose `\n`
+    // comes in a later read, followed by a valid block, a body, or nothing.
+    let reproducer = include_bytes!("../../../fuzz/corpus/framer_split/long-header-line");
+    let (cut_bytes, stream) = reproducer.split_at(8);
+    let mut cuts = Vec::new();
+    let mut at = 0;
+    for &c in cut_bytes {
+        at = (at + usize::from(c)).min(stream.len());
+        cuts.push(at);
+    }
+    assert_eq!(run(stream, &cuts, 64), run(stream, &[], 64));
+    let mut long = b"Content-Length: 2".to_vec();
+    long.extend(std::iter::repeat_n(b'0', 1500));
+    for tail in [
+        &b"\r\nX-A: b\r\n\r\n{}\n{\"next\":1}\n"[..],
+        b"\r\n{\"body\":1}\n",
+        b"",
+        b"\r\nX-A: b",
+    ] {
+        let mut stream = long.clone();
+        stream.extend_from_slice(tail);
+        let expected = run(&stream, &[], 64);
+        for cut in [1, 500, 1024, 1025, 1100, 1516, 1517, 1518] {
+            let cut = cut.min(stream.len());
+            assert_eq!(run(&stream, &[cut], 64), expected, "cut at {cut}: {tail:?}");
+            assert_eq!(
+                run(&stream, &[cut / 2, cut], 64),
+                expected,
+                "cuts at {}, {cut}",
+                cut / 2
+            );
+        }
+        let every: Vec<usize> = (1..stream.len()).collect();
+        assert_eq!(run(&stream, &every, 64), expected, "byte by byte: {tail:?}");
+    }
+    // Whole or cut, the line is reported once, and the block after it still frames.
+    let mut stream = long.clone();
+    stream.extend_from_slice(b"\r\n\r\n{}\n{\"next\":1}\n");
+    assert_eq!(
+        run(&stream, &[700], 64),
+        vec![header_err(HeaderError::LineTooLong), line("{\"next\":1}")]
+    );
+}
