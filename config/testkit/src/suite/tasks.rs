@@ -284,6 +284,16 @@ pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
 
 const SHARED_SECRET: &str = "a-shared-secret-for-the-test-instances";
 
+/// Initializes `mcp` at 2025-11-25 and creates one task; its id.
+fn created_task(mcp: &mut Mcp) -> String {
+    mcp.initialize("2025-11-25");
+    let (created, _) = mcp.ask(task_call(1, None));
+    created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}"))
+        .to_owned()
+}
+
 /// A server on `fake` with background tasks and a shared secret.
 fn background_server(fake: &FakeOpenAi, http: bool) -> Mcp {
     let dir = temp_dir("bg");
@@ -368,12 +378,7 @@ pub fn cancelling_a_background_task_cancels_the_openai_response() {
     );
     let fake = openai.serve();
     let mut mcp = background_server(&fake, false);
-    mcp.initialize("2025-11-25");
-    let (created, _) = mcp.ask(task_call(1, None));
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = created_task(&mut mcp);
     let (cancelled, _) = mcp.ask(on_task(2, "tasks/cancel", &id));
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
     let cancel = fake
@@ -405,12 +410,7 @@ fn background_ending(read: (u16, Vec<u8>)) -> FakeOpenAi {
 /// last state.
 fn background_result(fake: &FakeOpenAi) -> (Value, Value) {
     let mut mcp = background_server(fake, false);
-    mcp.initialize("2025-11-25");
-    let (created, _) = mcp.ask(task_call(1, None));
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = created_task(&mut mcp);
     let (result, _) = mcp.ask(on_task(2, "tasks/result", &id));
     let (state, _) = mcp.ask(on_task(3, "tasks/get", &id));
     (result, state)
@@ -456,12 +456,7 @@ pub fn background_reads_stay_paced_while_openai_fails() {
             .env("MCP_TASKS_SECRET", SHARED_SECRET)
             .env("OPENAI_MAX_RETRIES", "1"),
     );
-    mcp.initialize("2025-11-25");
-    let (created, _) = mcp.ask(task_call(1, None));
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = created_task(&mut mcp);
     // A client polling as fast as it can for a second and a half.
     let start = Instant::now();
     let mut n = 2;
