@@ -401,7 +401,8 @@ impl Framer {
         }
         let Some(nl) = nl else {
             let opens_body = rest.first().is_some_and(|b| *b == b'{' || *b == b'[');
-            if rest.len() > MAX_HEADER_LINE && !opens_body && !block.skipping {
+            // A line one byte over the limit may still end in `\r\n`, which is not counted.
+            if rest.len() > MAX_HEADER_LINE + 1 && !opens_body && !block.skipping {
                 // The same as when the whole line is here: counted, its problem recorded
                 // for the end of the block, and skipped, however the bytes were cut.
                 block.lines += 1;

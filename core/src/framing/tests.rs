@@ -387,6 +387,15 @@ fn an_over_long_header_line_reads_the_same_however_it_is_cut() {
         let every: Vec<usize> = (1..stream.len()).collect();
         assert_eq!(run(&stream, &every, 64), expected, "byte by byte: {tail:?}");
     }
+    // A line of exactly the limit plus its `\r`, cut before the `\n`, is not too long.
+    let mut exact = b"X-Pad: ".to_vec();
+    exact.extend(std::iter::repeat_n(b'a', MAX_HEADER_LINE - exact.len()));
+    exact.extend_from_slice(b"\r\nContent-Length: 2\r\n\r\n{}");
+    let expected = run(&exact, &[], 64);
+    assert_eq!(expected, vec![cl("{}")]);
+    for cut in [MAX_HEADER_LINE, MAX_HEADER_LINE + 1, MAX_HEADER_LINE + 2] {
+        assert_eq!(run(&exact, &[cut], 64), expected, "cut at {cut}");
+    }
     // Whole or cut, the line is reported once, and the block after it still frames.
     let mut stream = long.clone();
     stream.extend_from_slice(b"\r\n\r\n{}\n{\"next\":1}\n");

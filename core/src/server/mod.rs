@@ -239,7 +239,10 @@ impl Server {
             grace,
             self.tasks.poll_timeout(),
             self.background.poll_timeout(),
-            self.calendar.poll_timeout(),
+            // No lookups start once the server is closing: their time must not wake it.
+            self.calendar
+                .poll_timeout()
+                .filter(|_| self.closing.is_none()),
         ]
         .into_iter()
         .flatten()

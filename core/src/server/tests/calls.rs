@@ -565,3 +565,26 @@ mod lookups {
         assert!(h.take_other().contains(&Output::Exit));
     }
 }
+
+mod lookups_at_shutdown {
+    use super::*;
+
+    #[test]
+    fn a_pending_lookup_never_wakes_a_closing_server() {
+        // Found by the server fuzz target: stdin closed before the first lookup was due,
+        // with a call in flight; the lookup's time stayed in the past and woke the server
+        // at once, again and again.
+        let mut config = Harness::keyed();
+        config.model_lookups = true;
+        let mut h = Harness::new(config);
+        h.init("2025-06-18");
+        let _call = h.call(1, "answer", json!({"query":"q"})).unwrap();
+        h.feed(Input::StdinClosed);
+        let after = crate::openai::calendar::FIRST_LOOKUP_AFTER;
+        h.advance(after * 2);
+        h.feed(Input::Timeout);
+        let next = h.server.poll_timeout().expect("the call's own deadlines");
+        assert!(next > h.now.instant, "woken for nothing");
+        assert!(h.take_http().is_empty(), "no lookup once closing");
+    }
+}
