@@ -189,11 +189,6 @@ impl<C: Clone> CallEngine<C> {
     ) -> Result<(), Refused> {
         planned.plan.background = work == Work::Create;
         planned.plan.stream = false;
-        let work = match work {
-            // An answer is not stored; as a create it would not be read back.
-            Work::Answer => Work::Create,
-            other => other,
-        };
         self.admit(now, key, context, (work, planned), None, access_date)
     }
 

@@ -11,6 +11,8 @@ pub struct Settings {
     pub max_retries: u32,
     pub progress_interval: Duration,
     pub max_citations: usize,
+    /// The API root: `base_url` without a trailing `/`.
+    pub base: String,
     /// `{base_url}/responses`.
     pub url: String,
     /// The instructions, encoded once as a JSON string for every request body.
@@ -38,6 +40,7 @@ impl Settings {
             max_retries: config.max_retries,
             progress_interval: config.progress_interval,
             max_citations: config.max_citations,
+            base: config.base_url.trim_end_matches('/').to_owned(),
             url: format!("{}/responses", config.base_url.trim_end_matches('/')),
             instructions_json,
             stream: config.stream,

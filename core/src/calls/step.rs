@@ -197,9 +197,11 @@ impl<C: Clone> CallEngine<C> {
         };
         call.incoming = None;
         call.last_byte = now.instant;
-        let (method, url, body) = call.work.request(&self.settings.url, || {
-            call.plan.body_with(&self.settings.instructions_json)
-        });
+        let (method, url, body) =
+            call.work
+                .request(&self.settings.base, &self.settings.url, || {
+                    call.plan.body_with(&self.settings.instructions_json)
+                });
         log::debug!(
             "openai: attempt {} for call {} ({attempt})",
             call.attempts,

@@ -16,6 +16,7 @@ fn settings(max_inflight: usize, max_queue: usize) -> Settings {
         max_retries: 2,
         progress_interval: Duration::from_secs(1),
         max_citations: 3,
+        base: "http://upstream/v1".into(),
         url: "http://upstream/v1/responses".into(),
         instructions_json: b"\"be brief\"".to_vec(),
         stream: false,

@@ -46,22 +46,21 @@ impl Work {
         kind.is_transient() && (*self != Work::Create || kind == FailureKind::Connect)
     }
 
-    /// The method, URL and body of an attempt; `responses` is `{base_url}/responses` and
-    /// `body` builds the plan's request body (answers and creates only).
+    /// The method, URL and body of an attempt; `base` is the API root, `responses` is
+    /// `{base}/responses` (built once), and `body` builds the plan's request body (answers
+    /// and creates only).
     pub fn request(
         &self,
+        base: &str,
         responses: &str,
         body: impl FnOnce() -> Vec<u8>,
     ) -> (HttpMethod, String, Vec<u8>) {
         match self {
-            Work::Model(id) => {
-                let base = responses.strip_suffix("/responses").unwrap_or(responses);
-                (
-                    HttpMethod::Get,
-                    format!("{base}/models/{}", path_segment(id)),
-                    Vec::new(),
-                )
-            }
+            Work::Model(id) => (
+                HttpMethod::Get,
+                format!("{base}/models/{}", path_segment(id)),
+                Vec::new(),
+            ),
             Work::Answer | Work::Create => (HttpMethod::Post, responses.to_owned(), body()),
             Work::Read(id) => (
                 HttpMethod::Get,
@@ -213,8 +212,15 @@ mod tests {
     fn requests_by_work() {
         let r = "https://api.openai.com/v1/responses";
         let body = || b"{}".to_vec();
-        assert_eq!(Work::Answer.request(r, body).1, r);
-        let (method, url, body) = Work::Read("resp_a/b".into()).request(r, || unreachable!());
+        assert_eq!(
+            Work::Answer.request("https://api.openai.com/v1", r, body).1,
+            r
+        );
+        let (method, url, body) = Work::Read("resp_a/b".into()).request(
+            "https://api.openai.com/v1",
+            r,
+            || unreachable!(),
+        );
         assert_eq!(
             (method, url.as_str()),
             (
@@ -223,7 +229,11 @@ mod tests {
             )
         );
         assert!(body.is_empty());
-        let (method, url, _) = Work::Cancel("resp_1".into()).request(r, || unreachable!());
+        let (method, url, _) = Work::Cancel("resp_1".into()).request(
+            "https://api.openai.com/v1",
+            r,
+            || unreachable!(),
+        );
         assert_eq!(
             (method, url.as_str()),
             (
@@ -250,8 +260,11 @@ mod tests {
         assert_eq!(date(r#"{"shutdown_date":"soon"}"#).unwrap(), None);
         assert_eq!(date(r#"{"shutdown_date":"2026-13-45"}"#).unwrap(), None);
         assert!(date("<html>").is_err());
-        let (method, url, _) = Work::Model("gpt-6.1-terra".into())
-            .request("https://h/v1/responses", || unreachable!());
+        let (method, url, _) = Work::Model("gpt-6.1-terra".into()).request(
+            "https://h/v1",
+            "https://h/v1/responses",
+            || unreachable!(),
+        );
         assert_eq!(
             (method, url.as_str()),
             (HttpMethod::Get, "https://h/v1/models/gpt-6.1-terra")
