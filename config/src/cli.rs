@@ -74,6 +74,18 @@ pub struct DoctorFlags {
 #[error("{0}")]
 pub struct CliError(String);
 
+/// The value of `--debug`: `--debug=path`, `--debug path`, or none for a bare `--debug`.
+fn debug_path(parser: &mut lexopt::Parser) -> Result<Option<PathBuf>, lexopt::Error> {
+    if let Some(v) = parser.optional_value() {
+        return Ok(Some(v.into()));
+    }
+    let mut raw = parser.raw_args()?;
+    Ok(match raw.peek().and_then(|a| a.to_str()) {
+        Some(next) if !next.starts_with('-') => raw.next().map(PathBuf::from),
+        _ => None,
+    })
+}
+
 impl Cli {
     /// Parses arguments (without the program name).
     ///
@@ -111,20 +123,7 @@ impl Cli {
                 Value(v) if v == "doctor" && cli.doctor.is_none() => {
                     cli.doctor = Some(DoctorFlags::default());
                 }
-                Long("debug") => {
-                    // `--debug=path`, `--debug path`, or a bare `--debug`.
-                    let path = match parser.optional_value() {
-                        Some(v) => Some(v),
-                        None => {
-                            let mut raw = parser.raw_args().map_err(err)?;
-                            match raw.peek().and_then(|a| a.to_str()) {
-                                Some(next) if !next.starts_with('-') => raw.next(),
-                                _ => None,
-                            }
-                        }
-                    };
-                    cli.debug = Some(path.map(PathBuf::from));
-                }
+                Long("debug") => cli.debug = Some(debug_path(&mut parser).map_err(err)?),
                 Short('h') | Long("help") => cli.help = true,
                 Short('V') | Long("version") => cli.version = true,
                 Value(v) => {
@@ -136,10 +135,16 @@ impl Cli {
                 other => return Err(err(other.unexpected())),
             }
         }
-        match &mut cli.doctor {
+        cli.settle(live, json)?;
+        Ok(cli)
+    }
+
+    /// Gives the doctor its flags and refuses combinations that mean nothing.
+    fn settle(&mut self, live: bool, json: bool) -> Result<(), CliError> {
+        match &mut self.doctor {
             Some(flags) => {
                 *flags = DoctorFlags { live, json };
-                if cli.serves() || cli.listen.is_some() {
+                if self.serves() || self.listen.is_some() {
                     return Err(CliError(
                         "doctor checks the setup and exits; run it without --stdio, --http or --listen".into(),
                     ));
@@ -152,17 +157,17 @@ impl Cli {
             }
             None => {}
         }
-        if cli.stdio && cli.http {
+        if self.stdio && self.http {
             return Err(CliError(
                 "--stdio and --http: one transport per process; run one process for each".into(),
             ));
         }
-        if cli.listen.is_some() && !cli.http {
+        if self.listen.is_some() && !self.http {
             return Err(CliError(
                 "--listen is the address for --http; add --http".into(),
             ));
         }
-        Ok(cli)
+        Ok(())
     }
 
     /// Whether a transport was asked for.

@@ -465,94 +465,94 @@ fn profile_env(tool: Tool) -> [Option<&'static str>; 3] {
     }
 }
 
+/// The leaves of every profile after `model`, in order: the path below the profile, the
+/// kind, and the description with `{tool}` standing for the tool's name. The first two
+/// take the environment variables of [`profile_env`] after the model's.
+const PROFILE_LEAVES: [(&str, Kind, &str); 10] = [
+    (
+        "reasoning_effort",
+        Kind::OptOneOf(EFFORTS),
+        "reasoning.effort for {tool} (gpt-5, gpt-6, o3, o4 models).",
+    ),
+    (
+        "verbosity",
+        Kind::OptOneOf(VERBOSITIES),
+        "text.verbosity for {tool} (gpt-5 and gpt-6 models).",
+    ),
+    (
+        "search_context_size",
+        Kind::OptOneOf(CONTEXT_SIZES),
+        "web_search search_context_size for {tool}: how much found text the model reads.",
+    ),
+    (
+        "user_location.country",
+        Kind::Country,
+        "Approximate user country for {tool}'s searches (ISO 3166-1 alpha-2, such as JP).",
+    ),
+    (
+        "user_location.region",
+        Kind::OptStr,
+        "Approximate user region for {tool}'s searches (free text, such as Tokyo).",
+    ),
+    (
+        "user_location.city",
+        Kind::OptStr,
+        "Approximate user city for {tool}'s searches (free text).",
+    ),
+    (
+        "user_location.timezone",
+        Kind::TimeZone,
+        "User time zone for {tool}'s searches (IANA, such as Asia/Tokyo).",
+    ),
+    (
+        "external_web_access",
+        Kind::OptBool,
+        "false: {tool}'s searches use OpenAI's cache only, without live fetches.",
+    ),
+    (
+        "service_tier",
+        Kind::OptOneOf(SERVICE_TIERS),
+        "service_tier for {tool} (flex is cheaper and slower; priority faster).",
+    ),
+    (
+        "max_output_tokens",
+        Kind::OptInt {
+            min: 16,
+            max: 1_000_000,
+        },
+        "Upper bound of {tool}'s output tokens, reasoning included.",
+    ),
+];
+
 /// The leaves of `tool`'s profile.
 fn profile_keys(tool: Tool) -> Vec<Key> {
     let name = tool.name();
-    // The table lives for the whole process; its few generated paths are made once.
-    let path = |leaf: &str| -> &'static str {
-        Box::leak(format!("model_profiles.{name}.{leaf}").into_boxed_str())
-    };
-    let doc = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
+    // The table lives for the whole process; its few generated strings are made once.
+    let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
     let [model_env, effort_env, verbosity_env] = profile_env(tool);
     let model_doc = match tool {
         Tool::Answer => "Model of the answer tool (required profile).".to_owned(),
         other => format!("Model of {other}; unset means the answer profile."),
     };
-    let key = |leaf: &str, kind: Kind, text: String| Key {
-        path: path(leaf),
-        kind,
-        env: None,
-        doc: doc(text),
+    let model = Key {
+        path: leak(format!("model_profiles.{name}.model")),
+        kind: Kind::Str,
+        env: model_env,
+        doc: leak(model_doc),
     };
-    vec![
-        Key {
-            path: path("model"),
-            kind: Kind::Str,
-            env: model_env,
-            doc: doc(model_doc),
-        },
-        Key {
-            path: path("reasoning_effort"),
-            kind: Kind::OptOneOf(EFFORTS),
-            env: effort_env,
-            doc: doc(format!(
-                "reasoning.effort for {name} (gpt-5, o3, o4 models)."
-            )),
-        },
-        Key {
-            path: path("verbosity"),
-            kind: Kind::OptOneOf(VERBOSITIES),
-            env: verbosity_env,
-            doc: doc(format!("text.verbosity for {name} (gpt-5 models).")),
-        },
-        key(
-            "search_context_size",
-            Kind::OptOneOf(CONTEXT_SIZES),
-            format!(
-                "web_search search_context_size for {name}: how much found text the model reads."
-            ),
-        ),
-        key(
-            "user_location.country",
-            Kind::Country,
-            format!(
-                "Approximate user country for {name}'s searches (ISO 3166-1 alpha-2, such as JP)."
-            ),
-        ),
-        key(
-            "user_location.region",
-            Kind::OptStr,
-            format!("Approximate user region for {name}'s searches (free text, such as Tokyo)."),
-        ),
-        key(
-            "user_location.city",
-            Kind::OptStr,
-            format!("Approximate user city for {name}'s searches (free text)."),
-        ),
-        key(
-            "user_location.timezone",
-            Kind::TimeZone,
-            format!("User time zone for {name}'s searches (IANA, such as Asia/Tokyo)."),
-        ),
-        key(
-            "external_web_access",
-            Kind::OptBool,
-            format!("false: {name}'s searches use OpenAI's cache only, without live fetches."),
-        ),
-        key(
-            "service_tier",
-            Kind::OptOneOf(SERVICE_TIERS),
-            format!("service_tier for {name} (flex is cheaper and slower; priority faster)."),
-        ),
-        key(
-            "max_output_tokens",
-            Kind::OptInt {
-                min: 16,
-                max: 1_000_000,
-            },
-            format!("Upper bound of {name}'s output tokens, reasoning included."),
-        ),
-    ]
+    let envs = [effort_env, verbosity_env]
+        .into_iter()
+        .chain(std::iter::repeat(None));
+    let leaves = PROFILE_LEAVES
+        .iter()
+        .zip(envs)
+        .map(|(&(leaf, kind, doc), env)| Key {
+            path: leak(format!("model_profiles.{name}.{leaf}")),
+            kind,
+            env,
+            doc: leak(doc.replace("{tool}", name)),
+        });
+    std::iter::once(model).chain(leaves).collect()
 }
 
 static KEYS: LazyLock<Vec<Key>> = LazyLock::new(|| {

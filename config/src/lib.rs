@@ -24,6 +24,7 @@ mod settings;
 pub mod show;
 pub mod signals;
 pub mod stdin;
+pub mod tls;
 pub mod view;
 
 pub use cli::{Cli, USAGE};
@@ -164,30 +165,12 @@ pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> 
 fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     let mut notes = Vec::new();
     let located = paths::config_path(&cli, env, cfg!(windows));
-    let text = match &located {
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                notes.push(format!("config file {} not found; skipped", path.display()));
-                None
-            }
-            Err(e) => {
-                return Err(ConfigError::Unreadable {
-                    path: path.display().to_string(),
-                    message: e.to_string(),
-                })
-            }
-        },
-        None => {
-            notes.push("no config file location (no HOME, XDG_CONFIG_HOME or APPDATA)".into());
-            None
-        }
-    };
+    let text = read_config_file(located.as_deref(), &mut notes)?;
     let yaml = match (&located, &text) {
         (Some(path), Some(text)) => Some(YamlInput { text, path }),
         _ => None,
     };
-    let resolved = resolve(yaml, env, &cli)?;
+    let mut resolved = resolve(yaml, env, &cli)?;
     let proxy = proxy::resolve_proxy(env, &resolved.settings.openai.base_url)?;
     if let Err(e) = logging::init(resolved.debug(), resolved.debug_file().as_deref()) {
         let _ = writeln!(std::io::stderr(), "openai-responses-mcp: {e}");
@@ -201,51 +184,9 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     for warning in &resolved.warnings {
         log::warn!("{warning}");
     }
-    let policy_text = match resolved.policy_source() {
-        PolicySource::Builtin => None,
-        PolicySource::File { path, .. } => {
-            let path = relative_to_config(&path, located.as_deref());
-            Some(
-                std::fs::read_to_string(&path).map_err(|e| ConfigError::PolicyFile {
-                    path: path.display().to_string(),
-                    message: e.to_string(),
-                })?,
-            )
-        }
-    };
-    let ca_pem = match resolved.settings.openai.ca_file.as_deref() {
-        None => None,
-        Some(path) => {
-            let path = relative_to_config(std::path::Path::new(path), located.as_deref());
-            let shown = path.display().to_string();
-            let pem = std::fs::read(&path).map_err(|e| ConfigError::CaFile {
-                path: shown.clone(),
-                message: e.to_string(),
-            })?;
-            if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
-                let message = "holds no PEM certificate (-----BEGIN CERTIFICATE-----)".to_owned();
-                return Err(ConfigError::CaFile {
-                    path: shown,
-                    message,
-                });
-            }
-            log::debug!("trusting the root certificates in {shown} instead of the built-in roots");
-            Some(pem)
-        }
-    };
-    let key_env = resolved.api_key_env().to_owned();
-    let api_key = env
-        .get(&key_env)
-        .map(|k| k.trim())
-        .filter(|k| !k.is_empty())
-        .map(|k| ApiKey(k.to_owned()));
-    let key_required = resolved.settings.openai.api_key_required;
-    if api_key.is_none() && key_required && cli.serves() {
-        log::warn!(
-            "{key_env} is not set: tools/list works, but every tools/call will fail until it is"
-        );
-    }
-    let mut resolved = resolved;
+    let policy_text = read_policy(&resolved, located.as_deref())?;
+    let ca_pem = read_ca(&resolved, located.as_deref())?;
+    let api_key = api_key(&resolved, env, cli.serves());
     let today = responses_mcp_core::date::Date::tokyo(now().unix_secs).to_string();
     let replaced = resolved.replace_retired_default(&today);
     if cli.serves() {
@@ -287,6 +228,87 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         server,
         api_key,
     })
+}
+
+/// The configuration file's text; `None` (with a note why) when there is none to read.
+fn read_config_file(
+    located: Option<&std::path::Path>,
+    notes: &mut Vec<String>,
+) -> Result<Option<String>, ConfigError> {
+    let Some(path) = located else {
+        notes.push("no config file location (no HOME, XDG_CONFIG_HOME or APPDATA)".into());
+        return Ok(None);
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            notes.push(format!("config file {} not found; skipped", path.display()));
+            Ok(None)
+        }
+        Err(e) => Err(ConfigError::Unreadable {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The policy file's text when the policy comes from a file (relative to the config file).
+fn read_policy(
+    resolved: &Resolved,
+    config: Option<&std::path::Path>,
+) -> Result<Option<String>, ConfigError> {
+    let PolicySource::File { path, .. } = resolved.policy_source() else {
+        return Ok(None);
+    };
+    let path = relative_to_config(&path, config);
+    std::fs::read_to_string(&path)
+        .map(Some)
+        .map_err(|e| ConfigError::PolicyFile {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// The PEM roots of `openai.ca_file`, refused unless they hold a certificate.
+fn read_ca(
+    resolved: &Resolved,
+    config: Option<&std::path::Path>,
+) -> Result<Option<Vec<u8>>, ConfigError> {
+    let Some(path) = resolved.settings.openai.ca_file.as_deref() else {
+        return Ok(None);
+    };
+    let path = relative_to_config(std::path::Path::new(path), config);
+    let shown = path.display().to_string();
+    let pem = std::fs::read(&path).map_err(|e| ConfigError::CaFile {
+        path: shown.clone(),
+        message: e.to_string(),
+    })?;
+    if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+        let message = "holds no PEM certificate (-----BEGIN CERTIFICATE-----)".to_owned();
+        return Err(ConfigError::CaFile {
+            path: shown,
+            message,
+        });
+    }
+    log::debug!("trusting the root certificates in {shown} instead of the built-in roots");
+    Ok(Some(pem))
+}
+
+/// The API key from the environment variable the profile names; a server that needs one
+/// and has none says so once at startup.
+fn api_key(resolved: &Resolved, env: &Env, serves: bool) -> Option<ApiKey> {
+    let key_env = resolved.api_key_env();
+    let api_key = env
+        .get(key_env)
+        .map(|k| k.trim())
+        .filter(|k| !k.is_empty())
+        .map(|k| ApiKey(k.to_owned()));
+    if api_key.is_none() && resolved.settings.openai.api_key_required && serves {
+        log::warn!(
+            "{key_env} is not set: tools/list works, but every tools/call will fail until it is"
+        );
+    }
+    api_key
 }
 
 /// What a user should know before the first call: a provider without web search, and

@@ -11,11 +11,11 @@ use responses_mcp_core::serve::connection::{
     REFUSAL_WRITE,
 };
 use responses_mcp_core::serve::endpoint::Health;
+use responses_mcp_core::serve::mailboxes::Mailboxes;
 use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
-use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -38,10 +38,9 @@ struct Shared {
     serve: HttpServe,
     access: Access,
     events: SyncSender<Message>,
-    mailboxes: Mutex<BTreeMap<ExchangeId, Arc<Slot>>>,
-    next_exchange: AtomicU64,
+    /// Each open exchange's mailbox, and the load `/health` reports.
+    exchanges: Mutex<Mailboxes<Arc<Slot>>>,
     open: AtomicUsize,
-    health: Mutex<Health>,
     draining: AtomicBool,
 }
 
@@ -64,14 +63,8 @@ impl Endpoint {
             access: serve.access(bound),
             serve,
             events,
-            mailboxes: Mutex::default(),
-            next_exchange: AtomicU64::new(0),
+            exchanges: Mutex::default(),
             open: AtomicUsize::new(0),
-            health: Mutex::new(Health {
-                running: 0,
-                queued: 0,
-                draining: false,
-            }),
             draining: AtomicBool::new(false),
         });
         let accepting = shared.clone();
@@ -82,20 +75,10 @@ impl Endpoint {
         Ok(Endpoint { shared, bound })
     }
 
-    /// Passes the server's `out` to its exchange's connection (nothing when that client
-    /// has gone), after taking the server's load as of this output: a client that reads
-    /// the reply and asks `/health` at once must not see its call still running.
+    /// Passes the server's `out` to its exchange's connection, as [`Mailboxes::route`]
+    /// decides.
     pub fn deliver(&self, id: ExchangeId, out: ExchangeOut, health: Health) {
-        self.set_health(health);
-        let last = !matches!(out, ExchangeOut::Notification(_));
-        let mailbox = {
-            let mut mailboxes = lock(&self.shared.mailboxes);
-            if last {
-                mailboxes.remove(&id)
-            } else {
-                mailboxes.get(&id).cloned()
-            }
-        };
+        let mailbox = lock(&self.shared.exchanges).route(id, &out, health);
         let Some(slot) = mailbox else { return };
         if lock(&slot.outs).push(out) {
             slot.ready.notify_one();
@@ -104,7 +87,7 @@ impl Endpoint {
 
     /// Refreshes what `/health` reports.
     pub fn set_health(&self, health: Health) {
-        *lock(&self.shared.health) = health;
+        lock(&self.shared.exchanges).set_health(health);
     }
 
     /// Stops accepting; idle connections close, busy ones after their response.
@@ -200,7 +183,9 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) -> TcpStream {
     let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts());
     let mut buf = vec![0; READ_CHUNK];
     loop {
-        let step = conn.step(Instant::now(), &shared.access, || *lock(&shared.health));
+        let step = conn.step(Instant::now(), &shared.access, || {
+            lock(&shared.exchanges).health()
+        });
         let result = match step {
             Step::Write(bytes) => write(&mut stream, &bytes, shared),
             Step::Read => read_more(&mut stream, &mut conn, &mut buf, shared),
@@ -261,21 +246,20 @@ fn exchange(
     version: Option<responses_mcp_core::mcp::ProtocolVersion>,
     shared: &Shared,
 ) -> Result<(), Gone> {
-    let id = ExchangeId(shared.next_exchange.fetch_add(1, Ordering::SeqCst));
     let mailbox = Arc::new(Slot::default());
-    lock(&shared.mailboxes).insert(id, mailbox.clone());
+    let id = lock(&shared.exchanges).open(mailbox.clone());
     let sent = shared.events.send(Message::Exchange {
         id,
         message,
         version,
     });
     if sent.is_err() {
-        lock(&shared.mailboxes).remove(&id);
+        lock(&shared.exchanges).close(id);
         return Err(Gone);
     }
     let outcome = pump(stream, conn, buf, &mailbox, shared);
     if outcome.is_err() {
-        lock(&shared.mailboxes).remove(&id);
+        lock(&shared.exchanges).close(id);
         let _ = shared.events.send(Message::ExchangeClosed(id));
     }
     outcome

@@ -11,12 +11,12 @@ use responses_mcp_core::serve::connection::{
     READ_CHUNK, REFUSAL_WRITE,
 };
 use responses_mcp_core::serve::endpoint::Health;
+use responses_mcp_core::serve::mailboxes::Mailboxes;
 use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
 use smol::channel::{bounded, Receiver, Sender};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{Async, LocalExecutor, Timer};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -34,13 +34,10 @@ struct Shared {
     access: Access,
     /// Where exchanges go: the main task's channel.
     events: Sender<Message>,
-    /// Each open exchange's mailbox.
-    mailboxes: RefCell<BTreeMap<ExchangeId, Sender<ExchangeOut>>>,
-    next_exchange: Cell<u64>,
+    /// Each open exchange's mailbox, and the load `/health` reports.
+    exchanges: RefCell<Mailboxes<Sender<ExchangeOut>>>,
     /// Open connections.
     open: Cell<usize>,
-    /// The load `/health` reports, refreshed by the main task.
-    health: Cell<Health>,
     draining: Cell<bool>,
     stopped: Receiver<()>,
 }
@@ -63,14 +60,8 @@ impl Endpoint {
             access: serve.access(bound),
             serve,
             events,
-            mailboxes: RefCell::default(),
-            next_exchange: Cell::new(0),
+            exchanges: RefCell::default(),
             open: Cell::new(0),
-            health: Cell::new(Health {
-                running: 0,
-                queued: 0,
-                draining: false,
-            }),
             draining: Cell::new(false),
             stopped,
         });
@@ -83,28 +74,19 @@ impl Endpoint {
         })
     }
 
-    /// Passes the server's `out` to its exchange's connection (nothing when that client
-    /// has gone), after taking the server's load as of this output: a client that reads
-    /// the reply and asks `/health` at once must not see its call still running.
+    /// Passes the server's `out` to its exchange's connection, as [`Mailboxes::route`]
+    /// decides.
     pub fn deliver(&self, id: ExchangeId, out: ExchangeOut, health: Health) {
-        self.set_health(health);
-        let last = !matches!(out, ExchangeOut::Notification(_));
-        let mut mailboxes = self.shared.mailboxes.borrow_mut();
-        let Some(mailbox) = mailboxes.get(&id) else {
-            return;
-        };
+        let mailbox = self.shared.exchanges.borrow_mut().route(id, &out, health);
         // The core's mailbox rule: progress is lossy under a slow reader, the reply is not.
-        if keeps(mailbox.len(), &out) {
+        if let Some(mailbox) = mailbox.filter(|m| keeps(m.len(), &out)) {
             let _ = mailbox.try_send(out);
-        }
-        if last {
-            mailboxes.remove(&id);
         }
     }
 
     /// Refreshes what `/health` reports.
     pub fn set_health(&self, health: Health) {
-        self.shared.health.set(health);
+        self.shared.exchanges.borrow_mut().set_health(health);
     }
 
     /// Stops accepting; idle connections close, busy ones after their response.
@@ -197,7 +179,9 @@ async fn serve_connection(stream: &Async<TcpStream>, shared: &Shared) {
     let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts());
     let mut buf = vec![0; READ_CHUNK];
     loop {
-        let step = conn.step(Instant::now(), &shared.access, || shared.health.get());
+        let step = conn.step(Instant::now(), &shared.access, || {
+            shared.exchanges.borrow().health()
+        });
         let result = match step {
             Step::Write(bytes) => write(stream, &bytes, shared).await,
             Step::Read => read_more(stream, &mut conn, &mut buf, shared).await,
@@ -267,22 +251,20 @@ async fn exchange(
     version: Option<responses_mcp_core::mcp::ProtocolVersion>,
     shared: &Shared,
 ) -> Result<(), Gone> {
-    let id = ExchangeId(shared.next_exchange.get());
-    shared.next_exchange.set(id.0 + 1);
     let (tx, rx) = bounded(MAILBOX);
-    shared.mailboxes.borrow_mut().insert(id, tx);
+    let id = shared.exchanges.borrow_mut().open(tx);
     let sent = shared.events.send(Message::Exchange {
         id,
         message,
         version,
     });
     if sent.await.is_err() {
-        shared.mailboxes.borrow_mut().remove(&id);
+        shared.exchanges.borrow_mut().close(id);
         return Err(Gone);
     }
     let outcome = pump(stream, conn, buf, &rx, shared).await;
     if outcome.is_err() {
-        shared.mailboxes.borrow_mut().remove(&id);
+        shared.exchanges.borrow_mut().close(id);
         let _ = shared.events.send(Message::ExchangeClosed(id)).await;
     }
     outcome

@@ -1,6 +1,7 @@
 //! Serving MCP over Streamable HTTP, sans IO: one client connection's steps
 //! ([`connection`]), what each request gets ([`endpoint`]), who may talk to the endpoint
-//! ([`access`]) and whether a modern request's mirrored headers agree with its body
+//! ([`access`]), the exchanges open and where the server's outputs go ([`mailboxes`]),
+//! and whether a modern request's mirrored headers agree with its body
 //! ([`headers`]).
 //!
 //! The HTTP/1.1 bytes are read and written by [`crate::http`]; these are the decisions
@@ -11,3 +12,4 @@ mod base64;
 pub mod connection;
 pub mod endpoint;
 pub mod headers;
+pub mod mailboxes;

@@ -1,0 +1,116 @@
+//! The mailbox of each exchange an HTTP endpoint has open (what its connection reads),
+//! and the load `/health` reports. A runtime keeps one behind its own lock (a `RefCell`
+//! on one thread, a `Mutex` across threads) and only moves what [`Mailboxes::route`]
+//! picks; which exchange an output goes to, and when an exchange is over, is decided here.
+
+use super::endpoint::Health;
+use crate::io::{ExchangeId, ExchangeOut};
+use std::collections::BTreeMap;
+
+/// Open exchanges by id; `M` is the runtime's handle on a connection's mailbox.
+#[derive(Debug)]
+pub struct Mailboxes<M> {
+    mailboxes: BTreeMap<ExchangeId, M>,
+    next: u64,
+    health: Health,
+}
+
+impl<M> Default for Mailboxes<M> {
+    fn default() -> Self {
+        Mailboxes {
+            mailboxes: BTreeMap::new(),
+            next: 0,
+            health: Health {
+                running: 0,
+                queued: 0,
+                draining: false,
+            },
+        }
+    }
+}
+
+impl<M: Clone> Mailboxes<M> {
+    /// A new exchange whose outputs go to `mailbox`.
+    pub fn open(&mut self, mailbox: M) -> ExchangeId {
+        let id = ExchangeId(self.next);
+        self.next += 1;
+        self.mailboxes.insert(id, mailbox);
+        id
+    }
+
+    /// Forgets exchange `id` (its client left).
+    pub fn close(&mut self, id: ExchangeId) {
+        self.mailboxes.remove(&id);
+    }
+
+    /// Where the server's `out` for exchange `id` goes (`None` when its client has gone),
+    /// after taking the server's load as of this output, so that a client that reads the
+    /// reply and asks `/health` at once does not see its call still running. The reply
+    /// (anything but progress) ends the exchange.
+    pub fn route(&mut self, id: ExchangeId, out: &ExchangeOut, health: Health) -> Option<M> {
+        self.health = health;
+        match out {
+            ExchangeOut::Notification(_) => self.mailboxes.get(&id).cloned(),
+            _ => self.mailboxes.remove(&id),
+        }
+    }
+
+    /// Refreshes what `/health` reports.
+    pub fn set_health(&mut self, health: Health) {
+        self.health = health;
+    }
+
+    /// What `/health` reports.
+    pub fn health(&self) -> Health {
+        self.health
+    }
+
+    /// How many exchanges are open.
+    pub fn len(&self) -> usize {
+        self.mailboxes.len()
+    }
+
+    /// Whether no exchange is open.
+    pub fn is_empty(&self) -> bool {
+        self.mailboxes.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(running: usize) -> Health {
+        Health {
+            running,
+            queued: 0,
+            draining: false,
+        }
+    }
+
+    fn progress() -> ExchangeOut {
+        ExchangeOut::Notification(br#"{"method":"notifications/progress"}"#.to_vec())
+    }
+
+    #[test]
+    fn progress_keeps_the_exchange_open_and_the_reply_ends_it() {
+        let mut open = Mailboxes::default();
+        let a = open.open("a");
+        let b = open.open("b");
+        assert_ne!(a, b);
+        assert_eq!(open.route(a, &progress(), load(2)), Some("a"));
+        assert_eq!(open.health(), load(2));
+        assert_eq!(open.route(a, &ExchangeOut::Accepted, load(1)), Some("a"));
+        assert_eq!(open.health(), load(1), "the load as of the reply");
+        assert_eq!(open.route(a, &progress(), load(1)), None, "a is over");
+        assert_eq!(open.len(), 1);
+        open.close(b);
+        assert!(open.is_empty());
+        assert_eq!(open.route(b, &ExchangeOut::Accepted, load(0)), None);
+        assert_eq!(
+            open.health(),
+            load(0),
+            "load is taken even for a departed client"
+        );
+    }
+}
