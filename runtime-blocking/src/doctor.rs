@@ -5,7 +5,7 @@ use crate::upstream::{Delivered, Upstream};
 use responses_mcp_config::doctor::{self, DoctorHttp};
 use responses_mcp_config::Startup;
 use responses_mcp_core::{AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError};
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::time::Duration;
 
 /// The client `doctor` checks with: the one calls use.
@@ -52,9 +52,5 @@ impl DoctorHttp for Client {
                 Err(doctor::timed_out(timeout))
             }
         }
-    }
-
-    fn tls_provider(&self) -> Arc<rustls::crypto::CryptoProvider> {
-        Arc::new(rustls::crypto::ring::default_provider())
     }
 }

@@ -1,5 +1,10 @@
 //! `openai-responses-mcp-blocking`: the small build, with no async runtime.
 
+/// The static builds keep freed blocks: musl's allocator would unmap them after every call.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOC: responses_mcp_alloc::Cache = responses_mcp_alloc::Cache;
+
 fn main() {
     let env = responses_mcp_config::process_env();
     let seed = responses_mcp_config::seed();

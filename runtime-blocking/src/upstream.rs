@@ -86,20 +86,25 @@ impl Upstream {
         let proxy = proxy
             .proxy()
             .and_then(|p| ureq::Proxy::new(&p.expose_url()).ok());
-        let mut builder = ureq::Agent::config_builder().proxy(proxy);
-        if let Some(pem) = roots_pem {
-            let roots: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(pem)
-                .filter_map(|item| match item {
-                    Ok(ureq::tls::PemItem::Certificate(cert)) => Some(cert),
-                    _ => None,
-                })
-                .collect();
-            let tls = ureq::tls::TlsConfig::builder()
-                .root_certs(ureq::tls::RootCerts::new_with_certs(&roots))
-                .build();
-            builder = builder.tls_config(tls);
-        }
-        let config = builder
+        let roots = match roots_pem {
+            Some(pem) => {
+                let certs: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(pem)
+                    .filter_map(|item| match item {
+                        Ok(ureq::tls::PemItem::Certificate(cert)) => Some(cert),
+                        _ => None,
+                    })
+                    .collect();
+                ureq::tls::RootCerts::new_with_certs(&certs)
+            }
+            None => ureq::tls::RootCerts::WebPki,
+        };
+        let tls = ureq::tls::TlsConfig::builder()
+            .root_certs(roots)
+            .unversioned_rustls_crypto_provider(Arc::new(responses_mcp_config::tls::provider()))
+            .build();
+        let config = ureq::Agent::config_builder()
+            .proxy(proxy)
+            .tls_config(tls)
             .http_status_as_error(false)
             // POST bodies and credentials must not follow a redirect somewhere else.
             .max_redirects(0)

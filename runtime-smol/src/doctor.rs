@@ -5,7 +5,6 @@ use crate::upstream::{Delivered, Upstream};
 use responses_mcp_config::doctor::{self, DoctorHttp};
 use responses_mcp_config::Startup;
 use responses_mcp_core::{HttpMethod, HttpReply, TransportError};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The client `doctor` checks with: the one calls use.
@@ -41,9 +40,5 @@ impl DoctorHttp for Client {
             Err(doctor::timed_out(timeout))
         };
         smol::block_on(smol::future::or(request, deadline))
-    }
-
-    fn tls_provider(&self) -> Arc<rustls::crypto::CryptoProvider> {
-        Arc::new(crate::upstream::tls_provider())
     }
 }

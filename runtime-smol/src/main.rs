@@ -29,6 +29,11 @@ use std::time::Instant;
 /// rather than in our memory.
 const EVENT_QUEUE: usize = 16;
 
+/// The static builds keep freed blocks: musl's allocator would unmap them after every call.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOC: responses_mcp_alloc::Cache = responses_mcp_alloc::Cache;
+
 fn main() {
     let env = responses_mcp_config::process_env();
     let seed = responses_mcp_config::seed();

@@ -276,11 +276,7 @@ fn network(
             return false;
         }
     };
-    let bundle = match &startup.resolved.settings.openai.ca_file {
-        Some(file) => format!("CA file {file}"),
-        None => "built-in Mozilla roots".to_owned(),
-    };
-    let (Some(http), true, None) = (http, target.https, via) else {
+    let (Some(_), true, None) = (http, target.https, via) else {
         let why = match via {
             Some(_) => "through the proxy: the model step below checks it end to end",
             None if !target.https => "plain http:// base URL",
@@ -289,35 +285,30 @@ fn network(
         report.push(Check::new("tls", Status::Skip, why.to_owned()));
         return true;
     };
-    match net::handshake(
-        stream,
-        &target.host,
-        startup.ca_pem.as_deref(),
-        http.tls_provider(),
-    ) {
-        Ok(hs) => {
-            report.push(
-                Check::new(
-                    "tls",
-                    Status::Ok,
-                    format!(
-                        "{} handshake, certificate trusted by the {bundle}",
-                        hs.version
-                    ),
-                )
-                .took(hs.took)
-                .details(json!({ "version": hs.version, "ca": bundle })),
-            );
-            true
-        }
-        Err(e) => {
-            report.push(
-                Check::new("tls", Status::Fail, format!("{e}; trusting the {bundle}"))
-                    .advice("if a corporate gateway or proxy re-signs TLS, set openai.ca_file (or SSL_CERT_FILE) to its CA certificate (PEM); otherwise check openai.base_url (https vs http, port)")
-                    .details(json!({ "ca": bundle })),
-            );
-            false
-        }
+    let check = tls(startup, target, stream);
+    let passed = check.status != Status::Fail;
+    report.push(check);
+    passed
+}
+
+/// The TLS handshake with the base URL's host over `stream`, trusting the configured roots.
+fn tls(startup: &Startup, target: &Target, stream: std::net::TcpStream) -> Check {
+    let bundle = match &startup.resolved.settings.openai.ca_file {
+        Some(file) => format!("CA file {file}"),
+        None => "built-in Mozilla roots".to_owned(),
+    };
+    let ca = startup.ca_pem.as_deref();
+    match net::handshake(stream, &target.host, ca) {
+        Ok(hs) => Check::new(
+            "tls",
+            Status::Ok,
+            format!("{} handshake, certificate trusted by the {bundle}", hs.version),
+        )
+        .took(hs.took)
+        .details(json!({ "version": hs.version, "ca": bundle })),
+        Err(e) => Check::new("tls", Status::Fail, format!("{e}; trusting the {bundle}"))
+            .advice("if a corporate gateway or proxy re-signs TLS, set openai.ca_file (or SSL_CERT_FILE) to its CA certificate (PEM); otherwise check openai.base_url (https vs http, port)")
+            .details(json!({ "ca": bundle })),
     }
 }
 
@@ -362,19 +353,14 @@ fn model_exists(
             .details(details)
         }
     };
-    let body: Value = serde_json::from_slice(&reply.body).unwrap_or(Value::Null);
-    let found = match (reply.status, by_list) {
-        (200, false) => true,
-        (200, true) => body["data"]
-            .as_array()
-            .is_some_and(|list| list.iter().any(|m| m["id"] == model)),
-        (404, _) => false,
-        (401 | 403, _) => {
+    let (found, entry) = match model_entry(reply.status, &reply.body, model, by_list) {
+        Ok(found) => found,
+        Err(status @ (401 | 403)) => {
             let env = &r.settings.openai.api_key_env;
             return Check::new(
                 name,
                 Status::Fail,
-                format!("{model}: the key was refused (HTTP {})", reply.status),
+                format!("{model}: the key was refused (HTTP {status})"),
             )
             .advice(format!(
                 "check that {env} holds a valid key for {}, with access to this model",
@@ -383,7 +369,7 @@ fn model_exists(
             .took(took)
             .details(details);
         }
-        (status, _) => {
+        Err(status) => {
             return Check::new(
                 name,
                 Status::Fail,
@@ -394,17 +380,27 @@ fn model_exists(
             .details(details)
         }
     };
-    let entry = match by_list {
-        true => body["data"]
-            .as_array()
-            .and_then(|list| list.iter().find(|m| m["id"] == model))
-            .cloned()
-            .unwrap_or(Value::Null),
-        false => body,
-    };
     model_verdict(name, model, setting, found, &entry, &today)
         .took(took)
         .details(details)
+}
+
+/// Whether a `/models` answer (`status`, `body`) knows `model`, and its object; the status
+/// when the answer says neither (a refused key, a wrong URL).
+fn model_entry(status: u16, body: &[u8], model: &str, by_list: bool) -> Result<(bool, Value), u16> {
+    let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    match (status, by_list) {
+        (200, false) => Ok((true, body)),
+        (200, true) => {
+            let entry = body["data"]
+                .as_array()
+                .and_then(|list| list.iter().find(|m| m["id"] == model))
+                .cloned();
+            Ok((entry.is_some(), entry.unwrap_or(Value::Null)))
+        }
+        (404, _) => Ok((false, Value::Null)),
+        (status, _) => Err(status),
+    }
 }
 
 /// A profile model's check from what the provider said of it (`entry`, its `/models`

@@ -15,7 +15,6 @@ use crate::cli::DoctorFlags;
 use crate::{ConfigError, Startup};
 use responses_mcp_core::{HttpMethod, HttpReply, TransportError, TransportErrorKind};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 pub use report::{Check, Report, Status};
@@ -33,9 +32,6 @@ pub trait DoctorHttp {
         body: Vec<u8>,
         timeout: Duration,
     ) -> Result<HttpReply, TransportError>;
-
-    /// The cryptography the runtime's TLS uses, for the handshake check.
-    fn tls_provider(&self) -> Arc<rustls::crypto::CryptoProvider>;
 }
 
 /// What a [`DoctorHttp`] reports for a request that outlived its deadline.

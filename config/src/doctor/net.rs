@@ -57,13 +57,14 @@ pub struct Handshake {
 }
 
 /// Runs a TLS handshake with `host` over `stream`, trusting `roots_pem` when given (the
-/// configured CA file) or the built-in Mozilla roots.
+/// configured CA file) or the built-in Mozilla roots, with the cryptography the runtimes
+/// use ([`crate::tls`]).
 pub fn handshake(
     mut stream: TcpStream,
     host: &str,
     roots_pem: Option<&[u8]>,
-    provider: Arc<rustls::crypto::CryptoProvider>,
 ) -> Result<Handshake, String> {
+    let provider = Arc::new(crate::tls::provider());
     let started = Instant::now();
     let mut roots = rustls::RootCertStore::empty();
     match roots_pem {

@@ -4,6 +4,7 @@
 //!
 //! Each function panics only when a checked property fails.
 
+mod alloc;
 mod config;
 mod drift;
 mod framer;
@@ -15,6 +16,7 @@ mod server;
 mod sse;
 mod tasks;
 
+pub use alloc::alloc;
 pub use config::config;
 pub use drift::drift;
 pub use framer::{framer, framer_split};

@@ -288,7 +288,7 @@ fn tls_config(roots_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, String> {
         }
         None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
     }
-    let provider = super::crypto::provider();
+    let provider = responses_mcp_config::tls::provider();
     let mut config = ClientConfig::builder_with_provider(Arc::new(provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS settings: {e}"))?

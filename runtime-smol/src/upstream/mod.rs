@@ -5,7 +5,6 @@
 //! is dropping the task, which drops the socket and so closes the connection.
 
 mod connect;
-mod crypto;
 mod pool;
 mod proxy;
 mod socks;
@@ -25,11 +24,6 @@ use responses_mcp_core::{
 use smol::channel::Sender;
 use stream::{Stream, StreamError};
 use target::Target;
-
-/// The cryptography every TLS connection of this client uses.
-pub fn tls_provider() -> rustls::crypto::CryptoProvider {
-    crypto::provider()
-}
 
 /// Sends attempts with the credentials and headers of the configuration.
 pub struct Upstream {
