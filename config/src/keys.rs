@@ -370,7 +370,16 @@ const AFTER_PROFILES: &[Key] = &[
             max: 600_000
         },
         None,
-        "How often clients are asked to poll a working task."
+        "How often clients are asked to poll a working task older than a minute; younger tasks are asked every 250 ms at first, growing to at most a second."
+    ),
+    key!(
+        "tasks.answer_within_ms",
+        Kind::Int {
+            min: 0,
+            max: 60_000
+        },
+        None,
+        "A 2026-07-28 task-augmented call that ends within this time is answered with its result; a longer one becomes a task then (0: a task at once). 2025-11-25 clients that ask for a task get it at once."
     ),
     key!(
         "tasks.openai_background",
@@ -640,6 +649,7 @@ pub fn defaults() -> Value {
             "max_tasks": core.tasks.max_tasks,
             "max_bytes": core.tasks.max_bytes,
             "poll_interval_ms": millis(core.tasks.poll_interval),
+            "answer_within_ms": millis(core.tasks.answer_within),
             "openai_background": core.tasks.background,
             "secret_env": DEFAULT_TASKS_SECRET_ENV,
         }

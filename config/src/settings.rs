@@ -295,6 +295,7 @@ impl Resolved {
                 default_ttl: Duration::from_millis(s.tasks.default_ttl_ms),
                 max_ttl: Duration::from_millis(s.tasks.max_ttl_ms),
                 poll_interval: Duration::from_millis(s.tasks.poll_interval_ms),
+                answer_within: Duration::from_millis(s.tasks.answer_within_ms),
                 key: responses_mcp_core::tasks::TaskKey([0; 32]),
                 background: s.tasks.openai_background,
             },

@@ -34,6 +34,7 @@ pub struct Tasks {
     pub max_tasks: u64,
     pub max_bytes: u64,
     pub poll_interval_ms: u64,
+    pub answer_within_ms: u64,
     pub openai_background: bool,
     pub secret_env: String,
 }

@@ -222,6 +222,13 @@ impl fmt::Debug for TaskKey {
     }
 }
 
+/// The default of `tasks.answer_within_ms`, in seconds: long enough for `answer_quick`
+/// and answers without a search (a few seconds at OpenAI), well inside the request
+/// timeouts of the clients that speak the tasks extension (the MCP TypeScript SDK's 60 s,
+/// the Inspector's 10 s or more); a longer call becomes a task then, which its client is
+/// told to poll every 250 ms at first, so holding the request costs it at most 0.25 s.
+pub const ANSWER_WITHIN_SECS: u64 = 5;
+
 /// The store's limits and what it tells clients.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskSettings {
@@ -233,8 +240,12 @@ pub struct TaskSettings {
     pub default_ttl: Duration,
     /// The longest life a client may ask for.
     pub max_ttl: Duration,
-    /// How often clients are asked to poll.
+    /// How often clients are asked to poll a task older than a minute (younger ones,
+    /// more often: [`crate::tasks::poll_interval`]).
     pub poll_interval: Duration,
+    /// How long a modern client's task-augmented call may take and still be answered
+    /// with its result instead of a task; zero: a task at once.
+    pub answer_within: Duration,
     /// Seals the ids.
     pub key: TaskKey,
     /// Tasks are OpenAI background responses (stored by OpenAI), not kept here.
@@ -249,6 +260,7 @@ impl Default for TaskSettings {
             default_ttl: Duration::from_secs(3600),
             max_ttl: Duration::from_secs(24 * 3600),
             poll_interval: Duration::from_secs(2),
+            answer_within: Duration::from_secs(ANSWER_WITHIN_SECS),
             key: TaskKey([0; 32]),
             background: false,
         }

@@ -74,6 +74,7 @@ impl Server {
         self.tasks
             .forget_waiters(|w| w.reply_to == ReplyTo::Exchange(x));
         self.forget_background_waiters(x);
+        self.forget_held(now, ReplyTo::Exchange(x));
         let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));
         for key in &keys {
             if self.calls.cancel(now, key) {

@@ -18,6 +18,7 @@ mod background;
 mod batch;
 mod dispatch;
 mod exchanges;
+mod held;
 mod lookups;
 mod methods;
 mod route;
@@ -106,6 +107,8 @@ pub struct Server {
     calendar: crate::openai::calendar::Calendar,
     /// Tasks backed by OpenAI background mode: the last state per response, waiters, polls.
     background: crate::tasks::background::Polls<routing::Pending>,
+    /// Modern task-augmented calls waiting a moment for their result before their task.
+    held: held::Held,
 }
 
 impl Server {
@@ -132,6 +135,7 @@ impl Server {
             last_now: None,
             background: crate::tasks::background::Polls::new(tasks.max_tasks, tasks.poll_interval),
             calendar: crate::openai::calendar::Calendar::default(),
+            held: held::Held::default(),
         }
     }
 
@@ -238,6 +242,7 @@ impl Server {
             self.calls.poll_timeout(),
             grace,
             self.tasks.poll_timeout(),
+            self.held.poll_timeout(),
             self.background.poll_timeout(),
             // No lookups start once the server is closing: their time must not wake it.
             self.calendar
@@ -318,6 +323,7 @@ impl Server {
             return;
         }
         self.expire_tasks(now);
+        self.release_held(now);
         self.on_background_timeout(now);
         self.calls.handle_timeout(now);
     }

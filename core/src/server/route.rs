@@ -26,8 +26,12 @@ impl Server {
                     let note = shape::progress(&token, progress, &message, context.version);
                     match context.reply_to {
                         // A task's HTTP request was answered with its handle: no stream
-                        // is left to carry progress.
-                        ReplyTo::Exchange(_) if context.task.is_some() => {}
+                        // is left to carry progress (a held one's request is still open).
+                        ReplyTo::Exchange(_)
+                            if context
+                                .task
+                                .as_ref()
+                                .is_some_and(|t| !self.held.contains(t)) => {}
                         ReplyTo::Exchange(x) => {
                             let json = to_json(&note);
                             self.outputs

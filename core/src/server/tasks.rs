@@ -4,6 +4,7 @@
 //! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `tasks/update` served from
 //! the bounded store ([`crate::tasks`]).
 
+use super::held::HeldRequest;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
@@ -11,6 +12,7 @@ use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::tasks::{Status, Unknown};
 use serde_json::Value;
+use std::time::Duration;
 
 /// A `tasks/result` waiting for its task to end.
 #[derive(Debug)]
@@ -35,7 +37,7 @@ impl Server {
         version: ProtocolVersion,
         start: TaskStart,
     ) -> Dispatched {
-        let poll = self.config.tasks.poll_interval;
+        let poll = self.advertised_poll(now.unix_secs);
         let task_id = match self.tasks.create(now, start.ttl_ms) {
             Ok(task) => task.id.clone(),
             Err(full) => {
@@ -72,6 +74,19 @@ impl Server {
                     return Dispatched::Pending;
                 };
                 task.call = Some(key);
+                let window = self.config.tasks.answer_within;
+                if version.is_modern() && !window.is_zero() {
+                    // The client takes a result or a task: it gets the result if the
+                    // call ends within the window, else its task at the window's end.
+                    let request = HeldRequest {
+                        id: request_id,
+                        reply_to,
+                        version,
+                    };
+                    self.held.hold(task_id, request, now.instant + window);
+                    self.drain_calls();
+                    return Dispatched::Pending;
+                }
                 let result = shape::create_task_result(task, poll, version);
                 log::debug!("task {task_id} created");
                 Dispatched::answer(request_id, Ok(result))
@@ -103,7 +118,7 @@ impl Server {
         version: ProtocolVersion,
     ) -> Dispatched {
         let modern = version.is_modern();
-        let poll = self.config.tasks.poll_interval;
+        let poll = self.poll_schedule();
         if method == Method::TasksList {
             let result = self.list_tasks(&request.params, version);
             return Dispatched::answer(request.id, result);
@@ -131,7 +146,7 @@ impl Server {
             Err(why) => return Dispatched::answer(request.id, Err(not_found(&task_id, why))),
         };
         let result = match method {
-            Method::TasksGet => Ok(shape::task_state(task, poll, version)),
+            Method::TasksGet => Ok(shape::task_state(task, poll(task.created), version)),
             Method::TasksUpdate => Ok(shape::complete(shape::empty_result(), version)),
             Method::TasksResult => match task.status {
                 Status::Working if task.waiters.len() >= MAX_WAITERS => Err(RpcError::new(
@@ -172,11 +187,14 @@ impl Server {
         params: &serde_json::Map<String, Value>,
         version: ProtocolVersion,
     ) -> Result<Value, RpcError> {
-        let poll = self.config.tasks.poll_interval;
+        let poll = self.poll_schedule();
         let cursor = params.get("cursor").and_then(Value::as_str);
         match self.tasks.page(cursor, PAGE) {
             Ok((page, next)) => {
-                let tasks = page.iter().map(|t| shape::task(t, poll, version)).collect();
+                let tasks = page
+                    .iter()
+                    .map(|t| shape::task(t, poll(t.created), version))
+                    .collect();
                 Ok(shape::tasks_list_result(tasks, next))
             }
             Err(_) => Err(RpcError::new(
@@ -196,9 +214,11 @@ impl Server {
         }
         self.answer_waiters(waiters, task_id, None);
         log::debug!("task {task_id} cancelled");
-        let poll = self.config.tasks.poll_interval;
+        let poll = self.poll_schedule();
         match self.tasks.get(task_id) {
-            Ok(task) if !version.is_modern() => shape::task_state(task, poll, version),
+            Ok(task) if !version.is_modern() => {
+                shape::task_state(task, poll(task.created), version)
+            }
             _ => shape::complete(shape::empty_result(), version),
         }
     }
@@ -212,6 +232,12 @@ impl Server {
         creator: ReplyTo,
         version: ProtocolVersion,
     ) {
+        if let Some(held) = self.held.release(task_id) {
+            // Within the window: the result itself, as a plain call's; no task is left.
+            self.tasks.discard(task_id);
+            self.route(held.reply_to, Some(Reply::to(held.id, outcome)));
+            return;
+        }
         let waiters = self.tasks.finish(task_id, self.latest_unix(), outcome);
         let outcome = self.tasks.get(task_id).ok().and_then(|t| t.outcome.clone());
         self.answer_waiters(waiters, task_id, outcome.as_ref());
@@ -220,10 +246,53 @@ impl Server {
 
     /// A task's call ended without an outcome (cancelled, or stopped at shutdown).
     pub(super) fn drop_task(&mut self, task_id: &str, creator: ReplyTo, version: ProtocolVersion) {
+        if let Some(held) = self.held.release(task_id) {
+            self.tasks.discard(task_id);
+            self.route(held.reply_to, None);
+            return;
+        }
         let at = self.latest_unix();
         let (_, waiters) = self.tasks.cancel(task_id, at, "stopped before it finished");
         self.answer_waiters(waiters, task_id, None);
         self.notify_task(task_id, creator, version);
+    }
+
+    /// Answers the held calls whose window ended at `now` with their tasks.
+    pub(super) fn release_held(&mut self, now: Now) {
+        let poll = self.poll_schedule();
+        for (task_id, held) in self.held.due(now.instant) {
+            let Ok(task) = self.tasks.get(&task_id) else {
+                continue;
+            };
+            let result = shape::create_task_result(task, poll(task.created), held.version);
+            log::debug!("task {task_id} created (its call outlived the answer window)");
+            self.route(held.reply_to, Some(Reply::to(held.id, Ok(result))));
+        }
+    }
+
+    /// The client of held calls left before hearing of their tasks: nobody can reach
+    /// those tasks, so their calls stop.
+    pub(super) fn forget_held(&mut self, now: Now, reply_to: ReplyTo) {
+        for task_id in self.held.release_all(reply_to) {
+            if let Ok(task) = self.tasks.get(&task_id) {
+                if let Some(key) = task.call.take() {
+                    self.calls.cancel(now, &key);
+                }
+            }
+            self.tasks.discard(&task_id);
+        }
+    }
+
+    /// The poll interval to advertise for a task created at `created` (Unix seconds)
+    /// as of the latest input.
+    fn advertised_poll(&self, created: u64) -> Duration {
+        (self.poll_schedule())(created)
+    }
+
+    /// The advertised poll interval by a task's creation time, as of the latest input.
+    fn poll_schedule(&self) -> impl Fn(u64) -> Duration {
+        let (now, ceiling) = (self.latest_unix(), self.config.tasks.poll_interval);
+        move |created| crate::tasks::poll_interval(now.saturating_sub(created), ceiling)
     }
 
     /// Drops the tasks whose ttl ran out, stopping their calls.
@@ -262,9 +331,9 @@ impl Server {
         if !version.has_session_tasks() || matches!(creator, ReplyTo::Exchange(_)) {
             return;
         }
-        let poll = self.config.tasks.poll_interval;
+        let poll = self.poll_schedule();
         if let Ok(task) = self.tasks.get(task_id) {
-            let note = shape::task_status_notification(task, poll, version);
+            let note = shape::task_status_notification(task, poll(task.created), version);
             self.write_json(&note);
         }
     }

@@ -23,6 +23,20 @@ use std::time::{Duration, Instant};
 
 pub use crate::settings::{TaskKey, TaskSettings};
 
+/// The poll interval advertised for a task `age_secs` old: short while its answer may come
+/// any moment, growing with its age to `ceiling` (`tasks.poll_interval_ms`) after a minute.
+/// A task under a minute old is asked to poll at least once a second, so its answer
+/// reaches the client within a second of arriving; most answers come within a minute.
+pub fn poll_interval(age_secs: u64, ceiling: Duration) -> Duration {
+    let schedule = match age_secs {
+        0..10 => Duration::from_millis(250),
+        10..30 => Duration::from_millis(500),
+        30..60 => Duration::from_secs(1),
+        _ => ceiling,
+    };
+    schedule.min(ceiling)
+}
+
 /// Where a task is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {

@@ -164,3 +164,32 @@ fn pages_walk_every_task_once_in_creation_order() {
         Some(Unknown::NotMinted)
     );
 }
+
+#[test]
+fn the_poll_interval_starts_small_and_grows_to_the_configured_one() {
+    let ceiling = Duration::from_secs(2);
+    let at = |age| super::poll_interval(age, ceiling).as_millis();
+    assert_eq!(
+        [
+            at(0),
+            at(9),
+            at(10),
+            at(29),
+            at(30),
+            at(59),
+            at(60),
+            at(3600)
+        ],
+        [250, 250, 500, 500, 1000, 1000, 2000, 2000]
+    );
+    // Under a minute, never more than a second; a configured interval below that wins.
+    assert!((0..60).all(|age| at(age) <= 1000));
+    assert_eq!(
+        super::poll_interval(0, Duration::from_millis(100)).as_millis(),
+        100
+    );
+    assert_eq!(
+        super::poll_interval(600, Duration::from_millis(100)).as_millis(),
+        100
+    );
+}

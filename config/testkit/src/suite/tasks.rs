@@ -200,7 +200,9 @@ pub fn an_http_client_creates_a_task_leaves_and_fetches_the_result_on_another_co
 
 pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
     let fake = slow_fake();
-    let mcp = Mcp::spawn(Opts::http(&fake.url));
+    // The call (600 ms) outlives the answer window (100 ms): it becomes a task.
+    let yaml = "tasks: {answer_within_ms: 100}\n";
+    let mcp = Mcp::spawn(Opts::http(&fake.url).config(&temp_dir("modern-task"), yaml));
     let addr = listening(&mcp);
     let mut c = HttpConn::open(addr);
     let mut call = modern(
@@ -220,6 +222,10 @@ pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
     };
     let created = post(&mut c, &call);
     assert_eq!(created["result"]["resultType"], "task", "{created}");
+    assert_eq!(
+        created["result"]["pollIntervalMs"], 250,
+        "a young task is polled often"
+    );
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
     let with_ext = |m: Value| {
         let mut m = m;
@@ -565,4 +571,84 @@ pub fn a_429_with_retry_after_on_a_create_is_honoured() {
     assert_eq!(posts.len(), 2);
     let waited = posts[1].at - posts[0].at;
     assert!(waited >= Duration::from_millis(990), "{waited:?}");
+}
+
+/// A 2026-07-28 `tools/call` from a client that declares the tasks extension, over stdio.
+fn modern_task_call(id: u64) -> Value {
+    let mut call = modern(
+        json!(id),
+        "tools/call",
+        json!({"name":"answer","arguments":{"query":"q"}}),
+    );
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    call
+}
+
+pub fn a_modern_task_call_answered_within_the_window_gets_its_result_not_a_task() {
+    // Upstream answers in 10 ms: the reply is the result, on stdio and over HTTP, with and
+    // without the extension declared (the core's tests check that no task is kept).
+    let fake = FakeOpenAi::start(|_, _| {
+        Action::json(200, &fixture("response-no-search.json")).after(Duration::from_millis(10))
+    });
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url));
+    for (id, declared) in [(1, true), (2, false)] {
+        let mut call = modern_task_call(id);
+        if !declared {
+            call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        }
+        let reply = mcp.request(call.clone());
+        check_reply("2026-07-28", &call, &reply);
+        assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+        assert!(reply["result"]["structuredContent"]["answer"].is_string());
+    }
+    let http = Mcp::spawn(Opts::http(&fake.url));
+    let mut c = HttpConn::open(listening(&http));
+    let call = modern_task_call(4);
+    let headers = modern_headers(&call);
+    let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let reply = c.post(&call, &h).json();
+    check_reply("2026-07-28", &call, &reply);
+    assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+    assert!(reply["result"]["structuredContent"]["answer"].is_string());
+}
+
+pub fn a_modern_task_call_that_outlives_the_window_becomes_a_task_when_it_ends() {
+    // Upstream answers in 1.5 s, the window is 300 ms: a task at 300 ms (not before),
+    // then the result in tasks/get. Without the extension the same call waits for its
+    // result as always.
+    let fake = FakeOpenAi::start(|_, _| {
+        Action::json(200, &fixture("response-no-search.json")).after(Duration::from_millis(1500))
+    });
+    let yaml = "tasks: {answer_within_ms: 300}\n";
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&temp_dir("window"), yaml));
+    let sent = Instant::now();
+    let created = mcp.request(modern_task_call(1));
+    let took = sent.elapsed();
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    assert!(
+        took >= Duration::from_millis(300),
+        "held for the window: {took:?}"
+    );
+    assert_eq!(created["result"]["pollIntervalMs"], 250);
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut get = modern_task_call(2);
+    get["method"] = json!("tasks/get");
+    get["params"] = json!({"taskId": id, "_meta": get["params"]["_meta"].clone()});
+    let done = loop {
+        let got = mcp.request(get.clone());
+        if got["result"]["status"] == "completed" {
+            break got;
+        }
+        assert_eq!(got["result"]["status"], "working", "{got}");
+        assert!(sent.elapsed() < PATIENCE);
+        thread::sleep(Duration::from_millis(
+            got["result"]["pollIntervalMs"].as_u64().unwrap(),
+        ));
+    };
+    assert!(done["result"]["result"]["structuredContent"]["answer"].is_string());
+    let mut plain = modern_task_call(3);
+    plain["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let reply = mcp.request(plain);
+    assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
 }

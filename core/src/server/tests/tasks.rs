@@ -173,7 +173,9 @@ fn modern_tasks(id: u64, method: &str, task_id: &str) -> Value {
 
 #[test]
 fn modern_clients_that_declare_the_extension_get_a_task_and_its_result_in_tasks_get() {
-    let mut h = Harness::new(Harness::keyed());
+    let mut config = Harness::keyed();
+    config.tasks.answer_within = Duration::ZERO;
+    let mut h = Harness::new(config);
     let r = h.request(modern_call(1, true));
     assert_eq!(r["result"]["resultType"], "task", "{r}");
     assert!(r["result"]["ttlMs"].as_u64().unwrap() > 0);
@@ -720,4 +722,84 @@ mod background {
         assert_eq!(r["id"], 1);
         assert_eq!(r["result"]["isError"], true, "{r}");
     }
+}
+
+#[test]
+fn a_modern_task_call_that_ends_within_the_window_is_answered_with_its_result() {
+    let mut h = Harness::new(Harness::keyed());
+    h.send(modern_call(1, true));
+    assert!(h.frames().is_empty(), "held for the window");
+    let attempt = h.take_http()[0].attempt;
+    h.advance(Duration::from_millis(10));
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    let r = h.frames().remove(0);
+    assert_eq!(r["id"], 1);
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert!(
+        r["result"]["structuredContent"]["answer"].is_string(),
+        "{r}"
+    );
+    assert_eq!(
+        h.server.task_count(),
+        0,
+        "nobody can reach its task: none is kept"
+    );
+    // Its window ends with nothing left to say.
+    while h.server.poll_timeout().is_some() {
+        h.fire();
+    }
+    assert!(h.frames().is_empty());
+    // A failure within the window is the plain call's failure too.
+    h.send(modern_call(2, true));
+    let attempt = h.take_http()[0].attempt;
+    h.reply(
+        attempt,
+        401,
+        br#"{"error":{"message":"bad key","code":"invalid_api_key"}}"#,
+        &[],
+    );
+    let r = h.frames().remove(0);
+    assert_eq!(r["id"], 2);
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(h.server.task_count(), 0);
+}
+
+#[test]
+fn a_modern_task_call_that_runs_longer_becomes_a_task_polled_more_often_while_young() {
+    let mut h = Harness::new(Harness::keyed());
+    let window = Duration::from_secs(crate::settings::ANSWER_WITHIN_SECS);
+    h.send(modern_call(1, true));
+    let attempt = h.take_http()[0].attempt;
+    h.advance(window - Duration::from_millis(1));
+    h.feed(Input::Timeout);
+    assert!(h.frames().is_empty(), "still within the window");
+    h.fire();
+    let r = h.frames().remove(0);
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    assert_eq!(r["result"]["pollIntervalMs"], 250, "{r}");
+    let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+    // The interval grows with the task's age, to the configured one after a minute.
+    let mut seen = Vec::new();
+    for step in [10, 30, 30] {
+        h.advance(Duration::from_secs(step));
+        let got = h.request(modern_tasks(2, "tasks/get", &id));
+        seen.push(got["result"]["pollIntervalMs"].as_u64().unwrap());
+    }
+    assert_eq!(seen, [500, 1000, 2000], "at ages 15, 45 and 75 s");
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    let got = h.request(modern_tasks(3, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "completed");
+    assert!(got["result"]["result"]["structuredContent"]["answer"].is_string());
+}
+
+#[test]
+fn a_2025_11_25_task_request_gets_its_task_at_once_whatever_the_window() {
+    let mut h = Harness::new(Harness::keyed());
+    h.init("2025-11-25");
+    let r = h.request(task_call(1, None));
+    assert_eq!(r["result"]["task"]["status"], "working", "{r}");
+    assert_eq!(
+        r["result"]["task"]["pollInterval"], 250,
+        "a young task is polled often"
+    );
 }
