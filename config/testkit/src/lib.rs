@@ -76,6 +76,24 @@ pub fn sdk_node_modules() -> Option<PathBuf> {
         .then_some(modules)
 }
 
+/// The `.bin` folder of the client programs (the MCP Inspector, Claude Code, Node 22):
+/// `MCP_CLIENTS_BIN` (set by `.ci/test`), else the one `.ci/test` leaves in
+/// `target/clients`; `None` when missing (outside CI the tests that need them skip).
+pub fn clients_bin() -> Option<PathBuf> {
+    let default =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/clients/node_modules/.bin");
+    let bin = std::env::var_os("MCP_CLIENTS_BIN").map_or(default, PathBuf::from);
+    if bin.join("claude").exists() && bin.join("inspector").exists() {
+        return Some(bin);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must install the client programs (.ci/test does)"
+    );
+    eprintln!("skipping: the MCP Inspector and Claude Code are not installed (run .ci/test)");
+    None
+}
+
 /// `_meta` key of a modern request's protocol version.
 pub const MODERN_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 

@@ -68,6 +68,9 @@ pub fn route(request: &Request, access: &Access) -> Routed {
     let refuse = |status: u16, error: RpcError| {
         Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
     };
+    if is_oauth_path(path) {
+        return Routed::Respond(no_oauth(keep_alive));
+    }
     if path != MCP_PATH {
         let message = format!(
             "there is no MCP endpoint at {}; it is at {MCP_PATH}",
@@ -77,11 +80,18 @@ pub fn route(request: &Request, access: &Access) -> Routed {
     }
     if let Err(denied) = access.check(request) {
         let mut head = ReplyHead::new(denied.status(), keep_alive);
-        if matches!(denied, Denied::Token(_)) {
-            head = head.header("www-authenticate", "Bearer");
+        // RFC 6750, section 3: no credentials get the bare challenge, a wrong token the
+        // `invalid_token` error.
+        match denied {
+            Denied::Token(true) => head = head.header("www-authenticate", r#"Bearer realm="mcp""#),
+            Denied::Token(false) => {
+                let challenge = r#"Bearer realm="mcp", error="invalid_token", error_description="the bearer token is not valid""#;
+                head = head.header("www-authenticate", challenge);
+            }
+            _ => {}
         }
         let error = RpcError::new(ErrorKind::InvalidRequest, denied.to_string());
-        return Routed::Respond(rpc_error(head, None, error));
+        return Routed::Respond(rpc_error(head, request_id(&request.body), error));
     }
     if request.method != "POST" {
         let head = ReplyHead::new(405, keep_alive).header("allow", "POST");
@@ -311,6 +321,37 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
 }
 
 /// A response carrying a JSON-RPC error (without `id` when none could be read).
+/// The id of the JSON-RPC request in `body`, when it holds one: a refusal before the
+/// message is read still answers that request, so a client that matches errors to its
+/// requests by id (the Python SDK) shows the reason instead of a stand-in.
+fn request_id(body: &[u8]) -> Option<RequestId> {
+    let message: Value = serde_json::from_slice(body).ok()?;
+    message.get("id").and_then(RequestId::from_value)
+}
+
+/// What an OAuth client is told where it looks for an authorization server.
+pub const NO_OAUTH: &str = "this MCP server does not use OAuth: it needs a bearer token. Send the header 'Authorization: Bearer <token>' with the server's token (its MCP_HTTP_TOKEN); in Claude Code: claude mcp add --transport http <name> <url> --header \"Authorization: Bearer <token>\"";
+
+/// The paths an OAuth client tries after a 401 without a token: protected-resource and
+/// authorization-server metadata (RFC 9728, RFC 8414, OpenID discovery) and the default
+/// endpoints of the 2025-03-26 authorization spec.
+fn is_oauth_path(path: &str) -> bool {
+    path.starts_with("/.well-known/oauth-")
+        || path.starts_with("/.well-known/openid-configuration")
+        || matches!(path, "/register" | "/authorize" | "/token")
+}
+
+/// 404 with an OAuth error body (RFC 6749, section 5.2) whose description says how to
+/// authenticate instead: clients that show the body of a failed discovery or
+/// registration (Claude Code does) show the user what is missing.
+fn no_oauth(keep_alive: bool) -> Vec<u8> {
+    let body = json!({ "error": "invalid_request", "error_description": NO_OAUTH });
+    ReplyHead::new(404, keep_alive)
+        .header("content-type", "application/json")
+        .header("cache-control", "no-store")
+        .with_body(body.to_string().as_bytes())
+}
+
 fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {
     let mut body = json!({ "jsonrpc": "2.0", "error": error });
     if let Some(id) = id {

@@ -2,6 +2,7 @@
 /// `#[test]` of each for one binary.
 pub mod answers;
 pub mod bad_upstream;
+pub mod clients;
 pub mod concurrency;
 pub mod config;
 pub mod doctor;
@@ -557,6 +558,30 @@ macro_rules! e2e_suite {
             #[test]
             fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
                 $crate::run($bin, $crate::suite::tasks::a_modern_client_with_the_extension_polls_its_task_to_the_result);
+            }
+            #[test]
+            fn sdk_clients_without_the_bearer_token_say_that_one_is_required() {
+                $crate::run($bin, $crate::suite::sdks::sdk_clients_without_the_bearer_token_say_that_one_is_required);
+            }
+            #[test]
+            fn inspector_cli_lists_and_calls_over_stdio_in_every_era() {
+                $crate::run($bin, $crate::suite::clients::inspector_cli_lists_and_calls_over_stdio_in_every_era);
+            }
+            #[test]
+            fn inspector_cli_lists_and_calls_over_http_in_every_era() {
+                $crate::run($bin, $crate::suite::clients::inspector_cli_lists_and_calls_over_http_in_every_era);
+            }
+            #[test]
+            fn claude_code_mcp_list_says_when_the_bearer_token_is_missing_or_wrong() {
+                $crate::run($bin, $crate::suite::clients::claude_code_mcp_list_says_when_the_bearer_token_is_missing_or_wrong);
+            }
+            #[test]
+            fn a_modern_task_call_answered_within_the_window_gets_its_result_not_a_task() {
+                $crate::run($bin, $crate::suite::tasks::a_modern_task_call_answered_within_the_window_gets_its_result_not_a_task);
+            }
+            #[test]
+            fn a_modern_task_call_that_outlives_the_window_becomes_a_task_when_it_ends() {
+                $crate::run($bin, $crate::suite::tasks::a_modern_task_call_that_outlives_the_window_becomes_a_task_when_it_ends);
             }
         }
     };

@@ -300,3 +300,74 @@ pub fn typescript_sdk_1_x_tasks_with_openai_background() {
         .any(|r| r.method == "POST" && r.path.ends_with("/cancel")));
     assert!(requests.iter().any(|r| r.method == "GET"));
 }
+
+/// The SDK clients connecting to a server that wants a bearer token, without one: the
+/// error each raises says that a bearer token is required (not a stand-in such as
+/// "Server returned an error response"), and no client drifts into OAuth.
+pub fn sdk_clients_without_the_bearer_token_say_that_one_is_required() {
+    let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let mcp = Mcp::spawn(Opts::http(&fake.url).env("MCP_HTTP_TOKEN", "sdk-token-9f3a"));
+    let url = format!("http://{}/mcp", crate::http_client::listening(&mcp));
+    const PYTHON: &str = r#"
+import asyncio, sys
+from mcp.client.client import Client
+def leaves(e):
+    subs = getattr(e, "exceptions", None)
+    return [m for x in subs for m in leaves(x)] if subs else [str(e)]
+async def main():
+    try:
+        async with Client(sys.argv[1], mode=sys.argv[2]) as c:
+            await c.list_tools()
+        print("connected")
+    except BaseException as e:
+        print(" | ".join(leaves(e)))
+asyncio.run(main())
+"#;
+    const NODE: &str = r#"
+const [sdk, url] = process.argv.slice(1);
+const { Client, StreamableHTTPClientTransport } = sdk === "v2"
+  ? require("@modelcontextprotocol/client")
+  : { ...require("@modelcontextprotocol/sdk/client/index.js"), ...require("@modelcontextprotocol/sdk/client/streamableHttp.js") };
+const client = new Client({ name: "e2e-401", version: "1.0.0" });
+client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  .then(() => console.log("connected"), (e) => console.log(e.message))
+  .finally(() => process.exit(0));
+"#;
+    let mut said = Vec::new();
+    if let Some(python) = crate::sdk_python() {
+        for mode in ["auto", "legacy"] {
+            let out = Command::new(&python)
+                .args(["-c", PYTHON, &url, mode])
+                .output()
+                .unwrap();
+            said.push((
+                format!("python {mode}"),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            ));
+        }
+    }
+    if let Some(modules) = crate::sdk_node_modules() {
+        for sdk in ["v2", "v1"] {
+            let out = Command::new("node")
+                .args(["-e", NODE, sdk, &url])
+                .env("NODE_PATH", &modules)
+                .output()
+                .unwrap();
+            said.push((
+                format!("typescript {sdk}"),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            ));
+        }
+    }
+    assert!(
+        said.len() == 4 || std::env::var_os("CI").is_none(),
+        "CI must install both SDKs (.ci/test does)"
+    );
+    for (client, message) in &said {
+        assert!(
+            message.contains("requires a bearer token") && !message.contains("connected"),
+            "{client}: {message}"
+        );
+        assert!(!message.contains("sdk-token-9f3a"));
+    }
+}

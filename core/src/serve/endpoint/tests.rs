@@ -184,13 +184,63 @@ fn refusals_carry_their_status_and_a_json_rpc_error() {
     let (_, body) = responded(route(&r, &a));
     assert_eq!(body["error"]["code"], -32022);
     assert_eq!(body["error"]["data"]["requested"], "1999-01-01");
-    // 401 says how to authenticate.
+    // 401 says how to authenticate, as the error of the request it refuses.
     let r = request("POST", "/mcp", &[JSON], PING);
     let Routed::Respond(bytes) = route(&r, &a) else {
         panic!()
     };
     assert_eq!(parse(&bytes).0, 401);
-    assert!(String::from_utf8_lossy(&bytes).contains("www-authenticate: Bearer\r\n"));
+    let body: Value = serde_json::from_slice(&parse(&bytes).2).unwrap();
+    assert_eq!(body["id"], 1, "{body}");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("bearer token"));
+    assert!(String::from_utf8_lossy(&bytes).contains("www-authenticate: Bearer realm=\"mcp\"\r\n"));
+    // A wrong token: RFC 6750's invalid_token, and the token is not echoed.
+    let r = request(
+        "POST",
+        "/mcp",
+        &[JSON, ("authorization", "Bearer guess-1234")],
+        PING,
+    );
+    let Routed::Respond(bytes) = route(&r, &a) else {
+        panic!()
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    assert_eq!(parse(&bytes).0, 401);
+    assert!(text.contains(r#"error="invalid_token""#), "{text}");
+    assert!(!text.contains("guess-1234"));
+}
+
+#[test]
+fn oauth_discovery_and_registration_are_told_that_a_bearer_token_is_needed() {
+    let a = access(Some("secret-token-1234"));
+    for (method, path) in [
+        ("GET", "/.well-known/oauth-protected-resource"),
+        ("GET", "/.well-known/oauth-protected-resource/mcp"),
+        ("GET", "/.well-known/oauth-authorization-server"),
+        ("GET", "/.well-known/openid-configuration"),
+        ("POST", "/register"),
+        ("GET", "/authorize"),
+        ("POST", "/token"),
+    ] {
+        let (status, body) = responded(route(&request(method, path, &[JSON], "{}"), &a));
+        assert_eq!(status, 404, "{method} {path}");
+        assert_eq!(body["error"], "invalid_request");
+        let description = body["error_description"].as_str().unwrap();
+        assert!(
+            description.contains("Authorization: Bearer <token>"),
+            "{description}"
+        );
+        assert!(!description.contains("secret-token-1234"));
+    }
+    // Other unknown paths keep their JSON-RPC 404.
+    let (status, body) = responded(route(&request("GET", "/registers", &[], ""), &a));
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (404, json!(-32600))
+    );
 }
 
 #[test]
