@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn a_window_ends_once_and_a_released_request_is_never_due() {
-        let t0 = Instant::now();
+        let t0 = crate::testing::start_instant();
         let mut held = Held::default();
         held.hold(
             "a".into(),

@@ -16,14 +16,14 @@ pub fn run() {
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 
 /// A server on a free loopback port, started with `--http` and `yaml`.
-struct HttpProc {
+pub struct HttpProc {
     child: Child,
-    addr: SocketAddr,
+    pub addr: SocketAddr,
     dir: PathBuf,
 }
 
 impl HttpProc {
-    fn start(bin: &Path, base_url: &str, yaml: &str) -> HttpProc {
+    pub fn start(bin: &Path, base_url: &str, yaml: &str) -> HttpProc {
         let dir = std::env::temp_dir().join(format!("orm-bench-http-{}", rand_suffix()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("config.yaml"), yaml).unwrap();

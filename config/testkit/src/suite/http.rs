@@ -238,12 +238,15 @@ pub fn host_origin_and_token_are_enforced_and_the_token_never_echoed() {
     let mut c = HttpConn::open(addr);
     let r = c.post(&ping, &[]);
     assert_eq!(r.status, 401);
-    assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+    assert_eq!(r.header("www-authenticate"), Some(r#"Bearer realm="mcp""#));
     let r = c.post(
         &ping,
         &[("Authorization", "Bearer team-token-0123456789-WRONG")],
     );
     assert_eq!(r.status, 401);
+    assert!(r
+        .header("www-authenticate")
+        .is_some_and(|h| h.contains(r#"error="invalid_token""#)));
     let r = c.post(&ping, &[("Authorization", &auth)]);
     assert_eq!(r.status, 200);
     // DNS rebinding: a foreign Host or Origin is refused even with the token.
