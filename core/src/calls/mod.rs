@@ -192,6 +192,11 @@ impl<C: Clone> CallEngine<C> {
         self.admit(now, key, context, (work, planned), None, access_date)
     }
 
+    /// Whether a new call would be refused as busy: every slot taken, the queue full.
+    pub fn is_full(&self) -> bool {
+        self.slots >= self.settings.max_inflight && self.queue.len() >= self.settings.max_queue
+    }
+
     fn admit(
         &mut self,
         now: Now,
@@ -208,7 +213,7 @@ impl<C: Clone> CallEngine<C> {
         }
         let running = self.slots;
         let busy = if work.takes_slot() {
-            running >= self.settings.max_inflight && self.queue.len() >= self.settings.max_queue
+            self.is_full()
         } else {
             self.fetches >= MAX_FETCHES
         };

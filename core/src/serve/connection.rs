@@ -18,7 +18,7 @@
 //! host only moves bytes and keeps time.
 
 use super::access::Access;
-use super::endpoint::{health, route, ExchangeResponse, Health, Routed};
+use super::endpoint::{health, ready, route, ExchangeResponse, Health, Routed};
 use crate::http::{Incoming, ReplyHead, RequestError, RequestLimits, RequestReader, CONTINUE};
 use crate::io::ExchangeOut;
 use crate::mcp::ProtocolVersion;
@@ -166,6 +166,7 @@ impl Connection {
         match route(&request, access) {
             Routed::Respond(bytes) => Step::Write(bytes),
             Routed::Health => Step::Write(health(&request, load())),
+            Routed::Ready => Step::Write(ready(&request, load())),
             Routed::Exchange {
                 message,
                 version,

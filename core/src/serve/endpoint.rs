@@ -18,8 +18,10 @@ use serde_json::{json, Value};
 
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
-/// The health endpoint's path.
+/// The health endpoint's path (liveness and load).
 pub const HEALTH_PATH: &str = "/health";
+/// The readiness endpoint's path: whether a call can work now.
+pub const READY_PATH: &str = "/ready";
 
 /// What to do with a request.
 #[derive(Debug)]
@@ -28,6 +30,8 @@ pub enum Routed {
     Respond(Vec<u8>),
     /// Answer with [`health`].
     Health,
+    /// Answer with [`ready`].
+    Ready,
     /// Hand `message` to the server as an exchange, and write what it sends back through
     /// `response`.
     Exchange {
@@ -40,8 +44,8 @@ pub enum Routed {
     },
 }
 
-/// What `/health` reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What `/health` and `/ready` report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Health {
     /// Calls running upstream.
     pub running: usize,
@@ -49,14 +53,34 @@ pub struct Health {
     pub queued: usize,
     /// The server is shutting down and takes no new calls.
     pub draining: bool,
+    /// No API key is configured: every call would fail.
+    pub key_missing: bool,
+    /// Every slot is taken and the queue is full: a new call would be refused.
+    pub full: bool,
+}
+
+impl Health {
+    /// Why a call could not work now, if it could not; the order is the one to fix.
+    pub fn not_ready(&self) -> Option<&'static str> {
+        if self.draining {
+            Some("draining: the server is shutting down and takes no new calls")
+        } else if self.key_missing {
+            Some("no API key: the server was started without one, so every call would fail")
+        } else if self.full {
+            Some("at capacity: every call slot is taken and the queue is full")
+        } else {
+            None
+        }
+    }
 }
 
 /// Decides what `request` gets.
 pub fn route(request: &Request, access: &Access) -> Routed {
     let keep_alive = request.keep_alive;
     let path = request.path();
-    if path == HEALTH_PATH {
+    if path == HEALTH_PATH || path == READY_PATH {
         return match request.method.as_str() {
+            "GET" | "HEAD" if path == READY_PATH => Routed::Ready,
             "GET" | "HEAD" => Routed::Health,
             _ => Routed::Respond(
                 ReplyHead::new(405, keep_alive)
@@ -214,6 +238,27 @@ pub fn health(request: &Request, health: Health) -> Vec<u8> {
     let head = ReplyHead::new(status, request.keep_alive)
         .header("content-type", "application/json")
         .header("cache-control", "no-store");
+    let body = body.to_string();
+    if request.method == "HEAD" {
+        return head.without_body(body.len());
+    }
+    head.with_body(body.as_bytes())
+}
+
+/// `/ready`'s answer: 200 when a call can work now, 503 with the reason otherwise (a
+/// load balancer or Kubernetes takes the instance out of rotation; `/health` stays
+/// liveness). Like `/health` it needs no token and names no secret.
+pub fn ready(request: &Request, health: Health) -> Vec<u8> {
+    let (status, body) = match health.not_ready() {
+        None => (200, json!({ "status": "ready" })),
+        Some(reason) => (503, json!({ "status": "not ready", "reason": reason })),
+    };
+    let mut head = ReplyHead::new(status, request.keep_alive)
+        .header("content-type", "application/json")
+        .header("cache-control", "no-store");
+    if health.full && !health.draining && !health.key_missing {
+        head = head.header("retry-after", "1");
+    }
     let body = body.to_string();
     if request.method == "HEAD" {
         return head.without_body(body.len());

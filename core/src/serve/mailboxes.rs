@@ -20,11 +20,7 @@ impl<M> Default for Mailboxes<M> {
         Mailboxes {
             mailboxes: BTreeMap::new(),
             next: 0,
-            health: Health {
-                running: 0,
-                queued: 0,
-                draining: false,
-            },
+            health: Health::default(),
         }
     }
 }
@@ -83,8 +79,7 @@ mod tests {
     fn load(running: usize) -> Health {
         Health {
             running,
-            queued: 0,
-            draining: false,
+            ..Health::default()
         }
     }
 

@@ -215,13 +215,15 @@ impl Server {
         self.closing.is_some()
     }
 
-    /// What `/health` reports.
+    /// What `/health` and `/ready` report.
     pub fn health(&self) -> crate::serve::endpoint::Health {
         let queued = self.calls.queued();
         crate::serve::endpoint::Health {
             running: self.calls.len() - queued,
             queued,
             draining: self.closing.is_some(),
+            key_missing: !self.config.credentials_ready,
+            full: self.calls.is_full(),
         }
     }
 

@@ -21,6 +21,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize]) -> Vec<u8> {
         running: 1,
         queued: 0,
         draining: false,
+        ..Health::default()
     };
     let timeouts = Timeouts {
         idle: std::time::Duration::from_secs(60),

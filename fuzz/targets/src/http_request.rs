@@ -93,10 +93,15 @@ pub fn http_request(data: &[u8]) {
             let _ = responses_mcp_core::serve::headers::check(&r.headers, &message);
         }
         // Whatever the endpoint decides is a well-formed response for the client's reader.
-        use responses_mcp_core::serve::endpoint::{route, Routed};
+        use responses_mcp_core::serve::endpoint::{health, ready, route, Health, Routed};
+        let load = Health {
+            full: r.body.len() % 2 == 1,
+            ..Health::default()
+        };
         let bytes = match route(r, &access) {
             Routed::Respond(bytes) => bytes,
-            Routed::Health => Vec::new(),
+            Routed::Health => health(r, load),
+            Routed::Ready => ready(r, load),
             Routed::Exchange { mut response, .. } => {
                 let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#.to_vec();
                 let (mut bytes, _) =

@@ -469,3 +469,63 @@ pub fn sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero() {
     assert_eq!(mcp.wait_exit(PATIENCE).code(), Some(0));
     assert!(TcpStream::connect(addr).is_err(), "no longer accepting");
 }
+
+pub fn ready_says_whether_a_call_can_work_now() {
+    let fake = FakeOpenAi::start(|r, _| {
+        if r.body.to_string().contains("please-hang-forever") {
+            Action::Hang
+        } else {
+            Action::json(200, &fixture("response-no-search.json"))
+        }
+    });
+    let (_mcp, addr) = serve(&fake, "server: {max_inflight: 1, max_queue: 0}\n", &[]);
+    let mut c = HttpConn::open(addr);
+    let r = c.get("/ready");
+    assert_eq!(
+        (r.status, r.json()["status"].clone()),
+        (200, json!("ready"))
+    );
+    // A call takes the only slot and nothing may queue: a new call would be refused.
+    let mut busy = HttpConn::open(addr);
+    let mut hang = call(1, None);
+    hang["params"]["arguments"]["query"] = json!("please-hang-forever");
+    busy.send_raw(&post_bytes(
+        addr,
+        &hang,
+        &[("MCP-Protocol-Version", LEGACY)],
+    ));
+    assert_eq!(fake.wait_requests(1, PATIENCE).len(), 1);
+    let r = c.get("/ready");
+    assert_eq!(r.status, 503);
+    assert!(
+        r.json()["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("at capacity"),
+        "{:?}",
+        r.json()
+    );
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert_eq!(c.get("/health").status, 200, "/health stays liveness");
+    // Its client leaves: the call is cancelled and the instance is ready again.
+    drop(busy);
+    let start = Instant::now();
+    while c.get("/ready").status != 200 {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "not ready again after the call ended"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    // Without an API key no call can work: not ready, and says why without a secret.
+    let mut opts = Opts::http(&fake.url);
+    opts.key = false;
+    let keyless = Mcp::spawn(opts);
+    let r = HttpConn::open(listening(&keyless)).get("/ready");
+    assert_eq!(r.status, 503);
+    assert!(r.json()["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("no API key"));
+    assert!(r.header("retry-after").is_none());
+}

@@ -560,6 +560,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::tasks::a_modern_client_with_the_extension_polls_its_task_to_the_result);
             }
             #[test]
+            fn ready_says_whether_a_call_can_work_now() {
+                $crate::run($bin, $crate::suite::http::ready_says_whether_a_call_can_work_now);
+            }
+            #[test]
             fn sdk_clients_without_the_bearer_token_say_that_one_is_required() {
                 $crate::run($bin, $crate::suite::sdks::sdk_clients_without_the_bearer_token_say_that_one_is_required);
             }

@@ -31,6 +31,7 @@ fn idle() -> Health {
         running: 0,
         queued: 0,
         draining: false,
+        ..Health::default()
     }
 }
 
@@ -155,6 +156,7 @@ fn health_reports_the_load_it_is_given() {
         running: 2,
         queued: 1,
         draining: false,
+        ..Health::default()
     }));
     let (status, _, body) = read(&bytes);
     assert_eq!(status, 200);

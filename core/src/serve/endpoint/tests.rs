@@ -275,6 +275,7 @@ fn health_needs_no_token_and_tells_no_secrets() {
             running: 2,
             queued: 1,
             draining: false,
+            ..Health::default()
         },
     );
     let (status, _, body) = parse(&bytes);
@@ -289,6 +290,7 @@ fn health_needs_no_token_and_tells_no_secrets() {
             running: 2,
             queued: 1,
             draining: false,
+            ..Health::default()
         },
     );
     assert!(
@@ -301,6 +303,7 @@ fn health_needs_no_token_and_tells_no_secrets() {
             running: 0,
             queued: 0,
             draining: true,
+            ..Health::default()
         },
     );
     assert_eq!(parse(&draining).0, 503);
@@ -416,4 +419,58 @@ fn accept_ranges_are_read_with_their_weights() {
     );
     assert_eq!(accepts(Some("TEXT/*")), (false, true));
     assert_eq!(accepts(Some("image/png")), (false, false));
+}
+
+#[test]
+fn ready_is_200_only_when_a_call_can_work_and_says_why_not() {
+    let r = request("GET", "/ready", &[], "");
+    assert!(matches!(
+        route(&r, &access(Some("t0ken-for-tests"))),
+        Routed::Ready
+    ));
+    let answer = |h: Health| {
+        let (status, headers, body) = parse(&ready(&r, h));
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        let retry = headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("retry-after"));
+        (
+            status,
+            body["reason"].as_str().unwrap_or("").to_owned(),
+            retry,
+        )
+    };
+    let busy = Health {
+        running: 4,
+        queued: 9,
+        ..Health::default()
+    };
+    assert_eq!(
+        answer(busy),
+        (200, String::new(), false),
+        "busy but below the limit"
+    );
+    let full = Health { full: true, ..busy };
+    let (status, reason, retry) = answer(full);
+    assert_eq!((status, retry), (503, true));
+    assert!(reason.starts_with("at capacity"), "{reason}");
+    let keyless = Health {
+        key_missing: true,
+        ..full
+    };
+    assert!(
+        answer(keyless).1.starts_with("no API key"),
+        "the key goes first"
+    );
+    let draining = Health {
+        draining: true,
+        ..keyless
+    };
+    let (status, reason, retry) = answer(draining);
+    assert_eq!((status, retry), (503, false));
+    assert!(reason.starts_with("draining"));
+    let head = ready(&request("HEAD", "/ready", &[], ""), Health::default());
+    assert!(head.starts_with(b"HTTP/1.1 200") && head.ends_with(b"\r\n\r\n"));
+    let (status, _) = responded(route(&request("POST", "/ready", &[], ""), &access(None)));
+    assert_eq!(status, 405);
 }
