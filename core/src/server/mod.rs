@@ -324,8 +324,9 @@ impl Server {
                 .abort_all(Some(crate::openai::UpstreamFailure::shutdown(why)));
             return;
         }
-        self.expire_tasks(now);
+        // A window that ends with its task's life answers with the task first.
         self.release_held(now);
+        self.expire_tasks(now);
         self.on_background_timeout(now);
         self.calls.handle_timeout(now);
     }

@@ -74,7 +74,8 @@ impl Server {
                     return Dispatched::Pending;
                 };
                 task.call = Some(key);
-                let window = self.config.tasks.answer_within;
+                // Never past the task's life: its handle must still serve when given.
+                let window = self.config.tasks.answer_within.min(task.ttl);
                 if version.is_modern() && !window.is_zero() {
                     // The client takes a result or a task: it gets the result if the
                     // call ends within the window, else its task at the window's end.

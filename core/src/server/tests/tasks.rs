@@ -803,3 +803,17 @@ fn a_2025_11_25_task_request_gets_its_task_at_once_whatever_the_window() {
         "a young task is polled often"
     );
 }
+
+#[test]
+fn a_window_longer_than_the_tasks_life_still_answers_with_the_task() {
+    let mut config = Harness::keyed();
+    config.tasks.default_ttl = Duration::from_secs(2);
+    let mut h = Harness::new(config);
+    h.send(modern_call(1, true));
+    let _attempt = h.take_http()[0].attempt;
+    h.fire();
+    let r = h.frames().remove(0);
+    assert_eq!(r["id"], 1);
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    assert_eq!(r["result"]["ttlMs"], 2000);
+}
