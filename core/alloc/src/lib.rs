@@ -13,7 +13,7 @@
 //! a block is padding). A freed block goes on its class's list unless the list already
 //! holds [`CLASS_BUDGET`] bytes (two blocks at least); an allocation takes from the list
 //! first and asks the system allocator otherwise. Anything bigger or more aligned goes
-//! straight to the system allocator. What the cache can hold is bounded (about 13 MiB
+//! straight to the system allocator. What the cache can hold is bounded (17.6 MiB
 //! if every class were full, which only a workload with that much live memory at once
 //! could make it), and it holds only memory the process already had.
 //!
@@ -236,6 +236,15 @@ unsafe impl GlobalAlloc for Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_the_cache_can_hold_is_bounded_as_documented() {
+        let most: usize = (0..CLASSES)
+            .map(|c| class_size(c) * (CLASS_BUDGET / class_size(c)).max(2))
+            .sum();
+        // The module docs say 17.6 MiB.
+        assert_eq!((most * 10 + (1 << 19)) >> 20, 176);
+    }
 
     #[test]
     fn every_size_has_the_smallest_class_that_holds_it() {
