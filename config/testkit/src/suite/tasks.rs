@@ -199,8 +199,11 @@ pub fn an_http_client_creates_a_task_leaves_and_fetches_the_result_on_another_co
 }
 
 pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
-    let fake = slow_fake();
-    // The call (600 ms) outlives the answer window (100 ms): it becomes a task.
+    // The call (2 s) outlives the answer window (100 ms) by far, however loaded the
+    // machine: it becomes a task.
+    let fake = FakeOpenAi::start(|_, _| {
+        Action::json(200, &fixture("response-web-search.json")).after(Duration::from_secs(2))
+    });
     let yaml = "tasks: {answer_within_ms: 100}\n";
     let mcp = Mcp::spawn(Opts::http(&fake.url).config(&temp_dir("modern-task"), yaml));
     let addr = listening(&mcp);
@@ -614,11 +617,11 @@ pub fn a_modern_task_call_answered_within_the_window_gets_its_result_not_a_task(
 }
 
 pub fn a_modern_task_call_that_outlives_the_window_becomes_a_task_when_it_ends() {
-    // Upstream answers in 1.5 s, the window is 300 ms: a task at 300 ms (not before),
+    // Upstream answers in 3 s, the window is 300 ms: a task at 300 ms (not before),
     // then the result in tasks/get. Without the extension the same call waits for its
     // result as always.
     let fake = FakeOpenAi::start(|_, _| {
-        Action::json(200, &fixture("response-no-search.json")).after(Duration::from_millis(1500))
+        Action::json(200, &fixture("response-no-search.json")).after(Duration::from_secs(3))
     });
     let yaml = "tasks: {answer_within_ms: 300}\n";
     let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&temp_dir("window"), yaml));
