@@ -139,11 +139,12 @@ cargo publish --workspace --dry-run --locked > "$out/publish.log" 2>&1 \
   || { cat "$out/publish.log" >&2; exit 1; }
 grep -E "Packaged|Verifying" "$out/publish.log"
 crates=$(mktemp -d)
-for crate in responses-mcp-core responses-mcp-config openai-responses-mcp; do
+for crate in responses-mcp-alloc responses-mcp-core responses-mcp-config openai-responses-mcp; do
   tar -xzf "target/package/tmp-crate/$crate-$version.crate" -C "$crates"
 done
 cargo install -q --locked --debug --force --root "$out/install" \
   --path "$crates/openai-responses-mcp-$version" \
+  --config "patch.crates-io.responses-mcp-alloc.path='$crates/responses-mcp-alloc-$version'" \
   --config "patch.crates-io.responses-mcp-core.path='$crates/responses-mcp-core-$version'" \
   --config "patch.crates-io.responses-mcp-config.path='$crates/responses-mcp-config-$version'"
 rm -rf "$crates"
