@@ -94,6 +94,22 @@ pub fn clients_bin() -> Option<PathBuf> {
     None
 }
 
+/// Removes the proxy variables from `command`'s environment: the client programs the
+/// tests run must reach the loopback servers directly.
+pub fn without_proxies(command: &mut Command) -> &mut Command {
+    for proxy in [
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "ALL_PROXY",
+        "https_proxy",
+        "http_proxy",
+        "all_proxy",
+    ] {
+        command.env_remove(proxy);
+    }
+    command
+}
+
 /// `_meta` key of a modern request's protocol version.
 pub const MODERN_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 

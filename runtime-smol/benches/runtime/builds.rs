@@ -49,6 +49,7 @@ pub fn run() {
                 base.push(cpu_of_calls(&glibc, &fake.url));
                 this.push(cpu_of_calls(&musl, &fake.url));
             }
+            let median = |xs| percentile(&sorted(xs), 0.5);
             let (base, this) = (median(base), median(this));
             println!(
                 "| {name} | {upstream} | {:.3} ms | {:.3} ms | {:.2} |",
@@ -59,11 +60,6 @@ pub fn run() {
         }
     }
     println!();
-}
-
-fn median(xs: Vec<f64>) -> f64 {
-    let xs = sorted(xs);
-    xs[xs.len() / 2]
 }
 
 /// Milliseconds of CPU (user + system) the server spent serving `initialize` and

@@ -24,16 +24,7 @@ fn client(bin: &std::path::Path, program: &str, home: &std::path::Path) -> Comma
         .env("DISABLE_TELEMETRY", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .current_dir(home);
-    for proxy in [
-        "HTTPS_PROXY",
-        "HTTP_PROXY",
-        "ALL_PROXY",
-        "https_proxy",
-        "http_proxy",
-        "all_proxy",
-    ] {
-        command.env_remove(proxy);
-    }
+    without_proxies(&mut command);
     command
 }
 

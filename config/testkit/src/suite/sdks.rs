@@ -37,16 +37,7 @@ fn run_over_stdio_with(mut command: Command, fake: &FakeOpenAi, yaml: Option<&st
 /// and that nothing it printed carries the key; returns the JSON report on its last
 /// line. `server_log` is shown when it fails.
 fn report_of(mut command: Command, server_log: impl Fn() -> String) -> Value {
-    for proxy in [
-        "HTTPS_PROXY",
-        "HTTP_PROXY",
-        "ALL_PROXY",
-        "https_proxy",
-        "http_proxy",
-        "all_proxy",
-    ] {
-        command.env_remove(proxy);
-    }
+    crate::without_proxies(&mut command);
     let out = command.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
