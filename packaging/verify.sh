@@ -135,6 +135,14 @@ grep -q "$(sha256sum "$bundle" | cut -d' ' -f1)" "$dist/server.json"
 echo "$dist/server.json names the bundle with its hash"
 
 step "crates: cargo publish --dry-run, then cargo install from the packaged crate"
+# The dry run verifies each crate against the others' packaged copies, which cargo unpacks
+# into its home under a folder named for the overlay's path and reuses if present: a CI
+# that clones to the same path every time would compile a copy left by an older commit.
+# These names are ours alone (none is fetched from crates.io), so the copies can go.
+for crate in $(cargo metadata --no-deps --format-version 1 \
+    | node -e 'for (const p of JSON.parse(require("fs").readFileSync(0)).packages) console.log(p.name)'); do
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
+done
 cargo publish --workspace --dry-run --locked > "$out/publish.log" 2>&1 \
   || { cat "$out/publish.log" >&2; exit 1; }
 grep -E "Packaged|Verifying" "$out/publish.log"
