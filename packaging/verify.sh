@@ -138,7 +138,10 @@ step "crates: cargo publish --dry-run, then cargo install from the packaged crat
 # The dry run verifies each crate against the others' packaged copies, which cargo unpacks
 # into its home under a folder named for the overlay's path and reuses if present: a CI
 # that clones to the same path every time would compile a copy left by an older commit.
-# These names are ours alone (none is fetched from crates.io), so the copies can go.
+# These names are ours alone (none is fetched from crates.io), so the copies can go. For
+# the same reason (cargo takes a registry crate's build as never changing) the builds of an
+# earlier dry run in this tree go too.
+rm -rf target/package
 for crate in $(cargo metadata --no-deps --format-version 1 \
     | node -e 'for (const p of JSON.parse(require("fs").readFileSync(0)).packages) console.log(p.name)'); do
   rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
