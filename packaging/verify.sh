@@ -136,22 +136,23 @@ echo "$dist/server.json names the bundle with its hash"
 
 step "crates: cargo publish --dry-run, then cargo install from the packaged crate"
 # The dry run verifies each crate against the others' packaged copies, which cargo unpacks
-# into its home under a folder named for the overlay's path and reuses if present: a CI
-# that clones to the same path every time would compile a copy left by an older commit.
-# These names are ours alone (none is fetched from crates.io), so the copies can go. For
-# the same reason (cargo takes a registry crate's build as never changing) the builds of an
-# earlier dry run in this tree go too.
-rm -rf target/package
+# into its home under a folder named for the overlay's path and reuses if present, and
+# builds as registry crates, whose builds it takes as never changing: a CI that clones to
+# the same path every time, or a second run in one tree, would compile against an older
+# commit's copy. So the dry run builds in its own fresh folder, and the unpacked copies
+# go (these names are ours alone: none is fetched from crates.io).
+publish_target=target/packaging/publish
+rm -rf "$publish_target"
 for crate in $(cargo metadata --no-deps --format-version 1 \
     | node -e 'for (const p of JSON.parse(require("fs").readFileSync(0)).packages) console.log(p.name)'); do
   rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
 done
-cargo publish --workspace --dry-run --locked > "$out/publish.log" 2>&1 \
+cargo publish --workspace --dry-run --locked --target-dir "$publish_target" > "$out/publish.log" 2>&1 \
   || { cat "$out/publish.log" >&2; exit 1; }
 grep -E "Packaged|Verifying" "$out/publish.log"
 crates=$(mktemp -d)
 for crate in responses-mcp-alloc responses-mcp-core responses-mcp-config openai-responses-mcp; do
-  tar -xzf "target/package/tmp-crate/$crate-$version.crate" -C "$crates"
+  tar -xzf "$publish_target/package/tmp-crate/$crate-$version.crate" -C "$crates"
 done
 cargo install -q --locked --debug --force --root "$out/install" \
   --path "$crates/openai-responses-mcp-$version" \
