@@ -49,7 +49,27 @@ pub enum Kind {
     Country,
     /// An IANA time zone such as `Asia/Tokyo`, or null.
     TimeZone,
+    /// An amount of US dollars from 0 up to (not including) a million.
+    Usd,
+    /// Model ids mapped to their rates (`pricing.models`): see [`PRICE_FIELDS`].
+    PriceTable,
 }
+
+/// The fields of one `pricing.models.<model>` entry: name, whether required, what it is.
+pub const PRICE_FIELDS: [(&str, bool, &str); 4] = [
+    ("input_per_mtok", true, "USD per million input tokens"),
+    (
+        "cached_input_per_mtok",
+        false,
+        "USD per million cached input tokens (unset: the input rate)",
+    ),
+    ("output_per_mtok", true, "USD per million output tokens, reasoning included"),
+    (
+        "long_context_above_tokens",
+        false,
+        "above this many input tokens the request is billed at twice the input rates and 1.5 times the output rate (unset: never)",
+    ),
+];
 
 /// One configuration leaf.
 #[derive(Clone, Copy, Debug)]
@@ -394,6 +414,18 @@ const AFTER_PROFILES: &[Key] = &[
         "Name of the environment variable whose secret seals task ids (share it between instances); unset: a random key per process."
     ),
     key!(
+        "pricing.web_search_per_1k_usd",
+        Kind::Usd,
+        None,
+        "What OpenAI charges per 1,000 web search calls, for the cost estimate of each call (built in: 10, as of 2026-11-26)."
+    ),
+    key!(
+        "pricing.models",
+        Kind::PriceTable,
+        None,
+        "Prices by model id, over the built-in ones: each an object of input_per_mtok, output_per_mtok and optional cached_input_per_mtok and long_context_above_tokens (USD per million tokens). A model with no price gets no estimate."
+    ),
+    key!(
         "server.http.listen",
         Kind::Str,
         Some("MCP_HTTP_LISTEN"),
@@ -652,6 +684,10 @@ pub fn defaults() -> Value {
             "answer_within_ms": millis(core.tasks.answer_within),
             "openai_background": core.tasks.background,
             "secret_env": DEFAULT_TASKS_SECRET_ENV,
+        },
+        "pricing": {
+            "web_search_per_1k_usd": core.prices.web_search_call.usd() * 1000.0,
+            "models": {},
         }
     })
 }

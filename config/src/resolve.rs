@@ -385,6 +385,10 @@ fn fits(kind: Kind, value: &Value) -> bool {
             s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
         }
         (Kind::TimeZone, Value::String(s)) => is_time_zone(s),
+        (Kind::Usd, Value::Number(n)) => n.as_f64().is_some_and(is_usd),
+        (Kind::PriceTable, Value::Object(models)) => models
+            .iter()
+            .all(|(model, entry)| !model.trim().is_empty() && is_price(entry)),
         _ => false,
     }
 }
@@ -407,7 +411,48 @@ fn allowed(kind: Kind) -> String {
             "a two-letter upper-case ISO 3166-1 country code such as JP, or null".into()
         }
         Kind::TimeZone => "an IANA time zone such as Asia/Tokyo or UTC, or null".into(),
+        Kind::Usd => "an amount of US dollars from 0 to 999999".into(),
+        Kind::PriceTable => {
+            let fields: Vec<String> = keys::PRICE_FIELDS
+                .iter()
+                .map(|(name, required, what)| {
+                    let optional = if *required { "" } else { ", optional" };
+                    format!("{name} ({what}{optional})")
+                })
+                .collect();
+            format!(
+                "a mapping of model ids to objects of {}; rates from 0 to 999999",
+                fields.join("; ")
+            )
+        }
     }
+}
+
+/// A non-negative amount below a million dollars.
+fn is_usd(usd: f64) -> bool {
+    usd.is_finite() && (0.0..1e6).contains(&usd)
+}
+
+/// One `pricing.models.<model>` entry: the required rates, the optional ones, nothing else.
+fn is_price(entry: &Value) -> bool {
+    let Value::Object(fields) = entry else {
+        return false;
+    };
+    let known = fields.iter().all(|(name, value)| match name.as_str() {
+        "long_context_above_tokens" => value.is_null() || value.as_u64().is_some_and(|n| n > 0),
+        "cached_input_per_mtok" if value.is_null() => true,
+        other => {
+            keys::PRICE_FIELDS
+                .iter()
+                .any(|(field, _, _)| *field == other)
+                && value.as_f64().is_some_and(is_usd)
+        }
+    });
+    let complete = keys::PRICE_FIELDS
+        .iter()
+        .filter(|(_, required, _)| *required)
+        .all(|(field, _, _)| fields.contains_key(*field));
+    known && complete
 }
 
 /// `Area/Location` (letters, digits, `_`, `-`, `+`, more `/` parts) or `UTC`.

@@ -2,6 +2,7 @@
 
 use crate::resolve::Resolved;
 use crate::view::UserLocationNode;
+use responses_mcp_core::openai::pricing::{ModelPrice, PerToken, Picodollars, Prices};
 use responses_mcp_core::policy::SYSTEM_POLICY;
 use responses_mcp_core::tools::{Tool, ALL_TOOLS};
 use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
@@ -232,6 +233,30 @@ impl Resolved {
             .collect()
     }
 
+    /// The built-in prices with the configured ones over them. The resolver checked every
+    /// rate's range, so none is dropped here.
+    pub fn prices(&self) -> Prices {
+        let pricing = &self.settings.pricing;
+        let mut prices = Prices::default();
+        if let Some(per_call) = Picodollars::from_usd(pricing.web_search_per_1k_usd / 1000.0) {
+            prices.web_search_call = per_call;
+        }
+        for (model, node) in &pricing.models {
+            let rate = |usd: f64| PerToken::from_usd_per_million(usd).unwrap_or(PerToken(0));
+            let input = rate(node.input_per_mtok);
+            prices.configure(
+                model,
+                ModelPrice {
+                    input,
+                    cached_input: node.cached_input_per_mtok.map_or(input, rate),
+                    output: rate(node.output_per_mtok),
+                    long_context_above: node.long_context_above_tokens,
+                },
+            );
+        }
+        prices
+    }
+
     /// Every tool's own profile, the others' falling back to `answer`'s fields.
     fn profiles(&self) -> Profiles {
         let answer = self.profile(Tool::Answer, None);
@@ -288,6 +313,7 @@ impl Resolved {
             max_queue: size(s.server.max_queue),
             progress_interval: Duration::from_millis(s.server.progress_interval_ms),
             jitter_seed,
+            prices: self.prices(),
             // The key is filled in by `load`, from the environment or the system's entropy.
             tasks: responses_mcp_core::tasks::TaskSettings {
                 max_tasks: size(s.tasks.max_tasks),

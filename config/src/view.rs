@@ -22,6 +22,30 @@ pub struct Settings {
     pub search: Search,
     pub server: Server,
     pub tasks: Tasks,
+    pub pricing: Pricing,
+}
+
+/// `pricing.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Pricing {
+    pub web_search_per_1k_usd: f64,
+    /// Prices by model id.
+    pub models: BTreeMap<String, ModelPriceNode>,
+}
+
+/// One `pricing.models.<model>` entry, in USD per million tokens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct ModelPriceNode {
+    pub input_per_mtok: f64,
+    #[serde(default)]
+    pub cached_input_per_mtok: Option<f64>,
+    pub output_per_mtok: f64,
+    #[serde(default)]
+    pub long_context_above_tokens: Option<u64>,
 }
 
 /// `tasks.*`.

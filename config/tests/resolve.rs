@@ -537,6 +537,10 @@ fn no_configuration_resolves_to_exactly_the_cores_defaults() {
 #[test]
 fn the_typed_view_has_exactly_the_keys_of_the_table() {
     fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        // A leaf may hold an object (`pricing.models`).
+        if responses_mcp_config::keys::key(prefix).is_some() {
+            return out.push(prefix.to_owned());
+        }
         match v.as_object() {
             Some(map) => {
                 for (k, child) in map {
@@ -798,4 +802,64 @@ fn retired_models_warn_at_startup_naming_the_setting() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("o4-mini was shut down by OpenAI on 2026-10-23"));
     assert!(warnings[0].contains("set model_profiles.answer_quick.model to gpt-5.6-terra"));
+}
+
+#[test]
+fn configured_prices_join_the_built_in_ones() {
+    use responses_mcp_core::openai::pricing::{Estimate, PriceSource, Prices};
+    use responses_mcp_core::openai::Usage;
+    let yaml = "pricing:\n  web_search_per_1k_usd: 25\n  models:\n    my-model: {input_per_mtok: 0.4, output_per_mtok: 1.6}\n    gpt-6-luna: {input_per_mtok: 1, cached_input_per_mtok: 0.5, output_per_mtok: 2, long_context_above_tokens: 1000}\n";
+    let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    let prices = r.server_config(true, None, 1).prices;
+    let usage = Usage {
+        input_tokens: 1_000_000,
+        cached_input_tokens: 500_000,
+        output_tokens: 100_000,
+        web_searches: 2,
+        ..Usage::default()
+    };
+    // No cached rate given: cached tokens at the input rate. 1M × $0.40 + 0.1M × $1.60 + 2 × $0.025.
+    let Estimate::Usd(mine) = prices.estimate("my-model", &usage) else {
+        panic!()
+    };
+    assert_eq!(mine.total().usd(), 0.61);
+    assert_eq!(mine.source, PriceSource::Configured);
+    // Above its own long-context line: (0.5M × $1 + 0.5M × $0.5) × 2 + 0.1M × $2 × 1.5 + searches.
+    let Estimate::Usd(luna) = prices.estimate("gpt-6-luna", &usage) else {
+        panic!()
+    };
+    assert_eq!(luna.total().usd(), 1.85);
+    assert!(luna.long_context);
+    // The other built-in prices stay.
+    let builtin = Prices::default();
+    assert_eq!(prices.of("gpt-6.1-terra"), builtin.of("gpt-6.1-terra"));
+}
+
+#[test]
+fn a_bad_price_says_what_a_price_looks_like() {
+    for yaml in [
+        "pricing:\n  models:\n    m: {input_per_mtok: 1}\n",
+        "pricing:\n  models:\n    m: {input_per_mtok: -1, output_per_mtok: 1}\n",
+        "pricing:\n  models:\n    m: {input_per_mtok: 1, output_per_mtok: 1, cache: 2}\n",
+        "pricing:\n  models:\n    m: {input_per_mtok: 1, output_per_mtok: 1, long_context_above_tokens: 0}\n",
+        "pricing:\n  models:\n    m: 3\n",
+        "pricing:\n  models: [m]\n",
+    ] {
+        let err = run(Some(yaml), &env(&[]), &Cli::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("pricing.models"), "{yaml}: {err}");
+        assert!(err.contains("input_per_mtok") && err.contains("output_per_mtok"), "{err}");
+    }
+    let err = run(
+        Some("pricing:\n  web_search_per_1k_usd: -5\n"),
+        &env(&[]),
+        &Cli::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("pricing.web_search_per_1k_usd") && err.contains("dollars"),
+        "{err}"
+    );
 }

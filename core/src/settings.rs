@@ -142,6 +142,8 @@ pub struct ServerConfig {
     pub stream: bool,
     /// Retries after the first attempt (`request.max_retries`).
     pub max_retries: u32,
+    /// The prices that estimate what each call cost.
+    pub prices: crate::openai::pricing::Prices,
     /// The model profiles.
     pub profiles: Profiles,
     /// `policy.max_citations`, 1..=10.
@@ -208,6 +210,7 @@ impl Default for ServerConfig {
             progress_interval: Duration::from_secs(5),
             jitter_seed: 0x9E37_79B9_7F4A_7C15,
             tasks: TaskSettings::default(),
+            prices: crate::openai::pricing::Prices::default(),
         }
     }
 }

@@ -7,6 +7,7 @@ use super::DoctorHttp;
 use crate::cli::DoctorFlags;
 use crate::proxy::ProxyRoute;
 use crate::{ConfigError, Source, Startup};
+use responses_mcp_core::openai::pricing::{PerToken, PriceSource, PRICES_AS_OF};
 use responses_mcp_core::openai::{
     classify_reply, models, parse_answer, RequestPlan, UpstreamVerdict, Usage,
 };
@@ -45,6 +46,7 @@ pub fn run_all(
     let target = provider(report, startup);
     report.push(api_key(startup));
     report.push(proxy(startup));
+    report.push(prices(startup));
     let Some(target) = target else { return };
     let reachable = network(report, startup, &target, http.as_deref());
     let key_missing = report.failed("api key");
@@ -78,6 +80,67 @@ pub fn run_all(
             "not made (add --live for one small real call per profile; it costs tokens)",
         ));
     }
+}
+
+/// The prices each profile's calls are estimated with, and the models that have none.
+fn prices(startup: &Startup) -> Check {
+    let prices = startup.resolved.prices();
+    let per_million = |rate: PerToken| format!("${}", rate.usd_per_million());
+    let mut lines = Vec::new();
+    let mut unpriced = Vec::new();
+    let mut details = serde_json::Map::new();
+    for (tool, model, _) in startup.resolved.profile_models() {
+        match prices.of(&model) {
+            Some((price, source)) => {
+                let origin = match source {
+                    PriceSource::BuiltIn => format!("built-in, as of {PRICES_AS_OF}"),
+                    PriceSource::Configured => "configured".to_owned(),
+                };
+                lines.push(format!(
+                    "{model} {} / {} cached / {} output per million tokens ({origin})",
+                    per_million(price.input),
+                    per_million(price.cached_input),
+                    per_million(price.output),
+                ));
+                details.insert(
+                    tool.name().into(),
+                    json!({
+                        "model": model,
+                        "input_per_mtok": price.input.usd_per_million(),
+                        "cached_input_per_mtok": price.cached_input.usd_per_million(),
+                        "output_per_mtok": price.output.usd_per_million(),
+                        "long_context_above_tokens": price.long_context_above,
+                        "source": source.as_str(),
+                    }),
+                );
+            }
+            None => {
+                unpriced.push(model.clone());
+                details.insert(
+                    tool.name().into(),
+                    json!({ "model": model, "source": null }),
+                );
+            }
+        }
+    }
+    lines.sort();
+    lines.dedup();
+    let per_1k = prices.web_search_call.usd() * 1000.0;
+    lines.push(format!("web search ${per_1k} per 1,000 calls"));
+    details.insert("web_search_per_1k_usd".into(), json!(per_1k));
+    let summary = lines.join("; ");
+    if unpriced.is_empty() {
+        return Check::new("prices", Status::Ok, summary).details(Value::Object(details));
+    }
+    unpriced.sort();
+    unpriced.dedup();
+    Check::new("prices", Status::Warn, summary)
+        .advice(format!(
+            "no price is known for {}: calls work, but their cost is not estimated; set \
+             pricing.models.<model> (input_per_mtok, output_per_mtok) in the configuration",
+            unpriced.join(", ")
+        ))
+        .details(Value::Object(details))
 }
 
 fn configuration(startup: &Startup, file: Option<&(PathBuf, bool)>) -> Check {

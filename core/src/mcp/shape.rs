@@ -6,6 +6,7 @@ use super::meta::{MetaError, SERVER_INFO, SUBSCRIPTION_ID};
 use super::{CallParamsError, ProgressToken, ProtocolVersion};
 use crate::calls::Report;
 use crate::jsonrpc::{ErrorKind, OutgoingNotification, RequestId, RpcError};
+use crate::openai::pricing::{Estimate, PriceSource, Unpriced, PRICES_AS_OF};
 use crate::openai::Answer;
 use crate::tools::{Tool, ALL_TOOLS};
 use serde_json::{json, Map, Value};
@@ -223,7 +224,12 @@ pub fn empty_result() -> Value {
 
 /// The `tools/call` result for an answer: the JSON text, plus `structuredContent` where
 /// the version has it.
-pub fn tool_result(answer: &Answer, version: ProtocolVersion, report: &Report) -> Value {
+pub fn tool_result(
+    answer: &Answer,
+    version: ProtocolVersion,
+    report: &Report,
+    cost: &Estimate,
+) -> Value {
     // Serialising plain strings, booleans and vectors of them cannot fail.
     #[allow(clippy::expect_used)]
     let structured = serde_json::to_value(answer).expect("an Answer is always valid JSON");
@@ -232,8 +238,42 @@ pub fn tool_result(answer: &Answer, version: ProtocolVersion, report: &Report) -
     if version.has_titles_and_structured_output() {
         result["structuredContent"] = structured;
     }
-    add_meta(&mut result, META_USAGE, usage(report));
+    let mut usage = usage(report);
+    usage["cost"] = cost_report(cost, &answer.model);
+    add_meta(&mut result, META_USAGE, usage);
     complete(result, version)
+}
+
+/// The estimated cost under the usage report: dollars and their parts, or why there is
+/// no figure and what would give one.
+fn cost_report(cost: &Estimate, model: &str) -> Value {
+    match cost {
+        Estimate::Usd(cost) => json!({
+            "usd": cost.total().usd(),
+            "tokens_usd": cost.tokens.usd(),
+            "web_searches_usd": cost.searches.usd(),
+            "long_context": cost.long_context,
+            "prices": match cost.source {
+                PriceSource::BuiltIn => format!("built-in, as of {PRICES_AS_OF}"),
+                PriceSource::Configured => "configured (pricing.models)".to_owned(),
+            },
+        }),
+        Estimate::Unknown(why) => json!({ "usd": null, "why": unpriced(*why, model) }),
+    }
+}
+
+/// Why a call has no cost figure, and what gives one.
+pub fn unpriced(why: Unpriced, model: &str) -> String {
+    match why {
+        Unpriced::Model => format!(
+            "no price is known for model {model}; set pricing.models.{model} \
+             (input_per_mtok, cached_input_per_mtok, output_per_mtok) to estimate its cost"
+        ),
+        Unpriced::Tier => format!(
+            "the response's service tier has no known price multiplier for model {model}; \
+             the cost is not estimated"
+        ),
+    }
 }
 
 /// The usage report of a call, under [`META_USAGE`]: no secrets, nothing from the
@@ -246,9 +286,13 @@ fn usage(report: &Report) -> Value {
     if let Some(u) = &report.usage {
         usage["response_id"] = u.response_id.clone().into();
         usage["input_tokens"] = u.input_tokens.into();
+        usage["cached_input_tokens"] = u.cached_input_tokens.into();
         usage["output_tokens"] = u.output_tokens.into();
         usage["reasoning_tokens"] = u.reasoning_tokens.into();
         usage["web_searches"] = u.web_searches.into();
+        if let Some(tier) = &u.service_tier {
+            usage["service_tier"] = tier.as_str().into();
+        }
     }
     if !report.adjustments.is_empty() {
         let adjusted: Vec<Value> = report

@@ -228,6 +228,7 @@ lenient_struct! {
         status: Text<'a> = "status",
         usage: Object = "usage",
         model: Text<'a> = "model",
+        service_tier: Text<'a> = "service_tier",
         incomplete_details: IncompleteDetails<'a> = "incomplete_details",
         error: Object = "error",
         output: List<Item<'a>> = "output",

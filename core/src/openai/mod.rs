@@ -8,6 +8,7 @@ mod body;
 pub mod calendar;
 pub mod drift;
 pub mod models;
+pub mod pricing;
 pub(crate) mod request;
 mod response;
 mod status;

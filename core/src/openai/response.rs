@@ -22,14 +22,18 @@ pub struct Answer {
 pub struct Usage {
     /// The response id OpenAI gave.
     pub response_id: Option<String>,
-    /// Input tokens.
+    /// Input tokens, cached ones and the search content read included.
     pub input_tokens: u64,
+    /// Of the input tokens, those read from OpenAI's prompt cache.
+    pub cached_input_tokens: u64,
     /// Output tokens (reasoning included).
     pub output_tokens: u64,
     /// Reasoning tokens.
     pub reasoning_tokens: u64,
     /// Web searches the model ran.
     pub web_searches: u32,
+    /// The `service_tier` OpenAI says it processed the request with (what it bills).
+    pub service_tier: Option<String>,
 }
 
 impl Usage {
@@ -45,14 +49,17 @@ impl Usage {
             body.id.get(),
             body.usage.get(),
             u32::try_from(searches).unwrap_or(u32::MAX),
+            body.service_tier.get(),
         )
     }
 
-    /// Usage from a response id, its `usage` object and the searches counted.
+    /// Usage from a response id, its `usage` object, the searches counted and the
+    /// response's `service_tier`.
     pub fn from_parts(
         id: Option<&str>,
         usage: Option<&serde_json::Value>,
         web_searches: u32,
+        service_tier: Option<&str>,
     ) -> Usage {
         let n = |path: &str| {
             usage
@@ -63,9 +70,12 @@ impl Usage {
         Usage {
             response_id: id.map(str::to_owned),
             input_tokens: n("/input_tokens"),
+            cached_input_tokens: n("/input_tokens_details/cached_tokens"),
             output_tokens: n("/output_tokens"),
             reasoning_tokens: n("/output_tokens_details/reasoning_tokens"),
             web_searches,
+            // A tier name is a short word; anything else is not one.
+            service_tier: service_tier.filter(|t| t.len() <= 32).map(str::to_owned),
         }
     }
 }

@@ -307,6 +307,8 @@ struct ResponseMeta {
     #[serde(default)]
     usage: Value,
     #[serde(default)]
+    service_tier: Value,
+    #[serde(default)]
     incomplete_details: Value,
     #[serde(default)]
     error: Value,
@@ -320,6 +322,7 @@ impl ResponseMeta {
             ("status", self.status),
             ("model", self.model),
             ("usage", self.usage),
+            ("service_tier", self.service_tier),
             ("incomplete_details", self.incomplete_details),
             ("error", self.error),
         ] {
@@ -386,6 +389,7 @@ fn usage(meta: &Value, web_searches: u32) -> Usage {
         meta.get("id").and_then(Value::as_str),
         meta.get("usage"),
         web_searches,
+        meta.get("service_tier").and_then(Value::as_str),
     )
 }
 

@@ -98,7 +98,12 @@ impl Server {
         version: ProtocolVersion,
     ) -> Result<serde_json::Value, crate::jsonrpc::RpcError> {
         match outcome {
-            Ok(answer) => Ok(shape::tool_result(&answer, version, report)),
+            Ok(answer) => {
+                let none = crate::openai::Usage::default();
+                let usage = report.usage.as_ref().unwrap_or(&none);
+                let cost = self.config.prices.estimate(&answer.model, usage);
+                Ok(shape::tool_result(&answer, version, report, &cost))
+            }
             Err(failure) => ToolFailure::Upstream {
                 failure: &failure,
                 retries,

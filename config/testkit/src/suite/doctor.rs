@@ -82,6 +82,19 @@ pub fn doctor_is_all_green_against_a_working_provider() {
         "{out}"
     );
     assert!(line(&out, "model answer_quick").contains("gpt-5.6-luna exists"));
+    // The prices in use; a model without one is named with what to set.
+    let prices = line(&out, "prices");
+    assert!(
+        prices.starts_with("[warn]")
+            && prices.contains("gpt-6.1-terra $1 / $0.05 cached / $5 output per million tokens (built-in, as of 2026-11-26)")
+            && prices.contains("web search $10 per 1,000 calls"),
+        "{out}"
+    );
+    assert!(
+        out.contains("no price is known for gpt-5.6-luna")
+            && out.contains("pricing.models.<model>"),
+        "{out}"
+    );
     let live = line(&out, "live answer");
     assert!(
         live.starts_with("[ok]") && live.contains("searched: yes"),
@@ -205,6 +218,7 @@ pub fn doctor_json_has_one_entry_per_check() {
             "provider",
             "api key",
             "proxy",
+            "prices",
             "dns",
             "tcp",
             "tls",
@@ -217,7 +231,11 @@ pub fn doctor_json_has_one_entry_per_check() {
         assert!(["ok", "warn", "fail", "skip"].contains(&status), "{c}");
         assert!(c["summary"].is_string() && c.get("advice").is_some() && c.get("ms").is_some());
     }
-    assert!(checks[5]["ms"].is_u64(), "the network steps are timed");
+    assert!(checks[6]["ms"].is_u64(), "the network steps are timed");
+    assert_eq!(checks[4]["status"], "ok", "{}", checks[4]);
+    assert_eq!(checks[4]["details"]["answer"]["output_per_mtok"], 5.0);
+    assert_eq!(checks[4]["details"]["answer"]["source"], "built-in");
+    assert_eq!(checks[4]["details"]["web_search_per_1k_usd"], 10.0);
     assert_eq!(
         checks[2]["details"],
         json!({"env": "OPENAI_API_KEY", "set": true})

@@ -5,6 +5,7 @@ pub mod bad_upstream;
 pub mod clients;
 pub mod concurrency;
 pub mod config;
+pub mod cost;
 pub mod doctor;
 pub mod eras;
 pub mod http;
@@ -90,6 +91,16 @@ macro_rules! e2e_suite {
             #[test]
             fn a_retired_model_warns_at_startup_and_a_404_says_what_to_set() {
                 $crate::run($bin, $crate::suite::providers::a_retired_model_warns_at_startup_and_a_404_says_what_to_set);
+            }
+        }
+        mod cost {
+            #[test]
+            fn each_call_reports_its_cost_at_the_built_in_prices() {
+                $crate::run($bin, $crate::suite::cost::each_call_reports_its_cost_at_the_built_in_prices);
+            }
+            #[test]
+            fn configured_prices_win_and_an_unpriced_model_says_what_to_set() {
+                $crate::run($bin, $crate::suite::cost::configured_prices_win_and_an_unpriced_model_says_what_to_set);
             }
         }
         mod answers {

@@ -1,0 +1,135 @@
+//! The estimated cost of each call in its usage `_meta` (platform issue, cost per call):
+//! the fake's usage priced by hand, for every price rule.
+
+use crate::fake_openai::FakeOpenAi;
+use crate::*;
+
+/// The real web-search payload with its model, usage and service tier replaced.
+fn priced_body(model: &str, input: u64, cached: u64, output: u64, tier: &str) -> Vec<u8> {
+    let mut body: Value =
+        serde_json::from_slice(&fixture("response-web-search-preview.json")).unwrap();
+    body["model"] = model.into();
+    body["service_tier"] = tier.into();
+    body["usage"] = json!({
+        "input_tokens": input,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": output,
+        "output_tokens_details": {"reasoning_tokens": output / 2},
+        "total_tokens": input + output,
+    });
+    serde_json::to_vec(&body).unwrap()
+}
+
+/// The searches the payload ran (its `search` actions; opening a page is no search call).
+fn searches_in_payload() -> u64 {
+    let body: Value = serde_json::from_slice(&fixture("response-web-search-preview.json")).unwrap();
+    let n = body["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "web_search_call" && i["action"]["type"] == "search")
+        .count();
+    n as u64
+}
+
+/// The usage `_meta` of one `answer` call against a fake that returns `body`.
+fn usage_of(body: Vec<u8>, opts: Opts) -> Value {
+    let fake = FakeOpenAi::fixed(200, body);
+    let mut mcp = Mcp::spawn(Opts {
+        base_url: Some(fake.url.clone()),
+        ..opts
+    });
+    mcp.initialize("2025-11-25");
+    let reply = mcp.call(1, "answer", json!({"query": "what changed this week?"}));
+    assert!(reply["result"]["structuredContent"].is_object(), "{reply}");
+    reply["result"]["_meta"]["com.github.openai-responses-mcp/usage"].clone()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+pub fn each_call_reports_its_cost_at_the_built_in_prices() {
+    let searches = searches_in_payload();
+    assert_eq!(searches, 4, "the fixture's search actions");
+    // A snapshot id of gpt-6.1-terra ($1 input, $0.05 cached, $5 output per million).
+    let usage = usage_of(
+        priced_body("gpt-6.1-terra-2026-10-26", 20_000, 5_000, 1_000, "default"),
+        Opts::default(),
+    );
+    let tokens = 15_000.0 * 1.0 / 1e6 + 5_000.0 * 0.05 / 1e6 + 1_000.0 * 5.0 / 1e6;
+    let search_cost = searches as f64 * 0.01;
+    let cost = &usage["cost"];
+    assert!(
+        close(cost["tokens_usd"].as_f64().unwrap(), tokens),
+        "{usage}"
+    );
+    assert!(
+        close(cost["web_searches_usd"].as_f64().unwrap(), search_cost),
+        "{usage}"
+    );
+    assert!(
+        close(cost["usd"].as_f64().unwrap(), tokens + search_cost),
+        "{usage}"
+    );
+    assert_eq!(cost["prices"], "built-in, as of 2026-11-26");
+    assert_eq!(cost["long_context"], false);
+    assert_eq!(usage["cached_input_tokens"], 5_000);
+    assert_eq!(usage["service_tier"], "default");
+    assert_eq!(usage["web_searches"], searches);
+
+    // Flex halves the tokens, not the searches.
+    let usage = usage_of(
+        priced_body("gpt-6.1-terra", 20_000, 5_000, 1_000, "flex"),
+        Opts::default(),
+    );
+    assert!(
+        close(
+            usage["cost"]["usd"].as_f64().unwrap(),
+            tokens / 2.0 + search_cost
+        ),
+        "{usage}"
+    );
+
+    // Above 272,000 input tokens the whole request is at long-context rates.
+    let usage = usage_of(
+        priced_body("gpt-6.1-sol", 300_000, 0, 10_000, "priority"),
+        Opts::default(),
+    );
+    let tokens = (300_000.0 * 2.0 * 2.0 + 10_000.0 * 10.0 * 1.5) / 1e6 * 2.0;
+    assert!(
+        close(usage["cost"]["usd"].as_f64().unwrap(), tokens + search_cost),
+        "{usage}"
+    );
+    assert_eq!(usage["cost"]["long_context"], true);
+}
+
+pub fn configured_prices_win_and_an_unpriced_model_says_what_to_set() {
+    let dir = temp_dir("pricing");
+    let yaml = "pricing:\n  web_search_per_1k_usd: 25\n  models:\n    house-model: {input_per_mtok: 0.4, cached_input_per_mtok: 0.1, output_per_mtok: 1.6}\n";
+    let opts = || Opts::default().config(&dir, yaml);
+    let usage = usage_of(
+        priced_body("house-model", 10_000, 4_000, 2_000, "default"),
+        opts(),
+    );
+    let tokens = (6_000.0 * 0.4 + 4_000.0 * 0.1 + 2_000.0 * 1.6) / 1e6;
+    let search_cost = searches_in_payload() as f64 * 0.025;
+    assert!(
+        close(usage["cost"]["usd"].as_f64().unwrap(), tokens + search_cost),
+        "{usage}"
+    );
+    assert_eq!(usage["cost"]["prices"], "configured (pricing.models)");
+
+    let usage = usage_of(
+        priced_body("mystery-1", 10_000, 0, 2_000, "default"),
+        opts(),
+    );
+    assert_eq!(usage["cost"]["usd"], Value::Null, "{usage}");
+    let why = usage["cost"]["why"].as_str().unwrap();
+    assert!(
+        why.contains("mystery-1") && why.contains("pricing.models.mystery-1"),
+        "{why}"
+    );
+    // The tokens are still reported.
+    assert_eq!(usage["input_tokens"], 10_000);
+}

@@ -1,0 +1,296 @@
+//! What a call cost: OpenAI's prices per model and the estimate from a call's usage.
+//!
+//! Built-in prices, USD per million tokens at the standard tier, from OpenAI's pricing
+//! and model pages as quoted by the sources below (checked 2026-11-26, the date
+//! [`PRICES_AS_OF`] carries):
+//!
+//! | model         | input | cached input | output | source                                  |
+//! |---------------|-------|--------------|--------|-----------------------------------------|
+//! | gpt-6.1-sol   | 2.00  | 0.10         | 10.00  | model page via LiteLLM "Day 0 Support: GPT-6.1 Sol" (2026-09-29) |
+//! | gpt-6.1-terra | 1.00  | 0.05         | 5.00   | model page via docs.litellm.ai/blog/gpt-6-1-terra (2026-10-26) |
+//! | gpt-6-sol     | 2.00  | 0.20         | 10.00  | OpenAI pricing, 2026-09-22 (codexometer v0.18.4 notes) |
+//! | gpt-6-luna    | 0.10  | 0.01         | 0.50   | OpenAI pricing, 2026-09-22 (codexometer v0.18.4 notes) |
+//!
+//! Rules the same pages give for these models: a request above 272,000 input tokens is
+//! billed whole at twice the input and cached-input rates and 1.5 times the output rate;
+//! `flex` halves every token rate and `priority` (shown as "fast") doubles it. Reasoning
+//! tokens are billed as output (they are counted in `output_tokens`). The `web_search`
+//! tool costs $10 per 1,000 calls, and the search content it reads is billed as input
+//! tokens at the model's rates (those tokens are already in `input_tokens`); OpenAI's
+//! pricing page, as quoted on community.openai.com/t/search-web-using-openai-api/1363698
+//! and modelcostwatch.com (checked 2026-03-12). Other models are priced by configuration
+//! (`pricing.models.<model>`); a model with no price gets no estimate, never a guess.
+//!
+//! Money is counted in picodollars (10^-12 USD) in integers, so an estimate is exact
+//! for rates given to the millionth of a dollar per million tokens, and repeatable.
+
+use super::Usage;
+use crate::vocab::ServiceTier;
+
+/// The day the built-in prices were checked.
+pub const PRICES_AS_OF: &str = "2026-11-26";
+
+/// What one web search call costs at OpenAI: $10 per 1,000 calls.
+pub const WEB_SEARCH_PER_CALL: Picodollars = Picodollars(10_000_000_000);
+
+/// The input size above which the built-in models bill a whole request at long-context
+/// rates.
+const LONG_CONTEXT_ABOVE: u64 = 272_000;
+
+/// An amount of money in 10^-12 USD.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Picodollars(pub u64);
+
+impl Picodollars {
+    /// From US dollars; `None` for a negative, non-finite or absurd (≥ $10^6) amount.
+    pub fn from_usd(usd: f64) -> Option<Picodollars> {
+        let pico = usd * 1e12;
+        // The bound keeps the cast exact-enough and far from u64::MAX.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        (usd.is_finite() && (0.0..1e6).contains(&usd)).then(|| Picodollars(pico.round() as u64))
+    }
+
+    /// In US dollars, rounded to the nanodollar (what reports show).
+    pub fn usd(self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let nano = self.0.saturating_add(500) / 1000;
+        #[allow(clippy::cast_precision_loss)]
+        let usd = nano as f64 / 1e9;
+        usd
+    }
+
+    /// The sum, saturating.
+    #[must_use]
+    pub fn plus(self, other: Picodollars) -> Picodollars {
+        Picodollars(self.0.saturating_add(other.0))
+    }
+}
+
+/// A token rate: picodollars per token, which is USD per million tokens times 10^6.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerToken(pub u64);
+
+impl PerToken {
+    /// From USD per million tokens, as OpenAI publishes rates; `None` for a negative,
+    /// non-finite or absurd (≥ $10^6 per million) rate.
+    pub fn from_usd_per_million(usd: f64) -> Option<PerToken> {
+        // The bound keeps the product far inside u64.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        (usd.is_finite() && (0.0..1e6).contains(&usd)).then(|| PerToken((usd * 1e6).round() as u64))
+    }
+
+    /// In USD per million tokens.
+    pub fn usd_per_million(self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let usd = self.0 as f64 / 1e6;
+        usd
+    }
+}
+
+/// One model's rates at the standard tier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelPrice {
+    /// Input tokens not read from the cache.
+    pub input: PerToken,
+    /// Input tokens read from the cache.
+    pub cached_input: PerToken,
+    /// Output tokens, reasoning included.
+    pub output: PerToken,
+    /// Above this many input tokens the whole request is billed at long-context rates
+    /// (input and cached ×2, output ×1.5); `None` when the model has no such rule.
+    pub long_context_above: Option<u64>,
+}
+
+/// Where a model's price came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PriceSource {
+    /// The table above, as of [`PRICES_AS_OF`].
+    BuiltIn,
+    /// `pricing.models.<model>` in the configuration.
+    Configured,
+}
+
+impl PriceSource {
+    /// How reports name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PriceSource::BuiltIn => "built-in",
+            PriceSource::Configured => "configured",
+        }
+    }
+}
+
+/// The prices in use: the built-in table with the configuration's models over it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prices {
+    models: Vec<(String, ModelPrice, PriceSource)>,
+    /// What one web search call costs.
+    pub web_search_call: Picodollars,
+}
+
+impl Default for Prices {
+    fn default() -> Prices {
+        let rate = |usd_per_million_times_100: u64| PerToken(usd_per_million_times_100 * 10_000);
+        let model = |name: &str, input, cached, output| {
+            let price = ModelPrice {
+                input: rate(input),
+                cached_input: rate(cached),
+                output: rate(output),
+                long_context_above: Some(LONG_CONTEXT_ABOVE),
+            };
+            (name.to_owned(), price, PriceSource::BuiltIn)
+        };
+        // Cents per million tokens, from the table in the module's documentation.
+        Prices {
+            models: vec![
+                model("gpt-6.1-sol", 200, 10, 1000),
+                model("gpt-6.1-terra", 100, 5, 500),
+                model("gpt-6-sol", 200, 20, 1000),
+                model("gpt-6-luna", 10, 1, 50),
+            ],
+            web_search_call: WEB_SEARCH_PER_CALL,
+        }
+    }
+}
+
+impl Prices {
+    /// Sets `model`'s price from the configuration, replacing a built-in one.
+    pub fn configure(&mut self, model: &str, price: ModelPrice) {
+        self.models.retain(|(name, _, _)| name != model);
+        self.models
+            .push((model.to_owned(), price, PriceSource::Configured));
+        self.models.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+
+    /// Every model priced, by name.
+    pub fn models(&self) -> impl Iterator<Item = (&str, &ModelPrice, PriceSource)> {
+        self.models.iter().map(|(n, p, s)| (n.as_str(), p, *s))
+    }
+
+    /// The price of `model`: by its exact id, else without a `-YYYY-MM-DD` snapshot
+    /// suffix (the API reports `gpt-6.1-terra-2026-10-26` for `gpt-6.1-terra`).
+    pub fn of(&self, model: &str) -> Option<(&ModelPrice, PriceSource)> {
+        let find = |id: &str| {
+            self.models
+                .iter()
+                .find(|(name, _, _)| name == id)
+                .map(|(_, p, s)| (p, *s))
+        };
+        find(model).or_else(|| find(strip_snapshot(model)?))
+    }
+
+    /// What a call with `usage` on `model` cost.
+    pub fn estimate(&self, model: &str, usage: &Usage) -> Estimate {
+        let Some((price, source)) = self.of(model) else {
+            return Estimate::Unknown(Unpriced::Model);
+        };
+        let Some((num, den)) = tier_multiplier(usage.service_tier.as_deref()) else {
+            return Estimate::Unknown(Unpriced::Tier);
+        };
+        let long = price
+            .long_context_above
+            .is_some_and(|above| usage.input_tokens > above);
+        let (input_factor, output_factor) = if long {
+            ((2, 1), (3, 2))
+        } else {
+            ((1, 1), (1, 1))
+        };
+        let cached = usage.cached_input_tokens.min(usage.input_tokens);
+        let fresh = usage.input_tokens - cached;
+        let scaled = |tokens: u64, rate: PerToken, (n, d): (u128, u128)| {
+            u128::from(tokens) * u128::from(rate.0) * n / d
+        };
+        let tokens = scaled(fresh, price.input, input_factor)
+            + scaled(cached, price.cached_input, input_factor)
+            + scaled(usage.output_tokens, price.output, output_factor);
+        let tokens = Picodollars(u64::try_from(tokens * num / den).unwrap_or(u64::MAX));
+        let searches = Picodollars(
+            self.web_search_call
+                .0
+                .saturating_mul(u64::from(usage.web_searches)),
+        );
+        Estimate::Usd(Cost {
+            tokens,
+            searches,
+            source,
+            long_context: long,
+        })
+    }
+}
+
+/// The estimate of a call's cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Estimate {
+    /// The cost in money.
+    Usd(Cost),
+    /// No estimate: why.
+    Unknown(Unpriced),
+}
+
+impl Estimate {
+    /// The total, when known.
+    pub fn total(&self) -> Option<Picodollars> {
+        match self {
+            Estimate::Usd(cost) => Some(cost.total()),
+            Estimate::Unknown(_) => None,
+        }
+    }
+}
+
+/// A known cost, in its parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cost {
+    /// Tokens at the model's rates, tier and long context applied.
+    pub tokens: Picodollars,
+    /// Web search calls.
+    pub searches: Picodollars,
+    /// Where the model's price came from.
+    pub source: PriceSource,
+    /// Whether the long-context rates applied.
+    pub long_context: bool,
+}
+
+impl Cost {
+    /// Tokens and searches.
+    pub fn total(&self) -> Picodollars {
+        self.tokens.plus(self.searches)
+    }
+}
+
+/// Why a call has no estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unpriced {
+    /// No price for the model, built in or configured.
+    Model,
+    /// The response names a service tier whose price multiplier is not known.
+    Tier,
+}
+
+/// The factor a service tier applies to token rates, as a fraction; `None` when unknown.
+/// No tier reported means the standard one.
+fn tier_multiplier(tier: Option<&str>) -> Option<(u128, u128)> {
+    let Some(name) = tier else {
+        return Some((1, 1));
+    };
+    match ServiceTier::parse(name)? {
+        ServiceTier::Auto | ServiceTier::Default | ServiceTier::Scale => Some((1, 1)),
+        ServiceTier::Flex => Some((1, 2)),
+        ServiceTier::Priority | ServiceTier::Fast => Some((2, 1)),
+        ServiceTier::Ultrafast => None,
+    }
+}
+
+/// `gpt-6.1-terra` for `gpt-6.1-terra-2026-10-26`; `None` without such a suffix.
+fn strip_snapshot(model: &str) -> Option<&str> {
+    let (base, date) = model.split_at_checked(model.len().checked_sub(11)?)?;
+    let date = date.strip_prefix('-')?;
+    let shaped = date.len() == 10
+        && date.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            _ => b.is_ascii_digit(),
+        });
+    (shaped && !base.is_empty()).then_some(base)
+}
+
+#[cfg(test)]
+mod tests;

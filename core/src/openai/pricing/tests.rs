@@ -1,0 +1,151 @@
+use super::*;
+
+fn bill(input: u64, cached: u64, output: u64, searches: u32, tier: Option<&str>) -> Usage {
+    Usage {
+        input_tokens: input,
+        cached_input_tokens: cached,
+        output_tokens: output,
+        web_searches: searches,
+        service_tier: tier.map(str::to_owned),
+        ..Usage::default()
+    }
+}
+
+fn usd(estimate: Estimate) -> f64 {
+    estimate.total().map_or(f64::NAN, Picodollars::usd)
+}
+
+#[test]
+fn tokens_and_searches_at_the_standard_rates() {
+    let prices = Prices::default();
+    // gpt-6.1-terra: 9,000 fresh input at $1/M, 1,000 cached at $0.05/M, 2,000 output at
+    // $5/M, 3 searches at $0.01: 0.009 + 0.00005 + 0.01 + 0.03.
+    let e = prices.estimate(
+        "gpt-6.1-terra",
+        &bill(10_000, 1_000, 2_000, 3, Some("default")),
+    );
+    assert_eq!(usd(e), 0.049_05);
+    let Estimate::Usd(cost) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(cost.searches, Picodollars(30_000_000_000));
+    assert_eq!(cost.source, PriceSource::BuiltIn);
+    assert!(!cost.long_context);
+}
+
+#[test]
+fn a_snapshot_id_takes_its_models_price() {
+    let prices = Prices::default();
+    let b = bill(100_000, 0, 0, 0, None);
+    assert_eq!(usd(prices.estimate("gpt-6.1-sol-2026-09-29", &b)), 0.2);
+    assert_eq!(usd(prices.estimate("gpt-6.1-sol", &b)), 0.2);
+    // Not a date: no guess from a neighbour.
+    assert_eq!(
+        prices.estimate("gpt-6.1-sol-mini", &b),
+        Estimate::Unknown(Unpriced::Model)
+    );
+    assert_eq!(
+        prices.estimate("gpt-6.1-sol-2026-9-29x", &b),
+        Estimate::Unknown(Unpriced::Model)
+    );
+    assert_eq!(strip_snapshot("-2026-09-29"), None);
+    assert_eq!(strip_snapshot("2026-09-29"), None);
+    assert_eq!(strip_snapshot("é"), None);
+}
+
+#[test]
+fn tiers_scale_the_tokens_but_not_the_searches() {
+    let prices = Prices::default();
+    let base = |tier| usd(prices.estimate("gpt-6-luna", &bill(200_000, 0, 1_000_000, 1, tier)));
+    // $0.02 + $0.50 of tokens, $0.01 of search.
+    assert_eq!(base(None), 0.53);
+    assert_eq!(base(Some("auto")), 0.53);
+    assert_eq!(base(Some("flex")), 0.27);
+    assert_eq!(base(Some("priority")), 1.05);
+    assert_eq!(
+        prices.estimate("gpt-6-luna", &bill(1, 0, 1, 0, Some("ultrafast"))),
+        Estimate::Unknown(Unpriced::Tier)
+    );
+    assert_eq!(
+        prices.estimate("gpt-6-luna", &bill(1, 0, 1, 0, Some("warp"))),
+        Estimate::Unknown(Unpriced::Tier)
+    );
+}
+
+#[test]
+fn above_272k_input_tokens_the_whole_request_is_long_context() {
+    let prices = Prices::default();
+    let at = usd(prices.estimate("gpt-6.1-terra", &bill(272_000, 0, 100_000, 0, None)));
+    assert_eq!(at, 0.772);
+    let e = prices.estimate("gpt-6.1-terra", &bill(272_001, 1, 100_000, 0, None));
+    // 272,000 fresh ×2 at $1/M, 1 cached ×2 at $0.05/M, 100,000 output ×1.5 at $5/M.
+    assert_eq!(usd(e), 1.294_000_1);
+    assert!(matches!(
+        e,
+        Estimate::Usd(Cost {
+            long_context: true,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn configuration_adds_and_replaces_models() {
+    let mut prices = Prices::default();
+    let price = ModelPrice {
+        input: PerToken::from_usd_per_million(0.4).unwrap(),
+        cached_input: PerToken::from_usd_per_million(0.1).unwrap(),
+        output: PerToken::from_usd_per_million(1.6).unwrap(),
+        long_context_above: None,
+    };
+    prices.configure("my-model", price);
+    prices.configure("gpt-6-luna", price);
+    let b = bill(100_000, 50_000, 1_000_000, 0, None);
+    // 50,000 fresh at $0.40/M, 50,000 cached at $0.10/M, 1M output at $1.60/M.
+    assert_eq!(usd(prices.estimate("my-model", &b)), 1.625);
+    let Estimate::Usd(cost) = prices.estimate("gpt-6-luna", &b) else {
+        panic!()
+    };
+    assert_eq!(cost.source, PriceSource::Configured);
+    assert_eq!(
+        prices
+            .models()
+            .filter(|(n, _, _)| *n == "gpt-6-luna")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn cached_tokens_beyond_the_input_count_as_input() {
+    let prices = Prices::default();
+    // A provider reporting more cached than input tokens cannot make money negative.
+    let e = prices.estimate("gpt-6.1-terra", &bill(10, 50, 0, 0, None));
+    assert_eq!(e.total(), Some(Picodollars(10 * 50_000)));
+}
+
+#[test]
+fn extreme_counts_saturate_instead_of_wrapping() {
+    let prices = Prices::default();
+    let e = prices.estimate(
+        "gpt-6.1-sol",
+        &bill(u64::MAX, 0, u64::MAX, u32::MAX, Some("priority")),
+    );
+    assert_eq!(e.total(), Some(Picodollars(u64::MAX)));
+}
+
+#[test]
+fn rates_outside_reason_are_refused() {
+    assert_eq!(PerToken::from_usd_per_million(-1.0), None);
+    assert_eq!(PerToken::from_usd_per_million(f64::NAN), None);
+    assert_eq!(PerToken::from_usd_per_million(1e7), None);
+    assert_eq!(PerToken::from_usd_per_million(0.000_001), Some(PerToken(1)));
+    assert_eq!(
+        PerToken::from_usd_per_million(2.5).map(PerToken::usd_per_million),
+        Some(2.5)
+    );
+    assert_eq!(
+        Picodollars::from_usd(10.0 / 1000.0),
+        Some(WEB_SEARCH_PER_CALL)
+    );
+}
