@@ -26,6 +26,7 @@ Options:
   --provider <name>     openai, azure, openrouter, ollama or lmstudio (openai.provider)
   --model <id>          Override model_profiles.answer.model
   --debug [<path>]      Debug log to stderr, mirrored to <path> when given
+  --log-format <fmt>    text (default) or json: JSON lines, one per finished call
   --help                Show this help
   --version             Show the version
 
@@ -52,6 +53,8 @@ pub struct Cli {
     pub provider: Option<String>,
     /// The `doctor` command, with its flags.
     pub doctor: Option<DoctorFlags>,
+    /// `--log-format <text|json>`.
+    pub log_format: Option<String>,
     /// `--debug` (`Some(None)`) or `--debug <path>` (`Some(Some(path))`).
     pub debug: Option<Option<PathBuf>>,
     /// `--help`.
@@ -117,6 +120,10 @@ impl Cli {
                 Long("provider") => {
                     let provider = parser.value().map_err(err)?.string().map_err(err)?;
                     cli.provider = Some(provider);
+                }
+                Long("log-format") => {
+                    let format = parser.value().map_err(err)?.string().map_err(err)?;
+                    cli.log_format = Some(format);
                 }
                 Long("live") => live = true,
                 Long("json") => json = true,
@@ -206,6 +213,7 @@ mod tests {
                 config: Some("/c.yaml".into()),
                 model: Some("gpt-5".into()),
                 provider: None,
+                log_format: None,
                 doctor: None,
                 debug: Some(Some("/tmp/d.log".into())),
                 help: false,

@@ -99,6 +99,8 @@ pub const SERVICE_TIERS: &[&str] = &ServiceTier::NAMES;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// The variable that holds the bearer token unless `server.http.token_env` names another.
 pub const DEFAULT_TOKEN_ENV: &str = "MCP_HTTP_TOKEN";
+/// Log formats (`server.log_format`).
+pub const LOG_FORMATS: &[&str] = &["text", "json"];
 /// The providers with a preset (`openai.provider`).
 pub const PROVIDERS: &[&str] = crate::choices::Provider::NAMES;
 
@@ -292,6 +294,12 @@ const AFTER_PROFILES: &[Key] = &[
         Kind::OptStr,
         None,
         "Also write the debug log to this file."
+    ),
+    key!(
+        "server.log_format",
+        Kind::OneOf(LOG_FORMATS),
+        Some("MCP_LOG_FORMAT"),
+        "text: log lines for people (warnings, and debug with --debug). json: one JSON object per line, plus one per finished tools/call (--log-format sets it)."
     ),
     key!(
         "server.show_config_on_start",
@@ -663,7 +671,7 @@ pub fn defaults() -> Value {
             "domains": search.domains,
         } },
         "server": {
-            "transport": "stdio", "debug": core.debug, "debug_file": null,
+            "transport": "stdio", "debug": core.debug, "debug_file": null, "log_format": "text",
             "show_config_on_start": false, "line_mode": core.force_line_output,
             "max_message_bytes": core.max_message_bytes, "max_inflight": core.max_inflight,
             "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),

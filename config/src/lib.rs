@@ -28,6 +28,7 @@ pub mod tls;
 pub mod view;
 
 pub use cli::{Cli, USAGE};
+pub use logging::announce_listening;
 pub use resolve::{resolve, ConfigError, Env, Resolved, Source, YamlInput};
 pub use settings::{PolicyMerge, PolicySource};
 
@@ -172,7 +173,11 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     };
     let mut resolved = resolve(yaml, env, &cli)?;
     let proxy = proxy::resolve_proxy(env, &resolved.settings.openai.base_url)?;
-    if let Err(e) = logging::init(resolved.debug(), resolved.debug_file().as_deref()) {
+    if let Err(e) = logging::init(
+        resolved.debug(),
+        resolved.debug_file().as_deref(),
+        resolved.json_logs(),
+    ) {
         let _ = writeln!(std::io::stderr(), "openai-responses-mcp: {e}");
     }
     if let (Some(path), Some(_)) = (&located, &text) {

@@ -3,6 +3,9 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use responses_mcp_core::server::call_log::CALL_LOG_TARGET;
 
 /// Our crates, which log at debug level in debug mode. Dependencies stay at warn so that
 /// nothing they log (headers included) reaches the output.
@@ -13,6 +16,29 @@ const OURS: &[&str] = &[
     "openai_responses_mcp",
     "openai_responses_mcp_blocking",
 ];
+
+/// Set once the logger writes JSON lines.
+static JSON: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+
+/// Says on stderr where `--http` listens: the one line a supervisor or a test waits for,
+/// `listening on http://ADDR/mcp`, or with JSON logs an object carrying it as `message`
+/// and `url`.
+pub fn announce_listening(bound: std::net::SocketAddr) {
+    let url = format!("http://{bound}/mcp");
+    let line = if JSON.get().is_some() {
+        serde_json::json!({
+            "time": now_utc(),
+            "level": "info",
+            "target": "listening",
+            "message": format!("listening on {url}"),
+            "url": url,
+        })
+        .to_string()
+    } else {
+        format!("listening on {url}")
+    };
+    let _ = writeln!(io::stderr(), "{line}");
+}
 
 /// Writes every record to stderr and to a file.
 struct Tee {
@@ -32,14 +58,20 @@ impl Write for Tee {
     }
 }
 
-/// Installs the logger. `RUST_LOG`, when set, overrides the levels chosen here.
-pub(crate) fn init(debug: bool, file: Option<&Path>) -> Result<(), String> {
+/// Installs the logger. `RUST_LOG`, when set, overrides the levels chosen here. `json`:
+/// every record is one JSON object on its own line, and each finished call leaves one.
+pub(crate) fn init(debug: bool, file: Option<&Path>, json: bool) -> Result<(), String> {
     let mut builder = env_logger::Builder::new();
     builder.filter_level(log::LevelFilter::Warn);
     if debug {
         for module in OURS {
             builder.filter_module(module, log::LevelFilter::Debug);
         }
+    }
+    if json {
+        builder.filter_module(CALL_LOG_TARGET, log::LevelFilter::Info);
+        builder.format(json_line);
+        let _ = JSON.set(());
     }
     if let Ok(spec) = std::env::var("RUST_LOG") {
         builder.parse_filters(&spec);
@@ -64,4 +96,40 @@ pub(crate) fn init(debug: bool, file: Option<&Path>) -> Result<(), String> {
     }
     builder.try_init().map_err(|e| e.to_string())?;
     problem.map_or(Ok(()), Err)
+}
+
+/// One record as a JSON line. A call's line is already one (with its own time), so it is
+/// written as it is.
+fn json_line(buf: &mut env_logger::fmt::Formatter, record: &log::Record<'_>) -> io::Result<()> {
+    let message = record.args().to_string();
+    if record.target() == CALL_LOG_TARGET {
+        return writeln!(buf, "{message}");
+    }
+    let level = match record.level() {
+        log::Level::Error => "error",
+        log::Level::Warn => "warn",
+        log::Level::Info => "info",
+        log::Level::Debug => "debug",
+        log::Level::Trace => "trace",
+    };
+    let line = serde_json::json!({
+        "time": now_utc(),
+        "level": level,
+        "target": record.target(),
+        "message": message,
+    });
+    writeln!(buf, "{line}")
+}
+
+/// Now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+fn now_utc() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let seconds = responses_mcp_core::date::iso_utc(since.as_secs());
+    let millis = since.subsec_millis();
+    match seconds.strip_suffix('Z') {
+        Some(head) => format!("{head}.{millis:03}Z"),
+        None => seconds,
+    }
 }

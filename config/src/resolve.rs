@@ -256,6 +256,10 @@ impl Resolved {
             let value = Value::String(provider.clone());
             self.set("openai.provider", value, Source::Cli("--provider"));
         }
+        if let Some(format) = &cli.log_format {
+            let value = Value::String(format.clone());
+            self.set("server.log_format", value, Source::Cli("--log-format"));
+        }
         if let Some(model) = &cli.model {
             self.set(
                 "model_profiles.answer.model",

@@ -50,6 +50,11 @@ impl Resolved {
         self.settings.server.debug
     }
 
+    /// Whether logs are JSON lines (`server.log_format: json`).
+    pub fn json_logs(&self) -> bool {
+        self.settings.server.log_format == "json"
+    }
+
     /// The debug log file, when one is set and debug is on.
     pub fn debug_file(&self) -> Option<PathBuf> {
         let server = &self.settings.server;

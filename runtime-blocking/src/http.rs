@@ -71,7 +71,7 @@ impl Endpoint {
         std::thread::Builder::new()
             .name("accept".into())
             .spawn(move || accept(&listener, &accepting))?;
-        let _ = writeln!(std::io::stderr(), "listening on http://{bound}/mcp");
+        responses_mcp_config::announce_listening(bound);
         Ok(Endpoint { shared, bound })
     }
 

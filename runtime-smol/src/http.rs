@@ -107,8 +107,7 @@ impl Endpoint {
 
 /// The one line a supervisor or test waits for.
 fn announce(bound: SocketAddr) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "listening on http://{bound}/mcp");
+    responses_mcp_config::announce_listening(bound);
 }
 
 /// Accepts until stopped; beyond the connection limit, a 503 and close.

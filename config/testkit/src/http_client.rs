@@ -15,8 +15,18 @@ pub fn listening(mcp: &Mcp) -> SocketAddr {
         let stderr = mcp.stderr();
         // Only whole lines: stderr is read as it is written, a line may be half in.
         let whole = stderr.rsplit_once('\n').map_or("", |(done, _)| done);
-        let lines: Vec<&str> = whole
+        // With JSON logs the line is an object whose `message` is the same text.
+        let message = |l: &str| -> Option<String> {
+            if l.starts_with('{') {
+                let v: Value = serde_json::from_str(l).ok()?;
+                (v["target"] == "listening").then(|| v["message"].as_str().map(str::to_owned))?
+            } else {
+                Some(l.to_owned())
+            }
+        };
+        let lines: Vec<String> = whole
             .lines()
+            .filter_map(message)
             .filter(|l| l.starts_with("listening on "))
             .collect();
         if let Some(line) = lines.first() {

@@ -218,6 +218,8 @@ pub struct Mcp {
     modern_tokens: std::collections::BTreeSet<String>,
     /// Temporary HOME so no user configuration is read.
     home: PathBuf,
+    /// The thread that gathers stderr, joined by [`Mcp::stderr_to_end`].
+    stderr_reader: Option<thread::JoinHandle<()>>,
 }
 
 pub fn temp_dir(tag: &str) -> PathBuf {
@@ -258,7 +260,7 @@ impl Mcp {
         let mut stderr_pipe = child.stderr.take().unwrap();
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let sink = stderr.clone();
-        thread::spawn(move || {
+        let stderr_reader = thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = stderr_pipe.read(&mut buf) {
                 if n == 0 {
@@ -283,9 +285,24 @@ impl Mcp {
             modern_ids: Default::default(),
             modern_tokens: Default::default(),
             home,
+            stderr_reader: Some(stderr_reader),
         }
     }
 
+    /// All of stderr, once the process has exited: waits for the reader to see the end
+    /// of the pipe, so that nothing written just before the exit is missed.
+    pub fn stderr_to_end(&mut self) -> String {
+        assert!(
+            matches!(self.child.try_wait(), Ok(Some(_))),
+            "stderr_to_end needs the process to have exited"
+        );
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = reader.join();
+        }
+        self.stderr()
+    }
+
+    /// Stderr as far as it has been read.
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
     }

@@ -101,6 +101,8 @@ pub struct Report {
     pub attempts: u32,
     /// From admission to the outcome.
     pub wall: Duration,
+    /// The last reply's status and OpenAI request id.
+    pub upstream: super::Upstream,
 }
 
 /// Why a call was not admitted.

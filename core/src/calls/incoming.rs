@@ -37,6 +37,7 @@ impl<C: Clone> CallEngine<C> {
         // Until the head, `last_byte` is the attempt's start.
         let first_byte = now.instant.saturating_duration_since(call.last_byte);
         call.last_byte = now.instant;
+        call.upstream = super::call::Upstream::of(head.status, &head.headers);
         let streamed = crate::http::is_event_stream(head.status, &head.headers);
         if !streamed {
             log::debug!(

@@ -35,6 +35,7 @@ use crate::io::{AttemptId, Now};
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
 use crate::openai::UpstreamFailure;
+pub use call::Upstream;
 use call::{Call, CallState, Progress};
 pub use events::{CallEvent, ModelSource, Planned, Refused, Report};
 pub use key::{CallKey, Requester};
@@ -258,6 +259,7 @@ impl<C: Clone> CallEngine<C> {
                 incoming: None,
                 last_byte: now.instant,
                 admitted: now.instant,
+                upstream: call::Upstream::default(),
             },
         );
         if !takes_slot || running < self.settings.max_inflight {

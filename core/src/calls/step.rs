@@ -33,9 +33,11 @@ impl<C: Clone> CallEngine<C> {
 
     /// Reads a whole reply for call `id`, whose attempt is already off the record.
     pub(super) fn on_reply(&mut self, now: Now, id: CallId, reply: HttpReply) {
-        let Some(call) = self.calls.get(&id) else {
+        let Some(call) = self.calls.get_mut(&id) else {
             return;
         };
+        call.upstream = super::call::Upstream::of(reply.status, &reply.headers);
+        let call = &*call;
         let ok = (200..300).contains(&reply.status);
         let ending = match &call.work {
             // A stored response's own status decides, even `failed`: reading it again
@@ -368,6 +370,7 @@ impl<C: Clone> CallEngine<C> {
             model: ModelSource::of(call.plan),
             attempts: call.attempts,
             wall: now.saturating_duration_since(call.admitted),
+            upstream: call.upstream,
         };
         let (context, retries) = (call.context, call.retries);
         match ending {

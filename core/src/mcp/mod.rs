@@ -6,6 +6,7 @@ pub mod meta;
 mod method;
 mod params;
 pub(crate) mod shape;
+pub mod trace;
 mod version;
 
 pub use meta::{era_of, Era, MetaError};

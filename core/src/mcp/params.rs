@@ -1,5 +1,6 @@
 //! `tools/call` params, parsed once at the boundary into a typed [`CallParams`].
 
+use super::trace::TraceParent;
 use crate::jsonrpc::{kind_of, RequestId};
 use crate::tools::{AnswerArgs, ArgError, Tool};
 use serde_json::{Map, Value};
@@ -18,6 +19,8 @@ pub struct CallParams {
     pub task: Option<Option<u64>>,
     /// The client declared the `io.modelcontextprotocol/tasks` extension (2026-07-28).
     pub takes_tasks: bool,
+    /// `_meta.traceparent`, when the client's trace should continue in the call's log.
+    pub trace: Option<TraceParent>,
 }
 
 /// The extension that lets a 2026-07-28 server answer with a task.
@@ -143,7 +146,27 @@ impl CallParams {
             progress_token: progress_token(params),
             task,
             takes_tasks,
+            trace: trace_parent(params),
         })
+    }
+}
+
+/// `_meta.traceparent`; an invalid one is dropped, as W3C Trace Context says.
+fn trace_parent(params: &Map<String, Value>) -> Option<TraceParent> {
+    let value = params.get("_meta")?.get("traceparent")?;
+    match value.as_str().map(TraceParent::parse) {
+        Some(Ok(parent)) => Some(parent),
+        Some(Err(why)) => {
+            log::debug!("ignoring the call's traceparent: {why}");
+            None
+        }
+        None => {
+            log::debug!(
+                "ignoring a traceparent that is {}, not a string",
+                kind_of(value)
+            );
+            None
+        }
     }
 }
 

@@ -90,16 +90,25 @@ impl Server {
         if self.calls.contains(&key) {
             return fail(id.clone(), shape::duplicate_id(&id));
         }
+        let refused = Refusal {
+            tool: call.tool,
+            trace: call.trace,
+            reply_to,
+            version,
+        };
         if self.is_closing() {
+            self.log_refusal(&refused, "draining");
             return tool_failed(id, ToolFailure::Draining);
         }
         if !self.config.credentials_ready {
+            self.log_refusal(&refused, "no_api_key");
             let env = &self.config.api_key_env;
             return tool_failed(id, ToolFailure::MissingKey { env });
         }
         let today = Date::tokyo(now.unix_secs).to_string();
         let model_setting = self.config.profiles.serving(call.tool).model_setting();
         if let Some(reason) = self.retired(&profile.model, model_setting, now) {
+            self.log_refusal(&refused, "model_shut_down");
             return tool_failed(id, ToolFailure::Retired { reason: &reason });
         }
         let plan = self.calls.plan(&crate::calls::Ask {
@@ -116,6 +125,8 @@ impl Server {
                 plan,
                 progress: call.progress_token,
                 today,
+                tool: call.tool,
+                trace: call.trace,
             };
             if self.config.tasks.background {
                 return self.start_background_task(now, id, reply_to, version, start);
@@ -127,6 +138,8 @@ impl Server {
             reply_to,
             version,
             task: None,
+            tool: call.tool,
+            trace: call.trace,
         };
         self.start_call(now, key, caller, plan, call.progress_token, today)
     }
@@ -142,6 +155,7 @@ impl Server {
         today: String,
     ) -> Dispatched {
         let (id, version) = (caller.id.clone(), caller.version);
+        let (tool, trace, reply_to) = (caller.tool, caller.trace, caller.reply_to);
         let started = self
             .calls
             .start(now, key, Context::Call(caller), plan, progress, today);
@@ -150,6 +164,13 @@ impl Server {
             Ok(()) => Dispatched::Pending,
             Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
             Err(Refused::Busy { running, queued }) => {
+                let refused = Refusal {
+                    tool,
+                    trace,
+                    reply_to,
+                    version,
+                };
+                self.log_refusal(&refused, "busy");
                 let failure = ToolFailure::Busy { running, queued };
                 Dispatched::answer(id, failure.reply(version))
             }
@@ -251,4 +272,35 @@ pub(super) fn fail(id: RequestId, error: RpcError) -> Dispatched {
         id: Some(id),
         error,
     })
+}
+
+/// A call refused before the engine, for its log line.
+struct Refusal {
+    tool: crate::tools::Tool,
+    trace: Option<crate::mcp::trace::TraceParent>,
+    reply_to: ReplyTo,
+    version: ProtocolVersion,
+}
+
+impl Server {
+    /// Leaves a refused call's line in the log.
+    fn log_refusal(&mut self, refused: &Refusal, why: &'static str) {
+        self.spans = self.spans.wrapping_add(1);
+        let profile = self.config.profiles.for_tool(refused.tool);
+        let span = super::call_log::span_id(self.config.jitter_seed, self.spans);
+        super::call_log::CallLine {
+            unix_secs: self.last_now.map_or(0, |n| n.unix_secs),
+            tool: refused.tool,
+            version: refused.version,
+            reply_to: refused.reply_to,
+            client: None,
+            task: false,
+            outcome: super::call_log::Outcome::Refused(why),
+            report: None,
+            model: profile.map(|p| p.model.as_str()),
+            cost: None,
+            trace: refused.trace.map(|t| (t, span)),
+        }
+        .emit();
+    }
 }

@@ -16,6 +16,7 @@
 
 mod background;
 mod batch;
+pub mod call_log;
 mod dispatch;
 mod exchanges;
 mod held;
@@ -109,6 +110,8 @@ pub struct Server {
     background: crate::tasks::background::Polls<routing::Pending>,
     /// Modern task-augmented calls waiting a moment for their result before their task.
     held: held::Held,
+    /// Calls logged so far: the counter behind each call's span id.
+    spans: u64,
 }
 
 impl Server {
@@ -136,6 +139,7 @@ impl Server {
             background: crate::tasks::background::Polls::new(tasks.max_tasks, tasks.poll_interval),
             calendar: crate::openai::calendar::Calendar::default(),
             held: held::Held::default(),
+            spans: 0,
         }
     }
 

@@ -1,13 +1,15 @@
 //! Where replies go: the one place that drains the call engine's events, and the writing
 //! of frames in the client's framing.
 
-use super::routing::{Context, ReplyTo};
+use super::call_log::{self, CallLine, Outcome};
+use super::routing::{Caller, Context, ReplyTo};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::CallEvent;
 use crate::framing::{encode, Framing};
 use crate::jsonrpc::Reply;
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
+use crate::openai::pricing::Estimate;
 use serde::Serialize;
 
 impl Server {
@@ -46,6 +48,7 @@ impl Server {
                     retries,
                     report,
                 } => {
+                    self.log_call(&context, &outcome, &report);
                     let result = self.call_result(outcome, retries, &report, context.version);
                     if let Some(task) = &context.task {
                         self.finish_task(task, result, context.reply_to, context.version);
@@ -88,6 +91,45 @@ impl Server {
         }
     }
 
+    /// What a call with `usage` on `model` cost.
+    fn cost(&self, model: &str, usage: Option<&crate::openai::Usage>) -> Estimate {
+        let none = crate::openai::Usage::default();
+        self.config.prices.estimate(model, usage.unwrap_or(&none))
+    }
+
+    /// Leaves the finished call's line in the log.
+    fn log_call(
+        &mut self,
+        caller: &Caller,
+        outcome: &Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
+        report: &crate::calls::Report,
+    ) {
+        self.spans = self.spans.wrapping_add(1);
+        let span = call_log::span_id(self.config.jitter_seed, self.spans);
+        let (model, result) = match outcome {
+            Ok(answer) => (answer.model.as_str(), Outcome::Ok),
+            Err(failure) => (
+                report.model.model.as_str(),
+                Outcome::Upstream(failure.kind.as_str()),
+            ),
+        };
+        let cost = self.cost(model, report.usage.as_ref());
+        CallLine {
+            unix_secs: self.last_now.map_or(0, |n| n.unix_secs),
+            tool: caller.tool,
+            version: caller.version,
+            reply_to: caller.reply_to,
+            client: None,
+            task: caller.task.is_some(),
+            outcome: result,
+            report: Some(report),
+            model: Some(model).filter(|m| !m.is_empty()),
+            cost: report.usage.as_ref().map(|_| &cost),
+            trace: caller.trace.map(|t| (t, span)),
+        }
+        .emit();
+    }
+
     /// What `tools/call` returns for a call that ended with `outcome`, as `version`
     /// shapes answers and failures.
     pub(super) fn call_result(
@@ -99,9 +141,7 @@ impl Server {
     ) -> Result<serde_json::Value, crate::jsonrpc::RpcError> {
         match outcome {
             Ok(answer) => {
-                let none = crate::openai::Usage::default();
-                let usage = report.usage.as_ref().unwrap_or(&none);
-                let cost = self.config.prices.estimate(&answer.model, usage);
+                let cost = self.cost(&answer.model, report.usage.as_ref());
                 Ok(shape::tool_result(&answer, version, report, &cost))
             }
             Err(failure) => ToolFailure::Upstream {

@@ -6,8 +6,10 @@
 use crate::calls::{Planned, Requester};
 use crate::io::ExchangeId;
 use crate::jsonrpc::{Reply, RequestId, RpcError};
+use crate::mcp::trace::TraceParent;
 use crate::mcp::{Method, ProgressToken, ProtocolVersion};
 use crate::tasks::BackgroundRef;
+use crate::tools::Tool;
 use serde_json::Value;
 
 /// Where a request's reply goes.
@@ -67,6 +69,10 @@ pub(super) struct Caller {
     pub version: ProtocolVersion,
     /// The task the call works for: its outcome goes to the store, not to `reply_to`.
     pub task: Option<String>,
+    /// The tool called, for the call's log line.
+    pub tool: Tool,
+    /// The client's trace, which the call's log line continues.
+    pub trace: Option<TraceParent>,
 }
 
 /// What a piece of the engine's work on a stored response is for.
@@ -103,4 +109,6 @@ pub(super) struct TaskStart {
     pub plan: Planned,
     pub progress: Option<ProgressToken>,
     pub today: String,
+    pub tool: Tool,
+    pub trace: Option<TraceParent>,
 }

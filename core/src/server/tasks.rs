@@ -59,6 +59,8 @@ impl Server {
             reply_to,
             version,
             task: Some(task_id.clone()),
+            tool: start.tool,
+            trace: start.trace,
         };
         let started = self.calls.start(
             now,

@@ -15,6 +15,7 @@ mod responses_parser;
 mod server;
 mod sse;
 mod tasks;
+mod traceparent;
 
 pub use alloc::alloc;
 pub use config::config;
@@ -27,3 +28,4 @@ pub use responses_parser::responses_parser;
 pub use server::server;
 pub use sse::sse;
 pub use tasks::tasks;
+pub use traceparent::traceparent;

@@ -83,3 +83,8 @@ fn tasks_corpus() {
 fn drift_corpus() {
     replay("drift", targets::drift);
 }
+
+#[test]
+fn traceparent_corpus() {
+    replay("traceparent", targets::traceparent);
+}

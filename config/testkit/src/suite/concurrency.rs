@@ -58,11 +58,10 @@ pub fn cancel_closes_the_upstream_connection_and_suppresses_the_reply() {
     assert_eq!(answer_of(&reply)["answer"], "answer to next");
     mcp.close_stdin();
     assert!(mcp.wait_exit(PATIENCE).success());
+    let log = mcp.stderr_to_end();
     assert!(
-        mcp.stderr()
-            .contains("cancelled requestId=1 reason=\"user pressed stop\""),
-        "{}",
-        mcp.stderr()
+        log.contains("cancelled requestId=1 reason=\"user pressed stop\""),
+        "{log}"
     );
     let _ = std::fs::remove_dir_all(dir);
 }

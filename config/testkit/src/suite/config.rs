@@ -128,7 +128,7 @@ pub fn show_config_with_stdio_keeps_serving_on_a_clean_stdout() {
     );
     mcp.close_stdin();
     assert!(mcp.wait_exit(PATIENCE).success());
-    assert!(mcp.stderr().contains("\"sources\""));
+    assert!(mcp.stderr_to_end().contains("\"sources\""));
 }
 
 pub fn startup_errors_name_the_problem_and_exit_non_zero() {
@@ -182,11 +182,8 @@ pub fn unknown_keys_warn_and_missing_files_are_skipped() {
     mcp.initialize("2025-06-18");
     mcp.close_stdin();
     mcp.wait_exit(PATIENCE);
-    assert!(
-        mcp.stderr().contains("did you mean request.timeout_ms?"),
-        "{}",
-        mcp.stderr()
-    );
+    let log = mcp.stderr_to_end();
+    assert!(log.contains("did you mean request.timeout_ms?"), "{log}");
 
     let missing = dir.join("nope.yaml");
     let mut mcp = Mcp::spawn(
@@ -198,11 +195,8 @@ pub fn unknown_keys_warn_and_missing_files_are_skipped() {
     mcp.initialize("2025-06-18");
     mcp.close_stdin();
     mcp.wait_exit(PATIENCE);
-    assert!(
-        mcp.stderr().contains("not found; skipped"),
-        "{}",
-        mcp.stderr()
-    );
+    let log = mcp.stderr_to_end();
+    assert!(log.contains("not found; skipped"), "{log}");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -241,7 +235,7 @@ pub fn debug_log_goes_to_stderr_and_file_without_secrets() {
     assert!(reply["error"]["data"]["message"].is_string());
     mcp.close_stdin();
     mcp.wait_exit(PATIENCE);
-    let stderr = mcp.stderr();
+    let stderr = mcp.stderr_to_end();
     let file = std::fs::read_to_string(&log).unwrap();
     for text in [&stderr, &file] {
         assert!(

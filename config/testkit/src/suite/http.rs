@@ -282,10 +282,8 @@ pub fn a_reachable_address_without_a_token_refuses_to_start() {
     let mut mcp = Mcp::spawn(opts);
     let status = mcp.wait_exit(PATIENCE);
     assert_eq!(status.code(), Some(1));
-    waits_for("the reason on stderr", || {
-        mcp.stderr().contains("allow_unauthenticated")
-    });
-    let stderr = mcp.stderr();
+    let stderr = mcp.stderr_to_end();
+    assert!(stderr.contains("allow_unauthenticated"), "{stderr}");
     assert!(stderr.contains("MCP_HTTP_TOKEN"), "{stderr}");
     assert!(!stderr.contains("listening on"), "{stderr}");
 }

@@ -11,6 +11,7 @@ pub mod eras;
 pub mod http;
 pub mod lifecycle;
 pub mod models;
+pub mod observability;
 pub mod providers;
 pub mod proxies;
 pub mod scale_out;
@@ -91,6 +92,16 @@ macro_rules! e2e_suite {
             #[test]
             fn a_retired_model_warns_at_startup_and_a_404_says_what_to_set() {
                 $crate::run($bin, $crate::suite::providers::a_retired_model_warns_at_startup_and_a_404_says_what_to_set);
+            }
+        }
+        mod observability {
+            #[test]
+            fn json_logs_give_one_line_per_call_with_the_trace_and_no_secret() {
+                $crate::run($bin, $crate::suite::observability::json_logs_give_one_line_per_call_with_the_trace_and_no_secret);
+            }
+            #[test]
+            fn a_refused_call_and_an_http_call_have_their_lines() {
+                $crate::run($bin, $crate::suite::observability::a_refused_call_and_an_http_call_have_their_lines);
             }
         }
         mod cost {

@@ -51,7 +51,7 @@ pub fn a_streamed_answer_equals_the_whole_answer() {
     // byte, and nothing of the answer itself.
     mcp.close_stdin();
     assert!(mcp.wait_exit(PATIENCE).success());
-    let log = mcp.stderr();
+    let log = mcp.stderr_to_end();
     let line = log
         .lines()
         .find(|l| l.contains("stream complete"))
