@@ -7,10 +7,9 @@
 //! flag); the driver only stores it.
 
 use crate::io::{
-    AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpReply, HttpRequest, Input, Now, Output,
-    TransportError,
+    Asked, AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpReply, HttpRequest, Input, Now,
+    Output, TransportError,
 };
-use crate::mcp::ProtocolVersion;
 use crate::server::Server;
 use crate::settings::ServerConfig;
 use std::collections::BTreeMap;
@@ -82,10 +81,8 @@ pub enum Message {
     Exchange {
         /// The host's id for this request, unique among its open exchanges.
         id: ExchangeId,
-        /// The parsed body.
-        message: serde_json::Value,
-        /// The version the `MCP-Protocol-Version` header names, if any.
-        version: Option<ProtocolVersion>,
+        /// What it asks: the connection's [`crate::serve::connection::Step::Exchange`].
+        asked: Asked,
     },
     /// The client of an exchange closed its connection before the reply.
     ExchangeClosed(ExchangeId),
@@ -216,18 +213,9 @@ impl<H> Driver<H> {
                 self.server.handle(now, Input::HttpEnd(attempt));
                 return handle;
             }
-            Message::Exchange {
-                id,
-                message,
-                version,
-            } => self.server.handle(
-                now,
-                Input::Exchange {
-                    id,
-                    message,
-                    version,
-                },
-            ),
+            Message::Exchange { id, asked } => {
+                self.server.handle(now, Input::Exchange { id, asked });
+            }
             Message::ExchangeClosed(id) => self.server.handle(now, Input::ExchangeClosed(id)),
         }
         None

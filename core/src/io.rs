@@ -52,6 +52,9 @@ pub enum ExchangeOut {
     Accepted,
     /// The request ends without a reply (it was cancelled); the exchange is over.
     Ended,
+    /// The answer to [`Asked::Metrics`]: the Prometheus text exposition; the exchange is
+    /// over.
+    Metrics(Vec<u8>),
 }
 
 /// An HTTP reply from upstream.
@@ -139,18 +142,30 @@ pub enum Input<'a> {
     Drain,
     /// Stdout is closed: nothing more can be said, so abort everything and exit.
     OutputClosed,
-    /// A JSON-RPC message POSTed to the endpoint, with the protocol version its
-    /// `MCP-Protocol-Version` header names (`None`: absent, or not a version).
+    /// An HTTP request for the server: a JSON-RPC message or a metrics scrape.
     Exchange {
         /// The exchange the answer goes back on.
         id: ExchangeId,
+        /// What the request asks.
+        asked: Asked,
+    },
+    /// The client of an exchange went away: its call is cancelled, nothing more is sent.
+    ExchangeClosed(ExchangeId),
+}
+
+/// What an HTTP request asks the server, once the endpoint let it through.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Asked {
+    /// A JSON-RPC message POSTed to `/mcp`, with the protocol version its
+    /// `MCP-Protocol-Version` header names (`None`: absent, or not a version).
+    Rpc {
         /// The parsed body.
         message: serde_json::Value,
         /// The header's version; legacy requests are served in it, statelessly.
         version: Option<crate::mcp::ProtocolVersion>,
     },
-    /// The client of an exchange went away: its call is cancelled, nothing more is sent.
-    ExchangeClosed(ExchangeId),
+    /// `GET /metrics`: the Prometheus text, answered with [`ExchangeOut::Metrics`].
+    Metrics,
 }
 
 /// A request to send upstream. The runtime adds the credentials and the headers.

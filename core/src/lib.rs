@@ -85,6 +85,7 @@ pub mod io;
 pub mod jsonrpc;
 #[doc(hidden)]
 pub mod mcp;
+pub mod metrics;
 #[doc(hidden)]
 pub mod openai;
 pub mod policy;
@@ -101,8 +102,8 @@ pub mod vocab;
 
 pub use driver::{Driver, Event, Message, Poll, MAX_PENDING_OUTPUT};
 pub use io::{
-    AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpMethod, HttpReply, HttpRequest, Input, Now,
-    Output, TransportError, TransportErrorKind,
+    Asked, AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpMethod, HttpReply, HttpRequest, Input,
+    Now, Output, TransportError, TransportErrorKind,
 };
 pub use server::Server;
 pub use settings::{

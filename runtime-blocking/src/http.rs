@@ -12,7 +12,7 @@ use responses_mcp_core::serve::connection::{
 };
 use responses_mcp_core::serve::endpoint::Health;
 use responses_mcp_core::serve::mailboxes::Mailboxes;
-use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
+use responses_mcp_core::{Asked, ExchangeId, ExchangeOut, Message};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -189,9 +189,7 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) -> TcpStream {
         let result = match step {
             Step::Write(bytes) => write(&mut stream, &bytes, shared),
             Step::Read => read_more(&mut stream, &mut conn, &mut buf, shared),
-            Step::Exchange { message, version } => {
-                exchange(&mut stream, &mut conn, &mut buf, message, version, shared)
-            }
+            Step::Exchange { asked } => exchange(&mut stream, &mut conn, &mut buf, asked, shared),
             Step::Await | Step::Close => Err(Gone),
         };
         if result.is_err() {
@@ -242,17 +240,12 @@ fn exchange(
     stream: &mut TcpStream,
     conn: &mut Connection,
     buf: &mut [u8],
-    message: serde_json::Value,
-    version: Option<responses_mcp_core::mcp::ProtocolVersion>,
+    asked: Asked,
     shared: &Shared,
 ) -> Result<(), Gone> {
     let mailbox = Arc::new(Slot::default());
     let id = lock(&shared.exchanges).open(mailbox.clone());
-    let sent = shared.events.send(Message::Exchange {
-        id,
-        message,
-        version,
-    });
+    let sent = shared.events.send(Message::Exchange { id, asked });
     if sent.is_err() {
         lock(&shared.exchanges).close(id);
         return Err(Gone);

@@ -12,7 +12,7 @@ use responses_mcp_core::serve::connection::{
 };
 use responses_mcp_core::serve::endpoint::Health;
 use responses_mcp_core::serve::mailboxes::Mailboxes;
-use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
+use responses_mcp_core::{Asked, ExchangeId, ExchangeOut, Message};
 use smol::channel::{bounded, Receiver, Sender};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{Async, LocalExecutor, Timer};
@@ -184,9 +184,7 @@ async fn serve_connection(stream: &Async<TcpStream>, shared: &Shared) {
         let result = match step {
             Step::Write(bytes) => write(stream, &bytes, shared).await,
             Step::Read => read_more(stream, &mut conn, &mut buf, shared).await,
-            Step::Exchange { message, version } => {
-                exchange(stream, &mut conn, &mut buf, message, version, shared).await
-            }
+            Step::Exchange { asked } => exchange(stream, &mut conn, &mut buf, asked, shared).await,
             Step::Await | Step::Close => Err(Gone),
         };
         if result.is_err() {
@@ -246,17 +244,12 @@ async fn exchange(
     stream: &Async<TcpStream>,
     conn: &mut Connection,
     buf: &mut [u8],
-    message: serde_json::Value,
-    version: Option<responses_mcp_core::mcp::ProtocolVersion>,
+    asked: Asked,
     shared: &Shared,
 ) -> Result<(), Gone> {
     let (tx, rx) = bounded(MAILBOX);
     let id = shared.exchanges.borrow_mut().open(tx);
-    let sent = shared.events.send(Message::Exchange {
-        id,
-        message,
-        version,
-    });
+    let sent = shared.events.send(Message::Exchange { id, asked });
     if sent.await.is_err() {
         shared.exchanges.borrow_mut().close(id);
         return Err(Gone);

@@ -11,6 +11,7 @@ use super::timers::CallId;
 use super::{CallEngine, CallEvent};
 use crate::http::MAX_BODY_BYTES;
 use crate::io::{after, AttemptId, HttpHead, HttpReply, Now};
+use crate::metrics::AttemptEnd;
 use crate::openai::stream::{Folded, StreamEnd, StreamFold, StreamHint};
 use crate::openai::{FailureKind, UpstreamFailure};
 use crate::sse::SseReader;
@@ -38,6 +39,10 @@ impl<C: Clone> CallEngine<C> {
         let first_byte = now.instant.saturating_duration_since(call.last_byte);
         call.last_byte = now.instant;
         call.upstream = super::call::Upstream::of(head.status, &head.headers);
+        *self
+            .attempt_ends
+            .entry(AttemptEnd::Status(head.status))
+            .or_default() += 1;
         let streamed = crate::http::is_event_stream(head.status, &head.headers);
         if !streamed {
             log::debug!(

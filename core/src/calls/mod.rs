@@ -34,6 +34,7 @@ mod work;
 use crate::io::{AttemptId, Now};
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
+use crate::metrics::AttemptEnd;
 use crate::openai::UpstreamFailure;
 pub use call::Upstream;
 use call::{Call, CallState, Progress};
@@ -78,6 +79,18 @@ pub struct CallEngine<C> {
     events: VecDeque<CallEvent<C>>,
     /// The time of the latest input, for reports of calls ended without one.
     last_now: Option<Instant>,
+    /// Attempts ended, by status or transport failure, for the metrics.
+    attempt_ends: BTreeMap<AttemptEnd, u64>,
+    /// Retries scheduled, for the metrics.
+    retries: u64,
+}
+
+impl<C> CallEngine<C> {
+    /// Upstream attempts ended so far, by status or transport failure, and the retries
+    /// scheduled, for the metrics.
+    pub fn attempt_counts(&self) -> (&BTreeMap<AttemptEnd, u64>, u64) {
+        (&self.attempt_ends, self.retries)
+    }
 }
 
 impl<C: Clone> CallEngine<C> {
@@ -98,6 +111,8 @@ impl<C: Clone> CallEngine<C> {
             next_attempt: 0,
             events: VecDeque::new(),
             last_now: None,
+            attempt_ends: BTreeMap::new(),
+            retries: 0,
         }
     }
 

@@ -14,6 +14,7 @@ use crate::openai::{
 /// may send, so a model that refuses everything still ends.
 const MAX_DRIFT_RETRIES: u32 = 7;
 use crate::io::{after, AttemptId, HttpReply, HttpRequest, Now, TransportError};
+use crate::metrics::AttemptEnd;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -36,6 +37,12 @@ impl<C: Clone> CallEngine<C> {
         let Some(call) = self.calls.get_mut(&id) else {
             return;
         };
+        if call.upstream.status.is_none() {
+            *self
+                .attempt_ends
+                .entry(AttemptEnd::Status(reply.status))
+                .or_default() += 1;
+        }
         call.upstream = super::call::Upstream::of(reply.status, &reply.headers);
         let call = &*call;
         let ok = (200..300).contains(&reply.status);
@@ -190,6 +197,7 @@ impl<C: Clone> CallEngine<C> {
             return;
         };
         call.attempts += 1;
+        call.upstream = super::call::Upstream::default();
         let deadline = after(now.instant, self.settings.timeout);
         let idle_at = after(now.instant, self.settings.idle_timeout);
         call.state = CallState::Running {
@@ -246,6 +254,15 @@ impl<C: Clone> CallEngine<C> {
 
     /// An attempt failed without a usable reply: retried when the work allows it.
     fn transport_failed(&mut self, now: Now, id: CallId, failure: UpstreamFailure) {
+        // A reply that broke off after its head was counted by its status.
+        if self
+            .calls
+            .get(&id)
+            .is_some_and(|c| c.upstream.status.is_none())
+        {
+            let end = AttemptEnd::Transport(failure.kind.as_str());
+            *self.attempt_ends.entry(end).or_default() += 1;
+        }
         let retries = self
             .calls
             .get(&id)
@@ -291,6 +308,7 @@ impl<C: Clone> CallEngine<C> {
             None => failure.kind.to_string(),
         };
         let until = after(now.instant, wait);
+        self.retries += 1;
         if let Some(call) = self.calls.get_mut(&id) {
             call.retries = retry;
             call.state = CallState::Backoff { until };

@@ -49,6 +49,25 @@ impl Method {
         }
     }
 
+    /// The name as a metrics label: the method's, or `_OTHER` for any other (a client
+    /// can send any name; labels must stay few).
+    pub fn label(&self) -> &'static str {
+        match self {
+            Method::Other(_) => crate::metrics::OTHER,
+            Method::Initialize => "initialize",
+            Method::Ping => "ping",
+            Method::ToolsList => "tools/list",
+            Method::ToolsCall => "tools/call",
+            Method::ServerDiscover => "server/discover",
+            Method::SubscriptionsListen => "subscriptions/listen",
+            Method::TasksGet => "tasks/get",
+            Method::TasksResult => "tasks/result",
+            Method::TasksList => "tasks/list",
+            Method::TasksCancel => "tasks/cancel",
+            Method::TasksUpdate => "tasks/update",
+        }
+    }
+
     /// The method name.
     pub fn as_str(&self) -> &str {
         match self {

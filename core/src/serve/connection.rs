@@ -20,9 +20,8 @@
 use super::access::Access;
 use super::endpoint::{health, ready, route, ExchangeResponse, Health, Routed};
 use crate::http::{Incoming, ReplyHead, RequestError, RequestLimits, RequestReader, CONTINUE};
-use crate::io::ExchangeOut;
-use crate::mcp::ProtocolVersion;
-use serde_json::{json, Value};
+use crate::io::{Asked, ExchangeOut};
+use serde_json::json;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -43,13 +42,11 @@ pub const MAILBOX: usize = 8;
 pub enum Step {
     /// Write these bytes, then step again.
     Write(Vec<u8>),
-    /// Hand this message to the server as a new exchange, then feed what the server
-    /// sends for it to [`Connection::reply`] until that says the exchange is over.
+    /// Hand this to the server as a new exchange, then feed what the server sends for
+    /// it to [`Connection::reply`] until that says the exchange is over.
     Exchange {
-        /// The JSON-RPC message.
-        message: Value,
-        /// The version the `MCP-Protocol-Version` header names.
-        version: Option<ProtocolVersion>,
+        /// What the request asks.
+        asked: Asked,
     },
     /// An exchange is open: wait for the server's next [`ExchangeOut`].
     Await,
@@ -167,13 +164,9 @@ impl Connection {
             Routed::Respond(bytes) => Step::Write(bytes),
             Routed::Health => Step::Write(health(&request, load())),
             Routed::Ready => Step::Write(ready(&request, load())),
-            Routed::Exchange {
-                message,
-                version,
-                response,
-            } => {
+            Routed::Exchange { asked, response } => {
                 self.exchange = Some(response);
-                Step::Exchange { message, version }
+                Step::Exchange { asked }
             }
         }
     }

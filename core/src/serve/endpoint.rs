@@ -10,7 +10,7 @@
 use super::access::{Access, Denied};
 use super::headers;
 use crate::http::{event, ReplyHead, Request, STREAM_END};
-use crate::io::ExchangeOut;
+use crate::io::{Asked, ExchangeOut};
 use crate::jsonrpc::{code, ErrorKind, RequestId, RpcError};
 use crate::mcp::meta::MetaError;
 use crate::mcp::{shape, ProtocolVersion};
@@ -22,6 +22,10 @@ pub const MCP_PATH: &str = "/mcp";
 pub const HEALTH_PATH: &str = "/health";
 /// The readiness endpoint's path: whether a call can work now.
 pub const READY_PATH: &str = "/ready";
+/// The Prometheus scrape endpoint's path.
+pub const METRICS_PATH: &str = "/metrics";
+/// The content type of the Prometheus text exposition format, version 0.0.4.
+pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// What to do with a request.
 #[derive(Debug)]
@@ -32,13 +36,11 @@ pub enum Routed {
     Health,
     /// Answer with [`ready`].
     Ready,
-    /// Hand `message` to the server as an exchange, and write what it sends back through
+    /// Hand `asked` to the server as an exchange, and write what it sends back through
     /// `response`.
     Exchange {
-        /// The JSON-RPC message.
-        message: Value,
-        /// The protocol version the `MCP-Protocol-Version` header names.
-        version: Option<ProtocolVersion>,
+        /// A JSON-RPC message or a metrics scrape.
+        asked: Asked,
         /// Turns the server's answer into response bytes.
         response: ExchangeResponse,
     },
@@ -95,6 +97,9 @@ pub fn route(request: &Request, access: &Access) -> Routed {
     if is_oauth_path(path) {
         return Routed::Respond(no_oauth(keep_alive));
     }
+    if path == METRICS_PATH {
+        return metrics(request, access);
+    }
     if path != MCP_PATH {
         let message = format!(
             "there is no MCP endpoint at {}; it is at {MCP_PATH}",
@@ -140,6 +145,35 @@ pub fn route(request: &Request, access: &Access) -> Routed {
         return refuse(406, RpcError::new(ErrorKind::InvalidRequest, message));
     }
     exchange(request, access, takes_stream)
+}
+
+/// `GET /metrics`, under the same Host, Origin and token rules as `/mcp` (the figures
+/// say how the service is used, so they are not for anyone who can reach the port).
+fn metrics(request: &Request, access: &Access) -> Routed {
+    let keep_alive = request.keep_alive;
+    if let Err(denied) = access.check(request) {
+        let mut head = ReplyHead::new(denied.status(), keep_alive);
+        if let Denied::Token(_) = denied {
+            head = head.header("www-authenticate", r#"Bearer realm="mcp""#);
+        }
+        return Routed::Respond(head.with_body(format!("{denied}\n").as_bytes()));
+    }
+    if request.method != "GET" && request.method != "HEAD" {
+        return Routed::Respond(
+            ReplyHead::new(405, keep_alive)
+                .header("allow", "GET")
+                .with_body(b""),
+        );
+    }
+    Routed::Exchange {
+        asked: Asked::Metrics,
+        response: ExchangeResponse {
+            keep_alive,
+            takes_stream: false,
+            modern: false,
+            streaming: false,
+        },
+    }
 }
 
 /// A POST that passed the access and content checks: its JSON-RPC message, with its
@@ -199,8 +233,7 @@ fn exchange(request: &Request, access: &Access, takes_stream: bool) -> Routed {
         }
     }
     Routed::Exchange {
-        message,
-        version,
+        asked: Asked::Rpc { message, version },
         response: ExchangeResponse {
             keep_alive,
             takes_stream,
@@ -310,6 +343,11 @@ impl ExchangeResponse {
                 (head.with_body(&json), true)
             }
             ExchangeOut::Accepted => (ReplyHead::new(202, self.keep_alive).with_body(b""), true),
+            ExchangeOut::Metrics(text) => {
+                let head = ReplyHead::new(200, self.keep_alive)
+                    .header("content-type", METRICS_CONTENT_TYPE);
+                (head.with_body(&text), true)
+            }
             // Cancelled: the response ends without a reply, never with a reset.
             ExchangeOut::Ended => {
                 if self.takes_stream {

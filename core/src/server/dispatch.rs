@@ -285,6 +285,9 @@ struct Refusal {
 impl Server {
     /// Leaves a refused call's line in the log.
     fn log_refusal(&mut self, refused: &Refusal, why: &'static str) {
+        self.metrics.refusal(why);
+        let outcome = super::call_log::Outcome::Refused(why);
+        self.metrics.call(refused.tool.name(), outcome.label());
         self.spans = self.spans.wrapping_add(1);
         let profile = self.config.profiles.for_tool(refused.tool);
         let span = super::call_log::span_id(self.config.jitter_seed, self.spans);

@@ -6,6 +6,7 @@ use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeOut, Now, Output, Server, Session};
 use crate::jsonrpc::{kind_of, ErrorKind, Request, RequestId, RpcError};
 use crate::mcp::{shape, Method, ProtocolVersion};
+use crate::tools::Tool;
 use serde_json::Value;
 
 /// Where a request is served.
@@ -22,6 +23,40 @@ pub(super) enum Scope {
 impl Server {
     /// Serves `request` as the table below says for its method, scope and version.
     pub(super) fn on_method(
+        &mut self,
+        now: Now,
+        request: Request,
+        reply_to: ReplyTo,
+        scope: Scope,
+    ) -> Dispatched {
+        let method = Method::parse(&request.method).label();
+        let tool = (method == "tools/call")
+            .then(|| request.params.get("name").and_then(Value::as_str))
+            .flatten()
+            .and_then(Tool::from_name)
+            .map(Tool::name);
+        let dispatched = self.answer_method(now, request, reply_to, scope);
+        // A call in flight is counted when it ends (`route`), with its duration.
+        if let Dispatched::Reply(reply) = &dispatched {
+            let version = match (scope, self.session) {
+                (Scope::Stateless(v) | Scope::Modern(v), _)
+                | (Scope::Session, Session::Ready(v)) => v.as_str(),
+                (Scope::Session, Session::AwaitingInit) => "",
+            };
+            let op = crate::metrics::Operation {
+                method,
+                tool,
+                error: error_type(reply),
+                transport: reply_to.transport(),
+                version,
+            };
+            self.metrics.operation(op, std::time::Duration::ZERO);
+        }
+        dispatched
+    }
+
+    /// Handles one request in `scope`.
+    fn answer_method(
         &mut self,
         now: Now,
         request: Request,
@@ -145,4 +180,17 @@ fn negotiate(request: &Request) -> Result<ProtocolVersion, RpcError> {
         None => return Err(shape::invalid_version("protocolVersion is missing")),
     };
     Ok(version)
+}
+
+/// `error.type` of an answered request: the JSON-RPC code of an error, `tool_error` for
+/// a tool result with `isError`, none for a success.
+pub(super) fn error_type(reply: &crate::jsonrpc::Reply) -> Option<crate::metrics::ErrorType> {
+    match reply {
+        crate::jsonrpc::Reply::Failure { error, .. } => {
+            Some(crate::metrics::ErrorType::Rpc(error.code))
+        }
+        crate::jsonrpc::Reply::Success { result, .. } => (result.get("isError")
+            == Some(&Value::Bool(true)))
+        .then_some(crate::metrics::ErrorType::Tool),
+    }
 }

@@ -27,7 +27,7 @@ mod routing;
 mod subscriptions;
 mod tasks;
 
-use crate::io::{after, ExchangeId, ExchangeOut, Input, Now, Output};
+use crate::io::{after, Asked, ExchangeId, ExchangeOut, Input, Now, Output};
 use crate::settings::ServerConfig;
 
 use crate::calls::{CallEngine, Settings};
@@ -112,6 +112,8 @@ pub struct Server {
     held: held::Held,
     /// Calls logged so far: the counter behind each call's span id.
     spans: u64,
+    /// What `/metrics` reports.
+    metrics: crate::metrics::Metrics,
 }
 
 impl Server {
@@ -140,6 +142,7 @@ impl Server {
             calendar: crate::openai::calendar::Calendar::default(),
             held: held::Held::default(),
             spans: 0,
+            metrics: crate::metrics::Metrics::default(),
         }
     }
 
@@ -188,9 +191,16 @@ impl Server {
             }
             Input::Exchange {
                 id,
-                message,
-                version,
+                asked: Asked::Rpc { message, version },
             } => self.on_exchange(now, id, message, version),
+            Input::Exchange {
+                id,
+                asked: Asked::Metrics,
+            } => {
+                let text = self.metrics_text(now);
+                self.outputs
+                    .push_back(Output::Exchange(id, ExchangeOut::Metrics(text)));
+            }
             Input::ExchangeClosed(id) => self.on_exchange_closed(now, id),
         }
         // After the input's own replies, so that the first reply never waits for them.
@@ -229,6 +239,20 @@ impl Server {
             key_missing: !self.config.credentials_ready,
             full: self.calls.is_full(),
         }
+    }
+
+    /// The Prometheus text of `/metrics`: the counters, and the gauges as of now.
+    fn metrics_text(&self, _now: Now) -> Vec<u8> {
+        let queued = self.calls.queued();
+        let (attempts, retries) = self.calls.attempt_counts();
+        let gauges = crate::metrics::Gauges {
+            running: self.calls.len() - queued,
+            queued,
+            tasks: self.tasks.count_by_status(),
+            attempts: attempts.clone(),
+            retries,
+        };
+        self.metrics.render(&gauges)
     }
 
     /// The next action, or `None` when there is nothing to do.

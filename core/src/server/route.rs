@@ -10,6 +10,9 @@ use crate::jsonrpc::Reply;
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
 use crate::openai::pricing::Estimate;
+
+/// The client every call is attributed to until clients are named.
+pub(super) const DEFAULT_CLIENT: &str = "default";
 use serde::Serialize;
 
 impl Server {
@@ -50,6 +53,7 @@ impl Server {
                 } => {
                     self.log_call(&context, &outcome, &report);
                     let result = self.call_result(outcome, retries, &report, context.version);
+                    self.count_operation(&context, &report, &result);
                     if let Some(task) = &context.task {
                         self.finish_task(task, result, context.reply_to, context.version);
                         continue;
@@ -114,6 +118,10 @@ impl Server {
             ),
         };
         let cost = self.cost(model, report.usage.as_ref());
+        self.metrics.call(caller.tool.name(), result.label());
+        if let Some(usage) = &report.usage {
+            self.metrics.usage(model, DEFAULT_CLIENT, usage, &cost);
+        }
         CallLine {
             unix_secs: self.last_now.map_or(0, |n| n.unix_secs),
             tool: caller.tool,
@@ -128,6 +136,32 @@ impl Server {
             trace: caller.trace.map(|t| (t, span)),
         }
         .emit();
+    }
+
+    /// Counts a finished call's `tools/call` as an MCP operation of its whole duration. A
+    /// task's request was answered (and counted) when its handle was sent.
+    fn count_operation(
+        &mut self,
+        caller: &Caller,
+        report: &crate::calls::Report,
+        result: &Result<serde_json::Value, crate::jsonrpc::RpcError>,
+    ) {
+        if caller.task.is_some() {
+            return;
+        }
+        let error = match result {
+            Err(e) => Some(crate::metrics::ErrorType::Rpc(e.code)),
+            Ok(v) => (v.get("isError") == Some(&serde_json::Value::Bool(true)))
+                .then_some(crate::metrics::ErrorType::Tool),
+        };
+        let op = crate::metrics::Operation {
+            method: "tools/call",
+            tool: Some(caller.tool.name()),
+            error,
+            transport: caller.reply_to.transport(),
+            version: caller.version.as_str(),
+        };
+        self.metrics.operation(op, report.wall);
     }
 
     /// What `tools/call` returns for a call that ended with `outcome`, as `version`

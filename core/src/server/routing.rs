@@ -24,6 +24,15 @@ pub(super) enum ReplyTo {
 }
 
 impl ReplyTo {
+    /// `network.transport` of the request, as the MCP conventions name it: `pipe` for
+    /// stdio, `tcp` for HTTP.
+    pub(super) fn transport(self) -> &'static str {
+        match self {
+            ReplyTo::Direct | ReplyTo::Batch { .. } => "pipe",
+            ReplyTo::Exchange(_) => "tcp",
+        }
+    }
+
     /// Whose id space the request's id belongs to.
     pub(super) fn requester(self) -> Requester {
         match self {

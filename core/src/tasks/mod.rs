@@ -231,6 +231,23 @@ impl<W> TaskStore<W> {
         self.tasks.len()
     }
 
+    /// Tasks held, by status name (every status present, zeros included).
+    pub fn count_by_status(&self) -> BTreeMap<&'static str, usize> {
+        let mut counts: BTreeMap<&'static str, usize> = [
+            Status::Working,
+            Status::Completed,
+            Status::Failed,
+            Status::Cancelled,
+        ]
+        .into_iter()
+        .map(|s| (s.as_str(), 0))
+        .collect();
+        for task in self.tasks.values() {
+            *counts.entry(task.status.as_str()).or_default() += 1;
+        }
+        counts
+    }
+
     /// Whether no task is held.
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()

@@ -43,6 +43,13 @@ fn serve_connection(wire: &[u8], cuts: &[usize]) -> Vec<u8> {
                 // `100 Continue` depends on whether the body came with the head.
                 Step::Write(bytes) if bytes == responses_mcp_core::http::CONTINUE => {}
                 Step::Write(bytes) => written.extend(bytes),
+                Step::Exchange {
+                    asked: responses_mcp_core::Asked::Metrics,
+                } => {
+                    let text = b"# TYPE up gauge\nup 1\n".to_vec();
+                    written.extend(conn.reply(responses_mcp_core::ExchangeOut::Metrics(text)));
+                    assert!(!conn.in_exchange(), "the metrics end the exchange");
+                }
                 Step::Exchange { .. } => {
                     let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
                     written.extend(

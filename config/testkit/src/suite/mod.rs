@@ -100,6 +100,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::observability::json_logs_give_one_line_per_call_with_the_trace_and_no_secret);
             }
             #[test]
+            fn metrics_count_what_was_done_in_prometheus_text() {
+                $crate::run($bin, $crate::suite::observability::metrics_count_what_was_done_in_prometheus_text);
+            }
+            #[test]
             fn a_refused_call_and_an_http_call_have_their_lines() {
                 $crate::run($bin, $crate::suite::observability::a_refused_call_and_an_http_call_have_their_lines);
             }

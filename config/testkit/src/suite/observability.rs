@@ -4,6 +4,7 @@
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::http_client::{listening, HttpConn};
 use crate::*;
+use std::collections::BTreeMap;
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT: &str = "00f067aa0ba902b7";
@@ -187,4 +188,313 @@ pub fn a_refused_call_and_an_http_call_have_their_lines() {
     assert_eq!(calls.len(), 1, "{lines:?}");
     assert_eq!(calls[0]["transport"], "http");
     assert_eq!(calls[0]["outcome"], "ok");
+}
+
+/// One parsed sample: name, labels, value.
+type Sample = (String, BTreeMap<String, String>, f64);
+
+/// `/metrics` read with `token`, parsed by the Prometheus project's own Python parser:
+/// every sample as (name, labels, value). `None` when that parser is not installed (and
+/// not in CI, where `.ci/test` installs it).
+fn scrape(addr: std::net::SocketAddr, token: &str) -> Option<Vec<Sample>> {
+    let mut c = HttpConn::open(addr);
+    c.send_raw(
+        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n")
+            .as_bytes(),
+    );
+    let r = c.response();
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        r.header("content-type"),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    let python = crate::sdk_python().filter(|p| {
+        Command::new(p)
+            .args(["-c", "import prometheus_client.parser"])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    let Some(python) = python else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install prometheus-client (.ci/test does)"
+        );
+        eprintln!(
+            "skipping the Prometheus parser: prometheus-client is not installed (run .ci/test)"
+        );
+        return None;
+    };
+    let mut child = Command::new(python)
+        .arg(format!("{}/parse_metrics.py", env!("CARGO_MANIFEST_DIR")))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&r.body).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "Prometheus' parser refused the text: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&r.body)
+    );
+    let samples: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    Some(
+        samples
+            .into_iter()
+            .map(|s| {
+                let labels = s["labels"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                    .collect();
+                (
+                    s["name"].as_str().unwrap().to_owned(),
+                    labels,
+                    s["value"].as_f64().unwrap(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The value of the one sample named `name` whose labels include `with`; 0 when none.
+fn value(
+    samples: &[(String, BTreeMap<String, String>, f64)],
+    name: &str,
+    with: &[(&str, &str)],
+) -> f64 {
+    let matching: Vec<f64> = samples
+        .iter()
+        .filter(|(n, labels, _)| {
+            n == name
+                && with
+                    .iter()
+                    .all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|(_, _, v)| *v)
+        .collect();
+    assert!(matching.len() <= 1, "{name} {with:?} matches {matching:?}");
+    matching.first().copied().unwrap_or(0.0)
+}
+
+pub fn metrics_count_what_was_done_in_prometheus_text() {
+    // Answers, except: "fail" meets two 500s (one retry), "hang" never gets a reply.
+    let fake = FakeOpenAi::start(|r, _| {
+        let body = r.body.to_string();
+        if body.contains("please-hang") {
+            Action::Hang
+        } else if body.contains("please-fail") {
+            Action::json(500, &fixture("error-500-server-error.json"))
+        } else {
+            Action::json(200, &answered())
+        }
+    });
+    let dir = temp_dir("metrics");
+    let yaml = "server: {max_inflight: 1, max_queue: 0}\nrequest: {max_retries: 1}\n";
+    let opts = Opts::http(&fake.url)
+        .config(&dir, yaml)
+        .env("MCP_HTTP_TOKEN", TOKEN);
+    let server = Mcp::spawn(opts);
+    let addr = listening(&server);
+    let auth = format!("Bearer {TOKEN}");
+    let headers = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Authorization", auth.as_str()),
+    ];
+    let call = |id: u64, tool: &str, query: &str| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":tool,"arguments":{"query":query}}})
+    };
+    let mut c = HttpConn::open(addr);
+    for id in 1..=2 {
+        let r = c.post(&call(id, "answer", "fine"), &headers);
+        assert!(
+            r.json()["result"]["structuredContent"].is_object(),
+            "{:?}",
+            r.json()
+        );
+    }
+    let failed = c.post(&call(3, "answer_quick", "please-fail"), &headers);
+    assert_eq!(failed.json()["result"]["isError"], true);
+    // A task, answered: kept as completed.
+    let mut task = call(4, "answer", "fine");
+    task["params"]["task"] = json!({"ttl": 60_000});
+    let created = c.post(&task, &headers).json();
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Polled until done, so that tasks/result is answered at once.
+    let poll = json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId": task_id}});
+    let start = Instant::now();
+    while c.post(&poll, &headers).json()["result"]["status"] != "completed" {
+        assert!(start.elapsed() < PATIENCE, "the task never completed");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let get = json!({"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId": task_id}});
+    let result = c.post(&get, &headers).json();
+    assert!(
+        result["result"]["structuredContent"].is_object(),
+        "{result}"
+    );
+    // One call holds the only slot; the next is refused as busy.
+    let mut busy = HttpConn::open(addr);
+    busy.send_raw(&crate::http_client::post_bytes(
+        addr,
+        &call(6, "answer", "please-hang"),
+        &headers,
+    ));
+    let start = Instant::now();
+    while !fake
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("please-hang"))
+    {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the hanging call never reached the fake"
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
+    let refused = c.post(&call(7, "answer_detailed", "fine"), &headers).json();
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let Some(samples) = scrape(addr, TOKEN) else {
+        return;
+    };
+    let op = "mcp_server_operation_duration_seconds_count";
+    let tcp = ("network_transport", "tcp");
+    let v = ("mcp_protocol_version", "2025-11-25");
+    let ok_answers = value(
+        &samples,
+        op,
+        &[
+            ("mcp_method_name", "tools/call"),
+            ("gen_ai_tool_name", "answer"),
+            tcp,
+            v,
+        ],
+    );
+    // Two plain answers and the task's handle, none with an error label.
+    let with_errors: f64 = samples
+        .iter()
+        .filter(|(n, l, _)| {
+            n == op
+                && l.get("gen_ai_tool_name").map(String::as_str) == Some("answer")
+                && l.contains_key("error_type")
+        })
+        .map(|(_, _, v)| v)
+        .sum();
+    assert_eq!((ok_answers, with_errors), (3.0, 0.0), "{samples:?}");
+    let tool_error = |tool| {
+        value(
+            &samples,
+            op,
+            &[
+                ("gen_ai_tool_name", tool),
+                ("error_type", "tool_error"),
+                tcp,
+                v,
+            ],
+        )
+    };
+    assert_eq!(
+        (tool_error("answer_quick"), tool_error("answer_detailed")),
+        (1.0, 1.0)
+    );
+    assert_eq!(
+        value(&samples, op, &[("mcp_method_name", "tasks/result"), tcp, v]),
+        1.0
+    );
+    let calls = |tool, outcome| {
+        value(
+            &samples,
+            "openai_responses_mcp_calls_total",
+            &[("tool", tool), ("outcome", outcome)],
+        )
+    };
+    assert_eq!(calls("answer", "ok"), 3.0);
+    assert_eq!(calls("answer_quick", "upstream_http_error"), 1.0);
+    assert_eq!(calls("answer_detailed", "refused_busy"), 1.0);
+    assert_eq!(
+        value(
+            &samples,
+            "openai_responses_mcp_refusals_total",
+            &[("reason", "busy")]
+        ),
+        1.0
+    );
+    let attempts = |status| {
+        value(
+            &samples,
+            "openai_responses_mcp_upstream_attempts_total",
+            &[("status", status)],
+        )
+    };
+    assert_eq!((attempts("200"), attempts("500")), (3.0, 2.0));
+    assert_eq!(
+        value(&samples, "openai_responses_mcp_upstream_retries_total", &[]),
+        1.0
+    );
+    assert_eq!(
+        value(&samples, "openai_responses_mcp_calls_in_flight", &[]),
+        1.0,
+        "the hanging call"
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "openai_responses_mcp_tasks",
+            &[("state", "completed")]
+        ),
+        1.0
+    );
+    let model = ("model", "gpt-6.1-terra-2026-10-26");
+    let tokens = |kind| {
+        value(
+            &samples,
+            "openai_responses_mcp_tokens_total",
+            &[model, ("kind", kind)],
+        )
+    };
+    assert_eq!(
+        (tokens("input"), tokens("cached_input"), tokens("output")),
+        (60_000.0, 15_000.0, 3_000.0)
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "openai_responses_mcp_web_searches_total",
+            &[model]
+        ),
+        12.0
+    );
+    // Three calls at 15,000 × $1 + 5,000 × $0.05 + 1,000 × $5 per million, 4 searches at $0.01.
+    let each = (15_000.0 + 5_000.0 * 0.05 + 1_000.0 * 5.0) / 1e6 + 0.04;
+    let cost = value(
+        &samples,
+        "openai_responses_mcp_estimated_cost_usd_total",
+        &[model, ("client", "default")],
+    );
+    assert!((cost - 3.0 * each).abs() < 1e-9, "{cost} != {}", 3.0 * each);
+    // No query text, id or token in any label.
+    for (name, labels, _) in &samples {
+        for v in labels.values() {
+            assert!(
+                !v.contains("please")
+                    && !v.contains("fine")
+                    && !v.contains(TOKEN)
+                    && !v.contains(&task_id),
+                "{name} {labels:?}"
+            );
+        }
+    }
+    // Without the token, nothing.
+    let mut anon = HttpConn::open(addr);
+    anon.send_raw(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes());
+    assert_eq!(anon.response().status, 401);
+    drop(busy);
+    drop(server);
 }

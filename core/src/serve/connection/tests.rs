@@ -1,6 +1,8 @@
 use super::*;
 use crate::http::Reader;
+use crate::io::Asked;
 use crate::serve::access::{Token, LOOPBACK_NAMES};
+use serde_json::Value;
 
 const LIMITS: RequestLimits = RequestLimits {
     max_head: 1024,
@@ -74,7 +76,10 @@ fn requests_are_answered_one_at_a_time_in_order() {
     assert_eq!(c.wait(), Wait::Idle);
     // Two pipelined requests: the second waits for the first exchange's end.
     c.feed(format!("{}{}", post(PING, ""), post(PING, "")).as_bytes());
-    let Step::Exchange { message, .. } = c.step(t0(), &access(), idle) else {
+    let Step::Exchange {
+        asked: Asked::Rpc { message, .. },
+    } = c.step(t0(), &access(), idle)
+    else {
         panic!()
     };
     assert_eq!(message["method"], "ping");

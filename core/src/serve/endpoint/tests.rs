@@ -69,7 +69,8 @@ fn a_legacy_post_becomes_an_exchange() {
     );
     match route(&r, &access(None)) {
         Routed::Exchange {
-            message, version, ..
+            asked: Asked::Rpc { message, version },
+            ..
         } => {
             assert_eq!(message["method"], "ping");
             assert_eq!(version, Some(ProtocolVersion::V2025_06_18));
@@ -473,4 +474,47 @@ fn ready_is_200_only_when_a_call_can_work_and_says_why_not() {
     assert!(head.starts_with(b"HTTP/1.1 200") && head.ends_with(b"\r\n\r\n"));
     let (status, _) = responded(route(&request("POST", "/ready", &[], ""), &access(None)));
     assert_eq!(status, 405);
+}
+
+#[test]
+fn metrics_take_the_token_and_answer_as_prometheus_text() {
+    let token = "t0ken-for-tests";
+    let bearer = format!("Bearer {token}");
+    let r = request("GET", "/metrics", &[("authorization", &bearer)], "");
+    let Routed::Exchange {
+        asked: Asked::Metrics,
+        mut response,
+    } = route(&r, &access(Some(token)))
+    else {
+        panic!("not a scrape")
+    };
+    let (bytes, done) = response.write(ExchangeOut::Metrics(b"up 1\n".to_vec()));
+    let (status, headers, body) = parse(&bytes);
+    assert!(done);
+    assert_eq!((status, body.as_slice()), (200, &b"up 1\n"[..]));
+    assert!(headers
+        .iter()
+        .any(|(n, v)| n == "content-type" && v == METRICS_CONTENT_TYPE));
+    // No token, a wrong one, a foreign origin: refused before the server is asked.
+    for headers in [
+        vec![],
+        vec![("authorization", "Bearer nope")],
+        vec![
+            ("authorization", bearer.as_str()),
+            ("origin", "https://evil.example"),
+        ],
+    ] {
+        let r = request("GET", "/metrics", &headers, "");
+        let Routed::Respond(bytes) = route(&r, &access(Some(token))) else {
+            panic!("{headers:?} was let through")
+        };
+        let (status, _, body) = parse(&bytes);
+        assert!(matches!(status, 401 | 403), "{status}");
+        assert!(!String::from_utf8_lossy(&body).contains(token));
+    }
+    let r = request("POST", "/metrics", &[("authorization", &bearer)], "{}");
+    let Routed::Respond(bytes) = route(&r, &access(Some(token))) else {
+        panic!()
+    };
+    assert_eq!(parse(&bytes).0, 405);
 }

@@ -9,8 +9,7 @@ use serde_json::{json, Value};
 fn post(h: &mut Harness, x: u64, message: Value, version: Option<ProtocolVersion>) {
     h.feed(Input::Exchange {
         id: ExchangeId(x),
-        message,
-        version,
+        asked: Asked::Rpc { message, version },
     });
 }
 

@@ -282,8 +282,10 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
     let v = Some(ProtocolVersion::V2025_11_25);
     h.feed(Input::Exchange {
         id: ExchangeId(1),
-        message: task_call(1, None),
-        version: v,
+        asked: Asked::Rpc {
+            message: task_call(1, None),
+            version: v,
+        },
     });
     let created = h.take_other();
     let Some(Output::Exchange(_, ExchangeOut::Reply { json, .. })) =
@@ -299,8 +301,10 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
     for x in 2..18 {
         h.feed(Input::Exchange {
             id: ExchangeId(x),
-            message: tasks(x, "tasks/result", &id),
-            version: v,
+            asked: Asked::Rpc {
+                message: tasks(x, "tasks/result", &id),
+                version: v,
+            },
         });
         h.feed(Input::ExchangeClosed(ExchangeId(x)));
     }
@@ -308,8 +312,10 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
     // Sixteen clients came and went; a seventeenth may still wait.
     h.feed(Input::Exchange {
         id: ExchangeId(40),
-        message: tasks(40, "tasks/result", &id),
-        version: v,
+        asked: Asked::Rpc {
+            message: tasks(40, "tasks/result", &id),
+            version: v,
+        },
     });
     let out = h.take_other();
     assert!(

@@ -1,0 +1,295 @@
+//! What `GET /metrics` reports, in the Prometheus text exposition format (0.0.4).
+//!
+//! The MCP figures follow the OpenTelemetry MCP semantic conventions
+//! (`open-telemetry/semantic-conventions-genai`, `docs/gen-ai/mcp.md`, status Development;
+//! the version read on 2026-11-26, the same as the `mcpconv` package of semantic
+//! conventions v1.39.0): `mcp.server.operation.duration`, a histogram in seconds with the
+//! recommended boundaries [`DURATION_BOUNDS`], labelled `mcp.method.name`,
+//! `gen_ai.tool.name`, `error.type` (`tool_error` for a result with `isError`, the
+//! JSON-RPC error code otherwise), `network.transport` (`pipe` for stdio, `tcp` for HTTP)
+//! and `mcp.protocol.version`; dots become underscores and the unit a `_seconds` suffix,
+//! as OpenTelemetry's Prometheus exporter names them. The others are ours, prefixed
+//! `openai_responses_mcp_`.
+//!
+//! Every label value comes from a closed set (method and tool names, outcomes, statuses)
+//! or is capped ([`MAX_MODELS`] models, the rest counted as `_OTHER`): no query, id or
+//! other unbounded text becomes a series.
+
+mod text;
+
+use crate::openai::pricing::{Estimate, Picodollars};
+use crate::openai::Usage;
+use std::collections::BTreeMap;
+use std::time::Duration;
+pub use text::Exposition;
+
+/// The boundaries the conventions recommend for MCP durations, in seconds.
+pub const DURATION_BOUNDS: [f64; 14] = [
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// Distinct model names kept as label values; later ones are counted as `_OTHER` (the
+/// model names come from upstream replies).
+pub const MAX_MODELS: usize = 32;
+
+/// The label value of everything past a cap, as OpenTelemetry spells it.
+pub const OTHER: &str = "_OTHER";
+
+/// A histogram over [`DURATION_BOUNDS`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Histogram {
+    /// Observations at or below each bound (not cumulative; summed when written).
+    buckets: [u64; DURATION_BOUNDS.len()],
+    /// Observations above the last bound.
+    over: u64,
+    sum: f64,
+    count: u64,
+}
+
+impl Histogram {
+    /// Counts one observation of `seconds`.
+    pub fn observe(&mut self, seconds: f64) {
+        match DURATION_BOUNDS.iter().position(|&b| seconds <= b) {
+            Some(i) => self.buckets[i] += 1,
+            None => self.over += 1,
+        }
+        self.sum += seconds;
+        self.count += 1;
+    }
+
+    /// Observations so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+}
+
+/// The labels of one `mcp.server.operation.duration` series.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Operation {
+    /// `mcp.method.name` (a known method, or `_OTHER`).
+    pub method: &'static str,
+    /// `gen_ai.tool.name`, for `tools/call` of a known tool.
+    pub tool: Option<&'static str>,
+    /// `error.type`, when the operation failed.
+    pub error: Option<ErrorType>,
+    /// `network.transport`: `pipe` (stdio) or `tcp` (HTTP).
+    pub transport: &'static str,
+    /// `mcp.protocol.version` (empty before one is negotiated).
+    pub version: &'static str,
+}
+
+/// `error.type` of a failed operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ErrorType {
+    /// A tool result with `isError: true`.
+    Tool,
+    /// A JSON-RPC error, by code.
+    Rpc(i32),
+}
+
+/// One upstream attempt's end, as `openai_responses_mcp_upstream_attempts_total` labels it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AttemptEnd {
+    /// A reply with this HTTP status.
+    Status(u16),
+    /// No reply: the transport failure's kind (`timeout`, `connect`, `tls`, …).
+    Transport(&'static str),
+}
+
+/// Everything counted since the start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics {
+    operations: BTreeMap<Operation, Histogram>,
+    /// Input, cached input, output and reasoning tokens and web searches, by model.
+    usage: BTreeMap<String, [u64; 5]>,
+    /// Estimated cost by model and client.
+    cost: BTreeMap<(String, String), Picodollars>,
+    /// Calls refused before any upstream request, by reason.
+    refusals: BTreeMap<&'static str, u64>,
+    /// Calls that ended, by tool and outcome label.
+    calls: BTreeMap<(&'static str, String), u64>,
+}
+
+impl Metrics {
+    /// Counts an operation that took `took`.
+    pub fn operation(&mut self, op: Operation, took: Duration) {
+        self.operations
+            .entry(op)
+            .or_default()
+            .observe(took.as_secs_f64());
+    }
+
+    /// Counts a finished call of `tool` with `outcome` (its log line's label).
+    pub fn call(&mut self, tool: &'static str, outcome: String) {
+        *self.calls.entry((tool, outcome)).or_default() += 1;
+    }
+
+    /// Counts a refusal.
+    pub fn refusal(&mut self, reason: &'static str) {
+        *self.refusals.entry(reason).or_default() += 1;
+    }
+
+    /// Counts what a call used and cost, on `model`, for `client`.
+    pub fn usage(&mut self, model: &str, client: &str, usage: &Usage, cost: &Estimate) {
+        let model = self.model_label(model);
+        let counts = self.usage.entry(model.clone()).or_default();
+        let add = [
+            usage.input_tokens,
+            usage.cached_input_tokens,
+            usage.output_tokens,
+            usage.reasoning_tokens,
+            u64::from(usage.web_searches),
+        ];
+        for (total, n) in counts.iter_mut().zip(add) {
+            *total = total.saturating_add(n);
+        }
+        if let Some(usd) = cost.total() {
+            let total = self.cost.entry((model, client.to_owned())).or_default();
+            *total = total.plus(usd);
+        }
+    }
+
+    /// `model` if it is among the first [`MAX_MODELS`] seen, else [`OTHER`].
+    fn model_label(&self, model: &str) -> String {
+        if self.usage.contains_key(model) || self.usage.len() < MAX_MODELS {
+            model.to_owned()
+        } else {
+            OTHER.to_owned()
+        }
+    }
+
+    /// The operations' histograms.
+    pub fn operations(&self) -> impl Iterator<Item = (&Operation, &Histogram)> {
+        self.operations.iter()
+    }
+}
+
+/// What the server knows at scrape time, beyond the counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gauges {
+    /// Calls running upstream.
+    pub running: usize,
+    /// Calls waiting for a slot.
+    pub queued: usize,
+    /// Tasks kept, by state name.
+    pub tasks: BTreeMap<&'static str, usize>,
+    /// Upstream attempts ended, by how.
+    pub attempts: BTreeMap<AttemptEnd, u64>,
+    /// Retries scheduled.
+    pub retries: u64,
+}
+
+impl Metrics {
+    /// The whole exposition.
+    pub fn render(&self, gauges: &Gauges) -> Vec<u8> {
+        let mut out = Exposition::default();
+        out.family(
+            "mcp_server_operation_duration_seconds",
+            "histogram",
+            "MCP request duration as observed on the server, from its receipt until its result is sent.",
+        );
+        for (op, h) in &self.operations {
+            let error = op.error.map(|e| match e {
+                ErrorType::Tool => "tool_error".to_owned(),
+                ErrorType::Rpc(code) => code.to_string(),
+            });
+            let mut labels = vec![("mcp_method_name", op.method.to_owned())];
+            if let Some(tool) = op.tool {
+                labels.push(("gen_ai_tool_name", tool.to_owned()));
+            }
+            if let Some(error) = error {
+                labels.push(("error_type", error));
+            }
+            labels.push(("network_transport", op.transport.to_owned()));
+            labels.push(("mcp_protocol_version", op.version.to_owned()));
+            out.histogram("mcp_server_operation_duration_seconds", &labels, h);
+        }
+        let p = "openai_responses_mcp_";
+        out.counter_family(
+            &format!("{p}calls_total"),
+            "tools/call requests that ended, by tool and outcome (ok, upstream_<kind>, refused_<why>).",
+            self.calls.iter().map(|((tool, outcome), n)| {
+                (vec![("tool", (*tool).to_owned()), ("outcome", outcome.clone())], *n as f64)
+            }),
+        );
+        out.counter_family(
+            &format!("{p}refusals_total"),
+            "Calls refused before any upstream request, by reason.",
+            self.refusals
+                .iter()
+                .map(|(why, n)| (vec![("reason", (*why).to_owned())], *n as f64)),
+        );
+        out.counter_family(
+            &format!("{p}upstream_attempts_total"),
+            "Upstream attempts that ended, by HTTP status (or none) and transport failure.",
+            gauges.attempts.iter().map(|(end, n)| {
+                let labels = match end {
+                    AttemptEnd::Status(s) => {
+                        vec![("status", s.to_string()), ("failure", String::new())]
+                    }
+                    AttemptEnd::Transport(kind) => {
+                        vec![
+                            ("status", "none".to_owned()),
+                            ("failure", (*kind).to_owned()),
+                        ]
+                    }
+                };
+                (labels, *n as f64)
+            }),
+        );
+        out.counter_family(
+            &format!("{p}upstream_retries_total"),
+            "Upstream attempts repeated after a failure that may pass.",
+            std::iter::once((Vec::new(), gauges.retries as f64)),
+        );
+        out.gauge_family(
+            &format!("{p}calls_in_flight"),
+            "Calls running upstream now.",
+            std::iter::once((Vec::new(), gauges.running as f64)),
+        );
+        out.gauge_family(
+            &format!("{p}calls_queued"),
+            "Calls waiting for a slot now.",
+            std::iter::once((Vec::new(), gauges.queued as f64)),
+        );
+        out.gauge_family(
+            &format!("{p}tasks"),
+            "Tasks kept in this instance's memory, by state.",
+            gauges
+                .tasks
+                .iter()
+                .map(|(state, n)| (vec![("state", (*state).to_owned())], *n as f64)),
+        );
+        let kinds = ["input", "cached_input", "output", "reasoning"];
+        out.counter_family(
+            &format!("{p}tokens_total"),
+            "Tokens OpenAI reported, by model and kind (cached_input and reasoning are parts of input and output).",
+            self.usage.iter().flat_map(|(model, counts)| {
+                kinds.iter().zip(counts).map(move |(kind, n)| {
+                    (vec![("model", model.clone()), ("kind", (*kind).to_owned())], *n as f64)
+                })
+            }),
+        );
+        out.counter_family(
+            &format!("{p}web_searches_total"),
+            "Web search calls the model made, by model.",
+            self.usage
+                .iter()
+                .map(|(model, counts)| (vec![("model", model.clone())], counts[4] as f64)),
+        );
+        out.counter_family(
+            &format!("{p}estimated_cost_usd_total"),
+            "Estimated cost of the calls in US dollars, by model and client (see pricing.*).",
+            self.cost.iter().map(|((model, client), usd)| {
+                (
+                    vec![("model", model.clone()), ("client", client.clone())],
+                    usd.usd(),
+                )
+            }),
+        );
+        out.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;
