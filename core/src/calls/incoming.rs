@@ -39,10 +39,7 @@ impl<C: Clone> CallEngine<C> {
         let first_byte = now.instant.saturating_duration_since(call.last_byte);
         call.last_byte = now.instant;
         call.upstream = super::call::Upstream::of(head.status, &head.headers);
-        *self
-            .attempt_ends
-            .entry(AttemptEnd::Status(head.status))
-            .or_default() += 1;
+        *crate::metrics::entry(&mut self.attempt_ends, AttemptEnd::Status(head.status)) += 1;
         let streamed = crate::http::is_event_stream(head.status, &head.headers);
         if !streamed {
             log::debug!(

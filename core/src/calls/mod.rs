@@ -80,7 +80,7 @@ pub struct CallEngine<C> {
     /// The time of the latest input, for reports of calls ended without one.
     last_now: Option<Instant>,
     /// Attempts ended, by status or transport failure, for the metrics.
-    attempt_ends: BTreeMap<AttemptEnd, u64>,
+    attempt_ends: crate::metrics::Tally<AttemptEnd, u64>,
     /// Retries scheduled, for the metrics.
     retries: u64,
 }
@@ -88,7 +88,7 @@ pub struct CallEngine<C> {
 impl<C> CallEngine<C> {
     /// Upstream attempts ended so far, by status or transport failure, and the retries
     /// scheduled, for the metrics.
-    pub fn attempt_counts(&self) -> (&BTreeMap<AttemptEnd, u64>, u64) {
+    pub fn attempt_counts(&self) -> (&crate::metrics::Tally<AttemptEnd, u64>, u64) {
         (&self.attempt_ends, self.retries)
     }
 }
@@ -111,7 +111,7 @@ impl<C: Clone> CallEngine<C> {
             next_attempt: 0,
             events: VecDeque::new(),
             last_now: None,
-            attempt_ends: BTreeMap::new(),
+            attempt_ends: Vec::new(),
             retries: 0,
         }
     }

@@ -38,10 +38,7 @@ impl<C: Clone> CallEngine<C> {
             return;
         };
         if call.upstream.status.is_none() {
-            *self
-                .attempt_ends
-                .entry(AttemptEnd::Status(reply.status))
-                .or_default() += 1;
+            *crate::metrics::entry(&mut self.attempt_ends, AttemptEnd::Status(reply.status)) += 1;
         }
         call.upstream = super::call::Upstream::of(reply.status, &reply.headers);
         let call = &*call;
@@ -261,7 +258,7 @@ impl<C: Clone> CallEngine<C> {
             .is_some_and(|c| c.upstream.status.is_none())
         {
             let end = AttemptEnd::Transport(failure.kind.as_str());
-            *self.attempt_ends.entry(end).or_default() += 1;
+            *crate::metrics::entry(&mut self.attempt_ends, end) += 1;
         }
         let retries = self
             .calls

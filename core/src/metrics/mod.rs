@@ -19,7 +19,6 @@ mod text;
 
 use crate::openai::pricing::{Estimate, Picodollars};
 use crate::openai::Usage;
-use std::collections::BTreeMap;
 use std::time::Duration;
 pub use text::Exposition;
 
@@ -64,7 +63,7 @@ impl Histogram {
 }
 
 /// The labels of one `mcp.server.operation.duration` series.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Operation {
     /// `mcp.method.name` (a known method, or `_OTHER`).
     pub method: &'static str,
@@ -79,7 +78,7 @@ pub struct Operation {
 }
 
 /// `error.type` of a failed operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorType {
     /// A tool result with `isError: true`.
     Tool,
@@ -88,7 +87,7 @@ pub enum ErrorType {
 }
 
 /// One upstream attempt's end, as `openai_responses_mcp_upstream_attempts_total` labels it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttemptEnd {
     /// A reply with this HTTP status.
     Status(u16),
@@ -96,43 +95,56 @@ pub enum AttemptEnd {
     Transport(&'static str),
 }
 
+/// Values by key, in the order keys first came: the sets are small (bounded labels), so
+/// a scan beats a map, and one small generic keeps the binary small.
+pub type Tally<K, V> = Vec<(K, V)>;
+
+/// The value of `key` in `tally`, added as the default when new.
+pub fn entry<K: PartialEq, V: Default>(tally: &mut Tally<K, V>, key: K) -> &mut V {
+    let i = match tally.iter().position(|(k, _)| *k == key) {
+        Some(i) => i,
+        None => {
+            tally.push((key, V::default()));
+            tally.len() - 1
+        }
+    };
+    &mut tally[i].1
+}
+
 /// Everything counted since the start.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Metrics {
-    operations: BTreeMap<Operation, Histogram>,
+    operations: Tally<Operation, Histogram>,
     /// Input, cached input, output and reasoning tokens and web searches, by model.
-    usage: BTreeMap<String, [u64; 5]>,
+    usage: Tally<String, [u64; 5]>,
     /// Estimated cost by model and client.
-    cost: BTreeMap<(String, String), Picodollars>,
+    cost: Tally<(String, String), Picodollars>,
     /// Calls refused before any upstream request, by reason.
-    refusals: BTreeMap<&'static str, u64>,
+    refusals: Tally<&'static str, u64>,
     /// Calls that ended, by tool and outcome label.
-    calls: BTreeMap<(&'static str, String), u64>,
+    calls: Tally<(&'static str, String), u64>,
 }
 
 impl Metrics {
     /// Counts an operation that took `took`.
     pub fn operation(&mut self, op: Operation, took: Duration) {
-        self.operations
-            .entry(op)
-            .or_default()
-            .observe(took.as_secs_f64());
+        entry(&mut self.operations, op).observe(took.as_secs_f64());
     }
 
     /// Counts a finished call of `tool` with `outcome` (its log line's label).
     pub fn call(&mut self, tool: &'static str, outcome: String) {
-        *self.calls.entry((tool, outcome)).or_default() += 1;
+        *entry(&mut self.calls, (tool, outcome)) += 1;
     }
 
     /// Counts a refusal.
     pub fn refusal(&mut self, reason: &'static str) {
-        *self.refusals.entry(reason).or_default() += 1;
+        *entry(&mut self.refusals, reason) += 1;
     }
 
     /// Counts what a call used and cost, on `model`, for `client`.
     pub fn usage(&mut self, model: &str, client: &str, usage: &Usage, cost: &Estimate) {
         let model = self.model_label(model);
-        let counts = self.usage.entry(model.clone()).or_default();
+        let counts = entry(&mut self.usage, model.clone());
         let add = [
             usage.input_tokens,
             usage.cached_input_tokens,
@@ -144,14 +156,14 @@ impl Metrics {
             *total = total.saturating_add(n);
         }
         if let Some(usd) = cost.total() {
-            let total = self.cost.entry((model, client.to_owned())).or_default();
+            let total = entry(&mut self.cost, (model, client.to_owned()));
             *total = total.plus(usd);
         }
     }
 
     /// `model` if it is among the first [`MAX_MODELS`] seen, else [`OTHER`].
     fn model_label(&self, model: &str) -> String {
-        if self.usage.contains_key(model) || self.usage.len() < MAX_MODELS {
+        if self.usage.iter().any(|(m, _)| m == model) || self.usage.len() < MAX_MODELS {
             model.to_owned()
         } else {
             OTHER.to_owned()
@@ -160,7 +172,7 @@ impl Metrics {
 
     /// The operations' histograms.
     pub fn operations(&self) -> impl Iterator<Item = (&Operation, &Histogram)> {
-        self.operations.iter()
+        self.operations.iter().map(|(op, h)| (op, h))
     }
 }
 
@@ -172,9 +184,9 @@ pub struct Gauges {
     /// Calls waiting for a slot.
     pub queued: usize,
     /// Tasks kept, by state name.
-    pub tasks: BTreeMap<&'static str, usize>,
+    pub tasks: Vec<(&'static str, usize)>,
     /// Upstream attempts ended, by how.
-    pub attempts: BTreeMap<AttemptEnd, u64>,
+    pub attempts: Tally<AttemptEnd, u64>,
     /// Retries scheduled.
     pub retries: u64,
 }

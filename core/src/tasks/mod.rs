@@ -232,20 +232,20 @@ impl<W> TaskStore<W> {
     }
 
     /// Tasks held, by status name (every status present, zeros included).
-    pub fn count_by_status(&self) -> BTreeMap<&'static str, usize> {
-        let mut counts: BTreeMap<&'static str, usize> = [
+    pub fn count_by_status(&self) -> Vec<(&'static str, usize)> {
+        let all = [
             Status::Working,
             Status::Completed,
             Status::Failed,
             Status::Cancelled,
-        ]
-        .into_iter()
-        .map(|s| (s.as_str(), 0))
-        .collect();
+        ];
+        let mut counts = [0; 4];
         for task in self.tasks.values() {
-            *counts.entry(task.status.as_str()).or_default() += 1;
+            if let Some(i) = all.iter().position(|s| *s == task.status) {
+                counts[i] += 1;
+            }
         }
-        counts
+        all.iter().map(|s| s.as_str()).zip(counts).collect()
     }
 
     /// Whether no task is held.

@@ -2,7 +2,7 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|builds|inspector` runs one part; `BENCH_BIN_DIR` measures
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector` runs one part; `BENCH_BIN_DIR` measures
 //! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
 //! Every figure is a median (or a percentile) of several runs, next to a baseline measured
@@ -19,6 +19,7 @@
 mod builds;
 mod http;
 mod inspector;
+mod scrape;
 mod streaming;
 mod tasks;
 
@@ -528,6 +529,9 @@ fn main() {
     }
     if only.is_empty() || only == "tasks" {
         tasks::run();
+    }
+    if only.is_empty() || only == "scrape" {
+        scrape::run();
     }
     if only.is_empty() || only == "builds" {
         builds::run();

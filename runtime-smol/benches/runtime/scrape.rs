@@ -1,0 +1,98 @@
+//! `GET /metrics`: the time one scrape takes with 10,000 tasks kept (each counted in the
+//! tasks gauge), against a scrape of the same server before any task, same run.
+
+use super::http::HttpProc;
+use super::*;
+use std::io::Read;
+use std::net::TcpStream;
+
+pub fn run() {
+    const TASKS: u64 = 10_000;
+    const SCRAPES: usize = 50;
+    println!("## `/metrics` scrape time with {TASKS} tasks kept (median of {SCRAPES} scrapes on one kept-alive connection, loopback)\n");
+    println!("| binary | no task (baseline) | {TASKS} tasks kept | ratio | body |");
+    println!("|---|---|---|---|---|");
+    let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let yaml = "server: {max_inflight: 64, max_queue: 20000}\ntasks: {max_tasks: 20000}\n";
+    for (name, bin) in binaries() {
+        let server = HttpProc::start(&bin, &fake.url, yaml);
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        stream.set_nodelay(true).unwrap();
+        let mut buf = Vec::new();
+        let (empty, _) = scrape_median(&mut stream, &mut buf, server.addr, SCRAPES);
+        for id in 1..=TASKS {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"answer","arguments":{{"query":"q"}},"task":{{}}}}}}"#
+            );
+            let request = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+                server.addr,
+                body.len()
+            );
+            stream.write_all(request.as_bytes()).unwrap();
+            let answer = response(&mut stream, &mut buf);
+            assert!(
+                answer.windows(6).any(|w| w == b"taskId"),
+                "{}",
+                String::from_utf8_lossy(&answer)
+            );
+        }
+        let (kept, size) = scrape_median(&mut stream, &mut buf, server.addr, SCRAPES);
+        println!(
+            "| {name} | {:.3} ms | {:.3} ms | {:.2} | {size} B |",
+            empty.as_secs_f64() * 1e3,
+            kept.as_secs_f64() * 1e3,
+            kept.as_secs_f64() / empty.as_secs_f64()
+        );
+    }
+    println!();
+}
+
+/// The median time of `n` scrapes, and the size of the last body.
+fn scrape_median(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    addr: std::net::SocketAddr,
+    n: usize,
+) -> (Duration, usize) {
+    let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let mut times = Vec::with_capacity(n);
+    let mut size = 0;
+    for _ in 0..n {
+        let start = Instant::now();
+        stream.write_all(request.as_bytes()).unwrap();
+        let body = response(stream, buf);
+        times.push(start.elapsed());
+        assert!(
+            body.starts_with(b"# HELP"),
+            "{}",
+            String::from_utf8_lossy(&body)
+        );
+        size = body.len();
+    }
+    times.sort();
+    (times[n / 2], size)
+}
+
+/// One `Content-Length` response's body.
+fn response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Vec<u8> {
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map(|v| v.trim().parse().unwrap())
+                .expect("a length");
+            if buf.len() >= end + 4 + len {
+                let body = buf[end + 4..end + 4 + len].to_vec();
+                buf.drain(..end + 4 + len);
+                return body;
+            }
+        }
+        let mut chunk = [0u8; 64 * 1024];
+        let n = stream.read(&mut chunk).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
