@@ -27,6 +27,7 @@ Options:
   --model <id>          Override model_profiles.answer.model
   --debug [<path>]      Debug log to stderr, mirrored to <path> when given
   --log-format <fmt>    text (default) or json: JSON lines, one per finished call
+  --metrics-listen <addr>  Also serve /metrics, /health and /ready at this address
   --help                Show this help
   --version             Show the version
 
@@ -55,6 +56,8 @@ pub struct Cli {
     pub doctor: Option<DoctorFlags>,
     /// `--log-format <text|json>`.
     pub log_format: Option<String>,
+    /// `--metrics-listen <addr>`.
+    pub metrics_listen: Option<String>,
     /// `--debug` (`Some(None)`) or `--debug <path>` (`Some(Some(path))`).
     pub debug: Option<Option<PathBuf>>,
     /// `--help`.
@@ -120,6 +123,10 @@ impl Cli {
                 Long("provider") => {
                     let provider = parser.value().map_err(err)?.string().map_err(err)?;
                     cli.provider = Some(provider);
+                }
+                Long("metrics-listen") => {
+                    let addr = parser.value().map_err(err)?.string().map_err(err)?;
+                    cli.metrics_listen = Some(addr);
                 }
                 Long("log-format") => {
                     let format = parser.value().map_err(err)?.string().map_err(err)?;
@@ -214,6 +221,7 @@ mod tests {
                 model: Some("gpt-5".into()),
                 provider: None,
                 log_format: None,
+                metrics_listen: None,
                 doctor: None,
                 debug: Some(Some("/tmp/d.log".into())),
                 help: false,

@@ -32,6 +32,8 @@ pub struct HttpServe {
     pub request_timeout: Duration,
     /// Time a kept-alive connection may sit idle, and a response may go unread.
     pub idle_timeout: Duration,
+    /// Whether `/mcp` is served; false for the `--metrics-listen` listener.
+    pub mcp: bool,
 }
 
 impl HttpServe {
@@ -50,14 +52,42 @@ impl HttpServe {
     /// (unless `allow_unauthenticated`).
     pub fn resolve(resolved: &Resolved, env: &Env) -> Result<HttpServe, ConfigError> {
         let http = &resolved.settings.server.http;
+        HttpServe::at(resolved, env, "server.http.listen", &http.listen, true)
+    }
+
+    /// The `--metrics-listen` listener (`server.metrics_listen`), when set: `/metrics`,
+    /// `/health` and `/ready` only, under the rules of `server.http.*` (the token
+    /// included).
+    ///
+    /// # Errors
+    /// As [`HttpServe::resolve`].
+    pub fn resolve_metrics(
+        resolved: &Resolved,
+        env: &Env,
+    ) -> Result<Option<HttpServe>, ConfigError> {
+        let Some(listen) = &resolved.settings.server.metrics_listen else {
+            return Ok(None);
+        };
+        HttpServe::at(resolved, env, "server.metrics_listen", listen, false).map(Some)
+    }
+
+    /// A listener on `listen` (read from `key`), serving `/mcp` or not.
+    fn at(
+        resolved: &Resolved,
+        env: &Env,
+        key: &str,
+        listen: &str,
+        mcp: bool,
+    ) -> Result<HttpServe, ConfigError> {
+        let http = &resolved.settings.server.http;
         let source = resolved
             .sources
-            .get("server.http.listen")
+            .get(key)
             .map(ToString::to_string)
             .unwrap_or_else(|| "default".into());
-        let listen = parse_listen(&http.listen).ok_or_else(|| ConfigError::Invalid {
-            key: "server.http.listen".into(),
-            value: format!("{:?}", http.listen),
+        let listen = parse_listen(listen).ok_or_else(|| ConfigError::Invalid {
+            key: key.into(),
+            value: format!("{listen:?}"),
             origin: source.clone(),
             allowed: "host:port, such as 127.0.0.1:8787, [::1]:8787, localhost:8787 or 0.0.0.0:8787 (port 0 picks a free one)".into(),
         })?;
@@ -81,6 +111,7 @@ impl HttpServe {
             max_connections: usize::try_from(http.max_connections).unwrap_or(usize::MAX),
             request_timeout: Duration::from_millis(http.request_timeout_ms),
             idle_timeout: Duration::from_millis(http.idle_timeout_ms),
+            mcp,
         })
     }
 
@@ -106,6 +137,7 @@ impl HttpServe {
             allowed_origins: self.allowed_origins.clone(),
             loopback_origins: loopback,
             token: self.token.clone(),
+            mcp: self.mcp,
         }
     }
 }

@@ -296,6 +296,12 @@ const AFTER_PROFILES: &[Key] = &[
         "Also write the debug log to this file."
     ),
     key!(
+        "server.metrics_listen",
+        Kind::OptStr,
+        Some("MCP_METRICS_LISTEN"),
+        "A second address serving only /metrics, /health and /ready (host:port, loopback unless a token is set; --metrics-listen sets it), over stdio or --http."
+    ),
+    key!(
         "server.log_format",
         Kind::OneOf(LOG_FORMATS),
         Some("MCP_LOG_FORMAT"),
@@ -671,7 +677,7 @@ pub fn defaults() -> Value {
             "domains": search.domains,
         } },
         "server": {
-            "transport": "stdio", "debug": core.debug, "debug_file": null, "log_format": "text",
+            "transport": "stdio", "debug": core.debug, "debug_file": null, "log_format": "text", "metrics_listen": null,
             "show_config_on_start": false, "line_mode": core.force_line_output,
             "max_message_bytes": core.max_message_bytes, "max_inflight": core.max_inflight,
             "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),

@@ -104,6 +104,8 @@ pub struct Startup {
     pub proxy: ProxyRoute,
     /// The HTTP endpoint, with `--http`.
     pub http: Option<http::HttpServe>,
+    /// The metrics-only listener, with `--metrics-listen` (`server.metrics_listen`).
+    pub metrics: Option<http::HttpServe>,
 }
 
 /// What the binary should do after [`launch`].
@@ -220,9 +222,11 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         true => Some(http::HttpServe::resolve(&resolved, env)?),
         false => None,
     };
+    let metrics = http::HttpServe::resolve_metrics(&resolved, env)?;
     let auth = resolved.settings.openai.auth;
     Ok(Startup {
         http,
+        metrics,
         proxy,
         auth,
         organization: non_empty("OPENAI_ORG_ID"),

@@ -20,22 +20,26 @@ const OURS: &[&str] = &[
 /// Set once the logger writes JSON lines.
 static JSON: std::sync::OnceLock<()> = std::sync::OnceLock::new();
 
-/// Says on stderr where `--http` listens: the one line a supervisor or a test waits for,
-/// `listening on http://ADDR/mcp`, or with JSON logs an object carrying it as `message`
-/// and `url`.
-pub fn announce_listening(bound: std::net::SocketAddr) {
-    let url = format!("http://{bound}/mcp");
+/// Says on stderr where a listener is: the one line a supervisor or a test waits for,
+/// `listening on http://ADDR/mcp` (or `metrics on http://ADDR/metrics` for the
+/// metrics-only listener), or with JSON logs an object carrying it as `message` and `url`.
+pub fn announce_listening(bound: std::net::SocketAddr, mcp: bool) {
+    let (what, url) = if mcp {
+        ("listening on", format!("http://{bound}/mcp"))
+    } else {
+        ("metrics on", format!("http://{bound}/metrics"))
+    };
     let line = if JSON.get().is_some() {
         serde_json::json!({
             "time": now_utc(),
             "level": "info",
             "target": "listening",
-            "message": format!("listening on {url}"),
+            "message": format!("{what} {url}"),
             "url": url,
         })
         .to_string()
     } else {
-        format!("listening on {url}")
+        format!("{what} {url}")
     };
     let _ = writeln!(io::stderr(), "{line}");
 }

@@ -256,6 +256,14 @@ impl Resolved {
             let value = Value::String(provider.clone());
             self.set("openai.provider", value, Source::Cli("--provider"));
         }
+        if let Some(addr) = &cli.metrics_listen {
+            let value = Value::String(addr.clone());
+            self.set(
+                "server.metrics_listen",
+                value,
+                Source::Cli("--metrics-listen"),
+            );
+        }
         if let Some(format) = &cli.log_format {
             let value = Value::String(format.clone());
             self.set("server.log_format", value, Source::Cli("--log-format"));

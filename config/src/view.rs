@@ -195,6 +195,7 @@ pub struct Server {
     pub debug: bool,
     pub debug_file: Option<String>,
     pub log_format: String,
+    pub metrics_listen: Option<String>,
     pub show_config_on_start: bool,
     pub line_mode: bool,
     pub max_message_bytes: u64,

@@ -59,11 +59,12 @@ impl Endpoint {
     pub fn start(serve: HttpServe, events: SyncSender<Message>) -> std::io::Result<Endpoint> {
         let listener = TcpListener::bind(serve.listen)?;
         let bound = listener.local_addr()?;
+        let mcp = serve.mcp;
         let shared = Arc::new(Shared {
             access: serve.access(bound),
             serve,
             events,
-            exchanges: Mutex::default(),
+            exchanges: Mutex::new(Mailboxes::for_listener(mcp)),
             open: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
         });
@@ -71,7 +72,7 @@ impl Endpoint {
         std::thread::Builder::new()
             .name("accept".into())
             .spawn(move || accept(&listener, &accepting))?;
-        responses_mcp_config::announce_listening(bound);
+        responses_mcp_config::announce_listening(bound, mcp);
         Ok(Endpoint { shared, bound })
     }
 
@@ -83,6 +84,11 @@ impl Endpoint {
         if lock(&slot.outs).push(out) {
             slot.ready.notify_one();
         }
+    }
+
+    /// Whether exchange `id` is one of this listener's.
+    pub fn owns(&self, id: ExchangeId) -> bool {
+        lock(&self.shared.exchanges).owns(id)
     }
 
     /// Refreshes what `/health` reports.

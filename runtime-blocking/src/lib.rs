@@ -36,14 +36,18 @@ pub fn run(startup: Startup) -> i32 {
     }) {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
-    let endpoint = match startup.http.clone() {
-        None => {
-            let stdin_tx = tx.clone();
-            stdin::spawn_reader(move |message| stdin_tx.send(message).is_ok());
-            None
-        }
-        Some(serve) => match http::Endpoint::start(serve.clone(), tx.clone()) {
-            Ok(endpoint) => Some(endpoint),
+    if startup.http.is_none() {
+        let stdin_tx = tx.clone();
+        stdin::spawn_reader(move |message| stdin_tx.send(message).is_ok());
+    }
+    // The `/mcp` listener with --http, and the metrics-only one with --metrics-listen.
+    let mut endpoints = Vec::new();
+    for serve in [startup.http.clone(), startup.metrics.clone()]
+        .into_iter()
+        .flatten()
+    {
+        match http::Endpoint::start(serve.clone(), tx.clone()) {
+            Ok(endpoint) => endpoints.push(endpoint),
             Err(e) => {
                 let _ = writeln!(
                     std::io::stderr(),
@@ -52,8 +56,8 @@ pub fn run(startup: Startup) -> i32 {
                 );
                 return 1;
             }
-        },
-    };
+        }
+    }
     let threads = Threads::new(upstream::Upstream::new(&startup), tx);
     let mut driver = Driver::new(startup.server);
     let mut stdout = std::io::stdout().lock();
@@ -70,19 +74,19 @@ pub fn run(startup: Startup) -> i32 {
             }
             Poll::Abort(attempt) => attempt.abort(),
             Poll::Exchange(id, out) => {
-                if let Some(endpoint) = &endpoint {
+                if let Some(endpoint) = endpoints.iter().find(|e| e.owns(id)) {
                     endpoint.deliver(id, out, driver.health());
                 }
             }
             Poll::Wait(deadline) => {
-                if let Some(endpoint) = &endpoint {
+                for endpoint in &endpoints {
                     endpoint.set_health(driver.health());
                 }
                 match wait(&rx, deadline) {
                     Err(Disconnected) => return 0,
                     Ok(Some(message)) => {
-                        if let (Message::Drain, Some(endpoint)) = (&message, &endpoint) {
-                            endpoint.drain();
+                        if matches!(message, Message::Drain) {
+                            endpoints.iter().for_each(|e| e.drain());
                         }
                         if let Some(attempt) = driver.deliver(now(), message) {
                             threads.release(attempt);
@@ -92,7 +96,7 @@ pub fn run(startup: Startup) -> i32 {
                 }
             }
             Poll::Exit => {
-                if let Some(endpoint) = &endpoint {
+                for endpoint in &endpoints {
                     endpoint.flush();
                 }
                 return 0;

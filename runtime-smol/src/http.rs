@@ -17,7 +17,7 @@ use smol::channel::{bounded, Receiver, Sender};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::{Async, LocalExecutor, Timer};
 use std::cell::{Cell, RefCell};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -54,13 +54,14 @@ impl Endpoint {
     ) -> std::io::Result<Endpoint> {
         let listener = Async::<TcpListener>::bind(serve.listen)?;
         let bound = listener.get_ref().local_addr()?;
-        announce(bound);
+        let mcp = serve.mcp;
+        responses_mcp_config::announce_listening(bound, mcp);
         let (stop, stopped) = bounded(1);
         let shared = Rc::new(Shared {
             access: serve.access(bound),
             serve,
             events,
-            exchanges: RefCell::default(),
+            exchanges: RefCell::new(Mailboxes::for_listener(mcp)),
             open: Cell::new(0),
             draining: Cell::new(false),
             stopped,
@@ -84,6 +85,11 @@ impl Endpoint {
         }
     }
 
+    /// Whether exchange `id` is one of this listener's.
+    pub fn owns(&self, id: ExchangeId) -> bool {
+        self.shared.exchanges.borrow().owns(id)
+    }
+
     /// Refreshes what `/health` reports.
     pub fn set_health(&self, health: Health) {
         self.shared.exchanges.borrow_mut().set_health(health);
@@ -103,11 +109,6 @@ impl Endpoint {
             Timer::after(Duration::from_millis(10)).await;
         }
     }
-}
-
-/// The one line a supervisor or test waits for.
-fn announce(bound: SocketAddr) {
-    responses_mcp_config::announce_listening(bound);
 }
 
 /// Accepts until stopped; beyond the connection limit, a 503 and close.

@@ -61,14 +61,18 @@ fn run(startup: Startup) -> i32 {
         log::warn!("cannot handle SIGINT/SIGTERM: {e}");
     }
     let executor = Rc::new(LocalExecutor::new());
-    let endpoint = match startup.http.clone() {
-        None => {
-            let stdin_tx = tx.clone();
-            stdin::spawn_reader(move |message| stdin_tx.send_blocking(message).is_ok());
-            None
-        }
-        Some(serve) => match Endpoint::start(serve.clone(), &executor, tx.clone()) {
-            Ok(endpoint) => Some(endpoint),
+    if startup.http.is_none() {
+        let stdin_tx = tx.clone();
+        stdin::spawn_reader(move |message| stdin_tx.send_blocking(message).is_ok());
+    }
+    // The `/mcp` listener with --http, and the metrics-only one with --metrics-listen.
+    let mut endpoints = Vec::new();
+    for serve in [startup.http.clone(), startup.metrics.clone()]
+        .into_iter()
+        .flatten()
+    {
+        match Endpoint::start(serve.clone(), &executor, tx.clone()) {
+            Ok(endpoint) => endpoints.push(endpoint),
             Err(e) => {
                 let _ = writeln_stderr(&format!(
                     "openai-responses-mcp: cannot listen on {}: {e}",
@@ -76,11 +80,11 @@ fn run(startup: Startup) -> i32 {
                 ));
                 return 1;
             }
-        },
-    };
+        }
+    }
     let attempts = Attempts::new(upstream::Upstream::new(&startup), executor.clone(), tx);
     let driver = Driver::new(startup.server);
-    smol::block_on(executor.run(serve(driver, attempts, rx, endpoint)))
+    smol::block_on(executor.run(serve(driver, attempts, rx, endpoints)))
 }
 
 fn writeln_stderr(text: &str) -> std::io::Result<()> {
@@ -92,7 +96,7 @@ async fn serve(
     mut driver: Driver<Task<()>>,
     attempts: Attempts,
     rx: Receiver<Message>,
-    endpoint: Option<Endpoint>,
+    endpoints: Vec<Endpoint>,
 ) -> i32 {
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
     loop {
@@ -112,19 +116,19 @@ async fn serve(
             // Dropping the task drops its socket: the connection closes.
             Poll::Abort(task) => drop(task),
             Poll::Exchange(id, out) => {
-                if let Some(endpoint) = &endpoint {
+                if let Some(endpoint) = endpoints.iter().find(|e| e.owns(id)) {
                     endpoint.deliver(id, out, driver.health());
                 }
             }
             Poll::Wait(deadline) => {
-                if let Some(endpoint) = &endpoint {
+                for endpoint in &endpoints {
                     endpoint.set_health(driver.health());
                 }
                 match next_message(&rx, deadline).await {
                     Err(Disconnected) => return 0,
                     Ok(Some(message)) => {
-                        if let (Message::Drain, Some(endpoint)) = (&message, &endpoint) {
-                            endpoint.drain();
+                        if matches!(message, Message::Drain) {
+                            endpoints.iter().for_each(|e| e.drain());
                         }
                         // A completed task already pooled its connection; let it return.
                         if let Some(task) = driver.deliver(now(), message) {
@@ -135,7 +139,7 @@ async fn serve(
                 }
             }
             Poll::Exit => {
-                if let Some(endpoint) = &endpoint {
+                for endpoint in &endpoints {
                     endpoint.flush().await;
                 }
                 return 0;

@@ -10,6 +10,17 @@ use std::time::{Duration, Instant};
 
 /// The address the binary started with `--http` says it listens on.
 pub fn listening(mcp: &Mcp) -> SocketAddr {
+    announced(mcp, "listening on http://", "/mcp")
+}
+
+/// The address the binary started with `--metrics-listen` says serves `/metrics`.
+pub fn metrics_listening(mcp: &Mcp) -> SocketAddr {
+    announced(mcp, "metrics on http://", "/metrics")
+}
+
+/// The address of the one stderr line `prefix` ADDR `suffix` (plain, or the `message` of
+/// a JSON log line), waiting for it.
+fn announced(mcp: &Mcp, prefix: &str, suffix: &str) -> SocketAddr {
     let start = Instant::now();
     loop {
         let stderr = mcp.stderr();
@@ -27,19 +38,19 @@ pub fn listening(mcp: &Mcp) -> SocketAddr {
         let lines: Vec<String> = whole
             .lines()
             .filter_map(message)
-            .filter(|l| l.starts_with("listening on "))
+            .filter(|l| l.starts_with(prefix))
             .collect();
         if let Some(line) = lines.first() {
-            assert_eq!(lines.len(), 1, "one listening line: {stderr}");
+            assert_eq!(lines.len(), 1, "one {prefix} line: {stderr}");
             let addr = line
-                .strip_prefix("listening on http://")
-                .and_then(|rest| rest.strip_suffix("/mcp"))
-                .unwrap_or_else(|| panic!("the listening line is {line:?}"));
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.strip_suffix(suffix))
+                .unwrap_or_else(|| panic!("the line is {line:?}"));
             return addr.parse().unwrap();
         }
         assert!(
             start.elapsed() < PATIENCE,
-            "no listening line; stderr:\n{stderr}"
+            "no {prefix} line; stderr:\n{stderr}"
         );
         std::thread::sleep(Duration::from_millis(5));
     }

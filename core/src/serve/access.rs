@@ -23,6 +23,9 @@ pub struct Access {
     pub loopback_origins: bool,
     /// The bearer token every request must carry, if any.
     pub token: Option<Token>,
+    /// Whether `/mcp` is served here; false on a `--metrics-listen` listener, which
+    /// serves `/metrics`, `/health` and `/ready` only.
+    pub mcp: bool,
 }
 
 /// A bearer token. Its bytes never leave this type except to be compared.
@@ -192,6 +195,7 @@ mod tests {
             allowed_origins: vec!["https://app.example.com".into()],
             loopback_origins: true,
             token: None,
+            mcp: true,
         }
     }
 
@@ -202,6 +206,7 @@ mod tests {
             allowed_origins: Vec::new(),
             loopback_origins: false,
             token: Token::new("secret-token-1234"),
+            mcp: true,
         };
         let shown = access.shown("a\u{c}ecret-token-1234 and secret-token-1234\u{1f}");
         assert_eq!(shown, "'a?ecret-token-1234 and ***?'");

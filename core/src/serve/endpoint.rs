@@ -100,7 +100,7 @@ pub fn route(request: &Request, access: &Access) -> Routed {
     if path == METRICS_PATH {
         return metrics(request, access);
     }
-    if path != MCP_PATH {
+    if path != MCP_PATH || !access.mcp {
         let message = format!(
             "there is no MCP endpoint at {}; it is at {MCP_PATH}",
             access.shown(path)

@@ -15,13 +15,29 @@ pub struct Mailboxes<M> {
     health: Health,
 }
 
+/// Where the exchange ids of a metrics-only listener begin: the two listeners of one
+/// process never share an id, so the server's answer finds its listener.
+const METRICS_IDS: u64 = 1 << 63;
+
 impl<M> Default for Mailboxes<M> {
     fn default() -> Self {
+        Mailboxes::for_listener(true)
+    }
+}
+
+impl<M> Mailboxes<M> {
+    /// The mailboxes of the `/mcp` listener (`mcp`), or of a metrics-only one.
+    pub fn for_listener(mcp: bool) -> Self {
         Mailboxes {
             mailboxes: BTreeMap::new(),
-            next: 0,
+            next: if mcp { 0 } else { METRICS_IDS },
             health: Health::default(),
         }
+    }
+
+    /// Whether exchange `id` is one of this listener's.
+    pub fn owns(&self, id: ExchangeId) -> bool {
+        (id.0 >= METRICS_IDS) == (self.next >= METRICS_IDS)
     }
 }
 
@@ -100,5 +116,15 @@ mod tests {
             load(0),
             "load is taken even for a departed client"
         );
+    }
+
+    #[test]
+    fn the_two_listeners_never_share_an_exchange_id() {
+        let mut mcp = Mailboxes::<&str>::for_listener(true);
+        let mut metrics = Mailboxes::<&str>::for_listener(false);
+        let (a, b) = (mcp.open("a"), metrics.open("b"));
+        assert_ne!(a, b);
+        assert!(mcp.owns(a) && !mcp.owns(b));
+        assert!(metrics.owns(b) && !metrics.owns(a));
     }
 }

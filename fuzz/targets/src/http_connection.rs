@@ -16,6 +16,8 @@ fn serve_connection(wire: &[u8], cuts: &[usize]) -> Vec<u8> {
         allowed_origins: Vec::new(),
         loopback_origins: true,
         token: None,
+        // A listener without /mcp (`--metrics-listen`) when the first cut is odd.
+        mcp: cuts.first().is_none_or(|c| c % 2 == 0),
     };
     let load = || Health {
         running: 1,

@@ -79,6 +79,7 @@ pub fn http_request(data: &[u8]) {
         allowed_origins: vec!["https://app.example".into()],
         loopback_origins: true,
         token: responses_mcp_core::serve::access::Token::new("fuzz-token-1234"),
+        mcp: true,
     };
     for r in whole.iter().flatten() {
         assert!(r.body.len() <= limits.max_body, "a body over the limit");

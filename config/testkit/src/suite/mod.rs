@@ -104,6 +104,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::observability::metrics_count_what_was_done_in_prometheus_text);
             }
             #[test]
+            fn a_stdio_server_serves_metrics_on_its_own_listener() {
+                $crate::run($bin, $crate::suite::observability::a_stdio_server_serves_metrics_on_its_own_listener);
+            }
+            #[test]
             fn a_refused_call_and_an_http_call_have_their_lines() {
                 $crate::run($bin, $crate::suite::observability::a_refused_call_and_an_http_call_have_their_lines);
             }

@@ -498,3 +498,51 @@ pub fn metrics_count_what_was_done_in_prometheus_text() {
     drop(busy);
     drop(server);
 }
+
+pub fn a_stdio_server_serves_metrics_on_its_own_listener() {
+    let fake = FakeOpenAi::fixed(200, answered());
+    let opts = Opts::upstream(&fake.url)
+        .arg("--metrics-listen")
+        .arg("127.0.0.1:0")
+        .env("MCP_HTTP_TOKEN", TOKEN);
+    let mut mcp = Mcp::spawn(opts);
+    let addr = crate::http_client::metrics_listening(&mcp);
+    mcp.initialize("2025-11-25");
+    let reply = mcp.call(1, "answer", json!({"query": QUERY}));
+    assert!(reply["result"]["structuredContent"].is_object(), "{reply}");
+    // Only /metrics, /health and /ready here: no MCP, whatever the token.
+    let mut c = HttpConn::open(addr);
+    let auth = format!("Bearer {TOKEN}");
+    let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"});
+    let r = c.post(
+        &ping,
+        &[
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Authorization", &auth),
+        ],
+    );
+    assert_eq!(r.status, 404, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(c.get("/health").status, 200);
+    if let Some(samples) = scrape(addr, TOKEN) {
+        let op = "mcp_server_operation_duration_seconds_count";
+        let pipe = [
+            ("mcp_method_name", "tools/call"),
+            ("gen_ai_tool_name", "answer"),
+            ("network_transport", "pipe"),
+            ("mcp_protocol_version", "2025-11-25"),
+        ];
+        assert_eq!(value(&samples, op, &pipe), 1.0, "{samples:?}");
+        let init = [
+            ("mcp_method_name", "initialize"),
+            ("network_transport", "pipe"),
+        ];
+        assert_eq!(value(&samples, op, &init), 1.0, "{samples:?}");
+    }
+    // The listener asks for the token too.
+    let mut anon = HttpConn::open(addr);
+    anon.send_raw(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes());
+    assert_eq!(anon.response().status, 401);
+    // Closing stdin still ends the server, listener and all.
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(PATIENCE).success());
+}

@@ -25,6 +25,7 @@ fn access() -> Access {
         allowed_origins: Vec::new(),
         loopback_origins: true,
         token: Token::new("secret-token-123"),
+        mcp: true,
     }
 }
 

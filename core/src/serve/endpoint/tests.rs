@@ -8,6 +8,7 @@ fn access(token: Option<&str>) -> Access {
         allowed_origins: Vec::new(),
         loopback_origins: true,
         token: token.and_then(Token::new),
+        mcp: true,
     }
 }
 
