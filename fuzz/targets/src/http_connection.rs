@@ -4,7 +4,7 @@
 /// cut at `cuts`, answering each exchange at once (progress, then a reply); returns what
 /// it wrote. Every step terminates; the connection never holds more than one request
 /// and one read beyond the exchange in progress.
-fn serve_connection(wire: &[u8], cuts: &[usize]) -> Vec<u8> {
+fn serve_connection(wire: &[u8], cuts: &[usize], mcp: bool) -> Vec<u8> {
     use responses_mcp_core::serve::connection::{Connection, Step, Timeouts};
     use responses_mcp_core::serve::endpoint::Health;
     let limits = responses_mcp_core::http::RequestLimits {
@@ -16,8 +16,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize]) -> Vec<u8> {
         allowed_origins: Vec::new(),
         loopback_origins: true,
         token: None,
-        // A listener without /mcp (`--metrics-listen`) when the first cut is odd.
-        mcp: cuts.first().is_none_or(|c| c % 2 == 0),
+        mcp,
     };
     let load = || Health {
         running: 1,
@@ -79,7 +78,9 @@ pub fn http_connection(data: &[u8]) {
     let Some((head, wire)) = data.split_first_chunk::<4>() else {
         return;
     };
-    let whole = serve_connection(wire, &[]);
+    // A listener without /mcp (`--metrics-listen`) when the first byte is odd.
+    let mcp = head[0] % 2 == 0;
+    let whole = serve_connection(wire, &[], mcp);
     let cuts: Vec<usize> = head
         .iter()
         .scan(0usize, |at, b| {
@@ -89,7 +90,7 @@ pub fn http_connection(data: &[u8]) {
         .collect();
     assert_eq!(
         whole,
-        serve_connection(wire, &cuts),
+        serve_connection(wire, &cuts, mcp),
         "the cut changed the responses"
     );
 }
