@@ -19,6 +19,7 @@ mod text;
 
 use crate::openai::pricing::{Estimate, Picodollars};
 use crate::openai::Usage;
+pub use crate::server::call_log::Outcome;
 use std::time::Duration;
 pub use text::Exposition;
 
@@ -111,6 +112,23 @@ pub fn entry<K: PartialEq, V: Default>(tally: &mut Tally<K, V>, key: K) -> &mut 
     &mut tally[i].1
 }
 
+/// The value of the key `is` picks, added (made by `make`) as the default when new: no
+/// key is built for a lookup that finds one.
+pub fn entry_by<K, V: Default>(
+    tally: &mut Tally<K, V>,
+    is: impl Fn(&K) -> bool,
+    make: impl FnOnce() -> K,
+) -> &mut V {
+    let i = match tally.iter().position(|(k, _)| is(k)) {
+        Some(i) => i,
+        None => {
+            tally.push((make(), V::default()));
+            tally.len() - 1
+        }
+    };
+    &mut tally[i].1
+}
+
 /// Everything counted since the start.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Metrics {
@@ -121,8 +139,8 @@ pub struct Metrics {
     cost: Tally<(String, String), Picodollars>,
     /// Calls refused before any upstream request, by reason.
     refusals: Tally<&'static str, u64>,
-    /// Calls that ended, by tool and outcome label.
-    calls: Tally<(&'static str, String), u64>,
+    /// Calls that ended, by tool and outcome.
+    calls: Tally<(&'static str, Outcome), u64>,
 }
 
 impl Metrics {
@@ -131,8 +149,8 @@ impl Metrics {
         entry(&mut self.operations, op).observe(took.as_secs_f64());
     }
 
-    /// Counts a finished call of `tool` with `outcome` (its log line's label).
-    pub fn call(&mut self, tool: &'static str, outcome: String) {
+    /// Counts a finished call of `tool` with `outcome`.
+    pub fn call(&mut self, tool: &'static str, outcome: Outcome) {
         *entry(&mut self.calls, (tool, outcome)) += 1;
     }
 
@@ -144,7 +162,7 @@ impl Metrics {
     /// Counts what a call used and cost, on `model`, for `client`.
     pub fn usage(&mut self, model: &str, client: &str, usage: &Usage, cost: &Estimate) {
         let model = self.model_label(model);
-        let counts = entry(&mut self.usage, model.clone());
+        let counts = entry_by(&mut self.usage, |m| m == model, || model.to_owned());
         let add = [
             usage.input_tokens,
             usage.cached_input_tokens,
@@ -156,17 +174,21 @@ impl Metrics {
             *total = total.saturating_add(n);
         }
         if let Some(usd) = cost.total() {
-            let total = entry(&mut self.cost, (model, client.to_owned()));
+            let total = entry_by(
+                &mut self.cost,
+                |(m, c)| m == model && c == client,
+                || (model.to_owned(), client.to_owned()),
+            );
             *total = total.plus(usd);
         }
     }
 
     /// `model` if it is among the first [`MAX_MODELS`] seen, else [`OTHER`].
-    fn model_label(&self, model: &str) -> String {
-        if self.usage.iter().any(|(m, _)| m == model) || self.usage.len() < MAX_MODELS {
-            model.to_owned()
+    fn model_label<'a>(&self, model: &'a str) -> &'a str {
+        if self.usage.len() < MAX_MODELS || self.usage.iter().any(|(m, _)| m == model) {
+            model
         } else {
-            OTHER.to_owned()
+            OTHER
         }
     }
 
@@ -221,7 +243,7 @@ impl Metrics {
             &format!("{p}calls_total"),
             "tools/call requests that ended, by tool and outcome (ok, upstream_<kind>, refused_<why>).",
             self.calls.iter().map(|((tool, outcome), n)| {
-                (vec![("tool", (*tool).to_owned()), ("outcome", outcome.clone())], *n as f64)
+                (vec![("tool", (*tool).to_owned()), ("outcome", outcome.label())], *n as f64)
             }),
         );
         out.counter_family(

@@ -61,18 +61,19 @@ impl Usage {
         web_searches: u32,
         service_tier: Option<&str>,
     ) -> Usage {
-        let n = |path: &str| {
+        // Plain lookups: `Value::pointer` allocates for every path segment.
+        let n = |path: &[&str]| {
             usage
-                .and_then(|u| u.pointer(path))
+                .and_then(|u| path.iter().try_fold(u, |v, key| v.get(key)))
                 .and_then(serde_json::Value::as_u64)
                 .unwrap_or(0)
         };
         Usage {
             response_id: id.map(str::to_owned),
-            input_tokens: n("/input_tokens"),
-            cached_input_tokens: n("/input_tokens_details/cached_tokens"),
-            output_tokens: n("/output_tokens"),
-            reasoning_tokens: n("/output_tokens_details/reasoning_tokens"),
+            input_tokens: n(&["input_tokens"]),
+            cached_input_tokens: n(&["input_tokens_details", "cached_tokens"]),
+            output_tokens: n(&["output_tokens"]),
+            reasoning_tokens: n(&["output_tokens_details", "reasoning_tokens"]),
             web_searches,
             // A tier name is a short word; anything else is not one.
             service_tier: service_tier.filter(|t| t.len() <= 32).map(str::to_owned),

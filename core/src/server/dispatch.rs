@@ -287,7 +287,7 @@ impl Server {
     fn log_refusal(&mut self, refused: &Refusal, why: &'static str) {
         self.metrics.refusal(why);
         let outcome = super::call_log::Outcome::Refused(why);
-        self.metrics.call(refused.tool.name(), outcome.label());
+        self.metrics.call(refused.tool.name(), outcome);
         self.spans = self.spans.wrapping_add(1);
         let profile = self.config.profiles.for_tool(refused.tool);
         let span = super::call_log::span_id(self.config.jitter_seed, self.spans);

@@ -51,8 +51,9 @@ impl Server {
                     retries,
                     report,
                 } => {
-                    self.log_call(&context, &outcome, &report);
-                    let result = self.call_result(outcome, retries, &report, context.version);
+                    let cost = self.log_call(&context, &outcome, &report);
+                    let result =
+                        self.priced_result(outcome, retries, &report, context.version, &cost);
                     self.count_operation(&context, &report, &result);
                     if let Some(task) = &context.task {
                         self.finish_task(task, result, context.reply_to, context.version);
@@ -107,7 +108,7 @@ impl Server {
         caller: &Caller,
         outcome: &Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
         report: &crate::calls::Report,
-    ) {
+    ) -> Estimate {
         self.spans = self.spans.wrapping_add(1);
         let span = call_log::span_id(self.config.jitter_seed, self.spans);
         let (model, result) = match outcome {
@@ -118,7 +119,7 @@ impl Server {
             ),
         };
         let cost = self.cost(model, report.usage.as_ref());
-        self.metrics.call(caller.tool.name(), result.label());
+        self.metrics.call(caller.tool.name(), result);
         if let Some(usage) = &report.usage {
             self.metrics.usage(model, DEFAULT_CLIENT, usage, &cost);
         }
@@ -136,6 +137,7 @@ impl Server {
             trace: caller.trace.map(|t| (t, span)),
         }
         .emit();
+        cost
     }
 
     /// Counts a finished call's `tools/call` as an MCP operation of its whole duration. A
@@ -173,11 +175,24 @@ impl Server {
         report: &crate::calls::Report,
         version: ProtocolVersion,
     ) -> Result<serde_json::Value, crate::jsonrpc::RpcError> {
+        let cost = match &outcome {
+            Ok(answer) => self.cost(&answer.model, report.usage.as_ref()),
+            Err(_) => Estimate::Unknown(crate::openai::pricing::Unpriced::Model),
+        };
+        self.priced_result(outcome, retries, report, version, &cost)
+    }
+
+    /// [`Server::call_result`] with the answer's cost already estimated.
+    fn priced_result(
+        &self,
+        outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
+        retries: u32,
+        report: &crate::calls::Report,
+        version: ProtocolVersion,
+        cost: &Estimate,
+    ) -> Result<serde_json::Value, crate::jsonrpc::RpcError> {
         match outcome {
-            Ok(answer) => {
-                let cost = self.cost(&answer.model, report.usage.as_ref());
-                Ok(shape::tool_result(&answer, version, report, &cost))
-            }
+            Ok(answer) => Ok(shape::tool_result(&answer, version, report, cost)),
             Err(failure) => ToolFailure::Upstream {
                 failure: &failure,
                 retries,
