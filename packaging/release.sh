@@ -34,6 +34,7 @@ const server = read("packaging/registry/server.json");
 console.log(`server.json: ${server.version}`);
 for (const p of server.packages) {
   if (p.version) console.log(`server.json ${p.registryType} ${p.identifier}: ${p.version}`);
+  if (p.registryType === "oci") console.log(`server.json oci image tag: ${p.identifier.split(":").pop()}`);
   const m = /\/download\/v([^/]+)\/openai-responses-mcp-([^-]+(?:-[^-]+)?)-(?:linux|darwin|win32)/.exec(p.identifier);
   if (m) console.log(`server.json mcpb URL tag: ${m[1]}`), console.log(`server.json mcpb file: ${m[2]}`);
 }
@@ -93,6 +94,7 @@ edit("packaging/registry/server.json", (s) => {
   for (const p of s.packages) {
     if (p.version) p.version = newV;
     p.identifier = p.identifier.split(`v${oldV}/`).join(`v${newV}/`).split(`-${oldV}-`).join(`-${newV}-`);
+    if (p.registryType === "oci" && p.identifier.endsWith(`:${oldV}`)) p.identifier = p.identifier.slice(0, -oldV.length) + newV;
     if (p.fileSha256) p.fileSha256 = "0".repeat(64); // filled from SHA256SUMS at release
   }
 });

@@ -12,7 +12,10 @@
 #   5. the linux-x64 .mcpb bundle, validated by the official MCPB CLI, unpacked and run;
 #   6. the registry's server.json filled with the bundle's hash (the test suite checks
 #      it against the registry's schema);
-#   7. `cargo publish --dry-run` of every publishable crate, and `cargo install` of the
+#   7. the OCI images (linux/amd64 and linux/arm64, FROM scratch) built with buildah,
+#      their configuration inspected and the binary in each unpacked root filesystem
+#      answering `initialize` and `/health`;
+#   8. `cargo publish --dry-run` of every publishable crate, and `cargo install` of the
 #      packaged server crate.
 # Tools go under target/packaging (a Python venv, cargo-zigbuild, npm packages); qemu is
 # installed with apt when run as root. Output: target/packaging/dist.
@@ -133,6 +136,17 @@ step "server.json with the bundle's hash"
 node packaging/registry/fill.js "$dist/SHA256SUMS" "$dist/server.json" --drop-missing
 grep -q "$(sha256sum "$bundle" | cut -d' ' -f1)" "$dist/server.json"
 echo "$dist/server.json names the bundle with its hash"
+
+step "OCI images (buildah from Debian's packages; linux/amd64 and linux/arm64)"
+if ! command -v buildah >/dev/null && [ "$(id -u)" = 0 ]; then
+  apt-get install -y -qq buildah >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq buildah >/dev/null; }
+fi
+command -v buildah >/dev/null || { echo "buildah is missing: apt-get install buildah" >&2; exit 1; }
+for arch in amd64 arm64; do
+  case "$arch" in amd64) binary=$x64 runner= ;; arm64) binary=$arm64 runner=qemu-aarch64 ;; esac
+  image=$(bash packaging/container/build.sh "$arch" "$binary" "$version" "$dist/openai-responses-mcp-$version-oci-$arch.tar")
+  node packaging/container/check.js "$image" "$arch" "$version" $runner
+done
 
 step "crates: cargo publish --dry-run, then cargo install from the packaged crate"
 # The dry run verifies each crate against the others' packaged copies, which cargo unpacks

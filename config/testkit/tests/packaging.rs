@@ -46,7 +46,7 @@ fn server_json_is_valid_against_the_registry_schema() {
         .iter()
         .map(|p| p["registryType"].as_str().unwrap())
         .collect();
-    for kind in ["npm", "cargo", "mcpb"] {
+    for kind in ["npm", "cargo", "mcpb", "oci"] {
         assert!(kinds.contains(&kind), "no {kind} package in server.json");
     }
     for p in server["packages"].as_array().unwrap() {
@@ -55,6 +55,13 @@ fn server_json_is_valid_against_the_registry_schema() {
             // The registry requires "mcp" in the URL and a hash for every bundle.
             assert!(url.contains("mcp") && url.ends_with(".mcpb"), "{url}");
             assert!(p["fileSha256"].is_string());
+        }
+        if p["registryType"] == "oci" {
+            // The registry takes the tag in the identifier and refuses a separate version
+            // or base URL; the tag is the release's version.
+            let tag = format!(":{}", server["version"].as_str().unwrap());
+            assert!(p["identifier"].as_str().unwrap().ends_with(&tag), "{p}");
+            assert!(p.get("version").is_none() && p.get("registryBaseUrl").is_none(), "{p}");
         }
     }
 }
