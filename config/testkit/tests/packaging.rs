@@ -61,7 +61,10 @@ fn server_json_is_valid_against_the_registry_schema() {
             // or base URL; the tag is the release's version.
             let tag = format!(":{}", server["version"].as_str().unwrap());
             assert!(p["identifier"].as_str().unwrap().ends_with(&tag), "{p}");
-            assert!(p.get("version").is_none() && p.get("registryBaseUrl").is_none(), "{p}");
+            assert!(
+                p.get("version").is_none() && p.get("registryBaseUrl").is_none(),
+                "{p}"
+            );
         }
     }
 }
