@@ -71,18 +71,8 @@ impl Method {
     /// The method name.
     pub fn as_str(&self) -> &str {
         match self {
-            Method::Initialize => "initialize",
-            Method::Ping => "ping",
-            Method::ToolsList => "tools/list",
-            Method::ToolsCall => "tools/call",
-            Method::ServerDiscover => "server/discover",
-            Method::SubscriptionsListen => "subscriptions/listen",
-            Method::TasksGet => "tasks/get",
-            Method::TasksResult => "tasks/result",
-            Method::TasksList => "tasks/list",
-            Method::TasksCancel => "tasks/cancel",
-            Method::TasksUpdate => "tasks/update",
             Method::Other(name) => name,
+            known => known.label(),
         }
     }
 }

@@ -6,10 +6,12 @@ use super::meta::{MetaError, SERVER_INFO, SUBSCRIPTION_ID};
 use super::{CallParamsError, ProgressToken, ProtocolVersion};
 use crate::calls::Report;
 use crate::jsonrpc::{ErrorKind, OutgoingNotification, RequestId, RpcError};
-use crate::openai::pricing::{Estimate, PriceSource, Unpriced, PRICES_AS_OF};
+use crate::openai::pricing::Estimate;
 use crate::openai::Answer;
 use crate::tools::{Tool, ALL_TOOLS};
 use serde_json::{json, Map, Value};
+
+mod usage;
 
 /// The `_meta` member of results and notifications.
 pub const META: &str = "_meta";
@@ -238,71 +240,12 @@ pub fn tool_result(
     if version.has_titles_and_structured_output() {
         result["structuredContent"] = structured;
     }
-    let mut usage = usage(report);
-    usage["cost"] = cost_report(cost, &answer.model);
-    add_meta(&mut result, META_USAGE, usage);
+    add_meta(
+        &mut result,
+        META_USAGE,
+        usage::report(report, cost, &answer.model),
+    );
     complete(result, version)
-}
-
-/// The estimated cost under the usage report: dollars and their parts, or why there is
-/// no figure and what would give one.
-fn cost_report(cost: &Estimate, model: &str) -> Value {
-    match cost {
-        Estimate::Usd(cost) => json!({
-            "usd": cost.total().usd(),
-            "tokens_usd": cost.tokens.usd(),
-            "web_searches_usd": cost.searches.usd(),
-            "long_context": cost.long_context,
-            "prices": match cost.source {
-                PriceSource::BuiltIn => format!("built-in, as of {PRICES_AS_OF}"),
-                PriceSource::Configured => "configured (pricing.models)".to_owned(),
-            },
-        }),
-        Estimate::Unknown(why) => json!({ "usd": null, "why": unpriced(*why, model) }),
-    }
-}
-
-/// Why a call has no cost figure, and what gives one.
-pub fn unpriced(why: Unpriced, model: &str) -> String {
-    match why {
-        Unpriced::Model => format!(
-            "no price is known for model {model}; set pricing.models.{model} \
-             (input_per_mtok, cached_input_per_mtok, output_per_mtok) to estimate its cost"
-        ),
-        Unpriced::Tier => format!(
-            "the response's service tier has no known price multiplier for model {model}; \
-             the cost is not estimated"
-        ),
-    }
-}
-
-/// The usage report of a call, under [`META_USAGE`]: no secrets, nothing from the
-/// instructions.
-fn usage(report: &Report) -> Value {
-    let mut usage = json!({
-        "attempts": report.attempts,
-        "wall_ms": u64::try_from(report.wall.as_millis()).unwrap_or(u64::MAX),
-    });
-    if let Some(u) = &report.usage {
-        usage["response_id"] = u.response_id.clone().into();
-        usage["input_tokens"] = u.input_tokens.into();
-        usage["cached_input_tokens"] = u.cached_input_tokens.into();
-        usage["output_tokens"] = u.output_tokens.into();
-        usage["reasoning_tokens"] = u.reasoning_tokens.into();
-        usage["web_searches"] = u.web_searches.into();
-        if let Some(tier) = &u.service_tier {
-            usage["service_tier"] = tier.as_str().into();
-        }
-    }
-    if !report.adjustments.is_empty() {
-        let adjusted: Vec<Value> = report
-            .adjustments
-            .iter()
-            .map(|a| json!({ "param": a.param.as_str(), "from": a.from, "to": a.to }))
-            .collect();
-        usage["adjusted"] = adjusted.into();
-    }
-    usage
 }
 
 /// A `notifications/progress` for `token`; the message only where the version has one.

@@ -10,8 +10,10 @@
 pub mod background;
 mod seal;
 pub mod sha256;
+mod status;
 
 pub use seal::BackgroundRef;
+pub use status::Status;
 
 use crate::calls::timers::Timers;
 use crate::calls::CallKey;
@@ -35,36 +37,6 @@ pub fn poll_interval(age_secs: u64, ceiling: Duration) -> Duration {
         _ => ceiling,
     };
     schedule.min(ceiling)
-}
-
-/// Where a task is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    /// The call is running (or queued).
-    Working,
-    /// The call ended with a result (an `isError` one included).
-    Completed,
-    /// The call ended with a JSON-RPC error.
-    Failed,
-    /// The client cancelled it.
-    Cancelled,
-}
-
-impl Status {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Working => "working",
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::Cancelled => "cancelled",
-        }
-    }
-
-    /// Whether the task can change no more.
-    pub fn is_terminal(self) -> bool {
-        self != Status::Working
-    }
 }
 
 /// A finished call's result, or its error. The result is kept as the JSON text it
@@ -233,19 +205,13 @@ impl<W> TaskStore<W> {
 
     /// Tasks held, by status name (every status present, zeros included).
     pub fn count_by_status(&self) -> Vec<(&'static str, usize)> {
-        let all = [
-            Status::Working,
-            Status::Completed,
-            Status::Failed,
-            Status::Cancelled,
-        ];
-        let mut counts = [0; 4];
+        let mut counts = [0; Status::ALL.len()];
         for task in self.tasks.values() {
-            if let Some(i) = all.iter().position(|s| *s == task.status) {
+            if let Some(i) = Status::ALL.iter().position(|s| *s == task.status) {
                 counts[i] += 1;
             }
         }
-        all.iter().map(|s| s.as_str()).zip(counts).collect()
+        Status::ALL.iter().map(|s| s.as_str()).zip(counts).collect()
     }
 
     /// Whether no task is held.

@@ -76,7 +76,7 @@ fn post(addr: SocketAddr, body: &str, extra: &str) -> Vec<u8> {
 }
 
 /// Reads one `Content-Length` response off `stream`, keeping what follows in `buf`.
-fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Vec<u8> {
+pub fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Vec<u8> {
     loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();

@@ -1,9 +1,8 @@
 //! `GET /metrics`: the time one scrape takes with 10,000 tasks kept (each counted in the
 //! tasks gauge), against a scrape of the same server before any task, same run.
 
-use super::http::HttpProc;
+use super::http::{read_response as response, HttpProc};
 use super::*;
-use std::io::Read;
 use std::net::TcpStream;
 
 pub fn run() {
@@ -72,27 +71,4 @@ fn scrape_median(
     }
     times.sort();
     (times[n / 2], size)
-}
-
-/// One `Content-Length` response's body.
-fn response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Vec<u8> {
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let len: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .map(|v| v.trim().parse().unwrap())
-                .expect("a length");
-            if buf.len() >= end + 4 + len {
-                let body = buf[end + 4..end + 4 + len].to_vec();
-                buf.drain(..end + 4 + len);
-                return body;
-            }
-        }
-        let mut chunk = [0u8; 64 * 1024];
-        let n = stream.read(&mut chunk).unwrap();
-        assert!(n > 0, "the server closed the connection");
-        buf.extend_from_slice(&chunk[..n]);
-    }
 }
