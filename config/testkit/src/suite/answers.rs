@@ -290,9 +290,11 @@ pub fn without_an_api_key_tools_list_works_and_calls_fail_at_once() {
 
 pub fn connections_are_reused_and_org_headers_sent() {
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    // No model lookup: its own connection could be the one a later call reuses.
     let opts = Opts::default()
         .env("OPENAI_ORG_ID", "org-123")
-        .env("OPENAI_PROJECT_ID", "proj_456");
+        .env("OPENAI_PROJECT_ID", "proj_456")
+        .env("OPENAI_MODEL_LOOKUPS", "false");
     let mut mcp = ready(&fake, opts, "2025-06-18");
     for id in 1..=3 {
         assert!(mcp
@@ -379,7 +381,11 @@ pub fn https_with_a_trusted_ca_carries_large_answers_over_kept_alive_connections
     let dir = temp_dir("tls");
     let ca = dir.join("ca.pem");
     std::fs::write(&ca, ca_pem).unwrap();
-    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).env("SSL_CERT_FILE", ca.to_str().unwrap()));
+    // No model lookup: its own connection could be the one a later call reuses.
+    let opts = Opts::upstream(&fake.url)
+        .env("SSL_CERT_FILE", ca.to_str().unwrap())
+        .env("OPENAI_MODEL_LOOKUPS", "false");
+    let mut mcp = Mcp::spawn(opts);
     mcp.initialize("2025-06-18");
     for id in 1..=2 {
         let answer = answer_of(&mcp.call(id, "answer", json!({"query":"q"})));
@@ -406,7 +412,9 @@ pub fn chunked_bodies_are_decoded_over_http_and_https() {
         body: chunked.clone(),
         size: [1, 7, 4096, 100_000][i % 4],
     });
-    let mut mcp = Mcp::spawn(Opts::upstream(&plain.url));
+    // No model lookup: it would open a connection of its own while a slow call holds the
+    // kept one, and a later call may reuse either.
+    let mut mcp = Mcp::spawn(Opts::upstream(&plain.url).env("OPENAI_MODEL_LOOKUPS", "false"));
     mcp.initialize("2025-06-18");
     for id in 1..=4 {
         let answer = answer_of(&mcp.call(id, "answer", json!({"query":"q"})));
