@@ -56,11 +56,6 @@ impl Histogram {
         self.sum += seconds;
         self.count += 1;
     }
-
-    /// Observations so far.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
 }
 
 /// The labels of one `mcp.server.operation.duration` series.
@@ -190,11 +185,6 @@ impl Metrics {
         } else {
             OTHER
         }
-    }
-
-    /// The operations' histograms.
-    pub fn operations(&self) -> impl Iterator<Item = (&Operation, &Histogram)> {
-        self.operations.iter().map(|(op, h)| (op, h))
     }
 }
 

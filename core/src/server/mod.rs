@@ -197,7 +197,7 @@ impl Server {
                 id,
                 asked: Asked::Metrics,
             } => {
-                let text = self.metrics_text(now);
+                let text = self.metrics_text();
                 self.outputs
                     .push_back(Output::Exchange(id, ExchangeOut::Metrics(text)));
             }
@@ -242,7 +242,7 @@ impl Server {
     }
 
     /// The Prometheus text of `/metrics`: the counters, and the gauges as of now.
-    fn metrics_text(&self, _now: Now) -> Vec<u8> {
+    fn metrics_text(&self) -> Vec<u8> {
         let queued = self.calls.queued();
         let (attempts, retries) = self.calls.attempt_counts();
         let gauges = crate::metrics::Gauges {
