@@ -47,7 +47,7 @@ pub(super) fn complete_head(buf: &[u8]) -> Result<Option<usize>, ReadError> {
 }
 
 /// The length of the head including its blank line, once it is all in `buf`.
-pub(super) fn head_end(buf: &[u8]) -> Option<usize> {
+pub(crate) fn head_end(buf: &[u8]) -> Option<usize> {
     let mut from = 0;
     while let Some(i) = buf[from..].iter().position(|&b| b == b'\n') {
         let nl = from + i;

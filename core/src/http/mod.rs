@@ -9,6 +9,7 @@ mod reply;
 mod request;
 mod response;
 
+pub(crate) use head::head_end;
 pub use reply::{event, ReplyHead, CONTINUE, STREAM_END};
 pub use request::{Incoming, Request, RequestError, RequestLimits, RequestReader};
 pub use response::{tunnel_reply, ReadError, Reader, Response};

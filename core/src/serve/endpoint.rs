@@ -76,8 +76,32 @@ impl Health {
     }
 }
 
-/// Decides what `request` gets.
+/// Decides what `request` gets. A `HEAD` request gets the head `GET` would, never a body
+/// (RFC 9110, 9.3.2): a client reads the head's `Content-Length` as the size of a body
+/// that does not come, and bytes after the head would be read as the next response.
 pub fn route(request: &Request, access: &Access) -> Routed {
+    let routed = decide(request, access);
+    if request.method != "HEAD" {
+        return routed;
+    }
+    match routed {
+        Routed::Respond(mut bytes) => {
+            bytes.truncate(crate::http::head_end(&bytes).unwrap_or(bytes.len()));
+            Routed::Respond(bytes)
+        }
+        Routed::Exchange {
+            asked,
+            mut response,
+        } => {
+            response.head_only = true;
+            Routed::Exchange { asked, response }
+        }
+        // They answer `HEAD` themselves.
+        Routed::Health | Routed::Ready => routed,
+    }
+}
+
+fn decide(request: &Request, access: &Access) -> Routed {
     let keep_alive = request.keep_alive;
     let path = request.path();
     if path == HEALTH_PATH || path == READY_PATH {
@@ -172,6 +196,7 @@ fn metrics(request: &Request, access: &Access) -> Routed {
             takes_stream: false,
             modern: false,
             streaming: false,
+            head_only: false,
         },
     }
 }
@@ -239,6 +264,7 @@ fn exchange(request: &Request, access: &Access, takes_stream: bool) -> Routed {
             takes_stream,
             modern,
             streaming: false,
+            head_only: false,
         },
     }
 }
@@ -310,6 +336,8 @@ pub struct ExchangeResponse {
     modern: bool,
     /// The event stream's head has been written.
     streaming: bool,
+    /// A `HEAD` request: the head alone.
+    head_only: bool,
 }
 
 impl ExchangeResponse {
@@ -346,6 +374,9 @@ impl ExchangeResponse {
             ExchangeOut::Metrics(text) => {
                 let head = ReplyHead::new(200, self.keep_alive)
                     .header("content-type", METRICS_CONTENT_TYPE);
+                if self.head_only {
+                    return (head.without_body(text.len()), true);
+                }
                 (head.with_body(&text), true)
             }
             // Cancelled: the response ends without a reply, never with a reset.

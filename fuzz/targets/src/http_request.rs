@@ -93,46 +93,80 @@ pub fn http_request(data: &[u8]) {
         if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&r.body) {
             let _ = responses_mcp_core::serve::headers::check(&r.headers, &message);
         }
-        // Whatever the endpoint decides is a well-formed response for the client's reader.
-        use responses_mcp_core::serve::endpoint::{health, ready, route, Health, Routed};
-        let load = Health {
-            full: r.body.len() % 2 == 1,
-            ..Health::default()
-        };
-        let bytes = match route(r, &access) {
-            Routed::Respond(bytes) => bytes,
-            Routed::Health => health(r, load),
-            Routed::Ready => ready(r, load),
-            Routed::Exchange { mut response, .. } => {
-                let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#.to_vec();
-                let (mut bytes, _) =
-                    response.write(responses_mcp_core::ExchangeOut::Notification(note));
-                let (end, done) = response.write(responses_mcp_core::ExchangeOut::Ended);
-                assert!(done);
-                bytes.extend(end);
-                bytes
+        let bytes = respond(r, &access);
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234"),
+            "the token leaked into a response: {}",
+            String::from_utf8_lossy(&bytes)
+        );
+        if r.method == "HEAD" {
+            // A `HEAD` answer is a head alone (RFC 9110, 9.3.2): a client's reader takes
+            // nothing after it as a body, so a byte there would be a broken next response.
+            let head_end = bytes
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .map(|at| at + 4);
+            assert_eq!(head_end, Some(bytes.len()), "HEAD got a body");
+            // Where the answer says what the server is (health, readiness), it is the
+            // head GET would get.
+            let get = responses_mcp_core::http::Request {
+                method: "GET".into(),
+                ..r.clone()
+            };
+            let full = respond(&get, &access);
+            assert_readable(&full);
+            let path = r.path();
+            if path == "/health" || path == "/ready" {
+                assert!(full.starts_with(&bytes), "HEAD is not GET's head");
             }
-        };
-        if !bytes.is_empty() {
-            assert!(
-                !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234"),
-                "the token leaked into a response: {}",
-                String::from_utf8_lossy(&bytes)
-            );
-            let mut reader = responses_mcp_core::http::Reader::new(1 << 20);
-            let mut rest = bytes.as_slice();
-            let mut response = None;
-            while response.is_none() {
-                let space = reader.space();
-                let n = space.len().min(rest.len());
-                space[..n].copy_from_slice(&rest[..n]);
-                rest = &rest[n..];
-                match reader.filled(n) {
-                    Ok(Some(r)) => response = Some(r),
-                    Ok(None) => assert!(n > 0, "a response cut short"),
-                    Err(e) => panic!("an unreadable response: {e:?}"),
-                }
-            }
+        } else {
+            assert_readable(&bytes);
+        }
+    }
+}
+
+/// Whatever the endpoint decides for `r`, as bytes on the wire.
+fn respond(
+    r: &responses_mcp_core::http::Request,
+    access: &responses_mcp_core::serve::access::Access,
+) -> Vec<u8> {
+    use responses_mcp_core::serve::endpoint::{health, ready, route, Health, Routed};
+    let load = Health {
+        full: r.body.len() % 2 == 1,
+        ..Health::default()
+    };
+    match route(r, access) {
+        Routed::Respond(bytes) => bytes,
+        Routed::Health => health(r, load),
+        Routed::Ready => ready(r, load),
+        Routed::Exchange { mut response, .. } => {
+            let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#.to_vec();
+            let (mut bytes, _) =
+                response.write(responses_mcp_core::ExchangeOut::Notification(note));
+            let (end, done) = response.write(responses_mcp_core::ExchangeOut::Ended);
+            assert!(done);
+            bytes.extend(end);
+            bytes
+        }
+    }
+}
+
+/// `bytes`, if any, are one well-formed response for a client's reader.
+fn assert_readable(bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    let mut reader = responses_mcp_core::http::Reader::new(1 << 20);
+    let mut rest = bytes;
+    loop {
+        let space = reader.space();
+        let n = space.len().min(rest.len());
+        space[..n].copy_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        match reader.filled(n) {
+            Ok(Some(_)) => return,
+            Ok(None) => assert!(n > 0, "a response cut short"),
+            Err(e) => panic!("an unreadable response: {e:?}"),
         }
     }
 }

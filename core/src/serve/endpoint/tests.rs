@@ -519,3 +519,49 @@ fn metrics_take_the_token_and_answer_as_prometheus_text() {
     };
     assert_eq!(parse(&bytes).0, 405);
 }
+
+/// The head of `bytes` and what follows it.
+fn split_head(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let end = crate::http::head_end(bytes).expect("a whole head");
+    bytes.split_at(end)
+}
+
+#[test]
+fn head_requests_get_a_head_and_never_a_body() {
+    // Refusals (wrong path, no token, wrong method) and a scrape: each has a body for GET
+    // and none for HEAD, whose head still announces the length GET's body would have.
+    let token = "t0ken-for-tests";
+    let bearer = format!("Bearer {token}");
+    for (path, headers) in [
+        ("/nowhere", vec![]),
+        ("/mcp", vec![]),
+        ("/mcp", vec![("authorization", bearer.as_str())]),
+        ("/metrics", vec![]),
+    ] {
+        let get = route(&request("GET", path, &headers, ""), &access(Some(token)));
+        let head = route(&request("HEAD", path, &headers, ""), &access(Some(token)));
+        let (Routed::Respond(get), Routed::Respond(head)) = (get, head) else {
+            panic!("{path} was not answered at once")
+        };
+        let (get_head, get_body) = split_head(&get);
+        assert!(!get_body.is_empty(), "GET {path} has a body");
+        let (head_head, after) = split_head(&head);
+        assert_eq!(after, b"", "HEAD {path} sent a body");
+        let length = |head: &[u8]| {
+            String::from_utf8_lossy(head)
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: ").map(str::to_owned))
+        };
+        assert_eq!(head_head[..12], get_head[..12], "HEAD {path}'s status");
+        assert!(length(head_head).is_some(), "HEAD {path} names a length");
+    }
+    let r = request("HEAD", "/metrics", &[("authorization", &bearer)], "");
+    let Routed::Exchange { mut response, .. } = route(&r, &access(Some(token))) else {
+        panic!("not a scrape")
+    };
+    let (bytes, done) = response.write(ExchangeOut::Metrics(b"up 1\n".to_vec()));
+    assert!(done);
+    let (head, after) = split_head(&bytes);
+    assert_eq!(after, b"");
+    assert!(String::from_utf8_lossy(head).contains("content-length: 5\r\n"));
+}
