@@ -11,6 +11,7 @@
 
 pub mod choices;
 pub mod cli;
+pub mod client;
 pub mod doctor;
 mod error;
 pub mod http;

@@ -1,5 +1,5 @@
-//! The cryptography of every TLS connection both runtimes make (the smol client, ureq in
-//! the blocking build, `doctor`): rustls' *ring* provider, narrowed to what a client that
+//! The cryptography of every TLS connection we make (both runtimes' HTTP
+//! clients, `doctor`): rustls' *ring* provider, narrowed to what a client that
 //! never presents a certificate needs. Built by hand rather than from
 //! `rustls::crypto::ring::default_provider()`, because that one references every cipher
 //! suite and the private-key loader, and the linker then keeps their code.

@@ -1,4 +1,4 @@
-//! `doctor`'s HTTP requests through this runtime's client (ureq), each on its own thread
+//! `doctor`'s HTTP requests through this runtime's client, each on its own thread
 //! so that a deadline can abort it.
 
 use crate::upstream::{Delivered, Upstream};
@@ -31,7 +31,7 @@ impl DoctorHttp for Client {
         timeout: Duration,
     ) -> Result<HttpReply, TransportError> {
         let attempt = self.upstream.begin();
-        let abort = Upstream::abort_handle(&attempt);
+        let abort = attempt.clone();
         let upstream = self.upstream.clone();
         let request = HttpRequest {
             attempt: AttemptId(0),

@@ -2,7 +2,7 @@
 //! core's [`Driver`], no async runtime.
 //!
 //! Threads: the main thread owns the driver and stdout; one thread reads stdin; one thread
-//! runs each HTTP attempt (the ureq [`upstream`] client); one waits for signals. They all
+//! runs each HTTP attempt (the [`upstream`] client); one waits for signals. They all
 //! report into one bounded channel, and the main thread waits on it no longer than the
 //! core's next deadline.
 
@@ -88,9 +88,9 @@ pub fn run(startup: Startup) -> i32 {
                         if matches!(message, Message::Drain) {
                             endpoints.iter().for_each(|e| e.drain());
                         }
-                        if let Some(attempt) = driver.deliver(now(), message) {
-                            threads.release(attempt);
-                        }
+                        // An attempt that ended by itself has nothing left to free: its
+                        // thread put its connection back in the pool.
+                        let _ended = driver.deliver(now(), message);
                     }
                     Ok(None) => driver.handle(now(), Event::Timeout),
                 }

@@ -1,4 +1,4 @@
-//! Attempts on threads: each runs the ureq [`Upstream`] client on a small thread of its
+//! Attempts on threads: each runs the [`Upstream`] client on a small thread of its
 //! own and reports its completion into the main loop's channel. A thread whose attempt
 //! ended waits a while for the next one instead of exiting: creating a thread maps and
 //! unmaps its stack, which musl does not cache (the static build paid that on every
@@ -96,7 +96,7 @@ impl Threads {
     /// Starts `request` on a thread; the handle aborts it.
     pub fn start(&self, request: HttpRequest) -> Result<Attempt, TransportError> {
         let attempt = self.upstream.begin();
-        let handle = Upstream::abort_handle(&attempt);
+        let handle = attempt.clone();
         let upstream = self.upstream.clone();
         let events = self.events.clone();
         let job = Box::new(move || {
@@ -115,12 +115,6 @@ impl Threads {
             detail: format!("cannot start an upstream thread: {e}"),
         })?;
         Ok(handle)
-    }
-
-    /// The agent of an attempt that ended by itself (and its kept-alive connection) can
-    /// serve the next call.
-    pub fn release(&self, attempt: Attempt) {
-        self.upstream.finish(attempt);
     }
 }
 

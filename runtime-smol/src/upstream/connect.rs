@@ -1,16 +1,16 @@
 //! New connections: name resolution, TCP, an optional tunnel through a proxy (HTTP
 //! `CONNECT` in the clear or over TLS, or SOCKS5), and the TLS handshake.
 
-use super::socks;
-use super::stream::{Carrier, Stream, TlsStream};
-use super::target::Origin;
-use super::{invalid, stream_error};
+use super::stream::{Carrier, Stream, StreamError, TlsStream};
+use super::stream_error;
+use responses_mcp_config::client::socks::{self, Socks5};
+use responses_mcp_config::client::target::Origin;
+use responses_mcp_config::client::tunnel::{connect_request, failed, tunnel_open};
+use responses_mcp_config::client::{invalid, tls_config, CONNECT_TIMEOUT};
 use responses_mcp_config::proxy::{ProxyKind, ProxyUrl};
-use responses_mcp_core::http::tunnel_reply;
 use responses_mcp_core::{TransportError, TransportErrorKind};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, RootCertStore};
+use rustls::pki_types::ServerName;
+use rustls::ClientConfig;
 use smol::lock::Mutex;
 use smol::{Async, Timer};
 use std::cell::OnceCell;
@@ -18,8 +18,6 @@ use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long connecting (resolving and tunnelling included) may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a host's resolved addresses are reused.
 const DNS_TTL: Duration = Duration::from_secs(30);
 
@@ -143,7 +141,7 @@ impl Connector {
                     }
                     other => other,
                 };
-                socks::handshake(&mut socket, destination, origin.port, proxy.credentials())
+                socks_handshake(&mut socket, destination, origin.port, proxy.credentials())
                     .await
                     .map_err(|why| TransportError {
                         kind: TransportErrorKind::Connect,
@@ -225,75 +223,53 @@ async fn http_tunnel<C: Carrier>(
     proxy: &ProxyUrl,
     to: &Origin,
 ) -> Result<(), TransportError> {
-    let fail = |detail: String| TransportError {
-        kind: TransportErrorKind::Connect,
-        detail,
-    };
     let host = &proxy.host;
-    let request = super::proxy::connect_request(proxy, to, responses_mcp_config::USER_AGENT);
+    let request = connect_request(proxy, to, responses_mcp_config::USER_AGENT);
     carrier
         .write_all(&request)
         .await
-        .map_err(|e| fail(format!("proxy {host}: {}", stream_error(e).detail)))?;
+        .map_err(|e| failed(format!("proxy {host}: {}", stream_error(e).detail)))?;
     let mut reply = Vec::new();
     let mut chunk = [0u8; 1024];
     loop {
         let n = carrier
             .read(&mut chunk)
             .await
-            .map_err(|e| fail(format!("proxy {host}: {}", stream_error(e).detail)))?;
+            .map_err(|e| failed(format!("proxy {host}: {}", stream_error(e).detail)))?;
         if n == 0 {
-            return Err(fail(format!(
+            return Err(failed(format!(
                 "proxy {host} closed the connection instead of opening a tunnel"
             )));
         }
         reply.extend_from_slice(&chunk[..n]);
-        match tunnel_reply(&reply) {
-            Ok(None) => {}
-            Ok(Some((status, _))) if !(200..300).contains(&status) => {
-                let hint = if status == 407 {
-                    " (it wants credentials: put them in the proxy URL)"
-                } else {
-                    ""
-                };
-                return Err(fail(format!(
-                    "proxy {host} refused the tunnel with HTTP {status}{hint}"
-                )));
-            }
-            Ok(Some((_, end))) if end < reply.len() => {
-                return Err(fail(format!("proxy {host} sent data into a new tunnel")));
-            }
-            Ok(Some(_)) => return Ok(()),
-            Err(e) => {
-                return Err(fail(format!(
-                    "proxy {host} answered CONNECT with {}",
-                    super::read_error(e).detail
-                )))
-            }
+        if tunnel_open(&reply, host)? {
+            return Ok(());
         }
     }
 }
 
-/// The TLS settings: the built-in web PKI roots, or only the certificates of `roots_pem`
-/// (`openai.ca_file` / `SSL_CERT_FILE`) when given.
-fn tls_config(roots_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, String> {
-    let mut roots = RootCertStore::empty();
-    match roots_pem {
-        Some(pem) => {
-            for cert in CertificateDer::pem_slice_iter(pem).flatten() {
-                if let Err(e) = roots.add(cert) {
-                    log::warn!("skipping a CA certificate: {e}");
-                }
+/// Opens a SOCKS5 tunnel to `destination:port` on `carrier`; an error says why.
+async fn socks_handshake<C: Carrier>(
+    carrier: &mut C,
+    destination: socks::Destination<'_>,
+    port: u16,
+    credentials: Option<(&str, &str)>,
+) -> Result<(), String> {
+    let io = |e: StreamError| format!("{e:?}");
+    let (mut handshake, mut next) = Socks5::start(destination, port, credentials)?;
+    while next.read > 0 {
+        if let Some(bytes) = &next.write {
+            carrier.write_all(bytes).await.map_err(io)?;
+        }
+        let mut buf = vec![0u8; next.read];
+        let mut filled = 0;
+        while filled < buf.len() {
+            match carrier.read(&mut buf[filled..]).await.map_err(io)? {
+                0 => return Err(socks::CLOSED.into()),
+                n => filled += n,
             }
         }
-        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        next = handshake.received(&buf)?;
     }
-    let provider = responses_mcp_config::tls::provider();
-    let mut config = ClientConfig::builder_with_provider(Arc::new(provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS settings: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok(())
 }

@@ -6,24 +6,20 @@
 
 mod connect;
 mod pool;
-mod proxy;
-mod socks;
 mod stream;
-mod target;
 
 use connect::Connector;
 use pool::Pool;
+use responses_mcp_config::client::target::Target;
+use responses_mcp_config::client::{invalid, message, read_error, startup_header_lines};
 use responses_mcp_config::Startup;
-use responses_mcp_core::http::{
-    is_event_stream, scrub, ReadError, Reader, Response, MAX_BODY_BYTES,
-};
+use responses_mcp_core::http::{is_event_stream, scrub, Reader, Response, MAX_BODY_BYTES};
 use responses_mcp_core::Message;
 use responses_mcp_core::{
     AttemptId, HttpHead, HttpMethod, HttpReply, TransportError, TransportErrorKind,
 };
 use smol::channel::Sender;
 use stream::{Stream, StreamError};
-use target::Target;
 
 /// Sends attempts with the credentials and headers of the configuration.
 pub struct Upstream {
@@ -45,17 +41,8 @@ struct Failed {
 impl Upstream {
     /// A client for `startup`'s configuration, through its proxy if it has one.
     pub fn new(startup: &Startup) -> Upstream {
-        let auth = startup.auth_header();
-        let (auth_name, auth_value) = match &auth {
-            Some((name, value)) => (*name, Some(value.as_str())),
-            None => ("Authorization", None),
-        };
         Upstream {
-            headers: header_lines(&[
-                (auth_name, auth_value),
-                ("OpenAI-Organization", startup.organization.as_deref()),
-                ("OpenAI-Project", startup.project.as_deref()),
-            ]),
+            headers: startup_header_lines(startup),
             key: startup
                 .api_key
                 .as_ref()
@@ -231,54 +218,6 @@ async fn send(to: StreamTo<'_>, message: Message) -> Result<(), Failed> {
     })
 }
 
-/// The request: head and body in one buffer, written at once.
-fn message(method: HttpMethod, target: &Target, headers: &[u8], body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(160 + headers.len() + body.len());
-    for part in [
-        method.as_str().as_bytes(),
-        b" ",
-        target.path.as_bytes(),
-        b" HTTP/1.1\r\nHost: ",
-        target.host_header.as_bytes(),
-        b"\r\n",
-        headers,
-        b"Content-Length: ",
-        body.len().to_string().as_bytes(),
-        b"\r\n\r\n",
-        body,
-    ] {
-        out.extend_from_slice(part);
-    }
-    out
-}
-
-/// The fixed header lines, each ending in CRLF; a value that could break the head (a line
-/// break or another control character) is refused without repeating it.
-fn header_lines(optional: &[(&str, Option<&str>)]) -> Result<Vec<u8>, &'static str> {
-    let mut out = format!(
-        "User-Agent: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\n",
-        responses_mcp_config::USER_AGENT
-    )
-    .into_bytes();
-    for (name, value) in optional {
-        let Some(value) = value else { continue };
-        if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
-            return Err(
-                "the API key, organization or project has a character an HTTP header cannot carry",
-            );
-        }
-        out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
-    }
-    Ok(out)
-}
-
-fn invalid(why: &str) -> TransportError {
-    TransportError {
-        kind: TransportErrorKind::Invalid,
-        detail: why.to_owned(),
-    }
-}
-
 fn stream_error(e: StreamError) -> TransportError {
     match e {
         StreamError::Tls(detail) => TransportError {
@@ -288,23 +227,6 @@ fn stream_error(e: StreamError) -> TransportError {
         StreamError::Io(e) => TransportError {
             kind: TransportErrorKind::Io,
             detail: e.to_string(),
-        },
-    }
-}
-
-fn read_error(e: ReadError) -> TransportError {
-    match e {
-        ReadError::TooLarge => TransportError {
-            kind: TransportErrorKind::BodyTooLarge,
-            detail: format!("the response body is larger than {MAX_BODY_BYTES} bytes"),
-        },
-        ReadError::Closed => TransportError {
-            kind: TransportErrorKind::Io,
-            detail: "the connection closed before the response was complete".into(),
-        },
-        ReadError::Malformed(why) => TransportError {
-            kind: TransportErrorKind::Io,
-            detail: format!("invalid HTTP response: {why}"),
         },
     }
 }

@@ -1,4 +1,5 @@
 use super::*;
+use responses_mcp_config::client::header_lines;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::thread;

@@ -4,15 +4,18 @@
 /// A server: scheme, host and port. Kept-alive connections are pooled per origin.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
+    /// `https`.
     pub tls: bool,
     /// Without IPv6 brackets.
     pub host: String,
+    /// The port, the scheme's default when the URL names none.
     pub port: u16,
 }
 
 /// A parsed request URL.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Target {
+    /// The server.
     pub origin: Origin,
     /// The `Host` header: the authority as written, without a default port.
     pub host_header: String,
