@@ -88,3 +88,8 @@ fn drift_corpus() {
 fn traceparent_corpus() {
     replay("traceparent", targets::traceparent);
 }
+
+#[test]
+fn proxy_replies_corpus() {
+    replay("proxy_replies", targets::proxy_replies);
+}
