@@ -35,6 +35,14 @@ pub enum ConfigError {
         /// What is allowed.
         allowed: String,
     },
+    /// The clients file could not be read or is not a valid list of clients.
+    #[error("server.http.clients_file {path}: {message}")]
+    ClientsFile {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The CA file could not be read or holds no certificate.
     #[error("openai.ca_file {path}: {message}")]
     CaFile {

@@ -4,7 +4,7 @@
 use crate::error::ConfigError;
 use crate::resolve::{Env, Resolved};
 use responses_mcp_core::http::RequestLimits;
-use responses_mcp_core::serve::access::{Access, Token, LOOPBACK_NAMES};
+use responses_mcp_core::serve::access::{Access, ClientTokens, Token, LOOPBACK_NAMES};
 use responses_mcp_core::serve::connection::Timeouts;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -20,6 +20,8 @@ pub struct HttpServe {
     pub listen: SocketAddr,
     /// The bearer token, when its variable is set.
     pub token: Option<Token>,
+    /// The named clients' token digests, from `server.http.clients_file`.
+    pub clients: Option<ClientTokens>,
     /// `server.http.allowed_origins`.
     pub allowed_origins: Vec<String>,
     /// `server.http.allowed_hosts` as configured (empty: the default, see [`HttpServe::access`]).
@@ -50,9 +52,20 @@ impl HttpServe {
     /// # Errors
     /// An address that does not resolve, and a non-loopback address without a token
     /// (unless `allow_unauthenticated`).
-    pub fn resolve(resolved: &Resolved, env: &Env) -> Result<HttpServe, ConfigError> {
+    pub fn resolve(
+        resolved: &Resolved,
+        env: &Env,
+        clients: Option<ClientTokens>,
+    ) -> Result<HttpServe, ConfigError> {
         let http = &resolved.settings.server.http;
-        HttpServe::at(resolved, env, "server.http.listen", &http.listen, true)
+        HttpServe::at(
+            resolved,
+            env,
+            "server.http.listen",
+            &http.listen,
+            true,
+            clients,
+        )
     }
 
     /// The `--metrics-listen` listener (`server.metrics_listen`), when set: `/metrics`,
@@ -64,11 +77,20 @@ impl HttpServe {
     pub fn resolve_metrics(
         resolved: &Resolved,
         env: &Env,
+        clients: Option<ClientTokens>,
     ) -> Result<Option<HttpServe>, ConfigError> {
         let Some(listen) = &resolved.settings.server.metrics_listen else {
             return Ok(None);
         };
-        HttpServe::at(resolved, env, "server.metrics_listen", listen, false).map(Some)
+        HttpServe::at(
+            resolved,
+            env,
+            "server.metrics_listen",
+            listen,
+            false,
+            clients,
+        )
+        .map(Some)
     }
 
     /// A listener on `listen` (read from `key`), serving `/mcp` or not.
@@ -78,6 +100,7 @@ impl HttpServe {
         key: &str,
         listen: &str,
         mcp: bool,
+        clients: Option<ClientTokens>,
     ) -> Result<HttpServe, ConfigError> {
         let http = &resolved.settings.server.http;
         let source = resolved
@@ -92,7 +115,8 @@ impl HttpServe {
             allowed: "host:port, such as 127.0.0.1:8787, [::1]:8787, localhost:8787 or 0.0.0.0:8787 (port 0 picks a free one)".into(),
         })?;
         let token = env.get(&http.token_env).and_then(|t| Token::new(t));
-        if token.is_none() && !listen.ip().is_loopback() && !http.allow_unauthenticated {
+        let unauthenticated = token.is_none() && clients.is_none();
+        if unauthenticated && !listen.ip().is_loopback() && !http.allow_unauthenticated {
             return Err(ConfigError::Unauthenticated {
                 listen: listen.to_string(),
                 token_env: http.token_env.clone(),
@@ -102,6 +126,7 @@ impl HttpServe {
         Ok(HttpServe {
             listen,
             token,
+            clients,
             allowed_origins: http.allowed_origins.clone(),
             allowed_hosts: http.allowed_hosts.clone(),
             limits: RequestLimits {
@@ -137,6 +162,7 @@ impl HttpServe {
             allowed_origins: self.allowed_origins.clone(),
             loopback_origins: loopback,
             token: self.token.clone(),
+            clients: self.clients.clone(),
             mcp: self.mcp,
         }
     }
@@ -170,7 +196,7 @@ mod tests {
         let path = std::path::Path::new("/c.yaml");
         let input = crate::YamlInput { text: yaml, path };
         let resolved = crate::resolve(Some(input), &env, &Cli::default())?;
-        HttpServe::resolve(&resolved, &env)
+        HttpServe::resolve(&resolved, &env, None)
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub enum Kind {
     TimeZone,
     /// An amount of US dollars from 0 up to (not including) a million.
     Usd,
+    /// An amount of US dollars as [`Kind::Usd`], or null (unset).
+    OptUsd,
     /// Model ids mapped to their rates (`pricing.models`): see [`PRICE_FIELDS`].
     PriceTable,
 }
@@ -470,6 +472,27 @@ const AFTER_PROFILES: &[Key] = &[
         "Serve a non-loopback address without a bearer token (refused otherwise)."
     ),
     key!(
+        "server.http.clients_file",
+        Kind::OptStr,
+        Some("MCP_HTTP_CLIENTS_FILE"),
+        "YAML file of named clients (name, token_sha256, optional calls_per_minute and spend_per_day_usd): each client's bearer token, by its SHA-256, is accepted besides the single token, and logs, metrics and limits name the client."
+    ),
+    key!(
+        "server.limits.calls_per_minute",
+        Kind::OptInt {
+            min: 1,
+            max: 1_000_000
+        },
+        Some("MCP_LIMIT_CALLS_PER_MINUTE"),
+        "Most tools/call requests this instance admits per UTC minute, all clients together; more are refused with a tool error (and Retry-After over HTTP). null: no limit."
+    ),
+    key!(
+        "server.limits.spend_per_day_usd",
+        Kind::OptUsd,
+        Some("MCP_LIMIT_SPEND_PER_DAY_USD"),
+        "Estimated OpenAI spend (USD) this instance may reach per UTC day, all clients together; once reached, calls are refused until the day ends. null: no limit."
+    ),
+    key!(
         "server.http.max_connections",
         Kind::Int {
             min: 1,
@@ -679,12 +702,13 @@ pub fn defaults() -> Value {
         "server": {
             "transport": "stdio", "debug": core.debug, "debug_file": null, "log_format": "text", "metrics_listen": null,
             "show_config_on_start": false, "line_mode": core.force_line_output,
+            "limits": { "calls_per_minute": null, "spend_per_day_usd": null },
             "max_message_bytes": core.max_message_bytes, "max_inflight": core.max_inflight,
             "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),
             "progress_interval_ms": millis(core.progress_interval),
             "http": {
                 "listen": DEFAULT_LISTEN, "allowed_origins": [], "allowed_hosts": [],
-                "token_env": DEFAULT_TOKEN_ENV, "allow_unauthenticated": false,
+                "token_env": DEFAULT_TOKEN_ENV, "allow_unauthenticated": false, "clients_file": null,
                 "max_connections": 1024, "max_head_bytes": 16 * 1024,
                 "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000
             }

@@ -12,6 +12,7 @@
 pub mod choices;
 pub mod cli;
 pub mod client;
+pub mod clients;
 pub mod doctor;
 mod error;
 pub mod http;
@@ -219,11 +220,16 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         }
         ProxyRoute::Direct => {}
     }
+    let named = clients::read(&resolved, located.as_deref())?;
+    let tokens = named.as_ref().map(|n| n.tokens.clone());
+    if let Some(named) = named {
+        server.clients = named.clients;
+    }
     let http = match cli.http {
-        true => Some(http::HttpServe::resolve(&resolved, env)?),
+        true => Some(http::HttpServe::resolve(&resolved, env, tokens.clone())?),
         false => None,
     };
-    let metrics = http::HttpServe::resolve_metrics(&resolved, env)?;
+    let metrics = http::HttpServe::resolve_metrics(&resolved, env, tokens)?;
     let auth = resolved.settings.openai.auth;
     Ok(Startup {
         http,
@@ -367,7 +373,10 @@ fn task_key(env: &Env, variable: &str, seed: u64) -> responses_mcp_core::tasks::
 }
 
 /// A relative policy path is taken relative to the config file's folder.
-fn relative_to_config(path: &std::path::Path, config: Option<&std::path::Path>) -> PathBuf {
+pub(crate) fn relative_to_config(
+    path: &std::path::Path,
+    config: Option<&std::path::Path>,
+) -> PathBuf {
     match config.and_then(|c| c.parent()) {
         Some(dir) if path.is_relative() => dir.join(path),
         _ => path.to_path_buf(),

@@ -397,7 +397,8 @@ fn fits(kind: Kind, value: &Value) -> bool {
             s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
         }
         (Kind::TimeZone, Value::String(s)) => is_time_zone(s),
-        (Kind::Usd, Value::Number(n)) => n.as_f64().is_some_and(is_usd),
+        (Kind::Usd | Kind::OptUsd, Value::Number(n)) => n.as_f64().is_some_and(is_usd),
+        (Kind::OptUsd, Value::Null) => true,
         (Kind::PriceTable, Value::Object(models)) => models
             .iter()
             .all(|(model, entry)| !model.trim().is_empty() && is_price(entry)),
@@ -424,6 +425,7 @@ fn allowed(kind: Kind) -> String {
         }
         Kind::TimeZone => "an IANA time zone such as Asia/Tokyo or UTC, or null".into(),
         Kind::Usd => "an amount of US dollars from 0 to 999999".into(),
+        Kind::OptUsd => "an amount of US dollars from 0 to 999999, or null".into(),
         Kind::PriceTable => {
             let fields: Vec<String> = keys::PRICE_FIELDS
                 .iter()
@@ -482,6 +484,9 @@ fn is_time_zone(s: &str) -> bool {
 fn from_env_text(key: &Key, raw: &str) -> Option<Value> {
     let value = match key.kind {
         Kind::Int { .. } | Kind::OptInt { .. } => Value::Number(raw.parse::<u64>().ok()?.into()),
+        Kind::Usd | Kind::OptUsd => {
+            Value::Number(serde_json::Number::from_f64(raw.trim().parse().ok()?)?)
+        }
         Kind::Bool | Kind::OptBool => Value::Bool(match raw.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => true,
             "0" | "false" | "no" | "off" => false,

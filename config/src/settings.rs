@@ -330,6 +330,9 @@ impl Resolved {
                 key: responses_mcp_core::tasks::TaskKey([0; 32]),
                 background: s.tasks.openai_background,
             },
+            // The named clients are filled in by `load`, from the clients file.
+            clients: responses_mcp_core::clients::Clients::default(),
+            instance_limit: crate::clients::instance_limit(self),
         }
     }
 }

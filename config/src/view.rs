@@ -198,12 +198,22 @@ pub struct Server {
     pub metrics_listen: Option<String>,
     pub show_config_on_start: bool,
     pub line_mode: bool,
+    pub limits: Limits,
     pub max_message_bytes: u64,
     pub max_inflight: u64,
     pub max_queue: u64,
     pub shutdown_grace_ms: u64,
     pub progress_interval_ms: u64,
     pub http: Http,
+}
+
+/// `server.limits.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Limits {
+    pub calls_per_minute: Option<u32>,
+    pub spend_per_day_usd: Option<f64>,
 }
 
 /// `server.http.*`.
@@ -216,6 +226,7 @@ pub struct Http {
     pub allowed_hosts: Vec<String>,
     pub token_env: String,
     pub allow_unauthenticated: bool,
+    pub clients_file: Option<String>,
     pub max_connections: u64,
     pub max_head_bytes: u64,
     pub request_timeout_ms: u64,

@@ -47,6 +47,9 @@ pub enum ExchangeOut {
         json: Vec<u8>,
         /// Its error code, when it is an error (the HTTP status can depend on it).
         error: Option<i32>,
+        /// A limit refused the call: seconds until the client may ask again
+        /// (`Retry-After`).
+        retry_after_secs: Option<u64>,
     },
     /// The message was a notification or a response, and is accepted (HTTP 202).
     Accepted,
@@ -163,6 +166,8 @@ pub enum Asked {
         message: serde_json::Value,
         /// The header's version; legacy requests are served in it, statelessly.
         version: Option<crate::mcp::ProtocolVersion>,
+        /// Who sent it, by its bearer token.
+        client: crate::clients::ClientId,
     },
     /// `GET /metrics`: the Prometheus text, answered with [`ExchangeOut::Metrics`].
     Metrics,

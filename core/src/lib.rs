@@ -74,6 +74,7 @@
 #![deny(missing_docs)]
 
 mod calls;
+pub mod clients;
 #[doc(hidden)]
 pub mod date;
 mod driver;

@@ -166,6 +166,10 @@ pub struct ServerConfig {
     pub jitter_seed: u64,
     /// The task store's limits and the key that seals task ids.
     pub tasks: TaskSettings,
+    /// The named clients of `server.http.clients_file`, each with its own limits.
+    pub clients: crate::clients::Clients,
+    /// `server.limits.*`: what all clients together may use.
+    pub instance_limit: crate::clients::Limit,
 }
 
 impl Default for ServerConfig {
@@ -211,6 +215,8 @@ impl Default for ServerConfig {
             jitter_seed: 0x9E37_79B9_7F4A_7C15,
             tasks: TaskSettings::default(),
             prices: crate::openai::pricing::Prices::default(),
+            clients: crate::clients::Clients::default(),
+            instance_limit: crate::clients::Limit::default(),
         }
     }
 }

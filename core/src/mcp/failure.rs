@@ -6,6 +6,7 @@
 
 use super::shape::{self, META_ERROR};
 use super::ProtocolVersion;
+use crate::clients::{Exceeded, LimitKind, Scope};
 use crate::jsonrpc::{ErrorKind, RpcError};
 use crate::openai::{Advice, FailureKind, UpstreamFailure};
 use crate::tools::{ArgError, Tool};
@@ -24,6 +25,14 @@ pub(crate) enum ToolFailure<'a> {
     Busy { running: usize, queued: usize },
     /// The server is shutting down and takes no new calls.
     Draining,
+    /// A limit on calls per minute or spend per day refused the call; nothing was sent.
+    Limited {
+        exceeded: Exceeded,
+        /// The caller's name.
+        client: &'a str,
+        /// Unix seconds now.
+        now: u64,
+    },
     /// OpenAI has shut the profile's model down; nothing was sent.
     Retired { reason: &'a str },
     /// The upstream attempts failed.
@@ -70,6 +79,9 @@ impl ToolFailure<'_> {
                 ErrorKind::Overloaded,
                 "the server is shutting down and takes no new calls; retry in a few seconds",
             ),
+            ToolFailure::Limited { .. } => {
+                RpcError::new(ErrorKind::Overloaded, self.text()).with_data(self.details())
+            }
             ToolFailure::Retired { reason } => {
                 RpcError::new(ErrorKind::UpstreamFailed, format!("openai responses failed: {reason}"))
                     .with_data(json!({ "retries": 0, "status": null, "type": "model_retired", "code": null }))
@@ -129,6 +141,11 @@ impl ToolFailure<'_> {
                 "The server is busy ({running} calls running, {queued} waiting). Try again in a few seconds."
             ),
             ToolFailure::Draining => "The server is shutting down and takes no new calls. Call the tool again in a few seconds; another instance, or this one once restarted, will answer.".into(),
+            ToolFailure::Limited {
+                exceeded,
+                client,
+                now,
+            } => limited(exceeded, client, now),
             ToolFailure::Retired { reason } => format!(
                 "The server did not call OpenAI: {}. Ask the server's operator to change it and restart the server.",
                 sentence(reason)
@@ -171,6 +188,29 @@ impl ToolFailure<'_> {
                 json!({ "kind": "busy", "running": running, "queued": queued })
             }
             ToolFailure::Draining => json!({ "kind": "draining" }),
+            ToolFailure::Limited {
+                exceeded, client, ..
+            } => {
+                let (value, spent) = match exceeded.kind {
+                    LimitKind::CallsPerMinute(max) => (json!(max), Value::Null),
+                    LimitKind::SpendPerDay { limit, spent } => {
+                        (json!(limit.usd()), json!(spent.usd()))
+                    }
+                };
+                json!({
+                    "kind": "limit",
+                    "limit": exceeded.kind.label(),
+                    "scope": match exceeded.scope {
+                        Scope::Client => "client",
+                        Scope::Instance => "instance",
+                    },
+                    "client": client,
+                    "value": value,
+                    "spent_usd": spent,
+                    "resets_at": crate::date::iso_utc(exceeded.resets_at),
+                    "retry_after_secs": exceeded.retry_after_secs,
+                })
+            }
             ToolFailure::Retired { .. } => json!({ "kind": "model_retired" }),
             ToolFailure::Upstream {
                 failure, retries, ..
@@ -183,6 +223,46 @@ impl ToolFailure<'_> {
                 "code": failure.code,
             }),
         }
+    }
+}
+
+/// What a limit refused, when it resets, and what to do: one paragraph that stands alone.
+fn limited(exceeded: Exceeded, client: &str, now: u64) -> String {
+    let whose = match exceeded.scope {
+        Scope::Client => format!("Client \"{client}\" reached its limit of"),
+        Scope::Instance => "This server reached its limit, shared by all its clients, of".into(),
+    };
+    let what = match exceeded.kind {
+        LimitKind::CallsPerMinute(max) => format!("{max} calls per minute"),
+        LimitKind::SpendPerDay { limit, spent } => format!(
+            "${:.2} of estimated OpenAI spend per day (UTC; ${:.2} spent today)",
+            limit.usd(),
+            spent.usd()
+        ),
+    };
+    let raise = match exceeded.scope {
+        Scope::Client => format!(
+            "ask the server's operator to raise {} for \"{client}\" in the clients file",
+            exceeded.kind.label()
+        ),
+        Scope::Instance => format!(
+            "ask the server's operator to raise server.limits.{}",
+            exceeded.kind.label()
+        ),
+    };
+    format!(
+        "{whose} {what}, so the server did not call OpenAI. The limit resets at {} (in {}): call the tool again then, or {raise}.",
+        crate::date::iso_utc(exceeded.resets_at),
+        wait(exceeded.resets_at.saturating_sub(now))
+    )
+}
+
+/// A wait as people say it: seconds, minutes, or hours and minutes.
+fn wait(secs: u64) -> String {
+    match secs {
+        0..=119 => format!("{} s", secs.max(1)),
+        120..=7199 => format!("{} min", secs.div_ceil(60)),
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
     }
 }
 

@@ -134,8 +134,8 @@ pub struct Metrics {
     cost: Tally<(String, String), Picodollars>,
     /// Calls refused before any upstream request, by reason.
     refusals: Tally<&'static str, u64>,
-    /// Calls that ended, by tool and outcome.
-    calls: Tally<(&'static str, Outcome), u64>,
+    /// Calls that ended, by tool, client and outcome.
+    calls: Tally<(&'static str, String, Outcome), u64>,
 }
 
 impl Metrics {
@@ -144,9 +144,13 @@ impl Metrics {
         entry(&mut self.operations, op).observe(took.as_secs_f64());
     }
 
-    /// Counts a finished call of `tool` with `outcome`.
-    pub fn call(&mut self, tool: &'static str, outcome: Outcome) {
-        *entry(&mut self.calls, (tool, outcome)) += 1;
+    /// Counts a finished call of `tool` by `client` with `outcome`.
+    pub fn call(&mut self, tool: &'static str, client: &str, outcome: Outcome) {
+        *entry_by(
+            &mut self.calls,
+            |(t, c, o)| *t == tool && c == client && *o == outcome,
+            || (tool, client.to_owned(), outcome),
+        ) += 1;
     }
 
     /// Counts a refusal.
@@ -231,9 +235,14 @@ impl Metrics {
         let p = "openai_responses_mcp_";
         out.counter_family(
             &format!("{p}calls_total"),
-            "tools/call requests that ended, by tool and outcome (ok, upstream_<kind>, refused_<why>).",
-            self.calls.iter().map(|((tool, outcome), n)| {
-                (vec![("tool", (*tool).to_owned()), ("outcome", outcome.label())], *n as f64)
+            "tools/call requests that ended, by tool, client and outcome (ok, upstream_<kind>, refused_<why>).",
+            self.calls.iter().map(|((tool, client, outcome), n)| {
+                let labels = vec![
+                    ("tool", (*tool).to_owned()),
+                    ("client", client.clone()),
+                    ("outcome", outcome.label()),
+                ];
+                (labels, *n as f64)
             }),
         );
         out.counter_family(

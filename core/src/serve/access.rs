@@ -2,6 +2,7 @@
 //! protection: a web page whose name resolves to 127.0.0.1 must not reach a local
 //! server) and, when the operator set one, a bearer token.
 
+use crate::clients::ClientId;
 use crate::http::Request;
 use std::fmt;
 
@@ -21,8 +22,11 @@ pub struct Access {
     pub allowed_origins: Vec<String>,
     /// Accept any `Origin` whose host is a loopback name (a local web client).
     pub loopback_origins: bool,
-    /// The bearer token every request must carry, if any.
+    /// The single bearer token (the `default` client's), if any.
     pub token: Option<Token>,
+    /// The named clients' tokens, if a clients file names any. With either this or
+    /// `token`, every request must carry one of them.
+    pub clients: Option<ClientTokens>,
     /// Whether `/mcp` is served here; false on a `--metrics-listen` listener, which
     /// serves `/metrics`, `/health` and `/ready` only.
     pub mcp: bool,
@@ -55,6 +59,43 @@ impl fmt::Debug for Token {
     }
 }
 
+/// The tokens of the named clients, kept as their SHA-256 digests (the clients file
+/// holds digests, so it reveals no token). The digest function comes from the runtime,
+/// which has the cryptography; the core has none.
+#[derive(Clone)]
+pub struct ClientTokens {
+    /// SHA-256.
+    pub sha256: fn(&[u8]) -> [u8; 32],
+    /// Each client's token digest.
+    pub digests: Vec<(ClientId, [u8; 32])>,
+}
+
+impl ClientTokens {
+    /// The client whose token is `offered`. Every digest is compared, each in constant
+    /// time, so that the time taken says nothing about which bytes or which client
+    /// matched.
+    fn client_of(&self, offered: &[u8]) -> Option<ClientId> {
+        let digest = (self.sha256)(offered);
+        let mut found = None;
+        for (client, known) in &self.digests {
+            let diff = known
+                .iter()
+                .zip(&digest)
+                .fold(0u8, |diff, (a, b)| diff | (a ^ b));
+            if diff == 0 && found.is_none() {
+                found = Some(*client);
+            }
+        }
+        found
+    }
+}
+
+impl fmt::Debug for ClientTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ClientTokens({} clients, ***)", self.digests.len())
+    }
+}
+
 /// Why a request was refused. Messages say what to fix and never echo a credential.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Denied {
@@ -80,8 +121,8 @@ impl Denied {
 }
 
 impl Access {
-    /// Checks `Host`, then `Origin`, then the token.
-    pub fn check(&self, request: &Request) -> Result<(), Denied> {
+    /// Checks `Host`, then `Origin`, then the token, and says which client sent it.
+    pub fn check(&self, request: &Request) -> Result<ClientId, Denied> {
         if let Some(allowed) = &self.allowed_hosts {
             // HTTP/1.0 may omit Host; the reader requires it for HTTP/1.1.
             let host = request.header("host").unwrap_or_default();
@@ -101,18 +142,27 @@ impl Access {
                 return Err(Denied::Origin(self.shown(origin)));
             }
         }
-        if let Some(token) = &self.token {
-            let offered = request.header("authorization").and_then(|v| {
-                let (scheme, rest) = v.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
-            });
-            match offered {
-                None => return Err(Denied::Token(true)),
-                Some(t) if !token.matches(t.as_bytes()) => return Err(Denied::Token(false)),
-                Some(_) => {}
-            }
+        if self.token.is_none() && self.clients.is_none() {
+            return Ok(ClientId::DEFAULT);
         }
-        Ok(())
+        let offered = request.header("authorization").and_then(|v| {
+            let (scheme, rest) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+        });
+        let Some(offered) = offered else {
+            return Err(Denied::Token(true));
+        };
+        if self
+            .token
+            .as_ref()
+            .is_some_and(|t| t.matches(offered.as_bytes()))
+        {
+            return Ok(ClientId::DEFAULT);
+        }
+        self.clients
+            .as_ref()
+            .and_then(|c| c.client_of(offered.as_bytes()))
+            .ok_or(Denied::Token(false))
     }
 }
 
@@ -195,6 +245,7 @@ mod tests {
             allowed_origins: vec!["https://app.example.com".into()],
             loopback_origins: true,
             token: None,
+            clients: None,
             mcp: true,
         }
     }
@@ -206,6 +257,7 @@ mod tests {
             allowed_origins: Vec::new(),
             loopback_origins: false,
             token: Token::new("secret-token-1234"),
+            clients: None,
             mcp: true,
         };
         let shown = access.shown("a\u{c}ecret-token-1234 and secret-token-1234\u{1f}");
@@ -223,7 +275,11 @@ mod tests {
             "LOCALHOST",
             "127.0.0.1",
         ] {
-            assert_eq!(local().check(&request(&[("host", host)])), Ok(()), "{host}");
+            assert_eq!(
+                local().check(&request(&[("host", host)])),
+                Ok(ClientId::DEFAULT),
+                "{host}"
+            );
         }
         for origin in [
             "http://localhost:6274",
@@ -231,7 +287,7 @@ mod tests {
             "https://app.example.com/",
         ] {
             let r = request(&[("host", "localhost:8787"), ("origin", origin)]);
-            assert_eq!(local().check(&r), Ok(()), "{origin}");
+            assert_eq!(local().check(&r), Ok(ClientId::DEFAULT), "{origin}");
         }
     }
 
@@ -271,11 +327,12 @@ mod tests {
     fn tokens_are_required_and_never_shown() {
         let access = Access {
             token: Token::new("s3cret-token-value"),
+            clients: None,
             allowed_hosts: None,
             ..local()
         };
         assert_eq!(format!("{:?}", access.token), "Some(Token(***))");
-        type Case<'a> = (&'a [(&'a str, &'a str)], Result<(), Denied>);
+        type Case<'a> = (&'a [(&'a str, &'a str)], Result<ClientId, Denied>);
         let cases: &[Case] = &[
             (&[], Err(Denied::Token(true))),
             (
@@ -294,7 +351,10 @@ mod tests {
                 &[("authorization", "Bearer S3cret-token-value")],
                 Err(Denied::Token(false)),
             ),
-            (&[("authorization", "bearer  s3cret-token-value")], Ok(())),
+            (
+                &[("authorization", "bearer  s3cret-token-value")],
+                Ok(ClientId::DEFAULT),
+            ),
         ];
         for (headers, expected) in cases {
             let got = access.check(&request(headers));
@@ -314,5 +374,55 @@ mod tests {
             .check(&request(&[("host", "s3cret-token-value")]))
             .unwrap_err();
         assert_eq!(e, Denied::Host("'***'".into()));
+    }
+
+    /// A stand-in digest for the tests (the runtime passes SHA-256): distinct tokens of
+    /// up to 32 bytes give distinct digests.
+    fn pad(token: &[u8]) -> [u8; 32] {
+        let mut digest = [0xA5; 32];
+        for (d, b) in digest.iter_mut().zip(token) {
+            *d ^= b;
+        }
+        digest[31] ^= u8::try_from(token.len()).unwrap_or(u8::MAX);
+        digest
+    }
+
+    #[test]
+    fn named_clients_are_told_apart_by_their_tokens() {
+        let clients = crate::clients::Clients::new(vec![
+            crate::clients::NamedClient {
+                name: "ci".into(),
+                limit: crate::clients::Limit::default(),
+            },
+            crate::clients::NamedClient {
+                name: "alice".into(),
+                limit: crate::clients::Limit::default(),
+            },
+        ])
+        .unwrap();
+        let (ci, alice) = (clients.id(0).unwrap(), clients.id(1).unwrap());
+        let access = Access {
+            token: Token::new("shared-token"),
+            clients: Some(ClientTokens {
+                sha256: pad,
+                digests: vec![(ci, pad(b"ci-token")), (alice, pad(b"alice-token"))],
+            }),
+            allowed_hosts: None,
+            ..local()
+        };
+        let bearer = |t: &str| request(&[("authorization", &format!("Bearer {t}"))]);
+        assert_eq!(access.check(&bearer("ci-token")), Ok(ci));
+        assert_eq!(access.check(&bearer("alice-token")), Ok(alice));
+        assert_eq!(access.check(&bearer("shared-token")), Ok(ClientId::DEFAULT));
+        assert_eq!(access.check(&bearer("ci-tokem")), Err(Denied::Token(false)));
+        assert_eq!(access.check(&request(&[])), Err(Denied::Token(true)));
+        // A clients file alone requires a token too.
+        let only_named = Access {
+            token: None,
+            ..access.clone()
+        };
+        assert_eq!(only_named.check(&request(&[])), Err(Denied::Token(true)));
+        assert_eq!(only_named.check(&bearer("alice-token")), Ok(alice));
+        assert!(!format!("{only_named:?}").contains("alice"));
     }
 }

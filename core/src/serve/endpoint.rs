@@ -9,6 +9,7 @@
 
 use super::access::{Access, Denied};
 use super::headers;
+use crate::clients::ClientId;
 use crate::http::{event, ReplyHead, Request, STREAM_END};
 use crate::io::{Asked, ExchangeOut};
 use crate::jsonrpc::{code, ErrorKind, RequestId, RpcError};
@@ -131,21 +132,10 @@ fn decide(request: &Request, access: &Access) -> Routed {
         );
         return refuse(404, RpcError::new(ErrorKind::InvalidRequest, message));
     }
-    if let Err(denied) = access.check(request) {
-        let mut head = ReplyHead::new(denied.status(), keep_alive);
-        // RFC 6750, section 3: no credentials get the bare challenge, a wrong token the
-        // `invalid_token` error.
-        match denied {
-            Denied::Token(true) => head = head.header("www-authenticate", r#"Bearer realm="mcp""#),
-            Denied::Token(false) => {
-                let challenge = r#"Bearer realm="mcp", error="invalid_token", error_description="the bearer token is not valid""#;
-                head = head.header("www-authenticate", challenge);
-            }
-            _ => {}
-        }
-        let error = RpcError::new(ErrorKind::InvalidRequest, denied.to_string());
-        return Routed::Respond(rpc_error(head, request_id(&request.body), error));
-    }
+    let client = match access.check(request) {
+        Ok(client) => client,
+        Err(denied) => return refused(request, denied),
+    };
     if request.method != "POST" {
         let head = ReplyHead::new(405, keep_alive).header("allow", "POST");
         let message = format!(
@@ -168,7 +158,24 @@ fn decide(request: &Request, access: &Access) -> Routed {
         let message = "the reply is application/json or text/event-stream: accept at least one";
         return refuse(406, RpcError::new(ErrorKind::InvalidRequest, message));
     }
-    exchange(request, access, takes_stream)
+    exchange(request, access, takes_stream, client)
+}
+
+/// A request the access rules refused: 403, or 401 with the challenge RFC 6750 (section
+/// 3) asks for: no credentials get the bare challenge, a wrong token the `invalid_token`
+/// error.
+fn refused(request: &Request, denied: Denied) -> Routed {
+    let mut head = ReplyHead::new(denied.status(), request.keep_alive);
+    match denied {
+        Denied::Token(true) => head = head.header("www-authenticate", r#"Bearer realm="mcp""#),
+        Denied::Token(false) => {
+            let challenge = r#"Bearer realm="mcp", error="invalid_token", error_description="the bearer token is not valid""#;
+            head = head.header("www-authenticate", challenge);
+        }
+        _ => {}
+    }
+    let error = RpcError::new(ErrorKind::InvalidRequest, denied.to_string());
+    Routed::Respond(rpc_error(head, request_id(&request.body), error))
 }
 
 /// `GET /metrics`, under the same Host, Origin and token rules as `/mcp` (the figures
@@ -204,7 +211,7 @@ fn metrics(request: &Request, access: &Access) -> Routed {
 /// A POST that passed the access and content checks: its JSON-RPC message, with its
 /// version header checked against the body (and, for 2026-07-28, its `_meta` and
 /// mirrored headers), becomes an exchange; anything wrong is refused with 400.
-fn exchange(request: &Request, access: &Access, takes_stream: bool) -> Routed {
+fn exchange(request: &Request, access: &Access, takes_stream: bool, client: ClientId) -> Routed {
     let keep_alive = request.keep_alive;
     let refuse = |status: u16, error: RpcError| {
         Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
@@ -258,7 +265,11 @@ fn exchange(request: &Request, access: &Access, takes_stream: bool) -> Routed {
         }
     }
     Routed::Exchange {
-        asked: Asked::Rpc { message, version },
+        asked: Asked::Rpc {
+            message,
+            version,
+            client,
+        },
         response: ExchangeResponse {
             keep_alive,
             takes_stream,
@@ -356,7 +367,11 @@ impl ExchangeResponse {
                 bytes.extend_from_slice(STREAM_END);
                 (bytes, true)
             }
-            ExchangeOut::Reply { json, error } => {
+            ExchangeOut::Reply {
+                json,
+                error,
+                retry_after_secs,
+            } => {
                 let status = match error {
                     Some(code::METHOD_NOT_FOUND) if self.modern => 404,
                     Some(
@@ -366,8 +381,11 @@ impl ExchangeResponse {
                     ) => 400,
                     _ => 200,
                 };
-                let head = ReplyHead::new(status, self.keep_alive)
+                let mut head = ReplyHead::new(status, self.keep_alive)
                     .header("content-type", "application/json");
+                if let Some(secs) = retry_after_secs {
+                    head = head.header("retry-after", secs.to_string());
+                }
                 (head.with_body(&json), true)
             }
             ExchangeOut::Accepted => (ReplyHead::new(202, self.keep_alive).with_body(b""), true),

@@ -48,7 +48,9 @@ impl Server {
         let batch = self.batches.open(items.len());
         for (slot, item) in items.into_iter().enumerate() {
             match self.dispatch(now, item, ReplyTo::Batch { batch, slot }) {
-                Dispatched::Reply(reply) => self.batches.fill(batch, slot, Some(reply)),
+                Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => {
+                    self.batches.fill(batch, slot, Some(reply));
+                }
                 Dispatched::Nothing => self.batches.fill(batch, slot, None),
                 Dispatched::Pending => {}
             }

@@ -44,7 +44,7 @@ pub(super) struct CallLine<'a> {
     pub tool: Tool,
     pub version: ProtocolVersion,
     pub reply_to: ReplyTo,
-    pub client: Option<&'a str>,
+    pub client: &'a str,
     pub task: bool,
     pub outcome: Outcome,
     pub report: Option<&'a Report>,
@@ -61,8 +61,7 @@ struct Line<'a> {
     era: &'static str,
     protocol_version: &'static str,
     transport: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    client: Option<&'a str>,
+    client: &'a str,
     task: bool,
     outcome: String,
     duration_ms: u64,

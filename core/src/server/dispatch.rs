@@ -5,6 +5,7 @@ use super::methods::Scope;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
+use crate::clients::ClientId;
 use crate::date::Date;
 use crate::jsonrpc::{classify, Incoming, Notification, Reply, Request, RequestId, RpcError};
 use crate::mcp::failure::ToolFailure;
@@ -17,7 +18,9 @@ impl Server {
         match value {
             Value::Array(items) => self.on_batch(now, items),
             single => match self.dispatch(now, single, ReplyTo::Direct) {
-                Dispatched::Reply(reply) => self.send_reply(reply),
+                Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => {
+                    self.send_reply(reply);
+                }
                 Dispatched::Nothing | Dispatched::Pending => {}
             },
         }
@@ -44,8 +47,12 @@ impl Server {
     fn on_request(&mut self, now: Now, request: Request, reply_to: ReplyTo) -> Dispatched {
         log::debug!("recv method={} id={}", request.method, request.id);
         match era_of(&request.params) {
-            Ok(Era::Legacy) => self.on_method(now, request, reply_to, Scope::Session),
-            Ok(Era::Modern(v)) => self.on_method(now, request, reply_to, Scope::Modern(v)),
+            Ok(Era::Legacy) => {
+                self.on_method(now, request, reply_to, Scope::Session, ClientId::DEFAULT)
+            }
+            Ok(Era::Modern(v)) => {
+                self.on_method(now, request, reply_to, Scope::Modern(v), ClientId::DEFAULT)
+            }
             Err(e) => {
                 self.modern_seen = true;
                 log::debug!("refusing a modern request: {e}");
@@ -63,6 +70,7 @@ impl Server {
         request: Request,
         reply_to: ReplyTo,
         version: ProtocolVersion,
+        client: ClientId,
     ) -> Dispatched {
         let Request { id, params, .. } = request;
         let tool_failed =
@@ -95,6 +103,7 @@ impl Server {
             trace: call.trace,
             reply_to,
             version,
+            client,
         };
         if self.is_closing() {
             self.log_refusal(&refused, "draining");
@@ -110,6 +119,18 @@ impl Server {
         if let Some(reason) = self.retired(&profile.model, model_setting, now) {
             self.log_refusal(&refused, "model_shut_down");
             return tool_failed(id, ToolFailure::Retired { reason: &reason });
+        }
+        if let Err(exceeded) = self.limits.admit(client, now.unix_secs) {
+            self.log_refusal(&refused, exceeded.kind.refusal_reason());
+            let failure = ToolFailure::Limited {
+                exceeded,
+                client: self.config.clients.name(client),
+                now: now.unix_secs,
+            };
+            return Dispatched::Refused {
+                reply: Reply::to(id, failure.reply(version)),
+                retry_after_secs: exceeded.retry_after_secs,
+            };
         }
         let plan = self.calls.plan(&crate::calls::Ask {
             profile,
@@ -127,6 +148,7 @@ impl Server {
                 today,
                 tool: call.tool,
                 trace: call.trace,
+                client,
             };
             if self.config.tasks.background {
                 return self.start_background_task(now, id, reply_to, version, start);
@@ -140,6 +162,7 @@ impl Server {
             task: None,
             tool: call.tool,
             trace: call.trace,
+            client,
         };
         self.start_call(now, key, caller, plan, call.progress_token, today)
     }
@@ -155,7 +178,8 @@ impl Server {
         today: String,
     ) -> Dispatched {
         let (id, version) = (caller.id.clone(), caller.version);
-        let (tool, trace, reply_to) = (caller.tool, caller.trace, caller.reply_to);
+        let (tool, trace, reply_to, client) =
+            (caller.tool, caller.trace, caller.reply_to, caller.client);
         let started = self
             .calls
             .start(now, key, Context::Call(caller), plan, progress, today);
@@ -169,6 +193,7 @@ impl Server {
                     trace,
                     reply_to,
                     version,
+                    client,
                 };
                 self.log_refusal(&refused, "busy");
                 let failure = ToolFailure::Busy { running, queued };
@@ -280,6 +305,7 @@ struct Refusal {
     trace: Option<crate::mcp::trace::TraceParent>,
     reply_to: ReplyTo,
     version: ProtocolVersion,
+    client: ClientId,
 }
 
 impl Server {
@@ -287,7 +313,8 @@ impl Server {
     fn log_refusal(&mut self, refused: &Refusal, why: &'static str) {
         self.metrics.refusal(why);
         let outcome = super::call_log::Outcome::Refused(why);
-        self.metrics.call(refused.tool.name(), outcome);
+        let client = self.config.clients.name(refused.client);
+        self.metrics.call(refused.tool.name(), client, outcome);
         self.spans = self.spans.wrapping_add(1);
         let profile = self.config.profiles.for_tool(refused.tool);
         let span = super::call_log::span_id(self.config.jitter_seed, self.spans);
@@ -296,7 +323,7 @@ impl Server {
             tool: refused.tool,
             version: refused.version,
             reply_to: refused.reply_to,
-            client: None,
+            client,
             task: false,
             outcome: super::call_log::Outcome::Refused(why),
             report: None,

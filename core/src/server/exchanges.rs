@@ -9,6 +9,7 @@ use super::methods::Scope;
 use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeId, ExchangeOut, Now, Output, Server};
 use crate::calls::{CallKey, Requester};
+use crate::clients::ClientId;
 use crate::jsonrpc::{classify, ErrorKind, Incoming, Reply, RpcError};
 use crate::mcp::{era_of, shape, Era, ProtocolVersion};
 use serde_json::Value;
@@ -23,6 +24,7 @@ impl Server {
         x: ExchangeId,
         message: Value,
         version: Option<ProtocolVersion>,
+        client: ClientId,
     ) {
         let reply_to = ReplyTo::Exchange(x);
         if message.is_array() {
@@ -35,12 +37,14 @@ impl Server {
         }
         let dispatched = match classify(message) {
             Ok(Incoming::Request(request)) => match era_of(&request.params) {
-                Ok(Era::Modern(v)) => self.on_method(now, request, reply_to, Scope::Modern(v)),
+                Ok(Era::Modern(v)) => {
+                    self.on_method(now, request, reply_to, Scope::Modern(v), client)
+                }
                 Ok(Era::Legacy) => {
                     let v = version
                         .filter(|v| !v.is_modern())
                         .unwrap_or(UNNAMED_VERSION);
-                    self.on_method(now, request, reply_to, Scope::Stateless(v))
+                    self.on_method(now, request, reply_to, Scope::Stateless(v), client)
                 }
                 Err(e) => fail(request.id, shape::meta_error(&e)),
             },
@@ -62,6 +66,10 @@ impl Server {
         };
         match dispatched {
             Dispatched::Reply(reply) => self.route(reply_to, Some(reply)),
+            Dispatched::Refused {
+                reply,
+                retry_after_secs,
+            } => self.route_refused(reply_to, reply, retry_after_secs),
             Dispatched::Nothing => self.route(reply_to, None),
             Dispatched::Pending => {}
         }

@@ -4,6 +4,7 @@
 
 use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeOut, Now, Output, Server, Session};
+use crate::clients::ClientId;
 use crate::jsonrpc::{kind_of, ErrorKind, Request, RequestId, RpcError};
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::tools::Tool;
@@ -28,6 +29,7 @@ impl Server {
         request: Request,
         reply_to: ReplyTo,
         scope: Scope,
+        client: ClientId,
     ) -> Dispatched {
         let method = Method::parse(&request.method).label();
         let tool = (method == "tools/call")
@@ -35,9 +37,9 @@ impl Server {
             .flatten()
             .and_then(Tool::from_name)
             .map(Tool::name);
-        let dispatched = self.answer_method(now, request, reply_to, scope);
+        let dispatched = self.answer_method(now, request, reply_to, scope, client);
         // A call in flight is counted when it ends (`route`), with its duration.
-        if let Dispatched::Reply(reply) = &dispatched {
+        if let Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } = &dispatched {
             let version = match (scope, self.session) {
                 (Scope::Stateless(v) | Scope::Modern(v), _)
                 | (Scope::Session, Session::Ready(v)) => v.as_str(),
@@ -62,6 +64,7 @@ impl Server {
         request: Request,
         reply_to: ReplyTo,
         scope: Scope,
+        client: ClientId,
     ) -> Dispatched {
         let version = match (scope, self.session) {
             (Scope::Session, Session::Ready(v)) => Some(v),
@@ -88,7 +91,7 @@ impl Server {
             }
             (Method::ServerDiscover, Scope::Modern(_), _) => Ok(shape::discover_result()),
             (Method::ToolsList, _, Some(v)) => return self.answer_tools_list(request.id, v, reply_to),
-            (Method::ToolsCall, _, Some(v)) => return self.call_tool(now, request, reply_to, v),
+            (Method::ToolsCall, _, Some(v)) => return self.call_tool(now, request, reply_to, v, client),
             (m @ (Method::ToolsList | Method::ToolsCall), _, None) => Err(RpcError::new(
                 ErrorKind::InvalidRequest,
                 format!("server not initialized: send initialize before {}", m.as_str()),
@@ -143,7 +146,11 @@ impl Server {
             }
             ReplyTo::Exchange(x) => {
                 let json = self.tools_list_reply(&id, version);
-                let out = ExchangeOut::Reply { json, error: None };
+                let out = ExchangeOut::Reply {
+                    json,
+                    error: None,
+                    retry_after_secs: None,
+                };
                 self.outputs.push_back(Output::Exchange(x, out));
                 // Answered already.
                 Dispatched::Pending

@@ -114,12 +114,15 @@ pub struct Server {
     spans: u64,
     /// What `/metrics` reports.
     metrics: crate::metrics::Metrics,
+    /// What each client and the instance used against their limits.
+    limits: crate::clients::Limits,
 }
 
 impl Server {
     /// A server waiting for its first message.
     pub fn new(config: ServerConfig) -> Self {
         let tasks = config.tasks.clone();
+        let (config_limit, config_clients) = (config.instance_limit, config.clients.clone());
         Server {
             framer: Framer::new(config.max_message_bytes),
             reply_framing: config.force_line_output.then_some(Framing::Line),
@@ -143,6 +146,7 @@ impl Server {
             held: held::Held::default(),
             spans: 0,
             metrics: crate::metrics::Metrics::default(),
+            limits: crate::clients::Limits::new(config_limit, config_clients),
         }
     }
 
@@ -191,8 +195,13 @@ impl Server {
             }
             Input::Exchange {
                 id,
-                asked: Asked::Rpc { message, version },
-            } => self.on_exchange(now, id, message, version),
+                asked:
+                    Asked::Rpc {
+                        message,
+                        version,
+                        client,
+                    },
+            } => self.on_exchange(now, id, message, version, client),
             Input::Exchange {
                 id,
                 asked: Asked::Metrics,

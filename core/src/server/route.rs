@@ -11,8 +11,6 @@ use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
 use crate::openai::pricing::Estimate;
 
-/// The client every call is attributed to until clients are named.
-pub(super) const DEFAULT_CLIENT: &str = "default";
 use serde::Serialize;
 
 impl Server {
@@ -119,16 +117,21 @@ impl Server {
             ),
         };
         let cost = self.cost(model, report.usage.as_ref());
-        self.metrics.call(caller.tool.name(), result);
+        let now = self.last_now.map_or(0, |n| n.unix_secs);
+        let client = self.config.clients.name(caller.client);
+        self.metrics.call(caller.tool.name(), client, result);
         if let Some(usage) = &report.usage {
-            self.metrics.usage(model, DEFAULT_CLIENT, usage, &cost);
+            self.metrics.usage(model, client, usage, &cost);
+        }
+        if let Some(spent) = report.usage.as_ref().and(cost.total()) {
+            self.limits.spend(caller.client, now, spent);
         }
         CallLine {
-            unix_secs: self.last_now.map_or(0, |n| n.unix_secs),
+            unix_secs: now,
             tool: caller.tool,
             version: caller.version,
             reply_to: caller.reply_to,
-            client: None,
+            client,
             task: caller.task.is_some(),
             outcome: result,
             report: Some(report),
@@ -226,6 +229,7 @@ impl Server {
                     Some(Reply::Failure { id: None, error }) => ExchangeOut::Reply {
                         error: Some(error.code),
                         json: to_json(&serde_json::json!({ "jsonrpc": "2.0", "error": error })),
+                        retry_after_secs: None,
                     },
                     Some(reply) => ExchangeOut::Reply {
                         error: match &reply {
@@ -233,11 +237,30 @@ impl Server {
                             Reply::Success { .. } => None,
                         },
                         json: to_json(&reply),
+                        retry_after_secs: None,
                     },
                     None => ExchangeOut::Ended,
                 };
                 self.outputs.push_back(Output::Exchange(x, out));
             }
+        }
+    }
+
+    /// Sends the reply to a call a limit refused; over HTTP with `Retry-After`.
+    pub(super) fn route_refused(&mut self, reply_to: ReplyTo, reply: Reply, retry_after_secs: u64) {
+        match reply_to {
+            ReplyTo::Exchange(x) => {
+                let out = ExchangeOut::Reply {
+                    error: match &reply {
+                        Reply::Failure { error, .. } => Some(error.code),
+                        Reply::Success { .. } => None,
+                    },
+                    json: to_json(&reply),
+                    retry_after_secs: Some(retry_after_secs),
+                };
+                self.outputs.push_back(Output::Exchange(x, out));
+            }
+            other => self.route(other, Some(reply)),
         }
     }
 

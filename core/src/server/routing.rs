@@ -4,6 +4,7 @@
 //! each other.
 
 use crate::calls::{Planned, Requester};
+use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::jsonrpc::{Reply, RequestId, RpcError};
 use crate::mcp::trace::TraceParent;
@@ -46,6 +47,9 @@ impl ReplyTo {
 pub(super) enum Dispatched {
     /// A reply, available now.
     Reply(Reply),
+    /// A reply now to a call a limit refused: the client may ask again in
+    /// `retry_after_secs` (over HTTP, the `Retry-After` header says so).
+    Refused { reply: Reply, retry_after_secs: u64 },
     /// Nothing to send (a notification or an ignored response).
     Nothing,
     /// The reply will come later (a tools/call in flight).
@@ -82,6 +86,8 @@ pub(super) struct Caller {
     pub tool: Tool,
     /// The client's trace, which the call's log line continues.
     pub trace: Option<TraceParent>,
+    /// Who called: the log line, the metrics and the spend name it.
+    pub client: ClientId,
 }
 
 /// What a piece of the engine's work on a stored response is for.
@@ -120,4 +126,5 @@ pub(super) struct TaskStart {
     pub today: String,
     pub tool: Tool,
     pub trace: Option<TraceParent>,
+    pub client: ClientId,
 }

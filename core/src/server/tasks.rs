@@ -61,6 +61,7 @@ impl Server {
             task: Some(task_id.clone()),
             tool: start.tool,
             trace: start.trace,
+            client: start.client,
         };
         let started = self.calls.start(
             now,

@@ -16,6 +16,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mcp: bool) -> Vec<u8> {
         allowed_origins: Vec::new(),
         loopback_origins: true,
         token: None,
+        clients: None,
         mcp,
     };
     let load = || Health {
@@ -59,6 +60,8 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mcp: bool) -> Vec<u8> {
                     written.extend(conn.reply(responses_mcp_core::ExchangeOut::Reply {
                         json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
                         error: None,
+                        // A limit's refusal: the head gains Retry-After.
+                        retry_after_secs: Some(7),
                     }));
                     assert!(!conn.in_exchange(), "a reply ends the exchange");
                 }

@@ -79,6 +79,7 @@ pub fn http_request(data: &[u8]) {
         allowed_origins: vec!["https://app.example".into()],
         loopback_origins: true,
         token: responses_mcp_core::serve::access::Token::new("fuzz-token-1234"),
+        clients: None,
         mcp: true,
     };
     for r in whole.iter().flatten() {

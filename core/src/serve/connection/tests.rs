@@ -25,6 +25,7 @@ fn access() -> Access {
         allowed_origins: Vec::new(),
         loopback_origins: true,
         token: Token::new("secret-token-123"),
+        clients: None,
         mcp: true,
     }
 }
@@ -89,6 +90,7 @@ fn requests_are_answered_one_at_a_time_in_order() {
     let bytes = c.reply(ExchangeOut::Reply {
         json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
         error: None,
+        retry_after_secs: None,
     });
     assert_eq!(read(&bytes).0, 200);
     assert!(!c.in_exchange());
@@ -115,6 +117,7 @@ fn progress_turns_the_response_into_an_event_stream() {
     bytes.extend(c.reply(ExchangeOut::Reply {
         json: b"{\"r\":1}".to_vec(),
         error: None,
+        retry_after_secs: None,
     }));
     let (status, _, body) = read(&bytes);
     assert_eq!(status, 200);
@@ -239,7 +242,8 @@ fn the_mailbox_drops_progress_beyond_its_room_never_the_reply() {
     assert!(m.push(ExchangeOut::Accepted), "the end always fits");
     assert!(m.push(ExchangeOut::Reply {
         json: b"{}".to_vec(),
-        error: None
+        error: None,
+        retry_after_secs: None,
     }));
     assert_eq!(m.take().len(), MAILBOX + 1);
     assert!(m.is_empty());

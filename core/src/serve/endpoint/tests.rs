@@ -8,6 +8,7 @@ fn access(token: Option<&str>) -> Access {
         allowed_origins: Vec::new(),
         loopback_origins: true,
         token: token.and_then(Token::new),
+        clients: None,
         mcp: true,
     }
 }
@@ -70,7 +71,9 @@ fn a_legacy_post_becomes_an_exchange() {
     );
     match route(&r, &access(None)) {
         Routed::Exchange {
-            asked: Asked::Rpc { message, version },
+            asked: Asked::Rpc {
+                message, version, ..
+            },
             ..
         } => {
             assert_eq!(message["method"], "ping");
@@ -340,6 +343,7 @@ fn a_reply_first_is_plain_json_with_the_status_its_error_wants() {
         }
         .into_bytes(),
         error: code,
+        retry_after_secs: None,
     };
     for (modern, code, status) in [
         (true, None, 200),
@@ -368,6 +372,7 @@ fn progress_turns_the_response_into_an_event_stream() {
     let (end, done) = x.write(ExchangeOut::Reply {
         json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
         error: None,
+        retry_after_secs: None,
     });
     assert!(done);
     wire.extend(end);

@@ -9,7 +9,11 @@ use serde_json::{json, Value};
 fn post(h: &mut Harness, x: u64, message: Value, version: Option<ProtocolVersion>) {
     h.feed(Input::Exchange {
         id: ExchangeId(x),
-        asked: Asked::Rpc { message, version },
+        asked: Asked::Rpc {
+            message,
+            version,
+            client: crate::clients::ClientId::DEFAULT,
+        },
     });
 }
 
@@ -28,7 +32,11 @@ fn outs(h: &mut Harness) -> Vec<(u64, ExchangeOut)> {
 
 fn reply_of(out: &ExchangeOut) -> Value {
     match out {
-        ExchangeOut::Reply { json, error } => {
+        ExchangeOut::Reply {
+            json,
+            error,
+            retry_after_secs: None,
+        } => {
             let v: Value = serde_json::from_slice(json).unwrap();
             assert_eq!(
                 error.map(i64::from),

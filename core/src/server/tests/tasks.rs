@@ -285,6 +285,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
         asked: Asked::Rpc {
             message: task_call(1, None),
             version: v,
+            client: crate::clients::ClientId::DEFAULT,
         },
     });
     let created = h.take_other();
@@ -304,6 +305,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
             asked: Asked::Rpc {
                 message: tasks(x, "tasks/result", &id),
                 version: v,
+                client: crate::clients::ClientId::DEFAULT,
             },
         });
         h.feed(Input::ExchangeClosed(ExchangeId(x)));
@@ -315,6 +317,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
         asked: Asked::Rpc {
             message: tasks(40, "tasks/result", &id),
             version: v,
+            client: crate::clients::ClientId::DEFAULT,
         },
     });
     let out = h.take_other();

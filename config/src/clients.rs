@@ -1,0 +1,191 @@
+//! `server.http.clients_file`: the named clients, each with the SHA-256 of its bearer
+//! token and optional limits, read and checked at startup; and `server.limits.*`.
+//!
+//! ```yaml
+//! clients:
+//!   - name: ci                 # letters, digits, '.', '_', '-'; up to 64
+//!     token_sha256: 9f86d0...  # printf %s "$TOKEN" | sha256sum
+//!     calls_per_minute: 30     # optional
+//!     spend_per_day_usd: 5     # optional, estimated
+//! ```
+//!
+//! The file holds digests only, so it reveals no token; errors name the client and the
+//! field, never a digest.
+
+use crate::error::ConfigError;
+use crate::resolve::Resolved;
+use responses_mcp_core::clients::{Clients, Limit, NamedClient, DEFAULT_NAME};
+use responses_mcp_core::openai::pricing::Picodollars;
+use responses_mcp_core::serve::access::ClientTokens;
+use serde::Deserialize;
+use std::path::Path;
+
+/// The clients file's shape; anything else is refused.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    clients: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: String,
+    token_sha256: String,
+    calls_per_minute: Option<u32>,
+    spend_per_day_usd: Option<f64>,
+}
+
+/// The named clients, for the core, and their tokens' digests, for the access rules.
+#[derive(Debug, Clone)]
+pub struct NamedClients {
+    /// Names and limits, numbered as the core counts them.
+    pub clients: Clients,
+    /// Each client's token digest.
+    pub tokens: ClientTokens,
+}
+
+/// SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    out
+}
+
+/// The clients file `server.http.clients_file` names (relative to the config file), if
+/// any.
+///
+/// # Errors
+/// A file that cannot be read or does not hold a valid list of clients.
+pub fn read(
+    resolved: &Resolved,
+    config: Option<&Path>,
+) -> Result<Option<NamedClients>, ConfigError> {
+    let Some(path) = resolved.settings.server.http.clients_file.as_deref() else {
+        return Ok(None);
+    };
+    let path = crate::relative_to_config(Path::new(path), config);
+    let fail = |message: String| ConfigError::ClientsFile {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
+    let named = parse(&text).map_err(fail)?;
+    log::debug!(
+        "{} named client(s) from {}",
+        named.tokens.digests.len(),
+        path.display()
+    );
+    Ok(Some(named))
+}
+
+/// Reads a clients file's text; the error says which client and field are wrong.
+pub fn parse(text: &str) -> Result<NamedClients, String> {
+    let file: File = serde_yaml::from_str(text).map_err(|e| {
+        // serde_yaml's message can quote the text; say where instead.
+        match e.location() {
+            Some(at) => format!(
+                "not a list of clients at line {}, column {}: each client has name, token_sha256 and optionally calls_per_minute and spend_per_day_usd, under `clients:`",
+                at.line(),
+                at.column()
+            ),
+            None => "not a list of clients: each client has name, token_sha256 and optionally calls_per_minute and spend_per_day_usd, under `clients:`".into(),
+        }
+    })?;
+    if file.clients.is_empty() {
+        return Err("names no client".into());
+    }
+    let mut named = Vec::with_capacity(file.clients.len());
+    let mut digests = Vec::with_capacity(file.clients.len());
+    for (i, entry) in file.clients.into_iter().enumerate() {
+        let which = format!("client {}", i + 1);
+        if !is_label(&entry.name) {
+            return Err(format!("{which}: name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"));
+        }
+        let which = format!("{which} ({:?})", entry.name);
+        if entry.name == DEFAULT_NAME {
+            return Err(format!(
+                "{which}: \"{DEFAULT_NAME}\" names the single token's client; choose another name"
+            ));
+        }
+        if named.iter().any(|c: &NamedClient| c.name == entry.name) {
+            return Err(format!("{which}: the name is taken by an earlier client"));
+        }
+        let digest = hex_digest(&entry.token_sha256).ok_or_else(|| {
+            format!("{which}: token_sha256 must be 64 hex digits, the SHA-256 of the token (printf %s \"$TOKEN\" | sha256sum)")
+        })?;
+        if digests.contains(&digest) {
+            return Err(format!("{which}: an earlier client has the same token"));
+        }
+        if entry.calls_per_minute == Some(0) {
+            return Err(format!(
+                "{which}: calls_per_minute must be at least 1 (leave it out for no limit)"
+            ));
+        }
+        let spend = match entry.spend_per_day_usd {
+            None => None,
+            Some(usd) => Some(Picodollars::from_usd(usd).ok_or_else(|| {
+                format!(
+                    "{which}: spend_per_day_usd must be an amount of US dollars from 0 to 999999"
+                )
+            })?),
+        };
+        named.push(NamedClient {
+            name: entry.name,
+            limit: Limit {
+                calls_per_minute: entry.calls_per_minute,
+                spend_per_day: spend,
+            },
+        });
+        digests.push(digest);
+    }
+    let clients = Clients::new(named).ok_or("names more than 65,534 clients")?;
+    let digests = digests
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, d)| Some((clients.id(i)?, d)))
+        .collect();
+    Ok(NamedClients {
+        clients,
+        tokens: ClientTokens { sha256, digests },
+    })
+}
+
+/// `server.limits.*`, for the core.
+pub fn instance_limit(resolved: &Resolved) -> Limit {
+    let limits = &resolved.settings.server.limits;
+    Limit {
+        calls_per_minute: limits.calls_per_minute,
+        spend_per_day: limits.spend_per_day_usd.and_then(Picodollars::from_usd),
+    }
+}
+
+/// A short label: safe in a metric label, a log field and a message.
+fn is_label(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// 64 hex digits as 32 bytes.
+fn hex_digest(text: &str) -> Option<[u8; 32]> {
+    let text = text.trim().as_bytes();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(text.chunks(2)) {
+        let digit = |c: u8| char::from(c).to_digit(16);
+        *byte = u8::try_from(digit(pair[0])? * 16 + digit(pair[1])?).ok()?;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests;

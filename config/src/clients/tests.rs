@@ -1,0 +1,91 @@
+use super::*;
+
+/// SHA-256 of "ci-token" and "alice-token", as `sha256sum` prints them.
+fn hex(token: &str) -> String {
+    sha256(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn sha256_matches_the_standard_vector() {
+    // FIPS 180-2, "abc".
+    assert_eq!(
+        hex("abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}
+
+#[test]
+fn a_file_of_clients_gives_names_limits_and_digests() {
+    let text = format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n    calls_per_minute: 30\n  - name: alice.b\n    token_sha256: {}\n    spend_per_day_usd: 2.5\n",
+        hex("ci-token"),
+        hex("alice-token").to_uppercase()
+    );
+    let named = parse(&text).unwrap();
+    let ids: Vec<_> = named
+        .clients
+        .iter()
+        .map(|(id, c)| (id, c.clone()))
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(named.clients.name(ids[0].0), "ci");
+    assert_eq!(ids[0].1.limit.calls_per_minute, Some(30));
+    assert_eq!(ids[1].1.limit.spend_per_day, Picodollars::from_usd(2.5));
+    assert_eq!(
+        named.tokens.digests,
+        vec![
+            (ids[0].0, sha256(b"ci-token")),
+            (ids[1].0, sha256(b"alice-token"))
+        ]
+    );
+    assert!(!format!("{named:?}").contains(&hex("ci-token")));
+}
+
+#[test]
+fn each_mistake_is_named_without_the_digest() {
+    let ci = hex("ci-token");
+    for (text, why) in [
+        ("clients: []".to_owned(), "names no client".to_owned()),
+        ("clients: nope".to_owned(), "not a list of clients at line 1".to_owned()),
+        (
+            format!("clients:\n  - name: ci\n    token_sha256: {ci}\n    color: red\n"),
+            "not a list of clients at line".to_owned(),
+        ),
+        (
+            format!("clients:\n  - name: 'a b'\n    token_sha256: {ci}\n"),
+            "client 1: name must be".to_owned(),
+        ),
+        (
+            format!("clients:\n  - name: default\n    token_sha256: {ci}\n"),
+            "client 1 (\"default\"): \"default\" names the single token's client".to_owned(),
+        ),
+        (
+            format!("clients:\n  - name: ci\n    token_sha256: {ci}\n  - name: ci\n    token_sha256: {}\n", hex("x")),
+            "client 2 (\"ci\"): the name is taken".to_owned(),
+        ),
+        (
+            format!("clients:\n  - name: ci\n    token_sha256: {ci}\n  - name: cd\n    token_sha256: {ci}\n"),
+            "client 2 (\"cd\"): an earlier client has the same token".to_owned(),
+        ),
+        (
+            "clients:\n  - name: ci\n    token_sha256: ci-token\n".to_owned(),
+            "client 1 (\"ci\"): token_sha256 must be 64 hex digits".to_owned(),
+        ),
+        (
+            format!("clients:\n  - name: ci\n    token_sha256: {ci}\n    calls_per_minute: 0\n"),
+            "calls_per_minute must be at least 1".to_owned(),
+        ),
+        (
+            format!("clients:\n  - name: ci\n    token_sha256: {ci}\n    spend_per_day_usd: -1\n"),
+            "spend_per_day_usd must be an amount".to_owned(),
+        ),
+    ] {
+        let e = parse(&text).unwrap_err();
+        assert!(e.contains(&why), "{text}: {e}");
+        assert!(!e.contains(&ci), "{e}");
+        assert!(!e.contains("ci-token") || why.contains("64 hex"), "{e}");
+    }
+}

@@ -1,0 +1,185 @@
+//! Calls per minute and estimated spend per day, for each client and for the instance.
+//!
+//! Windows are the clock's: a minute is a UTC minute, a day a UTC day, so a refusal can
+//! say exactly when its limit resets, and every instance agrees on the boundaries. A call
+//! counts when it is admitted; its spend counts when it ends, at what it was estimated
+//! to cost (a model without a price counts nothing). A call is admitted while the day's
+//! spend is below the limit, so the calls in flight when it is crossed may take it over.
+
+use super::{ClientId, Clients};
+use crate::openai::pricing::Picodollars;
+
+/// Limits on one client, or on the instance; `None` is no limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limit {
+    /// Calls admitted per UTC minute.
+    pub calls_per_minute: Option<u32>,
+    /// Estimated spend per UTC day.
+    pub spend_per_day: Option<Picodollars>,
+}
+
+/// Whose limit was reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The client's own (from the clients file).
+    Client,
+    /// The instance's (`server.limits.*`), which all clients share.
+    Instance,
+}
+
+/// Which limit was reached, and its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitKind {
+    /// The minute's calls.
+    CallsPerMinute(u32),
+    /// The day's estimated spend: the limit, and what was spent.
+    SpendPerDay {
+        /// The limit.
+        limit: Picodollars,
+        /// Spent today so far.
+        spent: Picodollars,
+    },
+}
+
+impl LimitKind {
+    /// The limit's name, as the configuration spells it.
+    pub fn label(self) -> &'static str {
+        match self {
+            LimitKind::CallsPerMinute(_) => "calls_per_minute",
+            LimitKind::SpendPerDay { .. } => "spend_per_day_usd",
+        }
+    }
+
+    /// The reason of the refusal in metrics and the call's log line.
+    pub fn refusal_reason(self) -> &'static str {
+        match self {
+            LimitKind::CallsPerMinute(_) => "limit_calls_per_minute",
+            LimitKind::SpendPerDay { .. } => "limit_spend_per_day",
+        }
+    }
+}
+
+/// A call refused by a limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exceeded {
+    /// Whose limit.
+    pub scope: Scope,
+    /// Which limit.
+    pub kind: LimitKind,
+    /// When its window ends, in Unix seconds.
+    pub resets_at: u64,
+    /// Seconds from now until then (at least 1).
+    pub retry_after_secs: u64,
+}
+
+const MINUTE: u64 = 60;
+const DAY: u64 = 86_400;
+
+/// What one client (or the instance) used in the current windows.
+#[derive(Clone, Copy, Debug, Default)]
+struct Used {
+    /// The minute (Unix seconds / 60) `calls` belong to.
+    minute: u64,
+    calls: u32,
+    /// The day (Unix seconds / 86,400) `spent` belongs to.
+    day: u64,
+    spent: Picodollars,
+}
+
+impl Used {
+    /// Starts new windows when the clock left the old ones.
+    fn roll(&mut self, now: u64) {
+        if self.minute != now / MINUTE {
+            self.minute = now / MINUTE;
+            self.calls = 0;
+        }
+        if self.day != now / DAY {
+            self.day = now / DAY;
+            self.spent = Picodollars(0);
+        }
+    }
+
+    /// Whether `limit` lets one more call in now.
+    fn check(&self, limit: Limit, scope: Scope, now: u64) -> Result<(), Exceeded> {
+        let refused = |kind, window: u64| {
+            let resets_at = (now / window + 1) * window;
+            Err(Exceeded {
+                scope,
+                kind,
+                resets_at,
+                retry_after_secs: (resets_at - now).max(1),
+            })
+        };
+        if let Some(max) = limit.calls_per_minute {
+            if self.calls >= max {
+                return refused(LimitKind::CallsPerMinute(max), MINUTE);
+            }
+        }
+        if let Some(max) = limit.spend_per_day {
+            if self.spent.0 >= max.0 {
+                let kind = LimitKind::SpendPerDay {
+                    limit: max,
+                    spent: self.spent,
+                };
+                return refused(kind, DAY);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What each client and the instance used, against their limits.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    instance: Limit,
+    clients: Clients,
+    /// By [`ClientId`].
+    used: Vec<Used>,
+    instance_used: Used,
+}
+
+impl Limits {
+    /// Limits for `clients` (each with its own) and for the instance.
+    pub fn new(instance: Limit, clients: Clients) -> Limits {
+        Limits {
+            instance,
+            used: vec![Used::default(); clients.len()],
+            clients,
+            instance_used: Used::default(),
+        }
+    }
+
+    /// Admits a call of `client` at `now` (Unix seconds) and counts it, or says which
+    /// limit refuses it (the client's own first); a refused call counts nothing.
+    pub fn admit(&mut self, client: ClientId, now: u64) -> Result<(), Exceeded> {
+        let limit = self.clients.limit(client);
+        self.instance_used.roll(now);
+        let used = self.used.get_mut(client.index());
+        if let Some(used) = used {
+            used.roll(now);
+            used.check(limit, Scope::Client, now)?;
+            self.instance_used
+                .check(self.instance, Scope::Instance, now)?;
+            used.calls = used.calls.saturating_add(1);
+        } else {
+            self.instance_used
+                .check(self.instance, Scope::Instance, now)?;
+        }
+        self.instance_used.calls = self.instance_used.calls.saturating_add(1);
+        Ok(())
+    }
+
+    /// Counts what a call of `client` that ended at `now` was estimated to cost.
+    pub fn spend(&mut self, client: ClientId, now: u64, cost: Picodollars) {
+        for used in [
+            self.used.get_mut(client.index()),
+            Some(&mut self.instance_used),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            used.roll(now);
+            used.spent = used.spent.plus(cost);
+        }
+    }
+}

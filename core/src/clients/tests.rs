@@ -1,0 +1,127 @@
+use super::*;
+use crate::openai::pricing::Picodollars;
+
+const USD: u64 = 1_000_000_000_000;
+
+fn clients() -> Clients {
+    Clients::new(vec![
+        NamedClient {
+            name: "ci".into(),
+            limit: Limit {
+                calls_per_minute: Some(2),
+                spend_per_day: None,
+            },
+        },
+        NamedClient {
+            name: "alice".into(),
+            limit: Limit {
+                calls_per_minute: None,
+                spend_per_day: Some(Picodollars(USD)),
+            },
+        },
+    ])
+    .unwrap()
+}
+
+/// 2026-11-26 23:59:30 UTC.
+const LATE: u64 = 1_795_737_570;
+
+#[test]
+fn ids_name_the_clients_of_the_file_and_the_default() {
+    let clients = clients();
+    let ids: Vec<(ClientId, &str)> = clients
+        .iter()
+        .map(|(id, c)| (id, c.name.as_str()))
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(clients.name(ids[0].0), "ci");
+    assert_eq!(clients.name(ids[1].0), "alice");
+    assert_eq!(clients.name(ClientId::DEFAULT), DEFAULT_NAME);
+    assert_ne!(ids[0].0, ClientId::DEFAULT);
+    assert_eq!(clients.limit(ClientId::DEFAULT), Limit::default());
+    assert_eq!(clients.id(2), None);
+}
+
+#[test]
+fn calls_per_minute_refuse_until_the_minute_ends() {
+    let clients = clients();
+    let ci = clients.id(0).unwrap();
+    let mut limits = Limits::new(Limit::default(), clients);
+    assert_eq!(LATE % 60, 30);
+    limits.admit(ci, LATE).unwrap();
+    limits.admit(ci, LATE + 10).unwrap();
+    let refused = limits.admit(ci, LATE + 20).unwrap_err();
+    assert_eq!(
+        refused,
+        Exceeded {
+            scope: Scope::Client,
+            kind: LimitKind::CallsPerMinute(2),
+            resets_at: LATE + 30,
+            retry_after_secs: 10,
+        }
+    );
+    // A refused call counts nothing, and other clients are not held back.
+    assert!(limits.admit(ci, LATE + 29).is_err());
+    limits.admit(ClientId::DEFAULT, LATE + 29).unwrap();
+    // The next minute admits again.
+    limits.admit(ci, LATE + 30).unwrap();
+}
+
+#[test]
+fn spend_per_day_refuses_once_reached_until_the_utc_day_ends() {
+    let clients = clients();
+    let alice = clients.id(1).unwrap();
+    let mut limits = Limits::new(Limit::default(), clients);
+    limits.admit(alice, LATE).unwrap();
+    limits.spend(alice, LATE, Picodollars(USD / 2));
+    // Below the limit: admitted, even though this call may take the day over it.
+    limits.admit(alice, LATE + 1).unwrap();
+    limits.spend(alice, LATE + 2, Picodollars(USD / 2 + 1));
+    let refused = limits.admit(alice, LATE + 3).unwrap_err();
+    assert_eq!(refused.scope, Scope::Client);
+    assert_eq!(
+        refused.kind,
+        LimitKind::SpendPerDay {
+            limit: Picodollars(USD),
+            spent: Picodollars(USD + 1),
+        }
+    );
+    assert_eq!(refused.resets_at % 86_400, 0);
+    assert_eq!(refused.resets_at, LATE + 30);
+    assert_eq!(refused.retry_after_secs, 27);
+    limits.admit(alice, LATE + 30).unwrap();
+}
+
+#[test]
+fn the_instance_limits_hold_every_client_together() {
+    let clients = clients();
+    let (ci, alice) = (clients.id(0).unwrap(), clients.id(1).unwrap());
+    let instance = Limit {
+        calls_per_minute: Some(3),
+        spend_per_day: Some(Picodollars(2 * USD)),
+    };
+    let mut limits = Limits::new(instance, clients);
+    limits.admit(ci, LATE).unwrap();
+    limits.admit(alice, LATE).unwrap();
+    limits.admit(ClientId::DEFAULT, LATE).unwrap();
+    let refused = limits.admit(alice, LATE).unwrap_err();
+    assert_eq!(
+        (refused.scope, refused.kind),
+        (Scope::Instance, LimitKind::CallsPerMinute(3))
+    );
+    assert_eq!(limits.admit(ci, LATE).unwrap_err().scope, Scope::Instance);
+    // The client's own limit is named first when both refuse.
+    limits.admit(ci, LATE + 30).unwrap();
+    limits.admit(ci, LATE + 31).unwrap();
+    limits.admit(alice, LATE + 32).unwrap();
+    assert_eq!(
+        limits.admit(ci, LATE + 33).unwrap_err().scope,
+        Scope::Client
+    );
+    // Spend adds up across clients.
+    limits.spend(ClientId::DEFAULT, LATE + 40, Picodollars(USD));
+    limits.spend(ci, LATE + 40, Picodollars(USD));
+    let refused = limits.admit(ClientId::DEFAULT, LATE + 90).unwrap_err();
+    assert_eq!(refused.kind.label(), "spend_per_day_usd");
+    assert_eq!(refused.scope, Scope::Instance);
+}
