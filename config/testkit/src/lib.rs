@@ -64,6 +64,65 @@ pub fn sdk_python() -> Option<PathBuf> {
     probe.is_ok_and(|o| o.status.success()).then_some(python)
 }
 
+/// libfaketime (Debian's `faketime` package, which `.ci/test` installs): preloaded into
+/// the server, it sets the wall clock the server reads from a file, so that tests of
+/// UTC minutes and days move time instead of waiting for it. `MCP_FAKETIME_LIB` names
+/// another copy; `None` when there is none.
+pub fn faketime_lib() -> Option<PathBuf> {
+    let candidates = std::env::var_os("MCP_FAKETIME_LIB")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(
+            ["x86_64-linux-gnu", "aarch64-linux-gnu"]
+                .iter()
+                .map(|arch| PathBuf::from(format!("/usr/lib/{arch}/faketime/libfaketime.so.1"))),
+        );
+    let found = candidates.into_iter().find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install libfaketime (.ci/test does)"
+        );
+    }
+    found
+}
+
+/// The wall clock a server started with [`Opts::frozen_clock`] reads: frozen at the UTC
+/// time written last.
+pub struct Clock {
+    file: PathBuf,
+}
+
+impl Clock {
+    /// Sets the server's clock to `utc` (`YYYY-MM-DD hh:mm:ss`); it stays there.
+    pub fn set(&self, utc: &str) {
+        // Written whole, then renamed: the server never reads half a line.
+        let next = self.file.with_extension("next");
+        std::fs::write(&next, utc).unwrap();
+        std::fs::rename(&next, &self.file).unwrap();
+    }
+}
+
+impl Opts {
+    /// Runs the server under libfaketime with its wall clock frozen at `utc`, and the
+    /// handle that moves it; `None` (the test skips) without libfaketime. Monotonic time
+    /// (deadlines, timers) is left alone.
+    pub fn frozen_clock(self, utc: &str) -> Option<(Opts, Clock)> {
+        let lib = faketime_lib()?;
+        let clock = Clock {
+            file: temp_dir("clock").join("faketime"),
+        };
+        clock.set(utc);
+        let opts = self
+            .env("LD_PRELOAD", lib.to_str().unwrap())
+            .env("FAKETIME_TIMESTAMP_FILE", clock.file.to_str().unwrap())
+            .env("FAKETIME_NO_CACHE", "1")
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            .env("TZ", "UTC");
+        Some((opts, clock))
+    }
+}
+
 /// The `node_modules` folder with the TypeScript SDK clients: `MCP_SDK_NODE_PATH` (set by
 /// `.ci/test`), else the one `.ci/test` leaves in `target/sdk/node`; `None` when missing.
 pub fn sdk_node_modules() -> Option<PathBuf> {

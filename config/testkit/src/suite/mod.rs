@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod eras;
 pub mod http;
 pub mod lifecycle;
+pub mod limits;
 pub mod models;
 pub mod observability;
 pub mod providers;
@@ -110,6 +111,16 @@ macro_rules! e2e_suite {
             #[test]
             fn a_refused_call_and_an_http_call_have_their_lines() {
                 $crate::run($bin, $crate::suite::observability::a_refused_call_and_an_http_call_have_their_lines);
+            }
+        }
+        mod limits {
+            #[test]
+            fn named_clients_are_told_apart_and_their_limits_refuse_then_recover() {
+                $crate::run($bin, $crate::suite::limits::named_clients_are_told_apart_and_their_limits_refuse_then_recover);
+            }
+            #[test]
+            fn the_instance_limit_holds_stdio_calls_in_every_era() {
+                $crate::run($bin, $crate::suite::limits::the_instance_limit_holds_stdio_calls_in_every_era);
             }
         }
         mod cost {

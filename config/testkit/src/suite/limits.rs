@@ -1,0 +1,245 @@
+//! Named clients and their limits (platform issue, who spent it): two clients told apart
+//! in logs and metrics, and each limit (calls per minute, spend per day; a client's and
+//! the instance's) refusing with what, how much and when, then admitting again once the
+//! clock leaves its window. The server's wall clock is frozen and moved by libfaketime,
+//! so no test waits for a minute or a day to pass.
+
+use crate::fake_openai::{Action, FakeOpenAi};
+use crate::http_client::{listening, HttpConn};
+use crate::*;
+
+const CI_TOKEN: &str = "PLANTED-ci-token-0123456789";
+const ALICE_TOKEN: &str = "PLANTED-alice-token-0123456789";
+const SHARED_TOKEN: &str = "PLANTED-shared-token-0123456789";
+
+/// An answer whose usage costs $0.06025 at the built-in prices (gpt-6.1-terra: 15,000
+/// input, 5,000 cached and 1,000 output tokens, 4 searches).
+fn priced_answer() -> Vec<u8> {
+    let mut body: Value =
+        serde_json::from_slice(&fixture("response-web-search-preview.json")).unwrap();
+    body["model"] = json!("gpt-6.1-terra-2026-10-26");
+    body["usage"] = json!({"input_tokens": 20_000, "input_tokens_details": {"cached_tokens": 5_000},
+        "output_tokens": 1_000, "output_tokens_details": {"reasoning_tokens": 600}});
+    serde_json::to_vec(&body).unwrap()
+}
+
+/// The token's digest as the documentation says to make it: `printf %s "$TOKEN" |
+/// sha256sum`.
+fn sha256_hex(token: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "printf %s \"$TOKEN\" | sha256sum"])
+        .env("TOKEN", token)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.split_whitespace().next().unwrap().to_owned()
+}
+
+fn call(id: u64) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"what changed?"}}})
+}
+
+/// The text and `_meta` details of a refused call's `isError` result.
+fn refusal(r: &crate::http_client::HttpResponse) -> (String, Value) {
+    let reply = r.json();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let details = reply["result"]["_meta"]["com.github.openai-responses-mcp/error"].clone();
+    (text, details)
+}
+
+fn answered(r: &crate::http_client::HttpResponse) {
+    let reply = r.json();
+    assert!(
+        reply["result"]["structuredContent"].is_object(),
+        "not answered: {reply}"
+    );
+}
+
+pub fn named_clients_are_told_apart_and_their_limits_refuse_then_recover() {
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
+    let dir = temp_dir("clients");
+    let clients = format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n    calls_per_minute: 2\n  - name: alice\n    token_sha256: {}\n    spend_per_day_usd: 0.05\n",
+        sha256_hex(CI_TOKEN),
+        sha256_hex(ALICE_TOKEN)
+    );
+    std::fs::write(dir.join("clients.yaml"), clients).unwrap();
+    let opts = Opts::http(&fake.url)
+        .config(&dir, "server: {http: {clients_file: clients.yaml}}\n")
+        .env("MCP_HTTP_TOKEN", SHARED_TOKEN)
+        .arg("--log-format")
+        .arg("json");
+    let Some((opts, clock)) = opts.frozen_clock("2026-11-26 23:58:30") else {
+        eprintln!("skipping: libfaketime is not installed (run .ci/test)");
+        return;
+    };
+    let mut server = Mcp::spawn(opts);
+    let addr = listening(&server);
+    let as_client = |token: &str| format!("Bearer {token}");
+    let (ci, alice, shared) = (
+        as_client(CI_TOKEN),
+        as_client(ALICE_TOKEN),
+        as_client(SHARED_TOKEN),
+    );
+    let headers = |auth: &str| -> Vec<(&'static str, String)> {
+        vec![
+            ("MCP-Protocol-Version", "2025-11-25".to_owned()),
+            ("Authorization", auth.to_owned()),
+        ]
+    };
+    let post = |c: &mut HttpConn, id: u64, auth: &str| {
+        let h = headers(auth);
+        let h: Vec<(&str, &str)> = h.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        c.post(&call(id), &h)
+    };
+    let mut c = HttpConn::open(addr);
+
+    // ci: two calls a minute. The third is refused until 23:59:00, 30 s away.
+    answered(&post(&mut c, 1, &ci));
+    answered(&post(&mut c, 2, &ci));
+    let refused = post(&mut c, 3, &ci);
+    assert_eq!(refused.status, 200);
+    assert_eq!(refused.header("retry-after"), Some("30"));
+    let (text, details) = refusal(&refused);
+    assert_eq!(
+        text,
+        "Client \"ci\" reached its limit of 2 calls per minute, so the server did not call OpenAI. The limit resets at 2026-11-26T23:59:00Z (in 30 s): call the tool again then, or ask the server's operator to raise calls_per_minute for \"ci\" in the clients file."
+    );
+    assert_eq!(
+        details,
+        json!({"kind": "limit", "limit": "calls_per_minute", "scope": "client", "client": "ci",
+            "value": 2, "spent_usd": null, "resets_at": "2026-11-26T23:59:00Z", "retry_after_secs": 30})
+    );
+    // Other clients are not held back by ci's limit; the shared token is `default`.
+    answered(&post(&mut c, 4, &shared));
+
+    // alice: $0.05 a day. The first call costs $0.06025 and is admitted (the day's
+    // spend was below the limit); the next is refused until midnight UTC, 90 s away.
+    answered(&post(&mut c, 5, &alice));
+    let refused = post(&mut c, 6, &alice);
+    assert_eq!(refused.header("retry-after"), Some("90"));
+    let (text, details) = refusal(&refused);
+    assert!(
+        text.starts_with("Client \"alice\" reached its limit of $0.05 of estimated OpenAI spend per day (UTC; $0.06 spent today), so the server did not call OpenAI. The limit resets at 2026-11-27T00:00:00Z (in 90 s)"),
+        "{text}"
+    );
+    assert_eq!(details["limit"], "spend_per_day_usd");
+    assert_eq!(details["spent_usd"], 0.06025);
+    let upstream_calls = fake.requests().len();
+
+    // 23:59:00: ci's minute is over, alice's day is not.
+    clock.set("2026-11-26 23:59:00");
+    answered(&post(&mut c, 7, &ci));
+    let refused = post(&mut c, 8, &alice);
+    assert_eq!(refused.header("retry-after"), Some("60"));
+    // Midnight: alice's new day.
+    clock.set("2026-11-27 00:00:00");
+    answered(&post(&mut c, 9, &alice));
+    // Refused calls never reached OpenAI.
+    assert_eq!(fake.requests().len(), upstream_calls + 2);
+
+    // A wrong token is refused as before, and names no client.
+    let wrong = post(&mut c, 10, "Bearer PLANTED-ci-token-012345678");
+    assert_eq!(wrong.status, 401);
+
+    // The metrics and the log lines tell the clients apart.
+    let mut m = HttpConn::open(addr);
+    m.send_raw(
+        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {ci}\r\n\r\n").as_bytes(),
+    );
+    let metrics = String::from_utf8(m.response().body).unwrap();
+    for (client, outcome, n) in [
+        ("ci", "ok", 3),
+        ("ci", "refused_limit_calls_per_minute", 1),
+        ("alice", "ok", 2),
+        ("alice", "refused_limit_spend_per_day", 2),
+        ("default", "ok", 1),
+    ] {
+        let line = format!(
+            "openai_responses_mcp_calls_total{{tool=\"answer\",client=\"{client}\",outcome=\"{outcome}\"}} {n}"
+        );
+        assert!(metrics.contains(&line), "no {line} in\n{metrics}");
+    }
+    assert!(
+        metrics.contains("openai_responses_mcp_refusals_total{reason=\"limit_spend_per_day\"} 2"),
+        "{metrics}"
+    );
+    for client in ["ci", "alice", "default"] {
+        assert!(
+            metrics.lines().any(
+                |l| l.starts_with("openai_responses_mcp_estimated_cost_usd_total")
+                    && l.contains(&format!("client=\"{client}\""))
+            ),
+            "no cost for {client}:\n{metrics}"
+        );
+    }
+    drop(c);
+    drop(m);
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(server.wait_exit(PATIENCE).code(), Some(0));
+    let stderr = server.stderr_to_end();
+    for secret in [CI_TOKEN, ALICE_TOKEN, SHARED_TOKEN, &sha256_hex(CI_TOKEN)] {
+        assert!(!stderr.contains(secret), "{secret} was logged:\n{stderr}");
+    }
+    let calls: Vec<Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["event"] == "call")
+        .collect();
+    let by = |client: &str, outcome: &str| {
+        calls
+            .iter()
+            .filter(|l| l["client"] == client && l["outcome"] == outcome)
+            .count()
+    };
+    assert_eq!(
+        (by("ci", "ok"), by("ci", "refused_limit_calls_per_minute")),
+        (3, 1),
+        "{calls:?}"
+    );
+    assert_eq!(
+        (
+            by("alice", "ok"),
+            by("alice", "refused_limit_spend_per_day")
+        ),
+        (2, 2)
+    );
+    assert_eq!(by("default", "ok"), 1);
+}
+
+pub fn the_instance_limit_holds_stdio_calls_in_every_era() {
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
+    let opts = Opts::upstream(&fake.url).env("MCP_LIMIT_CALLS_PER_MINUTE", "1");
+    let Some((opts, clock)) = opts.frozen_clock("2026-11-26 12:00:10") else {
+        eprintln!("skipping: libfaketime is not installed (run .ci/test)");
+        return;
+    };
+    // 2025-06-18 sessions get tool failures as JSON-RPC errors.
+    let mut mcp = Mcp::spawn(opts);
+    mcp.initialize("2025-06-18");
+    let first = mcp.call(1, "answer", json!({"query": "q"}));
+    assert!(first["result"]["structuredContent"].is_object(), "{first}");
+    let refused = mcp.call(2, "answer_quick", json!({"query": "q"}));
+    let error = &refused["error"];
+    assert_eq!(
+        error["message"],
+        "This server reached its limit, shared by all its clients, of 1 calls per minute, so the server did not call OpenAI. The limit resets at 2026-11-26T12:01:00Z (in 50 s): call the tool again then, or ask the server's operator to raise server.limits.calls_per_minute.",
+        "{refused}"
+    );
+    assert_eq!(error["data"]["scope"], "instance");
+    assert_eq!(error["data"]["client"], "default");
+    assert_eq!(error["data"]["retry_after_secs"], 50);
+    clock.set("2026-11-26 12:01:00");
+    let again = mcp.call(3, "answer", json!({"query": "q"}));
+    assert!(again["result"]["structuredContent"].is_object(), "{again}");
+    assert_eq!(fake.requests().len(), 2);
+}
