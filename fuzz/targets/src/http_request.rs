@@ -79,24 +79,38 @@ pub fn http_request(data: &[u8]) {
         allowed_origins: vec!["https://app.example".into()],
         loopback_origins: true,
         token: responses_mcp_core::serve::access::Token::new("fuzz-token-1234"),
-        clients: None,
+        // A named client too: requests may carry either token.
+        clients: Some(responses_mcp_core::serve::access::ClientTokens {
+            sha256: responses_mcp_config::clients::sha256,
+            digests: vec![(
+                named_client(),
+                responses_mcp_config::clients::sha256(b"fuzz-client-5678"),
+            )],
+        }),
         mcp: true,
     };
     for r in whole.iter().flatten() {
         assert!(r.body.len() <= limits.max_body, "a body over the limit");
         let _ = r.path();
-        if let Err(e) = access.check(r) {
-            assert!(
-                !e.to_string().contains("fuzz-token-1234"),
-                "the token leaked"
-            );
+        match access.check(r) {
+            Err(e) => assert!(
+                !e.to_string().contains("fuzz-token-1234")
+                    && !e.to_string().contains("fuzz-client-5678"),
+                "a token leaked"
+            ),
+            // Only the named client's own token names it.
+            Ok(client) if client == named_client() => assert!(r
+                .header("authorization")
+                .is_some_and(|a| a.contains("fuzz-client-5678"))),
+            Ok(_) => {}
         }
         if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&r.body) {
             let _ = responses_mcp_core::serve::headers::check(&r.headers, &message);
         }
         let bytes = respond(r, &access);
         assert!(
-            !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234"),
+            !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234")
+                && !String::from_utf8_lossy(&bytes).contains("fuzz-client-5678"),
             "the token leaked into a response: {}",
             String::from_utf8_lossy(&bytes)
         );
@@ -170,4 +184,16 @@ fn assert_readable(bytes: &[u8]) {
             Err(e) => panic!("an unreadable response: {e:?}"),
         }
     }
+}
+
+/// The one named client of the target's access rules.
+fn named_client() -> responses_mcp_core::clients::ClientId {
+    let clients =
+        responses_mcp_core::clients::Clients::new(vec![responses_mcp_core::clients::NamedClient {
+            name: "fuzz".into(),
+            limit: responses_mcp_core::clients::Limit::default(),
+        }]);
+    clients
+        .and_then(|c| c.id(0))
+        .unwrap_or(responses_mcp_core::clients::ClientId::DEFAULT)
 }

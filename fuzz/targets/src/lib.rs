@@ -5,6 +5,7 @@
 //! Each function panics only when a checked property fails.
 
 mod alloc;
+mod clients_file;
 mod config;
 mod drift;
 mod framer;
@@ -19,6 +20,7 @@ mod tasks;
 mod traceparent;
 
 pub use alloc::alloc;
+pub use clients_file::clients_file;
 pub use config::config;
 pub use drift::drift;
 pub use framer::{framer, framer_split};

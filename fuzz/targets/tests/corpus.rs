@@ -93,3 +93,8 @@ fn traceparent_corpus() {
 fn proxy_replies_corpus() {
     replay("proxy_replies", targets::proxy_replies);
 }
+
+#[test]
+fn clients_file_corpus() {
+    replay("clients_file", targets::clients_file);
+}
