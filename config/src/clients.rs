@@ -17,23 +17,59 @@ use crate::resolve::Resolved;
 use responses_mcp_core::clients::{Clients, Limit, NamedClient, DEFAULT_NAME};
 use responses_mcp_core::openai::pricing::Picodollars;
 use responses_mcp_core::serve::access::ClientTokens;
-use serde::Deserialize;
+use serde_yaml::Value;
 use std::path::Path;
 
-/// The clients file's shape; anything else is refused.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct File {
-    clients: Vec<Entry>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One client as the file gives it.
 struct Entry {
     name: String,
     token_sha256: String,
     calls_per_minute: Option<u32>,
     spend_per_day_usd: Option<f64>,
+}
+
+/// What each client may hold.
+const FIELDS: &str = "name, token_sha256 and optionally calls_per_minute and spend_per_day_usd";
+
+impl Entry {
+    /// Reads one client (the `i`-th, from 0); the error names it and the field. Read
+    /// from the YAML tree the configuration already parses into, so that the file costs
+    /// no deserializer of its own in the binary.
+    fn read(i: usize, value: &Value) -> Result<Entry, String> {
+        let which = format!("client {}", i + 1);
+        let Value::Mapping(map) = value else {
+            return Err(format!("{which}: not a mapping of {FIELDS}"));
+        };
+        let mut entry = Entry {
+            name: String::new(),
+            token_sha256: String::new(),
+            calls_per_minute: None,
+            spend_per_day_usd: None,
+        };
+        for (key, value) in map {
+            let wrong =
+                |what: &str| format!("{which}: {} must be {what}", key.as_str().unwrap_or("?"));
+            match key.as_str() {
+                Some("name") => entry.name = value.as_str().ok_or_else(|| wrong("text"))?.into(),
+                Some("token_sha256") => {
+                    entry.token_sha256 = value.as_str().ok_or_else(|| wrong("text"))?.into();
+                }
+                Some("calls_per_minute") => {
+                    let n = value.as_u64().and_then(|n| u32::try_from(n).ok());
+                    entry.calls_per_minute = Some(n.ok_or_else(|| wrong("a whole number"))?);
+                }
+                Some("spend_per_day_usd") => {
+                    entry.spend_per_day_usd =
+                        Some(value.as_f64().ok_or_else(|| wrong("a number"))?);
+                }
+                _ => return Err(format!("{which}: unknown field (a client has {FIELDS})")),
+            }
+        }
+        if entry.name.is_empty() || entry.token_sha256.is_empty() {
+            return Err(format!("{which}: name and token_sha256 are required"));
+        }
+        Ok(entry)
+    }
 }
 
 /// The named clients, for the core, and their tokens' digests, for the access rules.
@@ -82,23 +118,31 @@ pub fn read(
 
 /// Reads a clients file's text; the error says which client and field are wrong.
 pub fn parse(text: &str) -> Result<NamedClients, String> {
-    let file: File = serde_yaml::from_str(text).map_err(|e| {
+    let tree: Value = serde_yaml::from_str(text).map_err(|e| {
         // serde_yaml's message can quote the text; say where instead.
         match e.location() {
-            Some(at) => format!(
-                "not a list of clients at line {}, column {}: each client has name, token_sha256 and optionally calls_per_minute and spend_per_day_usd, under `clients:`",
-                at.line(),
-                at.column()
-            ),
-            None => "not a list of clients: each client has name, token_sha256 and optionally calls_per_minute and spend_per_day_usd, under `clients:`".into(),
+            Some(at) => format!("not YAML at line {}, column {}", at.line(), at.column()),
+            None => "not YAML".into(),
         }
     })?;
-    if file.clients.is_empty() {
+    let list = match &tree {
+        Value::Mapping(top) if top.len() == 1 => top.get("clients").and_then(Value::as_sequence),
+        _ => None,
+    };
+    let Some(list) = list else {
+        return Err(format!("not a list of clients: a mapping with one key, `clients:`, whose items each have {FIELDS}"));
+    };
+    if list.is_empty() {
         return Err("names no client".into());
     }
-    let mut named = Vec::with_capacity(file.clients.len());
-    let mut digests = Vec::with_capacity(file.clients.len());
-    for (i, entry) in file.clients.into_iter().enumerate() {
+    let entries = list
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Entry::read(i, v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut named = Vec::with_capacity(entries.len());
+    let mut digests = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.into_iter().enumerate() {
         let which = format!("client {}", i + 1);
         if !is_label(&entry.name) {
             return Err(format!("{which}: name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"));

@@ -49,10 +49,21 @@ fn each_mistake_is_named_without_the_digest() {
     let ci = hex("ci-token");
     for (text, why) in [
         ("clients: []".to_owned(), "names no client".to_owned()),
-        ("clients: nope".to_owned(), "not a list of clients at line 1".to_owned()),
+        ("clients: nope".to_owned(), "not a list of clients".to_owned()),
+        ("clients: [\n".to_owned(), "not YAML at line".to_owned()),
+        ("- a\n- b\n".to_owned(), "not a list of clients".to_owned()),
+        ("clients: [7]".to_owned(), "client 1: not a mapping".to_owned()),
         (
             format!("clients:\n  - name: ci\n    token_sha256: {ci}\n    color: red\n"),
-            "not a list of clients at line".to_owned(),
+            "client 1: unknown field".to_owned(),
+        ),
+        (
+            "clients:\n  - name: ci\n".to_owned(),
+            "client 1: name and token_sha256 are required".to_owned(),
+        ),
+        (
+            format!("clients:\n  - name: ci\n    token_sha256: {ci}\n    calls_per_minute: many\n"),
+            "client 1: calls_per_minute must be a whole number".to_owned(),
         ),
         (
             format!("clients:\n  - name: 'a b'\n    token_sha256: {ci}\n"),
