@@ -243,3 +243,34 @@ pub fn the_instance_limit_holds_stdio_calls_in_every_era() {
     assert!(again["result"]["structuredContent"].is_object(), "{again}");
     assert_eq!(fake.requests().len(), 2);
 }
+
+pub fn the_instance_spend_limit_holds_until_the_utc_day_ends() {
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
+    let opts = Opts::upstream(&fake.url).env("MCP_LIMIT_SPEND_PER_DAY_USD", "0.1");
+    let Some((opts, clock)) = opts.frozen_clock("2026-11-26 22:00:00") else {
+        eprintln!("skipping: libfaketime is not installed (run .ci/test)");
+        return;
+    };
+    let mut mcp = Mcp::spawn(opts);
+    mcp.initialize("2025-11-25");
+    // $0.06025 each: the second call is admitted at $0.06, the third refused at $0.12.
+    for id in 1..=2 {
+        let r = mcp.call(id, "answer", json!({"query": "q"}));
+        assert!(r["result"]["structuredContent"].is_object(), "{r}");
+    }
+    let refused = mcp.call(3, "answer", json!({"query": "q"}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "This server reached its limit, shared by all its clients, of $0.10 of estimated OpenAI spend per day (UTC; $0.12 spent today), so the server did not call OpenAI. The limit resets at 2026-11-27T00:00:00Z (in 2 h 0 min): call the tool again then, or ask the server's operator to raise server.limits.spend_per_day_usd."
+    );
+    // A new minute changes nothing; a new UTC day does.
+    clock.set("2026-11-26 23:59:59");
+    let still = mcp.call(4, "answer", json!({"query": "q"}));
+    assert_eq!(still["result"]["isError"], true, "{still}");
+    clock.set("2026-11-27 00:00:00");
+    let again = mcp.call(5, "answer", json!({"query": "q"}));
+    assert!(again["result"]["structuredContent"].is_object(), "{again}");
+    assert_eq!(fake.requests().len(), 3);
+}

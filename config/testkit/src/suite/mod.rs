@@ -122,6 +122,10 @@ macro_rules! e2e_suite {
             fn the_instance_limit_holds_stdio_calls_in_every_era() {
                 $crate::run($bin, $crate::suite::limits::the_instance_limit_holds_stdio_calls_in_every_era);
             }
+            #[test]
+            fn the_instance_spend_limit_holds_until_the_utc_day_ends() {
+                $crate::run($bin, $crate::suite::limits::the_instance_spend_limit_holds_until_the_utc_day_ends);
+            }
         }
         mod cost {
             #[test]
