@@ -1,5 +1,6 @@
 use super::*;
 use crate::http::{Incoming, Reader, RequestLimits, RequestReader};
+use crate::io::ExchangeOut;
 use crate::serve::access::{Token, LOOPBACK_NAMES};
 
 fn access(token: Option<&str>) -> Access {
