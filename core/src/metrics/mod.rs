@@ -211,6 +211,14 @@ impl Metrics {
     /// The whole exposition.
     pub fn render(&self, gauges: &Gauges) -> Vec<u8> {
         let mut out = Exposition::default();
+        self.write_operations(&mut out);
+        self.write_calls(&mut out, gauges);
+        self.write_usage(&mut out);
+        out.finish()
+    }
+
+    /// The OpenTelemetry MCP operation histogram.
+    fn write_operations(&self, out: &mut Exposition) {
         out.family(
             "mcp_server_operation_duration_seconds",
             "histogram",
@@ -232,7 +240,11 @@ impl Metrics {
             labels.push(("mcp_protocol_version", op.version.to_owned()));
             out.histogram("mcp_server_operation_duration_seconds", &labels, h);
         }
-        let p = "openai_responses_mcp_";
+    }
+
+    /// Calls, refusals, upstream attempts and what runs and waits now.
+    fn write_calls(&self, out: &mut Exposition, gauges: &Gauges) {
+        let p = PREFIX;
         out.counter_family(
             &format!("{p}calls_total"),
             "tools/call requests that ended, by tool, client and outcome (ok, upstream_<kind>, refused_<why>).",
@@ -293,6 +305,11 @@ impl Metrics {
                 .iter()
                 .map(|(state, n)| (vec![("state", (*state).to_owned())], *n as f64)),
         );
+    }
+
+    /// Tokens, web searches and estimated cost.
+    fn write_usage(&self, out: &mut Exposition) {
+        let p = PREFIX;
         let kinds = ["input", "cached_input", "output", "reasoning"];
         out.counter_family(
             &format!("{p}tokens_total"),
@@ -320,9 +337,11 @@ impl Metrics {
                 )
             }),
         );
-        out.finish()
     }
 }
+
+/// The prefix of our own metric names.
+const PREFIX: &str = "openai_responses_mcp_";
 
 #[cfg(test)]
 mod tests;

@@ -88,9 +88,9 @@ impl Server {
             }
             Err(e) => return fail(id, shape::call_params_error(&e)),
         };
-        let Some(profile) = self.config.profiles.for_tool(call.tool) else {
+        if self.config.profiles.for_tool(call.tool).is_none() {
             return tool_failed(id, ToolFailure::MissingProfile);
-        };
+        }
         let key = CallKey {
             from: reply_to.requester(),
             id: id.clone(),
@@ -105,33 +105,21 @@ impl Server {
             version,
             client,
         };
-        if self.is_closing() {
-            self.log_refusal(&refused, "draining");
-            return tool_failed(id, ToolFailure::Draining);
-        }
-        if !self.config.credentials_ready {
-            self.log_refusal(&refused, "no_api_key");
-            let env = &self.config.api_key_env;
-            return tool_failed(id, ToolFailure::MissingKey { env });
-        }
         let today = Date::tokyo(now.unix_secs).to_string();
         let model_setting = self.config.profiles.serving(call.tool).model_setting();
-        if let Some(reason) = self.retired(&profile.model, model_setting, now) {
-            self.log_refusal(&refused, "model_shut_down");
-            return tool_failed(id, ToolFailure::Retired { reason: &reason });
-        }
-        if let Err(exceeded) = self.limits.admit(client, now.unix_secs) {
-            self.log_refusal(&refused, exceeded.kind.refusal_reason());
-            let failure = ToolFailure::Limited {
-                exceeded,
-                client: self.config.clients.name(client),
-                now: now.unix_secs,
-            };
-            return Dispatched::Refused {
-                reply: Reply::to(id, failure.reply(version)),
-                retry_after_secs: exceeded.retry_after_secs,
+        if let Some((answer, retry_after_secs)) = self.refused_now(now, &refused, model_setting) {
+            let reply = Reply::to(id, answer);
+            return match retry_after_secs {
+                Some(retry_after_secs) => Dispatched::Refused {
+                    reply,
+                    retry_after_secs,
+                },
+                None => Dispatched::Reply(reply),
             };
         }
+        let Some(profile) = self.config.profiles.for_tool(call.tool) else {
+            return tool_failed(id, ToolFailure::MissingProfile);
+        };
         let plan = self.calls.plan(&crate::calls::Ask {
             profile,
             model_setting,
@@ -165,6 +153,47 @@ impl Server {
             client,
         };
         self.start_call(now, key, caller, plan, call.progress_token, today)
+    }
+
+    /// Why a call that passed its own checks cannot run now (the server drains, has no
+    /// key, the model was shut down, a limit is reached), after logging it as refused:
+    /// the answer, and the seconds a limit asks the client to wait.
+    fn refused_now(
+        &mut self,
+        now: Now,
+        refused: &Refusal,
+        model_setting: &'static str,
+    ) -> Option<(Result<Value, RpcError>, Option<u64>)> {
+        let version = refused.version;
+        if self.is_closing() {
+            self.log_refusal(refused, "draining");
+            return Some((ToolFailure::Draining.reply(version), None));
+        }
+        if !self.config.credentials_ready {
+            self.log_refusal(refused, "no_api_key");
+            let env = &self.config.api_key_env;
+            return Some((ToolFailure::MissingKey { env }.reply(version), None));
+        }
+        let retired = self
+            .config
+            .profiles
+            .for_tool(refused.tool)
+            .and_then(|p| self.retired(&p.model, model_setting, now));
+        if let Some(reason) = retired {
+            self.log_refusal(refused, "model_shut_down");
+            return Some((
+                ToolFailure::Retired { reason: &reason }.reply(version),
+                None,
+            ));
+        }
+        let exceeded = self.limits.admit(refused.client, now.unix_secs).err()?;
+        self.log_refusal(refused, exceeded.kind.refusal_reason());
+        let failure = ToolFailure::Limited {
+            exceeded,
+            client: self.config.clients.name(refused.client),
+            now: now.unix_secs,
+        };
+        Some((failure.reply(version), Some(exceeded.retry_after_secs)))
     }
 
     /// Admits a plain `tools/call` into the call engine.

@@ -26,6 +26,21 @@ const PAGE: usize = 50;
 /// `tasks/result` requests one task may hold waiting: each is a request left open.
 const MAX_WAITERS: usize = 16;
 
+/// The answer to a task-augmented call the engine refused: as the plain call's would be.
+fn task_refused(
+    refused: Refused,
+    request_id: &RequestId,
+    version: ProtocolVersion,
+) -> Result<serde_json::Value, RpcError> {
+    match refused {
+        Refused::Busy { running, queued } => {
+            crate::mcp::failure::ToolFailure::Busy { running, queued }.reply(version)
+        }
+        // Task calls are keyed by their own numbers; kept for completeness.
+        Refused::DuplicateId => Err(shape::duplicate_id(request_id)),
+    }
+}
+
 impl Server {
     /// Starts `call` as a task living `ttl_ms` (default when `None`) and answers with its
     /// handle; a refusal is answered as the plain call's would be.
@@ -97,17 +112,10 @@ impl Server {
             }
             Err(refused) => {
                 self.tasks.discard(&task_id);
-                match refused {
-                    Refused::Busy { running, queued } => {
-                        let failure = crate::mcp::failure::ToolFailure::Busy { running, queued };
-                        Dispatched::answer(request_id, failure.reply(version))
-                    }
-                    // Task calls are keyed by their own numbers; kept for completeness.
-                    Refused::DuplicateId => {
-                        let error = shape::duplicate_id(&request_id);
-                        Dispatched::answer(request_id, Err(error))
-                    }
-                }
+                Dispatched::answer(
+                    request_id.clone(),
+                    task_refused(refused, &request_id, version),
+                )
             }
         }
     }
