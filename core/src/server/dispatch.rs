@@ -77,16 +77,7 @@ impl Server {
             |id, failure: ToolFailure<'_>| Dispatched::answer(id, failure.reply(version));
         let call = match CallParams::parse(&params) {
             Ok(call) => call,
-            Err(CallParamsError::Arguments { tool, error }) => {
-                return tool_failed(
-                    id,
-                    ToolFailure::Arguments {
-                        tool,
-                        error: &error,
-                    },
-                )
-            }
-            Err(e) => return fail(id, shape::call_params_error(&e)),
+            Err(e) => return Dispatched::answer(id, call_params_failure(e, version)),
         };
         if self.config.profiles.for_tool(call.tool).is_none() {
             return tool_failed(id, ToolFailure::MissingProfile);
@@ -318,6 +309,19 @@ impl Server {
             }
             NotificationMethod::Other(other) => log::debug!("ignoring notification {other}"),
         }
+    }
+}
+
+/// The answer to a `tools/call` whose params do not hold: a tool failure when only the
+/// arguments are wrong, a protocol error otherwise.
+fn call_params_failure(e: CallParamsError, version: ProtocolVersion) -> Result<Value, RpcError> {
+    match e {
+        CallParamsError::Arguments { tool, error } => ToolFailure::Arguments {
+            tool,
+            error: &error,
+        }
+        .reply(version),
+        e => Err(shape::call_params_error(&e)),
     }
 }
 
