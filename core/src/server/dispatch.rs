@@ -73,14 +73,13 @@ impl Server {
         client: ClientId,
     ) -> Dispatched {
         let Request { id, params, .. } = request;
-        let tool_failed =
-            |id, failure: ToolFailure<'_>| Dispatched::answer(id, failure.reply(version));
+        let no_profile = |id| Dispatched::answer(id, ToolFailure::MissingProfile.reply(version));
         let call = match CallParams::parse(&params) {
             Ok(call) => call,
             Err(e) => return Dispatched::answer(id, call_params_failure(e, version)),
         };
         if self.config.profiles.for_tool(call.tool).is_none() {
-            return tool_failed(id, ToolFailure::MissingProfile);
+            return no_profile(id);
         }
         let key = CallKey {
             from: reply_to.requester(),
@@ -109,7 +108,7 @@ impl Server {
             };
         }
         let Some(profile) = self.config.profiles.for_tool(call.tool) else {
-            return tool_failed(id, ToolFailure::MissingProfile);
+            return no_profile(id);
         };
         let plan = self.calls.plan(&crate::calls::Ask {
             profile,
