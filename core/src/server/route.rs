@@ -212,6 +212,20 @@ impl Server {
 
     /// Sends `reply` where it belongs; `None` for a request that ends without a reply.
     pub(super) fn route(&mut self, reply_to: ReplyTo, reply: Option<Reply>) {
+        self.route_with(reply_to, reply, None);
+    }
+
+    /// Sends the reply to a call a limit refused; over HTTP with `Retry-After`.
+    pub(super) fn route_refused(&mut self, reply_to: ReplyTo, reply: Reply, retry_after_secs: u64) {
+        self.route_with(reply_to, Some(reply), Some(retry_after_secs));
+    }
+
+    fn route_with(
+        &mut self,
+        reply_to: ReplyTo,
+        reply: Option<Reply>,
+        retry_after_secs: Option<u64>,
+    ) {
         match reply_to {
             ReplyTo::Direct => {
                 if let Some(reply) = reply {
@@ -229,7 +243,7 @@ impl Server {
                     Some(Reply::Failure { id: None, error }) => ExchangeOut::Reply {
                         error: Some(error.code),
                         json: to_json(&serde_json::json!({ "jsonrpc": "2.0", "error": error })),
-                        retry_after_secs: None,
+                        retry_after_secs,
                     },
                     Some(reply) => ExchangeOut::Reply {
                         error: match &reply {
@@ -237,30 +251,12 @@ impl Server {
                             Reply::Success { .. } => None,
                         },
                         json: to_json(&reply),
-                        retry_after_secs: None,
+                        retry_after_secs,
                     },
                     None => ExchangeOut::Ended,
                 };
                 self.outputs.push_back(Output::Exchange(x, out));
             }
-        }
-    }
-
-    /// Sends the reply to a call a limit refused; over HTTP with `Retry-After`.
-    pub(super) fn route_refused(&mut self, reply_to: ReplyTo, reply: Reply, retry_after_secs: u64) {
-        match reply_to {
-            ReplyTo::Exchange(x) => {
-                let out = ExchangeOut::Reply {
-                    error: match &reply {
-                        Reply::Failure { error, .. } => Some(error.code),
-                        Reply::Success { .. } => None,
-                    },
-                    json: to_json(&reply),
-                    retry_after_secs: Some(retry_after_secs),
-                };
-                self.outputs.push_back(Output::Exchange(x, out));
-            }
-            other => self.route(other, Some(reply)),
         }
     }
 
