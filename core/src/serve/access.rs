@@ -90,6 +90,39 @@ impl ClientTokens {
     }
 }
 
+impl ClientTokens {
+    /// `text` with every word that is a named client's token (a run of the characters a
+    /// bearer token is made of, RFC 6750's `b64token`) replaced by `***`. Only the digests
+    /// are known, so a token glued to other such characters cannot be found; the single
+    /// token, which is known, is scrubbed wherever it stands. Bounded: words past the
+    /// first 256 characters are not looked at (nothing past 100 is shown).
+    fn masked(&self, text: &str) -> String {
+        let is_token_char = |c: char| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '+' | '/' | '=')
+        };
+        let mut out = String::with_capacity(text.len());
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            if !word.is_empty() && self.client_of(word.as_bytes()).is_some() {
+                out.push_str("***");
+            } else {
+                out.push_str(word);
+            }
+            word.clear();
+        };
+        for c in text.chars().take(256) {
+            if is_token_char(c) {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
+    }
+}
+
 impl fmt::Debug for ClientTokens {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "ClientTokens({} clients, ***)", self.digests.len())
@@ -202,13 +235,16 @@ impl Access {
     /// A client-sent value for an error message: quoted, cut short, and with the token
     /// masked should a client have put it there (errors reach logs).
     pub(crate) fn shown(&self, value: &str) -> String {
-        let value = match &self.token {
+        let mut value = match &self.token {
             Some(token) => {
                 String::from_utf8_lossy(&crate::http::scrub(value.as_bytes().to_vec(), &token.0))
                     .into_owned()
             }
             None => value.to_owned(),
         };
+        if let Some(clients) = &self.clients {
+            value = clients.masked(&value);
+        }
         // Control characters become `?`: echoing them helps nobody, and their JSON escapes
         // (`\f`, `\u001f`) could spell a credential's first letter next to its rest.
         let cut: String = value
@@ -424,5 +460,14 @@ mod tests {
         assert_eq!(only_named.check(&request(&[])), Err(Denied::Token(true)));
         assert_eq!(only_named.check(&bearer("alice-token")), Ok(alice));
         assert!(!format!("{only_named:?}").contains("alice"));
+        // A named client's token in a refused Host is not repeated.
+        let restricted = Access {
+            allowed_hosts: Some(vec!["localhost".into()]),
+            ..only_named
+        };
+        let e = restricted
+            .check(&request(&[("host", "evil:alice-token")]))
+            .unwrap_err();
+        assert_eq!(e, Denied::Host("'evil:***'".into()));
     }
 }

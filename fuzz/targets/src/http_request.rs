@@ -94,8 +94,7 @@ pub fn http_request(data: &[u8]) {
         let _ = r.path();
         match access.check(r) {
             Err(e) => assert!(
-                !e.to_string().contains("fuzz-token-1234")
-                    && !e.to_string().contains("fuzz-client-5678"),
+                !e.to_string().contains("fuzz-token-1234") && !names_client_token(&e.to_string()),
                 "a token leaked"
             ),
             // Only the named client's own token names it.
@@ -110,7 +109,7 @@ pub fn http_request(data: &[u8]) {
         let bytes = respond(r, &access);
         assert!(
             !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234")
-                && !String::from_utf8_lossy(&bytes).contains("fuzz-client-5678"),
+                && !names_client_token(&String::from_utf8_lossy(&bytes)),
             "the token leaked into a response: {}",
             String::from_utf8_lossy(&bytes)
         );
@@ -196,4 +195,14 @@ fn named_client() -> responses_mcp_core::clients::ClientId {
     clients
         .and_then(|c| c.id(0))
         .unwrap_or(responses_mcp_core::clients::ClientId::DEFAULT)
+}
+
+/// Whether `text` holds the named client's token as a word of its own. Only its digest is
+/// known to the server, so a token glued to other token characters cannot be found (the
+/// single token, which is known, is checked as a substring).
+fn names_client_token(text: &str) -> bool {
+    text.split(|c: char| {
+        !(c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '+' | '/' | '='))
+    })
+    .any(|word| word == "fuzz-client-5678")
 }
