@@ -1,6 +1,6 @@
 //! The endpoint: from a parsed HTTP request to either an answer now or an exchange for
-//! the server, and from the server's [`ExchangeOut`]s to the bytes of that exchange's
-//! response.
+//! the server, and from the server's [`ExchangeOut`](crate::io::ExchangeOut)s to the
+//! bytes of that exchange's response.
 //!
 //! `POST /mcp` carries one JSON-RPC message; `GET /health` says how the server is. The
 //! checks run in the order that tells a client the most: path, access (`Host`, `Origin`,
