@@ -95,7 +95,7 @@ impl ClientTokens {
     /// bearer token is made of, RFC 6750's `b64token`) replaced by `***`. Only the digests
     /// are known, so a token glued to other such characters cannot be found; the single
     /// token, which is known, is scrubbed wherever it stands. Bounded: words past the
-    /// first 256 characters are not looked at (nothing past 100 is shown).
+    /// first 256 characters are not looked at ([`Access::shown`] gives it 100).
     fn masked(&self, text: &str) -> String {
         let is_token_char = |c: char| {
             c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '+' | '/' | '=')
@@ -121,6 +121,14 @@ impl ClientTokens {
         flush(&mut word, &mut out);
         out
     }
+}
+
+/// Characters a request value shows in a refusal, at most.
+const SHOWN: usize = 100;
+
+/// A character a bearer token can hold (RFC 6750's `b64token`).
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '+' | '/' | '=')
 }
 
 impl fmt::Debug for ClientTokens {
@@ -235,21 +243,26 @@ impl Access {
     /// A client-sent value for an error message: quoted, cut short, and with the token
     /// masked should a client have put it there (errors reach logs).
     pub(crate) fn shown(&self, value: &str) -> String {
-        let mut value = match &self.token {
+        let value = match &self.token {
             Some(token) => {
                 String::from_utf8_lossy(&crate::http::scrub(value.as_bytes().to_vec(), &token.0))
                     .into_owned()
             }
             None => value.to_owned(),
         };
+        // At most 100 characters, and no word cut short: a cut could leave a named
+        // client's token alone where the text had glued it to more.
+        let mut cut: String = value.chars().take(SHOWN).collect();
+        if value.chars().nth(SHOWN).is_some_and(is_token_char) {
+            cut.truncate(cut.trim_end_matches(is_token_char).len());
+        }
         if let Some(clients) = &self.clients {
-            value = clients.masked(&value);
+            cut = clients.masked(&cut);
         }
         // Control characters become `?`: echoing them helps nobody, and their JSON escapes
         // (`\f`, `\u001f`) could spell a credential's first letter next to its rest.
-        let cut: String = value
+        let cut: String = cut
             .chars()
-            .take(100)
             .map(|c| if c.is_control() { '?' } else { c })
             .collect();
         format!("'{cut}'")
@@ -469,5 +482,12 @@ mod tests {
             .check(&request(&[("host", "evil:alice-token")]))
             .unwrap_err();
         assert_eq!(e, Denied::Host("'evil:***'".into()));
+        // Nor one that the cut at 100 characters would free from what it was glued to.
+        let host = format!("{}:alice-tokenX", "a:".repeat(44));
+        let e = restricted.check(&request(&[("host", &host)])).unwrap_err();
+        let Denied::Host(shown) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(shown, format!("'{}:'", "a:".repeat(44)));
     }
 }
