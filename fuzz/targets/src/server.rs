@@ -27,6 +27,12 @@ pub fn server(data: &[u8]) {
         max_message_bytes: 4096,
         shutdown_grace: Duration::from_secs(5),
         progress_interval: Duration::from_millis(500),
+        // Limits the script's calls and clock steps can reach, so that refusals (and
+        // their windows' resets) are driven too.
+        instance_limit: responses_mcp_core::clients::Limit {
+            calls_per_minute: Some(6),
+            spend_per_day: responses_mcp_core::openai::pricing::Picodollars::from_usd(0.05),
+        },
         ..ServerConfig::default()
     };
     let mut server = Harness::new(config);
