@@ -4,6 +4,7 @@
 //! clock leaves its window. The server's wall clock is frozen and moved by libfaketime,
 //! so no test waits for a minute or a day to pass.
 
+use super::observability::answered as priced_answer;
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::http_client::{listening, HttpConn};
 use crate::*;
@@ -11,17 +12,6 @@ use crate::*;
 const CI_TOKEN: &str = "PLANTED-ci-token-0123456789";
 const ALICE_TOKEN: &str = "PLANTED-alice-token-0123456789";
 const SHARED_TOKEN: &str = "PLANTED-shared-token-0123456789";
-
-/// An answer whose usage costs $0.06025 at the built-in prices (gpt-6.1-terra: 15,000
-/// input, 5,000 cached and 1,000 output tokens, 4 searches).
-fn priced_answer() -> Vec<u8> {
-    let mut body: Value =
-        serde_json::from_slice(&fixture("response-web-search-preview.json")).unwrap();
-    body["model"] = json!("gpt-6.1-terra-2026-10-26");
-    body["usage"] = json!({"input_tokens": 20_000, "input_tokens_details": {"cached_tokens": 5_000},
-        "output_tokens": 1_000, "output_tokens_details": {"reasoning_tokens": 600}});
-    serde_json::to_vec(&body).unwrap()
-}
 
 /// The token's digest as the documentation says to make it: `printf %s "$TOKEN" |
 /// sha256sum`.

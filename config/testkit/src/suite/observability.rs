@@ -31,7 +31,9 @@ fn call_lines(lines: &[Value]) -> Vec<&Value> {
     lines.iter().filter(|l| l["event"] == "call").collect()
 }
 
-fn answered() -> Vec<u8> {
+/// An answer whose usage costs $0.06025 at the built-in prices (gpt-6.1-terra: 15,000
+/// input, 5,000 cached and 1,000 output tokens, 4 searches).
+pub(super) fn answered() -> Vec<u8> {
     let mut body: Value =
         serde_json::from_slice(&fixture("response-web-search-preview.json")).unwrap();
     body["model"] = json!("gpt-6.1-terra-2026-10-26");
