@@ -1,7 +1,9 @@
-//! What both runtimes' HTTP clients share, sans IO: where a request goes ([`target`]),
+//! What the runtimes' HTTP clients share, sans IO: where a request goes ([`target`]),
 //! the bytes of the request, the proxy tunnels' messages ([`tunnel`] for HTTP `CONNECT`,
-//! [`socks`] for SOCKS5), the TLS settings, and how a failed read is reported. Each
-//! runtime only moves these bytes over its own sockets.
+//! [`socks`] for SOCKS5), the TLS settings, and how a failed read is reported: the smol
+//! client only moves these bytes over its own sockets. The blocking build's client is
+//! ureq, which takes the checked header values ([`startup_headers`]) and the connect
+//! timeout from here.
 
 pub mod socks;
 pub mod target;
@@ -43,12 +45,24 @@ pub fn message(method: HttpMethod, target: &Target, headers: &[u8], body: &[u8])
 /// credentials the configuration gives (`None` values are left out). A value that could
 /// break the head (a line break or another control character) is refused without
 /// repeating it.
-pub fn header_lines(optional: &[(&str, Option<&str>)]) -> Result<Vec<u8>, &'static str> {
+pub fn header_lines(optional: &[(&'static str, Option<&str>)]) -> Result<Vec<u8>, &'static str> {
     let mut out = format!(
         "User-Agent: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\n",
         crate::USER_AGENT
     )
     .into_bytes();
+    for (name, value) in checked(optional)? {
+        out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    Ok(out)
+}
+
+/// The credentials' headers that are set (`None` values are left out), each value checked
+/// as [`header_lines`] does.
+pub fn checked(
+    optional: &[(&'static str, Option<&str>)],
+) -> Result<Vec<(&'static str, String)>, &'static str> {
+    let mut out = Vec::with_capacity(optional.len());
     for (name, value) in optional {
         let Some(value) = value else { continue };
         if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
@@ -56,23 +70,34 @@ pub fn header_lines(optional: &[(&str, Option<&str>)]) -> Result<Vec<u8>, &'stat
                 "the API key, organization or project has a character an HTTP header cannot carry",
             );
         }
-        out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+        out.push((*name, (*value).to_owned()));
     }
     Ok(out)
 }
 
-/// The header lines for `startup`'s credentials (see [`header_lines`]).
-pub fn startup_header_lines(startup: &crate::Startup) -> Result<Vec<u8>, &'static str> {
+/// The credentials `startup` gives, as header name and value pairs (see [`checked`]).
+pub fn startup_headers(
+    startup: &crate::Startup,
+) -> Result<Vec<(&'static str, String)>, &'static str> {
     let auth = startup.auth_header();
     let (auth_name, auth_value) = match &auth {
         Some((name, value)) => (*name, Some(value.as_str())),
         None => ("Authorization", None),
     };
-    header_lines(&[
+    checked(&[
         (auth_name, auth_value),
         ("OpenAI-Organization", startup.organization.as_deref()),
         ("OpenAI-Project", startup.project.as_deref()),
     ])
+}
+
+/// The header lines for `startup`'s credentials (see [`header_lines`]).
+pub fn startup_header_lines(startup: &crate::Startup) -> Result<Vec<u8>, &'static str> {
+    let mut out = header_lines(&[])?;
+    for (name, value) in startup_headers(startup)? {
+        out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    Ok(out)
 }
 
 /// A request that cannot be sent as configured.

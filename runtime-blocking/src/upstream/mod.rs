@@ -1,38 +1,45 @@
-//! The blocking HTTP client: HTTP/1.1 on blocking sockets (rustls for https), each attempt
-//! on a thread of its own, kept-alive connections pooled per origin and shared by the
-//! threads. The request bytes, proxy tunnels and TLS settings are the configuration
-//! crate's ([`responses_mcp_config::client`]), the response reader the core's: this
-//! module only moves bytes.
+//! The blocking HTTP client: one ureq agent (its connection pool, keep-alive, proxies and
+//! rustls with the configuration's narrowed crypto provider), each attempt on a thread of
+//! its own. ureq owns HTTP/1.1, TLS and the proxy tunnels; the core keeps reading what
+//! arrives: a 2xx event stream is handed over piece by piece as it comes, anything else is
+//! read whole.
 //!
-//! To abort, [`Attempt::abort`] shuts the attempt's socket down, which closes it at once:
-//! a blocked read or write returns straight away and the server sees the connection close.
+//! To abort, [`Attempt::abort`] shuts down the socket the attempt runs on (see
+//! [`attempt`]): a blocked read or write returns at once and the server sees the
+//! connection close.
 
-mod conn;
-mod connect;
+mod attempt;
 
-use conn::Conn;
-use connect::Connector;
-use responses_mcp_config::client::target::{Origin, Target};
-use responses_mcp_config::client::{invalid, message, read_error, startup_header_lines};
+pub use attempt::Attempt;
+use attempt::Tracking;
+use responses_mcp_config::client::{invalid, CONNECT_TIMEOUT};
+use responses_mcp_config::proxy::{ProxyKind, ProxyUrl};
 use responses_mcp_config::Startup;
-use responses_mcp_core::http::{is_event_stream, scrub, Reader, Response, MAX_BODY_BYTES};
+use responses_mcp_core::http::{is_event_stream, is_kept_header, scrub, MAX_BODY_BYTES};
 use responses_mcp_core::Message;
 use responses_mcp_core::{
-    AttemptId, HttpHead, HttpReply, HttpRequest, TransportError, TransportErrorKind,
+    AttemptId, HttpHead, HttpMethod, HttpReply, HttpRequest, TransportError, TransportErrorKind,
 };
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpStream};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::io::{self, Read};
+use std::sync::Arc;
+use std::time::Duration;
+use ureq::unversioned::resolver::DefaultResolver;
 
-/// Stack of the thread that runs one attempt; rustls needs far less than the 2 MiB
-/// default, and many attempts may be in flight.
+/// Stack of the thread that runs one attempt; ureq and rustls need far less than the
+/// 2 MiB default, and many attempts may be in flight.
 pub const ATTEMPT_STACK: usize = 256 * 1024;
-/// Idle connections kept for reuse.
+/// Per-connection read buffer (ureq's default is 128 KiB): a response head must fit in it
+/// (OpenAI's are about 1.5 KiB); bodies stream through it.
+const INPUT_BUFFER: usize = 16 * 1024;
+/// Per-connection write buffer (ureq's default is 128 KiB); request bodies stream through.
+const OUTPUT_BUFFER: usize = 8 * 1024;
+/// Idle connections kept for reuse (all to the one upstream origin, in practice).
 const MAX_IDLE: usize = 256;
 /// An idle connection older than this is closed rather than reused: servers drop idle
 /// connections, and a request on one they are dropping is wasted.
 const MAX_IDLE_AGE: Duration = Duration::from_secs(30);
+/// Bytes read from a streamed body at a time.
+const STREAM_READ: usize = 16 * 1024;
 
 /// Sends attempts upstream with the credentials and headers of the configuration.
 #[derive(Clone)]
@@ -41,101 +48,64 @@ pub struct Upstream {
 }
 
 struct Shared {
-    /// The request header lines every request carries, or why they cannot be sent.
-    headers: Result<Vec<u8>, &'static str>,
+    agent: ureq::Agent,
+    /// The headers every request carries, or why they cannot be sent.
+    headers: Result<Vec<(&'static str, String)>, &'static str>,
     /// The key's bytes, to scrub from bodies that echo it back.
     key: Option<Vec<u8>>,
-    connector: Connector,
-    /// Idle connections, newest last.
-    idle: Mutex<Vec<Idle>>,
-}
-
-struct Idle {
-    origin: Origin,
-    conn: Conn,
-    since: Instant,
-}
-
-/// One attempt: the socket it runs on, once it has one, so that another thread can close
-/// it. Clones share it.
-#[derive(Clone, Default)]
-pub struct Attempt {
-    slot: Arc<Mutex<Slot>>,
-}
-
-#[derive(Default)]
-struct Slot {
-    /// A handle on the attempt's socket.
-    socket: Option<TcpStream>,
-    aborted: bool,
-}
-
-impl Attempt {
-    /// Closes the attempt's connection; the request in progress fails at once, and one not
-    /// yet connected fails when it connects.
-    pub fn abort(self) {
-        let mut slot = lock(&self.slot);
-        slot.aborted = true;
-        if let Some(socket) = slot.socket.take() {
-            let _ = socket.shutdown(Shutdown::Both);
-        }
-    }
-
-    /// The attempt now runs on `socket`; refused if it was aborted meanwhile.
-    fn runs_on(&self, socket: &TcpStream) -> Result<(), TransportError> {
-        let mut slot = lock(&self.slot);
-        if slot.aborted {
-            return Err(aborted());
-        }
-        slot.socket = socket.try_clone().ok();
-        Ok(())
-    }
-
-    fn aborted(&self) -> bool {
-        lock(&self.slot).aborted
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn aborted() -> TransportError {
-    TransportError {
-        kind: TransportErrorKind::Io,
-        detail: "the attempt was aborted".into(),
-    }
 }
 
 impl Upstream {
     /// A client for `startup`'s configuration, through its proxy if it has one.
     pub fn new(startup: &Startup) -> Self {
         Upstream::with(
-            startup_header_lines(startup),
+            responses_mcp_config::client::startup_headers(startup),
             startup
                 .api_key
                 .as_ref()
                 .map(|k| k.expose().as_bytes().to_vec()),
-            Connector::new(
-                startup.proxy.proxy().cloned(),
-                startup.ca_pem.as_deref(),
-                // The core aborts attempts at their deadline; this only backs it up.
-                startup.resolved.timeout() + Duration::from_secs(30),
-            ),
+            startup.proxy.proxy(),
+            startup.ca_pem.as_deref(),
+            // The core aborts attempts at their deadline; this only backs it up.
+            startup.resolved.timeout() + Duration::from_secs(30),
         )
     }
 
+    /// A client sending `headers` through `proxy` (if any), trusting `roots_pem` (if
+    /// given) instead of the built-in roots; a socket read or write that takes longer
+    /// than `io_timeout` fails.
     fn with(
-        headers: Result<Vec<u8>, &'static str>,
+        headers: Result<Vec<(&'static str, String)>, &'static str>,
         key: Option<Vec<u8>>,
-        connector: Connector,
+        proxy: Option<&ProxyUrl>,
+        roots_pem: Option<&[u8]>,
+        io_timeout: Duration,
     ) -> Self {
+        let config = ureq::Agent::config_builder()
+            .proxy(proxy.and_then(ureq_proxy))
+            .tls_config(tls_config(roots_pem))
+            .http_status_as_error(false)
+            // POST bodies and credentials must not follow a redirect somewhere else.
+            .max_redirects(0)
+            .user_agent(responses_mcp_config::USER_AGENT)
+            .timeout_connect(Some(CONNECT_TIMEOUT))
+            .timeout_per_read(Some(io_timeout))
+            .timeout_per_write(Some(io_timeout))
+            // ureq's 128 KiB default buffers per connection dominated the memory of many
+            // calls in flight; OpenAI's heads and our bodies stream fine through less.
+            .input_buffer_size(INPUT_BUFFER)
+            .output_buffer_size(OUTPUT_BUFFER)
+            .max_idle_connections(MAX_IDLE)
+            .max_idle_connections_per_host(MAX_IDLE)
+            .max_idle_age(MAX_IDLE_AGE)
+            .build();
+        let agent =
+            ureq::Agent::with_parts(config, Tracking::default(), DefaultResolver::default());
         Upstream {
             shared: Arc::new(Shared {
+                agent,
                 headers,
                 key,
-                connector,
-                idle: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -152,77 +122,93 @@ impl Upstream {
         &self,
         attempt: &Attempt,
         request: &HttpRequest,
-        mut stream: impl FnMut(Message) -> bool,
+        stream: impl FnMut(Message) -> bool,
     ) -> Result<Delivered, TransportError> {
-        let target = Target::parse(&request.url).map_err(invalid)?;
         let headers = self.shared.headers.as_deref().map_err(|why| invalid(why))?;
-        let https = target.origin.tls;
-        let message = message(request.method, &target, headers, &request.body);
-        let (response, conn, streamed) = loop {
-            let (mut conn, reused) = match self.take(&target.origin) {
-                Some(conn) => {
-                    attempt.runs_on(conn.socket())?;
-                    (conn, true)
-                }
-                None => (
-                    self.shared
-                        .connector
-                        .connect(&target.origin, |socket| attempt.runs_on(socket))?,
-                    false,
-                ),
-            };
-            match exchange(&mut conn, &message, request.attempt, &mut stream, https) {
-                Ok((response, streamed)) => break (response, conn, streamed),
-                // The server closed the kept-alive connection before reading the request;
-                // it is not a failure of this call.
-                Err(Failed {
-                    answered: false, ..
-                }) if reused && !attempt.aborted() => {
+        let https = request.url.starts_with("https://");
+        let _entered = attempt.enter();
+        let response = loop {
+            match self.request(request, headers) {
+                Ok(response) => break response,
+                // The server had closed the kept-alive connection before it read the
+                // request: not a failure of this call.
+                Err(_) if attempt.take_stale() => {
                     log::debug!("a kept-alive connection was closed; reconnecting");
                 }
-                Err(failed) => return Err(failed.error),
+                Err(e) => return Err(transport_error(e, https)),
             }
         };
-        if response.reusable && !attempt.aborted() {
-            self.keep(target.origin, conn);
+        self.receive(response, request.attempt, stream, https)
+    }
+
+    /// Sends the request; its response once the head is in.
+    fn request(
+        &self,
+        request: &HttpRequest,
+        headers: &[(&'static str, String)],
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let agent = &self.shared.agent;
+        match request.method {
+            HttpMethod::Post => with_headers(agent.post(&request.url), headers)
+                .header("Content-Type", "application/json")
+                .send(&request.body[..]),
+            HttpMethod::Get => with_headers(agent.get(&request.url), headers).call(),
         }
-        if streamed {
-            return Ok(Delivered::Streamed);
+    }
+
+    /// Reads the response: handed over as it arrives when it is a 2xx event stream,
+    /// else whole (capped, and scrubbed of the key).
+    fn receive(
+        &self,
+        mut response: ureq::http::Response<ureq::Body>,
+        attempt: AttemptId,
+        stream: impl FnMut(Message) -> bool,
+        https: bool,
+    ) -> Result<Delivered, TransportError> {
+        let status = response.status().as_u16();
+        let headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .filter(|(name, _)| is_kept_header(name.as_str()))
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .collect();
+        if is_event_stream(status, &headers) {
+            return stream_body(
+                response,
+                attempt,
+                HttpHead { status, headers },
+                stream,
+                https,
+            );
         }
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY_BYTES as u64)
+            .read_to_vec()
+            .map_err(|e| transport_error(e, https))?;
         Ok(Delivered::Whole(HttpReply {
-            status: response.status,
-            headers: response.headers,
+            status,
+            headers,
             body: match &self.shared.key {
-                Some(key) => scrub(response.body, key),
-                None => response.body,
+                Some(key) => scrub(body, key),
+                None => body,
             },
         }))
     }
+}
 
-    /// The newest idle connection to `origin` that is still good; stale ones are closed.
-    fn take(&self, origin: &Origin) -> Option<Conn> {
-        let mut idle = lock(&self.shared.idle);
-        while let Some(i) = idle.iter().rposition(|c| &c.origin == origin) {
-            let conn = idle.remove(i);
-            if conn.since.elapsed() < MAX_IDLE_AGE && conn.conn.is_quiet() {
-                return Some(conn.conn);
-            }
-        }
-        None
-    }
-
-    /// Keeps `conn` for the next request to `origin`, closing the oldest if full.
-    fn keep(&self, origin: Origin, conn: Conn) {
-        let mut idle = lock(&self.shared.idle);
-        if idle.len() >= MAX_IDLE {
-            idle.remove(0);
-        }
-        idle.push(Idle {
-            origin,
-            conn,
-            since: Instant::now(),
-        });
-    }
+/// `builder` with what we accept and the configuration's credentials.
+fn with_headers<B>(
+    builder: ureq::RequestBuilder<B>,
+    headers: &[(&'static str, String)],
+) -> ureq::RequestBuilder<B> {
+    headers.iter().fold(
+        builder.header("Accept", "application/json"),
+        |builder, (name, value)| builder.header(*name, value),
+    )
 }
 
 /// How a reply was handed over.
@@ -233,111 +219,128 @@ pub enum Delivered {
     Streamed,
 }
 
-/// How an exchange on a connection failed.
-struct Failed {
-    error: TransportError,
-    /// Some of the response arrived, so the request surely did.
-    answered: bool,
-}
-
-/// Writes the request and reads its response, handing a 2xx event stream to `deliver`
-/// as it arrives; the response, and whether it was streamed.
-fn exchange(
-    conn: &mut Conn,
-    message: &[u8],
+/// Hands a 2xx event stream to `deliver` as it arrives. The total is not capped: the core
+/// bounds each line and event, and the attempt's deadline bounds the whole.
+fn stream_body(
+    mut response: ureq::http::Response<ureq::Body>,
     attempt: AttemptId,
-    deliver: &mut impl FnMut(Message) -> bool,
+    head: HttpHead,
+    mut deliver: impl FnMut(Message) -> bool,
     https: bool,
-) -> Result<(Response, bool), Failed> {
-    let written = conn.write_all(message).and_then(|()| conn.flush());
-    if let Err(e) = written {
-        return Err(Failed {
-            error: io_error(e, https),
-            answered: false,
-        });
-    }
-    let gone = || Failed {
-        error: TransportError {
-            kind: TransportErrorKind::Io,
-            detail: "the server is shutting down".into(),
-        },
-        answered: true,
+) -> Result<Delivered, TransportError> {
+    let gone = || TransportError {
+        kind: TransportErrorKind::Io,
+        detail: "the server is shutting down".into(),
     };
-    let mut reader = Reader::new(MAX_BODY_BYTES);
-    // Whether the reply is an event stream, once its head is in.
-    let mut streaming: Option<bool> = None;
+    if !deliver(Message::Head(attempt, head)) {
+        return Err(gone());
+    }
+    let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
+    let mut buf = vec![0u8; STREAM_READ];
     loop {
-        let read = loop {
-            match conn.read(reader.space()) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                other => break other,
-            }
-        };
-        let outcome = match read {
-            Ok(n) => reader.filled(n).map_err(read_error),
-            Err(e) => Err(io_error(e, https)),
-        };
-        let done = outcome.map_err(|error| Failed {
-            error,
-            answered: reader.started(),
-        })?;
-        if streaming.is_none() {
-            // The head is in the reader while the body arrives, or in the response when
-            // it all came in one read.
-            let head = match &done {
-                Some(response) => Some((response.status, response.headers.as_slice())),
-                None => reader.head(),
-            };
-            streaming = head.map(|(status, headers)| is_event_stream(status, headers));
-            if let (Some(true), Some((status, headers))) = (streaming, head) {
-                let head = HttpHead {
-                    status,
-                    headers: headers.to_vec(),
-                };
-                if !deliver(Message::Head(attempt, head)) {
+        match reader.read(&mut buf) {
+            Ok(0) => return Ok(Delivered::Streamed),
+            Ok(n) => {
+                if !deliver(Message::Body(attempt, buf[..n].to_vec())) {
                     return Err(gone());
                 }
             }
-        }
-        if streaming == Some(true) {
-            let piece = match &done {
-                Some(response) => response.body.clone(),
-                None => reader.take_body(),
-            };
-            if !piece.is_empty() && !deliver(Message::Body(attempt, piece)) {
-                return Err(gone());
-            }
-        }
-        if let Some(response) = done {
-            return Ok((response, streaming == Some(true)));
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(transport_error(ureq::Error::Io(e), https)),
         }
     }
 }
 
-/// Maps a socket or TLS failure to a kind the core can decide on, with a description
-/// that holds no secrets (it names causes, never headers).
-fn io_error(e: io::Error, https: bool) -> TransportError {
-    use io::ErrorKind;
-    let tls = e
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        .map(ToString::to_string);
-    if let Some(detail) = tls {
-        return TransportError {
-            kind: TransportErrorKind::Tls,
-            detail: format!("TLS: {detail}"),
-        };
+/// ureq's proxy for ours: the same protocol, host, port and credentials. `socks5://`
+/// resolves the target here, `socks5h://` lets the proxy resolve it.
+fn ureq_proxy(proxy: &ProxyUrl) -> Option<ureq::Proxy> {
+    use ureq::ProxyProtocol as P;
+    let (protocol, resolve_here) = match proxy.kind {
+        ProxyKind::Http => (P::Http, false),
+        ProxyKind::Https => (P::Https, false),
+        ProxyKind::Socks5 { remote_dns: false } => (P::Socks5, true),
+        ProxyKind::Socks5 { remote_dns: true } => (P::Socks5h, false),
+    };
+    let mut builder = ureq::Proxy::builder(protocol)
+        .host(&proxy.host)
+        .port(proxy.port)
+        .resolve_target(resolve_here);
+    if let Some((user, password)) = proxy.credentials() {
+        builder = builder.username(user).password(password);
     }
-    let kind = match e.kind() {
-        ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable => TransportErrorKind::Connect,
-        // A peer that does not speak TLS, or a broken record.
-        ErrorKind::InvalidData if https => TransportErrorKind::Tls,
+    match builder.build() {
+        Ok(proxy) => Some(proxy),
+        Err(e) => {
+            log::error!("the proxy cannot be used ({e}); connecting directly");
+            None
+        }
+    }
+}
+
+/// The built-in web PKI roots, or only the certificates of `roots_pem`
+/// (`openai.ca_file` / `SSL_CERT_FILE`), with the narrowed crypto provider.
+fn tls_config(roots_pem: Option<&[u8]>) -> ureq::tls::TlsConfig {
+    use ureq::tls::{parse_pem, PemItem, RootCerts};
+    let roots = match roots_pem {
+        Some(pem) => {
+            let certs: Vec<_> = parse_pem(pem)
+                .filter_map(|item| match item {
+                    Ok(PemItem::Certificate(cert)) => Some(cert),
+                    _ => None,
+                })
+                .collect();
+            RootCerts::new_with_certs(&certs)
+        }
+        None => RootCerts::WebPki,
+    };
+    ureq::tls::TlsConfig::builder()
+        .root_certs(roots)
+        .unversioned_rustls_crypto_provider(Arc::new(responses_mcp_config::tls::provider()))
+        .build()
+}
+
+/// Maps a ureq error to a kind the core can decide on, with a description that holds no
+/// secrets (ureq's messages name hosts and causes, never headers).
+fn transport_error(e: ureq::Error, https: bool) -> TransportError {
+    use io::ErrorKind;
+    let kind = match &e {
+        ureq::Error::HostNotFound
+        | ureq::Error::ConnectionFailed
+        | ureq::Error::ConnectProxyFailed(_) => TransportErrorKind::Connect,
+        // A SOCKS proxy refusing our credentials is PermissionDenied.
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                ErrorKind::ConnectionRefused
+                    | ErrorKind::AddrNotAvailable
+                    | ErrorKind::PermissionDenied
+            ) =>
+        {
+            TransportErrorKind::Connect
+        }
+        ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::TlsRequired => {
+            TransportErrorKind::Tls
+        }
+        // rustls reports a peer that does not speak TLS, or a broken record, as
+        // invalid data.
+        ureq::Error::Io(io) if https && io.kind() == ErrorKind::InvalidData => {
+            TransportErrorKind::Tls
+        }
+        ureq::Error::BodyExceedsLimit(_) => TransportErrorKind::BodyTooLarge,
+        ureq::Error::BadUri(_)
+        | ureq::Error::Http(_)
+        | ureq::Error::InvalidProxyUrl
+        | ureq::Error::RequireHttpsOnly(_) => TransportErrorKind::Invalid,
         _ => TransportErrorKind::Io,
     };
-    TransportError {
-        kind,
-        detail: e.to_string(),
-    }
+    let detail = match &e {
+        ureq::Error::BodyExceedsLimit(_) => {
+            format!("the response body is larger than {MAX_BODY_BYTES} bytes")
+        }
+        ureq::Error::Rustls(e) => format!("TLS: {e}"),
+        other => other.to_string(),
+    };
+    TransportError { kind, detail }
 }
 
 #[cfg(test)]

@@ -1,16 +1,16 @@
 use super::*;
-use responses_mcp_config::client::header_lines;
-use responses_mcp_config::proxy::ProxyUrl;
-use responses_mcp_core::HttpMethod;
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
+use responses_mcp_config::client::checked;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
 use std::thread;
 
-fn client(proxy: Option<ProxyUrl>) -> Upstream {
+fn client() -> Upstream {
     Upstream::with(
-        header_lines(&[("Authorization", Some("Bearer sk-test-secret"))]),
+        checked(&[("Authorization", Some("Bearer sk-test-secret"))]),
         Some(b"sk-test-secret".to_vec()),
-        Connector::new(proxy, None, Duration::from_secs(10)),
+        None,
+        None,
+        Duration::from_secs(10),
     )
 }
 
@@ -43,7 +43,11 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
     }
     let length = head
         .lines()
-        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+                .map(|(_, value)| value)
+        })
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0);
     let mut body = vec![0u8; length];
@@ -76,15 +80,21 @@ fn a_get_carries_no_body_and_reads_the_stored_response() {
         (&conn).write_all(body).unwrap();
         head
     });
-    let reply = whole(&client(None), &request(HttpMethod::Get, &url));
+    let reply = whole(&client(), &request(HttpMethod::Get, &url));
     assert_eq!(reply.body, b"{\"id\":\"resp_1\",\"status\":\"queued\"}");
     let head = server.join().unwrap();
     assert!(
         head.starts_with("GET /v1/responses/resp_1 HTTP/1.1\r\n"),
         "{head}"
     );
-    assert!(head.contains("Authorization: Bearer sk-test-secret\r\n"));
-    assert!(head.contains("Content-Length: 0\r\n"), "{head}");
+    let lower = head.to_ascii_lowercase();
+    assert!(
+        lower.contains("authorization: bearer sk-test-secret\r\n"),
+        "{head}"
+    );
+    assert!(lower.contains("accept: application/json\r\n"), "{head}");
+    // A GET sends no body, so it says nothing of one.
+    assert!(!lower.contains("content-type"), "{head}");
 }
 
 #[test]
@@ -108,7 +118,7 @@ fn a_kept_alive_connection_serves_the_next_attempt_and_a_closed_one_is_replaced(
         }
         connections
     });
-    let upstream = client(None);
+    let upstream = client();
     let post = request(HttpMethod::Post, &url);
     for _ in 0..3 {
         let reply = whole(&upstream, &post);
@@ -136,7 +146,7 @@ fn an_event_stream_is_handed_over_as_it_arrives() {
         (&conn).write_all(b"3\r\n{}\n\r\n0\r\n\r\n").unwrap();
     });
     let mut seen = Vec::new();
-    let delivered = client(None).send(
+    let delivered = client().send(
         &Attempt::default(),
         &request(HttpMethod::Post, &url),
         |message| {
@@ -170,7 +180,7 @@ fn an_abort_ends_a_blocked_read_at_once() {
         // Never answers; the client closing the connection ends this read.
         read_request(&mut reader)
     });
-    let upstream = client(None);
+    let upstream = client();
     let attempt = upstream.begin();
     let handle = attempt.clone();
     let post = request(HttpMethod::Post, &url);
@@ -183,7 +193,7 @@ fn an_abort_ends_a_blocked_read_at_once() {
     );
     assert_eq!(server.join().unwrap(), None, "the connection stayed open");
     // An attempt aborted before it connects never connects.
-    let upstream = client(None);
+    let upstream = client();
     let attempt = upstream.begin();
     attempt.clone().abort();
     assert!(upstream
@@ -194,9 +204,11 @@ fn an_abort_ends_a_blocked_read_at_once() {
 #[test]
 fn credentials_that_would_break_the_head_are_refused_without_repeating_them() {
     let upstream = Upstream::with(
-        header_lines(&[("OpenAI-Project", Some("p\r\nX-Injected: 1"))]),
+        checked(&[("OpenAI-Project", Some("p\r\nX-Injected: 1"))]),
         None,
-        Connector::new(None, None, Duration::from_secs(1)),
+        None,
+        None,
+        Duration::from_secs(1),
     );
     let Err(e) = upstream.send(
         &upstream.begin(),
@@ -207,4 +219,39 @@ fn credentials_that_would_break_the_head_are_refused_without_repeating_them() {
     };
     assert_eq!(e.kind, TransportErrorKind::Invalid);
     assert!(!e.detail.contains("Injected"), "{}", e.detail);
+}
+
+#[test]
+fn an_abort_closes_a_connection_taken_from_the_pool() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/responses", listener.local_addr().unwrap());
+    let (read, was_read) = std::sync::mpsc::channel();
+    let server = thread::spawn(move || {
+        let (conn, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(conn.try_clone().unwrap());
+        read_request(&mut reader).unwrap();
+        (&conn)
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+            .unwrap();
+        // The second attempt comes on the same connection and is never answered.
+        read_request(&mut reader).unwrap();
+        read.send(()).unwrap();
+        read_request(&mut reader)
+    });
+    let upstream = client();
+    assert_eq!(
+        whole(&upstream, &request(HttpMethod::Post, &url)).body,
+        b"{}"
+    );
+    let attempt = upstream.begin();
+    let handle = attempt.clone();
+    let post = request(HttpMethod::Post, &url);
+    let sending = thread::spawn(move || upstream.send(&attempt, &post, |_| true).err());
+    was_read.recv().unwrap();
+    handle.abort();
+    assert!(
+        sending.join().unwrap().is_some(),
+        "the attempt did not fail"
+    );
+    assert_eq!(server.join().unwrap(), None, "the connection stayed open");
 }
