@@ -1,9 +1,10 @@
 //! `openai-responses-mcp-blocking`: the small build, with no async runtime.
 
-/// The static builds keep freed blocks: musl's allocator would unmap them after every call.
+/// The static builds run on mimalloc: musl's allocator would unmap freed memory after
+/// every call (core/alloc, docs/benchmarks.md).
 #[cfg(target_env = "musl")]
 #[global_allocator]
-static ALLOC: responses_mcp_alloc::Cache = responses_mcp_alloc::Cache;
+static ALLOC: responses_mcp_alloc::Allocator = responses_mcp_alloc::Allocator;
 
 fn main() {
     let env = responses_mcp_config::process_env();

@@ -1,12 +1,12 @@
-//! The cache as the global allocator of a whole program: threads allocating, growing,
-//! shrinking and freeing blocks of every class (and beyond) at once, each checking that
-//! its bytes survive, which catches a block handed out twice or linked while in use.
+//! The allocator as the global allocator of a whole program: tuned before `main`, and
+//! threads allocating, growing, shrinking and freeing blocks of many sizes at once, each
+//! checking that its bytes survive.
 
-use responses_mcp_alloc::{Cache, MAX_CACHED};
+use responses_mcp_alloc::{arena_eager_commit, Allocator};
 use std::collections::BTreeMap;
 
 #[global_allocator]
-static ALLOC: Cache = Cache;
+static ALLOC: Allocator = Allocator;
 
 /// A xorshift generator: the same sequence per seed, no dependencies.
 struct Rng(u64);
@@ -19,51 +19,55 @@ impl Rng {
         self.0
     }
 
-    /// A size up to twice the largest cached one, most of them small.
+    /// A size up to 2 MiB, most of them small.
     fn size(&mut self) -> usize {
-        let bits = self.next() % 22; // up to 2 MiB
+        let bits = self.next() % 22;
         (self.next() as usize % (1 << bits)).max(1)
     }
 }
 
 #[test]
-fn threads_churning_blocks_of_every_size_never_see_each_others_bytes() {
-    let threads: Vec<_> = (1..=8u64)
+fn the_arena_is_committed_on_demand_before_main_runs() {
+    // Set by the crate's .init_array entry: this test never called tune().
+    assert_eq!(arena_eager_commit(), 0);
+}
+
+#[test]
+fn threads_churning_blocks_of_many_sizes_never_see_each_others_bytes() {
+    let threads: Vec<_> = (1..=4u64)
         .map(|seed| {
             std::thread::spawn(move || {
                 let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                let mut live: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+                let mut held: BTreeMap<u64, (Vec<u8>, u8)> = BTreeMap::new();
                 for step in 0..5_000u64 {
                     let key = rng.next() % 64;
-                    let fill = (seed as u8).wrapping_mul(31) ^ key as u8;
-                    match live.remove(&key) {
-                        Some(mut block) => {
-                            // Every 61st byte and the last: cheap, and any block handed out twice or
-                            // linked while in use has its bytes overwritten somewhere sampled.
+                    match held.remove(&key) {
+                        Some((mut block, fill)) => {
+                            // Every 61st byte and the last: cheap, and a block handed out
+                            // twice has its bytes overwritten somewhere sampled.
                             let sampled = block.iter().step_by(61).chain(block.last());
-                            assert!(
-                                sampled.copied().all(|b| b == fill),
-                                "thread {seed} step {step}"
-                            );
-                            if rng.next() % 2 == 0 {
-                                // Grow or shrink in place or by moving: realloc.
+                            assert!(sampled.copied().all(|b| b == fill), "step {step}");
+                            if step % 2 == 0 {
+                                // Grow or shrink, in place or by moving: realloc.
                                 let size = rng.size();
                                 block.resize(size, fill);
                                 block.shrink_to_fit();
-                                live.insert(key, block);
+                                held.insert(key, (block, fill));
                             }
                         }
                         None => {
-                            live.insert(key, vec![fill; rng.size()]);
+                            let fill = (rng.next() % 251) as u8;
+                            held.insert(key, (vec![fill; rng.size()], fill));
                         }
                     }
                 }
-                let big = vec![7u8; 3 * MAX_CACHED];
-                assert!(big.iter().all(|&b| b == 7));
+                for (block, fill) in held.values() {
+                    assert!(block.iter().step_by(61).all(|b| b == fill));
+                }
             })
         })
         .collect();
-    for t in threads {
-        t.join().unwrap();
+    for thread in threads {
+        thread.join().unwrap();
     }
 }

@@ -4,7 +4,6 @@
 //!
 //! Each function panics only when a checked property fails.
 
-mod alloc;
 mod clients_file;
 mod config;
 mod drift;
@@ -19,7 +18,6 @@ mod sse;
 mod tasks;
 mod traceparent;
 
-pub use alloc::alloc;
 pub use clients_file::clients_file;
 pub use config::config;
 pub use drift::drift;
