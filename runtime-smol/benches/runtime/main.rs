@@ -3,7 +3,8 @@
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
 //! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector` runs one part; `BENCH_BIN_DIR` measures
-//! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part)
+//! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part;
+//! `BENCH_STATIC_DIRS=name=dir,...` compares static builds, e.g. with other allocators, in `builds`)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
 //! Every figure is a median (or a percentile) of several runs, next to a baseline measured
 //! in the same run.
@@ -251,28 +252,8 @@ fn memory() {
     println!("| binary | initialize + tools/list + 1 call | 1,000 calls held open | calls the fake saw open |");
     println!("|---|---|---|---|");
     for (name, bin) in binaries() {
-        let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
-        let mut p = Proc::start(&bin, &fake.url, "{}\n");
-        p.send(INIT);
-        p.recv();
-        p.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
-        p.recv();
-        p.send(&call(2));
-        p.recv();
-        let small = p.peak_rss_kib();
-        drop(p);
-
-        let hang = FakeOpenAi::start(|_, _| Action::Hang);
-        let yaml = "server: {max_inflight: 1000, max_queue: 2000}\nrequest: {timeout_ms: 600000}\n";
-        let mut p = Proc::start(&bin, &hang.url, yaml);
-        p.send(INIT);
-        p.recv();
-        for id in 1..=1000 {
-            p.send(&call(id));
-        }
-        let seen = hang.wait_requests(1000, Duration::from_secs(30)).len();
-        thread::sleep(Duration::from_millis(200));
-        let held = p.peak_rss_kib();
+        let small = short_session_rss_kib(&bin);
+        let (held, seen) = held_calls_rss_kib(&bin);
         println!(
             "| {name} | {:.1} MB | {:.1} MB | {seen} |",
             small as f64 / 1024.0,
@@ -280,6 +261,35 @@ fn memory() {
         );
     }
     println!();
+}
+
+/// Peak RSS (KiB) of `bin` serving `initialize`, `tools/list` and one call.
+fn short_session_rss_kib(bin: &Path) -> u64 {
+    let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let mut p = Proc::start(bin, &fake.url, "{}\n");
+    p.send(INIT);
+    p.recv();
+    p.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    p.recv();
+    p.send(&call(2));
+    p.recv();
+    p.peak_rss_kib()
+}
+
+/// Peak RSS (KiB) of `bin` with 1,000 calls held open by the fake, and how many the fake
+/// saw open.
+fn held_calls_rss_kib(bin: &Path) -> (u64, usize) {
+    let hang = FakeOpenAi::start(|_, _| Action::Hang);
+    let yaml = "server: {max_inflight: 1000, max_queue: 2000}\nrequest: {timeout_ms: 600000}\n";
+    let mut p = Proc::start(bin, &hang.url, yaml);
+    p.send(INIT);
+    p.recv();
+    for id in 1..=1000 {
+        p.send(&call(id));
+    }
+    let seen = hang.wait_requests(1000, Duration::from_secs(30)).len();
+    thread::sleep(Duration::from_millis(200));
+    (p.peak_rss_kib(), seen)
 }
 
 /// What keep-alive saves over TLS: the first call (TCP connect plus TLS handshake) against
