@@ -6,6 +6,7 @@ pub mod meta;
 mod method;
 mod params;
 pub(crate) mod shape;
+pub mod task_end;
 pub mod trace;
 mod version;
 

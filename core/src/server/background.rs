@@ -16,6 +16,7 @@ use super::{Now, Server};
 use crate::calls::{CallKey, Planned, Refused, Report, Requester, Stored, StoredState, Work};
 use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
 use crate::mcp::failure::ToolFailure;
+use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
@@ -113,7 +114,7 @@ impl Server {
             .filter(|s| s.status.is_terminal())
             .cloned();
         if let (Some(seen), Some(reference)) = (ended, &pending.reference) {
-            let view = self.view(reference, &seen);
+            let view = self.view(reference, &seen, pending.version);
             let answer = cancel_answer(&view, self.poll(), pending.version);
             return Dispatched::answer(pending.id, answer);
         }
@@ -169,7 +170,7 @@ impl Server {
                         let seen = self.seen_of(now, state, pending.version, report);
                         self.settled(now, &id, seen.clone());
                         log::debug!("background task created for response {id}");
-                        let view = self.view(&reference, &seen);
+                        let view = self.view(&reference, &seen, pending.version);
                         Ok(shape::create_task_result(
                             &view,
                             self.poll(),
@@ -212,7 +213,7 @@ impl Server {
                 };
                 self.settled(now, &response_id, seen.clone());
                 if let Some(reference) = &pending.reference {
-                    let view = self.view(reference, &seen);
+                    let view = self.view(reference, &seen, pending.version);
                     let answer = cancel_answer(&view, self.poll(), pending.version);
                     self.answer(&pending, answer);
                 }
@@ -334,13 +335,11 @@ impl Server {
             StoredState::Cancelled => (Status::Cancelled, None),
             StoredState::Ended(outcome, _) => {
                 let result = self.call_result(outcome, 0, report, version);
-                let outcome = Outcome::new(result);
-                let status = if outcome.is_ok() {
-                    Status::Completed
-                } else {
-                    Status::Failed
+                let status = match &result {
+                    Ok(_) => Status::Completed,
+                    Err(_) => Status::Failed,
                 };
-                (status, Some(outcome))
+                (status, Some(Outcome::new(result)))
             }
         };
         Seen {
@@ -370,7 +369,7 @@ impl Server {
                 "this request names no task; call tasks/get with a taskId",
             ));
         };
-        let view = self.view(reference, seen);
+        let view = self.view(reference, seen, pending.version);
         match pending.method {
             Method::TasksResult => super::tasks::payload(view.outcome.as_ref(), &view.id),
             _ => Ok(shape::task_state(&view, self.poll(), pending.version)),
@@ -384,16 +383,24 @@ impl Server {
         );
     }
 
-    /// A task as the shapes want it, from its reference and its last known state.
-    fn view(&self, reference: &BackgroundRef, seen: &Seen) -> Task<()> {
+    /// A task as the shapes want it for a request in `version`, from its reference and
+    /// its last known state: an ended task's status is the one `version` gives it.
+    fn view(&self, reference: &BackgroundRef, seen: &Seen, version: ProtocolVersion) -> Task<()> {
         let id = self.tasks.seal_background(reference);
         let ttl = Duration::from_millis(reference.ttl_ms);
+        let ending = match &seen.outcome {
+            Some(outcome) => {
+                let ending = Ending::of(&outcome.get(), version);
+                (ending.status, ending.message)
+            }
+            None => (seen.status, None),
+        };
         Task::view(
             id,
             (reference.created, seen.updated.max(reference.created)),
             ttl,
             seen.read_at,
-            seen.status,
+            ending,
             seen.outcome.clone(),
         )
     }

@@ -9,6 +9,7 @@ use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
+use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::tasks::{Status, Unknown};
 use serde_json::Value;
@@ -250,7 +251,13 @@ impl Server {
             self.route(held.reply_to, Some(Reply::to(held.id, outcome)));
             return;
         }
-        let waiters = self.tasks.finish(task_id, self.latest_unix(), outcome);
+        let ending = Ending::of(&outcome, version);
+        let waiters = self.tasks.finish(
+            task_id,
+            self.latest_unix(),
+            outcome,
+            (ending.status, ending.message),
+        );
         let outcome = self.tasks.get(task_id).ok().and_then(|t| t.outcome.clone());
         self.answer_waiters(waiters, task_id, outcome.as_ref());
         self.notify_task(task_id, creator, version);

@@ -29,7 +29,8 @@ pub const MAX_WAITING: usize = 16;
 /// A response's last known state.
 #[derive(Clone, Debug)]
 pub struct Seen {
-    /// Where the task is.
+    /// Where the task is (`completed` or `failed` by the JSON-RPC rule: how an era names
+    /// an ended task is decided when a request is answered).
     pub status: Status,
     /// Its result, once it ended.
     pub outcome: Option<Outcome>,

@@ -125,7 +125,7 @@ impl<W> Task<W> {
         (created, updated): (u64, u64),
         ttl: Duration,
         expires: Instant,
-        status: Status,
+        (status, message): (Status, Option<String>),
         outcome: Option<Outcome>,
     ) -> Task<W> {
         Task {
@@ -135,7 +135,7 @@ impl<W> Task<W> {
             ttl,
             expires,
             status,
-            message: None,
+            message,
             outcome,
             call: None,
             waiters: Vec::new(),
@@ -258,8 +258,15 @@ impl<W> TaskStore<W> {
         self.tasks.get_mut(&seq).ok_or(Unknown::Gone)
     }
 
-    /// Records the call's end; returns its waiters. A cancelled task stays cancelled.
-    pub fn finish(&mut self, id: &str, at_unix: u64, outcome: Result<Value, RpcError>) -> Vec<W> {
+    /// Records the call's end with the status (and its message) the era gives it;
+    /// returns its waiters. A cancelled task stays cancelled.
+    pub fn finish(
+        &mut self,
+        id: &str,
+        at_unix: u64,
+        outcome: Result<Value, RpcError>,
+        (status, message): (Status, Option<String>),
+    ) -> Vec<W> {
         let Some(seq) = self.open(id) else {
             return Vec::new();
         };
@@ -271,11 +278,8 @@ impl<W> TaskStore<W> {
             return std::mem::take(&mut task.waiters);
         }
         let outcome = Outcome::new(outcome);
-        task.status = if outcome.is_ok() {
-            Status::Completed
-        } else {
-            Status::Failed
-        };
+        task.status = status;
+        task.message = message;
         let bytes = outcome.bytes();
         task.bytes = bytes;
         task.outcome = Some(outcome);

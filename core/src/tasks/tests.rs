@@ -29,7 +29,12 @@ fn a_task_works_then_completes_and_its_waiters_are_handed_back() {
         (Status::Working, Duration::from_secs(60))
     );
     task.waiters.push(1);
-    let waiters = s.finish(&id, now(5, base).unix_secs, Ok(json!({"content": []})));
+    let waiters = s.finish(
+        &id,
+        now(5, base).unix_secs,
+        Ok(json!({"content": []})),
+        (Status::Completed, None),
+    );
     assert_eq!(waiters, vec![1]);
     let task = s.get(&id).unwrap();
     assert_eq!(task.status, Status::Completed);
@@ -101,7 +106,12 @@ fn when_full_the_oldest_finished_task_goes_and_all_working_refuses() {
     let a = s.create(now(0, base), None).unwrap().id.clone();
     let b = s.create(now(0, base), None).unwrap().id.clone();
     assert_eq!(s.create(now(0, base), None).err(), Some(Full { tasks: 2 }));
-    s.finish(&a, now(1, base).unix_secs, Ok(json!({})));
+    s.finish(
+        &a,
+        now(1, base).unix_secs,
+        Ok(json!({})),
+        (Status::Completed, None),
+    );
     let c = s.create(now(2, base), None).unwrap().id.clone();
     assert_eq!(s.get(&a).err(), Some(Unknown::Gone));
     assert!(s.get(&b).is_ok() && s.get(&c).is_ok());
@@ -115,7 +125,12 @@ fn outcomes_are_held_within_the_byte_budget() {
     let ids: Vec<String> = (0..5)
         .map(|i| {
             let id = s.create(now(i, base), None).unwrap().id.clone();
-            s.finish(&id, now(i, base).unix_secs, Ok(big.clone()));
+            s.finish(
+                &id,
+                now(i, base).unix_secs,
+                Ok(big.clone()),
+                (Status::Completed, None),
+            );
             id
         })
         .collect();
@@ -131,7 +146,12 @@ fn a_cancelled_task_stays_cancelled_and_cancelling_twice_does_nothing() {
     let id = s.create(now(0, base), None).unwrap().id.clone();
     let (call, _) = s.cancel(&id, now(1, base).unix_secs, "cancelled by the client");
     assert!(call.is_none());
-    s.finish(&id, now(2, base).unix_secs, Ok(json!({})));
+    s.finish(
+        &id,
+        now(2, base).unix_secs,
+        Ok(json!({})),
+        (Status::Completed, None),
+    );
     let task = s.get(&id).unwrap();
     assert_eq!(task.status, Status::Cancelled);
     assert!(task.outcome.is_none());

@@ -566,6 +566,11 @@ macro_rules! e2e_suite {
             }
 
             #[test]
+            fn a_tool_error_ends_a_task_as_each_era_says() {
+                $crate::run($bin, $crate::suite::tasks::a_tool_error_ends_a_task_as_each_era_says);
+            }
+
+            #[test]
             fn every_way_a_background_response_ends_ends_its_task() {
                 $crate::run($bin, $crate::suite::tasks::every_way_a_background_response_ends_ends_its_task);
             }

@@ -444,7 +444,12 @@ pub fn every_way_a_background_response_ends_ends_its_task() {
         assert_eq!(result["result"]["isError"], true, "{result}");
         let text = result["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.contains(says), "{text}");
-        assert_eq!(state["result"]["status"], "completed", "{state}");
+        // 2025-11-25: a tool error fails the task, and tasks/get says why.
+        assert_eq!(state["result"]["status"], "failed", "{state}");
+        let why = state["result"]["statusMessage"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(why.contains(says), "{state}");
         // One read ended it: an ended task is not read again.
         let reads = fake.requests().iter().filter(|r| r.method == "GET").count();
         assert_eq!(reads, 1, "{says}");
@@ -654,4 +659,85 @@ pub fn a_modern_task_call_that_outlives_the_window_becomes_a_task_when_it_ends()
     plain["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
     let reply = mcp.request(plain);
     assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+}
+
+/// OpenAI's answer to a call over quota: a tool error that is never retried.
+const QUOTA: &[u8] = br#"{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+
+/// Posts `m` as a 2026-07-28 request with the Tasks extension declared; the reply,
+/// checked against the schemas.
+fn post_modern_task_request(c: &mut HttpConn, mut m: Value) -> Value {
+    m["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let headers = modern_headers(&m);
+    let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let reply = c.post(&m, &h).json();
+    check_reply("2026-07-28", &m, &reply);
+    reply
+}
+
+/// A 2026-07-28 client's task-augmented call over HTTP, polled with `tasks/get` until
+/// it ends; the last `tasks/get` reply.
+fn modern_task_to_its_end(mcp: &Mcp) -> Value {
+    let mut c = HttpConn::open(listening(mcp));
+    let call = modern(
+        json!(1),
+        "tools/call",
+        json!({"name":"answer","arguments":{"query":"q"}}),
+    );
+    let created = post_modern_task_request(&mut c, call);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let start = Instant::now();
+    for n in 2.. {
+        let got =
+            post_modern_task_request(&mut c, modern(json!(n), "tasks/get", json!({"taskId": id})));
+        if got["result"]["status"] != "working" {
+            return got;
+        }
+        assert!(start.elapsed() < PATIENCE, "the task never ended: {got}");
+        thread::sleep(Duration::from_millis(50));
+    }
+    unreachable!()
+}
+
+pub fn a_tool_error_ends_a_task_as_each_era_says() {
+    // 2025-11-25, local: failed, the cause in statusMessage, the tool error from
+    // tasks/result.
+    let fake = FakeOpenAi::start(|_, _| Action::json(429, QUOTA));
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url));
+    mcp.initialize("2025-11-25");
+    let (created, _) = mcp.ask(task_call(1, None));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (result, _) = mcp.ask(on_task(2, "tasks/result", &id));
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    let status = mcp.recv();
+    assert_eq!(status["method"], "notifications/tasks/status", "{status}");
+    assert_eq!(status["params"]["status"], "failed", "{status}");
+    let (state, _) = mcp.ask(on_task(3, "tasks/get", &id));
+    assert_eq!(state["result"]["status"], "failed", "{state}");
+    let why = state["result"]["statusMessage"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains("quota"), "{state}");
+    // 2026-07-28, local: completed, the tool error as its result. The call outlives the
+    // answer window (10 ms) by far, so it becomes a task.
+    let slow = FakeOpenAi::start(|_, _| Action::json(429, QUOTA).after(Duration::from_millis(500)));
+    let yaml = "tasks: {answer_within_ms: 10}\n";
+    let mcp = Mcp::spawn(Opts::http(&slow.url).config(&temp_dir("task-end"), yaml));
+    let done = modern_task_to_its_end(&mcp);
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert!(done["result"].get("statusMessage").is_none(), "{done}");
+    assert_eq!(done["result"]["result"]["isError"], true, "{done}");
+    // 2026-07-28, backed by OpenAI's background mode: the same.
+    let failed = json!({"id":"resp_end","object":"response","status":"failed","output":[],
+        "error":{"code":"server_error","message":"The model had an internal failure."}});
+    let background = background_ending((200, failed.to_string().into_bytes()));
+    let mcp = background_server(&background, true);
+    let done = modern_task_to_its_end(&mcp);
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(done["result"]["result"]["isError"], true, "{done}");
 }

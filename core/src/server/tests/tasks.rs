@@ -222,6 +222,41 @@ fn modern_clients_that_declare_the_extension_get_a_task_and_its_result_in_tasks_
     assert_eq!(r["result"]["resultType"], "complete");
 }
 
+/// OpenAI's 429 for a quota: a tool error, never retried.
+const QUOTA: &[u8] = br#"{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+
+#[test]
+fn a_tool_error_fails_a_2025_11_25_task_with_its_cause_and_completes_a_modern_one() {
+    // 2025-11-25: failed, the status message names the cause, tasks/result the result.
+    let mut h = Harness::ready("2025-11-25");
+    let (id, attempt) = created(&mut h, None);
+    h.reply(attempt, 429, QUOTA, &[]);
+    let note = h
+        .frames()
+        .into_iter()
+        .find(|m| m["method"] == "notifications/tasks/status")
+        .expect("a status notification");
+    assert_eq!(note["params"]["status"], "failed", "{note}");
+    let got = h.request(tasks(2, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "failed", "{got}");
+    let why = got["result"]["statusMessage"].as_str().unwrap_or_default();
+    assert!(why.contains("quota"), "{got}");
+    let result = h.request(tasks(3, "tasks/result", &id));
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    // 2026-07-28: completed, with the tool error as its result.
+    let mut config = Harness::keyed();
+    config.tasks.answer_within = Duration::ZERO;
+    let mut h = Harness::new(config);
+    let r = h.request(modern_call(1, true));
+    let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+    let attempt = h.take_http()[0].attempt;
+    h.reply(attempt, 429, QUOTA, &[]);
+    let got = h.request(modern_tasks(2, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert!(got["result"].get("statusMessage").is_none(), "{got}");
+    assert_eq!(got["result"]["result"]["isError"], true, "{got}");
+}
+
 #[test]
 fn a_full_store_of_working_tasks_refuses_new_ones() {
     let mut config = Harness::keyed();
@@ -479,7 +514,10 @@ mod background {
         let missing = br#"{"error":{"message":"No response found with id 'resp_1'.","type":"invalid_request_error","param":null,"code":null}}"#;
         other.reply(read.attempt, 404, missing, &[]);
         let r = other.frames().remove(0);
-        assert_eq!(r["result"]["status"], "completed", "a terminal task: {r}");
+        // 2025-11-25: a tool error fails the task, and says why.
+        assert_eq!(r["result"]["status"], "failed", "a terminal task: {r}");
+        let why = r["result"]["statusMessage"].as_str().unwrap_or_default();
+        assert!(why.contains("no longer has"), "{r}");
         // Its result is the tool error a call gets, saying what happened and what to do.
         let r = other.request(tasks(2, "tasks/result", &id));
         assert_eq!(r["result"]["isError"], true, "{r}");
@@ -513,7 +551,10 @@ mod background {
         let failed = json!({"id":"resp_1","object":"response","status":"failed",
             "error":{"code":"server_error","message":"The model had an internal failure."},"output":[]});
         let (got, result) = read_once(failed.to_string().as_bytes());
-        assert_eq!(got["result"]["status"], "completed", "{got}");
+        // 2025-11-25: failed, with the cause; tasks/result still returns the tool error.
+        assert_eq!(got["result"]["status"], "failed", "{got}");
+        let why = got["result"]["statusMessage"].as_str().unwrap_or_default();
+        assert!(why.contains("The model had an internal failure."), "{got}");
         assert_eq!(result["result"]["isError"], true, "{result}");
         let text = result["result"]["content"][0]["text"].as_str().unwrap();
         assert!(
@@ -706,6 +747,29 @@ mod background {
         assert_eq!(got["result"]["result"]["resultType"], "complete");
         let ack = h.request(modern_tasks(3, "tasks/cancel", &id));
         assert_eq!(ack["result"]["resultType"], "complete");
+    }
+
+    #[test]
+    fn a_failed_background_response_completes_a_modern_task_with_the_tool_error() {
+        let mut h = Harness::new(config(1));
+        h.send(modern_call(1, true));
+        let post = h.take_http().remove(0);
+        h.reply(post.attempt, 200, &state("resp_9", "queued"), &[]);
+        let id = h.frames().remove(0)["result"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        h.advance(ServerConfig::default().tasks.poll_interval);
+        h.send(modern_tasks(2, "tasks/get", &id));
+        let read = h.take_http().remove(0);
+        let failed = json!({"id":"resp_9","object":"response","status":"failed",
+            "error":{"code":"server_error","message":"The model had an internal failure."},"output":[]});
+        h.reply(read.attempt, 200, failed.to_string().as_bytes(), &[]);
+        let got = h.frames().remove(0);
+        // The 2026-07-28 extension: failed is for JSON-RPC errors only.
+        assert_eq!(got["result"]["status"], "completed", "{got}");
+        assert!(got["result"].get("statusMessage").is_none(), "{got}");
+        assert_eq!(got["result"]["result"]["isError"], true, "{got}");
     }
 
     #[test]
