@@ -28,15 +28,14 @@ pub enum PolicySource {
 
 pub use crate::choices::PolicyMerge;
 
-/// A location with at least one field, or none.
-fn location(node: &UserLocationNode) -> Option<UserLocation> {
-    let loc = UserLocation {
+/// The location a `user_location` node gives (every field may be unset).
+fn location(node: &UserLocationNode) -> UserLocation {
+    UserLocation {
         country: node.country.clone(),
         region: node.region.clone(),
         city: node.city.clone(),
         timezone: node.timezone.clone(),
-    };
-    (loc != UserLocation::default()).then_some(loc)
+    }
 }
 
 impl Resolved {
@@ -122,7 +121,8 @@ impl Resolved {
         let node = self.settings.model_profiles.get(tool.name())?;
         // A node whose every field is null or absent is no profile.
         let set = |f: &Option<Option<String>>| matches!(f, Some(Some(_)));
-        let location_set = matches!(&node.user_location, Some(Some(l)) if location(l).is_some());
+        let location_set =
+            matches!(&node.user_location, Some(Some(l)) if location(l) != UserLocation::default());
         if !set(&node.model)
             && !set(&node.reasoning_effort)
             && !set(&node.verbosity)
@@ -168,9 +168,13 @@ impl Resolved {
                     |v| SearchContextSize::parse(v),
                     || base_search.context_size,
                 ),
-                user_location: pick(&node.user_location, location, || {
-                    base_search.user_location.clone()
-                }),
+                // A location with no fields is sent as one that states none; `null`
+                // sends none.
+                user_location: pick(
+                    &node.user_location,
+                    |l| Some(location(l)),
+                    || base_search.user_location.clone(),
+                ),
                 external_web_access: pick(
                     &node.external_web_access,
                     |v| Some(*v),

@@ -690,6 +690,24 @@ fn azure_needs_its_resource_from_the_file_the_endpoint_or_the_base_url() {
 }
 
 #[test]
+fn an_unset_location_is_sent_as_one_that_states_none() {
+    use responses_mcp_core::settings::UserLocation;
+    // Nothing configured: an approximate location with no fields, so that OpenAI does not
+    // assume the United States; a profile that sets something else inherits it.
+    let yaml = "model_profiles:\n  answer_quick:\n    model: gpt-6-luna\n";
+    for yaml in [None, Some(yaml)] {
+        let r = run(yaml, &env(&[]), &Cli::default()).unwrap();
+        let config = r.server_config(true, None, 1);
+        for tool in [Tool::Answer, Tool::AnswerQuick] {
+            let Some(profile) = config.profiles.for_tool(tool) else {
+                continue;
+            };
+            assert_eq!(profile.search.user_location, Some(UserLocation::default()));
+        }
+    }
+}
+
+#[test]
 fn profile_tuning_is_validated_and_inherited() {
     let yaml = "model_profiles:\n  answer:\n    search_context_size: high\n    user_location: {country: JP, timezone: Asia/Tokyo}\n    service_tier: flex\n    max_output_tokens: 4000\n  answer_quick:\n    model: gpt-5.6-luna\n    service_tier: null\n    user_location: {city: Osaka}\n";
     let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();

@@ -26,14 +26,29 @@ pub struct Profile {
 }
 
 /// The settings of OpenAI's web_search tool a profile may tune; unset ones are not sent.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SearchOptions {
     /// `search_context_size`.
     pub context_size: Option<SearchContextSize>,
-    /// `user_location` (approximate).
+    /// `user_location` (approximate; with no fields it states none); `None` sends none
+    /// (a provider refused it).
     pub user_location: Option<UserLocation>,
     /// `external_web_access`: `false` searches the cache only.
     pub external_web_access: Option<bool>,
+}
+
+impl Default for SearchOptions {
+    /// Nothing tuned, and a location with no fields: `{"type": "approximate"}`. OpenAI's
+    /// API reference says a web search without `user_location` assumes the United States
+    /// (`WebSearchTool.user_location`, checked 2026-11-27), which would shape every
+    /// answer for users elsewhere; an approximate location with no fields states none.
+    fn default() -> Self {
+        SearchOptions {
+            context_size: None,
+            user_location: Some(UserLocation::default()),
+            external_web_access: None,
+        }
+    }
 }
 
 /// The approximate location the web search localises results for.

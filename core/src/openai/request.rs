@@ -202,14 +202,20 @@ mod tests {
         assert_eq!(
             v,
             json!({"model":"gpt-5","instructions":"POLICY","input":"q",
-                   "tools":[{"type":"web_search","filters":{"allowed_domains":["jma.go.jp"]}}],
+                   "tools":[{"type":"web_search","filters":{"allowed_domains":["jma.go.jp"]},
+                             "user_location":{"type":"approximate"}}],
                    "include":["web_search_call.action.sources"],
                    "text":{"verbosity":"high"},"reasoning":{"effort":"low"}})
         );
+        // A location configured `null` (or refused by the provider) is not sent at all.
         let bare = RequestPlan {
             effort: None,
             verbosity: None,
             allowed_domains: vec![],
+            search: crate::settings::SearchOptions {
+                user_location: None,
+                ..crate::settings::SearchOptions::default()
+            },
             ..plan
         };
         let v: Value = serde_json::from_slice(&bare.body("P")).unwrap();

@@ -302,9 +302,12 @@ fn request_body_carries_model_policy_hints_and_filters() {
     let body = body_of(&http);
     assert_eq!(body["model"], "gpt-6.1-terra");
     assert_eq!(body["instructions"], crate::policy::SYSTEM_POLICY);
+    // Without a configured location, one that states none: OpenAI would otherwise
+    // assume the United States.
     assert_eq!(
         body["tools"],
-        json!([{"type":"web_search","filters":{"allowed_domains":["jma.go.jp"]}}])
+        json!([{"type":"web_search","filters":{"allowed_domains":["jma.go.jp"]},
+                "user_location":{"type":"approximate"}}])
     );
     assert_eq!(body["include"], json!(["web_search_call.action.sources"]));
     assert_eq!(
