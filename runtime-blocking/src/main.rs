@@ -1,10 +1,11 @@
 //! `openai-responses-mcp-blocking`: the small build, with no async runtime.
 
-/// The static builds run on mimalloc: musl's allocator would unmap freed memory after
-/// every call (core/alloc, docs/benchmarks.md).
+/// The static build keeps freed blocks: musl's allocator would unmap them after every
+/// call, and mimalloc's heap per thread costs too much with a thread per call
+/// (core/alloc, docs/benchmarks.md).
 #[cfg(target_env = "musl")]
 #[global_allocator]
-static ALLOC: responses_mcp_alloc::Allocator = responses_mcp_alloc::Allocator;
+static ALLOC: responses_mcp_alloc::cache::Cache = responses_mcp_alloc::cache::Cache;
 
 fn main() {
     let env = responses_mcp_config::process_env();

@@ -29,11 +29,11 @@ use std::time::Instant;
 /// rather than in our memory.
 const EVENT_QUEUE: usize = 16;
 
-/// The static builds run on mimalloc: musl's allocator would unmap freed memory after
-/// every call (core/alloc, docs/benchmarks.md).
+/// The static build runs on mimalloc, tuned: musl's allocator would unmap freed memory
+/// after every call (core/alloc, docs/benchmarks.md).
 #[cfg(target_env = "musl")]
 #[global_allocator]
-static ALLOC: responses_mcp_alloc::Allocator = responses_mcp_alloc::Allocator;
+static ALLOC: responses_mcp_alloc::mimalloc::Tuned = responses_mcp_alloc::mimalloc::Tuned;
 
 fn main() {
     let env = responses_mcp_config::process_env();

@@ -4,6 +4,7 @@
 //!
 //! Each function panics only when a checked property fails.
 
+mod alloc;
 mod clients_file;
 mod config;
 mod drift;
@@ -18,6 +19,7 @@ mod sse;
 mod tasks;
 mod traceparent;
 
+pub use alloc::alloc;
 pub use clients_file::clients_file;
 pub use config::config;
 pub use drift::drift;

@@ -25,6 +25,11 @@ fn replay(target: &str, run: fn(&[u8])) {
 }
 
 #[test]
+fn alloc_corpus() {
+    replay("alloc", targets::alloc);
+}
+
+#[test]
 fn framer_corpus() {
     replay("framer", targets::framer);
 }

@@ -1,12 +1,12 @@
-//! The allocator as the global allocator of a whole program: tuned before `main`, and
+//! Tuned mimalloc as the global allocator of a whole program: tuned before `main`, and
 //! threads allocating, growing, shrinking and freeing blocks of many sizes at once, each
 //! checking that its bytes survive.
 
-use responses_mcp_alloc::{arena_eager_commit, Allocator};
+use responses_mcp_alloc::mimalloc::{option, Tuned, ARENA_EAGER_COMMIT, ARENA_RESERVE};
 use std::collections::BTreeMap;
 
 #[global_allocator]
-static ALLOC: Allocator = Allocator;
+static ALLOC: Tuned = Tuned;
 
 /// A xorshift generator: the same sequence per seed, no dependencies.
 struct Rng(u64);
@@ -27,9 +27,10 @@ impl Rng {
 }
 
 #[test]
-fn the_arena_is_committed_on_demand_before_main_runs() {
-    // Set by the crate's .init_array entry: this test never called tune().
-    assert_eq!(arena_eager_commit(), 0);
+fn the_options_are_set_before_main_runs() {
+    // Set by the module's .init_array entry: this test never called tune().
+    assert_eq!(option(ARENA_EAGER_COMMIT), 0);
+    assert_eq!(option(ARENA_RESERVE), 4 * 1024);
 }
 
 #[test]
