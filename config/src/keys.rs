@@ -58,12 +58,17 @@ pub enum Kind {
 }
 
 /// The fields of one `pricing.models.<model>` entry: name, whether required, what it is.
-pub const PRICE_FIELDS: [(&str, bool, &str); 4] = [
+pub const PRICE_FIELDS: [(&str, bool, &str); 5] = [
     ("input_per_mtok", true, "USD per million input tokens"),
     (
         "cached_input_per_mtok",
         false,
         "USD per million cached input tokens (unset: the input rate)",
+    ),
+    (
+        "cache_write_per_mtok",
+        false,
+        "USD per million input tokens written to the prompt cache (unset: 1.25 times the input rate)",
     ),
     ("output_per_mtok", true, "USD per million output tokens, reasoning included"),
     (

@@ -454,7 +454,7 @@ fn is_price(entry: &Value) -> bool {
     };
     let known = fields.iter().all(|(name, value)| match name.as_str() {
         "long_context_above_tokens" => value.is_null() || value.as_u64().is_some_and(|n| n > 0),
-        "cached_input_per_mtok" if value.is_null() => true,
+        "cached_input_per_mtok" | "cache_write_per_mtok" if value.is_null() => true,
         other => {
             keys::PRICE_FIELDS
                 .iter()

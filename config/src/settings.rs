@@ -258,6 +258,9 @@ impl Resolved {
                 ModelPrice {
                     input,
                     cached_input: node.cached_input_per_mtok.map_or(input, rate),
+                    cache_write: node
+                        .cache_write_per_mtok
+                        .map_or(PerToken::cache_write_of(input), rate),
                     output: rate(node.output_per_mtok),
                     long_context_above: node.long_context_above_tokens,
                 },

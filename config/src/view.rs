@@ -43,6 +43,8 @@ pub struct ModelPriceNode {
     pub input_per_mtok: f64,
     #[serde(default)]
     pub cached_input_per_mtok: Option<f64>,
+    #[serde(default)]
+    pub cache_write_per_mtok: Option<f64>,
     pub output_per_mtok: f64,
     #[serde(default)]
     pub long_context_above_tokens: Option<u64>,

@@ -97,9 +97,10 @@ fn prices(startup: &Startup) -> Check {
                     PriceSource::Configured => "configured".to_owned(),
                 };
                 lines.push(format!(
-                    "{model} {} / {} cached / {} output per million tokens ({origin})",
+                    "{model} {} / {} cached / {} cache writes / {} output per million tokens ({origin})",
                     per_million(price.input),
                     per_million(price.cached_input),
+                    per_million(price.cache_write),
                     per_million(price.output),
                 ));
                 details.insert(
@@ -108,6 +109,7 @@ fn prices(startup: &Startup) -> Check {
                         "model": model,
                         "input_per_mtok": price.input.usd_per_million(),
                         "cached_input_per_mtok": price.cached_input.usd_per_million(),
+                        "cache_write_per_mtok": price.cache_write.usd_per_million(),
                         "output_per_mtok": price.output.usd_per_million(),
                         "long_context_above_tokens": price.long_context_above,
                         "source": source.as_str(),

@@ -227,6 +227,7 @@ lenient_struct! {
         id: Text<'a> = "id",
         status: Text<'a> = "status",
         usage: Object = "usage",
+        tool_usage: Object = "tool_usage",
         model: Text<'a> = "model",
         service_tier: Text<'a> = "service_tier",
         incomplete_details: IncompleteDetails<'a> = "incomplete_details",

@@ -18,7 +18,7 @@ pub use body::ResponseBody;
 pub use drift::{Adjustment, Limit, Param, Rejection};
 pub use models::{model_supports, Capabilities};
 pub use request::RequestPlan;
-pub use response::{parse_answer, Answer, Citation, Usage};
+pub use response::{parse_answer, Answer, Citation, SearchCount, Usage, UsageParts};
 pub use status::{
     classify_reply, Advice, FailureKind, RetryAfter, UpstreamFailure, UpstreamVerdict,
 };

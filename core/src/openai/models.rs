@@ -118,7 +118,11 @@ pub struct Capabilities {
 /// gpt-5.6 models, gpt-6-sol, gpt-6-luna (the deployment checklist,
 /// developers.openai.com/api/docs/guides/deployment-checklist) and gpt-6.1-terra
 /// (developers.openai.com/api/docs/models/gpt-6.1-terra, released 2026-10-26) `none`
-/// to `max`; gpt-6-astra and gpt-6.1-sol `low` to `max`. None of these takes `minimal`. A model id matches its row and the row's dated
+/// to `max`; gpt-6-astra and gpt-6.1-sol `low` to `max`; gpt-6.2-astra and gpt-6.2-sol
+/// (released 2026-11-17) `low` to `max`: both reject `none` and `minimal`
+/// (developers.openai.com/api/docs/models/gpt-6.2-sol; BerriAI/litellm discussion #52347;
+/// runware.ai's gpt-6.2-astra page, "reasoning from low through max"; checked 2026-11-27).
+/// None of these takes `minimal`. A model id matches its row and the row's dated
 /// snapshots, with or without a provider prefix.
 const EFFORTS: &[(&[&str], &[Effort])] = {
     use Effort::{High, Low, Max, Medium, Minimal, None, Xhigh};
@@ -141,7 +145,7 @@ const EFFORTS: &[(&[&str], &[Effort])] = {
             &[None, Low, Medium, High, Xhigh, Max],
         ),
         (
-            &["gpt-6-astra", "gpt-6.1-sol"],
+            &["gpt-6-astra", "gpt-6.1-sol", "gpt-6.2-astra", "gpt-6.2-sol"],
             &[Low, Medium, High, Xhigh, Max],
         ),
     ]
@@ -346,6 +350,9 @@ mod tests {
         assert_eq!(efforts("gpt-5.6-terra"), efforts("gpt-6.1-terra"));
         // Unknown families are sent as asked; a 400 teaches their limits.
         assert_eq!(efforts("gpt-6.1-sol"), &[Low, Medium, High, Xhigh, Max]);
+        for model in ["gpt-6.2-sol", "gpt-6.2-astra", "openai/gpt-6.2-astra"] {
+            assert_eq!(efforts(model), &[Low, Medium, High, Xhigh, Max], "{model}");
+        }
         assert!(efforts("gpt-7").is_empty());
         assert!(efforts("gpt-5-mini-x").is_empty());
         assert!(efforts("gpt-5.5").is_empty());

@@ -1,25 +1,39 @@
 //! What a call cost: OpenAI's prices per model and the estimate from a call's usage.
 //!
 //! Built-in prices, USD per million tokens at the standard tier, from OpenAI's pricing
-//! and model pages as quoted by the sources below (checked 2026-11-26, the date
+//! and model pages as quoted by the sources below (checked 2026-11-27, the date
 //! [`PRICES_AS_OF`] carries):
 //!
-//! | model         | input | cached input | output | source                                  |
-//! |---------------|-------|--------------|--------|-----------------------------------------|
-//! | gpt-6.1-sol   | 2.00  | 0.10         | 10.00  | model page via LiteLLM "Day 0 Support: GPT-6.1 Sol" (2026-09-29) |
-//! | gpt-6.1-terra | 1.00  | 0.05         | 5.00   | model page via docs.litellm.ai/blog/gpt-6-1-terra (2026-10-26) |
-//! | gpt-6-sol     | 2.00  | 0.20         | 10.00  | OpenAI pricing, 2026-09-22 (codexometer v0.18.4 notes) |
-//! | gpt-6-luna    | 0.10  | 0.01         | 0.50   | OpenAI pricing, 2026-09-22 (codexometer v0.18.4 notes) |
+//! | model         | input | cached input | cache writes | output | source |
+//! |---------------|-------|--------------|--------------|--------|--------|
+//! | gpt-6.2-astra | 8.00  | 0.40         | 10.00        | 40.00  | OpenAI's release of 2026-11-17 as quoted by BerriAI/litellm discussion #52347 and AgentCompass-Router v0.6.8 (2026-11-18) |
+//! | gpt-6.2-sol   | 2.00  | 0.10         | 2.50         | 10.00  | developers.openai.com/api/docs/models/gpt-6.2-sol (2026-11-27) |
+//! | gpt-6.1-sol   | 2.00  | 0.10         | 2.50         | 10.00  | model page via LiteLLM "Day 0 Support: GPT-6.1 Sol" (2026-09-29) |
+//! | gpt-6.1-terra | 1.00  | 0.05         | 1.25         | 5.00   | model page via docs.litellm.ai/blog/gpt-6-1-terra (2026-10-26); cache writes: PromptFuel v1.0.24 notes |
+//! | gpt-6-sol     | 2.00  | 0.20         | 2.50         | 10.00  | OpenAI pricing, 2026-09-22 (codexometer v0.18.4, PromptFuel v1.0.21 notes) |
+//! | gpt-6-luna    | 0.10  | 0.01         | 0.125        | 0.50   | OpenAI pricing, 2026-09-22 (codexometer v0.18.4, PromptFuel v1.0.21 notes) |
+//!
+//! Cache writes: since 2026-11-03 a response reports the input tokens it wrote to the
+//! prompt cache (`usage.input_tokens_details.cache_write_tokens`); they are part of
+//! `input_tokens` and billed at the cache-write rate instead of the input rate. OpenAI's
+//! prompt-caching guide: "for GPT-5.6 and later, cache writes cost 1.25× the standard,
+//! uncached input-token rate" for the default 30-minute retention, the rate the table
+//! holds. A 12-hour write costs more ($5 per million for gpt-6.2-sol, its model page), but
+//! only a request that asks for extended retention makes one, and ours never do, so
+//! every write this server causes is a 30-minute one.
 //!
 //! Rules the same pages give for these models: a request above 272,000 input tokens is
-//! billed whole at twice the input and cached-input rates and 1.5 times the output rate;
-//! `flex` halves every token rate and `priority` (shown as "fast") doubles it. Reasoning
-//! tokens are billed as output (they are counted in `output_tokens`). The `web_search`
-//! tool costs $10 per 1,000 calls, and the search content it reads is billed as input
-//! tokens at the model's rates (those tokens are already in `input_tokens`); OpenAI's
-//! pricing page, as quoted on community.openai.com/t/search-web-using-openai-api/1363698
-//! and modelcostwatch.com (checked 2026-03-12). Other models are priced by configuration
-//! (`pricing.models.<model>`); a model with no price gets no estimate, never a guess.
+//! billed whole at twice the input, cached-input and cache-write rates and 1.5 times the
+//! output rate; `flex` halves every token rate and `priority` (shown as "fast") doubles
+//! it. Reasoning tokens are billed as output (they are counted in `output_tokens`). The
+//! `web_search` tool costs $10 per 1,000 calls, and the search content it reads is billed
+//! as input tokens at the model's rates (those tokens are already in `input_tokens`);
+//! OpenAI's pricing page, as quoted on community.openai.com/t/search-web-using-openai-api/1363698
+//! and modelcostwatch.com (checked 2026-03-12). Since 2026-10-31 a response reports the
+//! searches it bills (`tool_usage.web_search.num_requests`: discounted searches and page
+//! opens left out), which the estimate takes over counting the search calls in its
+//! output. Other models are priced by configuration (`pricing.models.<model>`); a model
+//! with no price gets no estimate, never a guess.
 //!
 //! Money is counted in picodollars (10^-12 USD) in integers, so an estimate is exact
 //! for rates given to the millionth of a dollar per million tokens, and repeatable.
@@ -28,7 +42,7 @@ use super::Usage;
 use crate::vocab::ServiceTier;
 
 /// The day the built-in prices were checked.
-pub const PRICES_AS_OF: &str = "2026-11-26";
+pub const PRICES_AS_OF: &str = "2026-11-27";
 
 /// What one web search call costs at OpenAI: $10 per 1,000 calls.
 pub const WEB_SEARCH_PER_CALL: Picodollars = Picodollars(10_000_000_000);
@@ -79,6 +93,12 @@ impl PerToken {
         (usd.is_finite() && (0.0..1e6).contains(&usd)).then(|| PerToken((usd * 1e6).round() as u64))
     }
 
+    /// The 30-minute cache-write rate for an input rate: 1.25 times it (OpenAI's
+    /// prompt-caching guide, for GPT-5.6 and later).
+    pub fn cache_write_of(input: PerToken) -> PerToken {
+        PerToken(input.0.saturating_mul(5) / 4)
+    }
+
     /// In USD per million tokens.
     pub fn usd_per_million(self) -> f64 {
         #[allow(clippy::cast_precision_loss)]
@@ -94,6 +114,8 @@ pub struct ModelPrice {
     pub input: PerToken,
     /// Input tokens read from the cache.
     pub cached_input: PerToken,
+    /// Input tokens written to the cache (30-minute retention).
+    pub cache_write: PerToken,
     /// Output tokens, reasoning included.
     pub output: PerToken,
     /// Above this many input tokens the whole request is billed at long-context rates
@@ -132,21 +154,26 @@ impl Default for Prices {
     fn default() -> Prices {
         let rate = |usd_per_million_times_100: u64| PerToken(usd_per_million_times_100 * 10_000);
         let model = |name: &str, input, cached, output| {
+            let input = rate(input);
             let price = ModelPrice {
-                input: rate(input),
+                input,
                 cached_input: rate(cached),
+                cache_write: PerToken::cache_write_of(input),
                 output: rate(output),
                 long_context_above: Some(LONG_CONTEXT_ABOVE),
             };
             (name.to_owned(), price, PriceSource::BuiltIn)
         };
-        // Cents per million tokens, from the table in the module's documentation.
+        // Cents per million tokens, from the table in the module's documentation (sorted
+        // by name, as `configure` keeps it).
         Prices {
             models: vec![
+                model("gpt-6-luna", 10, 1, 50),
+                model("gpt-6-sol", 200, 20, 1000),
                 model("gpt-6.1-sol", 200, 10, 1000),
                 model("gpt-6.1-terra", 100, 5, 500),
-                model("gpt-6-sol", 200, 20, 1000),
-                model("gpt-6-luna", 10, 1, 50),
+                model("gpt-6.2-astra", 800, 40, 4000),
+                model("gpt-6.2-sol", 200, 10, 1000),
             ],
             web_search_call: WEB_SEARCH_PER_CALL,
         }
@@ -195,13 +222,17 @@ impl Prices {
         } else {
             ((1, 1), (1, 1))
         };
+        // Cached and written tokens are part of the input count; each input token is
+        // billed at exactly one of the three rates.
         let cached = usage.cached_input_tokens.min(usage.input_tokens);
-        let fresh = usage.input_tokens - cached;
+        let written = usage.cache_write_tokens.min(usage.input_tokens - cached);
+        let fresh = usage.input_tokens - cached - written;
         let scaled = |tokens: u64, rate: PerToken, (n, d): (u128, u128)| {
             u128::from(tokens) * u128::from(rate.0) * n / d
         };
         let tokens = scaled(fresh, price.input, input_factor)
             + scaled(cached, price.cached_input, input_factor)
+            + scaled(written, price.cache_write, input_factor)
             + scaled(usage.output_tokens, price.output, output_factor);
         let tokens = Picodollars(u64::try_from(tokens * num / den).unwrap_or(u64::MAX));
         let searches = Picodollars(

@@ -30,10 +30,50 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Reasoning tokens.
     pub reasoning_tokens: u64,
-    /// Web searches the model ran.
+    /// Of the input tokens, those written to OpenAI's prompt cache.
+    pub cache_write_tokens: u64,
+    /// Web searches billed: as OpenAI reports them, else the search calls in the output.
     pub web_searches: u32,
+    /// Where [`Usage::web_searches`] came from.
+    pub searches_from: SearchCount,
     /// The `service_tier` OpenAI says it processed the request with (what it bills).
     pub service_tier: Option<String>,
+}
+
+/// Where a call's count of web searches came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchCount {
+    /// OpenAI's own count of the searches it bills (`tool_usage.web_search.num_requests`).
+    Reported,
+    /// The `web_search_call` items of kind `search` in the output (before OpenAI reported
+    /// its count, or when a response lacks it).
+    #[default]
+    Counted,
+}
+
+impl SearchCount {
+    /// How the usage report names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchCount::Reported => "reported by OpenAI",
+            SearchCount::Counted => "counted from the output",
+        }
+    }
+}
+
+/// The parts of a response its usage is read from.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UsageParts<'a> {
+    /// The response id.
+    pub id: Option<&'a str>,
+    /// Its `usage` object.
+    pub usage: Option<&'a serde_json::Value>,
+    /// Its `tool_usage` object.
+    pub tool_usage: Option<&'a serde_json::Value>,
+    /// The search calls counted in its output.
+    pub searches_counted: u32,
+    /// Its `service_tier`.
+    pub service_tier: Option<&'a str>,
 }
 
 impl Usage {
@@ -45,36 +85,40 @@ impl Usage {
             .filter(|i| is_search_call(i.kind.get()))
             .filter(|i| i.action.kind.get() == Some("search"))
             .count();
-        Usage::from_parts(
-            body.id.get(),
-            body.usage.get(),
-            u32::try_from(searches).unwrap_or(u32::MAX),
-            body.service_tier.get(),
-        )
+        Usage::from_parts(UsageParts {
+            id: body.id.get(),
+            usage: body.usage.get(),
+            tool_usage: body.tool_usage.get(),
+            searches_counted: u32::try_from(searches).unwrap_or(u32::MAX),
+            service_tier: body.service_tier.get(),
+        })
     }
 
-    /// Usage from a response id, its `usage` object, the searches counted and the
-    /// response's `service_tier`.
-    pub fn from_parts(
-        id: Option<&str>,
-        usage: Option<&serde_json::Value>,
-        web_searches: u32,
-        service_tier: Option<&str>,
-    ) -> Usage {
+    /// Usage from a response's parts.
+    pub fn from_parts(parts: UsageParts<'_>) -> Usage {
         // Plain lookups: `Value::pointer` allocates for every path segment.
-        let n = |path: &[&str]| {
-            usage
-                .and_then(|u| path.iter().try_fold(u, |v, key| v.get(key)))
+        let at = |root: Option<&serde_json::Value>, path: &[&str]| {
+            root.and_then(|u| path.iter().try_fold(u, |v, key| v.get(key)))
                 .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0)
         };
+        let n = |path: &[&str]| at(parts.usage, path).unwrap_or(0);
+        // OpenAI's count of billed searches: on the response, or inside its usage.
+        let reported = at(parts.tool_usage, &["web_search", "num_requests"])
+            .or_else(|| at(parts.usage, &["tool_usage", "web_search", "num_requests"]));
+        let (web_searches, searches_from) = match reported {
+            Some(n) => (u32::try_from(n).unwrap_or(u32::MAX), SearchCount::Reported),
+            None => (parts.searches_counted, SearchCount::Counted),
+        };
+        let service_tier = parts.service_tier;
         Usage {
-            response_id: id.map(str::to_owned),
+            response_id: parts.id.map(str::to_owned),
             input_tokens: n(&["input_tokens"]),
             cached_input_tokens: n(&["input_tokens_details", "cached_tokens"]),
+            cache_write_tokens: n(&["input_tokens_details", "cache_write_tokens"]),
             output_tokens: n(&["output_tokens"]),
             reasoning_tokens: n(&["output_tokens_details", "reasoning_tokens"]),
             web_searches,
+            searches_from,
             // A tier name is a short word; anything else is not one.
             service_tier: service_tier.filter(|t| t.len() <= 32).map(str::to_owned),
         }

@@ -205,7 +205,7 @@ fn trim_message(s: &str) -> String {
 #[derive(Debug, PartialEq)]
 pub enum UpstreamVerdict<'a> {
     /// A 2xx JSON body to read the answer from.
-    Success(ResponseBody<'a>),
+    Success(Box<ResponseBody<'a>>),
     /// A transient failure: try again, after the server's wait when it gave one.
     Retry(UpstreamFailure, RetryAfter),
     /// The model refused a parameter or value: try again inside its limits.
@@ -246,7 +246,7 @@ pub fn classify_reply<'a>(
                 _ => UpstreamVerdict::Fail(failure),
             };
         }
-        return UpstreamVerdict::Success(value);
+        return UpstreamVerdict::Success(Box::new(value));
     }
     // Error bodies are rare and small: read as a whole, any shape.
     let parsed: Option<Value> = serde_json::from_slice(body).ok();

@@ -307,6 +307,8 @@ struct ResponseMeta {
     #[serde(default)]
     usage: Value,
     #[serde(default)]
+    tool_usage: Value,
+    #[serde(default)]
     service_tier: Value,
     #[serde(default)]
     incomplete_details: Value,
@@ -322,6 +324,7 @@ impl ResponseMeta {
             ("status", self.status),
             ("model", self.model),
             ("usage", self.usage),
+            ("tool_usage", self.tool_usage),
             ("service_tier", self.service_tier),
             ("incomplete_details", self.incomplete_details),
             ("error", self.error),
@@ -384,13 +387,14 @@ fn host_of(url: &str) -> Option<&str> {
     (!host.is_empty()).then_some(host)
 }
 
-fn usage(meta: &Value, web_searches: u32) -> Usage {
-    Usage::from_parts(
-        meta.get("id").and_then(Value::as_str),
-        meta.get("usage"),
-        web_searches,
-        meta.get("service_tier").and_then(Value::as_str),
-    )
+fn usage(meta: &Value, searches_counted: u32) -> Usage {
+    Usage::from_parts(super::response::UsageParts {
+        id: meta.get("id").and_then(Value::as_str),
+        usage: meta.get("usage"),
+        tool_usage: meta.get("tool_usage"),
+        searches_counted,
+        service_tier: meta.get("service_tier").and_then(Value::as_str),
+    })
 }
 
 #[cfg(test)]

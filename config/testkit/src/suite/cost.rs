@@ -72,7 +72,7 @@ pub fn each_call_reports_its_cost_at_the_built_in_prices() {
         close(cost["usd"].as_f64().unwrap(), tokens + search_cost),
         "{usage}"
     );
-    assert_eq!(cost["prices"], "built-in, as of 2026-11-26");
+    assert_eq!(cost["prices"], "built-in, as of 2026-11-27");
     assert_eq!(cost["long_context"], false);
     assert_eq!(usage["cached_input_tokens"], 5_000);
     assert_eq!(usage["service_tier"], "default");
@@ -102,6 +102,40 @@ pub fn each_call_reports_its_cost_at_the_built_in_prices() {
         "{usage}"
     );
     assert_eq!(usage["cost"]["long_context"], true);
+
+    // OpenAI's own count of billed searches, and cache writes (gpt-6.2-sol: $2 input,
+    // $0.10 cached, $2.50 cache writes, $10 output per million).
+    let mut body: Value = serde_json::from_slice(&priced_body(
+        "gpt-6.2-sol",
+        40_000,
+        10_000,
+        2_000,
+        "default",
+    ))
+    .unwrap();
+    body["usage"]["input_tokens_details"]["cache_write_tokens"] = 8_000.into();
+    body["tool_usage"] = json!({"web_search": {"num_requests": 2}});
+    let usage = usage_of(serde_json::to_vec(&body).unwrap(), Opts::default());
+    let tokens = (22_000.0 * 2.0 + 10_000.0 * 0.10 + 8_000.0 * 2.50 + 2_000.0 * 10.0) / 1e6;
+    assert!(
+        close(usage["cost"]["tokens_usd"].as_f64().unwrap(), tokens),
+        "{usage}"
+    );
+    assert!(
+        close(
+            usage["cost"]["web_searches_usd"].as_f64().unwrap(),
+            2.0 * 0.01
+        ),
+        "{usage}"
+    );
+    assert_eq!(
+        (
+            usage["web_searches"].clone(),
+            usage["web_searches_from"].clone(),
+            usage["cache_write_tokens"].clone()
+        ),
+        (json!(2), json!("reported by OpenAI"), json!(8_000))
+    );
 }
 
 pub fn configured_prices_win_and_an_unpriced_model_says_what_to_set() {

@@ -86,7 +86,7 @@ pub fn doctor_is_all_green_against_a_working_provider() {
     let prices = line(&out, "prices");
     assert!(
         prices.starts_with("[warn]")
-            && prices.contains("gpt-6.1-terra $1 / $0.05 cached / $5 output per million tokens (built-in, as of 2026-11-26)")
+            && prices.contains("gpt-6.1-terra $1 / $0.05 cached / $1.25 cache writes / $5 output per million tokens (built-in, as of 2026-11-27)")
             && prices.contains("web search $10 per 1,000 calls"),
         "{out}"
     );

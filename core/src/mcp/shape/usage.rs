@@ -54,9 +54,11 @@ fn counts(report: &Report) -> Value {
         usage["response_id"] = u.response_id.clone().into();
         usage["input_tokens"] = u.input_tokens.into();
         usage["cached_input_tokens"] = u.cached_input_tokens.into();
+        usage["cache_write_tokens"] = u.cache_write_tokens.into();
         usage["output_tokens"] = u.output_tokens.into();
         usage["reasoning_tokens"] = u.reasoning_tokens.into();
         usage["web_searches"] = u.web_searches.into();
+        usage["web_searches_from"] = u.searches_from.as_str().into();
         if let Some(tier) = &u.service_tier {
             usage["service_tier"] = tier.as_str().into();
         }

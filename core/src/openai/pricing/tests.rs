@@ -95,6 +95,7 @@ fn configuration_adds_and_replaces_models() {
     let price = ModelPrice {
         input: PerToken::from_usd_per_million(0.4).unwrap(),
         cached_input: PerToken::from_usd_per_million(0.1).unwrap(),
+        cache_write: PerToken::from_usd_per_million(0.5).unwrap(),
         output: PerToken::from_usd_per_million(1.6).unwrap(),
         long_context_above: None,
     };
@@ -148,4 +149,42 @@ fn rates_outside_reason_are_refused() {
         Picodollars::from_usd(10.0 / 1000.0),
         Some(WEB_SEARCH_PER_CALL)
     );
+}
+
+#[test]
+fn cache_writes_are_billed_at_their_rate_instead_of_the_input_rate() {
+    let prices = Prices::default();
+    // gpt-6.2-sol: 100,000 input of which 20,000 read from the cache and 30,000 written
+    // to it; 50,000 fresh at $2/M, 20,000 cached at $0.10/M, 30,000 written at $2.50/M,
+    // 10,000 output at $10/M: 0.1 + 0.002 + 0.075 + 0.1.
+    let mut b = bill(100_000, 20_000, 10_000, 0, None);
+    b.cache_write_tokens = 30_000;
+    assert_eq!(usd(prices.estimate("gpt-6.2-sol", &b)), 0.277);
+    // Above 272,000 input tokens the write rate doubles with the input rates.
+    let mut long = bill(300_000, 0, 0, 0, None);
+    long.cache_write_tokens = 100_000;
+    // 200,000 at $4/M and 100,000 at $5/M.
+    assert_eq!(usd(prices.estimate("gpt-6.2-sol", &long)), 1.3);
+    // More written than the input left after the cached tokens: capped, never negative.
+    let mut odd = bill(10, 4, 0, 0, None);
+    odd.cache_write_tokens = 50;
+    let per_token = |usd_per_m: f64| PerToken::from_usd_per_million(usd_per_m).unwrap().0;
+    assert_eq!(
+        prices.estimate("gpt-6.2-sol", &odd).total(),
+        Some(Picodollars(4 * per_token(0.1) + 6 * per_token(2.5)))
+    );
+}
+
+#[test]
+fn gpt_6_2_astra_and_sol_are_priced_as_published() {
+    let prices = Prices::default();
+    let rates = |model: &str| {
+        let (p, source) = prices.of(model).unwrap();
+        assert_eq!(source, PriceSource::BuiltIn);
+        [p.input, p.cached_input, p.cache_write, p.output].map(PerToken::usd_per_million)
+    };
+    assert_eq!(rates("gpt-6.2-astra"), [8.0, 0.4, 10.0, 40.0]);
+    assert_eq!(rates("gpt-6.2-sol"), [2.0, 0.1, 2.5, 10.0]);
+    // The 1.25 rule where the pages give no separate figure.
+    assert_eq!(rates("gpt-6-luna")[2], 0.125);
 }

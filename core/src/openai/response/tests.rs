@@ -178,3 +178,42 @@ fn non_url_sources_are_kept() {
     let urls: Vec<&str> = a.citations.iter().map(|c| c.url.as_str()).collect();
     assert_eq!(urls, ["oai-weather", "https://w.example/?q=1"]);
 }
+
+/// The usage of a response read from its bytes.
+fn usage_of(v: &Value) -> Usage {
+    let bytes = serde_json::to_vec(v).unwrap();
+    Usage::of(&ResponseBody::parse(&bytes).unwrap())
+}
+
+#[test]
+fn openai_s_count_of_billed_searches_wins_over_the_search_calls() {
+    // The recorded answer has one search call in its output (and page opens, which are
+    // not searches); counted, that is the figure.
+    let mut v = fixture("response-web-search.json");
+    let counted = usage_of(&v);
+    assert_eq!(
+        (counted.web_searches, counted.searches_from),
+        (1, SearchCount::Counted)
+    );
+    // With OpenAI's own count (a discounted search left out), that one.
+    v["tool_usage"] = json!({"web_search": {"num_requests": 0}});
+    let reported = usage_of(&v);
+    assert_eq!(
+        (reported.web_searches, reported.searches_from),
+        (0, SearchCount::Reported)
+    );
+    // Also read where it sits inside `usage`.
+    let mut inside = fixture("response-web-search.json");
+    inside["usage"]["tool_usage"] = json!({"web_search": {"num_requests": 2}});
+    assert_eq!(usage_of(&inside).web_searches, 2);
+    // Anything but a count is no count.
+    v["tool_usage"] = json!({"web_search": {"num_requests": "two"}});
+    assert_eq!(usage_of(&v).searches_from, SearchCount::Counted);
+}
+
+#[test]
+fn cache_writes_are_read_from_the_input_details() {
+    let mut v = fixture("response-no-search.json");
+    v["usage"]["input_tokens_details"]["cache_write_tokens"] = json!(1200);
+    assert_eq!(usage_of(&v).cache_write_tokens, 1200);
+}
