@@ -11,10 +11,10 @@
 //! response, the waiters, one read per poll interval), and what is left here is turning
 //! their answers into JSON-RPC replies.
 
-use super::routing::{Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
+use super::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{CallKey, Planned, Refused, Report, Requester, Stored, StoredState, Work};
-use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
+use crate::jsonrpc::{ErrorKind, Request, RequestId, RpcError};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
@@ -42,10 +42,15 @@ impl Server {
             .unwrap_or(settings.default_ttl)
             .min(settings.max_ttl);
         let pending = Pending {
-            reply_to,
-            id: request_id.clone(),
+            asker: Asker {
+                id: request_id.clone(),
+                reply_to,
+                method: "tools/call",
+                tool: Some(start.tool.name()),
+                version,
+                received: now.instant,
+            },
             method: Method::ToolsCall,
-            version,
             reference: None,
         };
         let job = Job::Create {
@@ -71,16 +76,21 @@ impl Server {
     ) -> Dispatched {
         let id = reference.response_id.clone();
         let pending = Pending {
-            reply_to,
-            id: request.id,
+            asker: Asker {
+                id: request.id,
+                reply_to,
+                method: method.label(),
+                tool: None,
+                version,
+                received: now.instant,
+            },
             method: method.clone(),
-            version,
             reference: Some(reference),
         };
         let want = match method {
             Method::TasksUpdate => {
                 let done = Ok(shape::complete(shape::empty_result(), version));
-                return Dispatched::answer(pending.id, done);
+                return Dispatched::answer(pending.asker.id, done);
             }
             Method::TasksCancel => return self.cancel_background(now, id, pending),
             Method::TasksResult => Want::End,
@@ -93,11 +103,11 @@ impl Server {
         match served {
             Served::Answer(pending, seen) => {
                 let answer = self.answer_with(&pending, &seen);
-                Dispatched::answer(pending.id, answer)
+                Dispatched::answer(pending.asker.id, answer)
             }
             Served::Parked => Dispatched::Pending,
             Served::TooMany(pending) => Dispatched::answer(
-                pending.id,
+                pending.asker.id,
                 Err(RpcError::new(
                     ErrorKind::Overloaded,
                     "too many requests are waiting on this task; poll tasks/get less often",
@@ -114,11 +124,11 @@ impl Server {
             .filter(|s| s.status.is_terminal())
             .cloned();
         if let (Some(seen), Some(reference)) = (ended, &pending.reference) {
-            let view = self.view(reference, &seen, pending.version);
-            let answer = cancel_answer(&view, self.poll(), pending.version);
-            return Dispatched::answer(pending.id, answer);
+            let view = self.view(reference, &seen, pending.asker.version);
+            let answer = cancel_answer(&view, self.poll(), pending.asker.version);
+            return Dispatched::answer(pending.asker.id, answer);
         }
-        let (request_id, version) = (pending.id.clone(), pending.version);
+        let (request_id, version) = (pending.asker.id.clone(), pending.asker.version);
         let job = Job::Cancel {
             response_id: id.clone(),
             pending,
@@ -133,7 +143,7 @@ impl Server {
     /// The client of exchange `x` left: its waiting requests wait no more.
     pub(super) fn forget_background_waiters(&mut self, x: crate::io::ExchangeId) {
         self.background
-            .forget(|p: &Pending| p.reply_to == ReplyTo::Exchange(x));
+            .forget(|p: &Pending| p.asker.reply_to == ReplyTo::Exchange(x));
     }
 
     /// Background polls that came due: their responses are read.
@@ -167,14 +177,14 @@ impl Server {
                             created,
                             ttl_ms,
                         };
-                        let seen = self.seen_of(now, state, pending.version, report);
+                        let seen = self.seen_of(now, state, pending.asker.version, report);
                         self.settled(now, &id, seen.clone());
                         log::debug!("background task created for response {id}");
-                        let view = self.view(&reference, &seen, pending.version);
+                        let view = self.view(&reference, &seen, pending.asker.version);
                         Ok(shape::create_task_result(
                             &view,
                             self.poll(),
-                            pending.version,
+                            pending.asker.version,
                         ))
                     }
                     Ok(Stored { id: None, .. }) => {
@@ -182,10 +192,10 @@ impl Server {
                             FailureKind::InvalidResponse,
                             "OpenAI accepted the background request but gave no response id",
                         );
-                        self.call_result(Err(failure), retries, report, pending.version)
+                        self.call_result(Err(failure), retries, report, pending.asker.version)
                     }
                     Err(failure) => {
-                        self.call_result(Err(failure), retries, report, pending.version)
+                        self.call_result(Err(failure), retries, report, pending.asker.version)
                     }
                 };
                 self.answer(&pending, answer);
@@ -213,8 +223,8 @@ impl Server {
                 };
                 self.settled(now, &response_id, seen.clone());
                 if let Some(reference) = &pending.reference {
-                    let view = self.view(reference, &seen, pending.version);
-                    let answer = cancel_answer(&view, self.poll(), pending.version);
+                    let view = self.view(reference, &seen, pending.asker.version);
+                    let answer = cancel_answer(&view, self.poll(), pending.asker.version);
                     self.answer(&pending, answer);
                 }
             }
@@ -369,18 +379,15 @@ impl Server {
                 "this request names no task; call tasks/get with a taskId",
             ));
         };
-        let view = self.view(reference, seen, pending.version);
+        let view = self.view(reference, seen, pending.asker.version);
         match pending.method {
             Method::TasksResult => super::tasks::payload(view.outcome.as_ref(), &view.id),
-            _ => Ok(shape::task_state(&view, self.poll(), pending.version)),
+            _ => Ok(shape::task_state(&view, self.poll(), pending.asker.version)),
         }
     }
 
     fn answer(&mut self, pending: &Pending, answer: Result<Value, RpcError>) {
-        self.route(
-            pending.reply_to,
-            Some(Reply::to(pending.id.clone(), answer)),
-        );
+        self.reply_late(pending.asker.clone(), answer);
     }
 
     /// A task as the shapes want it for a request in `version`, from its reference and

@@ -52,7 +52,8 @@ impl Server {
                     self.batches.fill(batch, slot, Some(reply));
                 }
                 Dispatched::Nothing => self.batches.fill(batch, slot, None),
-                Dispatched::Pending => {}
+                // A batch member's reply goes into its slot; none is sent on its own.
+                Dispatched::Pending | Dispatched::Sent => {}
             }
         }
         self.flush_batch(batch);

@@ -21,7 +21,7 @@ impl Server {
                 Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => {
                     self.send_reply(reply);
                 }
-                Dispatched::Nothing | Dispatched::Pending => {}
+                Dispatched::Nothing | Dispatched::Pending | Dispatched::Sent => {}
             },
         }
     }

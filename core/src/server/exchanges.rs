@@ -71,7 +71,7 @@ impl Server {
                 retry_after_secs,
             } => self.route_refused(reply_to, reply, retry_after_secs),
             Dispatched::Nothing => self.route(reply_to, None),
-            Dispatched::Pending => {}
+            Dispatched::Pending | Dispatched::Sent => {}
         }
     }
 

@@ -10,18 +10,11 @@
 
 use super::routing::ReplyTo;
 use crate::calls::timers::Timers;
-use crate::jsonrpc::RequestId;
-use crate::mcp::ProtocolVersion;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// The request a held task will answer.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct HeldRequest {
-    pub id: RequestId,
-    pub reply_to: ReplyTo,
-    pub version: ProtocolVersion,
-}
+pub(super) type HeldRequest = super::routing::Asker;
 
 /// Held requests by task id, with their deadlines.
 #[derive(Default)]
@@ -90,13 +83,18 @@ impl Held {
 mod tests {
     use super::*;
     use crate::io::ExchangeId;
+    use crate::jsonrpc::RequestId;
+    use crate::mcp::ProtocolVersion;
     use std::time::Duration;
 
     fn request(n: u64, reply_to: ReplyTo) -> HeldRequest {
         HeldRequest {
             id: RequestId::Int(n.to_string()),
             reply_to,
+            method: "tools/call",
+            tool: Some("answer"),
             version: ProtocolVersion::V2026_07_28,
+            received: crate::testing::start_instant(),
         }
     }
 

@@ -38,8 +38,14 @@ impl Server {
             .and_then(Tool::from_name)
             .map(Tool::name);
         let dispatched = self.answer_method(now, request, reply_to, scope, client);
-        // A call in flight is counted when it ends (`route`), with its duration.
-        if let Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } = &dispatched {
+        // A reply that leaves later is counted where it leaves (`reply_late`, and a call's
+        // end in `route`), with its duration; one sent now takes no time to speak of.
+        let error = match &dispatched {
+            Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => Some(error_type(reply)),
+            Dispatched::Sent => Some(None),
+            Dispatched::Nothing | Dispatched::Pending => None,
+        };
+        if let Some(error) = error {
             let version = match (scope, self.session) {
                 (Scope::Stateless(v) | Scope::Modern(v), _)
                 | (Scope::Session, Session::Ready(v)) => v.as_str(),
@@ -48,7 +54,7 @@ impl Server {
             let op = crate::metrics::Operation {
                 method,
                 tool,
-                error: error_type(reply),
+                error,
                 transport: reply_to.transport(),
                 version,
             };
@@ -142,7 +148,7 @@ impl Server {
         match reply_to {
             ReplyTo::Direct => {
                 self.write_tools_list(&id, version);
-                Dispatched::Nothing
+                Dispatched::Sent
             }
             ReplyTo::Exchange(x) => {
                 let json = self.tools_list_reply(&id, version);
@@ -152,8 +158,7 @@ impl Server {
                     retry_after_secs: None,
                 };
                 self.outputs.push_back(Output::Exchange(x, out));
-                // Answered already.
-                Dispatched::Pending
+                Dispatched::Sent
             }
             ReplyTo::Batch { .. } => {
                 let searches = self.config.web_search.available();

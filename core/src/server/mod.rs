@@ -251,7 +251,7 @@ impl Server {
     }
 
     /// The Prometheus text of `/metrics`: the counters, and the gauges as of now.
-    fn metrics_text(&self) -> Vec<u8> {
+    pub(crate) fn metrics_text(&self) -> Vec<u8> {
         let queued = self.calls.queued();
         let (attempts, retries) = self.calls.attempt_counts();
         let gauges = crate::metrics::Gauges {

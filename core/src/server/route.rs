@@ -2,7 +2,7 @@
 //! of frames in the client's framing.
 
 use super::call_log::{self, CallLine, Outcome};
-use super::routing::{Caller, Context, ReplyTo};
+use super::routing::{Asker, Caller, Context, ReplyTo};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::CallEvent;
 use crate::framing::{encode, Framing};
@@ -208,6 +208,28 @@ impl Server {
             }
             .reply(version),
         }
+    }
+
+    /// Answers a request whose reply leaves later with `result`, and counts the reply
+    /// once, with how long the request waited for it.
+    pub(super) fn reply_late(
+        &mut self,
+        asker: Asker,
+        result: Result<serde_json::Value, crate::jsonrpc::RpcError>,
+    ) {
+        let reply = Reply::to(asker.id, result);
+        let took = self.last_now.map_or(std::time::Duration::ZERO, |now| {
+            now.instant.saturating_duration_since(asker.received)
+        });
+        let op = crate::metrics::Operation {
+            method: asker.method,
+            tool: asker.tool,
+            error: super::methods::error_type(&reply),
+            transport: asker.reply_to.transport(),
+            version: asker.version.as_str(),
+        };
+        self.metrics.operation(op, took);
+        self.route(asker.reply_to, Some(reply));
     }
 
     /// Sends `reply` where it belongs; `None` for a request that ends without a reply.

@@ -12,6 +12,7 @@ use crate::mcp::{Method, ProgressToken, ProtocolVersion};
 use crate::tasks::BackgroundRef;
 use crate::tools::Tool;
 use serde_json::Value;
+use std::time::Instant;
 
 /// Where a request's reply goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +44,24 @@ impl ReplyTo {
     }
 }
 
+/// A request whose reply leaves later (a held task call, a parked `tasks/result`, a
+/// background task's read), and what the reply is counted with: its id, where it goes,
+/// the operation's labels and when it arrived. Every such reply leaves through
+/// `Server::reply_late`, which routes it and counts it once with its real duration.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Asker {
+    pub id: RequestId,
+    pub reply_to: ReplyTo,
+    /// `mcp.method.name`.
+    pub method: &'static str,
+    /// `gen_ai.tool.name`, for a `tools/call`.
+    pub tool: Option<&'static str>,
+    /// The request's version: the reply's shape and `mcp.protocol.version`.
+    pub version: ProtocolVersion,
+    /// When the request arrived.
+    pub received: Instant,
+}
+
 /// What handling one message produced.
 pub(super) enum Dispatched {
     /// A reply, available now.
@@ -52,6 +71,8 @@ pub(super) enum Dispatched {
     Refused { reply: Reply, retry_after_secs: u64 },
     /// Nothing to send (a notification or an ignored response).
     Nothing,
+    /// A successful reply already sent (written from a cache): counted, nothing to send.
+    Sent,
     /// The reply will come later (a tools/call in flight).
     Pending,
 }
@@ -111,10 +132,8 @@ pub(super) enum Job {
 /// A request waiting for an upstream answer.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Pending {
-    pub reply_to: ReplyTo,
-    pub id: RequestId,
+    pub asker: Asker,
     pub method: Method,
-    pub version: ProtocolVersion,
     pub reference: Option<BackgroundRef>,
 }
 

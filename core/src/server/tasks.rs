@@ -8,7 +8,7 @@ use super::held::HeldRequest;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
-use crate::jsonrpc::{ErrorKind, Reply, Request, RequestId, RpcError};
+use crate::jsonrpc::{ErrorKind, Request, RequestId, RpcError};
 use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::tasks::{Status, Unknown};
@@ -16,11 +16,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// A `tasks/result` waiting for its task to end.
-#[derive(Debug)]
-pub(super) struct Waiter {
-    pub reply_to: ReplyTo,
-    pub id: RequestId,
-}
+pub(super) type Waiter = super::routing::Asker;
 
 /// Tasks listed per page.
 const PAGE: usize = 50;
@@ -101,7 +97,10 @@ impl Server {
                     let request = HeldRequest {
                         id: request_id,
                         reply_to,
+                        method: "tools/call",
+                        tool: Some(start.tool.name()),
                         version,
+                        received: now.instant,
                     };
                     self.held.hold(task_id, request, now.instant + window);
                     self.drain_calls();
@@ -170,6 +169,10 @@ impl Server {
                     task.waiters.push(Waiter {
                         reply_to,
                         id: request.id,
+                        method: method.label(),
+                        tool: None,
+                        version,
+                        received: now.instant,
                     });
                     return Dispatched::Pending;
                 }
@@ -248,7 +251,7 @@ impl Server {
         if let Some(held) = self.held.release(task_id) {
             // Within the window: the result itself, as a plain call's; no task is left.
             self.tasks.discard(task_id);
-            self.route(held.reply_to, Some(Reply::to(held.id, outcome)));
+            self.reply_late(held, outcome);
             return;
         }
         let ending = Ending::of(&outcome, version);
@@ -285,7 +288,7 @@ impl Server {
             };
             let result = shape::create_task_result(task, poll(task.created), held.version);
             log::debug!("task {task_id} created (its call outlived the answer window)");
-            self.route(held.reply_to, Some(Reply::to(held.id, Ok(result))));
+            self.reply_late(held, Ok(result));
         }
     }
 
@@ -323,11 +326,7 @@ impl Server {
             }
             let error = not_found(&expired.id, Unknown::Gone);
             for w in expired.waiters {
-                let reply = Reply::Failure {
-                    id: Some(w.id),
-                    error: error.clone(),
-                };
-                self.route(w.reply_to, Some(reply));
+                self.reply_late(w, Err(error.clone()));
             }
         }
     }
@@ -339,8 +338,7 @@ impl Server {
         outcome: Option<&crate::tasks::Outcome>,
     ) {
         for w in waiters {
-            let reply = Reply::to(w.id, payload(outcome, task_id));
-            self.route(w.reply_to, Some(reply));
+            self.reply_late(w, payload(outcome, task_id));
         }
     }
 

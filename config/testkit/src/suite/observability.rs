@@ -311,6 +311,11 @@ pub fn metrics_count_what_was_done_in_prometheus_text() {
             "params":{"name":tool,"arguments":{"query":query}}})
     };
     let mut c = HttpConn::open(addr);
+    // tools/list is answered from a cache: counted all the same, each time.
+    for id in 30..33 {
+        let list = json!({"jsonrpc":"2.0","id":id,"method":"tools/list"});
+        assert!(c.post(&list, &headers).json()["result"]["tools"].is_array());
+    }
     for id in 1..=2 {
         let r = c.post(&call(id, "answer", "fine"), &headers);
         assert!(
@@ -409,6 +414,10 @@ pub fn metrics_count_what_was_done_in_prometheus_text() {
     assert_eq!(
         value(&samples, op, &[("mcp_method_name", "tasks/result"), tcp, v]),
         1.0
+    );
+    assert_eq!(
+        value(&samples, op, &[("mcp_method_name", "tools/list"), tcp, v]),
+        3.0
     );
     let calls = |tool, outcome| {
         value(
