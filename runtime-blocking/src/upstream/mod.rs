@@ -5,7 +5,7 @@
 //! read whole.
 //!
 //! To abort, [`Attempt::abort`] shuts down the socket the attempt runs on (see
-//! [`attempt`]): a blocked read or write returns at once and the server sees the
+//! `attempt.rs`): a blocked read or write returns at once and the server sees the
 //! connection close.
 
 mod attempt;
