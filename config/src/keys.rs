@@ -429,6 +429,18 @@ const AFTER_PROFILES: &[Key] = &[
         "Run tasks as OpenAI background responses (store: true: OpenAI keeps the response) so that any instance, or a restarted one, serves them."
     ),
     key!(
+        "tasks.completion_window",
+        Kind::OneOf(&responses_mcp_core::tasks::CompletionWindow::NAMES),
+        None,
+        "With openai_background: how soon OpenAI is asked to finish a task's response (background_options.completion_window, public beta): soonest (the default), or 2h / 8h for OpenAI's discount on model tokens (30 % / 40 % as published); the task lives at least the window and an hour, and is read at most every 240th of the window. Only the standard tier takes a window, so profiles' service_tier is not sent for such tasks."
+    ),
+    key!(
+        "tasks.completion_window_price_percent",
+        Kind::OptInt { min: 1, max: 100 },
+        None,
+        "The price of a windowed background response's tokens, in percent of the standard rates, for the cost estimate; unset: the published discount (70 for 2h, 60 for 8h)."
+    ),
+    key!(
         "tasks.secret_env",
         Kind::Str,
         None,
@@ -726,6 +738,8 @@ pub fn defaults() -> Value {
             "poll_interval_ms": millis(core.tasks.poll_interval),
             "answer_within_ms": millis(core.tasks.answer_within),
             "openai_background": core.tasks.background,
+            "completion_window": core.tasks.completion_window.as_str(),
+            "completion_window_price_percent": null,
             "secret_env": DEFAULT_TASKS_SECRET_ENV,
         },
         "pricing": {

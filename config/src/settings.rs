@@ -336,6 +336,12 @@ impl Resolved {
                 answer_within: Duration::from_millis(s.tasks.answer_within_ms),
                 key: responses_mcp_core::tasks::TaskKey([0; 32]),
                 background: s.tasks.openai_background,
+                // The resolver checked the name against the list.
+                completion_window: responses_mcp_core::tasks::CompletionWindow::parse(
+                    &s.tasks.completion_window,
+                )
+                .unwrap_or_default(),
+                window_price_percent: s.tasks.completion_window_price_percent,
             },
             // The named clients are filled in by `load`, from the clients file.
             clients: responses_mcp_core::clients::Clients::default(),

@@ -62,6 +62,8 @@ pub struct Tasks {
     pub poll_interval_ms: u64,
     pub answer_within_ms: u64,
     pub openai_background: bool,
+    pub completion_window: String,
+    pub completion_window_price_percent: Option<u64>,
     pub secret_env: String,
 }
 

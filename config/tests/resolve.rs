@@ -690,6 +690,40 @@ fn azure_needs_its_resource_from_the_file_the_endpoint_or_the_base_url() {
 }
 
 #[test]
+fn a_completion_window_and_its_price_are_read_and_checked() {
+    use responses_mcp_core::tasks::CompletionWindow;
+    let yaml = "tasks: {openai_background: true, completion_window: 8h, completion_window_price_percent: 65}\n";
+    let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    let tasks = r.server_config(true, None, 1).tasks;
+    assert_eq!(
+        (tasks.completion_window, tasks.background_price_percent()),
+        (CompletionWindow::EightHours, 65)
+    );
+    // Unset, the published discount.
+    let yaml = "tasks: {openai_background: true, completion_window: 2h}\n";
+    let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    assert_eq!(
+        r.server_config(true, None, 1)
+            .tasks
+            .background_price_percent(),
+        70
+    );
+    for (yaml, key) in [
+        (
+            "tasks: {completion_window: 3h}\n",
+            "tasks.completion_window",
+        ),
+        (
+            "tasks: {completion_window_price_percent: 0}\n",
+            "tasks.completion_window_price_percent",
+        ),
+    ] {
+        let e = run(Some(yaml), &env(&[]), &Cli::default()).unwrap_err();
+        assert!(e.to_string().contains(key), "{e}");
+    }
+}
+
+#[test]
 fn an_unset_location_is_sent_as_one_that_states_none() {
     use responses_mcp_core::settings::UserLocation;
     // Nothing configured: an approximate location with no fields, so that OpenAI does not

@@ -274,6 +274,96 @@ pub struct TaskSettings {
     pub key: TaskKey,
     /// Tasks are OpenAI background responses (stored by OpenAI), not kept here.
     pub background: bool,
+    /// How soon OpenAI is asked to finish a background task's response.
+    pub completion_window: CompletionWindow,
+    /// What a windowed response's tokens cost, in percent of the standard rates; `None`:
+    /// the published discount ([`CompletionWindow::published_price_percent`]).
+    pub window_price_percent: Option<u64>,
+}
+
+impl TaskSettings {
+    /// How often a background task is read (and its clients asked to poll): the poll
+    /// interval, or a 240th of the completion window when that is longer (30 s for 2 h,
+    /// 2 min for 8 h): a response given hours is not read every two seconds.
+    pub fn background_poll(&self) -> Duration {
+        let window = self.completion_window.length().unwrap_or(Duration::ZERO);
+        self.poll_interval.max(window / 240)
+    }
+
+    /// The life of a background task a client asked `asked` for: at least its completion
+    /// window and an hour to fetch the result (the window wins over `max_ttl`).
+    pub fn background_ttl(&self, asked: Duration) -> Duration {
+        match self.completion_window.length() {
+            Some(window) => asked.max(window + Duration::from_secs(3600)),
+            None => asked,
+        }
+    }
+
+    /// What a background response's tokens cost, in percent of the standard rates.
+    pub fn background_price_percent(&self) -> u64 {
+        self.window_price_percent
+            .unwrap_or_else(|| self.completion_window.published_price_percent())
+    }
+}
+
+/// `background_options.completion_window` of OpenAI's background mode: how soon a
+/// response must be done, traded for a discount on its model tokens.
+///
+/// OpenAI's background guide (developers.openai.com/api/docs/guides/background, "Use
+/// discounted completion windows", public beta since 2026-11-17, checked 2026-11-27):
+/// `soonest` (the default, no discount), `2h` (model tokens 30 % below Standard) and
+/// `8h` (40 % below); only background requests at the standard tier, not streamed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CompletionWindow {
+    /// As soon as possible, at the standard rates.
+    #[default]
+    Soonest,
+    /// Within two hours of acceptance.
+    TwoHours,
+    /// Within eight hours of acceptance.
+    EightHours,
+}
+
+impl CompletionWindow {
+    /// The names configuration and the API use.
+    pub const NAMES: [&'static str; 3] = ["soonest", "2h", "8h"];
+
+    /// The window named `name`.
+    pub fn parse(name: &str) -> Option<CompletionWindow> {
+        match name {
+            "soonest" => Some(CompletionWindow::Soonest),
+            "2h" => Some(CompletionWindow::TwoHours),
+            "8h" => Some(CompletionWindow::EightHours),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompletionWindow::Soonest => "soonest",
+            CompletionWindow::TwoHours => "2h",
+            CompletionWindow::EightHours => "8h",
+        }
+    }
+
+    /// How long OpenAI may take; `None` for `soonest`.
+    pub fn length(self) -> Option<Duration> {
+        match self {
+            CompletionWindow::Soonest => None,
+            CompletionWindow::TwoHours => Some(Duration::from_secs(2 * 3600)),
+            CompletionWindow::EightHours => Some(Duration::from_secs(8 * 3600)),
+        }
+    }
+
+    /// The model-token price OpenAI published for the window, in percent of Standard.
+    pub fn published_price_percent(self) -> u64 {
+        match self {
+            CompletionWindow::Soonest => 100,
+            CompletionWindow::TwoHours => 70,
+            CompletionWindow::EightHours => 60,
+        }
+    }
 }
 
 impl Default for TaskSettings {
@@ -287,6 +377,8 @@ impl Default for TaskSettings {
             answer_within: Duration::from_secs(ANSWER_WITHIN_SECS),
             key: TaskKey([0; 32]),
             background: false,
+            completion_window: CompletionWindow::Soonest,
+            window_price_percent: None,
         }
     }
 }

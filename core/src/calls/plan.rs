@@ -92,6 +92,7 @@ impl ModelLimits {
             max_output_tokens: profile.max_output_tokens,
             stream: false,
             background: false,
+            completion_window: None,
         };
         let mut adjustments = Vec::new();
         if !supports.efforts.is_empty() {

@@ -45,7 +45,7 @@ impl Settings {
             instructions_json,
             stream: config.stream,
             idle_timeout: config.idle_timeout,
-            fetch_pace: config.tasks.poll_interval,
+            fetch_pace: config.tasks.background_poll(),
         }
     }
 }

@@ -259,6 +259,20 @@ pub enum Estimate {
 }
 
 impl Estimate {
+    /// The estimate with its tokens at `percent` of their price (a discounted
+    /// completion window; searches are not discounted).
+    #[must_use]
+    pub fn tokens_at_percent(self, percent: u64) -> Estimate {
+        match self {
+            Estimate::Usd(mut cost) => {
+                let scaled = u128::from(cost.tokens.0) * u128::from(percent) / 100;
+                cost.tokens = Picodollars(u64::try_from(scaled).unwrap_or(u64::MAX));
+                Estimate::Usd(cost)
+            }
+            unknown => unknown,
+        }
+    }
+
     /// The total, when known.
     pub fn total(&self) -> Option<Picodollars> {
         match self {

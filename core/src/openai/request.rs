@@ -32,6 +32,9 @@ pub struct RequestPlan {
     /// OpenAI background mode: the response runs and is stored at OpenAI
     /// (`"background": true, "store": true`), read later by its id; never streamed.
     pub background: bool,
+    /// `background_options.completion_window` of a background request, when not the
+    /// default (`soonest`).
+    pub completion_window: Option<crate::settings::CompletionWindow>,
 }
 
 /// Hints that go into the user message after the query.
@@ -116,6 +119,11 @@ impl RequestPlan {
         }
         if self.background {
             b.extend_from_slice(br#","background":true,"store":true"#);
+            if let Some(window) = self.completion_window {
+                b.extend_from_slice(br#","background_options":{"completion_window":""#);
+                b.extend_from_slice(window.as_str().as_bytes());
+                b.extend_from_slice(br#""}"#);
+            }
         } else if self.stream {
             // Obfuscation pads every delta with random text to hide its length from the
             // network; over TLS to a trusted endpoint it only costs bandwidth.

@@ -20,7 +20,7 @@ use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
-use crate::tasks::{BackgroundRef, Outcome, Status, Task};
+use crate::tasks::{BackgroundRef, CompletionWindow, Outcome, Status, Task};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -36,11 +36,21 @@ impl Server {
         start: TaskStart,
     ) -> Dispatched {
         let settings = &self.config.tasks;
-        let ttl = start
-            .ttl_ms
-            .map(Duration::from_millis)
-            .unwrap_or(settings.default_ttl)
-            .min(settings.max_ttl);
+        let ttl = settings.background_ttl(
+            start
+                .ttl_ms
+                .map(Duration::from_millis)
+                .unwrap_or(settings.default_ttl)
+                .min(settings.max_ttl),
+        );
+        let window = settings.completion_window;
+        let mut plan = start.plan;
+        if window != CompletionWindow::Soonest {
+            // A completion window is for the standard tier only (OpenAI's background
+            // guide): a profile's tier would make OpenAI refuse the request.
+            plan.plan.completion_window = Some(window);
+            plan.plan.service_tier = None;
+        }
         let pending = Pending {
             asker: Asker {
                 id: request_id.clone(),
@@ -58,7 +68,7 @@ impl Server {
             created: now.unix_secs,
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
         };
-        match self.start_job(now, job, Work::Create, start.plan, start.today) {
+        match self.start_job(now, job, Work::Create, plan, start.today) {
             Ok(()) => Dispatched::Pending,
             Err(refused) => Dispatched::answer(request_id, refusal(refused, version)),
         }
@@ -328,7 +338,7 @@ impl Server {
     }
 
     fn poll(&self) -> Duration {
-        self.config.tasks.poll_interval
+        self.config.tasks.background_poll()
     }
 
     /// A response's state as a task's: its status, and the result a plain call returns for

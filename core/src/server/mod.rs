@@ -141,7 +141,10 @@ impl Server {
             tasks: crate::tasks::TaskStore::new(tasks.clone()),
             next_task_call: 0,
             last_now: None,
-            background: crate::tasks::background::Polls::new(tasks.max_tasks, tasks.poll_interval),
+            background: crate::tasks::background::Polls::new(
+                tasks.max_tasks,
+                tasks.background_poll(),
+            ),
             calendar: crate::openai::calendar::Calendar::default(),
             held: held::Held::default(),
             spans: 0,

@@ -169,8 +169,9 @@ impl Server {
         self.metrics.operation(op, report.wall);
     }
 
-    /// What `tools/call` returns for a call that ended with `outcome`, as `version`
-    /// shapes answers and failures.
+    /// What `tools/call` returns for a background task whose stored response ended with
+    /// `outcome`, as `version` shapes answers and failures; its tokens priced at the
+    /// completion window's rate.
     pub(super) fn call_result(
         &self,
         outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
@@ -179,7 +180,9 @@ impl Server {
         version: ProtocolVersion,
     ) -> Result<serde_json::Value, crate::jsonrpc::RpcError> {
         let cost = match &outcome {
-            Ok(answer) => self.cost(&answer.model, report.usage.as_ref()),
+            Ok(answer) => self
+                .cost(&answer.model, report.usage.as_ref())
+                .tokens_at_percent(self.config.tasks.background_price_percent()),
             Err(_) => Estimate::Unknown(crate::openai::pricing::Unpriced::Model),
         };
         self.priced_result(outcome, retries, report, version, &cost)

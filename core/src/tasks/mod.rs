@@ -23,7 +23,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-pub use crate::settings::{TaskKey, TaskSettings};
+pub use crate::settings::{CompletionWindow, TaskKey, TaskSettings};
 
 /// The poll interval advertised for a task `age_secs` old: short while its answer may come
 /// any moment, growing with its age to `ceiling` (`tasks.poll_interval_ms`) after a minute.

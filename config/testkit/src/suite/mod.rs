@@ -566,6 +566,11 @@ macro_rules! e2e_suite {
             }
 
             #[test]
+            fn a_completion_window_is_asked_of_openai_and_fits_the_task() {
+                $crate::run($bin, $crate::suite::tasks::a_completion_window_is_asked_of_openai_and_fits_the_task);
+            }
+
+            #[test]
             fn a_tool_error_ends_a_task_as_each_era_says() {
                 $crate::run($bin, $crate::suite::tasks::a_tool_error_ends_a_task_as_each_era_says);
             }

@@ -741,3 +741,34 @@ pub fn a_tool_error_ends_a_task_as_each_era_says() {
     assert_eq!(done["result"]["status"], "completed", "{done}");
     assert_eq!(done["result"]["result"]["isError"], true, "{done}");
 }
+
+pub fn a_completion_window_is_asked_of_openai_and_fits_the_task() {
+    let fake = background_ending((
+        200,
+        br#"{"id":"resp_end","object":"response","status":"in_progress","output":[]}"#.to_vec(),
+    ));
+    let yaml = "tasks: {openai_background: true, completion_window: 2h}\n";
+    let mut mcp = Mcp::spawn(
+        Opts::upstream(&fake.url)
+            .config(&temp_dir("window"), yaml)
+            .env("MCP_TASKS_SECRET", SHARED_SECRET),
+    );
+    mcp.initialize("2025-11-25");
+    let (created, _) = mcp.ask(task_call(1, Some(60_000)));
+    let task = &created["result"]["task"];
+    // At least the window and an hour; polled every 240th of the window.
+    assert_eq!(
+        (task["ttl"].as_u64(), task["pollInterval"].as_u64()),
+        (Some(3 * 3600 * 1000), Some(30_000)),
+        "{created}"
+    );
+    let post = &fake.requests()[0];
+    assert_eq!(
+        (
+            post.body["background"].clone(),
+            post.body["background_options"].clone()
+        ),
+        (json!(true), json!({"completion_window": "2h"}))
+    );
+    assert!(post.body.get("service_tier").is_none());
+}

@@ -402,11 +402,77 @@ mod background {
             (json!(true), json!(true))
         );
         assert!(body.get("stream").is_none());
+        assert!(
+            body.get("background_options").is_none(),
+            "soonest is the default"
+        );
         h.reply(post.attempt, 200, &state("resp_1", "queued"), &[]);
         let r = h.frames().remove(0);
         let task = &r["result"]["task"];
         assert_eq!(task["status"], "working", "{r}");
         task["taskId"].as_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_completion_window_is_asked_for_and_fits_the_task_its_polls_and_its_price() {
+        use crate::tasks::CompletionWindow;
+        let mut c = config(1);
+        c.tasks.completion_window = CompletionWindow::TwoHours;
+        let answer = crate::tools::Tool::Answer;
+        let mut profile = c.profiles.for_tool(answer).cloned().unwrap();
+        profile.service_tier = Some(crate::vocab::ServiceTier::Priority);
+        c.profiles.set(answer, profile);
+        let mut h = Harness::new(c);
+        h.init("2025-11-25");
+        h.send(task_call(1, Some(60_000)));
+        let post = h.take_http().remove(0);
+        let body: Value = serde_json::from_slice(&post.body).unwrap();
+        assert_eq!(
+            body["background_options"],
+            json!({"completion_window": "2h"}),
+            "{body}"
+        );
+        // Only the standard tier takes a window.
+        assert!(body.get("service_tier").is_none(), "{body}");
+        h.reply(post.attempt, 200, &state("resp_1", "queued"), &[]);
+        let task = h.frames().remove(0)["result"]["task"].clone();
+        // Kept for the window and an hour to fetch it, whatever the client asked; polled
+        // every 2 h / 240 = 30 s, not every 2 s.
+        assert_eq!(task["ttl"], 3 * 3600 * 1000, "{task}");
+        assert_eq!(task["pollInterval"], 30_000, "{task}");
+        let id = task["taskId"].as_str().unwrap().to_owned();
+        h.advance(Duration::from_secs(29));
+        h.send(tasks(2, "tasks/get", &id));
+        assert!(h.take_http().is_empty(), "read at most every 30 s");
+        h.frames();
+        h.advance(Duration::from_secs(1));
+        h.send(tasks(3, "tasks/result", &id));
+        let read = h.take_http().remove(0);
+        let mut done: Value = serde_json::from_slice(&finished("resp_1")).unwrap();
+        done["model"] = "gpt-6.1-terra".into();
+        h.reply(read.attempt, 200, done.to_string().as_bytes(), &[]);
+        let result = h
+            .frames()
+            .into_iter()
+            .find(|m| m["id"] == 3)
+            .expect("tasks/result answered");
+        let cost = &result["result"]["_meta"]["com.github.openai-responses-mcp/usage"]["cost"];
+        // The fixture's usage at gpt-6.1-terra's rates, its tokens at 70 % (2 h window).
+        let usage: Value = serde_json::from_slice(&fixture("response-no-search.json")).unwrap();
+        let u = &usage["usage"];
+        let (input, cached, output) = (
+            u["input_tokens"].as_f64().unwrap(),
+            u["input_tokens_details"]["cached_tokens"]
+                .as_f64()
+                .unwrap_or(0.0),
+            u["output_tokens"].as_f64().unwrap(),
+        );
+        let standard = ((input - cached) * 1.0 + cached * 0.05 + output * 5.0) / 1e6;
+        let tokens = cost["tokens_usd"].as_f64().unwrap_or(f64::NAN);
+        assert!(
+            (tokens - standard * 0.7).abs() < 1e-8,
+            "{cost} vs {standard}"
+        );
     }
 
     #[test]
