@@ -84,6 +84,16 @@ choice!(
     }
 );
 
+choice!(
+    /// `server.log_format`: how log records are written to stderr.
+    LogFormat {
+        /// Human-readable lines.
+        Text = "text",
+        /// One JSON object per line, and a line per finished `tools/call`.
+        Json = "json",
+    }
+);
+
 impl From<SearchMode> for responses_mcp_core::WebSearch {
     fn from(mode: SearchMode) -> Self {
         match mode {
@@ -112,6 +122,7 @@ mod tests {
         assert_eq!(Auth::parse("api-key"), Some(Auth::ApiKey));
         assert_eq!(SearchMode::parse("none"), Some(SearchMode::None));
         assert_eq!(PolicyMerge::parse("append"), Some(PolicyMerge::Append));
+        assert_eq!(LogFormat::parse("json"), Some(LogFormat::Json));
         assert_eq!(Provider::parse("Azure"), None);
     }
 }

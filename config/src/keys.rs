@@ -106,8 +106,6 @@ pub const SERVICE_TIERS: &[&str] = &ServiceTier::NAMES;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// The variable that holds the bearer token unless `server.http.token_env` names another.
 pub const DEFAULT_TOKEN_ENV: &str = "MCP_HTTP_TOKEN";
-/// Log formats (`server.log_format`).
-pub const LOG_FORMATS: &[&str] = &["text", "json"];
 /// The providers with a preset (`openai.provider`).
 pub const PROVIDERS: &[&str] = crate::choices::Provider::NAMES;
 
@@ -310,7 +308,7 @@ const AFTER_PROFILES: &[Key] = &[
     ),
     key!(
         "server.log_format",
-        Kind::OneOf(LOG_FORMATS),
+        Kind::OneOf(crate::choices::LogFormat::NAMES),
         Some("MCP_LOG_FORMAT"),
         "text: log lines for people (warnings, and debug with --debug). json: one JSON object per line, plus one per finished tools/call (--log-format sets it)."
     ),

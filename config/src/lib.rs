@@ -1,10 +1,20 @@
-//! Startup for openai-responses-mcp: the command line, the environment and the YAML file
-//! resolved once into the configuration the binaries run with.
+//! Startup for openai-responses-mcp, and the host code both runtimes share.
 //!
-//! [`resolve::resolve`] is pure: defaults, YAML text, an environment snapshot and the
-//! parsed command line in; the effective configuration with the source of every leaf out.
-//! [`launch`] is the thin layer around it that the binaries call once: it finds and reads
-//! the files, handles `--help`, `--version` and `--show-config`, and sets up logging.
+//! Two things live here, because both binaries need them and neither runtime may lean on
+//! the other:
+//!
+//! - **Configuration.** The command line, the environment and the YAML file resolved once
+//!   into the configuration the binaries run with. [`resolve::resolve`] is pure: defaults,
+//!   YAML text, an environment snapshot and the parsed command line in; the effective
+//!   configuration with the source of every leaf out ([`keys`], [`view`], [`choices`],
+//!   [`providers`], [`proxy`], [`http`], [`clients`], [`show`]). [`launch`] is the thin
+//!   layer around it that the binaries call once: it finds and reads the files, handles
+//!   `--help`, `--version` and `--show-config`, and sets up logging.
+//! - **Host code shared by the runtimes.** What does IO the same way in both: the TLS
+//!   cryptography every connection uses ([`tls`]), the sans-IO pieces of the smol
+//!   build's HTTP client and the header values both clients send ([`client`]), `doctor`'s
+//!   checks and probes ([`doctor`]), reading stdin on a thread of its own ([`stdin`]),
+//!   signals ([`signals`]), the clock and the process's environment and entropy.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]

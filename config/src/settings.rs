@@ -51,7 +51,7 @@ impl Resolved {
 
     /// Whether logs are JSON lines (`server.log_format: json`).
     pub fn json_logs(&self) -> bool {
-        self.settings.server.log_format == "json"
+        self.settings.server.log_format == crate::choices::LogFormat::Json
     }
 
     /// The debug log file, when one is set and debug is on.

@@ -198,7 +198,7 @@ pub struct Server {
     pub transport: String,
     pub debug: bool,
     pub debug_file: Option<String>,
-    pub log_format: String,
+    pub log_format: crate::choices::LogFormat,
     pub metrics_listen: Option<String>,
     pub show_config_on_start: bool,
     pub line_mode: bool,

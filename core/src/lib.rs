@@ -98,6 +98,7 @@ pub mod sse;
 pub mod tasks;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod timers;
 pub mod tools;
 pub mod vocab;
 

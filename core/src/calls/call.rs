@@ -1,8 +1,8 @@
 //! One call in the engine: what it asks upstream, where it is, and what is due for it.
 
-use super::timers::CallId;
 use super::work::Stored;
 use super::work::Work;
+use super::CallId;
 use super::CallKey;
 use crate::io::AttemptId;
 use crate::mcp::ProgressToken;

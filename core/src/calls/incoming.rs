@@ -7,7 +7,7 @@
 //! body to end, so that the connection can carry the next call; then it is applied.
 
 use super::call::{CallState, Ending, Incoming};
-use super::timers::CallId;
+use super::CallId;
 use super::{CallEngine, CallEvent};
 use crate::http::MAX_BODY_BYTES;
 use crate::io::{after, AttemptId, HttpHead, HttpReply, Now};

@@ -28,7 +28,6 @@ mod progress;
 pub mod retry;
 mod settings;
 mod step;
-pub(crate) mod timers;
 mod work;
 
 use crate::io::{AttemptId, Now};
@@ -36,6 +35,7 @@ use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
 use crate::metrics::AttemptEnd;
 use crate::openai::UpstreamFailure;
+use crate::timers::Timers;
 pub use call::Upstream;
 use call::{Call, CallState, Progress};
 pub use events::{CallEvent, ModelSource, Planned, Refused, Report};
@@ -46,7 +46,9 @@ use retry::Jitter;
 pub use settings::Settings;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
-use timers::{CallId, Timers};
+
+/// An internal call number; never the client's request id.
+pub type CallId = u64;
 pub use work::{Stored, StoredState, Work, MAX_FETCHES};
 
 /// The call engine. `C` is what the owner attaches to each call to route its outcome.
@@ -60,7 +62,7 @@ pub use work::{Stored, StoredState, Work, MAX_FETCHES};
 /// - `fetches` counts the calls whose work is a read or cancel;
 /// - `queue` holds exactly the `Queued` calls, each once, oldest first;
 /// - `timers` holds a live entry for every deadline of every call (stale extra entries
-///   allowed), and its top is live after [`Timers::prune`](timers::Timers::prune).
+///   allowed), and its top is live after [`Timers::prune`](crate::timers::Timers::prune).
 pub struct CallEngine<C> {
     settings: Settings,
     calls: BTreeMap<CallId, Call<C>>,
@@ -71,7 +73,7 @@ pub struct CallEngine<C> {
     /// Reads and cancels in the engine (they take no slot).
     fetches: usize,
     queue: VecDeque<CallId>,
-    timers: Timers,
+    timers: Timers<CallId>,
     limits: ModelLimits,
     jitter: Jitter,
     next_call: CallId,

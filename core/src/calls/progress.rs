@@ -2,7 +2,7 @@
 //! than the interval (and the stream's hints no more often than [`MIN_HINT_GAP`]).
 
 use super::call::{MAX_QUEUED_HINTS, MIN_HINT_GAP};
-use super::timers::CallId;
+use super::CallId;
 use super::{CallEngine, CallEvent};
 use crate::io::{after, Now};
 

@@ -2,8 +2,8 @@
 
 use super::call::{Call, CallState, Ending, Incoming};
 use super::retry::{next_step, Step};
-use super::timers::CallId;
 use super::work::{self, Stored, StoredState, Work};
+use super::CallId;
 use super::{CallEngine, CallEvent, ModelSource, Report};
 use crate::openai::{
     classify_reply, parse_answer, FailureKind, Rejection, ResponseBody, UpstreamFailure,

@@ -9,7 +9,7 @@
 //! the server decides what each is answered with.
 
 use super::routing::ReplyTo;
-use crate::calls::timers::Timers;
+use crate::timers::Timers;
 use std::collections::BTreeMap;
 use std::time::Instant;
 

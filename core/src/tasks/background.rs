@@ -18,8 +18,8 @@
 //! in flight has a `poll_at`.
 
 use super::{Outcome, Status};
-use crate::calls::timers::Timers;
 use crate::io::after;
+use crate::timers::Timers;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 

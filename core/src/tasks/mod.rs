@@ -15,10 +15,10 @@ mod status;
 pub use seal::BackgroundRef;
 pub use status::Status;
 
-use crate::calls::timers::Timers;
 use crate::calls::CallKey;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
+use crate::timers::Timers;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

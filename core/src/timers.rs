@@ -1,5 +1,7 @@
 //! Deadlines in one min-heap, so the next one is read without a scan: the call engine's
-//! (keyed by call), and the background polls' (keyed by response id).
+//! (keyed by call), the task store's expiry, the held task calls' windows and the
+//! background polls' (keyed by response id). It serves them all, so it sits on the floor
+//! below them.
 //!
 //! Entries are never updated in place. When a call moves on (a new attempt, a backoff, a
 //! progress tick) its new deadline is pushed and the old entry goes stale; stale entries
@@ -9,12 +11,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
-/// An internal call number; never the client's request id.
-pub type CallId = u64;
-
 /// Deadlines keyed by `K`, soonest first, possibly with stale entries (see the module
 /// docs).
-pub struct Timers<K = CallId> {
+pub struct Timers<K> {
     heap: BinaryHeap<Reverse<(Instant, K)>>,
 }
 
