@@ -49,7 +49,11 @@ pub fn http_404_question_answers_without_search() {
         .as_str()
         .unwrap()
         .starts_with("What does HTTP 404 mean?"));
-    assert_eq!(body["tools"], json!([{"type":"web_search"}]));
+    // No location configured: one that states none (OpenAI would assume the US).
+    assert_eq!(
+        body["tools"],
+        json!([{"type":"web_search","user_location":{"type":"approximate"}}])
+    );
     assert_eq!(body["include"], json!(["web_search_call.action.sources"]));
     assert_eq!(body["reasoning"], json!({"effort":"medium"}));
     assert_eq!(body["text"], json!({"verbosity":"medium"}));
