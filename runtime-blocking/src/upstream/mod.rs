@@ -134,8 +134,9 @@ impl Upstream {
             match self.request(request, headers) {
                 Ok(response) => break response,
                 // The server had closed the kept-alive connection before it read the
-                // request: not a failure of this call.
-                Err(_) if attempt.take_stale() => {
+                // request: not a failure of this call. (A timeout is no such closing: a
+                // request that may be running upstream is never sent twice.)
+                Err(e) if !matches!(e, ureq::Error::Timeout(_)) && attempt.take_stale() => {
                     log::debug!("a kept-alive connection was closed; reconnecting");
                 }
                 Err(e) => return Err(transport_error(e, https)),
