@@ -5,26 +5,11 @@
 use responses_mcp_alloc::cache::{Cache, MAX_CACHED};
 use std::collections::BTreeMap;
 
+mod common;
+use common::Rng;
+
 #[global_allocator]
 static ALLOC: Cache = Cache;
-
-/// A xorshift generator: the same sequence per seed, no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A size up to twice the largest cached one, most of them small.
-    fn size(&mut self) -> usize {
-        let bits = self.next() % 22; // up to 2 MiB
-        (self.next() as usize % (1 << bits)).max(1)
-    }
-}
 
 #[test]
 fn threads_churning_blocks_of_every_size_never_see_each_others_bytes() {

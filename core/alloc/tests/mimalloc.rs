@@ -5,26 +5,11 @@
 use responses_mcp_alloc::mimalloc::{option, Tuned, ARENA_EAGER_COMMIT, ARENA_RESERVE};
 use std::collections::BTreeMap;
 
+mod common;
+use common::Rng;
+
 #[global_allocator]
 static ALLOC: Tuned = Tuned;
-
-/// A xorshift generator: the same sequence per seed, no dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A size up to 2 MiB, most of them small.
-    fn size(&mut self) -> usize {
-        let bits = self.next() % 22;
-        (self.next() as usize % (1 << bits)).max(1)
-    }
-}
 
 #[test]
 fn the_options_are_set_before_main_runs() {

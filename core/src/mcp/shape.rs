@@ -401,3 +401,26 @@ pub fn missing_tasks_capability(method: &str) -> RpcError {
     )
     .with_data(json!({ "requiredCapabilities": { "extensions": { super::params::TASKS_EXTENSION: {} } } }))
 }
+
+/// `tasks/cancel`'s answer once a background task is in `view`: acknowledged in
+/// 2026-07-28; the cancelled task in 2025-11-25, or why it could not be.
+pub fn cancel_answer<W>(
+    view: &crate::tasks::Task<W>,
+    poll: std::time::Duration,
+    version: ProtocolVersion,
+) -> Result<Value, crate::jsonrpc::RpcError> {
+    if version.is_modern() {
+        return Ok(complete(empty_result(), version));
+    }
+    if view.status == crate::tasks::Status::Cancelled {
+        return Ok(task_state(view, poll, version));
+    }
+    Err(crate::jsonrpc::RpcError::new(
+        crate::jsonrpc::ErrorKind::InvalidParams,
+        format!(
+            "task {} is already {} and cannot be cancelled",
+            view.id,
+            view.status.as_str()
+        ),
+    ))
+}

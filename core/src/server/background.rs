@@ -135,7 +135,7 @@ impl Server {
             .cloned();
         if let (Some(seen), Some(reference)) = (ended, &pending.reference) {
             let view = self.view(reference, &seen, pending.asker.version);
-            let answer = cancel_answer(&view, self.poll(), pending.asker.version);
+            let answer = shape::cancel_answer(&view, self.poll(), pending.asker.version);
             return Dispatched::answer(pending.asker.id, answer);
         }
         let (request_id, version) = (pending.asker.id.clone(), pending.asker.version);
@@ -234,7 +234,7 @@ impl Server {
                 self.settled(now, &response_id, seen.clone());
                 if let Some(reference) = &pending.reference {
                     let view = self.view(reference, &seen, pending.asker.version);
-                    let answer = cancel_answer(&view, self.poll(), pending.asker.version);
+                    let answer = shape::cancel_answer(&view, self.poll(), pending.asker.version);
                     self.answer(&pending, answer);
                 }
             }
@@ -438,26 +438,4 @@ fn refusal(refused: Refused, version: ProtocolVersion) -> Result<Value, RpcError
             "the server is busy with this task's work; try again in a moment",
         )),
     }
-}
-
-/// `tasks/cancel`'s answer once the task is in `view`.
-fn cancel_answer(
-    view: &Task<()>,
-    poll: Duration,
-    version: ProtocolVersion,
-) -> Result<Value, RpcError> {
-    if version.is_modern() {
-        return Ok(shape::complete(shape::empty_result(), version));
-    }
-    if view.status == Status::Cancelled {
-        return Ok(shape::task_state(view, poll, version));
-    }
-    Err(RpcError::new(
-        ErrorKind::InvalidParams,
-        format!(
-            "task {} is already {} and cannot be cancelled",
-            view.id,
-            view.status.as_str()
-        ),
-    ))
 }

@@ -201,8 +201,8 @@ pub(super) fn error_type(reply: &crate::jsonrpc::Reply) -> Option<crate::metrics
         crate::jsonrpc::Reply::Failure { error, .. } => {
             Some(crate::metrics::ErrorType::Rpc(error.code))
         }
-        crate::jsonrpc::Reply::Success { result, .. } => (result.get("isError")
-            == Some(&Value::Bool(true)))
-        .then_some(crate::metrics::ErrorType::Tool),
+        crate::jsonrpc::Reply::Success { result, .. } => {
+            crate::mcp::task_end::is_tool_error(result).then_some(crate::metrics::ErrorType::Tool)
+        }
     }
 }

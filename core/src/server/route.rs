@@ -156,8 +156,9 @@ impl Server {
         }
         let error = match result {
             Err(e) => Some(crate::metrics::ErrorType::Rpc(e.code)),
-            Ok(v) => (v.get("isError") == Some(&serde_json::Value::Bool(true)))
-                .then_some(crate::metrics::ErrorType::Tool),
+            Ok(v) => {
+                crate::mcp::task_end::is_tool_error(v).then_some(crate::metrics::ErrorType::Tool)
+            }
         };
         let op = crate::metrics::Operation {
             method: "tools/call",

@@ -37,8 +37,9 @@ struct Slot {
     answered: bool,
 }
 
-fn lock(slot: &Mutex<Slot>) -> MutexGuard<'_, Slot> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
+/// A poisoned lock only means another thread panicked mid-update of plain data.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 thread_local! {
@@ -157,9 +158,7 @@ impl Connector<()> for Tracking {
             current_time: details.current_time.clone(),
             run_connector: details.run_connector.clone(),
             register_shutdown: Arc::new(move |socket: Weak<dyn ShutdownHandle>| {
-                seen.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(socket.clone());
+                lock(&seen).push(socket.clone());
                 enlist(&socket)?;
                 register(socket)
             }),
@@ -167,7 +166,7 @@ impl Connector<()> for Tracking {
         let Some(inner) = self.0.connect(&details, chained)? else {
             return Ok(None);
         };
-        let sockets = std::mem::take(&mut *sockets.lock().unwrap_or_else(PoisonError::into_inner));
+        let sockets = std::mem::take(&mut *lock(&sockets));
         Ok(Some(Tracked {
             inner,
             sockets,
