@@ -40,7 +40,7 @@ pub mod tls;
 pub mod view;
 
 pub use cli::{Cli, USAGE};
-pub use logging::announce_listening;
+pub use logging::{announce_listening, write_call};
 pub use resolve::{resolve, ConfigError, Env, Resolved, Source, YamlInput};
 pub use settings::{PolicyMerge, PolicySource};
 

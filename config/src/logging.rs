@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use responses_mcp_core::server::call_log::CALL_LOG_TARGET;
+use responses_mcp_core::ledger::CALL_LOG_TARGET;
 
 /// Our crates, which log at debug level in debug mode. Dependencies stay at warn so that
 /// nothing they log (headers included) reaches the output.
@@ -59,6 +59,14 @@ impl Write for Tee {
     fn flush(&mut self) -> io::Result<()> {
         let _ = io::stderr().flush();
         self.file.flush()
+    }
+}
+
+/// Writes a finished call's record to the call log: one JSON line at info level under
+/// [`CALL_LOG_TARGET`] (nothing is built unless that level is on for it).
+pub fn write_call(record: &responses_mcp_core::ledger::CallRecord) {
+    if log::log_enabled!(target: CALL_LOG_TARGET, log::Level::Info) {
+        log::info!(target: CALL_LOG_TARGET, "{}", record.to_json());
     }
 }
 

@@ -32,6 +32,9 @@ pub enum Poll<'a, H> {
     /// Send this on the response of an HTTP exchange ([`Message::Exchange`]); ignore it
     /// when that client has gone.
     Exchange(ExchangeId, ExchangeOut),
+    /// A call ended: write its record to the call log when the host keeps one
+    /// ([`crate::ledger::CallRecord::to_json`] is its line).
+    Record(crate::ledger::CallRecord),
     /// Nothing to do: wait for input, or until this instant and then call
     /// [`Driver::handle`] with [`Event::Timeout`].
     Wait(Option<Instant>),
@@ -133,6 +136,7 @@ impl<H> Driver<H> {
                             return Poll::Abort(handle);
                         }
                     }
+                    Output::Record(record) => return Poll::Record(record),
                     Output::Exit => self.exit = true,
                 }
             }

@@ -218,6 +218,8 @@ pub enum Output {
     Abort(AttemptId),
     /// Send this on an exchange's response.
     Exchange(ExchangeId, ExchangeOut),
+    /// A call ended: its record, for the host's call log ([`crate::ledger`]).
+    Record(crate::ledger::CallRecord),
     /// Exit the process with status 0.
     Exit,
 }

@@ -84,11 +84,13 @@ pub mod http;
 pub mod io;
 #[doc(hidden)]
 pub mod jsonrpc;
+pub mod ledger;
 #[doc(hidden)]
 pub mod mcp;
 pub mod metrics;
 #[doc(hidden)]
 pub mod openai;
+pub mod outcome;
 pub mod policy;
 pub mod serve;
 #[doc(hidden)]

@@ -25,6 +25,8 @@ pub struct Harness {
     /// The current time; moved by [`Harness::advance`] and [`Harness::fire`].
     pub now: Now,
     pending: Vec<Output>,
+    /// Call records handed out, not yet looked at.
+    records: Vec<crate::ledger::CallRecord>,
 }
 
 /// One real instant to offset the fake clock from (`Instant` has no other constructor).
@@ -43,6 +45,7 @@ impl Harness {
                 unix_secs: UNIX,
             },
             pending: Vec::new(),
+            records: Vec::new(),
         }
     }
 
@@ -79,7 +82,10 @@ impl Harness {
     pub fn feed(&mut self, input: Input<'_>) {
         self.server.handle(self.now, input);
         while let Some(o) = self.server.poll_output() {
-            self.pending.push(o);
+            match o {
+                Output::Record(record) => self.records.push(record),
+                o => self.pending.push(o),
+            }
         }
     }
 
@@ -138,6 +144,11 @@ impl Harness {
             _ => true,
         });
         out
+    }
+
+    /// The call records handed out since the last look, in the order calls ended.
+    pub fn take_records(&mut self) -> Vec<crate::ledger::CallRecord> {
+        std::mem::take(&mut self.records)
     }
 
     /// Every output not yet looked at.

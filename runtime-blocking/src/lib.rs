@@ -73,6 +73,7 @@ pub fn run(startup: Startup) -> i32 {
                 driver.started(now(), id, started);
             }
             Poll::Abort(attempt) => attempt.abort(),
+            Poll::Record(record) => responses_mcp_config::write_call(&record),
             Poll::Exchange(id, out) => {
                 if let Some(endpoint) = endpoints.iter().find(|e| e.owns(id)) {
                     endpoint.deliver(id, out, driver.health());

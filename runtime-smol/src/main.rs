@@ -116,6 +116,7 @@ async fn serve(
             }
             // Dropping the task drops its socket: the connection closes.
             Poll::Abort(task) => drop(task),
+            Poll::Record(record) => responses_mcp_config::write_call(&record),
             Poll::Exchange(id, out) => {
                 if let Some(endpoint) = endpoints.iter().find(|e| e.owns(id)) {
                     endpoint.deliver(id, out, driver.health());

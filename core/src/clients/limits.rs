@@ -50,11 +50,11 @@ impl LimitKind {
         }
     }
 
-    /// The reason of the refusal in metrics and the call's log line.
-    pub fn refusal_reason(self) -> &'static str {
+    /// The refusal it makes, as metrics and the call's log line name it.
+    pub fn refusal(self) -> crate::outcome::Refusal {
         match self {
-            LimitKind::CallsPerMinute(_) => "limit_calls_per_minute",
-            LimitKind::SpendPerDay { .. } => "limit_spend_per_day",
+            LimitKind::CallsPerMinute(_) => crate::outcome::Refusal::CallsPerMinute,
+            LimitKind::SpendPerDay { .. } => crate::outcome::Refusal::SpendPerDay,
         }
     }
 }

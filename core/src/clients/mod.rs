@@ -73,6 +73,14 @@ impl Clients {
         self.named(id).map_or(DEFAULT_NAME, |c| c.name.as_str())
     }
 
+    /// The client named `name`: a named client, or the default one (also for a name no
+    /// longer in the clients file).
+    pub fn find(&self, name: &str) -> ClientId {
+        self.iter()
+            .find(|(_, c)| c.name == name)
+            .map_or(ClientId::DEFAULT, |(id, _)| id)
+    }
+
     /// `id`'s own limits (none for the default client).
     pub fn limit(&self, id: ClientId) -> Limit {
         self.named(id).map_or(Limit::default(), |c| c.limit)

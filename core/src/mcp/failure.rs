@@ -46,6 +46,21 @@ pub(crate) enum ToolFailure<'a> {
 }
 
 impl ToolFailure<'_> {
+    /// The refusal this failure is, when it refuses a call before any upstream request.
+    pub fn refusal(&self) -> Option<crate::outcome::Refusal> {
+        use crate::outcome::Refusal;
+        match self {
+            ToolFailure::Busy { .. } => Some(Refusal::Busy),
+            ToolFailure::Draining => Some(Refusal::Draining),
+            ToolFailure::MissingKey { .. } => Some(Refusal::NoApiKey),
+            ToolFailure::Retired { .. } => Some(Refusal::ModelShutDown),
+            ToolFailure::Limited { exceeded, .. } => Some(exceeded.kind.refusal()),
+            ToolFailure::Arguments { .. }
+            | ToolFailure::MissingProfile
+            | ToolFailure::Upstream { .. } => None,
+        }
+    }
+
     /// The failure as its protocol version wants it: `Ok` holds an `isError` result.
     pub fn reply(&self, version: ProtocolVersion) -> Result<Value, RpcError> {
         if version.tool_errors_are_results() {

@@ -19,7 +19,7 @@ mod text;
 
 use crate::openai::pricing::{Estimate, Picodollars};
 use crate::openai::Usage;
-pub use crate::server::call_log::Outcome;
+pub use crate::outcome::{Outcome, Refusal};
 use std::time::Duration;
 pub use text::Exposition;
 
@@ -133,7 +133,7 @@ pub struct Metrics {
     /// Estimated cost by model and client.
     cost: Tally<(String, String), Picodollars>,
     /// Calls refused before any upstream request, by reason.
-    refusals: Tally<&'static str, u64>,
+    refusals: Tally<Refusal, u64>,
     /// Calls that ended, by tool, client and outcome.
     calls: Tally<(&'static str, String, Outcome), u64>,
 }
@@ -154,7 +154,7 @@ impl Metrics {
     }
 
     /// Counts a refusal.
-    pub fn refusal(&mut self, reason: &'static str) {
+    pub fn refusal(&mut self, reason: Refusal) {
         *entry(&mut self.refusals, reason) += 1;
     }
 
@@ -262,7 +262,7 @@ impl Metrics {
             "Calls refused before any upstream request, by reason.",
             self.refusals
                 .iter()
-                .map(|(why, n)| (vec![("reason", (*why).to_owned())], *n as f64)),
+                .map(|(why, n)| (vec![("reason", why.label().to_owned())], *n as f64)),
         );
         out.counter_family(
             &format!("{p}upstream_attempts_total"),

@@ -63,14 +63,15 @@ pub struct Health {
 }
 
 impl Health {
-    /// Why a call could not work now, if it could not; the order is the one to fix.
-    pub fn not_ready(&self) -> Option<&'static str> {
+    /// Why a new call would be refused now, if it would; the order is the one to fix.
+    pub fn refusal(&self) -> Option<crate::outcome::Refusal> {
+        use crate::outcome::Refusal;
         if self.draining {
-            Some("draining: the server is shutting down and takes no new calls")
+            Some(Refusal::Draining)
         } else if self.key_missing {
-            Some("no API key: the server was started without one, so every call would fail")
+            Some(Refusal::NoApiKey)
         } else if self.full {
-            Some("at capacity: every call slot is taken and the queue is full")
+            Some(Refusal::Busy)
         } else {
             None
         }
@@ -319,9 +320,12 @@ pub fn health(request: &Request, health: Health) -> Vec<u8> {
 /// load balancer or Kubernetes takes the instance out of rotation; `/health` stays
 /// liveness). Like `/health` it needs no token and names no secret.
 pub fn ready(request: &Request, health: Health) -> Vec<u8> {
-    let (status, body) = match health.not_ready() {
+    let (status, body) = match health.refusal() {
         None => (200, json!({ "status": "ready" })),
-        Some(reason) => (503, json!({ "status": "not ready", "reason": reason })),
+        Some(why) => (
+            503,
+            json!({ "status": "not ready", "reason": why.not_ready() }),
+        ),
     };
     let mut head = ReplyHead::new(status, request.keep_alive)
         .header("content-type", "application/json")

@@ -15,6 +15,7 @@ use super::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStar
 use super::{Now, Server};
 use crate::calls::{CallKey, Planned, Refused, Report, Requester, Stored, StoredState, Work};
 use crate::jsonrpc::{ErrorKind, Request, RequestId, RpcError};
+use crate::ledger::{CallOf, End, Lane};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
@@ -63,10 +64,19 @@ impl Server {
             method: Method::ToolsCall,
             reference: None,
         };
+        let call = CallOf {
+            tool: start.tool,
+            version,
+            transport: reply_to.transport(),
+            client: start.client,
+            task: true,
+            trace: start.trace,
+        };
         let job = Job::Create {
             pending,
             created: now.unix_secs,
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            call,
         };
         match self.start_job(now, job, Work::Create, plan, start.today) {
             Ok(()) => Dispatched::Pending,
@@ -176,6 +186,7 @@ impl Server {
                 pending,
                 created,
                 ttl_ms,
+                call,
             } => {
                 let answer = match outcome {
                     Ok(Stored {
@@ -186,8 +197,15 @@ impl Server {
                             response_id: id.clone(),
                             created,
                             ttl_ms,
+                            tool: call.tool,
+                            client: self.config.clients.name(call.client).to_owned(),
                         };
-                        let seen = self.seen_of(now, state, pending.asker.version, report);
+                        let counted = Pending {
+                            reference: Some(reference.clone()),
+                            ..pending.clone()
+                        };
+                        let version = pending.asker.version;
+                        let seen = self.seen_of(now, state, version, report, Some(&counted));
                         self.settled(now, &id, seen.clone());
                         log::debug!("background task created for response {id}");
                         let view = self.view(&reference, &seen, pending.asker.version);
@@ -202,22 +220,24 @@ impl Server {
                             FailureKind::InvalidResponse,
                             "OpenAI accepted the background request but gave no response id",
                         );
-                        self.call_result(Err(failure), retries, report, pending.asker.version)
+                        self.create_failed(&call, failure, retries, report)
                     }
-                    Err(failure) => {
-                        self.call_result(Err(failure), retries, report, pending.asker.version)
-                    }
+                    Err(failure) => self.create_failed(&call, failure, retries, report),
                 };
                 self.answer(&pending, answer);
             }
-            Job::Read { response_id } => self.on_read(now, &response_id, outcome, report),
+            Job::Read {
+                response_id,
+                waiter,
+            } => self.on_read(now, &response_id, outcome, report, waiter.as_ref()),
             Job::Cancel {
                 response_id,
                 pending,
             } => {
                 let seen = match outcome {
                     Ok(stored) => {
-                        self.seen_of(now, stored.state, ProtocolVersion::V2025_11_25, report)
+                        let version = ProtocolVersion::V2025_11_25;
+                        self.seen_of(now, stored.state, version, report, Some(&pending))
                     }
                     Err(failure) if is_gone(&failure) => self.gone(now, report),
                     Err(failure) => {
@@ -249,11 +269,12 @@ impl Server {
         response_id: &str,
         outcome: Result<Stored, UpstreamFailure>,
         report: &Report,
+        waiter: Option<&Pending>,
     ) {
         let version = ProtocolVersion::V2025_11_25;
         let (end, failure) = match outcome {
             Ok(stored) => (
-                ReadEnd::State(self.seen_of(now, stored.state, version, report)),
+                ReadEnd::State(self.seen_of(now, stored.state, version, report, waiter)),
                 None,
             ),
             // OpenAI keeps stored responses for a limited time: the task ended.
@@ -309,6 +330,7 @@ impl Server {
             let today = crate::date::Date::tokyo(now.unix_secs).to_string();
             let job = Job::Read {
                 response_id: id.clone(),
+                waiter: self.background.first_waiter(&id).cloned(),
             };
             let work = Work::Read(id.clone());
             if self.start_job(now, job, work, plan, today).is_err() {
@@ -341,20 +363,77 @@ impl Server {
         self.config.tasks.background_poll()
     }
 
+    /// The create of a background task failed: the call ended (counted as one), and its
+    /// failure is the answer.
+    fn create_failed(
+        &mut self,
+        call: &CallOf,
+        failure: UpstreamFailure,
+        retries: u32,
+        report: &Report,
+    ) -> Result<Value, RpcError> {
+        let end = End {
+            model: &report.model.model,
+            failure: Some(failure.kind),
+            report,
+            took: report.wall,
+            lane: Lane::Background,
+        };
+        let cost = self.ledger.ended(call, &end, self.unix_now());
+        self.priced_result(Err(failure), retries, report, call.version, &cost)
+    }
+
     /// A response's state as a task's: its status, and the result a plain call returns for
-    /// the same upstream response (shaped for `version`).
+    /// the same upstream response (shaped for `version`). An end is counted in the ledger
+    /// under the call `waiter`'s reference names, the first time this instance sees it.
     fn seen_of(
-        &self,
+        &mut self,
         now: Now,
         state: StoredState,
         version: ProtocolVersion,
         report: &Report,
+        waiter: Option<&Pending>,
     ) -> Seen {
         let (status, outcome) = match state {
             StoredState::Working => (Status::Working, None),
             StoredState::Cancelled => (Status::Cancelled, None),
             StoredState::Ended(outcome, _) => {
-                let result = self.call_result(outcome, 0, report, version);
+                let model = match &outcome {
+                    Ok(answer) => answer.model.as_str(),
+                    Err(_) => report.model.model.as_str(),
+                };
+                let end = End {
+                    model,
+                    failure: outcome.as_ref().err().map(|f| f.kind),
+                    report,
+                    took: report.wall,
+                    lane: Lane::Background,
+                };
+                let counted = waiter.and_then(|w| Some((w.reference.as_ref()?, &w.asker)));
+                let cost = match counted {
+                    Some((reference, asker)) => {
+                        let call = CallOf {
+                            tool: reference.tool,
+                            version: asker.version,
+                            transport: asker.reply_to.transport(),
+                            client: self.config.clients.find(&reference.client),
+                            task: true,
+                            trace: None,
+                        };
+                        let end = End {
+                            took: Duration::from_secs(
+                                now.unix_secs.saturating_sub(reference.created),
+                            ),
+                            ..end
+                        };
+                        let id = &reference.response_id;
+                        self.ledger.background_ended(id, &call, &end, now.unix_secs)
+                    }
+                    None => self
+                        .ledger
+                        .cost(model, report.usage.as_ref(), Lane::Background),
+                };
+                let result = self.priced_result(outcome, 0, report, version, &cost);
                 let status = match &result {
                     Ok(_) => Status::Completed,
                     Err(_) => Status::Failed,
@@ -372,13 +451,14 @@ impl Server {
 
     /// The state of a response OpenAI no longer has: the task ended with a tool error
     /// that says so.
-    fn gone(&self, now: Now, report: &Report) -> Seen {
+    fn gone(&mut self, now: Now, report: &Report) -> Seen {
         let failure = UpstreamFailure::local(
             FailureKind::Expired,
             "OpenAI no longer has this task's stored response (it keeps them for a limited time)",
         );
         let state = StoredState::Ended(Err(failure), Default::default());
-        self.seen_of(now, state, ProtocolVersion::V2025_11_25, report)
+        // Not counted: whether and how it ended, and what it cost, is no longer known.
+        self.seen_of(now, state, ProtocolVersion::V2025_11_25, report, None)
     }
 
     /// `tasks/get` or `tasks/result`'s answer from `seen`.

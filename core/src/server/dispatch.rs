@@ -8,6 +8,7 @@ use crate::calls::{CallKey, Refused, Requester};
 use crate::clients::ClientId;
 use crate::date::Date;
 use crate::jsonrpc::{classify, Incoming, Notification, Reply, Request, RequestId, RpcError};
+use crate::ledger::CallOf;
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
@@ -88,12 +89,13 @@ impl Server {
         if self.calls.contains(&key) {
             return fail(id.clone(), shape::duplicate_id(&id));
         }
-        let refused = Refusal {
+        let refused = CallOf {
             tool: call.tool,
-            trace: call.trace,
-            reply_to,
             version,
+            transport: reply_to.transport(),
             client,
+            task: false,
+            trace: call.trace,
         };
         let today = Date::tokyo(now.unix_secs).to_string();
         let model_setting = self.config.profiles.serving(call.tool).model_setting();
@@ -141,49 +143,51 @@ impl Server {
             tool: call.tool,
             trace: call.trace,
             client,
+            received: now.instant,
         };
         self.start_call(now, key, caller, plan, call.progress_token, today)
     }
 
     /// Why a call that passed its own checks cannot run now (the server drains, has no
-    /// key, the model was shut down, a limit is reached), after logging it as refused:
+    /// key, the model was shut down, a limit is reached), after recording it as refused:
     /// the answer, and the seconds a limit asks the client to wait.
     fn refused_now(
         &mut self,
         now: Now,
-        refused: &Refusal,
+        call: &CallOf,
         model_setting: &'static str,
     ) -> Option<(Result<Value, RpcError>, Option<u64>)> {
-        let version = refused.version;
-        if self.is_closing() {
-            self.log_refusal(refused, "draining");
-            return Some((ToolFailure::Draining.reply(version), None));
-        }
-        if !self.config.credentials_ready {
-            self.log_refusal(refused, "no_api_key");
-            let env = &self.config.api_key_env;
-            return Some((ToolFailure::MissingKey { env }.reply(version), None));
-        }
-        let retired = self
-            .config
-            .profiles
-            .for_tool(refused.tool)
-            .and_then(|p| self.retired(&p.model, model_setting, now));
-        if let Some(reason) = retired {
-            self.log_refusal(refused, "model_shut_down");
-            return Some((
-                ToolFailure::Retired { reason: &reason }.reply(version),
-                None,
-            ));
-        }
-        let exceeded = self.limits.admit(refused.client, now.unix_secs).err()?;
-        self.log_refusal(refused, exceeded.kind.refusal_reason());
-        let failure = ToolFailure::Limited {
-            exceeded,
-            client: self.config.clients.name(refused.client),
-            now: now.unix_secs,
+        let retired = || {
+            let profile = self.config.profiles.for_tool(call.tool)?;
+            self.retired(&profile.model, model_setting, now)
         };
-        Some((failure.reply(version), Some(exceeded.retry_after_secs)))
+        let (reason, exceeded);
+        let failure = if self.is_closing() {
+            ToolFailure::Draining
+        } else if !self.config.credentials_ready {
+            ToolFailure::MissingKey {
+                env: &self.config.api_key_env,
+            }
+        } else if let Some(why) = retired() {
+            reason = why;
+            ToolFailure::Retired { reason: &reason }
+        } else {
+            exceeded = self.ledger.admit(call.client, now.unix_secs).err()?;
+            ToolFailure::Limited {
+                exceeded,
+                client: self.config.clients.name(call.client),
+                now: now.unix_secs,
+            }
+        };
+        let retry_after = match failure {
+            ToolFailure::Limited { exceeded, .. } => Some(exceeded.retry_after_secs),
+            _ => None,
+        };
+        let answer = failure.reply(call.version);
+        if let Some(why) = failure.refusal() {
+            self.record_refusal(call, why);
+        }
+        Some((answer, retry_after))
     }
 
     /// Admits a plain `tools/call` into the call engine.
@@ -196,9 +200,7 @@ impl Server {
         progress: Option<crate::mcp::ProgressToken>,
         today: String,
     ) -> Dispatched {
-        let (id, version) = (caller.id.clone(), caller.version);
-        let (tool, trace, reply_to, client) =
-            (caller.tool, caller.trace, caller.reply_to, caller.client);
+        let (id, version, call) = (caller.id.clone(), caller.version, caller.call_of());
         let started = self
             .calls
             .start(now, key, Context::Call(caller), plan, progress, today);
@@ -207,14 +209,7 @@ impl Server {
             Ok(()) => Dispatched::Pending,
             Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
             Err(Refused::Busy { running, queued }) => {
-                let refused = Refusal {
-                    tool,
-                    trace,
-                    reply_to,
-                    version,
-                    client,
-                };
-                self.log_refusal(&refused, "busy");
+                self.record_refusal(&call, crate::outcome::Refusal::Busy);
                 let failure = ToolFailure::Busy { running, queued };
                 Dispatched::answer(id, failure.reply(version))
             }
@@ -331,38 +326,12 @@ pub(super) fn fail(id: RequestId, error: RpcError) -> Dispatched {
     })
 }
 
-/// A call refused before the engine, for its log line.
-struct Refusal {
-    tool: crate::tools::Tool,
-    trace: Option<crate::mcp::trace::TraceParent>,
-    reply_to: ReplyTo,
-    version: ProtocolVersion,
-    client: ClientId,
-}
-
 impl Server {
-    /// Leaves a refused call's line in the log.
-    fn log_refusal(&mut self, refused: &Refusal, why: &'static str) {
-        self.metrics.refusal(why);
-        let outcome = super::call_log::Outcome::Refused(why);
-        let client = self.config.clients.name(refused.client);
-        self.metrics.call(refused.tool.name(), client, outcome);
-        self.spans = self.spans.wrapping_add(1);
-        let profile = self.config.profiles.for_tool(refused.tool);
-        let span = super::call_log::span_id(self.config.jitter_seed, self.spans);
-        super::call_log::CallLine {
-            unix_secs: self.last_now.map_or(0, |n| n.unix_secs),
-            tool: refused.tool,
-            version: refused.version,
-            reply_to: refused.reply_to,
-            client,
-            task: false,
-            outcome: super::call_log::Outcome::Refused(why),
-            report: None,
-            model: profile.map(|p| p.model.as_str()),
-            cost: None,
-            trace: refused.trace.map(|t| (t, span)),
-        }
-        .emit();
+    /// Records a call refused before any upstream request.
+    fn record_refusal(&mut self, call: &CallOf, why: crate::outcome::Refusal) {
+        let profile = self.config.profiles.for_tool(call.tool);
+        let model = profile.map(|p| p.model.as_str());
+        let now = self.last_now.map_or(0, |n| n.unix_secs);
+        self.ledger.refused(call, why, model, now);
     }
 }

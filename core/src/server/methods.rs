@@ -55,10 +55,10 @@ impl Server {
                 method,
                 tool,
                 error,
-                transport: reply_to.transport(),
+                transport: reply_to.transport().network(),
                 version,
             };
-            self.metrics.operation(op, std::time::Duration::ZERO);
+            self.ledger.replied(op, std::time::Duration::ZERO);
         }
         dispatched
     }

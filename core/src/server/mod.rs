@@ -16,7 +16,6 @@
 
 mod background;
 mod batch;
-pub mod call_log;
 mod dispatch;
 mod exchanges;
 mod held;
@@ -110,19 +109,15 @@ pub struct Server {
     background: crate::tasks::background::Polls<routing::Pending>,
     /// Modern task-augmented calls waiting a moment for their result before their task.
     held: held::Held,
-    /// Calls logged so far: the counter behind each call's span id.
-    spans: u64,
-    /// What `/metrics` reports.
-    metrics: crate::metrics::Metrics,
-    /// What each client and the instance used against their limits.
-    limits: crate::clients::Limits,
+    /// Metrics, limits, spend and the call records: see [`crate::ledger`].
+    ledger: crate::ledger::Ledger,
 }
 
 impl Server {
     /// A server waiting for its first message.
     pub fn new(config: ServerConfig) -> Self {
         let tasks = config.tasks.clone();
-        let (config_limit, config_clients) = (config.instance_limit, config.clients.clone());
+        let ledger = crate::ledger::Ledger::new(&config);
         Server {
             framer: Framer::new(config.max_message_bytes),
             reply_framing: config.force_line_output.then_some(Framing::Line),
@@ -147,9 +142,7 @@ impl Server {
             ),
             calendar: crate::openai::calendar::Calendar::default(),
             held: held::Held::default(),
-            spans: 0,
-            metrics: crate::metrics::Metrics::default(),
-            limits: crate::clients::Limits::new(config_limit, config_clients),
+            ledger,
         }
     }
 
@@ -264,13 +257,15 @@ impl Server {
             attempts: attempts.clone(),
             retries,
         };
-        self.metrics.render(&gauges)
+        self.ledger.render(&gauges)
     }
 
     /// The next action, or `None` when there is nothing to do.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
-        self.outputs.pop_front()
+        self.outputs
+            .pop_front()
+            .or_else(|| self.ledger.poll_record().map(Output::Record))
     }
 
     /// When to call `handle(now, Input::Timeout)` next.

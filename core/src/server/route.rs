@@ -1,12 +1,12 @@
 //! Where replies go: the one place that drains the call engine's events, and the writing
 //! of frames in the client's framing.
 
-use super::call_log::{self, CallLine, Outcome};
 use super::routing::{Asker, Caller, Context, ReplyTo};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::CallEvent;
 use crate::framing::{encode, Framing};
 use crate::jsonrpc::Reply;
+use crate::ledger::{End, Lane};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
 use crate::openai::pricing::Estimate;
@@ -49,15 +49,16 @@ impl Server {
                     retries,
                     report,
                 } => {
-                    let cost = self.log_call(&context, &outcome, &report);
+                    let cost = self.call_ended(&context, &outcome, &report);
                     let result =
                         self.priced_result(outcome, retries, &report, context.version, &cost);
-                    self.count_operation(&context, &report, &result);
-                    if let Some(task) = &context.task {
-                        self.finish_task(task, result, context.reply_to, context.version);
-                        continue;
+                    match &context.task {
+                        // The request was answered (and counted) with the task's handle.
+                        Some(task) => {
+                            self.finish_task(task, result, context.reply_to, context.version)
+                        }
+                        None => self.reply_late(context.asker(), result),
                     }
-                    self.route(context.reply_to, Some(Reply::to(context.id, result)));
                 }
                 CallEvent::Stored {
                     context: Context::Background(job),
@@ -94,103 +95,35 @@ impl Server {
         }
     }
 
-    /// What a call with `usage` on `model` cost.
-    fn cost(&self, model: &str, usage: Option<&crate::openai::Usage>) -> Estimate {
-        let none = crate::openai::Usage::default();
-        self.config.prices.estimate(model, usage.unwrap_or(&none))
-    }
-
-    /// Leaves the finished call's line in the log.
-    fn log_call(
+    /// A call the engine ran ended: into the ledger, which prices it.
+    fn call_ended(
         &mut self,
         caller: &Caller,
         outcome: &Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
         report: &crate::calls::Report,
     ) -> Estimate {
-        self.spans = self.spans.wrapping_add(1);
-        let span = call_log::span_id(self.config.jitter_seed, self.spans);
-        let (model, result) = match outcome {
-            Ok(answer) => (answer.model.as_str(), Outcome::Ok),
-            Err(failure) => (
-                report.model.model.as_str(),
-                Outcome::Upstream(failure.kind.as_str()),
-            ),
+        let (model, failure) = match outcome {
+            Ok(answer) => (answer.model.as_str(), None),
+            Err(failure) => (report.model.model.as_str(), Some(failure.kind)),
         };
-        let cost = self.cost(model, report.usage.as_ref());
-        let now = self.last_now.map_or(0, |n| n.unix_secs);
-        let client = self.config.clients.name(caller.client);
-        self.metrics.call(caller.tool.name(), client, result);
-        if let Some(usage) = &report.usage {
-            self.metrics.usage(model, client, usage, &cost);
-        }
-        if let Some(spent) = report.usage.as_ref().and(cost.total()) {
-            self.limits.spend(caller.client, now, spent);
-        }
-        CallLine {
-            unix_secs: now,
-            tool: caller.tool,
-            version: caller.version,
-            reply_to: caller.reply_to,
-            client,
-            task: caller.task.is_some(),
-            outcome: result,
-            report: Some(report),
-            model: Some(model).filter(|m| !m.is_empty()),
-            cost: report.usage.as_ref().map(|_| &cost),
-            trace: caller.trace.map(|t| (t, span)),
-        }
-        .emit();
-        cost
+        let end = End {
+            model,
+            failure,
+            report,
+            took: report.wall,
+            lane: Lane::Direct,
+        };
+        self.ledger.ended(&caller.call_of(), &end, self.unix_now())
     }
 
-    /// Counts a finished call's `tools/call` as an MCP operation of its whole duration. A
-    /// task's request was answered (and counted) when its handle was sent.
-    fn count_operation(
-        &mut self,
-        caller: &Caller,
-        report: &crate::calls::Report,
-        result: &Result<serde_json::Value, crate::jsonrpc::RpcError>,
-    ) {
-        if caller.task.is_some() {
-            return;
-        }
-        let error = match result {
-            Err(e) => Some(crate::metrics::ErrorType::Rpc(e.code)),
-            Ok(v) => {
-                crate::mcp::task_end::is_tool_error(v).then_some(crate::metrics::ErrorType::Tool)
-            }
-        };
-        let op = crate::metrics::Operation {
-            method: "tools/call",
-            tool: Some(caller.tool.name()),
-            error,
-            transport: caller.reply_to.transport(),
-            version: caller.version.as_str(),
-        };
-        self.metrics.operation(op, report.wall);
+    /// Unix seconds of the latest input.
+    pub(super) fn unix_now(&self) -> u64 {
+        self.last_now.map_or(0, |n| n.unix_secs)
     }
 
-    /// What `tools/call` returns for a background task whose stored response ended with
-    /// `outcome`, as `version` shapes answers and failures; its tokens priced at the
-    /// completion window's rate.
-    pub(super) fn call_result(
-        &self,
-        outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
-        retries: u32,
-        report: &crate::calls::Report,
-        version: ProtocolVersion,
-    ) -> Result<serde_json::Value, crate::jsonrpc::RpcError> {
-        let cost = match &outcome {
-            Ok(answer) => self
-                .cost(&answer.model, report.usage.as_ref())
-                .tokens_at_percent(self.config.tasks.background_price_percent()),
-            Err(_) => Estimate::Unknown(crate::openai::pricing::Unpriced::Model),
-        };
-        self.priced_result(outcome, retries, report, version, &cost)
-    }
-
-    /// [`Server::call_result`] with the answer's cost already estimated.
-    fn priced_result(
+    /// What `tools/call` returns for work on a background task that ended with
+    /// `outcome` (priced at `cost`), as `version` shapes answers and failures.
+    pub(super) fn priced_result(
         &self,
         outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
         retries: u32,
@@ -221,18 +154,11 @@ impl Server {
         asker: Asker,
         result: Result<serde_json::Value, crate::jsonrpc::RpcError>,
     ) {
-        let reply = Reply::to(asker.id, result);
         let took = self.last_now.map_or(std::time::Duration::ZERO, |now| {
             now.instant.saturating_duration_since(asker.received)
         });
-        let op = crate::metrics::Operation {
-            method: asker.method,
-            tool: asker.tool,
-            error: super::methods::error_type(&reply),
-            transport: asker.reply_to.transport(),
-            version: asker.version.as_str(),
-        };
-        self.metrics.operation(op, took);
+        let reply = Reply::to(asker.id.clone(), result);
+        self.ledger.replied(asker.operation(&reply), took);
         self.route(asker.reply_to, Some(reply));
     }
 

@@ -7,6 +7,7 @@ use crate::calls::{Planned, Requester};
 use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::jsonrpc::{Reply, RequestId, RpcError};
+use crate::ledger::{CallOf, Transport};
 use crate::mcp::trace::TraceParent;
 use crate::mcp::{Method, ProgressToken, ProtocolVersion};
 use crate::tasks::BackgroundRef;
@@ -26,12 +27,11 @@ pub(super) enum ReplyTo {
 }
 
 impl ReplyTo {
-    /// `network.transport` of the request, as the MCP conventions name it: `pipe` for
-    /// stdio, `tcp` for HTTP.
-    pub(super) fn transport(self) -> &'static str {
+    /// How the request came.
+    pub(super) fn transport(self) -> Transport {
         match self {
-            ReplyTo::Direct | ReplyTo::Batch { .. } => "pipe",
-            ReplyTo::Exchange(_) => "tcp",
+            ReplyTo::Direct | ReplyTo::Batch { .. } => Transport::Stdio,
+            ReplyTo::Exchange(_) => Transport::Http,
         }
     }
 
@@ -60,6 +60,19 @@ pub(super) struct Asker {
     pub version: ProtocolVersion,
     /// When the request arrived.
     pub received: Instant,
+}
+
+impl Asker {
+    /// The operation its `reply` completes, for the ledger.
+    pub(super) fn operation(&self, reply: &Reply) -> crate::metrics::Operation {
+        crate::metrics::Operation {
+            method: self.method,
+            tool: self.tool,
+            error: super::methods::error_type(reply),
+            transport: self.reply_to.transport().network(),
+            version: self.version.as_str(),
+        }
+    }
 }
 
 /// What handling one message produced.
@@ -109,6 +122,34 @@ pub(super) struct Caller {
     pub trace: Option<TraceParent>,
     /// Who called: the log line, the metrics and the spend name it.
     pub client: ClientId,
+    /// When the request arrived.
+    pub received: Instant,
+}
+
+impl Caller {
+    /// The call as the ledger names it.
+    pub(super) fn call_of(&self) -> CallOf {
+        CallOf {
+            tool: self.tool,
+            version: self.version,
+            transport: self.reply_to.transport(),
+            client: self.client,
+            task: self.task.is_some(),
+            trace: self.trace,
+        }
+    }
+
+    /// The request, whose reply the call's end is.
+    pub(super) fn asker(&self) -> Asker {
+        Asker {
+            id: self.id.clone(),
+            reply_to: self.reply_to,
+            method: "tools/call",
+            tool: Some(self.tool.name()),
+            version: self.version,
+            received: self.received,
+        }
+    }
 }
 
 /// What a piece of the engine's work on a stored response is for.
@@ -119,9 +160,15 @@ pub(super) enum Job {
         pending: Pending,
         created: u64,
         ttl_ms: u64,
+        /// The call, as its end is counted.
+        call: CallOf,
     },
-    /// A read of a response's state, for whoever waits on it.
-    Read { response_id: String },
+    /// A read of a response's state, for whoever waits on it (the first of them, whose
+    /// reference says what the task's end is counted under).
+    Read {
+        response_id: String,
+        waiter: Option<Pending>,
+    },
     /// A cancel, for this request.
     Cancel {
         response_id: String,

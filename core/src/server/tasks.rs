@@ -74,6 +74,7 @@ impl Server {
             tool: start.tool,
             trace: start.trace,
             client: start.client,
+            received: now.instant,
         };
         let started = self.calls.start(
             now,

@@ -128,6 +128,14 @@ impl<P> Polls<P> {
         self.responses.get(id).and_then(|r| r.seen.as_ref())
     }
 
+    /// The request waiting longest on `id`, if any waits.
+    pub fn first_waiter(&self, id: &str) -> Option<&P> {
+        self.responses
+            .get(id)
+            .and_then(|r| r.waiting.first())
+            .map(|(p, _)| p)
+    }
+
     /// A request about `id`: answered now from the last state when that is an end, or
     /// (for [`Want::State`]) fresh or about to be refreshed; parked otherwise.
     pub fn handle_request(&mut self, now: Instant, id: &str, pending: P, want: Want) -> Served<P> {

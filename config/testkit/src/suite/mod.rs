@@ -112,6 +112,10 @@ macro_rules! e2e_suite {
             fn a_refused_call_and_an_http_call_have_their_lines() {
                 $crate::run($bin, $crate::suite::observability::a_refused_call_and_an_http_call_have_their_lines);
             }
+            #[test]
+            fn a_background_task_leaves_one_line_when_it_ends() {
+                $crate::run($bin, $crate::suite::observability::a_background_task_leaves_one_line_when_it_ends);
+            }
         }
         mod limits {
             #[test]

@@ -557,3 +557,56 @@ pub fn a_stdio_server_serves_metrics_on_its_own_listener() {
     mcp.close_stdin();
     assert!(mcp.wait_exit(PATIENCE).success());
 }
+
+/// A background task leaves one call line, when this instance first reads it ended: its
+/// tool, its tokens and its cost (computed by hand from `answered`), however often it
+/// is read after; the metrics count it once.
+pub fn a_background_task_leaves_one_line_when_it_ends() {
+    let openai = crate::fake_openai::Background::new(&answered(), Duration::from_millis(300));
+    let fake = openai.serve();
+    let dir = temp_dir("bg-log");
+    let yaml = "tasks: {openai_background: true, poll_interval_ms: 100}\n";
+    let mut mcp = Mcp::spawn(
+        Opts::upstream(&fake.url)
+            .config(&dir, yaml)
+            .arg("--log-format")
+            .arg("json"),
+    );
+    mcp.initialize("2025-11-25");
+    let (created, _) = mcp.ask(
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+        "name":"answer_quick","arguments":{"query": QUERY},"task":{}}}),
+    );
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}"))
+        .to_owned();
+    let on_task = |n: u64, method: &str| json!({"jsonrpc":"2.0","id":n,"method":method,"params":{"taskId":id}});
+    let (result, _) = mcp.ask(on_task(2, "tasks/result"));
+    assert!(result["result"]["content"].is_array(), "{result}");
+    for n in 3..6 {
+        let (state, _) = mcp.ask(on_task(n, "tasks/get"));
+        assert_eq!(state["result"]["status"], "completed", "{state}");
+    }
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(PATIENCE).success());
+    let lines = json_lines(&mcp.stderr_to_end(), None);
+    let calls = call_lines(&lines);
+    assert_eq!(calls.len(), 1, "{lines:?}");
+    let line = calls[0];
+    assert_eq!(
+        (&line["tool"], &line["task"], &line["outcome"]),
+        (&json!("answer_quick"), &json!(true), &json!("ok")),
+        "{line}"
+    );
+    assert_eq!(
+        (&line["input_tokens"], &line["output_tokens"]),
+        (&json!(20_000), &json!(1_000))
+    );
+    // 15,000 input at $1/M, 5,000 cached at $0.05/M, 1,000 output at $5/M, and the
+    // fixture's searches at $10 per thousand: the soonest window is the list price.
+    let searches = line["web_searches"].as_f64().unwrap_or(f64::NAN);
+    let hand = 15_000.0 * 1e-6 + 5_000.0 * 0.05e-6 + 1_000.0 * 5e-6 + searches * 0.01;
+    let cost = line["cost_usd"].as_f64().unwrap_or(f64::NAN);
+    assert!((cost - hand).abs() < 1e-9, "{cost} vs {hand}: {line}");
+}

@@ -1,55 +1,82 @@
-//! The line each finished `tools/call` leaves in the log: what a platform team greps,
-//! ships to its log store and joins to its traces. One JSON object, logged at info level
-//! under [`CALL_LOG_TARGET`], which the runtimes print as it is with `--log-format json`.
+//! The record each finished `tools/call` leaves: what a platform team greps, ships to its
+//! log store and joins to its traces. The core hands it out as data
+//! ([`crate::Poll::Record`]); the runtimes write it as one JSON line, at info level under
+//! [`CALL_LOG_TARGET`], printed as it is with `--log-format json`.
 //!
 //! What it holds is bounded and harmless: names, counts, durations, ids OpenAI gave, the
 //! client's trace. Never the query, the answer, a key or a token.
 
-use super::routing::ReplyTo;
-use crate::calls::Report;
 use crate::mcp::trace::{Hex, TraceParent};
 use crate::mcp::ProtocolVersion;
-use crate::openai::pricing::Estimate;
+use crate::openai::pricing::Picodollars;
+use crate::openai::Usage;
+use crate::outcome::Outcome;
 use crate::tools::Tool;
 use serde::Serialize;
+use std::time::Duration;
 
 /// The `log` target of the per-call lines.
 pub const CALL_LOG_TARGET: &str = "responses_mcp_core::call";
 
-/// How a call ended, as the log line and the metrics name it: `ok`, or a short reason.
+/// How a request reached the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// An answer.
-    Ok,
-    /// The upstream call failed: its kind (`http_error`, `timeout`, …).
-    Upstream(&'static str),
-    /// Refused before any upstream request: why (`busy`, `draining`, `no_api_key`, …).
-    Refused(&'static str),
+pub enum Transport {
+    /// Standard input and output.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
 }
 
-impl Outcome {
-    /// The label: `ok`, `upstream_<kind>` or `refused_<why>`.
-    pub fn label(self) -> String {
+impl Transport {
+    /// `network.transport`, as the MCP semantic conventions name it: `pipe` or `tcp`.
+    pub fn network(self) -> &'static str {
         match self {
-            Outcome::Ok => "ok".into(),
-            Outcome::Upstream(kind) => format!("upstream_{kind}"),
-            Outcome::Refused(why) => format!("refused_{why}"),
+            Transport::Stdio => "pipe",
+            Transport::Http => "tcp",
+        }
+    }
+
+    /// The call log's `transport`: `stdio` or `http`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
         }
     }
 }
 
-/// Everything one line says, gathered where the call ends.
-pub(super) struct CallLine<'a> {
+/// One finished call, as its log line says it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallRecord {
+    /// When it ended, Unix seconds.
     pub unix_secs: u64,
+    /// The tool called.
     pub tool: Tool,
+    /// The request's protocol version.
     pub version: ProtocolVersion,
-    pub reply_to: ReplyTo,
-    pub client: &'a str,
+    /// How the request came.
+    pub transport: Transport,
+    /// The client's name.
+    pub client: String,
+    /// Whether it ran as a task.
     pub task: bool,
+    /// How it ended.
     pub outcome: Outcome,
-    pub report: Option<&'a Report>,
-    pub model: Option<&'a str>,
-    pub cost: Option<&'a Estimate>,
+    /// From admission to its end (a background task: from its creation).
+    pub duration: Duration,
+    /// Upstream attempts made.
+    pub attempts: u32,
+    /// The last upstream reply's status.
+    pub upstream_status: Option<u16>,
+    /// The model that answered, or the one that was to.
+    pub model: Option<String>,
+    /// What OpenAI reported the call used.
+    pub usage: Option<Usage>,
+    /// The estimated cost, when the model has a price.
+    pub cost: Option<Picodollars>,
+    /// OpenAI's request id of the last reply.
+    pub request_id: Option<String>,
+    /// The client's trace and this call's span in it.
     pub trace: Option<(TraceParent, [u8; 8])>,
 }
 
@@ -87,13 +114,10 @@ struct Line<'a> {
     traceparent: Option<String>,
 }
 
-impl CallLine<'_> {
-    /// Logs the line (nothing is built unless info is enabled for the target).
-    pub(super) fn emit(&self) {
-        if !log::log_enabled!(target: CALL_LOG_TARGET, log::Level::Info) {
-            return;
-        }
-        let usage = self.report.and_then(|r| r.usage.as_ref());
+impl CallRecord {
+    /// The record as one line of compact JSON.
+    pub fn to_json(&self) -> String {
+        let usage = self.usage.as_ref();
         let line = Line {
             time: crate::date::iso_utc(self.unix_secs),
             event: "call",
@@ -104,40 +128,30 @@ impl CallLine<'_> {
                 "legacy"
             },
             protocol_version: self.version.as_str(),
-            transport: match self.reply_to {
-                ReplyTo::Exchange(_) => "http",
-                ReplyTo::Direct | ReplyTo::Batch { .. } => "stdio",
-            },
-            client: self.client,
+            transport: self.transport.name(),
+            client: &self.client,
             task: self.task,
             outcome: self.outcome.label(),
-            duration_ms: self
-                .report
-                .map_or(0, |r| u64::try_from(r.wall.as_millis()).unwrap_or(u64::MAX)),
-            attempts: self.report.map_or(0, |r| r.attempts),
-            upstream_status: self.report.and_then(|r| r.upstream.status),
-            model: self.model,
+            duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
+            attempts: self.attempts,
+            upstream_status: self.upstream_status,
+            model: self.model.as_deref(),
             input_tokens: usage.map_or(0, |u| u.input_tokens),
             cached_input_tokens: usage.map_or(0, |u| u.cached_input_tokens),
             cache_write_tokens: usage.map_or(0, |u| u.cache_write_tokens),
             output_tokens: usage.map_or(0, |u| u.output_tokens),
             reasoning_tokens: usage.map_or(0, |u| u.reasoning_tokens),
             web_searches: usage.map_or(0, |u| u.web_searches),
-            cost_usd: self
-                .cost
-                .and_then(Estimate::total)
-                .map(crate::openai::pricing::Picodollars::usd),
+            cost_usd: self.cost.map(Picodollars::usd),
             response_id: usage.and_then(|u| u.response_id.as_deref()),
-            request_id: self.report.and_then(|r| r.upstream.request_id.as_deref()),
+            request_id: self.request_id.as_deref(),
             trace_id: self.trace.map(|(t, _)| Hex(&t.trace_id).to_string()),
             span_id: self.trace.map(|(_, span)| Hex(&span).to_string()),
             parent_span_id: self.trace.map(|(t, _)| Hex(&t.parent_id).to_string()),
             traceparent: self.trace.map(|(t, span)| t.child(span).to_string()),
         };
-        match serde_json::to_string(&line) {
-            Ok(text) => log::info!(target: CALL_LOG_TARGET, "{text}"),
-            Err(e) => log::warn!("the call's log line did not serialise: {e}"),
-        }
+        // Strings, numbers and options of them always serialise.
+        serde_json::to_string(&line).unwrap_or_default()
     }
 }
 

@@ -1,0 +1,147 @@
+use super::*;
+use crate::clients::Limit;
+use crate::openai::pricing::Picodollars;
+
+fn config() -> ServerConfig {
+    ServerConfig {
+        instance_limit: Limit {
+            calls_per_minute: None,
+            spend_per_day: Some(Picodollars(1)),
+        },
+        ..ServerConfig::default()
+    }
+}
+
+fn call() -> CallOf {
+    CallOf {
+        tool: Tool::AnswerQuick,
+        version: ProtocolVersion::V2025_11_25,
+        transport: Transport::Http,
+        client: ClientId::DEFAULT,
+        task: true,
+        trace: None,
+    }
+}
+
+fn report(output_tokens: u64) -> Report {
+    Report {
+        usage: Some(Usage {
+            response_id: Some("resp_1".into()),
+            input_tokens: 100_000,
+            output_tokens,
+            ..Usage::default()
+        }),
+        adjustments: Vec::new(),
+        model: crate::calls::ModelSource::default(),
+        attempts: 1,
+        wall: Duration::from_millis(5),
+        upstream: crate::calls::Upstream::default(),
+    }
+}
+
+fn end(report: &Report, lane: Lane) -> End<'_> {
+    End {
+        model: "gpt-6.1-terra",
+        failure: None,
+        report,
+        took: Duration::from_secs(90),
+        lane,
+    }
+}
+
+#[test]
+fn a_background_end_is_counted_once_and_spent_against_the_limits() {
+    let mut ledger = Ledger::new(&config());
+    let report = report(0);
+    assert_eq!(ledger.admit(ClientId::DEFAULT, 100), Ok(()));
+    let first = ledger.background_ended("resp_1", &call(), &end(&report, Lane::Background), 100);
+    let again = ledger.background_ended("resp_1", &call(), &end(&report, Lane::Background), 101);
+    assert_eq!(first, again, "a second read is priced the same");
+    let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let record = &records[0];
+    assert_eq!(
+        (record.task, record.outcome, record.duration),
+        (true, Outcome::Ok, Duration::from_secs(90))
+    );
+    assert_eq!(record.cost, first.total());
+    // The day's spend is over the limit of one picodollar: the next call is refused.
+    let refused = ledger.admit(ClientId::DEFAULT, 102);
+    assert!(
+        matches!(refused, Err(e) if e.kind.refusal() == Refusal::SpendPerDay),
+        "{refused:?}"
+    );
+    let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
+    let calls: Vec<_> = text
+        .lines()
+        .filter(|l| l.starts_with("openai_responses_mcp_calls_total{"))
+        .collect();
+    assert_eq!(calls.len(), 1, "{text}");
+    assert!(calls[0].ends_with(" 1"), "{calls:?}");
+}
+
+#[test]
+fn background_tokens_cost_the_completion_window_percent() {
+    let mut c = config();
+    c.tasks.completion_window = crate::tasks::CompletionWindow::EightHours;
+    c.tasks.window_price_percent = Some(50);
+    let ledger = Ledger::new(&c);
+    let report = report(0);
+    let direct = ledger.cost("gpt-6.1-terra", report.usage.as_ref(), Lane::Direct);
+    let background = ledger.cost("gpt-6.1-terra", report.usage.as_ref(), Lane::Background);
+    // 100,000 input tokens at $1 per million, then at half price.
+    assert_eq!(direct.total(), Some(Picodollars(100_000_000_000)));
+    assert_eq!(background.total(), Some(Picodollars(50_000_000_000)));
+}
+
+#[test]
+fn the_memory_of_counted_background_ends_is_bounded() {
+    let mut ledger = Ledger::new(&ServerConfig::default());
+    let report = report(1);
+    for n in 0..=COUNTED_IDS {
+        let id = format!("resp_{n}");
+        ledger.background_ended(&id, &call(), &end(&report, Lane::Background), 1);
+    }
+    assert_eq!(ledger.counted.len(), COUNTED_IDS);
+    assert_eq!(ledger.counted_set.len(), COUNTED_IDS);
+    // The oldest was forgotten; the newest is still known.
+    let before = std::iter::from_fn(|| ledger.poll_record()).count();
+    assert_eq!(before, COUNTED_IDS + 1);
+    let last = format!("resp_{COUNTED_IDS}");
+    ledger.background_ended(&last, &call(), &end(&report, Lane::Background), 1);
+    assert_eq!(ledger.poll_record(), None);
+}
+
+#[test]
+fn a_refusal_is_counted_and_recorded_under_its_reason_with_a_span_of_its_own() {
+    let mut ledger = Ledger::new(&ServerConfig::default());
+    let trace = crate::mcp::trace::TraceParent {
+        trace_id: [1; 16],
+        parent_id: [2; 8],
+        flags: 1,
+    };
+    let traced = CallOf {
+        trace: Some(trace),
+        ..call()
+    };
+    ledger.refused(&traced, Refusal::NoApiKey, Some("gpt-6.1-terra"), 7);
+    ledger.refused(&traced, Refusal::NoApiKey, None, 8);
+    let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0].outcome, Outcome::Refused(Refusal::NoApiKey));
+    assert_eq!(records[0].model.as_deref(), Some("gpt-6.1-terra"));
+    let spans: Vec<_> = records
+        .iter()
+        .filter_map(|r| r.trace.map(|t| t.1))
+        .collect();
+    assert_eq!(spans.len(), 2);
+    assert_ne!(spans[0], spans[1]);
+    let line: serde_json::Value = serde_json::from_str(&records[0].to_json()).unwrap_or_default();
+    assert_eq!(line["outcome"], "refused_no_api_key", "{line}");
+    assert_eq!(line["transport"], "http", "{line}");
+    let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
+    assert!(
+        text.contains("openai_responses_mcp_refusals_total{reason=\"no_api_key\"} 2"),
+        "{text}"
+    );
+}

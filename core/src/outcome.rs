@@ -1,0 +1,94 @@
+//! How a call ended, in one vocabulary: the metrics' `outcome` and `reason` labels, the
+//! call log's `outcome`, a tool failure's kind and `/ready`'s reason all name the same
+//! [`Refusal`]s and [`Outcome`]s, so a dashboard, a log query and a probe agree.
+
+use crate::openai::FailureKind;
+
+/// Why a call was refused before any upstream request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Refusal {
+    /// Every call slot and the queue are taken.
+    Busy,
+    /// The server is shutting down and takes no new calls.
+    Draining,
+    /// The server has no API key.
+    NoApiKey,
+    /// OpenAI has shut the profile's model down.
+    ModelShutDown,
+    /// A client's or the instance's calls per minute.
+    CallsPerMinute,
+    /// A client's or the instance's estimated spend per day.
+    SpendPerDay,
+}
+
+impl Refusal {
+    /// The label in metrics (`reason`) and, after `refused_`, in `outcome`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Refusal::Busy => "busy",
+            Refusal::Draining => "draining",
+            Refusal::NoApiKey => "no_api_key",
+            Refusal::ModelShutDown => "model_shut_down",
+            Refusal::CallsPerMinute => "limit_calls_per_minute",
+            Refusal::SpendPerDay => "limit_spend_per_day",
+        }
+    }
+
+    /// The reason `/ready` gives when every new call would be refused for this.
+    pub fn not_ready(self) -> &'static str {
+        match self {
+            Refusal::Draining => "draining: the server is shutting down and takes no new calls",
+            Refusal::NoApiKey => {
+                "no API key: the server was started without one, so every call would fail"
+            }
+            Refusal::Busy => "at capacity: every call slot is taken and the queue is full",
+            Refusal::ModelShutDown => "model shut down: OpenAI no longer serves a profile's model",
+            Refusal::CallsPerMinute => "limit: the instance's calls per minute are used up",
+            Refusal::SpendPerDay => "limit: the instance's spend for the day is used up",
+        }
+    }
+}
+
+/// How a `tools/call` ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// An answer.
+    Ok,
+    /// The upstream call failed, this way.
+    Upstream(FailureKind),
+    /// Refused before any upstream request.
+    Refused(Refusal),
+}
+
+impl Outcome {
+    /// The label: `ok`, `upstream_<kind>` or `refused_<why>`.
+    pub fn label(self) -> String {
+        match self {
+            Outcome::Ok => "ok".into(),
+            Outcome::Upstream(kind) => format!("upstream_{}", kind.as_str()),
+            Outcome::Refused(why) => format!("refused_{}", why.label()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_the_ones_dashboards_already_query() {
+        assert_eq!(Outcome::Ok.label(), "ok");
+        assert_eq!(
+            Outcome::Upstream(FailureKind::Timeout).label(),
+            "upstream_timeout"
+        );
+        assert_eq!(
+            Outcome::Refused(Refusal::SpendPerDay).label(),
+            "refused_limit_spend_per_day"
+        );
+        assert_eq!(
+            Outcome::Refused(Refusal::ModelShutDown).label(),
+            "refused_model_shut_down"
+        );
+    }
+}
