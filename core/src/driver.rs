@@ -6,10 +6,9 @@
 //! `H` is whatever the host needs to abort an attempt (a task, a socket, a thread's abort
 //! flag); the driver only stores it.
 
-use crate::io::{
-    Asked, AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpReply, HttpRequest, Input, Now,
-    Output, TransportError,
-};
+use crate::io::{AttemptId, ExchangeId, HttpHead, HttpReply, HttpRequest, Now, TransportError};
+use crate::serve::exchange::{Asked, ExchangeOut};
+use crate::server::io::{Input, Output};
 use crate::server::Server;
 use crate::settings::ServerConfig;
 use std::collections::BTreeMap;

@@ -1,6 +1,9 @@
-//! What goes into the server and what comes out: events, HTTP attempts, actions.
+//! The primitives every part shares: the time of an event, the ids of attempts, exchanges
+//! and requests, and an upstream attempt's request, reply and failure. What the server
+//! takes and gives as a whole is [`crate::server`]'s `io` ([`crate::Input`],
+//! [`crate::Output`]).
 
-use crate::openai::FailureKind;
+use crate::jsonrpc::RequestId;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -35,31 +38,6 @@ impl fmt::Display for ExchangeId {
     }
 }
 
-/// What goes back on an exchange's response.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExchangeOut {
-    /// A notification about the request (progress), before its reply: the response
-    /// becomes an event stream if it is not one yet.
-    Notification(Vec<u8>),
-    /// The reply (a JSON-RPC response); the exchange is over.
-    Reply {
-        /// The response, compact JSON.
-        json: Vec<u8>,
-        /// Its error code, when it is an error (the HTTP status can depend on it).
-        error: Option<i32>,
-        /// A limit refused the call: seconds until the client may ask again
-        /// (`Retry-After`).
-        retry_after_secs: Option<u64>,
-    },
-    /// The message was a notification or a response, and is accepted (HTTP 202).
-    Accepted,
-    /// The request ends without a reply (it was cancelled); the exchange is over.
-    Ended,
-    /// The answer to [`Asked::Metrics`]: the Prometheus text exposition; the exchange is
-    /// over.
-    Metrics(Vec<u8>),
-}
-
 /// An HTTP reply from upstream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpReply {
@@ -72,7 +50,7 @@ pub struct HttpReply {
 }
 
 /// The head of an HTTP reply, which its body follows in pieces
-/// ([`Input::HttpBody`], then [`Input::HttpEnd`]).
+/// (`Input::HttpBody`, then `Input::HttpEnd`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpHead {
     /// Status code.
@@ -97,18 +75,6 @@ pub enum TransportErrorKind {
     Invalid,
 }
 
-impl From<TransportErrorKind> for FailureKind {
-    fn from(kind: TransportErrorKind) -> FailureKind {
-        match kind {
-            TransportErrorKind::Connect => FailureKind::Connect,
-            TransportErrorKind::Io => FailureKind::Io,
-            TransportErrorKind::Tls => FailureKind::Tls,
-            TransportErrorKind::BodyTooLarge => FailureKind::BodyTooLarge,
-            TransportErrorKind::Invalid => FailureKind::InvalidRequest,
-        }
-    }
-}
-
 /// A transport failure with a description that holds no secrets.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TransportError {
@@ -116,61 +82,6 @@ pub struct TransportError {
     pub kind: TransportErrorKind,
     /// A short description.
     pub detail: String,
-}
-
-/// An event for the server.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Input<'a> {
-    /// Bytes read from stdin.
-    Stdin(&'a [u8]),
-    /// Stdin reached end of file.
-    StdinClosed,
-    /// An attempt got a whole reply.
-    HttpReply(AttemptId, HttpReply),
-    /// An attempt's reply head arrived (the way to deliver a streamed reply).
-    HttpHead(AttemptId, HttpHead),
-    /// Body bytes of an attempt's reply, as they arrive.
-    HttpBody(AttemptId, &'a [u8]),
-    /// An attempt's reply body ended.
-    HttpEnd(AttemptId),
-    /// An attempt failed without a reply.
-    HttpFailed(AttemptId, TransportError),
-    /// The deadline from [`Server::poll_timeout`](crate::Server::poll_timeout) has passed.
-    Timeout,
-    /// SIGINT/SIGTERM: abort everything and exit.
-    Shutdown,
-    /// SIGINT/SIGTERM while serving HTTP: take no new calls, let those in flight finish
-    /// within the shutdown grace, then exit.
-    Drain,
-    /// Stdout is closed: nothing more can be said, so abort everything and exit.
-    OutputClosed,
-    /// An HTTP request for the server: a JSON-RPC message or a metrics scrape.
-    Exchange {
-        /// The exchange the answer goes back on.
-        id: ExchangeId,
-        /// What the request asks.
-        asked: Asked,
-    },
-    /// The client of an exchange went away: its call is cancelled, nothing more is sent.
-    ExchangeClosed(ExchangeId),
-}
-
-/// What an HTTP request asks the server, once the endpoint let it through.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Asked {
-    /// A JSON-RPC message POSTed to `/mcp`, with the protocol version its
-    /// `MCP-Protocol-Version` header names (`None`: absent, or not a version).
-    Rpc {
-        /// The parsed body.
-        message: serde_json::Value,
-        /// The header's version; legacy requests are served in it, statelessly.
-        version: Option<crate::mcp::ProtocolVersion>,
-        /// Who sent it, by its bearer token.
-        client: crate::clients::ClientId,
-    },
-    /// `GET /metrics`: the Prometheus text, answered with [`ExchangeOut::Metrics`].
-    Metrics,
 }
 
 /// A request to send upstream. The runtime adds the credentials and the headers.
@@ -206,27 +117,51 @@ impl HttpMethod {
     }
 }
 
-/// An action for the runtime.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Output {
-    /// Write these bytes (one whole frame) to stdout and flush.
-    Write(Vec<u8>),
-    /// Start this HTTP attempt.
-    Http(HttpRequest),
-    /// Abort this attempt and close its connection; its completion will be ignored.
-    Abort(AttemptId),
-    /// Send this on an exchange's response.
-    Exchange(ExchangeId, ExchangeOut),
-    /// A call ended: its record, for the host's call log ([`crate::ledger`]).
-    Record(crate::ledger::CallRecord),
-    /// Exit the process with status 0.
-    Exit,
-}
-
 /// Time after `now` by `d`, saturating instead of panicking.
 pub(crate) fn after(now: Instant, d: Duration) -> Instant {
     now.checked_add(d)
         .or_else(|| now.checked_add(Duration::from_secs(86_400 * 365)))
         .unwrap_or(now)
+}
+
+/// Who asked for a call. Request ids are unique per requester only: the stdio client
+/// has one id space, and each HTTP request is its own (two HTTP clients may both use 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Requester {
+    /// The client on stdin.
+    Stdio,
+    /// One HTTP request, whose response carries the reply.
+    Exchange(ExchangeId),
+    /// A task's work (its number): a call that answers into the task store, or work on a
+    /// background task's stored response; never a reply to a request of its own.
+    Task(u64),
+}
+
+/// A call's identity in the engine: its requester and the client's request id.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CallKey {
+    /// Who asked.
+    pub from: Requester,
+    /// The client's id.
+    pub id: RequestId,
+}
+
+impl From<RequestId> for CallKey {
+    /// A call from the stdio client.
+    fn from(id: RequestId) -> CallKey {
+        CallKey {
+            from: Requester::Stdio,
+            id,
+        }
+    }
+}
+
+impl fmt::Display for CallKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.from {
+            Requester::Stdio => write!(f, "{}", self.id),
+            Requester::Exchange(exchange) => write!(f, "{} (HTTP {exchange})", self.id),
+            Requester::Task(n) => write!(f, "task call {n}"),
+        }
+    }
 }

@@ -88,6 +88,7 @@ pub mod ledger;
 #[doc(hidden)]
 pub mod mcp;
 pub mod metrics;
+pub mod money;
 #[doc(hidden)]
 pub mod openai;
 pub mod outcome;
@@ -106,9 +107,11 @@ pub mod vocab;
 
 pub use driver::{Driver, Event, Message, Poll, MAX_PENDING_OUTPUT};
 pub use io::{
-    Asked, AttemptId, ExchangeId, ExchangeOut, HttpHead, HttpMethod, HttpReply, HttpRequest, Input,
-    Now, Output, TransportError, TransportErrorKind,
+    AttemptId, ExchangeId, HttpHead, HttpMethod, HttpReply, HttpRequest, Now, TransportError,
+    TransportErrorKind,
 };
+pub use serve::exchange::{Asked, ExchangeOut};
+pub use server::io::{Input, Output};
 pub use server::Server;
 pub use settings::{
     Profile, Profiles, SearchDefaults, SearchOptions, ServerConfig, UserLocation, WebSearch,

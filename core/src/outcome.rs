@@ -2,6 +2,7 @@
 //! call log's `outcome`, a tool failure's kind and `/ready`'s reason all name the same
 //! [`Refusal`]s and [`Outcome`]s, so a dashboard, a log query and a probe agree.
 
+use crate::clients::LimitKind;
 use crate::openai::FailureKind;
 
 /// Why a call was refused before any upstream request.
@@ -45,6 +46,15 @@ impl Refusal {
             Refusal::ModelShutDown => "model shut down: OpenAI no longer serves a profile's model",
             Refusal::CallsPerMinute => "limit: the instance's calls per minute are used up",
             Refusal::SpendPerDay => "limit: the instance's spend for the day is used up",
+        }
+    }
+}
+
+impl From<LimitKind> for Refusal {
+    fn from(kind: LimitKind) -> Refusal {
+        match kind {
+            LimitKind::CallsPerMinute(_) => Refusal::CallsPerMinute,
+            LimitKind::SpendPerDay { .. } => Refusal::SpendPerDay,
         }
     }
 }

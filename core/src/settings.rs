@@ -1,9 +1,10 @@
 //! What the core needs to know, resolved by the runtime before start. No secrets.
 
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
+pub use crate::openai::options::{CompletionWindow, SearchOptions, UserLocation, WebSearch};
 use crate::policy::SYSTEM_POLICY;
 use crate::tools::Tool;
-use crate::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
+use crate::vocab::{Effort, ServiceTier, Verbosity};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -23,64 +24,6 @@ pub struct Profile {
     pub service_tier: Option<ServiceTier>,
     /// `max_output_tokens` (at least 16, as the API requires).
     pub max_output_tokens: Option<u64>,
-}
-
-/// The settings of OpenAI's web_search tool a profile may tune; unset ones are not sent.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchOptions {
-    /// `search_context_size`.
-    pub context_size: Option<SearchContextSize>,
-    /// `user_location` (approximate; with no fields it states none); `None` sends none
-    /// (a provider refused it).
-    pub user_location: Option<UserLocation>,
-    /// `external_web_access`: `false` searches the cache only.
-    pub external_web_access: Option<bool>,
-}
-
-impl Default for SearchOptions {
-    /// Nothing tuned, and a location with no fields: `{"type": "approximate"}`. OpenAI's
-    /// API reference says a web search without `user_location` assumes the United States
-    /// (`WebSearchTool.user_location`, checked 2026-11-27), which would shape every
-    /// answer for users elsewhere; an approximate location with no fields states none.
-    fn default() -> Self {
-        SearchOptions {
-            context_size: None,
-            user_location: Some(UserLocation::default()),
-            external_web_access: None,
-        }
-    }
-}
-
-/// The approximate location the web search localises results for.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UserLocation {
-    /// ISO 3166-1 alpha-2 code, such as `JP`.
-    pub country: Option<String>,
-    /// Free text, such as `Tokyo`.
-    pub region: Option<String>,
-    /// Free text, such as `Minato`.
-    pub city: Option<String>,
-    /// IANA time zone, such as `Asia/Tokyo`.
-    pub timezone: Option<String>,
-}
-
-/// How the provider is asked to search the web, if it can.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum WebSearch {
-    /// OpenAI's hosted `web_search` tool (OpenAI, Azure OpenAI).
-    #[default]
-    OpenAi,
-    /// OpenRouter's `openrouter:web_search` server tool.
-    OpenRouter,
-    /// No hosted search (Ollama, LM Studio): no tool is sent and no answer claims one.
-    Unavailable,
-}
-
-impl WebSearch {
-    /// Whether the provider can search at all.
-    pub fn available(self) -> bool {
-        self != WebSearch::Unavailable
-    }
 }
 
 /// The model profile of each tool. `answer` is required; a tool without its own profile
@@ -303,66 +246,6 @@ impl TaskSettings {
     pub fn background_price_percent(&self) -> u64 {
         self.window_price_percent
             .unwrap_or_else(|| self.completion_window.published_price_percent())
-    }
-}
-
-/// `background_options.completion_window` of OpenAI's background mode: how soon a
-/// response must be done, traded for a discount on its model tokens.
-///
-/// OpenAI's background guide (developers.openai.com/api/docs/guides/background, "Use
-/// discounted completion windows", public beta since 2026-11-17, checked 2026-11-27):
-/// `soonest` (the default, no discount), `2h` (model tokens 30 % below Standard) and
-/// `8h` (40 % below); only background requests at the standard tier, not streamed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CompletionWindow {
-    /// As soon as possible, at the standard rates.
-    #[default]
-    Soonest,
-    /// Within two hours of acceptance.
-    TwoHours,
-    /// Within eight hours of acceptance.
-    EightHours,
-}
-
-impl CompletionWindow {
-    /// The names configuration and the API use.
-    pub const NAMES: [&'static str; 3] = ["soonest", "2h", "8h"];
-
-    /// The window named `name`.
-    pub fn parse(name: &str) -> Option<CompletionWindow> {
-        match name {
-            "soonest" => Some(CompletionWindow::Soonest),
-            "2h" => Some(CompletionWindow::TwoHours),
-            "8h" => Some(CompletionWindow::EightHours),
-            _ => None,
-        }
-    }
-
-    /// Its name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CompletionWindow::Soonest => "soonest",
-            CompletionWindow::TwoHours => "2h",
-            CompletionWindow::EightHours => "8h",
-        }
-    }
-
-    /// How long OpenAI may take; `None` for `soonest`.
-    pub fn length(self) -> Option<Duration> {
-        match self {
-            CompletionWindow::Soonest => None,
-            CompletionWindow::TwoHours => Some(Duration::from_secs(2 * 3600)),
-            CompletionWindow::EightHours => Some(Duration::from_secs(8 * 3600)),
-        }
-    }
-
-    /// The model-token price OpenAI published for the window, in percent of Standard.
-    pub fn published_price_percent(self) -> u64 {
-        match self {
-            CompletionWindow::Soonest => 100,
-            CompletionWindow::TwoHours => 70,
-            CompletionWindow::EightHours => 60,
-        }
     }
 }
 

@@ -7,9 +7,9 @@
 
 use crate::framing::Framer;
 use crate::io::{
-    AttemptId, HttpHead, HttpReply, HttpRequest, Input, Now, Output, TransportError,
-    TransportErrorKind,
+    AttemptId, HttpHead, HttpReply, HttpRequest, Now, TransportError, TransportErrorKind,
 };
+use crate::server::io::{Input, Output};
 use crate::server::Server;
 use crate::settings::ServerConfig;
 use serde_json::{json, Value};

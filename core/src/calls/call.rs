@@ -7,7 +7,7 @@ use super::CallKey;
 use crate::io::AttemptId;
 use crate::mcp::ProgressToken;
 use crate::openai::stream::{StreamEnd, StreamFold};
-use crate::openai::{Adjustment, Answer, RequestPlan, UpstreamFailure, Usage};
+use crate::openai::{Adjustment, Answer, RequestPlan, Upstream, UpstreamFailure, Usage};
 use crate::sse::SseReader;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -44,31 +44,6 @@ pub struct Call<C> {
     pub admitted: Instant,
     /// The HTTP status of the last reply, and OpenAI's `x-request-id` on it.
     pub upstream: Upstream,
-}
-
-/// What the last reply of a call said about itself, for its report.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Upstream {
-    /// The HTTP status; `None` when no reply arrived (connection failures only).
-    pub status: Option<u16>,
-    /// OpenAI's `x-request-id`, which its support asks for.
-    pub request_id: Option<String>,
-}
-
-impl Upstream {
-    /// From a reply's status and headers. An id longer than any OpenAI gives is not one.
-    pub fn of(status: u16, headers: &[(String, String)]) -> Upstream {
-        let request_id = headers
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case("x-request-id"))
-            .map(|(_, value)| value.trim())
-            .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-            .map(str::to_owned);
-        Upstream {
-            status: Some(status),
-            request_id,
-        }
-    }
 }
 
 /// An attempt's reply as it arrives.

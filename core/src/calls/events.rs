@@ -3,8 +3,7 @@
 use super::work::Stored;
 use crate::io::{AttemptId, HttpRequest};
 use crate::mcp::ProgressToken;
-use crate::openai::{Adjustment, Answer, RequestPlan, UpstreamFailure};
-use std::time::Duration;
+use crate::openai::{Adjustment, Answer, Report, RequestPlan, UpstreamFailure};
 
 /// What the engine asks of its owner.
 #[derive(Debug, PartialEq)]
@@ -68,41 +67,6 @@ pub struct Planned {
     pub plan: RequestPlan,
     /// The changes, for the usage `_meta`.
     pub adjustments: Vec<Adjustment>,
-}
-
-/// Which model a call asked for, and which setting named it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ModelSource {
-    /// The model id.
-    pub model: String,
-    /// Such as `model_profiles.answer.model`.
-    pub setting: &'static str,
-}
-
-impl ModelSource {
-    pub(super) fn of(plan: RequestPlan) -> ModelSource {
-        ModelSource {
-            model: plan.model,
-            setting: plan.model_setting,
-        }
-    }
-}
-
-/// What a finished call used: the upstream's usage (when it said), attempts, wall time.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Report {
-    /// Tokens, searches and the response id, from the answer.
-    pub usage: Option<crate::openai::Usage>,
-    /// What was changed to fit the model's limits (known before, or learned from a 400).
-    pub adjustments: Vec<Adjustment>,
-    /// The model called and the setting it came from, for advice (empty when not known).
-    pub model: ModelSource,
-    /// Attempts made.
-    pub attempts: u32,
-    /// From admission to the outcome.
-    pub wall: Duration,
-    /// The last reply's status and OpenAI request id.
-    pub upstream: super::Upstream,
 }
 
 /// Why a call was not admitted.

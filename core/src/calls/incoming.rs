@@ -38,7 +38,7 @@ impl<C: Clone> CallEngine<C> {
         // Until the head, `last_byte` is the attempt's start.
         let first_byte = now.instant.saturating_duration_since(call.last_byte);
         call.last_byte = now.instant;
-        call.upstream = super::call::Upstream::of(head.status, &head.headers);
+        call.upstream = crate::openai::Upstream::of(head.status, &head.headers);
         *crate::metrics::entry(&mut self.attempt_ends, AttemptEnd::Status(head.status)) += 1;
         let streamed = crate::http::is_event_stream(head.status, &head.headers);
         if !streamed {

@@ -22,7 +22,6 @@
 mod call;
 mod events;
 mod incoming;
-mod key;
 mod plan;
 mod progress;
 pub mod retry;
@@ -31,15 +30,15 @@ mod step;
 mod work;
 
 use crate::io::{AttemptId, Now};
+pub use crate::io::{CallKey, Requester};
 use crate::jsonrpc::RequestId;
 use crate::mcp::ProgressToken;
 use crate::metrics::AttemptEnd;
 use crate::openai::UpstreamFailure;
+pub use crate::openai::{ModelSource, Report, Upstream};
 use crate::timers::Timers;
-pub use call::Upstream;
 use call::{Call, CallState, Progress};
-pub use events::{CallEvent, ModelSource, Planned, Refused, Report};
-pub use key::{CallKey, Requester};
+pub use events::{CallEvent, Planned, Refused};
 pub use plan::Ask;
 use plan::ModelLimits;
 use retry::Jitter;
@@ -276,7 +275,7 @@ impl<C: Clone> CallEngine<C> {
                 incoming: None,
                 last_byte: now.instant,
                 admitted: now.instant,
-                upstream: call::Upstream::default(),
+                upstream: Upstream::default(),
             },
         );
         if !takes_slot || running < self.settings.max_inflight {

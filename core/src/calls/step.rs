@@ -40,7 +40,7 @@ impl<C: Clone> CallEngine<C> {
         if call.upstream.status.is_none() {
             *crate::metrics::entry(&mut self.attempt_ends, AttemptEnd::Status(reply.status)) += 1;
         }
-        call.upstream = super::call::Upstream::of(reply.status, &reply.headers);
+        call.upstream = crate::openai::Upstream::of(reply.status, &reply.headers);
         let call = &*call;
         let ok = (200..300).contains(&reply.status);
         let ending = match &call.work {
@@ -194,7 +194,7 @@ impl<C: Clone> CallEngine<C> {
             return;
         };
         call.attempts += 1;
-        call.upstream = super::call::Upstream::default();
+        call.upstream = crate::openai::Upstream::default();
         let deadline = after(now.instant, self.settings.timeout);
         let idle_at = after(now.instant, self.settings.idle_timeout);
         call.state = CallState::Running {

@@ -7,7 +7,7 @@
 //! spend is below the limit, so the calls in flight when it is crossed may take it over.
 
 use super::{ClientId, Clients};
-use crate::openai::pricing::Picodollars;
+use crate::money::Picodollars;
 
 /// Limits on one client, or on the instance; `None` is no limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,14 +47,6 @@ impl LimitKind {
         match self {
             LimitKind::CallsPerMinute(_) => "calls_per_minute",
             LimitKind::SpendPerDay { .. } => "spend_per_day_usd",
-        }
-    }
-
-    /// The refusal it makes, as metrics and the call's log line name it.
-    pub fn refusal(self) -> crate::outcome::Refusal {
-        match self {
-            LimitKind::CallsPerMinute(_) => crate::outcome::Refusal::CallsPerMinute,
-            LimitKind::SpendPerDay { .. } => crate::outcome::Refusal::SpendPerDay,
         }
     }
 }

@@ -68,7 +68,7 @@ fn a_background_end_is_counted_once_and_spent_against_the_limits() {
     // The day's spend is over the limit of one picodollar: the next call is refused.
     let refused = ledger.admit(ClientId::DEFAULT, 102);
     assert!(
-        matches!(refused, Err(e) if e.kind.refusal() == Refusal::SpendPerDay),
+        matches!(refused, Err(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
     );
     let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();

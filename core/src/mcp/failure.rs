@@ -54,7 +54,7 @@ impl ToolFailure<'_> {
             ToolFailure::Draining => Some(Refusal::Draining),
             ToolFailure::MissingKey { .. } => Some(Refusal::NoApiKey),
             ToolFailure::Retired { .. } => Some(Refusal::ModelShutDown),
-            ToolFailure::Limited { exceeded, .. } => Some(exceeded.kind.refusal()),
+            ToolFailure::Limited { exceeded, .. } => Some(exceeded.kind.into()),
             ToolFailure::Arguments { .. }
             | ToolFailure::MissingProfile
             | ToolFailure::Upstream { .. } => None,

@@ -4,10 +4,10 @@
 
 use super::meta::{MetaError, SERVER_INFO, SUBSCRIPTION_ID};
 use super::{CallParamsError, ProgressToken, ProtocolVersion};
-use crate::calls::Report;
 use crate::jsonrpc::{ErrorKind, OutgoingNotification, RequestId, RpcError};
 use crate::openai::pricing::Estimate;
 use crate::openai::Answer;
+use crate::openai::Report;
 use crate::tools::{Tool, ALL_TOOLS};
 use serde_json::{json, Map, Value};
 

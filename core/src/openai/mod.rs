@@ -8,7 +8,9 @@ mod body;
 pub mod calendar;
 pub mod drift;
 pub mod models;
+pub mod options;
 pub mod pricing;
+pub(crate) mod report;
 pub(crate) mod request;
 mod response;
 mod status;
@@ -17,6 +19,7 @@ pub mod stream;
 pub use body::ResponseBody;
 pub use drift::{Adjustment, Limit, Param, Rejection};
 pub use models::{model_supports, Capabilities};
+pub use report::{ModelSource, Report, Upstream};
 pub use request::RequestPlan;
 pub use response::{parse_answer, Answer, Citation, SearchCount, Usage, UsageParts};
 pub use status::{

@@ -1,6 +1,6 @@
 //! Building the `POST /responses` body.
 
-use crate::settings::{SearchOptions, WebSearch};
+use super::options::{CompletionWindow, SearchOptions, WebSearch};
 use crate::vocab::{Effort, ServiceTier, Style, Verbosity};
 
 /// Everything that goes into one call's request body, decided when the call starts (and
@@ -34,7 +34,7 @@ pub struct RequestPlan {
     pub background: bool,
     /// `background_options.completion_window` of a background request, when not the
     /// default (`soonest`).
-    pub completion_window: Option<crate::settings::CompletionWindow>,
+    pub completion_window: Option<CompletionWindow>,
 }
 
 /// Hints that go into the user message after the query.
@@ -220,9 +220,9 @@ mod tests {
             effort: None,
             verbosity: None,
             allowed_domains: vec![],
-            search: crate::settings::SearchOptions {
+            search: SearchOptions {
                 user_location: None,
-                ..crate::settings::SearchOptions::default()
+                ..SearchOptions::default()
             },
             ..plan
         };
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn profile_tuning_goes_on_the_tool_and_the_body() {
-        use crate::settings::UserLocation;
+        use crate::openai::options::UserLocation;
         use crate::vocab::SearchContextSize;
         let plan = RequestPlan {
             model: "gpt-5.6-terra".into(),

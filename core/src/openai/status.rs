@@ -2,6 +2,7 @@
 
 use super::body::ResponseBody;
 use super::drift::Rejection;
+use crate::io::TransportErrorKind;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -320,3 +321,15 @@ pub fn retry_after(headers: &[(String, String)]) -> RetryAfter {
 
 #[cfg(test)]
 mod tests;
+
+impl From<TransportErrorKind> for FailureKind {
+    fn from(kind: TransportErrorKind) -> FailureKind {
+        match kind {
+            TransportErrorKind::Connect => FailureKind::Connect,
+            TransportErrorKind::Io => FailureKind::Io,
+            TransportErrorKind::Tls => FailureKind::Tls,
+            TransportErrorKind::BodyTooLarge => FailureKind::BodyTooLarge,
+            TransportErrorKind::Invalid => FailureKind::InvalidRequest,
+        }
+    }
+}

@@ -19,8 +19,8 @@
 
 use super::access::Access;
 use super::endpoint::{health, ready, route, ExchangeResponse, Health, Routed};
+use super::exchange::{Asked, ExchangeOut};
 use crate::http::{Incoming, ReplyHead, RequestError, RequestLimits, RequestReader, CONTINUE};
-use crate::io::{Asked, ExchangeOut};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

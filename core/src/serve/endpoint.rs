@@ -1,5 +1,5 @@
 //! The endpoint: from a parsed HTTP request to either an answer now or an exchange for
-//! the server, and from the server's [`ExchangeOut`](crate::io::ExchangeOut)s to the
+//! the server, and from the server's [`ExchangeOut`](crate::ExchangeOut)s to the
 //! bytes of that exchange's response.
 //!
 //! `POST /mcp` carries one JSON-RPC message; `GET /health` says how the server is. The
@@ -8,10 +8,10 @@
 //! headers.
 
 use super::access::{Access, Denied};
+use super::exchange::Asked;
 use super::headers;
 use crate::clients::ClientId;
 use crate::http::{ReplyHead, Request};
-use crate::io::Asked;
 use crate::jsonrpc::{ErrorKind, RequestId, RpcError};
 use crate::mcp::meta::MetaError;
 use crate::mcp::{shape, ProtocolVersion};

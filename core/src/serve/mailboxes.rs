@@ -4,7 +4,8 @@
 //! picks; which exchange an output goes to, and when an exchange is over, is decided here.
 
 use super::endpoint::Health;
-use crate::io::{ExchangeId, ExchangeOut};
+use super::exchange::ExchangeOut;
+use crate::io::ExchangeId;
 use std::collections::BTreeMap;
 
 /// Open exchanges by id; `M` is the runtime's handle on a connection's mailbox.

@@ -11,5 +11,6 @@ pub mod access;
 mod base64;
 pub mod connection;
 pub mod endpoint;
+pub mod exchange;
 pub mod headers;
 pub mod mailboxes;

@@ -41,7 +41,9 @@ impl Server {
         // A reply that leaves later is counted where it leaves (`reply_late`, and a call's
         // end in `route`), with its duration; one sent now takes no time to speak of.
         let error = match &dispatched {
-            Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => Some(error_type(reply)),
+            Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => {
+                Some(super::routing::error_type(reply))
+            }
             Dispatched::Sent => Some(None),
             Dispatched::Nothing | Dispatched::Pending => None,
         };
@@ -192,17 +194,4 @@ fn negotiate(request: &Request) -> Result<ProtocolVersion, RpcError> {
         None => return Err(shape::invalid_version("protocolVersion is missing")),
     };
     Ok(version)
-}
-
-/// `error.type` of an answered request: the JSON-RPC code of an error, `tool_error` for
-/// a tool result with `isError`, none for a success.
-pub(super) fn error_type(reply: &crate::jsonrpc::Reply) -> Option<crate::metrics::ErrorType> {
-    match reply {
-        crate::jsonrpc::Reply::Failure { error, .. } => {
-            Some(crate::metrics::ErrorType::Rpc(error.code))
-        }
-        crate::jsonrpc::Reply::Success { result, .. } => {
-            crate::mcp::task_end::is_tool_error(result).then_some(crate::metrics::ErrorType::Tool)
-        }
-    }
 }

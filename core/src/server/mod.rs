@@ -19,6 +19,7 @@ mod batch;
 mod dispatch;
 mod exchanges;
 mod held;
+pub mod io;
 mod lookups;
 mod methods;
 mod route;
@@ -26,8 +27,10 @@ mod routing;
 mod subscriptions;
 mod tasks;
 
-use crate::io::{after, Asked, ExchangeId, ExchangeOut, Input, Now, Output};
+use crate::io::{after, ExchangeId, Now};
+use crate::serve::exchange::{Asked, ExchangeOut};
 use crate::settings::ServerConfig;
+pub use io::{Input, Output};
 
 use crate::calls::{CallEngine, Settings};
 use crate::framing::{FrameError, Framer, Framing};

@@ -68,7 +68,7 @@ impl Asker {
         crate::metrics::Operation {
             method: self.method,
             tool: self.tool,
-            error: super::methods::error_type(reply),
+            error: error_type(reply),
             transport: self.reply_to.transport().network(),
             version: self.version.as_str(),
         }
@@ -193,4 +193,17 @@ pub(super) struct TaskStart {
     pub tool: Tool,
     pub trace: Option<TraceParent>,
     pub client: ClientId,
+}
+
+/// `error.type` of an answered request: the JSON-RPC code of an error, `tool_error` for
+/// a tool result with `isError`, none for a success.
+pub(super) fn error_type(reply: &crate::jsonrpc::Reply) -> Option<crate::metrics::ErrorType> {
+    match reply {
+        crate::jsonrpc::Reply::Failure { error, .. } => {
+            Some(crate::metrics::ErrorType::Rpc(error.code))
+        }
+        crate::jsonrpc::Reply::Success { result, .. } => {
+            crate::mcp::task_end::is_tool_error(result).then_some(crate::metrics::ErrorType::Tool)
+        }
+    }
 }

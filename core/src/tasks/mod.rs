@@ -15,7 +15,7 @@ mod status;
 pub use seal::BackgroundRef;
 pub use status::Status;
 
-use crate::calls::CallKey;
+use crate::io::CallKey;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
 use crate::timers::Timers;

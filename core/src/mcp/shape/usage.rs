@@ -1,8 +1,8 @@
 //! The usage report a tool result carries under [`super::META_USAGE`]: what the call used
 //! and what it cost. No secrets, nothing from the instructions or the query.
 
-use crate::calls::Report;
 use crate::openai::pricing::{Estimate, PriceSource, Unpriced, PRICES_AS_OF};
+use crate::openai::Report;
 use serde_json::{json, Value};
 
 /// The report of a call whose answer came from `model`, estimated to cost `cost`.

@@ -1,7 +1,7 @@
 use super::*;
 use crate::http::Reader;
-use crate::io::Asked;
 use crate::serve::access::{Token, LOOPBACK_NAMES};
+use crate::Asked;
 use serde_json::Value;
 
 const LIMITS: RequestLimits = RequestLimits {

@@ -2,8 +2,8 @@
 
 use super::METRICS_CONTENT_TYPE;
 use crate::http::{event, ReplyHead, STREAM_END};
-use crate::io::ExchangeOut;
 use crate::jsonrpc::code;
+use crate::serve::exchange::ExchangeOut;
 
 /// The response of one exchange as the server's answer comes in: a JSON body when the
 /// reply comes first, an event stream once a notification comes before it.

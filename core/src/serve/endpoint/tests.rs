@@ -1,7 +1,7 @@
 use super::*;
 use crate::http::{Incoming, Reader, RequestLimits, RequestReader};
-use crate::io::ExchangeOut;
 use crate::serve::access::{Token, LOOPBACK_NAMES};
+use crate::ExchangeOut;
 
 fn access(token: Option<&str>) -> Access {
     Access {

@@ -78,7 +78,7 @@ fn a_held_modern_task_call_is_counted_once_when_it_is_answered() {
     h.send(call(2));
     h.take_http();
     h.advance(Duration::from_secs(5));
-    h.feed(crate::io::Input::Timeout);
+    h.feed(crate::Input::Timeout);
     assert!(h.frames().iter().any(|m| m["id"] == 2));
     let (count, sum) = counted(&h, "tools/call");
     assert_eq!(count, 2.0);

@@ -7,6 +7,7 @@ use crate::fixture;
 use crate::io::*;
 use crate::settings::*;
 use crate::testing::Harness;
+use crate::{Asked, ExchangeOut, Input, Output};
 use serde_json::{json, Value};
 
 pub(super) fn body_of(r: &HttpRequest) -> Value {

@@ -4,9 +4,9 @@
 use super::super::*;
 use super::answer_of;
 use crate::fixture;
-use crate::io::*;
 use crate::settings::*;
 use crate::testing::Harness;
+use crate::{Input, Output};
 use serde_json::{json, Value};
 
 const V: &str = "io.modelcontextprotocol/protocolVersion";

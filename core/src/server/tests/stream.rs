@@ -6,6 +6,7 @@ use crate::fixture;
 use crate::io::*;
 use crate::settings::*;
 use crate::testing::Harness;
+use crate::{Input, Output};
 use serde_json::{json, Value};
 use std::time::Duration;
 

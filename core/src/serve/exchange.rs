@@ -1,0 +1,47 @@
+//! What passes between an HTTP exchange and the server: what a request asks once the
+//! endpoint let it through, and what goes back on its response.
+
+use crate::clients::ClientId;
+use crate::mcp::ProtocolVersion;
+
+/// What an HTTP request asks the server, once the endpoint let it through.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Asked {
+    /// A JSON-RPC message POSTed to `/mcp`, with the protocol version its
+    /// `MCP-Protocol-Version` header names (`None`: absent, or not a version).
+    Rpc {
+        /// The parsed body.
+        message: serde_json::Value,
+        /// The header's version; legacy requests are served in it, statelessly.
+        version: Option<ProtocolVersion>,
+        /// Who sent it, by its bearer token.
+        client: ClientId,
+    },
+    /// `GET /metrics`: the Prometheus text, answered with [`ExchangeOut::Metrics`].
+    Metrics,
+}
+
+/// What goes back on an exchange's response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExchangeOut {
+    /// A notification about the request (progress), before its reply: the response
+    /// becomes an event stream if it is not one yet.
+    Notification(Vec<u8>),
+    /// The reply (a JSON-RPC response); the exchange is over.
+    Reply {
+        /// The response, compact JSON.
+        json: Vec<u8>,
+        /// Its error code, when it is an error (the HTTP status can depend on it).
+        error: Option<i32>,
+        /// A limit refused the call: seconds until the client may ask again
+        /// (`Retry-After`).
+        retry_after_secs: Option<u64>,
+    },
+    /// The message was a notification or a response, and is accepted (HTTP 202).
+    Accepted,
+    /// The request ends without a reply (it was cancelled); the exchange is over.
+    Ended,
+    /// The answer to [`Asked::Metrics`]: the Prometheus text exposition; the exchange is
+    /// over.
+    Metrics(Vec<u8>),
+}
