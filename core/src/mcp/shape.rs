@@ -11,7 +11,10 @@ use crate::openai::Report;
 use crate::tools::{Tool, ALL_TOOLS};
 use serde_json::{json, Map, Value};
 
+mod errors;
 mod usage;
+
+pub use errors::{RequestError, TaskError};
 
 /// The `_meta` member of results and notifications.
 pub const META: &str = "_meta";

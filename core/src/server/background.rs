@@ -14,9 +14,10 @@
 use super::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{CallKey, Planned, Refused, Report, Requester, Stored, StoredState, Work};
-use crate::jsonrpc::{ErrorKind, Request, RequestId, RpcError};
+use crate::jsonrpc::{Request, RequestId, RpcError};
 use crate::ledger::{CallOf, End, Lane};
 use crate::mcp::failure::ToolFailure;
+use crate::mcp::shape::TaskError;
 use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
@@ -126,13 +127,19 @@ impl Server {
                 Dispatched::answer(pending.asker.id, answer)
             }
             Served::Parked => Dispatched::Pending,
-            Served::TooMany(pending) => Dispatched::answer(
-                pending.asker.id,
-                Err(RpcError::new(
-                    ErrorKind::Overloaded,
-                    "too many requests are waiting on this task; poll tasks/get less often",
-                )),
-            ),
+            Served::TooMany(pending) => {
+                let task_id = pending
+                    .reference
+                    .as_ref()
+                    .map(|r| self.tasks.seal_background(r))
+                    .unwrap_or_default();
+                let max = crate::tasks::background::MAX_WAITING;
+                let error = TaskError::TooManyWaiters {
+                    task_id: &task_id,
+                    max,
+                };
+                Dispatched::answer(pending.asker.id, Err(error.error()))
+            }
         }
     }
 
@@ -241,13 +248,8 @@ impl Server {
                     }
                     Err(failure) if is_gone(&failure) => self.gone(now, report),
                     Err(failure) => {
-                        let error = RpcError::new(
-                            ErrorKind::UpstreamFailed,
-                            format!(
-                                "cancelling the task at OpenAI failed: {}; try tasks/cancel again in a moment",
-                                failure.message
-                            ),
-                        );
+                        let cause = &failure.message;
+                        let error = TaskError::CancelFailed { cause }.error();
                         return self.answer(&pending, Err(error));
                     }
                 };
@@ -288,13 +290,10 @@ impl Server {
         for (pending, seen) in self.background.handle_read(now.instant, response_id, end) {
             let answer = match (&seen, &failure) {
                 (Some(seen), _) => self.answer_with(&pending, seen),
-                (None, failure) => Err(RpcError::new(
-                    ErrorKind::UpstreamFailed,
-                    format!(
-                        "reading the task from OpenAI failed: {}; poll again in a moment",
-                        failure.as_ref().map_or("no answer", |f| f.message.as_str())
-                    ),
-                )),
+                (None, failure) => {
+                    let cause = failure.as_ref().map_or("no answer", |f| f.message.as_str());
+                    Err(TaskError::ReadFailed { cause }.error())
+                }
             };
             self.answer(&pending, answer);
         }
@@ -464,10 +463,8 @@ impl Server {
     /// `tasks/get` or `tasks/result`'s answer from `seen`.
     fn answer_with(&self, pending: &Pending, seen: &Seen) -> Result<Value, RpcError> {
         let Some(reference) = &pending.reference else {
-            return Err(RpcError::new(
-                ErrorKind::InvalidParams,
-                "this request names no task; call tasks/get with a taskId",
-            ));
+            let method = pending.asker.method;
+            return Err(TaskError::MissingId { method }.error());
         };
         let view = self.view(reference, seen, pending.asker.version);
         match pending.method {
@@ -513,9 +510,6 @@ fn refusal(refused: Refused, version: ProtocolVersion) -> Result<Value, RpcError
     match refused {
         Refused::Busy { running, queued } => ToolFailure::Busy { running, queued }.reply(version),
         // Background work is keyed by its own numbers; kept for completeness.
-        Refused::DuplicateId => Err(RpcError::new(
-            ErrorKind::Overloaded,
-            "the server is busy with this task's work; try again in a moment",
-        )),
+        Refused::DuplicateId => Err(TaskError::WorkBusy.error()),
     }
 }

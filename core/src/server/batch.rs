@@ -3,7 +3,8 @@
 
 use super::routing::{Dispatched, ReplyTo};
 use super::{Now, Server, Session};
-use crate::jsonrpc::{ErrorKind, Reply, RpcError};
+use crate::jsonrpc::Reply;
+use crate::mcp::shape::RequestError;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -25,23 +26,20 @@ struct Batch {
 
 impl Server {
     pub(super) fn on_batch(&mut self, now: Now, items: Vec<Value>) {
+        let (len, max) = (items.len(), MAX_BATCH);
         let problem = match self.session {
-            _ if items.is_empty() => Some("invalid request: empty batch".to_owned()),
-            Session::AwaitingInit => Some("batches are not supported before initialize".to_owned()),
-            Session::Ready(v) if !v.has_batches() => Some(format!(
-                "batches are not supported in protocol version {}; send one message at a time",
-                v.as_str()
-            )),
-            _ if items.len() > MAX_BATCH => Some(format!(
-                "batch of {} entries exceeds the limit of {MAX_BATCH}",
-                items.len()
-            )),
+            _ if items.is_empty() => Some(RequestError::Batch { len, max }),
+            Session::AwaitingInit => Some(RequestError::BatchBeforeInit),
+            Session::Ready(v) if !v.has_batches() => Some(RequestError::BatchInVersion {
+                version: v.as_str(),
+            }),
+            _ if len > max => Some(RequestError::Batch { len, max }),
             _ => None,
         };
-        if let Some(message) = problem {
+        if let Some(problem) = problem {
             self.send_reply(Reply::Failure {
                 id: None,
-                error: RpcError::new(ErrorKind::InvalidRequest, message),
+                error: problem.error(),
             });
             return;
         }

@@ -10,7 +10,8 @@ use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeId, ExchangeOut, Now, Output, Server};
 use crate::calls::{CallKey, Requester};
 use crate::clients::ClientId;
-use crate::jsonrpc::{classify, ErrorKind, Incoming, Reply, RpcError};
+use crate::jsonrpc::{classify, Incoming, Reply};
+use crate::mcp::shape::RequestError;
 use crate::mcp::{era_of, shape, Era, ProtocolVersion};
 use serde_json::Value;
 
@@ -28,10 +29,7 @@ impl Server {
     ) {
         let reply_to = ReplyTo::Exchange(x);
         if message.is_array() {
-            let error = RpcError::new(
-                ErrorKind::InvalidRequest,
-                "an HTTP request carries one JSON-RPC message; send each message as its own POST",
-            );
+            let error = RequestError::BatchOverHttp.error();
             self.route(reply_to, Some(Reply::Failure { id: None, error }));
             return;
         }

@@ -5,7 +5,8 @@
 use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeOut, Now, Output, Server, Session};
 use crate::clients::ClientId;
-use crate::jsonrpc::{kind_of, ErrorKind, Request, RequestId, RpcError};
+use crate::jsonrpc::{kind_of, Request, RequestId, RpcError};
+use crate::mcp::shape::RequestError;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::tools::Tool;
 use serde_json::Value;
@@ -84,26 +85,30 @@ impl Server {
         }
         let batched = matches!(reply_to, ReplyTo::Batch { .. });
         let result = match (Method::parse(&request.method), scope, version) {
-            (Method::Initialize, Scope::Session, _) if batched => Err(RpcError::new(
-                ErrorKind::InvalidRequest,
-                "initialize must not be part of a batch",
-            )),
+            (Method::Initialize, Scope::Session, _) if batched => {
+                Err(RequestError::InitializeInBatch.error())
+            }
             (Method::Ping, Scope::Session | Scope::Stateless(_), _) => Ok(shape::empty_result()),
             (Method::Initialize, Scope::Session, None) => self.initialize(&request),
-            (Method::Initialize, Scope::Session, Some(v)) => Err(RpcError::new(
-                ErrorKind::InvalidRequest,
-                format!("already initialized with protocol version {}; initialize may be sent only once", v.as_str()),
-            )),
+            (Method::Initialize, Scope::Session, Some(v)) => {
+                Err(RequestError::AlreadyInitialized {
+                    version: v.as_str(),
+                }
+                .error())
+            }
             (Method::Initialize, Scope::Stateless(_), _) => {
                 negotiate(&request).map(shape::initialize_result)
             }
             (Method::ServerDiscover, Scope::Modern(_), _) => Ok(shape::discover_result()),
-            (Method::ToolsList, _, Some(v)) => return self.answer_tools_list(request.id, v, reply_to),
-            (Method::ToolsCall, _, Some(v)) => return self.call_tool(now, request, reply_to, v, client),
-            (m @ (Method::ToolsList | Method::ToolsCall), _, None) => Err(RpcError::new(
-                ErrorKind::InvalidRequest,
-                format!("server not initialized: send initialize before {}", m.as_str()),
-            )),
+            (Method::ToolsList, _, Some(v)) => {
+                return self.answer_tools_list(request.id, v, reply_to)
+            }
+            (Method::ToolsCall, _, Some(v)) => {
+                return self.call_tool(now, request, reply_to, v, client)
+            }
+            (m @ (Method::ToolsList | Method::ToolsCall), _, None) => {
+                Err(RequestError::NotInitialized { method: m.as_str() }.error())
+            }
             (Method::SubscriptionsListen, Scope::Modern(_), _) => {
                 return self.listen(request.id, reply_to)
             }
@@ -119,7 +124,10 @@ impl Server {
                 }
             }
             (
-                m @ (Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel),
+                m @ (Method::TasksGet
+                | Method::TasksResult
+                | Method::TasksList
+                | Method::TasksCancel),
                 Scope::Session | Scope::Stateless(_),
                 Some(v),
             ) if v.has_session_tasks() => {

@@ -28,13 +28,14 @@ mod subscriptions;
 mod tasks;
 
 use crate::io::{after, ExchangeId, Now};
+use crate::mcp::shape::RequestError;
 use crate::serve::exchange::{Asked, ExchangeOut};
 use crate::settings::ServerConfig;
 pub use io::{Input, Output};
 
 use crate::calls::{CallEngine, Settings};
 use crate::framing::{FrameError, Framer, Framing};
-use crate::jsonrpc::{ErrorKind, Reply, RpcError};
+use crate::jsonrpc::Reply;
 use crate::mcp::ProtocolVersion;
 use batch::Batches;
 use routing::Context;
@@ -332,7 +333,10 @@ impl Server {
                 Ok(Ok(value)) => self.on_message(now, value),
                 Ok(Err(e)) => self.send_reply(Reply::Failure {
                     id: None,
-                    error: RpcError::new(ErrorKind::Parse, format!("parse error: {e}")),
+                    error: RequestError::Parse {
+                        cause: &e.to_string(),
+                    }
+                    .error(),
                 }),
                 Err(e) => self.on_frame_error(e),
             }
@@ -340,14 +344,10 @@ impl Server {
     }
 
     fn on_frame_error(&mut self, e: FrameError) {
-        let kind = match e {
-            FrameError::TooLarge { .. } => ErrorKind::InvalidRequest,
-            FrameError::Header(_) | FrameError::Truncated(_) => ErrorKind::Parse,
-        };
         log::debug!("framing error: {e}");
         self.send_reply(Reply::Failure {
             id: None,
-            error: RpcError::new(kind, e.to_string()),
+            error: RequestError::Frame(&e).error(),
         });
     }
 

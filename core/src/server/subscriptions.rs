@@ -8,8 +8,9 @@ use super::routing::{Dispatched, ReplyTo};
 use super::Server;
 use super::{ExchangeId, ExchangeOut, Output};
 use crate::calls::{CallKey, Requester};
-use crate::jsonrpc::{ErrorKind, Reply, RequestId, RpcError};
+use crate::jsonrpc::{Reply, RequestId};
 use crate::mcp::shape;
+use crate::mcp::shape::RequestError;
 use std::collections::BTreeMap;
 
 /// Most `subscriptions/listen` requests held open at once.
@@ -76,11 +77,8 @@ impl Subscriptions {
 impl Server {
     /// Opens a subscription: acknowledged now, answered only when it is torn down.
     pub(super) fn listen(&mut self, id: RequestId, reply_to: ReplyTo) -> Dispatched {
-        let refuse = |id, message: String| {
-            Dispatched::answer(id, Err(RpcError::new(ErrorKind::InvalidRequest, message)))
-        };
         if matches!(reply_to, ReplyTo::Batch { .. }) {
-            return refuse(id, "subscriptions/listen cannot be part of a batch".into());
+            return Dispatched::answer(id, Err(RequestError::ListenInBatch.error()));
         }
         let key = CallKey {
             from: reply_to.requester(),
@@ -96,10 +94,10 @@ impl Server {
                 return Dispatched::answer(id, Err(error));
             }
             Err(Refusal::Full) => {
-                return refuse(
-                    id,
-                    format!("too many open subscriptions ({MAX_SUBSCRIPTIONS}); cancel one with notifications/cancelled first"),
-                );
+                let error = RequestError::TooManySubscriptions {
+                    max: MAX_SUBSCRIPTIONS,
+                };
+                return Dispatched::answer(id, Err(error.error()));
             }
             Ok(()) => {}
         }

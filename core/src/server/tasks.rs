@@ -8,7 +8,8 @@ use super::held::HeldRequest;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
-use crate::jsonrpc::{ErrorKind, Request, RequestId, RpcError};
+use crate::jsonrpc::{Request, RequestId, RpcError};
+use crate::mcp::shape::TaskError;
 use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::tasks::{Status, Unknown};
@@ -53,10 +54,7 @@ impl Server {
         let task_id = match self.tasks.create(now, start.ttl_ms) {
             Ok(task) => task.id.clone(),
             Err(full) => {
-                let error = RpcError::new(
-                    ErrorKind::Overloaded,
-                    format!("the server holds as many tasks as it takes ({}); fetch or cancel finished ones, or retry without a task", full.tasks),
-                );
+                let error = TaskError::StoreFull { tasks: full.tasks }.error();
                 return Dispatched::answer(request_id, Err(error));
             }
         };
@@ -139,33 +137,48 @@ impl Server {
         let task_id = match request.params.get("taskId") {
             Some(Value::String(id)) => id.clone(),
             _ => {
-                let error = RpcError::new(
-                    ErrorKind::InvalidParams,
-                    format!("{}: params.taskId (a string) is required", method.as_str()),
-                );
-                return Dispatched::answer(request.id, Err(error));
+                let error = TaskError::MissingId {
+                    method: method.as_str(),
+                };
+                return Dispatched::answer(request.id, Err(error.error()));
             }
         };
         if let Ok(reference) = self.tasks.open_background(&task_id) {
             let end = reference.created.saturating_add(reference.ttl_ms / 1000);
             if now.unix_secs > end {
-                let error = not_found(&task_id, Unknown::Gone);
+                let error = TaskError::NotFound {
+                    task_id: &task_id,
+                    why: Unknown::Gone,
+                }
+                .error();
                 return Dispatched::answer(request.id, Err(error));
             }
             return self.on_background_task(now, request, method, reply_to, version, reference);
         }
         let task = match self.tasks.get(&task_id) {
             Ok(task) => task,
-            Err(why) => return Dispatched::answer(request.id, Err(not_found(&task_id, why))),
+            Err(why) => {
+                return Dispatched::answer(
+                    request.id,
+                    Err(TaskError::NotFound {
+                        task_id: &task_id,
+                        why,
+                    }
+                    .error()),
+                )
+            }
         };
         let result = match method {
             Method::TasksGet => Ok(shape::task_state(task, poll(task.created), version)),
             Method::TasksUpdate => Ok(shape::complete(shape::empty_result(), version)),
             Method::TasksResult => match task.status {
-                Status::Working if task.waiters.len() >= MAX_WAITERS => Err(RpcError::new(
-                    ErrorKind::Overloaded,
-                    format!("task {task_id} already has {MAX_WAITERS} tasks/result requests waiting; wait for one of them, or poll tasks/get"),
-                )),
+                Status::Working if task.waiters.len() >= MAX_WAITERS => {
+                    let error = TaskError::TooManyWaiters {
+                        task_id: &task_id,
+                        max: MAX_WAITERS,
+                    };
+                    Err(error.error())
+                }
                 Status::Working => {
                     task.waiters.push(Waiter {
                         reply_to,
@@ -183,13 +196,11 @@ impl Server {
                 if modern {
                     Ok(shape::complete(shape::empty_result(), version))
                 } else {
-                    Err(RpcError::new(
-                        ErrorKind::InvalidParams,
-                        format!(
-                            "task {task_id} is already {} and cannot be cancelled",
-                            task.status.as_str()
-                        ),
-                    ))
+                    let error = TaskError::AlreadyEnded {
+                        task_id: &task_id,
+                        status: task.status.as_str(),
+                    };
+                    Err(error.error())
                 }
             }
             Method::TasksCancel => Ok(self.cancel_task(now, &task_id, version)),
@@ -214,10 +225,7 @@ impl Server {
                     .collect();
                 Ok(shape::tasks_list_result(tasks, next))
             }
-            Err(_) => Err(RpcError::new(
-                ErrorKind::InvalidParams,
-                "tasks/list: the cursor is not one this server gave; start again without a cursor",
-            )),
+            Err(_) => Err(TaskError::BadCursor.error()),
         }
     }
 
@@ -325,7 +333,11 @@ impl Server {
             if let Some(key) = expired.call {
                 self.calls.cancel(now, &key);
             }
-            let error = not_found(&expired.id, Unknown::Gone);
+            let error = TaskError::NotFound {
+                task_id: &expired.id,
+                why: Unknown::Gone,
+            }
+            .error();
             for w in expired.waiters {
                 self.reply_late(w, Err(error.clone()));
             }
@@ -365,19 +377,6 @@ pub(super) fn payload(
     match outcome.map(crate::tasks::Outcome::get) {
         Some(Ok(result)) => Ok(shape::task_payload(&result, task_id)),
         Some(Err(error)) => Err(error),
-        None => Err(RpcError::new(
-            ErrorKind::InvalidRequest,
-            format!("task {task_id} was cancelled before it finished, so it has no result; call the tool again"),
-        )),
+        None => Err(TaskError::CancelledWithoutResult { task_id }.error()),
     }
-}
-
-/// -32602 for an id this server cannot serve, saying which case it is.
-fn not_found(task_id: &str, why: Unknown) -> RpcError {
-    let shown: String = task_id.chars().take(80).collect();
-    let message = match why {
-        Unknown::NotMinted => format!("task not found: {shown:?} is not a task id this server issued"),
-        Unknown::Gone => format!("task not found: {shown:?} has expired (a task is kept for its ttl), was dropped to make room, or lives on another instance of this server (tasks are kept by the instance that created them); call the tool again"),
-    };
-    RpcError::new(ErrorKind::InvalidParams, message)
 }
