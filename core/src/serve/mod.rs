@@ -1,6 +1,6 @@
 //! Serving MCP over Streamable HTTP, sans IO: one client connection's steps
 //! ([`connection`]), what each request gets ([`endpoint`]), who may talk to the endpoint
-//! ([`access`]), the exchanges open and where the server's outputs go ([`mailboxes`]),
+//! ([`access`]), one listener's connection cap, drain rule and open exchanges ([`listener`]),
 //! and whether a modern request's mirrored headers agree with its body
 //! ([`headers`]).
 //!
@@ -13,4 +13,4 @@ pub mod connection;
 pub mod endpoint;
 pub mod exchange;
 pub mod headers;
-pub mod mailboxes;
+pub mod listener;
