@@ -77,6 +77,8 @@ pub struct CallEngine<C> {
     jitter: Jitter,
     next_call: CallId,
     next_attempt: u64,
+    /// The number of the last internal work's key ([`Requester::Task`]).
+    next_internal: u64,
     events: VecDeque<CallEvent<C>>,
     /// The time of the latest input, for reports of calls ended without one.
     last_now: Option<Instant>,
@@ -110,6 +112,7 @@ impl<C: Clone> CallEngine<C> {
             jitter: Jitter::new(seed),
             next_call: 0,
             next_attempt: 0,
+            next_internal: 0,
             events: VecDeque::new(),
             last_now: None,
             attempt_ends: Vec::new(),
@@ -198,7 +201,6 @@ impl<C: Clone> CallEngine<C> {
     pub fn start_stored(
         &mut self,
         now: Now,
-        key: CallKey,
         context: C,
         work: Work,
         mut planned: Planned,
@@ -206,7 +208,37 @@ impl<C: Clone> CallEngine<C> {
     ) -> Result<(), Refused> {
         planned.plan.background = work == Work::Create;
         planned.plan.stream = false;
+        let key = self.mint();
         self.admit(now, key, context, (work, planned), None, access_date)
+    }
+
+    /// Admits an answer that works for a task rather than for a request: under a key of
+    /// its own, which it returns (for a cancel to name).
+    ///
+    /// # Errors
+    /// [`Refused`] when there is no room.
+    pub fn start_for_task(
+        &mut self,
+        now: Now,
+        context: C,
+        planned: Planned,
+        progress: Option<ProgressToken>,
+        access_date: String,
+    ) -> Result<CallKey, Refused> {
+        let key = self.mint();
+        let work = (Work::Answer, planned);
+        self.admit(now, key.clone(), context, work, progress, access_date)?;
+        Ok(key)
+    }
+
+    /// The key of the next internal work: a number of the engine's, never a client's id.
+    fn mint(&mut self) -> CallKey {
+        self.next_internal += 1;
+        let n = self.next_internal;
+        CallKey {
+            from: Requester::Task(n),
+            id: RequestId::Int(n.to_string()),
+        }
     }
 
     /// Whether a new call would be refused as busy: every slot taken, the queue full.

@@ -24,7 +24,7 @@ use crate::mcp::trace::TraceParent;
 use crate::mcp::ProtocolVersion;
 use crate::metrics::{Gauges, Metrics, Operation};
 use crate::openai::pricing::{Estimate, Prices};
-use crate::openai::{FailureKind, Usage};
+use crate::openai::{Answer, FailureKind, UpstreamFailure, Usage};
 use crate::outcome::{Outcome, Refusal};
 use crate::settings::ServerConfig;
 use crate::tools::Tool;
@@ -181,6 +181,29 @@ impl Ledger {
         };
         self.record(call, record);
         cost
+    }
+
+    /// A call the engine ran for a request ended with `outcome` at `now`: [`Ledger::ended`]
+    /// at the list price.
+    pub fn call_ended(
+        &mut self,
+        call: &CallOf,
+        outcome: &Result<Answer, UpstreamFailure>,
+        report: &Report,
+        now: u64,
+    ) -> Estimate {
+        let (model, failure) = match outcome {
+            Ok(answer) => (answer.model.as_str(), None),
+            Err(failure) => (report.model.model.as_str(), Some(failure.kind)),
+        };
+        let end = End {
+            model,
+            failure,
+            report,
+            took: report.wall,
+            lane: Lane::Direct,
+        };
+        self.ended(call, &end, now)
     }
 
     /// A background task's stored response `response_id` was read as ended: counted as

@@ -13,7 +13,7 @@
 
 use super::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use super::{Now, Server};
-use crate::calls::{CallKey, Planned, Refused, Report, Requester, Stored, StoredState, Work};
+use crate::calls::{Planned, Refused, Report, Stored, StoredState, Work};
 use crate::jsonrpc::{Request, RequestId, RpcError};
 use crate::ledger::{CallOf, End, Lane};
 use crate::mcp::failure::ToolFailure;
@@ -152,7 +152,11 @@ impl Server {
             .cloned();
         if let (Some(seen), Some(reference)) = (ended, &pending.reference) {
             let view = self.view(reference, &seen, pending.asker.version);
-            let answer = shape::cancel_answer(&view, self.poll(), pending.asker.version);
+            let answer = shape::cancel_answer(
+                &view,
+                self.config.tasks.background_poll(),
+                pending.asker.version,
+            );
             return Dispatched::answer(pending.asker.id, answer);
         }
         let (request_id, version) = (pending.asker.id.clone(), pending.asker.version);
@@ -218,7 +222,7 @@ impl Server {
                         let view = self.view(&reference, &seen, pending.asker.version);
                         Ok(shape::create_task_result(
                             &view,
-                            self.poll(),
+                            self.config.tasks.background_poll(),
                             pending.asker.version,
                         ))
                     }
@@ -231,7 +235,7 @@ impl Server {
                     }
                     Err(failure) => self.create_failed(&call, failure, retries, report),
                 };
-                self.answer(&pending, answer);
+                self.reply_late(pending.asker.clone(), answer);
             }
             Job::Read {
                 response_id,
@@ -250,14 +254,18 @@ impl Server {
                     Err(failure) => {
                         let cause = &failure.message;
                         let error = TaskError::CancelFailed { cause }.error();
-                        return self.answer(&pending, Err(error));
+                        return self.reply_late(pending.asker.clone(), Err(error));
                     }
                 };
                 self.settled(now, &response_id, seen.clone());
                 if let Some(reference) = &pending.reference {
                     let view = self.view(reference, &seen, pending.asker.version);
-                    let answer = shape::cancel_answer(&view, self.poll(), pending.asker.version);
-                    self.answer(&pending, answer);
+                    let answer = shape::cancel_answer(
+                        &view,
+                        self.config.tasks.background_poll(),
+                        pending.asker.version,
+                    );
+                    self.reply_late(pending.asker.clone(), answer);
                 }
             }
         }
@@ -295,7 +303,7 @@ impl Server {
                     Err(TaskError::ReadFailed { cause }.error())
                 }
             };
-            self.answer(&pending, answer);
+            self.reply_late(pending.asker.clone(), answer);
         }
         self.start_reads(now);
     }
@@ -304,7 +312,7 @@ impl Server {
     fn settled(&mut self, now: Now, id: &str, seen: Seen) {
         for (pending, seen) in self.background.handle_state(now.instant, id, seen) {
             let answer = self.answer_with(&pending, &seen);
-            self.answer(&pending, answer);
+            self.reply_late(pending.asker.clone(), answer);
         }
     }
 
@@ -348,18 +356,8 @@ impl Server {
         plan: Planned,
         today: String,
     ) -> Result<(), Refused> {
-        self.next_task_call += 1;
-        let n = self.next_task_call;
-        let key = CallKey {
-            from: Requester::Task(n),
-            id: RequestId::Int(n.to_string()),
-        };
         self.calls
-            .start_stored(now, key, Context::Background(job), work, plan, today)
-    }
-
-    fn poll(&self) -> Duration {
-        self.config.tasks.background_poll()
+            .start_stored(now, Context::Background(job), work, plan, today)
     }
 
     /// The create of a background task failed: the call ended (counted as one), and its
@@ -378,7 +376,7 @@ impl Server {
             took: report.wall,
             lane: Lane::Background,
         };
-        let cost = self.ledger.ended(call, &end, self.unix_now());
+        let cost = self.ledger.ended(call, &end, self.latest_unix());
         self.priced_result(Err(failure), retries, report, call.version, &cost)
     }
 
@@ -469,12 +467,12 @@ impl Server {
         let view = self.view(reference, seen, pending.asker.version);
         match pending.method {
             Method::TasksResult => super::tasks::payload(view.outcome.as_ref(), &view.id),
-            _ => Ok(shape::task_state(&view, self.poll(), pending.asker.version)),
+            _ => Ok(shape::task_state(
+                &view,
+                self.config.tasks.background_poll(),
+                pending.asker.version,
+            )),
         }
-    }
-
-    fn answer(&mut self, pending: &Pending, answer: Result<Value, RpcError>) {
-        self.reply_late(pending.asker.clone(), answer);
     }
 
     /// A task as the shapes want it for a request in `version`, from its reference and

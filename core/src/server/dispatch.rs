@@ -185,7 +185,10 @@ impl Server {
         };
         let answer = failure.reply(call.version);
         if let Some(why) = failure.refusal() {
-            self.record_refusal(call, why);
+            let model = self.config.profiles.for_tool(call.tool);
+            let now = self.latest_unix();
+            let model = model.map(|p| p.model.as_str());
+            self.ledger.refused(call, why, model, now);
         }
         Some((answer, retry_after))
     }
@@ -209,7 +212,11 @@ impl Server {
             Ok(()) => Dispatched::Pending,
             Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
             Err(Refused::Busy { running, queued }) => {
-                self.record_refusal(&call, crate::outcome::Refusal::Busy);
+                let now = self.latest_unix();
+                let model = self.config.profiles.for_tool(call.tool);
+                let model = model.map(|p| p.model.as_str());
+                self.ledger
+                    .refused(&call, crate::outcome::Refusal::Busy, model, now);
                 let failure = ToolFailure::Busy { running, queued };
                 Dispatched::answer(id, failure.reply(version))
             }
@@ -324,14 +331,4 @@ pub(super) fn fail(id: RequestId, error: RpcError) -> Dispatched {
         id: Some(id),
         error,
     })
-}
-
-impl Server {
-    /// Records a call refused before any upstream request.
-    fn record_refusal(&mut self, call: &CallOf, why: crate::outcome::Refusal) {
-        let profile = self.config.profiles.for_tool(call.tool);
-        let model = profile.map(|p| p.model.as_str());
-        let now = self.last_now.map_or(0, |n| n.unix_secs);
-        self.ledger.refused(call, why, model, now);
-    }
 }

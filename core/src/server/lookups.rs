@@ -5,9 +5,8 @@
 
 use super::routing::Context;
 use super::{Now, Server};
-use crate::calls::{CallKey, Planned, Requester, Work};
+use crate::calls::{Planned, Work};
 use crate::date::Date;
-use crate::jsonrpc::RequestId;
 use crate::openai::calendar::{Shutdown, WARN_DAYS};
 use crate::openai::models::retirement;
 use crate::openai::UpstreamFailure;
@@ -31,18 +30,12 @@ impl Server {
             if model.contains('/') {
                 continue;
             }
-            self.next_task_call += 1;
-            let n = self.next_task_call;
-            let key = CallKey {
-                from: Requester::Task(n),
-                id: RequestId::Int(n.to_string()),
-            };
             let today = Date::tokyo(now.unix_secs).to_string();
             let context = Context::Lookup(model.clone());
             let work = Work::Model(model);
             if let Err(refused) =
                 self.calls
-                    .start_stored(now, key, context, work, Planned::default(), today)
+                    .start_stored(now, context, work, Planned::default(), today)
             {
                 log::debug!("model lookup not started: {refused:?}");
             }

@@ -103,8 +103,6 @@ pub struct Server {
     modern_seen: bool,
     /// Tasks: `tools/call`s answered with a handle, their outcomes kept for their ttl.
     tasks: crate::tasks::TaskStore<tasks::Waiter>,
-    /// The number of the last task's call (their keys in the call engine).
-    next_task_call: u64,
     /// The time of the latest input, for what happens between inputs.
     last_now: Option<Now>,
     /// What the provider said of the profiles' models' shutdown dates.
@@ -138,7 +136,6 @@ impl Server {
             subscriptions: Subscriptions::default(),
             modern_seen: false,
             tasks: crate::tasks::TaskStore::new(tasks.clone()),
-            next_task_call: 0,
             last_now: None,
             background: crate::tasks::background::Polls::new(
                 tasks.max_tasks,
@@ -371,7 +368,7 @@ impl Server {
 
     /// The wall-clock time of the latest input, Unix seconds (for what is drained after
     /// it).
-    fn latest_unix(&self) -> u64 {
+    pub(super) fn latest_unix(&self) -> u64 {
         self.last_now.map_or(0, |n| n.unix_secs)
     }
 

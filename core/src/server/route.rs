@@ -1,12 +1,11 @@
 //! Where replies go: the one place that drains the call engine's events, and the writing
 //! of frames in the client's framing.
 
-use super::routing::{Asker, Caller, Context, ReplyTo};
+use super::routing::{Asker, Context, ReplyTo};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::CallEvent;
 use crate::framing::{encode, Framing};
 use crate::jsonrpc::Reply;
-use crate::ledger::{End, Lane};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
 use crate::openai::pricing::Estimate;
@@ -49,7 +48,10 @@ impl Server {
                     retries,
                     report,
                 } => {
-                    let cost = self.call_ended(&context, &outcome, &report);
+                    let now = self.latest_unix();
+                    let cost = self
+                        .ledger
+                        .call_ended(&context.call_of(), &outcome, &report, now);
                     let result =
                         self.priced_result(outcome, retries, &report, context.version, &cost);
                     match &context.task {
@@ -93,32 +95,6 @@ impl Server {
                 | CallEvent::Stored { .. } => {}
             }
         }
-    }
-
-    /// A call the engine ran ended: into the ledger, which prices it.
-    fn call_ended(
-        &mut self,
-        caller: &Caller,
-        outcome: &Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
-        report: &crate::calls::Report,
-    ) -> Estimate {
-        let (model, failure) = match outcome {
-            Ok(answer) => (answer.model.as_str(), None),
-            Err(failure) => (report.model.model.as_str(), Some(failure.kind)),
-        };
-        let end = End {
-            model,
-            failure,
-            report,
-            took: report.wall,
-            lane: Lane::Direct,
-        };
-        self.ledger.ended(&caller.call_of(), &end, self.unix_now())
-    }
-
-    /// Unix seconds of the latest input.
-    pub(super) fn unix_now(&self) -> u64 {
-        self.last_now.map_or(0, |n| n.unix_secs)
     }
 
     /// What `tools/call` returns for work on a background task that ended with

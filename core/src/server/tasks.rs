@@ -7,7 +7,7 @@
 use super::held::HeldRequest;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
-use crate::calls::{CallKey, Refused, Requester};
+use crate::calls::Refused;
 use crate::jsonrpc::{Request, RequestId, RpcError};
 use crate::mcp::shape::TaskError;
 use crate::mcp::task_end::Ending;
@@ -58,12 +58,6 @@ impl Server {
                 return Dispatched::answer(request_id, Err(error));
             }
         };
-        self.next_task_call += 1;
-        let seq = self.next_task_call;
-        let key = CallKey {
-            from: Requester::Task(seq),
-            id: RequestId::Int(seq.to_string()),
-        };
         let caller = Caller {
             id: request_id.clone(),
             reply_to,
@@ -74,16 +68,15 @@ impl Server {
             client: start.client,
             received: now.instant,
         };
-        let started = self.calls.start(
+        let started = self.calls.start_for_task(
             now,
-            key.clone(),
             Context::Call(caller),
             start.plan,
             start.progress,
             start.today,
         );
         match started {
-            Ok(()) => {
+            Ok(key) => {
                 let Ok(task) = self.tasks.get(&task_id) else {
                     return Dispatched::Pending;
                 };
