@@ -218,6 +218,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     }
     let mut server = resolved.server_config(api_key.is_some(), policy_text.as_deref(), seed);
     server.tasks.key = task_key(env, &resolved.settings.tasks.secret_env, seed);
+    server.call_records = logging::call_log_enabled();
     let non_empty = |name: &str| {
         env.get(name)
             .map(|v| v.trim().to_owned())

@@ -346,6 +346,8 @@ impl Resolved {
             // The named clients are filled in by `load`, from the clients file.
             clients: responses_mcp_core::clients::Clients::default(),
             instance_limit: crate::clients::instance_limit(self),
+            // Set by `load` once the logger is installed.
+            call_records: true,
         }
     }
 }

@@ -128,6 +128,9 @@ pub struct ServerConfig {
     pub clients: crate::clients::Clients,
     /// `server.limits.*`: what all clients together may use.
     pub instance_limit: crate::clients::Limit,
+    /// Whether the host writes the call log: without it the ledger counts every call but
+    /// builds no [`crate::ledger::CallRecord`]s.
+    pub call_records: bool,
 }
 
 impl Default for ServerConfig {
@@ -175,6 +178,7 @@ impl Default for ServerConfig {
             prices: crate::openai::pricing::Prices::default(),
             clients: crate::clients::Clients::default(),
             instance_limit: crate::clients::Limit::default(),
+            call_records: true,
         }
     }
 }

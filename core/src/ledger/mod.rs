@@ -82,6 +82,8 @@ pub(crate) struct Ledger {
     seed: u64,
     /// Calls recorded so far: the counter behind each record's span id.
     spans: u64,
+    /// Whether the host keeps a call log ([`ServerConfig::call_records`]).
+    keep_records: bool,
     /// Records not yet handed out.
     records: VecDeque<CallRecord>,
     /// Background responses whose end was counted, oldest first.
@@ -100,6 +102,7 @@ impl Ledger {
             background_percent: config.tasks.background_price_percent(),
             seed: config.jitter_seed,
             spans: 0,
+            keep_records: config.call_records,
             records: VecDeque::new(),
             counted: VecDeque::new(),
             counted_set: BTreeSet::new(),
@@ -120,14 +123,14 @@ impl Ledger {
     /// A call was refused before any upstream request.
     pub fn refused(&mut self, call: &CallOf, why: Refusal, model: Option<&str>, now: u64) {
         self.metrics.refusal(why);
-        let record = CallRecord {
+        self.record(call, Outcome::Refused(why), |client, outcome| CallRecord {
             unix_secs: now,
             tool: call.tool,
             version: call.version,
             transport: call.transport,
-            client: self.clients.name(call.client).to_owned(),
+            client,
             task: call.task,
-            outcome: Outcome::Refused(why),
+            outcome,
             duration: Duration::ZERO,
             attempts: 0,
             upstream_status: None,
@@ -136,8 +139,7 @@ impl Ledger {
             cost: None,
             request_id: None,
             trace: None,
-        };
-        self.record(call, record);
+        });
     }
 
     /// What `usage` on `model` cost in `lane`.
@@ -155,21 +157,22 @@ impl Ledger {
     pub fn ended(&mut self, call: &CallOf, end: &End<'_>, now: u64) -> Estimate {
         let usage = end.report.usage.as_ref();
         let cost = self.cost(end.model, usage, end.lane);
-        let client = self.clients.name(call.client).to_owned();
         if let Some(usage) = usage {
-            self.metrics.usage(end.model, &client, usage, &cost);
+            let client = self.clients.name(call.client);
+            self.metrics.usage(end.model, client, usage, &cost);
             if let Some(spent) = cost.total() {
                 self.limits.spend(call.client, now, spent);
             }
         }
-        let record = CallRecord {
+        let outcome = end.failure.map_or(Outcome::Ok, Outcome::Upstream);
+        self.record(call, outcome, |client, outcome| CallRecord {
             unix_secs: now,
             tool: call.tool,
             version: call.version,
             transport: call.transport,
             client,
             task: call.task,
-            outcome: end.failure.map_or(Outcome::Ok, Outcome::Upstream),
+            outcome,
             duration: end.took,
             attempts: end.report.attempts,
             upstream_status: end.report.upstream.status,
@@ -178,8 +181,7 @@ impl Ledger {
             cost: usage.and(cost.total()),
             request_id: end.report.upstream.request_id.clone(),
             trace: None,
-        };
-        self.record(call, record);
+        });
         cost
     }
 
@@ -238,10 +240,20 @@ impl Ledger {
         self.records.pop_front()
     }
 
-    /// Counts the call under its outcome and queues its record with a span of its own.
-    fn record(&mut self, call: &CallOf, mut record: CallRecord) {
-        self.metrics
-            .call(call.tool.name(), &record.client, record.outcome);
+    /// Counts the call under its outcome and, when the host keeps a call log, queues its
+    /// record (`build` gets the client's name and the outcome) with a span of its own.
+    fn record(
+        &mut self,
+        call: &CallOf,
+        outcome: Outcome,
+        build: impl FnOnce(String, Outcome) -> CallRecord,
+    ) {
+        let client = self.clients.name(call.client);
+        self.metrics.call(call.tool.name(), client, outcome);
+        if !self.keep_records {
+            return;
+        }
+        let mut record = build(client.to_owned(), outcome);
         self.spans = self.spans.wrapping_add(1);
         let span = record::span_id(self.seed, self.spans);
         record.trace = call.trace.map(|t| (t, span));

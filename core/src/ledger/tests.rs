@@ -145,3 +145,23 @@ fn a_refusal_is_counted_and_recorded_under_its_reason_with_a_span_of_its_own() {
         "{text}"
     );
 }
+
+#[test]
+fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
+    let mut ledger = Ledger::new(&ServerConfig {
+        call_records: false,
+        ..config()
+    });
+    let report = report(0);
+    ledger.ended(&call(), &end(&report, Lane::Direct), 1);
+    ledger.refused(&call(), Refusal::Busy, None, 2);
+    assert_eq!(ledger.poll_record(), None);
+    let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
+    let calls = text
+        .lines()
+        .filter(|l| l.starts_with("openai_responses_mcp_calls_total{"))
+        .count();
+    assert_eq!(calls, 2, "{text}");
+    // The spend still counts: the next call is refused by the day's limit.
+    assert!(ledger.admit(ClientId::DEFAULT, 3).is_err());
+}

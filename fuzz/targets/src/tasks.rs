@@ -41,6 +41,9 @@ pub fn tasks(data: &[u8]) {
     let mut open: Vec<responses_mcp_core::HttpRequest> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     let mut answered: BTreeSet<u64> = BTreeSet::new();
+    // Background tasks whose end was recorded: every one is the fake's `resp_1`, so the
+    // ledger, which counts an end once per response, records at most one.
+    let mut ended_records = 0;
     let mut next = 1u64;
     let mut bytes = data.iter().copied();
     while let Some(op) = bytes.next() {
@@ -102,6 +105,14 @@ pub fn tasks(data: &[u8]) {
             }
             if let Some(message) = frame.pointer("/error/message").and_then(Value::as_str) {
                 assert!(!message.contains("panicked"), "{message}");
+            }
+        }
+        for record in h.take_records() {
+            let line: Value = serde_json::from_str(&record.to_json()).unwrap_or_default();
+            assert_eq!(line["event"], "call", "{line}");
+            if background && record.task && record.attempts > 0 && line["response_id"] == "resp_1" {
+                ended_records += 1;
+                assert!(ended_records <= 1, "a background end counted twice: {line}");
             }
         }
         open.extend(h.take_http());
