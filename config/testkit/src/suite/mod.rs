@@ -116,6 +116,10 @@ macro_rules! e2e_suite {
             fn a_background_task_leaves_one_line_when_it_ends() {
                 $crate::run($bin, $crate::suite::observability::a_background_task_leaves_one_line_when_it_ends);
             }
+            #[test]
+            fn every_method_in_both_eras_is_counted_once() {
+                $crate::run($bin, $crate::suite::observability::every_method_in_both_eras_is_counted_once);
+            }
         }
         mod limits {
             #[test]

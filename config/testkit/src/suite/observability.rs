@@ -610,3 +610,162 @@ pub fn a_background_task_leaves_one_line_when_it_ends() {
     let cost = line["cost_usd"].as_f64().unwrap_or(f64::NAN);
     assert!((cost - hand).abs() < 1e-9, "{cost} vs {hand}: {line}");
 }
+
+/// Every request's reply counted once in `mcp_server_operation_duration_seconds`, by
+/// method, version and transport: a mix of every method in both eras, over HTTP and over
+/// stdio (scraped from `--metrics-listen`); held and parked replies included.
+pub fn every_method_in_both_eras_is_counted_once() {
+    use crate::http_client::modern_headers;
+    let fake =
+        FakeOpenAi::start(|_, _| Action::json(200, &answered()).after(Duration::from_millis(20)));
+    let legacy = |id: u64, method: &str, params: Value| json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+    let query = json!({"name":"answer","arguments":{"query":"q"}});
+    let task_call = json!({"name":"answer","arguments":{"query":"q"},"task":{}});
+    // What each scrape must show: (method, version, count).
+    let legacy_mix = [
+        ("initialize", 1.0),
+        ("ping", 1.0),
+        ("tools/list", 2.0),
+        ("tools/call", 2.0),
+        ("tasks/result", 1.0),
+        ("tasks/get", 1.0),
+        ("tasks/list", 1.0),
+    ];
+
+    // Over HTTP: the legacy mix, then the modern one (a held task call among them).
+    let server = Mcp::spawn(Opts::http(&fake.url).env("MCP_HTTP_TOKEN", TOKEN));
+    let addr = listening(&server);
+    let mut c = HttpConn::open(addr);
+    let auth = format!("Bearer {TOKEN}");
+    let h = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Authorization", auth.as_str()),
+    ];
+    let init = json!({"protocolVersion":"2025-11-25","capabilities":{},
+        "clientInfo":{"name":"e2e","version":"1"}});
+    let mut post = |m: Value| c.post(&m, &h).json();
+    assert!(post(legacy(1, "initialize", init.clone()))["result"].is_object());
+    assert!(post(legacy(2, "ping", json!({})))["result"].is_object());
+    for id in 3..5 {
+        assert!(post(legacy(id, "tools/list", json!({})))["result"]["tools"].is_array());
+    }
+    assert!(post(legacy(5, "tools/call", query.clone()))["result"]["content"].is_array());
+    let created = post(legacy(6, "tools/call", task_call.clone()));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let result = post(legacy(7, "tasks/result", json!({"taskId": id})));
+    assert!(result["result"]["content"].is_array(), "{result}");
+    assert!(post(legacy(8, "tasks/get", json!({"taskId": id})))["result"].is_object());
+    assert!(post(legacy(9, "tasks/list", json!({})))["result"]["tasks"].is_array());
+    let modern_mix: [(Value, &str); 4] = [
+        (
+            modern(json!(10), "server/discover", json!({})),
+            "server/discover",
+        ),
+        (modern(json!(11), "tools/list", json!({})), "tools/list"),
+        (modern(json!(12), "tools/call", query.clone()), "tools/call"),
+        (
+            {
+                let mut held = modern(json!(13), "tools/call", query.clone());
+                held["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+                    json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+                held
+            },
+            "tools/call",
+        ),
+    ];
+    for (m, _) in &modern_mix {
+        let mut headers = modern_headers(m);
+        headers.push(("Authorization", auth.clone()));
+        let hs: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let reply = c.post(m, &hs).json();
+        check_reply("2026-07-28", m, &reply);
+        assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+    }
+    if let Some(samples) = scrape(addr, TOKEN) {
+        let op = "mcp_server_operation_duration_seconds_count";
+        let count = |method: &str, version: &str| {
+            let with = [
+                ("mcp_method_name", method),
+                ("mcp_protocol_version", version),
+                ("network_transport", "tcp"),
+            ];
+            samples
+                .iter()
+                .filter(|(n, l, _)| {
+                    n == op
+                        && with
+                            .iter()
+                            .all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
+                })
+                .map(|(_, _, v)| v)
+                .sum::<f64>()
+        };
+        for (method, n) in legacy_mix {
+            assert_eq!(count(method, "2025-11-25"), n, "{method}: {samples:?}");
+        }
+        for (method, n) in [
+            ("server/discover", 1.0),
+            ("tools/list", 1.0),
+            ("tools/call", 2.0),
+        ] {
+            assert_eq!(count(method, "2026-07-28"), n, "{method}: {samples:?}");
+        }
+        let calls: f64 = samples
+            .iter()
+            .filter(|(n, _, _)| n == "openai_responses_mcp_calls_total")
+            .map(|(_, _, v)| v)
+            .sum();
+        assert_eq!(calls, 4.0, "two plain calls and two for tasks: {samples:?}");
+    }
+
+    // Over stdio, scraped from the metrics listener: the legacy session's mix.
+    let opts = Opts::upstream(&fake.url)
+        .arg("--metrics-listen")
+        .arg("127.0.0.1:0")
+        .env("MCP_HTTP_TOKEN", TOKEN);
+    let mut mcp = Mcp::spawn(opts);
+    let metrics = crate::http_client::metrics_listening(&mcp);
+    mcp.initialize("2025-11-25");
+    assert!(mcp.request(legacy(2, "ping", json!({})))["result"].is_object());
+    for id in 3..5 {
+        assert!(mcp.request(legacy(id, "tools/list", json!({})))["result"]["tools"].is_array());
+    }
+    assert!(mcp.request(legacy(5, "tools/call", query))["result"]["content"].is_array());
+    let (created, _) = mcp.ask(legacy(6, "tools/call", task_call));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let (result, _) = mcp.ask(legacy(7, "tasks/result", json!({"taskId": id})));
+    assert!(result["result"]["content"].is_array(), "{result}");
+    let (got, _) = mcp.ask(legacy(8, "tasks/get", json!({"taskId": id})));
+    assert!(got["result"].is_object(), "{got}");
+    let (listed, _) = mcp.ask(legacy(9, "tasks/list", json!({})));
+    assert!(listed["result"]["tasks"].is_array(), "{listed}");
+    if let Some(samples) = scrape(metrics, TOKEN) {
+        let op = "mcp_server_operation_duration_seconds_count";
+        for (method, n) in legacy_mix {
+            let with = [
+                ("mcp_method_name", method),
+                ("mcp_protocol_version", "2025-11-25"),
+                ("network_transport", "pipe"),
+            ];
+            let counted: f64 = samples
+                .iter()
+                .filter(|(name, l, _)| {
+                    name == op
+                        && with
+                            .iter()
+                            .all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
+                })
+                .map(|(_, _, v)| v)
+                .sum();
+            assert_eq!(counted, n, "{method}: {samples:?}");
+        }
+    }
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(PATIENCE).success());
+}
