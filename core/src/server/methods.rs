@@ -120,7 +120,7 @@ impl Server {
                 if !crate::mcp::declares_tasks(&request.params) {
                     Err(shape::missing_tasks_capability(m.as_str()))
                 } else {
-                    return self.on_task_request(now, request, m, reply_to, v);
+                    return self.on_task_request(now, request, m, (reply_to, client), v);
                 }
             }
             (
@@ -131,7 +131,7 @@ impl Server {
                 Scope::Session | Scope::Stateless(_),
                 Some(v),
             ) if v.has_session_tasks() => {
-                return self.on_task_request(now, request, m, reply_to, v)
+                return self.on_task_request(now, request, m, (reply_to, client), v)
             }
             (other, _, v) => Err(shape::method_not_found(
                 other.as_str(),

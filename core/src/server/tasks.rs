@@ -8,6 +8,7 @@ use super::held::HeldRequest;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::Refused;
+use crate::clients::ClientId;
 use crate::jsonrpc::{Request, RequestId, RpcError};
 use crate::mcp::shape::TaskError;
 use crate::mcp::task_end::Ending;
@@ -51,7 +52,7 @@ impl Server {
         start: TaskStart,
     ) -> Dispatched {
         let poll = self.advertised_poll(now.unix_secs);
-        let task_id = match self.tasks.create(now, start.ttl_ms) {
+        let task_id = match self.tasks.create(now, start.ttl_ms, start.client) {
             Ok(task) => task.id.clone(),
             Err(full) => {
                 let error = TaskError::StoreFull { tasks: full.tasks }.error();
@@ -112,19 +113,20 @@ impl Server {
         }
     }
 
-    /// `tasks/*` in `version` (2025-11-25 sessions and requests, or 2026-07-28 requests).
+    /// `tasks/*` in `version` (2025-11-25 sessions and requests, or 2026-07-28 requests)
+    /// from `client`, who sees only the tasks it created.
     pub(super) fn on_task_request(
         &mut self,
         now: Now,
         request: Request,
         method: Method,
-        reply_to: ReplyTo,
+        (reply_to, client): (ReplyTo, ClientId),
         version: ProtocolVersion,
     ) -> Dispatched {
         let modern = version.is_modern();
         let poll = self.poll_schedule();
         if method == Method::TasksList {
-            let result = self.list_tasks(&request.params, version);
+            let result = self.list_tasks(&request.params, version, client);
             return Dispatched::answer(request.id, result);
         }
         let task_id = match request.params.get("taskId") {
@@ -138,17 +140,21 @@ impl Server {
         };
         if let Ok(reference) = self.tasks.open_background(&task_id) {
             let end = reference.created.saturating_add(reference.ttl_ms / 1000);
-            if now.unix_secs > end {
-                let error = TaskError::NotFound {
-                    task_id: &task_id,
-                    why: Unknown::Gone,
-                }
-                .error();
+            let why = if now.unix_secs > end {
+                Some(Unknown::Gone)
+            } else if !reference.client_may_see(self.config.clients.name(client)) {
+                Some(Unknown::Foreign)
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                let task_id = &task_id;
+                let error = TaskError::NotFound { task_id, why }.error();
                 return Dispatched::answer(request.id, Err(error));
             }
             return self.on_background_task(now, request, method, reply_to, version, reference);
         }
-        let task = match self.tasks.get(&task_id) {
+        let task = match self.tasks.get_for(&task_id, client) {
             Ok(task) => task,
             Err(why) => {
                 return Dispatched::answer(
@@ -207,10 +213,11 @@ impl Server {
         &self,
         params: &serde_json::Map<String, Value>,
         version: ProtocolVersion,
+        client: ClientId,
     ) -> Result<Value, RpcError> {
         let poll = self.poll_schedule();
         let cursor = params.get("cursor").and_then(Value::as_str);
-        match self.tasks.page(cursor, PAGE) {
+        match self.tasks.page(cursor, PAGE, client) {
             Ok((page, next)) => {
                 let tasks = page
                     .iter()

@@ -15,6 +15,7 @@ mod status;
 pub use seal::BackgroundRef;
 pub use status::Status;
 
+use crate::clients::ClientId;
 use crate::io::CallKey;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
@@ -112,6 +113,8 @@ pub struct Task<W> {
     pub(crate) call: Option<CallKey>,
     /// Requests waiting for the outcome.
     pub waiters: Vec<W>,
+    /// The client that created it: the only one that sees it.
+    pub owner: ClientId,
     /// Bytes its outcome takes.
     bytes: usize,
 }
@@ -139,6 +142,7 @@ impl<W> Task<W> {
             outcome,
             call: None,
             waiters: Vec::new(),
+            owner: ClientId::DEFAULT,
             bytes: 0,
         }
     }
@@ -151,6 +155,8 @@ pub enum Unknown {
     NotMinted,
     /// Minted here, but expired or evicted.
     Gone,
+    /// Another client's task.
+    Foreign,
 }
 
 /// The store is full of working tasks.
@@ -221,7 +227,12 @@ impl<W> TaskStore<W> {
 
     /// A new working task living `ttl_ms` (capped; the default when `None`). Makes room
     /// by dropping the oldest finished tasks; refused when every task is working.
-    pub fn create(&mut self, now: Now, ttl_ms: Option<u64>) -> Result<&mut Task<W>, Full> {
+    pub fn create(
+        &mut self,
+        now: Now,
+        ttl_ms: Option<u64>,
+        owner: ClientId,
+    ) -> Result<&mut Task<W>, Full> {
         while self.tasks.len() >= self.settings.max_tasks {
             if !self.evict_oldest_finished() {
                 return Err(Full {
@@ -246,6 +257,7 @@ impl<W> TaskStore<W> {
             outcome: None,
             call: None,
             waiters: Vec::new(),
+            owner,
             bytes: 0,
         };
         self.expiry.schedule(seq, task.expires);
@@ -256,6 +268,16 @@ impl<W> TaskStore<W> {
     pub fn get(&mut self, id: &str) -> Result<&mut Task<W>, Unknown> {
         let seq = self.open(id).ok_or(Unknown::NotMinted)?;
         self.tasks.get_mut(&seq).ok_or(Unknown::Gone)
+    }
+
+    /// The task `id` names, when `client` created it.
+    pub fn get_for(&mut self, id: &str, client: ClientId) -> Result<&mut Task<W>, Unknown> {
+        let task = self.get(id)?;
+        if task.owner == client {
+            Ok(task)
+        } else {
+            Err(Unknown::Foreign)
+        }
     }
 
     /// Records the call's end with the status (and its message) the era gives it;
@@ -365,6 +387,7 @@ impl<W> TaskStore<W> {
         &self,
         cursor: Option<&str>,
         limit: usize,
+        owner: ClientId,
     ) -> Result<(Vec<&Task<W>>, Option<String>), Unknown> {
         let after = match cursor {
             None => 0,
@@ -374,6 +397,7 @@ impl<W> TaskStore<W> {
             .tasks
             .range(after + 1..)
             .map(|(_, t)| t)
+            .filter(|t| t.owner == owner)
             .take(limit + 1)
             .collect();
         let next = if page.len() > limit {

@@ -20,7 +20,8 @@ pub struct BackgroundRef {
     pub ttl_ms: u64,
     /// The tool called.
     pub tool: Tool,
-    /// The name of the client that called (at most 64 bytes, as the clients file allows).
+    /// The name of the client that called (at most 64 bytes, as the clients file allows);
+    /// empty in an id of 0.1, which does not say.
     pub client: String,
 }
 
@@ -30,7 +31,7 @@ const ID_PREFIX: &str = "task-";
 const BACKGROUND_PREFIX: &str = "task-c";
 /// Background ids of 0.1 (no tool, no client): `task-b`, then in hex the created time,
 /// ttl and response id, then the MAC. Still read, so that tasks survive an upgrade;
-/// counted as `answer` calls of the default client.
+/// counted as `answer` calls of the default client, and served to any client.
 const BACKGROUND_V1_PREFIX: &str = "task-b";
 /// Longest response id sealed into a task id.
 const MAX_RESPONSE_ID: usize = 128;
@@ -38,6 +39,14 @@ const MAX_RESPONSE_ID: usize = 128;
 pub const MAX_CLIENT: usize = 64;
 /// Bytes of the HMAC kept in an id.
 const MAC_BYTES: usize = 16;
+
+impl BackgroundRef {
+    /// Whether the client named `client` may see this task: the one that created it, or
+    /// anyone for an id of 0.1, which does not say.
+    pub fn client_may_see(&self, client: &str) -> bool {
+        self.client.is_empty() || self.client == client
+    }
+}
 
 /// A background task's sealed id.
 pub fn seal_background(key: &TaskKey, r: &BackgroundRef) -> String {
@@ -85,7 +94,7 @@ pub fn open_background(key: &TaskKey, id: &str) -> Option<BackgroundRef> {
         created,
         ttl_ms,
         tool: Tool::Answer,
-        client: crate::clients::DEFAULT_NAME.to_owned(),
+        client: String::new(),
     })
 }
 
@@ -200,7 +209,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_of_the_first_format_still_open_as_answer_calls_of_the_default_client() {
+    fn ids_of_the_first_format_still_open_as_answer_calls_of_no_named_client() {
         let mut payload = Vec::new();
         payload.extend_from_slice(&5u64.to_be_bytes());
         payload.extend_from_slice(&60_000u64.to_be_bytes());
@@ -214,7 +223,7 @@ mod tests {
                 created: 5,
                 ttl_ms: 60_000,
                 tool: Tool::Answer,
-                client: "default".into(),
+                client: String::new(),
             })
         );
         assert_eq!(open_background(&TaskKey([8; 32]), &id), None);

@@ -21,7 +21,11 @@ fn store(max_tasks: usize, max_bytes: usize) -> TaskStore<u32> {
 fn a_task_works_then_completes_and_its_waiters_are_handed_back() {
     let base = crate::testing::start_instant();
     let mut s = store(10, 1 << 20);
-    let id = s.create(now(0, base), Some(60_000)).unwrap().id.clone();
+    let id = s
+        .create(now(0, base), Some(60_000), ClientId::DEFAULT)
+        .unwrap()
+        .id
+        .clone();
     assert!(id.starts_with("task-"));
     let task = s.get(&id).unwrap();
     assert_eq!(
@@ -50,7 +54,11 @@ fn a_task_works_then_completes_and_its_waiters_are_handed_back() {
 fn forged_tampered_and_foreign_ids_are_refused_before_any_lookup() {
     let base = crate::testing::start_instant();
     let mut s = store(10, 1 << 20);
-    let id = s.create(now(0, base), None).unwrap().id.clone();
+    let id = s
+        .create(now(0, base), None, ClientId::DEFAULT)
+        .unwrap()
+        .id
+        .clone();
     assert!(s.get(&id).is_ok());
     // One flipped hex digit in the number or the seal.
     for at in [5, id.len() - 1] {
@@ -83,9 +91,17 @@ fn forged_tampered_and_foreign_ids_are_refused_before_any_lookup() {
 fn the_ttl_is_capped_and_expiry_drops_the_task_with_its_call_and_waiters() {
     let base = crate::testing::start_instant();
     let mut s = store(10, 1 << 20);
-    let id = s.create(now(0, base), Some(u64::MAX)).unwrap().id.clone();
+    let id = s
+        .create(now(0, base), Some(u64::MAX), ClientId::DEFAULT)
+        .unwrap()
+        .id
+        .clone();
     assert_eq!(s.get(&id).unwrap().ttl, TaskSettings::default().max_ttl);
-    let short = s.create(now(0, base), Some(1_000)).unwrap().id.clone();
+    let short = s
+        .create(now(0, base), Some(1_000), ClientId::DEFAULT)
+        .unwrap()
+        .id
+        .clone();
     s.get(&short).unwrap().waiters.push(9);
     assert_eq!(s.poll_timeout(), Some(base + Duration::from_secs(1)));
     assert!(s.expire(base).is_empty());
@@ -103,16 +119,31 @@ fn the_ttl_is_capped_and_expiry_drops_the_task_with_its_call_and_waiters() {
 fn when_full_the_oldest_finished_task_goes_and_all_working_refuses() {
     let base = crate::testing::start_instant();
     let mut s = store(2, 1 << 20);
-    let a = s.create(now(0, base), None).unwrap().id.clone();
-    let b = s.create(now(0, base), None).unwrap().id.clone();
-    assert_eq!(s.create(now(0, base), None).err(), Some(Full { tasks: 2 }));
+    let a = s
+        .create(now(0, base), None, ClientId::DEFAULT)
+        .unwrap()
+        .id
+        .clone();
+    let b = s
+        .create(now(0, base), None, ClientId::DEFAULT)
+        .unwrap()
+        .id
+        .clone();
+    assert_eq!(
+        s.create(now(0, base), None, ClientId::DEFAULT).err(),
+        Some(Full { tasks: 2 })
+    );
     s.finish(
         &a,
         now(1, base).unix_secs,
         Ok(json!({})),
         (Status::Completed, None),
     );
-    let c = s.create(now(2, base), None).unwrap().id.clone();
+    let c = s
+        .create(now(2, base), None, ClientId::DEFAULT)
+        .unwrap()
+        .id
+        .clone();
     assert_eq!(s.get(&a).err(), Some(Unknown::Gone));
     assert!(s.get(&b).is_ok() && s.get(&c).is_ok());
 }
@@ -124,7 +155,11 @@ fn outcomes_are_held_within_the_byte_budget() {
     let big = json!({ "text": "x".repeat(1_000) });
     let ids: Vec<String> = (0..5)
         .map(|i| {
-            let id = s.create(now(i, base), None).unwrap().id.clone();
+            let id = s
+                .create(now(i, base), None, ClientId::DEFAULT)
+                .unwrap()
+                .id
+                .clone();
             s.finish(
                 &id,
                 now(i, base).unix_secs,
@@ -143,7 +178,11 @@ fn outcomes_are_held_within_the_byte_budget() {
 fn a_cancelled_task_stays_cancelled_and_cancelling_twice_does_nothing() {
     let base = crate::testing::start_instant();
     let mut s = store(10, 1 << 20);
-    let id = s.create(now(0, base), None).unwrap().id.clone();
+    let id = s
+        .create(now(0, base), None, ClientId::DEFAULT)
+        .unwrap()
+        .id
+        .clone();
     let (call, _) = s.cancel(&id, now(1, base).unix_secs, "cancelled by the client");
     assert!(call.is_none());
     s.finish(
@@ -166,12 +205,17 @@ fn pages_walk_every_task_once_in_creation_order() {
     let base = crate::testing::start_instant();
     let mut s = store(100, 1 << 20);
     let ids: Vec<String> = (0..7)
-        .map(|_| s.create(now(0, base), None).unwrap().id.clone())
+        .map(|_| {
+            s.create(now(0, base), None, ClientId::DEFAULT)
+                .unwrap()
+                .id
+                .clone()
+        })
         .collect();
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let (page, next) = s.page(cursor.as_deref(), 3).unwrap();
+        let (page, next) = s.page(cursor.as_deref(), 3, ClientId::DEFAULT).unwrap();
         seen.extend(page.iter().map(|t| t.id.clone()));
         match next {
             Some(n) => cursor = Some(n),
@@ -180,7 +224,7 @@ fn pages_walk_every_task_once_in_creation_order() {
     }
     assert_eq!(seen, ids);
     assert_eq!(
-        s.page(Some("task-bogus"), 3).err(),
+        s.page(Some("task-bogus"), 3, ClientId::DEFAULT).err(),
         Some(Unknown::NotMinted)
     );
 }

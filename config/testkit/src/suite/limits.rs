@@ -264,3 +264,85 @@ pub fn the_instance_spend_limit_holds_until_the_utc_day_ends() {
     assert!(again["result"]["structuredContent"].is_object(), "{again}");
     assert_eq!(fake.requests().len(), 3);
 }
+
+/// Named clients see only their own tasks: another client's task id is not found by
+/// `tasks/get`, `tasks/result` or `tasks/cancel`, and `tasks/list` lists a client's own;
+/// for local tasks and for tasks backed by OpenAI's background mode.
+pub fn each_named_client_sees_only_its_own_tasks() {
+    for yaml in [
+        "",
+        "tasks: {openai_background: true, poll_interval_ms: 100}\n",
+    ] {
+        let openai = crate::fake_openai::Background::new(
+            &fixture("response-no-search.json"),
+            Duration::from_secs(30),
+        );
+        // Local tasks' calls hang (so their tasks work on); background ones are stored.
+        let fake = FakeOpenAi::start(move |r, _| {
+            if r.method == "GET" || r.body["background"] == true {
+                openai.answer_for(r)
+            } else {
+                Action::Hang
+            }
+        });
+        let dir = temp_dir("owners");
+        let clients = format!(
+            "clients:\n  - name: ci\n    token_sha256: {}\n  - name: alice\n    token_sha256: {}\n",
+            sha256_hex(CI_TOKEN),
+            sha256_hex(ALICE_TOKEN)
+        );
+        std::fs::write(dir.join("clients.yaml"), clients).unwrap();
+        let config = format!("server: {{http: {{clients_file: clients.yaml}}}}\n{yaml}");
+        let server = Mcp::spawn(
+            Opts::http(&fake.url)
+                .config(&dir, &config)
+                .env("MCP_TASKS_SECRET", "a-secret-for-the-owners-test"),
+        );
+        let addr = listening(&server);
+        let mut c = HttpConn::open(addr);
+        let post = |c: &mut HttpConn, token: &str, m: Value| {
+            let auth = format!("Bearer {token}");
+            let h = [
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("Authorization", auth.as_str()),
+            ];
+            c.post(&m, &h).json()
+        };
+        let mut task = call(1);
+        task["params"]["task"] = json!({});
+        let created = post(&mut c, CI_TOKEN, task);
+        let id = created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no task: {created}"))
+            .to_owned();
+        for (n, method) in [(2, "tasks/get"), (3, "tasks/result"), (4, "tasks/cancel")] {
+            let m = json!({"jsonrpc":"2.0","id":n,"method":method,"params":{"taskId":id}});
+            let refused = post(&mut c, ALICE_TOKEN, m);
+            let message = refused["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("not one of this client's tasks"),
+                "{yaml}{method}: {refused}"
+            );
+        }
+        let get = json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":id}});
+        let own = post(&mut c, CI_TOKEN, get);
+        assert_eq!(own["result"]["status"], "working", "{own}");
+        if yaml.is_empty() {
+            let list = json!({"jsonrpc":"2.0","id":6,"method":"tasks/list","params":{}});
+            let count = |r: &Value| r["result"]["tasks"].as_array().map_or(0, Vec::len);
+            let (of_ci, of_alice) = (
+                post(&mut c, CI_TOKEN, list.clone()),
+                post(&mut c, ALICE_TOKEN, list),
+            );
+            assert_eq!(
+                (count(&of_ci), count(&of_alice)),
+                (1, 0),
+                "{of_ci} {of_alice}"
+            );
+        }
+        let stderr = server.stderr();
+        for secret in [CI_TOKEN, ALICE_TOKEN] {
+            assert!(!stderr.contains(secret));
+        }
+    }
+}

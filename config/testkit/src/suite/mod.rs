@@ -127,6 +127,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::limits::named_clients_are_told_apart_and_their_limits_refuse_then_recover);
             }
             #[test]
+            fn each_named_client_sees_only_its_own_tasks() {
+                $crate::run($bin, $crate::suite::limits::each_named_client_sees_only_its_own_tasks);
+            }
+            #[test]
             fn the_instance_limit_holds_stdio_calls_in_every_era() {
                 $crate::run($bin, $crate::suite::limits::the_instance_limit_holds_stdio_calls_in_every_era);
             }

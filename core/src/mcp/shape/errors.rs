@@ -74,6 +74,7 @@ impl TaskError<'_> {
                 let shown: String = task_id.chars().take(80).collect();
                 let message = match why {
                     Unknown::NotMinted => format!("task not found: {shown:?} is not a task id this server issued"),
+                    Unknown::Foreign => format!("task not found: {shown:?} is not one of this client's tasks (each client sees only the tasks it created); call the tool again"),
                     Unknown::Gone => format!("task not found: {shown:?} has expired (a task is kept for its ttl), was dropped to make room, or lives on another instance of this server (tasks are kept by the instance that created them); call the tool again"),
                 };
                 (ErrorKind::InvalidParams, message)

@@ -343,3 +343,72 @@ fn draining_with_nothing_in_flight_exits_at_once() {
     h.feed(Input::Drain);
     assert_eq!(h.take_other(), vec![Output::Exit]);
 }
+
+/// Each named client sees only the tasks it created: another's id is not found, and
+/// `tasks/list` lists its own; local and background tasks alike.
+#[test]
+fn a_client_sees_only_its_own_tasks() {
+    use crate::clients::{ClientId, Clients, NamedClient};
+    for background in [false, true] {
+        let mut config = Harness::keyed();
+        let named = |name: &str| NamedClient {
+            name: name.into(),
+            limit: crate::clients::Limit::default(),
+        };
+        config.clients = Clients::new(vec![named("a"), named("b")]).unwrap_or_default();
+        config.tasks.background = background;
+        let (a, b) = (
+            config.clients.id(0).unwrap_or_default(),
+            config.clients.id(1).unwrap_or_default(),
+        );
+        let mut h = Harness::new(config);
+        let v = Some(ProtocolVersion::V2025_11_25);
+        let mut x = 0;
+        let mut ask = |h: &mut Harness, client: ClientId, method: &str, params: Value| {
+            x += 1;
+            let message = json!({"jsonrpc":"2.0","id":x,"method":method,"params":params});
+            h.feed(Input::Exchange {
+                id: ExchangeId(x),
+                asked: Asked::Rpc {
+                    message,
+                    version: v,
+                    client,
+                },
+            });
+            if background && method == "tools/call" {
+                let post = h.take_http().remove(0);
+                let queued = br#"{"id":"resp_a","status":"queued","output":[]}"#;
+                h.reply(post.attempt, 200, queued, &[]);
+            }
+            let replies: Vec<Value> = outs(h)
+                .iter()
+                .filter(|(n, _)| *n == x)
+                .map(|(_, out)| reply_of(out))
+                .collect();
+            replies.into_iter().next().unwrap_or_default()
+        };
+        let call = json!({"name":"answer","arguments":{"query":"q"},"task":{}});
+        let created = ask(&mut h, a, "tools/call", call);
+        let id = created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(!id.is_empty(), "{created}");
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let refused = ask(&mut h, b, method, json!({"taskId": id}));
+            let message = refused["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("not one of this client's tasks"),
+                "{background} {method}: {refused}"
+            );
+        }
+        let own = ask(&mut h, a, "tasks/get", json!({"taskId": id}));
+        assert_eq!(own["result"]["status"], "working", "{own}");
+        if !background {
+            let of_a = ask(&mut h, a, "tasks/list", json!({}));
+            let of_b = ask(&mut h, b, "tasks/list", json!({}));
+            let count = |r: &Value| r["result"]["tasks"].as_array().map_or(0, Vec::len);
+            assert_eq!((count(&of_a), count(&of_b)), (1, 0), "{of_a} {of_b}");
+        }
+    }
+}
