@@ -123,22 +123,9 @@ impl Ledger {
     /// A call was refused before any upstream request.
     pub fn refused(&mut self, call: &CallOf, why: Refusal, model: Option<&str>, now: u64) {
         self.metrics.refusal(why);
-        self.record(call, Outcome::Refused(why), |client, outcome| CallRecord {
-            unix_secs: now,
-            tool: call.tool,
-            version: call.version,
-            transport: call.transport,
-            client,
-            task: call.task,
-            outcome,
-            duration: Duration::ZERO,
-            attempts: 0,
-            upstream_status: None,
-            model: model.filter(|m| !m.is_empty()).map(str::to_owned),
-            usage: None,
-            cost: None,
-            request_id: None,
-            trace: None,
+        let model = model.filter(|m| !m.is_empty()).map(str::to_owned);
+        self.record(call, Outcome::Refused(why), now, |record| {
+            record.model = model
         });
     }
 
@@ -165,22 +152,14 @@ impl Ledger {
             }
         }
         let outcome = end.failure.map_or(Outcome::Ok, Outcome::Upstream);
-        self.record(call, outcome, |client, outcome| CallRecord {
-            unix_secs: now,
-            tool: call.tool,
-            version: call.version,
-            transport: call.transport,
-            client,
-            task: call.task,
-            outcome,
-            duration: end.took,
-            attempts: end.report.attempts,
-            upstream_status: end.report.upstream.status,
-            model: Some(end.model).filter(|m| !m.is_empty()).map(str::to_owned),
-            usage: usage.cloned(),
-            cost: usage.and(cost.total()),
-            request_id: end.report.upstream.request_id.clone(),
-            trace: None,
+        self.record(call, outcome, now, |record| {
+            record.duration = end.took;
+            record.attempts = end.report.attempts;
+            record.upstream_status = end.report.upstream.status;
+            record.model = Some(end.model).filter(|m| !m.is_empty()).map(str::to_owned);
+            record.usage = usage.cloned();
+            record.cost = usage.and(cost.total());
+            record.request_id = end.report.upstream.request_id.clone();
         });
         cost
     }
@@ -241,22 +220,39 @@ impl Ledger {
     }
 
     /// Counts the call under its outcome and, when the host keeps a call log, queues its
-    /// record (`build` gets the client's name and the outcome) with a span of its own.
+    /// record (what `fill` adds to what every record says) with a span of its own.
     fn record(
         &mut self,
         call: &CallOf,
         outcome: Outcome,
-        build: impl FnOnce(String, Outcome) -> CallRecord,
+        now: u64,
+        fill: impl FnOnce(&mut CallRecord),
     ) {
         let client = self.clients.name(call.client);
         self.metrics.call(call.tool.name(), client, outcome);
         if !self.keep_records {
             return;
         }
-        let mut record = build(client.to_owned(), outcome);
         self.spans = self.spans.wrapping_add(1);
         let span = record::span_id(self.seed, self.spans);
-        record.trace = call.trace.map(|t| (t, span));
+        let mut record = CallRecord {
+            unix_secs: now,
+            tool: call.tool,
+            version: call.version,
+            transport: call.transport,
+            client: client.to_owned(),
+            task: call.task,
+            outcome,
+            duration: Duration::ZERO,
+            attempts: 0,
+            upstream_status: None,
+            model: None,
+            usage: None,
+            cost: None,
+            request_id: None,
+            trace: call.trace.map(|t| (t, span)),
+        };
+        fill(&mut record);
         self.records.push_back(record);
     }
 }

@@ -685,24 +685,7 @@ pub fn every_method_in_both_eras_is_counted_once() {
         assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
     }
     if let Some(samples) = scrape(addr, TOKEN) {
-        let op = "mcp_server_operation_duration_seconds_count";
-        let count = |method: &str, version: &str| {
-            let with = [
-                ("mcp_method_name", method),
-                ("mcp_protocol_version", version),
-                ("network_transport", "tcp"),
-            ];
-            samples
-                .iter()
-                .filter(|(n, l, _)| {
-                    n == op
-                        && with
-                            .iter()
-                            .all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
-                })
-                .map(|(_, _, v)| v)
-                .sum::<f64>()
-        };
+        let count = |method, version| operations(&samples, method, version, "tcp");
         for (method, n) in legacy_mix {
             assert_eq!(count(method, "2025-11-25"), n, "{method}: {samples:?}");
         }
@@ -746,26 +729,31 @@ pub fn every_method_in_both_eras_is_counted_once() {
     let (listed, _) = mcp.ask(legacy(9, "tasks/list", json!({})));
     assert!(listed["result"]["tasks"].is_array(), "{listed}");
     if let Some(samples) = scrape(metrics, TOKEN) {
-        let op = "mcp_server_operation_duration_seconds_count";
         for (method, n) in legacy_mix {
-            let with = [
-                ("mcp_method_name", method),
-                ("mcp_protocol_version", "2025-11-25"),
-                ("network_transport", "pipe"),
-            ];
-            let counted: f64 = samples
-                .iter()
-                .filter(|(name, l, _)| {
-                    name == op
-                        && with
-                            .iter()
-                            .all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
-                })
-                .map(|(_, _, v)| v)
-                .sum();
+            let counted = operations(&samples, method, "2025-11-25", "pipe");
             assert_eq!(counted, n, "{method}: {samples:?}");
         }
     }
     mcp.close_stdin();
     assert!(mcp.wait_exit(PATIENCE).success());
+}
+
+/// The replies to `method` in `version` over `transport` (`tcp` or `pipe`) that
+/// `mcp_server_operation_duration_seconds` counted, over all their other labels.
+fn operations(samples: &[Sample], method: &str, version: &str, transport: &str) -> f64 {
+    let with = [
+        ("mcp_method_name", method),
+        ("mcp_protocol_version", version),
+        ("network_transport", transport),
+    ];
+    samples
+        .iter()
+        .filter(|(name, labels, _)| {
+            name == "mcp_server_operation_duration_seconds_count"
+                && with
+                    .iter()
+                    .all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|(_, _, v)| v)
+        .sum()
 }
