@@ -138,7 +138,12 @@ impl ToolFailure<'_> {
             "content": [{ "type": "text", "text": self.text() }],
             "isError": true,
         });
-        shape::add_meta(&mut result, META_ERROR, self.details());
+        let mut details = self.details();
+        if let Some(why) = self.refusal() {
+            // The name metrics, the call log and `/ready` give the same refusal.
+            details["refusal"] = why.label().into();
+        }
+        shape::add_meta(&mut result, META_ERROR, details);
         shape::complete(result, version)
     }
 
@@ -307,6 +312,7 @@ mod tests {
         let result = busy.reply(ProtocolVersion::V2025_11_25).unwrap();
         assert_eq!(result["isError"], true);
         assert_eq!(result[shape::META][META_ERROR]["kind"], "busy");
+        assert_eq!(result[shape::META][META_ERROR]["refusal"], "busy");
         assert!(result.get("resultType").is_none());
         let modern = busy.reply(ProtocolVersion::V2026_07_28).unwrap();
         assert_eq!(modern["resultType"], "complete");

@@ -103,7 +103,8 @@ pub fn named_clients_are_told_apart_and_their_limits_refuse_then_recover() {
     assert_eq!(
         details,
         json!({"kind": "limit", "limit": "calls_per_minute", "scope": "client", "client": "ci",
-            "value": 2, "spent_usd": null, "resets_at": "2026-11-26T23:59:00Z", "retry_after_secs": 30})
+            "value": 2, "spent_usd": null, "resets_at": "2026-11-26T23:59:00Z", "retry_after_secs": 30,
+            "refusal": "limit_calls_per_minute"})
     );
     // Other clients are not held back by ci's limit; the shared token is `default`.
     answered(&post(&mut c, 4, &shared));
