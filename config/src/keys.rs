@@ -508,6 +508,33 @@ const AFTER_PROFILES: &[Key] = &[
         "Estimated OpenAI spend (USD) this instance may reach per UTC day, all clients together; once reached, calls are refused until the day ends. null: no limit."
     ),
     key!(
+        "server.store.url",
+        Kind::OptStr,
+        Some("MCP_STORE_URL"),
+        "redis:// URL of the Redis 7 or Valkey store that instances share their limits through (calls per minute and spend per day, checked and counted atomically); null: each instance counts on its own. A password in the URL is never printed."
+    ),
+    key!(
+        "server.store.password_env",
+        Kind::OptStr,
+        None,
+        "Name of the environment variable holding the store's password (instead of one in the URL)."
+    ),
+    key!(
+        "server.store.on_unavailable",
+        Kind::OneOf(&["refuse", "allow"]),
+        None,
+        "What a call gets while the store does not answer: refused naming the store (refuse), or admitted uncounted (allow). A call under a spend limit is always refused then."
+    ),
+    key!(
+        "server.store.timeout_ms",
+        Kind::Int {
+            min: 10,
+            max: 10_000
+        },
+        None,
+        "Longest wait for the store, per connection attempt and per operation; a slower store counts as unreachable."
+    ),
+    key!(
         "server.http.max_connections",
         Kind::Int {
             min: 1,
@@ -718,6 +745,7 @@ pub fn defaults() -> Value {
             "transport": "stdio", "debug": core.debug, "debug_file": null, "log_format": "text", "metrics_listen": null,
             "show_config_on_start": false, "line_mode": core.force_line_output,
             "limits": { "calls_per_minute": null, "spend_per_day_usd": null },
+            "store": { "url": null, "password_env": null, "on_unavailable": "refuse", "timeout_ms": 500 },
             "max_message_bytes": core.max_message_bytes, "max_inflight": core.max_inflight,
             "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),
             "progress_interval_ms": millis(core.progress_interval),

@@ -36,6 +36,7 @@ mod settings;
 pub mod show;
 pub mod signals;
 pub mod stdin;
+pub mod store;
 pub mod tls;
 pub mod view;
 
@@ -118,6 +119,8 @@ pub struct Startup {
     pub http: Option<http::HttpServe>,
     /// The metrics-only listener, with `--metrics-listen` (`server.metrics_listen`).
     pub metrics: Option<http::HttpServe>,
+    /// The store instances share their limits through (`server.store.url`).
+    pub store: Option<store::StoreConnect>,
 }
 
 /// What the binary should do after [`launch`].
@@ -241,10 +244,12 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         false => None,
     };
     let metrics = http::HttpServe::resolve_metrics(&resolved, env, tokens)?;
+    let store = store::StoreConnect::resolve(&resolved, env)?;
     let auth = resolved.settings.openai.auth;
     Ok(Startup {
         http,
         metrics,
+        store,
         proxy,
         auth,
         organization: non_empty("OPENAI_ORG_ID"),

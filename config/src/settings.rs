@@ -348,6 +348,14 @@ impl Resolved {
             instance_limit: crate::clients::instance_limit(self),
             // Set by `load` once the logger is installed.
             call_records: true,
+            store: s.server.store.url.as_ref().map(|_| {
+                responses_mcp_core::settings::StoreSettings {
+                    on_unavailable: match s.server.store.on_unavailable.as_str() {
+                        "allow" => responses_mcp_core::settings::OnUnavailable::Allow,
+                        _ => responses_mcp_core::settings::OnUnavailable::Refuse,
+                    },
+                }
+            }),
         }
     }
 }

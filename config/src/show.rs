@@ -53,11 +53,22 @@ pub fn show_config(resolved: &Resolved, secrets: SecretsSet, proxy: &ProxyRoute)
             "as_of": responses_mcp_core::openai::models::CALENDAR_AS_OF,
             "source": "OpenAI's deprecations page; a provider's own shutdown_date wins",
         },
-        "effective": resolved.tree,
+        "effective": shown_tree(&resolved.tree),
         "sources": sources,
         "warnings": resolved.warnings,
     });
     // A `Value` always serialises.
     #[allow(clippy::expect_used)]
     serde_json::to_string_pretty(&out).expect("a Value is always valid JSON")
+}
+
+/// The effective tree as it may be printed: the store URL's password replaced.
+fn shown_tree(tree: &Value) -> Value {
+    let mut tree = tree.clone();
+    if let Some(url) = tree.pointer_mut("/server/store/url") {
+        if let Some(text) = url.as_str() {
+            *url = Value::String(crate::store::without_password(text));
+        }
+    }
+    tree
 }

@@ -203,6 +203,7 @@ pub struct Server {
     pub show_config_on_start: bool,
     pub line_mode: bool,
     pub limits: Limits,
+    pub store: Store,
     pub max_message_bytes: u64,
     pub max_inflight: u64,
     pub max_queue: u64,
@@ -218,6 +219,17 @@ pub struct Server {
 pub struct Limits {
     pub calls_per_minute: Option<u32>,
     pub spend_per_day_usd: Option<f64>,
+}
+
+/// `server.store.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Store {
+    pub url: Option<String>,
+    pub password_env: Option<String>,
+    pub on_unavailable: String,
+    pub timeout_ms: u64,
 }
 
 /// `server.http.*`.

@@ -11,6 +11,7 @@ use crate::serve::exchange::{Asked, ExchangeOut};
 use crate::server::io::{Input, Output};
 use crate::server::Server;
 use crate::settings::ServerConfig;
+use crate::store::{StoreId, StoreOp, StoreReply};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -31,6 +32,9 @@ pub enum Poll<'a, H> {
     /// Send this on the response of an HTTP exchange ([`Message::Exchange`]); ignore it
     /// when that client has gone.
     Exchange(ExchangeId, ExchangeOut),
+    /// Perform this operation on the shared store, then deliver its answer as
+    /// [`Message::StoreReply`].
+    Store(StoreId, StoreOp),
     /// A call ended: write its record to the call log when the host keeps one
     /// ([`crate::ledger::CallRecord::to_json`] is its line).
     Record(crate::ledger::CallRecord),
@@ -88,6 +92,17 @@ pub enum Message {
     },
     /// The client of an exchange closed its connection before the reply.
     ExchangeClosed(ExchangeId),
+    /// The shared store answered operation `id` after `took`.
+    StoreReply {
+        /// The operation ([`Poll::Store`]).
+        id: StoreId,
+        /// Its answer.
+        reply: StoreReply,
+        /// From sending it to its answer.
+        took: std::time::Duration,
+    },
+    /// Whether the shared store answers, when that changed.
+    StoreHealth(bool),
 }
 
 /// The server plus what a host loop needs around it. See the module docs.
@@ -136,6 +151,7 @@ impl<H> Driver<H> {
                         }
                     }
                     Output::Record(record) => return Poll::Record(record),
+                    Output::Store(id, op) => return Poll::Store(id, op),
                     Output::Exit => self.exit = true,
                 }
             }
@@ -220,6 +236,11 @@ impl<H> Driver<H> {
                 self.server.handle(now, Input::Exchange { id, asked });
             }
             Message::ExchangeClosed(id) => self.server.handle(now, Input::ExchangeClosed(id)),
+            Message::StoreReply { id, reply, took } => {
+                self.server
+                    .handle(now, Input::StoreReply { id, reply, took });
+            }
+            Message::StoreHealth(up) => self.server.handle(now, Input::StoreHealth(up)),
         }
         None
     }

@@ -98,6 +98,7 @@ pub mod serve;
 pub mod server;
 pub mod settings;
 pub mod sse;
+pub mod store;
 pub mod tasks;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -20,6 +20,8 @@ pub enum Refusal {
     CallsPerMinute,
     /// A client's or the instance's estimated spend per day.
     SpendPerDay,
+    /// The store the limits are shared through does not answer.
+    StoreUnavailable,
 }
 
 impl Refusal {
@@ -32,6 +34,7 @@ impl Refusal {
             Refusal::ModelShutDown => "model_shut_down",
             Refusal::CallsPerMinute => "limit_calls_per_minute",
             Refusal::SpendPerDay => "limit_spend_per_day",
+            Refusal::StoreUnavailable => "store_unavailable",
         }
     }
 
@@ -46,6 +49,9 @@ impl Refusal {
             Refusal::ModelShutDown => "model shut down: OpenAI no longer serves a profile's model",
             Refusal::CallsPerMinute => "limit: the instance's calls per minute are used up",
             Refusal::SpendPerDay => "limit: the instance's spend for the day is used up",
+            Refusal::StoreUnavailable => {
+                "store unreachable: the store the instances share their limits through (server.store.url) does not answer"
+            }
         }
     }
 }

@@ -128,6 +128,9 @@ pub struct ServerConfig {
     pub clients: crate::clients::Clients,
     /// `server.limits.*`: what all clients together may use.
     pub instance_limit: crate::clients::Limit,
+    /// The store many instances share their limits through (`server.store.url`); `None`:
+    /// each instance counts on its own.
+    pub store: Option<StoreSettings>,
     /// Whether the host writes the call log: without it the ledger counts every call but
     /// builds no [`crate::ledger::CallRecord`]s.
     pub call_records: bool,
@@ -179,6 +182,7 @@ impl Default for ServerConfig {
             clients: crate::clients::Clients::default(),
             instance_limit: crate::clients::Limit::default(),
             call_records: true,
+            store: None,
         }
     }
 }
@@ -199,6 +203,23 @@ impl fmt::Debug for TaskKey {
 /// the Inspector's 10 s or more); a longer call becomes a task then, which its client is
 /// told to poll every 250 ms at first, so holding the request costs it at most 0.25 s.
 pub const ANSWER_WITHIN_SECS: u64 = 5;
+
+/// How limits behave with a shared store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreSettings {
+    /// What a call gets while the store cannot be reached (money limits refuse always).
+    pub on_unavailable: OnUnavailable,
+}
+
+/// What a call gets while the store cannot be reached, when no spend limit is on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnUnavailable {
+    /// Refused, naming the store.
+    #[default]
+    Refuse,
+    /// Admitted without counting it.
+    Allow,
+}
 
 /// The store's limits and what it tells clients.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -58,6 +58,23 @@ pub fn run(startup: Startup) -> i32 {
             }
         }
     }
+    // The shared store's thread hands its answers to this loop.
+    let store = match startup.store.clone().map(|connect| {
+        let to_loop = tx.clone();
+        responses_mcp_config::store::Store::start(connect, move |message| {
+            let _ = to_loop.send(message);
+        })
+    }) {
+        Some(Ok(store)) => Some(store),
+        Some(Err(e)) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "openai-responses-mcp: cannot start the store's thread: {e}"
+            );
+            return 1;
+        }
+        None => None,
+    };
     let threads = Threads::new(upstream::Upstream::new(&startup), tx);
     let mut driver = Driver::new(startup.server);
     let mut stdout = std::io::stdout().lock();
@@ -74,6 +91,10 @@ pub fn run(startup: Startup) -> i32 {
             }
             Poll::Abort(attempt) => attempt.abort(),
             Poll::Record(record) => responses_mcp_config::write_call(&record),
+            Poll::Store(id, op) => match &store {
+                Some(store) => store.perform(id, op),
+                None => log::warn!("a store operation without a store"),
+            },
             Poll::Exchange(id, out) => {
                 if let Some(endpoint) = endpoints.iter().find(|e| e.owns(id)) {
                     endpoint.deliver(id, out, driver.health());

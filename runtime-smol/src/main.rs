@@ -17,6 +17,7 @@ mod upstream;
 use attempts::Attempts;
 use http::Endpoint;
 use responses_mcp_config::stdin::{self, READ_CHUNK};
+use responses_mcp_config::store::Store;
 use responses_mcp_config::{now, signals, Startup};
 use responses_mcp_core::{Driver, Event, Message, Poll};
 use smol::channel::{bounded, Receiver};
@@ -83,9 +84,25 @@ fn run(startup: Startup) -> i32 {
             }
         }
     }
+    // The shared store runs on a thread of its own: its client blocks.
+    let store = match startup.store.clone().map(|connect| {
+        let to_loop = tx.clone();
+        Store::start(connect, move |message| {
+            let _ = to_loop.send_blocking(message);
+        })
+    }) {
+        Some(Ok(store)) => Some(store),
+        Some(Err(e)) => {
+            let _ = writeln_stderr(&format!(
+                "openai-responses-mcp: cannot start the store's thread: {e}"
+            ));
+            return 1;
+        }
+        None => None,
+    };
     let attempts = Attempts::new(upstream::Upstream::new(&startup), executor.clone(), tx);
     let driver = Driver::new(startup.server);
-    smol::block_on(executor.run(serve(driver, attempts, rx, endpoints)))
+    smol::block_on(executor.run(serve(driver, attempts, rx, endpoints, store)))
 }
 
 fn writeln_stderr(text: &str) -> std::io::Result<()> {
@@ -98,6 +115,7 @@ async fn serve(
     attempts: Attempts,
     rx: Receiver<Message>,
     endpoints: Vec<Endpoint>,
+    store: Option<Store>,
 ) -> i32 {
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
     loop {
@@ -117,6 +135,10 @@ async fn serve(
             // Dropping the task drops its socket: the connection closes.
             Poll::Abort(task) => drop(task),
             Poll::Record(record) => responses_mcp_config::write_call(&record),
+            Poll::Store(id, op) => match &store {
+                Some(store) => store.perform(id, op),
+                None => log::warn!("a store operation without a store"),
+            },
             Poll::Exchange(id, out) => {
                 if let Some(endpoint) = endpoints.iter().find(|e| e.owns(id)) {
                     endpoint.deliver(id, out, driver.health());

@@ -64,8 +64,27 @@ pub struct Exceeded {
     pub retry_after_secs: u64,
 }
 
-const MINUTE: u64 = 60;
-const DAY: u64 = 86_400;
+/// A calls-per-minute window, in seconds.
+pub const MINUTE: u64 = 60;
+/// A spend-per-day window, in seconds.
+pub const DAY: u64 = 86_400;
+
+impl Exceeded {
+    /// `kind` of `scope` reached at `now` (Unix seconds): it resets when its window ends.
+    pub fn at(scope: Scope, kind: LimitKind, now: u64) -> Exceeded {
+        let window = match kind {
+            LimitKind::CallsPerMinute(_) => MINUTE,
+            LimitKind::SpendPerDay { .. } => DAY,
+        };
+        let resets_at = (now / window + 1) * window;
+        Exceeded {
+            scope,
+            kind,
+            resets_at,
+            retry_after_secs: (resets_at - now).max(1),
+        }
+    }
+}
 
 /// What one client (or the instance) used in the current windows.
 #[derive(Clone, Copy, Debug, Default)]
@@ -93,18 +112,9 @@ impl Used {
 
     /// Whether `limit` lets one more call in now.
     fn check(&self, limit: Limit, scope: Scope, now: u64) -> Result<(), Exceeded> {
-        let refused = |kind, window: u64| {
-            let resets_at = (now / window + 1) * window;
-            Err(Exceeded {
-                scope,
-                kind,
-                resets_at,
-                retry_after_secs: (resets_at - now).max(1),
-            })
-        };
         if let Some(max) = limit.calls_per_minute {
             if self.calls >= max {
-                return refused(LimitKind::CallsPerMinute(max), MINUTE);
+                return Err(Exceeded::at(scope, LimitKind::CallsPerMinute(max), now));
             }
         }
         if let Some(max) = limit.spend_per_day {
@@ -113,7 +123,7 @@ impl Used {
                     limit: max,
                     spent: self.spent,
                 };
-                return refused(kind, DAY);
+                return Err(Exceeded::at(scope, kind, now));
             }
         }
         Ok(())
@@ -159,6 +169,11 @@ impl Limits {
         }
         self.instance_used.calls = self.instance_used.calls.saturating_add(1);
         Ok(())
+    }
+
+    /// The limits on `client`'s calls: its own, and the instance's.
+    pub fn of(&self, client: ClientId) -> (Limit, Limit) {
+        (self.clients.limit(client), self.instance)
     }
 
     /// Counts what a call of `client` that ended at `now` was estimated to cost.

@@ -9,7 +9,7 @@
 
 mod limits;
 
-pub use limits::{Exceeded, Limit, LimitKind, Limits, Scope};
+pub use limits::{Exceeded, Limit, LimitKind, Limits, Scope, DAY, MINUTE};
 
 /// The name of the client of every request that names none.
 pub const DEFAULT_NAME: &str = "default";

@@ -15,11 +15,13 @@
 //! response id it has seen (a bounded memory of the latest ids).
 
 mod record;
+mod shared;
 
 pub use record::{CallRecord, Transport, CALL_LOG_TARGET};
+pub(crate) use shared::{Admission, Reserved};
 
 use crate::calls::Report;
-use crate::clients::{ClientId, Exceeded, Limits};
+use crate::clients::{ClientId, Limits};
 use crate::mcp::trace::TraceParent;
 use crate::mcp::ProtocolVersion;
 use crate::metrics::{Gauges, Metrics, Operation};
@@ -45,6 +47,9 @@ pub(crate) struct CallOf {
     pub task: bool,
     /// The client's trace, which the record continues.
     pub trace: Option<TraceParent>,
+    /// When the shared store counted the call (Unix seconds): a call that fails before
+    /// it spends anything is given back.
+    pub reserved_at: Option<u64>,
 }
 
 /// How a call that reached the engine ended.
@@ -89,6 +94,8 @@ pub(crate) struct Ledger {
     /// Background responses whose end was counted, oldest first.
     counted: VecDeque<String>,
     counted_set: BTreeSet<String>,
+    /// The limits' counts shared through a store, when there is one.
+    shared: Option<shared::Shared>,
 }
 
 impl Ledger {
@@ -106,6 +113,7 @@ impl Ledger {
             records: VecDeque::new(),
             counted: VecDeque::new(),
             counted_set: BTreeSet::new(),
+            shared: config.store.map(|s| shared::Shared::new(s.on_unavailable)),
         }
     }
 
@@ -114,10 +122,83 @@ impl Ledger {
         self.metrics.operation(op, took);
     }
 
-    /// Admits a call of `client` at `now` (Unix seconds) against the limits, and counts
-    /// it, or says which limit refuses it.
-    pub fn admit(&mut self, client: ClientId, now: u64) -> Result<(), Exceeded> {
-        self.limits.admit(client, now)
+    /// Admits a call of `client` at `now` (Unix seconds) against the limits and counts
+    /// it, or says which limit refuses it; with a shared store, asks it.
+    pub fn admit(&mut self, client: ClientId, now: u64) -> Admission {
+        let Some(shared) = &mut self.shared else {
+            return match self.limits.admit(client, now) {
+                Ok(()) => Admission::Admitted,
+                Err(exceeded) => Admission::Refused(exceeded),
+            };
+        };
+        let limits = self.limits.of(client);
+        let op = crate::store::reserve(self.clients.name(client), limits, now);
+        let id = shared.send(op);
+        shared.asked.insert(
+            id,
+            shared::Asked {
+                client,
+                limits,
+                now,
+            },
+        );
+        Admission::Asked(id)
+    }
+
+    /// The store answered operation `id` with `reply` after `took`: counted, and for a
+    /// reserve, what it decided. `wanted`: whether the call still waits for it; a call
+    /// that does not (its client left) is given back if the store counted it.
+    pub fn store_answered(
+        &mut self,
+        id: crate::store::StoreId,
+        reply: crate::store::StoreReply,
+        took: Duration,
+        wanted: bool,
+    ) -> Option<Reserved> {
+        use crate::store::StoreReply;
+        let shared = self.shared.as_mut()?;
+        let failed = matches!(reply, StoreReply::Unavailable(_));
+        self.metrics.store(took, failed);
+        shared.up = !failed;
+        let asked = shared.asked.remove(&id)?;
+        if !wanted {
+            if matches!(reply, StoreReply::Reserve { reached: 0, .. }) {
+                let client = self.clients.name(asked.client);
+                shared.send(crate::store::release(client, asked.now));
+            }
+            return None;
+        }
+        Some(match reply {
+            StoreReply::Reserve { reached, value } => {
+                match crate::store::reserved(reached, value, asked.limits, asked.now) {
+                    Ok(Ok(())) => Reserved::Admitted { counted: true },
+                    Ok(Err(exceeded)) => Reserved::Refused(exceeded),
+                    Err(why) => shared.without_store(asked.limits, why),
+                }
+            }
+            StoreReply::Unavailable(why) => shared.without_store(asked.limits, why),
+            StoreReply::Done => {
+                let why = "the store answered a reserve as if it were a spend".to_owned();
+                shared.without_store(asked.limits, why)
+            }
+        })
+    }
+
+    /// The runtime's look at the store: whether it answers now.
+    pub fn store_health(&mut self, up: bool) {
+        if let Some(shared) = &mut self.shared {
+            shared.up = up;
+        }
+    }
+
+    /// Whether there is a store and it does not answer.
+    pub fn store_down(&self) -> bool {
+        self.shared.as_ref().is_some_and(|s| !s.up)
+    }
+
+    /// The next operation for the store.
+    pub fn poll_store_op(&mut self) -> Option<(crate::store::StoreId, crate::store::StoreOp)> {
+        self.shared.as_mut()?.ops.pop_front()
     }
 
     /// A call was refused before any upstream request.
@@ -144,12 +225,22 @@ impl Ledger {
     pub fn ended(&mut self, call: &CallOf, end: &End<'_>, now: u64) -> Estimate {
         let usage = end.report.usage.as_ref();
         let cost = self.cost(end.model, usage, end.lane);
+        let client = self.clients.name(call.client);
         if let Some(usage) = usage {
-            let client = self.clients.name(call.client);
             self.metrics.usage(end.model, client, usage, &cost);
             if let Some(spent) = cost.total() {
-                self.limits.spend(call.client, now, spent);
+                match &mut self.shared {
+                    Some(shared) => {
+                        shared.send(crate::store::spend(client, spent, now));
+                    }
+                    None => self.limits.spend(call.client, now, spent),
+                }
             }
+        } else if let (Some(shared), Some(at), Some(_)) =
+            (&mut self.shared, call.reserved_at, end.failure)
+        {
+            // Failed before OpenAI reported any use: the call is given back.
+            shared.send(crate::store::release(client, at));
         }
         let outcome = end.failure.map_or(Outcome::Ok, Outcome::Upstream);
         self.record(call, outcome, now, |record| {

@@ -20,6 +20,7 @@ fn call() -> CallOf {
         client: ClientId::DEFAULT,
         task: true,
         trace: None,
+        reserved_at: None,
     }
 }
 
@@ -53,7 +54,7 @@ fn end(report: &Report, lane: Lane) -> End<'_> {
 fn a_background_end_is_counted_once_and_spent_against_the_limits() {
     let mut ledger = Ledger::new(&config());
     let report = report(0);
-    assert_eq!(ledger.admit(ClientId::DEFAULT, 100), Ok(()));
+    assert_eq!(ledger.admit(ClientId::DEFAULT, 100), Admission::Admitted);
     let first = ledger.background_ended("resp_1", &call(), &end(&report, Lane::Background), 100);
     let again = ledger.background_ended("resp_1", &call(), &end(&report, Lane::Background), 101);
     assert_eq!(first, again, "a second read is priced the same");
@@ -68,7 +69,7 @@ fn a_background_end_is_counted_once_and_spent_against_the_limits() {
     // The day's spend is over the limit of one picodollar: the next call is refused.
     let refused = ledger.admit(ClientId::DEFAULT, 102);
     assert!(
-        matches!(refused, Err(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
+        matches!(refused, Admission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
     );
     let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
@@ -163,5 +164,8 @@ fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
         .count();
     assert_eq!(calls, 2, "{text}");
     // The spend still counts: the next call is refused by the day's limit.
-    assert!(ledger.admit(ClientId::DEFAULT, 3).is_err());
+    assert!(matches!(
+        ledger.admit(ClientId::DEFAULT, 3),
+        Admission::Refused(_)
+    ));
 }

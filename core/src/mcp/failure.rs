@@ -35,6 +35,8 @@ pub(crate) enum ToolFailure<'a> {
     },
     /// OpenAI has shut the profile's model down; nothing was sent.
     Retired { reason: &'a str },
+    /// The store the limits are shared through did not answer; nothing was sent.
+    StoreUnavailable { cause: &'a str },
     /// The upstream attempts failed.
     Upstream {
         failure: &'a UpstreamFailure,
@@ -54,6 +56,7 @@ impl ToolFailure<'_> {
             ToolFailure::Draining => Some(Refusal::Draining),
             ToolFailure::MissingKey { .. } => Some(Refusal::NoApiKey),
             ToolFailure::Retired { .. } => Some(Refusal::ModelShutDown),
+            ToolFailure::StoreUnavailable { .. } => Some(Refusal::StoreUnavailable),
             ToolFailure::Limited { exceeded, .. } => Some(exceeded.kind.into()),
             ToolFailure::Arguments { .. }
             | ToolFailure::MissingProfile
@@ -94,7 +97,7 @@ impl ToolFailure<'_> {
                 ErrorKind::Overloaded,
                 "the server is shutting down and takes no new calls; retry in a few seconds",
             ),
-            ToolFailure::Limited { .. } => {
+            ToolFailure::Limited { .. } | ToolFailure::StoreUnavailable { .. } => {
                 RpcError::new(ErrorKind::Overloaded, self.text()).with_data(self.details())
             }
             ToolFailure::Retired { reason } => {
@@ -170,6 +173,10 @@ impl ToolFailure<'_> {
                 "The server did not call OpenAI: {}. Ask the server's operator to change it and restart the server.",
                 sentence(reason)
             ),
+            ToolFailure::StoreUnavailable { cause } => format!(
+                "The server could not reach the store its instances share their limits through ({}), so it did not call OpenAI. Call the tool again in a few seconds; if this keeps happening, ask the server's operator to check server.store.url.",
+                cause.trim_end_matches('.')
+            ),
             ToolFailure::Upstream {
                 failure,
                 retries,
@@ -232,6 +239,7 @@ impl ToolFailure<'_> {
                 })
             }
             ToolFailure::Retired { .. } => json!({ "kind": "model_retired" }),
+            ToolFailure::StoreUnavailable { .. } => json!({ "kind": "store_unavailable" }),
             ToolFailure::Upstream {
                 failure, retries, ..
             } => json!({

@@ -136,6 +136,8 @@ pub struct Metrics {
     refusals: Tally<Refusal, u64>,
     /// Calls that ended, by tool, client and outcome.
     calls: Tally<(&'static str, String, Outcome), u64>,
+    /// The shared store's answers: how long each took, and how many failed.
+    store: Option<(Histogram, u64)>,
 }
 
 impl Metrics {
@@ -151,6 +153,13 @@ impl Metrics {
             |(t, c, o)| *t == tool && c == client && *o == outcome,
             || (tool, client.to_owned(), outcome),
         ) += 1;
+    }
+
+    /// Counts a store operation that took `took`, and whether it failed.
+    pub fn store(&mut self, took: Duration, failed: bool) {
+        let (times, errors) = self.store.get_or_insert_with(Default::default);
+        times.observe(took.as_secs_f64());
+        *errors += u64::from(failed);
     }
 
     /// Counts a refusal.
@@ -214,7 +223,28 @@ impl Metrics {
         self.write_operations(&mut out);
         self.write_calls(&mut out, gauges);
         self.write_usage(&mut out);
+        self.write_store(&mut out);
         out.finish()
+    }
+
+    /// The shared store's round trips and errors, once it was asked anything.
+    fn write_store(&self, out: &mut Exposition) {
+        let Some((times, errors)) = &self.store else {
+            return;
+        };
+        let p = PREFIX;
+        let name = format!("{p}store_round_trip_seconds");
+        out.family(
+            &name,
+            "histogram",
+            "Round trips to the shared store (server.store.url), failed ones included.",
+        );
+        out.histogram(&name, &[], times);
+        out.counter_family(
+            &format!("{p}store_errors_total"),
+            "Store operations that failed: the store was unreachable or refused them.",
+            std::iter::once((Vec::new(), *errors as f64)),
+        );
     }
 
     /// The OpenTelemetry MCP operation histogram.

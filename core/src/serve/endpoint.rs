@@ -60,6 +60,8 @@ pub struct Health {
     pub key_missing: bool,
     /// Every slot is taken and the queue is full: a new call would be refused.
     pub full: bool,
+    /// The shared store of limits does not answer.
+    pub store_down: bool,
 }
 
 impl Health {
@@ -70,6 +72,8 @@ impl Health {
             Some(Refusal::Draining)
         } else if self.key_missing {
             Some(Refusal::NoApiKey)
+        } else if self.store_down {
+            Some(Refusal::StoreUnavailable)
         } else if self.full {
             Some(Refusal::Busy)
         } else {

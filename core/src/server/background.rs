@@ -72,6 +72,7 @@ impl Server {
             client: start.client,
             task: true,
             trace: start.trace,
+            reserved_at: start.reserved_at,
         };
         let job = Job::Create {
             pending,
@@ -416,6 +417,7 @@ impl Server {
                             client: self.config.clients.find(&reference.client),
                             task: true,
                             trace: None,
+                            reserved_at: None,
                         };
                         let end = End {
                             took: Duration::from_secs(

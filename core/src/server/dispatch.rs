@@ -3,15 +3,17 @@
 
 use super::methods::Scope;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
+use super::store::CallRequest;
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::clients::ClientId;
 use crate::date::Date;
 use crate::jsonrpc::{classify, Incoming, Notification, Reply, Request, RequestId, RpcError};
-use crate::ledger::CallOf;
+use crate::ledger::{Admission, CallOf};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
+use crate::outcome::Refusal;
 use serde_json::Value;
 
 impl Server {
@@ -86,21 +88,26 @@ impl Server {
             from: reply_to.requester(),
             id: id.clone(),
         };
-        if self.calls.contains(&key) {
+        let parked = |p: &CallRequest| p.reply_to.requester() == key.from && p.id == key.id;
+        if self.calls.contains(&key) || self.parked.values().any(parked) {
             return fail(id.clone(), shape::duplicate_id(&id));
         }
-        let refused = CallOf {
-            tool: call.tool,
-            version,
-            transport: reply_to.transport(),
-            client,
-            task: false,
-            trace: call.trace,
-        };
-        let today = Date::tokyo(now.unix_secs).to_string();
         let model_setting = self.config.profiles.serving(call.tool).model_setting();
-        if let Some((answer, retry_after_secs)) = self.refused_now(now, &refused, model_setting) {
-            let reply = Reply::to(id, answer);
+        let request = CallRequest {
+            id,
+            reply_to,
+            version,
+            client,
+            call,
+            model_setting,
+            received: now.instant,
+            asked_at: now.unix_secs,
+        };
+        let checked = request.call_of();
+        if let Some((answer, retry_after_secs)) =
+            self.refused_now(now, &checked, request.model_setting)
+        {
+            let reply = Reply::to(request.id, answer);
             return match retry_after_secs {
                 Some(retry_after_secs) => Dispatched::Refused {
                     reply,
@@ -109,8 +116,52 @@ impl Server {
                 None => Dispatched::Reply(reply),
             };
         }
+        match self.ledger.admit(client, now.unix_secs) {
+            Admission::Admitted => self.admitted(now, request, None),
+            Admission::Refused(exceeded) => {
+                let name = self.config.clients.name(client).to_owned();
+                let failure = ToolFailure::Limited {
+                    exceeded,
+                    client: &name,
+                    now: now.unix_secs,
+                };
+                let answer = failure.reply(version);
+                let why = Refusal::from(exceeded.kind);
+                let model = profile_model(&self.config, checked.tool);
+                self.ledger.refused(&checked, why, model, now.unix_secs);
+                Dispatched::Refused {
+                    reply: Reply::to(request.id, answer),
+                    retry_after_secs: exceeded.retry_after_secs,
+                }
+            }
+            Admission::Asked(store_id) => {
+                self.parked.insert(store_id, request);
+                Dispatched::Pending
+            }
+        }
+    }
+
+    /// Starts a call that passed every check: as a task (local or background) when it
+    /// asks for one, else as a plain call. `reserved_at`: when the shared store counted
+    /// it.
+    pub(super) fn admitted(
+        &mut self,
+        now: Now,
+        request: CallRequest,
+        reserved_at: Option<u64>,
+    ) -> Dispatched {
+        let CallRequest {
+            id,
+            reply_to,
+            version,
+            client,
+            call,
+            model_setting,
+            ..
+        } = request;
+        let today = Date::tokyo(now.unix_secs).to_string();
         let Some(profile) = self.config.profiles.for_tool(call.tool) else {
-            return no_profile(id);
+            return Dispatched::answer(id, ToolFailure::MissingProfile.reply(version));
         };
         let plan = self.calls.plan(&crate::calls::Ask {
             profile,
@@ -129,12 +180,17 @@ impl Server {
                 tool: call.tool,
                 trace: call.trace,
                 client,
+                reserved_at,
             };
             if self.config.tasks.background {
                 return self.start_background_task(now, id, reply_to, version, start);
             }
             return self.start_task(now, id, reply_to, version, start);
         }
+        let key = CallKey {
+            from: reply_to.requester(),
+            id: id.clone(),
+        };
         let caller = Caller {
             id,
             reply_to,
@@ -144,13 +200,14 @@ impl Server {
             trace: call.trace,
             client,
             received: now.instant,
+            reserved_at,
         };
         self.start_call(now, key, caller, plan, call.progress_token, today)
     }
 
     /// Why a call that passed its own checks cannot run now (the server drains, has no
-    /// key, the model was shut down, a limit is reached), after recording it as refused:
-    /// the answer, and the seconds a limit asks the client to wait.
+    /// key, the model was shut down), after recording it as refused: the answer (the
+    /// limits are asked next, of the ledger).
     fn refused_now(
         &mut self,
         now: Now,
@@ -161,7 +218,7 @@ impl Server {
             let profile = self.config.profiles.for_tool(call.tool)?;
             self.retired(&profile.model, model_setting, now)
         };
-        let (reason, exceeded);
+        let reason;
         let failure = if self.is_closing() {
             ToolFailure::Draining
         } else if !self.config.credentials_ready {
@@ -172,25 +229,14 @@ impl Server {
             reason = why;
             ToolFailure::Retired { reason: &reason }
         } else {
-            exceeded = self.ledger.admit(call.client, now.unix_secs).err()?;
-            ToolFailure::Limited {
-                exceeded,
-                client: self.config.clients.name(call.client),
-                now: now.unix_secs,
-            }
-        };
-        let retry_after = match failure {
-            ToolFailure::Limited { exceeded, .. } => Some(exceeded.retry_after_secs),
-            _ => None,
+            return None;
         };
         let answer = failure.reply(call.version);
         if let Some(why) = failure.refusal() {
-            let model = self.config.profiles.for_tool(call.tool);
-            let now = self.latest_unix();
-            let model = model.map(|p| p.model.as_str());
-            self.ledger.refused(call, why, model, now);
+            let model = profile_model(&self.config, call.tool);
+            self.ledger.refused(call, why, model, now.unix_secs);
         }
-        Some((answer, retry_after))
+        Some((answer, None))
     }
 
     /// Admits a plain `tools/call` into the call engine.
@@ -213,8 +259,7 @@ impl Server {
             Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
             Err(Refused::Busy { running, queued }) => {
                 let now = self.latest_unix();
-                let model = self.config.profiles.for_tool(call.tool);
-                let model = model.map(|p| p.model.as_str());
+                let model = profile_model(&self.config, call.tool);
                 self.ledger
                     .refused(&call, crate::outcome::Refusal::Busy, model, now);
                 let failure = ToolFailure::Busy { running, queued };
@@ -296,6 +341,14 @@ impl Server {
                         for key in &keys {
                             cancelled |= self.calls.cancel(now, key);
                         }
+                        // A call still waiting for its reserve is dropped before it starts.
+                        let before = self.parked.len();
+                        self.forget_parked(|p| {
+                            matches!(from, Requester::Stdio)
+                                && matches!(p.reply_to, ReplyTo::Direct | ReplyTo::Batch { .. })
+                                && p.id == id
+                        });
+                        cancelled |= self.parked.len() < before;
                         if cancelled {
                             log::debug!("cancelled requestId={id} reason={reason:?}");
                         } else {
@@ -331,4 +384,12 @@ pub(super) fn fail(id: RequestId, error: RpcError) -> Dispatched {
         id: Some(id),
         error,
     })
+}
+
+/// The model a refused call's record names: its tool's profile's.
+pub(super) fn profile_model(
+    config: &crate::settings::ServerConfig,
+    tool: crate::tools::Tool,
+) -> Option<&str> {
+    config.profiles.for_tool(tool).map(|p| p.model.as_str())
 }

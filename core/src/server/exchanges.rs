@@ -81,6 +81,7 @@ impl Server {
             .forget_waiters(|w| w.reply_to == ReplyTo::Exchange(x));
         self.forget_background_waiters(x);
         self.forget_held(now, ReplyTo::Exchange(x));
+        self.forget_parked(|p| p.reply_to == ReplyTo::Exchange(x));
         let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));
         for key in &keys {
             if self.calls.cancel(now, key) {

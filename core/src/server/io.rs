@@ -2,6 +2,8 @@
 
 use crate::io::{AttemptId, ExchangeId, HttpHead, HttpReply, HttpRequest, TransportError};
 use crate::serve::exchange::{Asked, ExchangeOut};
+use crate::store::{StoreId, StoreOp, StoreReply};
+use std::time::Duration;
 
 /// An event for the server.
 #[derive(Debug)]
@@ -39,6 +41,18 @@ pub enum Input<'a> {
     },
     /// The client of an exchange went away: its call is cancelled, nothing more is sent.
     ExchangeClosed(ExchangeId),
+    /// The shared store answered operation `id` ([`Output::Store`]) after `took`.
+    StoreReply {
+        /// The operation.
+        id: StoreId,
+        /// Its answer.
+        reply: StoreReply,
+        /// From sending it to its answer.
+        took: Duration,
+    },
+    /// The runtime's look at the shared store: whether it answers (sent when that
+    /// changes, so that `/ready` follows the store without waiting for a call).
+    StoreHealth(bool),
 }
 
 /// An action for the runtime.
@@ -55,6 +69,9 @@ pub enum Output {
     Exchange(ExchangeId, ExchangeOut),
     /// A call ended: its record, for the host's call log ([`crate::ledger`]).
     Record(crate::ledger::CallRecord),
+    /// Perform this operation on the shared store and answer with
+    /// [`Input::StoreReply`].
+    Store(StoreId, StoreOp),
     /// Exit the process with status 0.
     Exit,
 }

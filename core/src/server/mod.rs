@@ -24,6 +24,7 @@ mod lookups;
 mod methods;
 mod route;
 mod routing;
+mod store;
 mod subscriptions;
 mod tasks;
 
@@ -113,6 +114,8 @@ pub struct Server {
     held: held::Held,
     /// Metrics, limits, spend and the call records: see [`crate::ledger`].
     ledger: crate::ledger::Ledger,
+    /// Calls waiting for the shared store's reserve, by its operation.
+    parked: BTreeMap<crate::store::StoreId, store::CallRequest>,
 }
 
 impl Server {
@@ -144,6 +147,7 @@ impl Server {
             calendar: crate::openai::calendar::Calendar::default(),
             held: held::Held::default(),
             ledger,
+            parked: BTreeMap::new(),
         }
     }
 
@@ -208,6 +212,8 @@ impl Server {
                     .push_back(Output::Exchange(id, ExchangeOut::Metrics(text)));
             }
             Input::ExchangeClosed(id) => self.on_exchange_closed(now, id),
+            Input::StoreReply { id, reply, took } => self.on_store_reply(now, id, reply, took),
+            Input::StoreHealth(up) => self.ledger.store_health(up),
         }
         // After the input's own replies, so that the first reply never waits for them.
         if !self.exited && self.closing.is_none() {
@@ -215,7 +221,7 @@ impl Server {
         }
         self.drain_calls();
         // Answers and creates hold the exit; lookups and task reads do not.
-        if self.closing.is_some() && self.calls.is_empty() {
+        if self.closing.is_some() && self.calls.is_empty() && self.parked.is_empty() {
             self.exit();
         }
     }
@@ -244,6 +250,7 @@ impl Server {
             draining: self.closing.is_some(),
             key_missing: !self.config.credentials_ready,
             full: self.calls.is_full(),
+            store_down: self.ledger.store_down(),
         }
     }
 
@@ -267,6 +274,10 @@ impl Server {
         self.outputs
             .pop_front()
             .or_else(|| self.ledger.poll_record().map(Output::Record))
+            .or_else(|| {
+                let (id, op) = self.ledger.poll_store_op()?;
+                Some(Output::Store(id, op))
+            })
     }
 
     /// When to call `handle(now, Input::Timeout)` next.

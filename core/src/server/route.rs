@@ -1,7 +1,7 @@
 //! Where replies go: the one place that drains the call engine's events, and the writing
 //! of frames in the client's framing.
 
-use super::routing::{Asker, Context, ReplyTo};
+use super::routing::{Asker, Context, Dispatched, ReplyTo};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::CallEvent;
 use crate::framing::{encode, Framing};
@@ -130,12 +130,26 @@ impl Server {
         asker: Asker,
         result: Result<serde_json::Value, crate::jsonrpc::RpcError>,
     ) {
+        let reply = Reply::to(asker.id.clone(), result);
+        self.reply_dispatched(asker, Dispatched::Reply(reply));
+    }
+
+    /// Sends what handling `asker`'s request produced, late, and counts the reply once,
+    /// with how long the request waited for it.
+    pub(super) fn reply_dispatched(&mut self, asker: Asker, dispatched: Dispatched) {
         let took = self.last_now.map_or(std::time::Duration::ZERO, |now| {
             now.instant.saturating_duration_since(asker.received)
         });
-        let reply = Reply::to(asker.id.clone(), result);
+        let (reply, retry_after) = match dispatched {
+            Dispatched::Reply(reply) => (reply, None),
+            Dispatched::Refused {
+                reply,
+                retry_after_secs,
+            } => (reply, Some(retry_after_secs)),
+            Dispatched::Nothing | Dispatched::Sent | Dispatched::Pending => return,
+        };
         self.ledger.replied(asker.operation(&reply), took);
-        self.route(asker.reply_to, Some(reply));
+        self.route_with(asker.reply_to, Some(reply), retry_after);
     }
 
     /// Sends `reply` where it belongs; `None` for a request that ends without a reply.

@@ -124,6 +124,8 @@ pub(super) struct Caller {
     pub client: ClientId,
     /// When the request arrived.
     pub received: Instant,
+    /// When the shared store counted the call, Unix seconds.
+    pub reserved_at: Option<u64>,
 }
 
 impl Caller {
@@ -136,6 +138,7 @@ impl Caller {
             client: self.client,
             task: self.task.is_some(),
             trace: self.trace,
+            reserved_at: self.reserved_at,
         }
     }
 
@@ -193,6 +196,8 @@ pub(super) struct TaskStart {
     pub tool: Tool,
     pub trace: Option<TraceParent>,
     pub client: ClientId,
+    /// When the shared store counted the call, Unix seconds.
+    pub reserved_at: Option<u64>,
 }
 
 /// `error.type` of an answered request: the JSON-RPC code of an error, `tool_error` for

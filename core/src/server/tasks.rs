@@ -68,6 +68,7 @@ impl Server {
             trace: start.trace,
             client: start.client,
             received: now.instant,
+            reserved_at: start.reserved_at,
         };
         let started = self.calls.start_for_task(
             now,

@@ -17,6 +17,7 @@ pub mod providers;
 pub mod proxies;
 pub mod scale_out;
 pub mod sdks;
+pub mod store;
 pub mod streaming;
 pub mod tasks;
 
@@ -565,6 +566,12 @@ macro_rules! e2e_suite {
             #[test]
             fn two_instances_behind_nginx_serve_one_client_alternately() {
                 $crate::run($bin, $crate::suite::scale_out::two_instances_behind_nginx_serve_one_client_alternately);
+            }
+        }
+        mod store {
+            #[test]
+            fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
+                $crate::run($bin, $crate::suite::store::two_instances_share_limits_through_redis_and_outlive_its_outage);
             }
         }
         mod tasks {

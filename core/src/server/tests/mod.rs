@@ -397,5 +397,6 @@ mod calls;
 mod exchanges;
 mod ledger;
 mod modern;
+mod store;
 mod stream;
 mod tasks;

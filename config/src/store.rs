@@ -1,0 +1,296 @@
+//! The shared store (`server.store.*`), performed for the runtimes: one thread holds a
+//! connection to Redis or Valkey (the `redis` crate's sync API), performs the core's
+//! [`StoreOp`]s in order and hands each answer back through the runtime's sink, with how
+//! long it took. While the store does not answer, the thread looks every second, and says
+//! when it answers again (`Message::StoreHealth`), so `/ready` follows it with no call.
+//!
+//! Nothing here prints the URL's password or the password variable's value: the store is
+//! named by its host and port only.
+
+use crate::error::ConfigError;
+use crate::resolve::Resolved;
+use responses_mcp_core::store::{StoreId, StoreOp, StoreReply, RESERVE_SCRIPT};
+use responses_mcp_core::Message;
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// Where the store is and how to reach it. `Debug` names no password.
+#[derive(Clone)]
+pub struct StoreConnect {
+    info: redis::ConnectionInfo,
+    /// `host:port`, for messages.
+    shown: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for StoreConnect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "StoreConnect({}, timeout {:?})",
+            self.shown, self.timeout
+        )
+    }
+}
+
+impl StoreConnect {
+    /// The store `server.store.url` names, with the password of `server.store.password_env`
+    /// when that is set; `None` without a URL.
+    ///
+    /// # Errors
+    /// A URL that is not `redis://`, or that the client cannot read (the message shows
+    /// the URL without its password).
+    pub fn resolve(resolved: &Resolved, env: &crate::Env) -> Result<Option<Self>, ConfigError> {
+        let store = &resolved.settings.server.store;
+        let Some(url) = store.url.as_deref() else {
+            return Ok(None);
+        };
+        let invalid = |why: &str| ConfigError::Invalid {
+            key: "server.store.url".into(),
+            value: without_password(url),
+            origin: resolved
+                .sources
+                .get("server.store.url")
+                .map_or_else(|| "the configuration".into(), ToString::to_string),
+            allowed: why.into(),
+        };
+        if !url.starts_with("redis://") {
+            return Err(invalid(
+                "a redis:// URL (rediss:// is not supported yet: reach the store over a private network, or through a TLS tunnel on loopback)",
+            ));
+        }
+        let mut info = redis::IntoConnectionInfo::into_connection_info(url)
+            .map_err(|_| invalid("a redis://[user[:password]@]host[:port][/db] URL"))?;
+        if let Some(name) = store.password_env.as_deref() {
+            if let Some(password) = env.get(name).filter(|p| !p.is_empty()) {
+                let redis = info.redis_settings().clone().set_password(password);
+                info = info.set_redis_settings(redis);
+            }
+        }
+        Ok(Some(StoreConnect {
+            shown: format!("{}", info.addr()),
+            info,
+            timeout: Duration::from_millis(store.timeout_ms),
+        }))
+    }
+}
+
+/// The URL as it may be shown: its password replaced.
+pub fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split_once(':').map_or(user, |(name, _)| name);
+            format!("{scheme}://{user}:****@{host}{}", &rest[end..])
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// The handle the runtime keeps: operations go to the store's thread.
+pub struct Store {
+    ops: Sender<(StoreId, StoreOp)>,
+}
+
+impl Store {
+    /// Starts the store's thread; `deliver` hands it answers and health changes back to
+    /// the runtime's loop.
+    ///
+    /// # Errors
+    /// When the thread cannot start.
+    pub fn start(
+        connect: StoreConnect,
+        deliver: impl Fn(Message) + Send + 'static,
+    ) -> std::io::Result<Store> {
+        let (ops, rx) = channel::<(StoreId, StoreOp)>();
+        std::thread::Builder::new()
+            .name("store".into())
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let mut worker = Worker {
+                    connect,
+                    connection: None,
+                    up: true,
+                    script: redis::Script::new(RESERVE_SCRIPT),
+                };
+                loop {
+                    let wait = if worker.up {
+                        Duration::from_secs(3600)
+                    } else {
+                        Duration::from_secs(1)
+                    };
+                    match rx.recv_timeout(wait) {
+                        Ok((id, op)) => {
+                            let started = Instant::now();
+                            let reply = worker.perform(&op);
+                            let took = started.elapsed();
+                            worker.up = !matches!(reply, StoreReply::Unavailable(_));
+                            deliver(Message::StoreReply { id, reply, took });
+                        }
+                        Err(RecvTimeoutError::Timeout) if !worker.up => {
+                            if worker.ping() {
+                                worker.up = true;
+                                log::info!("the store at {} answers again", worker.connect.shown);
+                                deliver(Message::StoreHealth(true));
+                            }
+                        }
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+            })?;
+        Ok(Store { ops })
+    }
+
+    /// Sends `op` to the store's thread; its answer comes back as `Message::StoreReply`.
+    pub fn perform(&self, id: StoreId, op: StoreOp) {
+        let _ = self.ops.send((id, op));
+    }
+}
+
+/// The store's thread: its connection, made again after any failure.
+struct Worker {
+    connect: StoreConnect,
+    connection: Option<redis::Connection>,
+    /// The last operation or look succeeded.
+    up: bool,
+    script: redis::Script,
+}
+
+impl Worker {
+    fn perform(&mut self, op: &StoreOp) -> StoreReply {
+        let reused = self.connection.is_some();
+        let mut done = self.run(op);
+        if reused
+            && done
+                .as_ref()
+                .is_err_and(|e| e.is_io_error() || e.is_connection_dropped())
+        {
+            // A kept connection the store closed meanwhile (it restarted, or dropped idle
+            // clients): once more on a new one.
+            self.connection = None;
+            done = self.run(op);
+        }
+        match done {
+            Ok(reply) => reply,
+            Err(e) => {
+                // A broken connection is made again for the next operation.
+                self.connection = None;
+                let why = describe(&e);
+                log::warn!("the store at {} failed: {why}", self.connect.shown);
+                StoreReply::Unavailable(format!("the store at {}: {why}", self.connect.shown))
+            }
+        }
+    }
+
+    fn run(&mut self, op: &StoreOp) -> redis::RedisResult<StoreReply> {
+        let script = self.script.clone();
+        let connection = self.connection()?;
+        match op {
+            StoreOp::Reserve { keys, args } => {
+                let mut invocation = script.prepare_invoke();
+                for key in keys {
+                    invocation.key(key);
+                }
+                for arg in args {
+                    invocation.arg(*arg);
+                }
+                let (reached, value): (i64, i64) = invocation.invoke(connection)?;
+                Ok(StoreReply::Reserve { reached, value })
+            }
+            StoreOp::Spend {
+                keys,
+                amount,
+                ttl_secs,
+            } => {
+                let mut pipe = redis::pipe();
+                for key in keys {
+                    pipe.cmd("INCRBY").arg(key).arg(*amount).ignore();
+                    pipe.cmd("EXPIRE").arg(key).arg(*ttl_secs).ignore();
+                }
+                pipe.query::<()>(connection)?;
+                Ok(StoreReply::Done)
+            }
+            StoreOp::Release { keys } => {
+                // Never below zero: a count that expired meanwhile stays gone.
+                let mut pipe = redis::pipe();
+                for key in keys {
+                    pipe.cmd("EVAL")
+                        .arg("if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then return redis.call('DECR', KEYS[1]) end return 0")
+                        .arg(1)
+                        .arg(key)
+                        .ignore();
+                }
+                pipe.query::<()>(connection)?;
+                Ok(StoreReply::Done)
+            }
+        }
+    }
+
+    /// Whether the store answers a `PING`.
+    fn ping(&mut self) -> bool {
+        let answered = self
+            .connection()
+            .and_then(|c| redis::cmd("PING").query::<String>(c));
+        if answered.is_err() {
+            self.connection = None;
+        }
+        answered.is_ok()
+    }
+
+    fn connection(&mut self) -> redis::RedisResult<&mut redis::Connection> {
+        let connection = match self.connection.take() {
+            Some(connection) => connection,
+            None => {
+                let client = redis::Client::open(self.connect.info.clone())?;
+                let connection = client.get_connection_with_timeout(self.connect.timeout)?;
+                connection.set_read_timeout(Some(self.connect.timeout))?;
+                connection.set_write_timeout(Some(self.connect.timeout))?;
+                connection
+            }
+        };
+        Ok(self.connection.insert(connection))
+    }
+}
+
+/// A store error as a short sentence that names no secret (the client's errors name the
+/// kind and what the server said, never the URL).
+fn describe(e: &redis::RedisError) -> String {
+    if e.is_timeout() {
+        "no answer in time".into()
+    } else if e.is_connection_refusal() {
+        "connection refused".into()
+    } else if e.is_io_error() || e.is_connection_dropped() {
+        "the connection broke".into()
+    } else {
+        let text = e.to_string();
+        text.chars().take(200).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_url_never_holds_the_password() {
+        for (url, shown) in [
+            (
+                "redis://:s3cret@10.0.0.5:6379/0",
+                "redis://:****@10.0.0.5:6379/0",
+            ),
+            (
+                "redis://app:s3cret@store:6379",
+                "redis://app:****@store:6379",
+            ),
+            ("redis://store:6379", "redis://store:6379"),
+            ("redis://a@b:pw@store/1", "redis://a@b:****@store/1"),
+        ] {
+            assert_eq!(without_password(url), shown);
+            assert!(!without_password(url).contains("s3cret"));
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Limits shared through a store (`server.store.url`): the operations waiting to be sent,
+//! the reserves waiting for their answer, and whether the store answers.
+
+use crate::clients::{ClientId, Exceeded, Limit};
+use crate::settings::OnUnavailable;
+use crate::store::{StoreId, StoreOp};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Whether a call may go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// Yes (counted).
+    Admitted,
+    /// No: this limit is reached.
+    Refused(Exceeded),
+    /// The store was asked; [`super::Ledger::store_answered`] says when it answers.
+    Asked(StoreId),
+}
+
+/// What a reserve's answer decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Reserved {
+    /// The call may go on.
+    Admitted {
+        /// Whether the store counted it (a call admitted while it was unreachable is not).
+        counted: bool,
+    },
+    /// A limit is reached.
+    Refused(Exceeded),
+    /// The store did not answer, and the call may not go on without it: why.
+    Unavailable(String),
+}
+
+/// A reserve sent and not answered.
+pub(super) struct Asked {
+    pub client: ClientId,
+    pub limits: (Limit, Limit),
+    pub now: u64,
+}
+
+/// See the module docs.
+pub(super) struct Shared {
+    pub on_unavailable: OnUnavailable,
+    next: u64,
+    pub ops: VecDeque<(StoreId, StoreOp)>,
+    pub asked: BTreeMap<StoreId, Asked>,
+    /// The last answer was not a failure (true until one fails).
+    pub up: bool,
+}
+
+impl Shared {
+    pub fn new(on_unavailable: OnUnavailable) -> Shared {
+        Shared {
+            on_unavailable,
+            next: 0,
+            ops: VecDeque::new(),
+            asked: BTreeMap::new(),
+            up: true,
+        }
+    }
+
+    /// Queues `op` under a new number.
+    pub fn send(&mut self, op: StoreOp) -> StoreId {
+        self.next += 1;
+        let id = StoreId(self.next);
+        self.ops.push_back((id, op));
+        id
+    }
+
+    /// What a call gets while the store does not answer (`cause`): money limits hold it
+    /// back always; a call without one as `on_unavailable` says.
+    pub fn without_store(&self, (own, service): (Limit, Limit), cause: String) -> Reserved {
+        let money = own.spend_per_day.is_some() || service.spend_per_day.is_some();
+        match self.on_unavailable {
+            OnUnavailable::Allow if !money => Reserved::Admitted { counted: false },
+            _ => Reserved::Unavailable(cause),
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Calls admitted through the shared store: a `tools/call` whose limits the store checks
+//! waits here, request, until its reserve is answered; then it goes on as if admitted at
+//! once, or gets the refusal the store's answer means.
+
+use super::routing::{Asker, Dispatched, ReplyTo};
+use super::{Now, Server};
+use crate::clients::ClientId;
+use crate::jsonrpc::RequestId;
+use crate::ledger::{CallOf, Reserved};
+use crate::mcp::failure::ToolFailure;
+use crate::mcp::{CallParams, ProtocolVersion};
+use crate::store::{StoreId, StoreReply};
+use std::time::{Duration, Instant};
+
+/// A `tools/call` that passed its own checks: admitted at once, or parked while its
+/// reserve is asked.
+#[derive(Clone, Debug)]
+pub(super) struct CallRequest {
+    pub id: RequestId,
+    pub reply_to: ReplyTo,
+    pub version: ProtocolVersion,
+    pub client: ClientId,
+    pub call: CallParams,
+    pub model_setting: &'static str,
+    pub received: Instant,
+    /// When the reserve was sent, Unix seconds.
+    pub asked_at: u64,
+}
+
+impl CallRequest {
+    pub(super) fn asker(&self) -> Asker {
+        Asker {
+            id: self.id.clone(),
+            reply_to: self.reply_to,
+            method: "tools/call",
+            tool: Some(self.call.tool.name()),
+            version: self.version,
+            received: self.received,
+        }
+    }
+
+    pub(super) fn call_of(&self) -> CallOf {
+        CallOf {
+            tool: self.call.tool,
+            version: self.version,
+            transport: self.reply_to.transport(),
+            client: self.client,
+            task: false,
+            trace: self.call.trace,
+            reserved_at: None,
+        }
+    }
+}
+
+impl Server {
+    /// The store answered operation `id`.
+    pub(super) fn on_store_reply(
+        &mut self,
+        now: Now,
+        id: StoreId,
+        reply: StoreReply,
+        took: Duration,
+    ) {
+        // A call whose client left meanwhile is given back if the store counted it.
+        let request = self.parked.remove(&id);
+        let decision = self
+            .ledger
+            .store_answered(id, reply, took, request.is_some());
+        let (Some(decision), Some(request)) = (decision, request) else {
+            return;
+        };
+        let asker = request.asker();
+        let call = request.call_of();
+        let dispatched = match decision {
+            Reserved::Admitted { counted } => {
+                let reserved_at = counted.then_some(request.asked_at);
+                self.admitted(now, request, reserved_at)
+            }
+            Reserved::Refused(exceeded) => {
+                let client = self.config.clients.name(request.client).to_owned();
+                let failure = ToolFailure::Limited {
+                    exceeded,
+                    client: &client,
+                    now: now.unix_secs,
+                };
+                let answer = failure.reply(request.version);
+                self.ledger.refused(
+                    &call,
+                    crate::outcome::Refusal::from(exceeded.kind),
+                    super::dispatch::profile_model(&self.config, call.tool),
+                    now.unix_secs,
+                );
+                let reply = crate::jsonrpc::Reply::to(request.id, answer);
+                Dispatched::Refused {
+                    reply,
+                    retry_after_secs: exceeded.retry_after_secs,
+                }
+            }
+            Reserved::Unavailable(cause) => {
+                let failure = ToolFailure::StoreUnavailable { cause: &cause };
+                let answer = failure.reply(request.version);
+                let why = crate::outcome::Refusal::StoreUnavailable;
+                self.ledger.refused(
+                    &call,
+                    why,
+                    super::dispatch::profile_model(&self.config, call.tool),
+                    now.unix_secs,
+                );
+                Dispatched::answer(request.id, answer)
+            }
+        };
+        self.reply_dispatched(asker, dispatched);
+    }
+
+    /// Parked calls whose request matches `gone` wait no more (their client left or
+    /// cancelled them).
+    pub(super) fn forget_parked(&mut self, gone: impl Fn(&CallRequest) -> bool) {
+        self.parked.retain(|_, p| !gone(p));
+    }
+}

@@ -1,0 +1,200 @@
+//! Limits shared through a store: a call waits for its reserve, and goes on, is refused
+//! with the limit's error, or with the store's when it does not answer; its spend is added
+//! when it ends, and a call that fails before spending is given back.
+
+use crate::clients::Limit;
+use crate::fixture;
+use crate::money::Picodollars;
+use crate::outcome::{Outcome, Refusal};
+use crate::settings::{OnUnavailable, ServerConfig, StoreSettings};
+use crate::store::{StoreId, StoreOp, StoreReply};
+use crate::testing::Harness;
+use crate::Output;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn shared(on_unavailable: OnUnavailable, spend: Option<u64>) -> Harness {
+    let config = ServerConfig {
+        store: Some(StoreSettings { on_unavailable }),
+        instance_limit: Limit {
+            calls_per_minute: Some(10),
+            spend_per_day: spend.map(Picodollars),
+        },
+        ..Harness::keyed()
+    };
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    h
+}
+
+fn call(id: u64) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"q"}}})
+}
+
+/// The store operations asked since the last look.
+fn store_ops(h: &mut Harness) -> Vec<(StoreId, StoreOp)> {
+    h.take_other()
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Store(id, op) => Some((id, op)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn answer(h: &mut Harness, id: StoreId, reply: StoreReply) {
+    let took = Duration::from_millis(1);
+    h.feed(crate::Input::StoreReply { id, reply, took });
+}
+
+#[test]
+fn a_call_waits_for_its_reserve_then_runs_and_its_spend_is_added() {
+    let mut h = shared(OnUnavailable::Refuse, None);
+    h.send(call(1));
+    assert!(h.frames().is_empty(), "the call waits for the store");
+    assert!(
+        h.take_http().is_empty(),
+        "nothing goes to OpenAI before the reserve"
+    );
+    let ops = store_ops(&mut h);
+    let [(id, StoreOp::Reserve { args, .. })] = ops.as_slice() else {
+        panic!("one reserve: {ops:?}");
+    };
+    assert_eq!(args[1], 10, "the instance's calls per minute is checked");
+    answer(
+        &mut h,
+        *id,
+        StoreReply::Reserve {
+            reached: 0,
+            value: 0,
+        },
+    );
+    let attempt = h.take_http().remove(0).attempt;
+    let mut body: Value =
+        serde_json::from_slice(&fixture("response-no-search.json")).unwrap_or_default();
+    body["model"] = "gpt-6.1-terra".into();
+    h.reply(attempt, 200, body.to_string().as_bytes(), &[]);
+    let reply = h.frames().remove(0);
+    assert!(reply["result"]["content"].is_array(), "{reply}");
+    let ops = store_ops(&mut h);
+    assert!(
+        matches!(ops.as_slice(), [(_, StoreOp::Spend { amount, .. })] if *amount > 0),
+        "{ops:?}"
+    );
+}
+
+#[test]
+fn a_reached_limit_refuses_with_its_error_and_when_to_come_back() {
+    let mut h = shared(OnUnavailable::Refuse, None);
+    h.send(call(1));
+    let (id, _) = store_ops(&mut h).remove(0);
+    answer(
+        &mut h,
+        id,
+        StoreReply::Reserve {
+            reached: 2,
+            value: 10,
+        },
+    );
+    assert!(h.take_http().is_empty());
+    let reply = h.frames().remove(0);
+    let details = &reply["result"]["_meta"]["com.github.openai-responses-mcp/error"];
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert_eq!(
+        (&details["limit"], &details["scope"], &details["refusal"]),
+        (
+            &json!("calls_per_minute"),
+            &json!("instance"),
+            &json!("limit_calls_per_minute")
+        ),
+        "{reply}"
+    );
+    let records = h.take_records();
+    assert_eq!(
+        records.iter().map(|r| r.outcome).collect::<Vec<_>>(),
+        [Outcome::Refused(Refusal::CallsPerMinute)]
+    );
+}
+
+#[test]
+fn without_the_store_money_limits_refuse_and_others_follow_on_unavailable() {
+    let down = || StoreReply::Unavailable("connection refused".into());
+    // No spend limit, `refuse`: refused, naming the store; /ready says so.
+    let mut h = shared(OnUnavailable::Refuse, None);
+    h.send(call(1));
+    let (id, _) = store_ops(&mut h).remove(0);
+    answer(&mut h, id, down());
+    let reply = h.frames().remove(0);
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("could not reach the store") && text.contains("connection refused"),
+        "{text}"
+    );
+    assert_eq!(h.server.health().refusal(), Some(Refusal::StoreUnavailable));
+    h.feed(crate::Input::StoreHealth(true));
+    assert_eq!(h.server.health().refusal(), None, "the store is back");
+    // No spend limit, `allow`: the call runs, uncounted.
+    let mut h = shared(OnUnavailable::Allow, None);
+    h.send(call(1));
+    let (id, _) = store_ops(&mut h).remove(0);
+    answer(&mut h, id, down());
+    assert_eq!(h.take_http().len(), 1, "admitted without the store");
+    // A spend limit: refused even with `allow` (a money cap fails closed).
+    let mut h = shared(OnUnavailable::Allow, Some(1_000_000));
+    h.send(call(1));
+    let (id, _) = store_ops(&mut h).remove(0);
+    answer(&mut h, id, down());
+    assert!(h.take_http().is_empty());
+    let reply = h.frames().remove(0);
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+}
+
+#[test]
+fn a_call_that_fails_before_spending_is_given_back() {
+    let mut h = shared(OnUnavailable::Refuse, None);
+    h.send(call(1));
+    let (id, _) = store_ops(&mut h).remove(0);
+    answer(
+        &mut h,
+        id,
+        StoreReply::Reserve {
+            reached: 0,
+            value: 0,
+        },
+    );
+    let attempt = h.take_http().remove(0).attempt;
+    let refused = br#"{"error":{"message":"Invalid model","type":"invalid_request_error"}}"#;
+    h.reply(attempt, 400, refused, &[]);
+    assert_eq!(h.frames().len(), 1);
+    let ops = store_ops(&mut h);
+    assert!(
+        matches!(ops.as_slice(), [(_, StoreOp::Release { .. })]),
+        "{ops:?}"
+    );
+}
+
+#[test]
+fn a_call_cancelled_while_it_waits_never_starts() {
+    let mut h = shared(OnUnavailable::Refuse, None);
+    h.send(call(1));
+    let (id, _) = store_ops(&mut h).remove(0);
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    answer(
+        &mut h,
+        id,
+        StoreReply::Reserve {
+            reached: 0,
+            value: 0,
+        },
+    );
+    assert!(h.take_http().is_empty(), "a cancelled call is not sent");
+    assert!(h.frames().is_empty(), "and gets no reply");
+    let ops = store_ops(&mut h);
+    assert!(
+        matches!(ops.as_slice(), [(_, StoreOp::Release { .. })]),
+        "the store's count is given back: {ops:?}"
+    );
+}

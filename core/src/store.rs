@@ -1,0 +1,168 @@
+//! What many instances share through a store (`server.store.url`): the counts behind the
+//! limits. The core decides what to ask ([`StoreOp`]: the keys, their windows, the limits)
+//! and reads the answers ([`StoreReply`]); a runtime performs the operations against Redis
+//! or Valkey and reports how each went. Nothing here does IO.
+//!
+//! Keys are `orm:c:<client>:<minute>` (calls admitted in a UTC minute) and
+//! `orm:s:<client>:<day>` (estimated spend in picodollars in a UTC day), with `*` as the
+//! client for the whole service (a client's name never holds `*`). Each expires one window
+//! after its own, so an instance that crashes mid-call leaks a count for a minute at most.
+
+use crate::clients::{Exceeded, Limit, LimitKind, Scope, DAY, MINUTE};
+use crate::money::Picodollars;
+
+/// One operation's number, for its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct StoreId(pub u64);
+
+/// What the runtime asks the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreOp {
+    /// Checks every limit on a call and, when none is reached, counts it in its minute:
+    /// [`RESERVE_SCRIPT`] with `keys` and `args`, atomically.
+    Reserve {
+        /// The client's calls, the service's calls, the client's spend, the service's.
+        keys: [String; 4],
+        /// The limit on each key (`-1`: none), then the calls keys' time to live.
+        args: [i64; 5],
+    },
+    /// Adds a call's estimated cost to its client's and the service's spend of the day:
+    /// `INCRBY` and `EXPIRE` on each key.
+    Spend {
+        /// The client's spend, the service's.
+        keys: [String; 2],
+        /// Picodollars.
+        amount: i64,
+        /// The keys' time to live, seconds.
+        ttl_secs: i64,
+    },
+    /// Gives back a call counted by a reserve that never reached OpenAI: `DECR` on each key
+    /// that is above zero.
+    Release {
+        /// The client's calls, the service's.
+        keys: [String; 2],
+    },
+}
+
+/// How an operation went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreReply {
+    /// The script's answer to a reserve: `0` reserved, else the 1-based number of the
+    /// limit reached and what its key holds.
+    Reserve {
+        /// Which limit (0: none).
+        reached: i64,
+        /// The count or spend of that key.
+        value: i64,
+    },
+    /// A spend or release was done.
+    Done,
+    /// The store could not be reached or refused the operation: why (without secrets).
+    Unavailable(String),
+}
+
+/// The script of [`StoreOp::Reserve`]: commands both Redis 7 and Valkey have.
+pub const RESERVE_SCRIPT: &str = r"
+for i = 1, 4 do
+  local limit = tonumber(ARGV[i])
+  if limit >= 0 then
+    local used = tonumber(redis.call('GET', KEYS[i]) or '0')
+    if used >= limit then
+      return {i, used}
+    end
+  end
+end
+for i = 1, 2 do
+  redis.call('INCR', KEYS[i])
+  redis.call('EXPIRE', KEYS[i], ARGV[5])
+end
+return {0, 0}
+";
+
+/// The service's own name in keys.
+const SERVICE: &str = "*";
+
+fn calls_key(client: &str, now: u64) -> String {
+    format!("orm:c:{client}:{}", now / MINUTE)
+}
+
+fn spend_key(client: &str, now: u64) -> String {
+    format!("orm:s:{client}:{}", now / DAY)
+}
+
+fn limit_arg<T: Into<u64>>(limit: Option<T>) -> i64 {
+    limit.map_or(-1, |l| i64::try_from(l.into()).unwrap_or(i64::MAX))
+}
+
+/// The reserve of a call of `client` at `now` (Unix seconds) under its own limit and the
+/// service's.
+pub fn reserve(client: &str, (own, service): (Limit, Limit), now: u64) -> StoreOp {
+    let spend = |l: Limit| l.spend_per_day.map(|p| p.0);
+    StoreOp::Reserve {
+        keys: [
+            calls_key(client, now),
+            calls_key(SERVICE, now),
+            spend_key(client, now),
+            spend_key(SERVICE, now),
+        ],
+        args: [
+            limit_arg(own.calls_per_minute),
+            limit_arg(service.calls_per_minute),
+            limit_arg(spend(own)),
+            limit_arg(spend(service)),
+            i64::try_from(2 * MINUTE).unwrap_or(i64::MAX),
+        ],
+    }
+}
+
+/// What a reserve's answer means, for a call under `limits` at `now`: `Ok` reserved,
+/// `Err` the limit reached. An answer that names no limit it was asked for is read as
+/// reserved only when it says so (`0`); anything else is the store's error.
+pub fn reserved(
+    reached: i64,
+    value: i64,
+    (own, service): (Limit, Limit),
+    now: u64,
+) -> Result<Result<(), Exceeded>, String> {
+    let value = u64::try_from(value).unwrap_or(0);
+    let calls = |limit: Limit| limit.calls_per_minute.map(LimitKind::CallsPerMinute);
+    let spend = |limit: Limit| {
+        limit.spend_per_day.map(|max| LimitKind::SpendPerDay {
+            limit: max,
+            spent: Picodollars(value),
+        })
+    };
+    let (scope, kind) = match reached {
+        0 => return Ok(Ok(())),
+        1 => (Scope::Client, calls(own)),
+        2 => (Scope::Instance, calls(service)),
+        3 => (Scope::Client, spend(own)),
+        4 => (Scope::Instance, spend(service)),
+        _ => (Scope::Instance, None),
+    };
+    match kind {
+        Some(kind) => Ok(Err(Exceeded::at(scope, kind, now))),
+        None => Err(format!(
+            "the store's reserve answered limit {reached}, which it was not asked about"
+        )),
+    }
+}
+
+/// Adding `cost`, spent by a call of `client` that ended at `now`, to the day's spend.
+pub fn spend(client: &str, cost: Picodollars, now: u64) -> StoreOp {
+    StoreOp::Spend {
+        keys: [spend_key(client, now), spend_key(SERVICE, now)],
+        amount: i64::try_from(cost.0).unwrap_or(i64::MAX),
+        ttl_secs: i64::try_from(2 * DAY).unwrap_or(i64::MAX),
+    }
+}
+
+/// Giving back the call of `client` reserved in the minute of `admitted` (Unix seconds).
+pub fn release(client: &str, admitted: u64) -> StoreOp {
+    StoreOp::Release {
+        keys: [calls_key(client, admitted), calls_key(SERVICE, admitted)],
+    }
+}
+
+#[cfg(test)]
+mod tests;

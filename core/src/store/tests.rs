@@ -1,0 +1,95 @@
+use super::*;
+
+const NOW: u64 = 1_764_201_599; // 2025-11-26T23:59:59Z: the last second of a minute and a day
+
+fn limits() -> (Limit, Limit) {
+    let own = Limit {
+        calls_per_minute: Some(2),
+        spend_per_day: None,
+    };
+    let service = Limit {
+        calls_per_minute: None,
+        spend_per_day: Some(Picodollars(5_000)),
+    };
+    (own, service)
+}
+
+#[test]
+fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
+    let StoreOp::Reserve { keys, args } = reserve("ci", limits(), NOW) else {
+        panic!("a reserve");
+    };
+    let (minute, day) = (NOW / 60, NOW / 86_400);
+    assert_eq!(
+        keys,
+        [
+            format!("orm:c:ci:{minute}"),
+            format!("orm:c:*:{minute}"),
+            format!("orm:s:ci:{day}"),
+            format!("orm:s:*:{day}"),
+        ]
+    );
+    // The client's calls and the service's spend are limited; the calls keys live two
+    // minutes, so a count outlives its window by one at most.
+    assert_eq!(args, [2, -1, -1, 5_000, 120]);
+    // One second later is another minute and another day: other keys.
+    let StoreOp::Reserve { keys: next, .. } = reserve("ci", limits(), NOW + 1) else {
+        panic!("a reserve");
+    };
+    assert!(keys.iter().zip(&next).all(|(a, b)| a != b));
+}
+
+#[test]
+fn the_answer_of_a_reserve_says_which_limit_and_when_it_resets() {
+    assert_eq!(reserved(0, 0, limits(), NOW), Ok(Ok(())));
+    let Ok(Err(calls)) = reserved(1, 2, limits(), NOW) else {
+        panic!("the client's calls per minute");
+    };
+    assert_eq!(
+        (
+            calls.scope,
+            calls.kind,
+            calls.resets_at,
+            calls.retry_after_secs
+        ),
+        (Scope::Client, LimitKind::CallsPerMinute(2), NOW + 1, 1)
+    );
+    let Ok(Err(spend)) = reserved(4, 7_000, limits(), NOW) else {
+        panic!("the service's spend");
+    };
+    assert_eq!(
+        spend.kind,
+        LimitKind::SpendPerDay {
+            limit: Picodollars(5_000),
+            spent: Picodollars(7_000)
+        }
+    );
+    assert_eq!(spend.scope, Scope::Instance);
+    // A limit it was not asked about, or a number out of range, is the store's error.
+    for reached in [2, 3, 5, -1] {
+        assert!(reserved(reached, 1, limits(), NOW).is_err(), "{reached}");
+    }
+}
+
+#[test]
+fn spend_and_release_name_the_same_windows_and_never_overflow() {
+    let StoreOp::Spend {
+        keys,
+        amount,
+        ttl_secs,
+    } = spend("ci", Picodollars(u64::MAX), NOW)
+    else {
+        panic!("a spend");
+    };
+    let day = NOW / 86_400;
+    assert_eq!(keys, [format!("orm:s:ci:{day}"), format!("orm:s:*:{day}")]);
+    assert_eq!((amount, ttl_secs), (i64::MAX, 2 * 86_400));
+    let StoreOp::Release { keys } = release("ci", NOW) else {
+        panic!("a release");
+    };
+    let minute = NOW / 60;
+    assert_eq!(
+        keys,
+        [format!("orm:c:ci:{minute}"), format!("orm:c:*:{minute}")]
+    );
+}
