@@ -16,6 +16,7 @@ mod proxy_replies;
 mod responses_parser;
 mod server;
 mod sse;
+mod store_replies;
 mod tasks;
 mod traceparent;
 
@@ -31,5 +32,6 @@ pub use proxy_replies::proxy_replies;
 pub use responses_parser::responses_parser;
 pub use server::server;
 pub use sse::sse;
+pub use store_replies::store_replies;
 pub use tasks::tasks;
 pub use traceparent::traceparent;

@@ -98,3 +98,8 @@ fn proxy_replies_corpus() {
 fn clients_file_corpus() {
     replay("clients_file", targets::clients_file);
 }
+
+#[test]
+fn store_replies_corpus() {
+    replay("store_replies", targets::store_replies);
+}
