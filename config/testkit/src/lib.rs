@@ -646,3 +646,46 @@ pub fn answer_of(reply: &Value) -> Value {
         .unwrap_or_else(|| panic!("no text in {reply}"));
     serde_json::from_str(text).unwrap()
 }
+
+/// A program the system's package manager installs (nginx, redis-server), looked up on
+/// PATH and in the system folders; `None` (a skip outside CI, a failure in CI, where
+/// `.ci/test` installs it) when it is missing.
+pub fn system_program(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain(["/usr/sbin", "/usr/local/sbin", "/usr/bin"].map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install {name} (.ci/test does)"
+        );
+        eprintln!("skipping: {name} is not installed (apt-get install {name})");
+    }
+    found
+}
+
+/// A loopback port free now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free loopback port: {e}"))
+}
+
+/// A token's digest as the documentation says to make it: `printf %s "$TOKEN" |
+/// sha256sum`.
+pub fn sha256_hex(token: &str) -> String {
+    let out = Command::new("sh")
+        .args(["-c", "printf %s \"$TOKEN\" | sha256sum"])
+        .env("TOKEN", token)
+        .output()
+        .unwrap_or_else(|e| panic!("sha256sum: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}

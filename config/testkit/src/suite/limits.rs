@@ -13,18 +13,6 @@ const CI_TOKEN: &str = "PLANTED-ci-token-0123456789";
 const ALICE_TOKEN: &str = "PLANTED-alice-token-0123456789";
 const SHARED_TOKEN: &str = "PLANTED-shared-token-0123456789";
 
-/// The token's digest as the documentation says to make it: `printf %s "$TOKEN" |
-/// sha256sum`.
-fn sha256_hex(token: &str) -> String {
-    let out = std::process::Command::new("sh")
-        .args(["-c", "printf %s \"$TOKEN\" | sha256sum"])
-        .env("TOKEN", token)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    text.split_whitespace().next().unwrap().to_owned()
-}
-
 fn call(id: u64) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
         "params":{"name":"answer","arguments":{"query":"what changed?"}}})

@@ -6,26 +6,8 @@
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::http_client::{listening, post_bytes, HttpConn};
 use crate::*;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
-
-/// The nginx binary, or `None` (a skip outside CI) when it is not installed.
-fn nginx() -> Option<PathBuf> {
-    let found = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")])
-        .map(|dir| dir.join("nginx"))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install nginx (.ci/run does)"
-        );
-        eprintln!("skipping: nginx is not installed (apt-get install nginx)");
-    }
-    found
-}
 
 /// nginx in the foreground, as this user, proxying `port` to `backends` the way
 /// docs/deployment.md says (HTTP/1.1 upstream keep-alive, no buffering for SSE).
@@ -96,16 +78,10 @@ impl Drop for Nginx {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 pub fn two_instances_behind_nginx_serve_one_client_alternately() {
-    let Some(binary) = nginx() else { return };
+    let Some(binary) = system_program("nginx") else {
+        return;
+    };
     // Each instance has its own upstream, so the requests each served can be counted.
     let slow = || {
         FakeOpenAi::start(|_, _| {
@@ -164,7 +140,9 @@ pub fn two_instances_behind_nginx_serve_one_client_alternately() {
 }
 
 pub fn a_background_task_created_on_one_instance_is_fetched_from_the_other() {
-    let Some(binary) = nginx() else { return };
+    let Some(binary) = system_program("nginx") else {
+        return;
+    };
     let openai = crate::fake_openai::Background::new(
         &fixture("response-web-search.json"),
         Duration::from_millis(600),

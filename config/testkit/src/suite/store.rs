@@ -8,28 +8,9 @@ use super::observability::answered as priced_answer;
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::http_client::{listening, HttpConn};
 use crate::*;
-use std::net::TcpListener;
 use std::path::PathBuf;
 
 const CI_TOKEN: &str = "PLANTED-store-ci-token-0123456789";
-
-/// `redis-server`, or `None` (a skip outside CI) when it is not installed.
-fn redis_server() -> Option<PathBuf> {
-    let found = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")])
-        .map(|dir| dir.join("redis-server"))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install redis-server (.ci/test does)"
-        );
-        eprintln!("skipping: redis-server is not installed (apt-get install redis-server)");
-    }
-    found
-}
 
 /// A Redis on `port`, in the foreground, keeping nothing on disk; killed on drop.
 struct Redis {
@@ -82,24 +63,6 @@ fn ping(port: u16) -> bool {
         && matches!(s.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG"))
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn sha256_hex(token: &str) -> String {
-    let out = Command::new("sh")
-        .args(["-c", "printf %s \"$TOKEN\" | sha256sum"])
-        .env("TOKEN", token)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    text.split_whitespace().next().unwrap().to_owned()
-}
-
 /// Calls `answer` as client ci on `c`; the reply.
 fn call(c: &mut HttpConn, id: u64) -> Value {
     let auth = format!("Bearer {CI_TOKEN}");
@@ -113,7 +76,9 @@ fn call(c: &mut HttpConn, id: u64) -> Value {
 }
 
 pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
-    let Some(binary) = redis_server() else { return };
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
     let port = free_port();
     let redis = Redis::start(&binary, port);
     let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
