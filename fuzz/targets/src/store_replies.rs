@@ -21,12 +21,13 @@ pub fn store_replies(data: &[u8]) {
     } else {
         OnUnavailable::Refuse
     };
+    let money = data.get(1).is_some_and(|b| b % 2 == 1);
     let config = ServerConfig {
         credentials_ready: true,
         store: Some(StoreSettings { on_unavailable }),
         instance_limit: Limit {
             calls_per_minute: Some(3),
-            spend_per_day: data.get(1).filter(|b| **b % 2 == 1).map(|_| Picodollars(1)),
+            spend_per_day: money.then_some(Picodollars(1)),
         },
         ..ServerConfig::default()
     };
@@ -78,12 +79,16 @@ pub fn store_replies(data: &[u8]) {
                         value: i64::MIN,
                     },
                 };
-                if matches!(reply, StoreReply::Reserve { reached: 0, .. })
-                    || (on_unavailable == OnUnavailable::Allow
-                        && !matches!(reply, StoreReply::Reserve { .. }))
-                {
-                    admitted += 1;
-                }
+                // What the answer may admit: a reserve that says so; a limit it was asked
+                // about refuses; anything else counts as the store failing, which admits
+                // only under `allow` without a spend limit.
+                let admits = match reply {
+                    StoreReply::Reserve { reached: 0, .. } => true,
+                    StoreReply::Reserve { reached: 2, .. } => false,
+                    StoreReply::Reserve { reached: 4, .. } if money => false,
+                    _ => on_unavailable == OnUnavailable::Allow && !money,
+                };
+                admitted += usize::from(admits);
                 let took = Duration::from_millis(u64::from(arg));
                 h.feed(Input::StoreReply {
                     id: responses_mcp_core::store::StoreId(id),
