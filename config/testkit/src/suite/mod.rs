@@ -573,6 +573,10 @@ macro_rules! e2e_suite {
             fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
                 $crate::run($bin, $crate::suite::store::two_instances_share_limits_through_redis_and_outlive_its_outage);
             }
+            #[test]
+            fn the_store_password_is_never_shown_and_a_bad_url_says_why() {
+                $crate::run($bin, $crate::suite::store::the_store_password_is_never_shown_and_a_bad_url_says_why);
+            }
         }
         mod tasks {
             #[test]

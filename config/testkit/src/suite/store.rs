@@ -154,3 +154,35 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
         assert!(!log.contains(CI_TOKEN) && !log.contains(PLANTED_KEY));
     }
 }
+
+/// The store's password is never shown: not by `--show-config` (the URL's password is
+/// `****`), not in the error a wrong URL gets; and a `rediss://` URL is refused saying
+/// what to do instead.
+pub fn the_store_password_is_never_shown_and_a_bad_url_says_why() {
+    const SECRET: &str = "PLANTED-store-password-0123";
+    let url = format!("redis://app:{SECRET}@127.0.0.1:6390/0");
+    let out = super::config::run(&["--show-config"], &[("MCP_STORE_URL", &url)]);
+    // --show-config writes to stderr (stdout carries MCP frames only).
+    let shown = String::from_utf8_lossy(&out.stderr);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
+    assert!(out.status.success(), "{shown}");
+    assert!(!shown.contains(SECRET), "{shown}");
+    assert!(
+        shown.contains("redis://app:****@127.0.0.1:6390/0"),
+        "{shown}"
+    );
+    for (url, says) in [
+        (
+            format!("rediss://:{SECRET}@store:6380"),
+            "rediss:// is not supported yet",
+        ),
+        (format!("redis://:{SECRET}@store:notaport"), "redis://"),
+    ] {
+        let out = super::config::run(&["--stdio"], &[("MCP_STORE_URL", &url)]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains("server.store.url"), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(!stderr.contains(SECRET), "{stderr}");
+    }
+}
