@@ -2,7 +2,7 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector` runs one part; `BENCH_BIN_DIR` measures
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector|store` runs one part; `BENCH_BIN_DIR` measures
 //! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part;
 //! `BENCH_STATIC_DIRS=name=dir,...` compares static builds, e.g. with other allocators, in `builds`)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
@@ -21,6 +21,7 @@ mod builds;
 mod http;
 mod inspector;
 mod scrape;
+mod store;
 mod streaming;
 mod tasks;
 
@@ -548,5 +549,8 @@ fn main() {
     }
     if only.is_empty() || only == "inspector" {
         inspector::run();
+    }
+    if only.is_empty() || only == "store" {
+        store::run();
     }
 }

@@ -1,0 +1,159 @@
+//! The cost of sharing limits through a store: the same server with and without
+//! `server.store.url` (a Redis started here on a loopback port), same run. Per call, the
+//! median time of 300 `tools/call`s in a row on one kept-alive connection (the reserve
+//! before the call and the spend after it); then 200 calls at once, one connection each,
+//! until the last answer.
+
+use super::http::{read_response, HttpProc};
+use super::*;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+
+const IN_A_ROW: usize = 300;
+const AT_ONCE: usize = 200;
+
+pub fn run() {
+    let Some(redis) = Redis::start() else {
+        println!("## Shared store: skipped (redis-server is not installed)\n");
+        return;
+    };
+    let mut body: serde_json::Value =
+        serde_json::from_slice(&fixture("response-no-search.json")).unwrap();
+    // A priced model, so that every call also adds its spend.
+    body["model"] = "gpt-6.1-terra".into();
+    let fake = FakeOpenAi::fixed(200, body.to_string().into_bytes());
+    let limits = "server: {max_inflight: 256, max_queue: 1024, limits: {calls_per_minute: 1000000, spend_per_day_usd: 100000}}\n";
+    let with_store = format!(
+        "server: {{max_inflight: 256, max_queue: 1024, limits: {{calls_per_minute: 1000000, spend_per_day_usd: 100000}}, store: {{url: \"redis://127.0.0.1:{}/0\"}}}}\n",
+        redis.port
+    );
+    println!(
+        "## Shared store: per-call overhead and 200 calls at once (loopback Redis {})\n",
+        redis.version
+    );
+    println!("| binary | p50 per call, no store | with the store | overhead | {AT_ONCE} at once, no store | with the store | ratio |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, bin) in binaries() {
+        let (alone, alone_burst) = measure(&bin, &fake.url, limits);
+        let (shared, shared_burst) = measure(&bin, &fake.url, &with_store);
+        println!(
+            "| {name} | {:.3} ms | {:.3} ms | {:+.3} ms | {:.1} ms | {:.1} ms | {:.2} |",
+            alone * 1e3,
+            shared * 1e3,
+            (shared - alone) * 1e3,
+            alone_burst * 1e3,
+            shared_burst * 1e3,
+            shared_burst / alone_burst
+        );
+    }
+    println!();
+}
+
+/// The median seconds per call in a row, and the seconds for calls at once.
+fn measure(bin: &Path, base_url: &str, yaml: &str) -> (f64, f64) {
+    let server = HttpProc::start(bin, base_url, yaml);
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    stream.set_nodelay(true).unwrap();
+    let mut buf = Vec::new();
+    let mut times = Vec::with_capacity(IN_A_ROW);
+    for id in 0..IN_A_ROW + 20 {
+        let start = Instant::now();
+        stream.write_all(&call(server.addr, id)).unwrap();
+        let answer = read_response(&mut stream, &mut buf);
+        assert!(
+            answer.windows(17).any(|w| w == b"structuredContent"),
+            "{}",
+            String::from_utf8_lossy(&answer)
+        );
+        // The first 20 warm the connection to the fake and the store.
+        if id >= 20 {
+            times.push(start.elapsed().as_secs_f64());
+        }
+    }
+    let p50 = percentile(&sorted(times), 0.5);
+    let addr = server.addr;
+    // Connected first: 200 connects at once overflow the listen backlog, and a dropped
+    // SYN is retried after a second, which would measure the kernel, not the server.
+    let streams: Vec<TcpStream> = (0..AT_ONCE)
+        .map(|_| TcpStream::connect(addr).unwrap())
+        .collect();
+    let start = Instant::now();
+    let handles: Vec<_> = streams
+        .into_iter()
+        .enumerate()
+        .map(|(id, mut stream)| {
+            thread::spawn(move || {
+                stream.write_all(&call(addr, id)).unwrap();
+                let mut buf = Vec::new();
+                read_response(&mut stream, &mut buf)
+            })
+        })
+        .collect();
+    for handle in handles {
+        let answer = handle.join().unwrap();
+        assert!(answer.windows(17).any(|w| w == b"structuredContent"));
+    }
+    (p50, start.elapsed().as_secs_f64())
+}
+
+fn call(addr: SocketAddr, id: usize) -> Vec<u8> {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"answer","arguments":{{"query":"q"}}}}}}"#
+    );
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// A Redis on a free loopback port, keeping nothing on disk.
+struct Redis {
+    child: Child,
+    port: u16,
+    version: String,
+}
+
+impl Redis {
+    fn start() -> Option<Redis> {
+        let version = Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .ok()?;
+        let version = String::from_utf8_lossy(&version.stdout)
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("v="))
+            .unwrap_or("?")
+            .to_owned();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .ok()?;
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "redis-server did not start"
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+        Some(Redis {
+            child,
+            port,
+            version,
+        })
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
