@@ -187,11 +187,10 @@ impl Worker {
     }
 
     fn run(&mut self, op: &StoreOp) -> redis::RedisResult<StoreReply> {
-        let script = self.script.clone();
-        let connection = self.connection()?;
+        let connection = connect(&mut self.connection, &self.connect)?;
         match op {
             StoreOp::Reserve { keys, args } => {
-                let mut invocation = script.prepare_invoke();
+                let mut invocation = self.script.prepare_invoke();
                 for key in keys {
                     invocation.key(key);
                 }
@@ -232,28 +231,31 @@ impl Worker {
 
     /// Whether the store answers a `PING`.
     fn ping(&mut self) -> bool {
-        let answered = self
-            .connection()
+        let answered = connect(&mut self.connection, &self.connect)
             .and_then(|c| redis::cmd("PING").query::<String>(c));
         if answered.is_err() {
             self.connection = None;
         }
         answered.is_ok()
     }
+}
 
-    fn connection(&mut self) -> redis::RedisResult<&mut redis::Connection> {
-        let connection = match self.connection.take() {
-            Some(connection) => connection,
-            None => {
-                let client = redis::Client::open(self.connect.info.clone())?;
-                let connection = client.get_connection_with_timeout(self.connect.timeout)?;
-                connection.set_read_timeout(Some(self.connect.timeout))?;
-                connection.set_write_timeout(Some(self.connect.timeout))?;
-                connection
-            }
-        };
-        Ok(self.connection.insert(connection))
-    }
+/// The kept connection, or a new one when there is none (after a failure, or at first).
+fn connect<'a>(
+    kept: &'a mut Option<redis::Connection>,
+    to: &StoreConnect,
+) -> redis::RedisResult<&'a mut redis::Connection> {
+    let connection = match kept.take() {
+        Some(connection) => connection,
+        None => {
+            let client = redis::Client::open(to.info.clone())?;
+            let connection = client.get_connection_with_timeout(to.timeout)?;
+            connection.set_read_timeout(Some(to.timeout))?;
+            connection.set_write_timeout(Some(to.timeout))?;
+            connection
+        }
+    };
+    Ok(kept.insert(connection))
 }
 
 /// A store error as a short sentence that names no secret (the client's errors name the

@@ -3,7 +3,7 @@
 
 use super::methods::Scope;
 use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
-use super::store::CallRequest;
+use super::store::{refused_by_limit, CallRequest};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::clients::ClientId;
@@ -13,7 +13,6 @@ use crate::ledger::{Admission, CallOf};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
-use crate::outcome::Refusal;
 use serde_json::Value;
 
 impl Server {
@@ -119,20 +118,7 @@ impl Server {
         match self.ledger.admit(client, now.unix_secs) {
             Admission::Admitted => self.admitted(now, request, None),
             Admission::Refused(exceeded) => {
-                let name = self.config.clients.name(client).to_owned();
-                let failure = ToolFailure::Limited {
-                    exceeded,
-                    client: &name,
-                    now: now.unix_secs,
-                };
-                let answer = failure.reply(version);
-                let why = Refusal::from(exceeded.kind);
-                let model = profile_model(&self.config, checked.tool);
-                self.ledger.refused(&checked, why, model, now.unix_secs);
-                Dispatched::Refused {
-                    reply: Reply::to(request.id, answer),
-                    retry_after_secs: exceeded.retry_after_secs,
-                }
+                refused_by_limit(&mut self.ledger, &self.config, &request, exceeded, now)
             }
             Admission::Asked(store_id) => {
                 self.parked.insert(store_id, request);

@@ -77,24 +77,7 @@ impl Server {
                 self.admitted(now, request, reserved_at)
             }
             Reserved::Refused(exceeded) => {
-                let client = self.config.clients.name(request.client).to_owned();
-                let failure = ToolFailure::Limited {
-                    exceeded,
-                    client: &client,
-                    now: now.unix_secs,
-                };
-                let answer = failure.reply(request.version);
-                self.ledger.refused(
-                    &call,
-                    crate::outcome::Refusal::from(exceeded.kind),
-                    super::dispatch::profile_model(&self.config, call.tool),
-                    now.unix_secs,
-                );
-                let reply = crate::jsonrpc::Reply::to(request.id, answer);
-                Dispatched::Refused {
-                    reply,
-                    retry_after_secs: exceeded.retry_after_secs,
-                }
+                refused_by_limit(&mut self.ledger, &self.config, &request, exceeded, now)
             }
             Reserved::Unavailable(cause) => {
                 let failure = ToolFailure::StoreUnavailable { cause: &cause };
@@ -116,5 +99,30 @@ impl Server {
     /// cancelled them).
     pub(super) fn forget_parked(&mut self, gone: impl Fn(&CallRequest) -> bool) {
         self.parked.retain(|_, p| !gone(p));
+    }
+}
+
+/// The answer to `request` when a limit refuses it (`exceeded`), recorded as refused:
+/// the limit's tool error and when to come back. Whether the instance's own count or the
+/// shared store's said so.
+pub(super) fn refused_by_limit(
+    ledger: &mut crate::ledger::Ledger,
+    config: &crate::settings::ServerConfig,
+    request: &CallRequest,
+    exceeded: crate::clients::Exceeded,
+    now: Now,
+) -> Dispatched {
+    let failure = ToolFailure::Limited {
+        exceeded,
+        client: config.clients.name(request.client),
+        now: now.unix_secs,
+    };
+    let answer = failure.reply(request.version);
+    let call = request.call_of();
+    let model = super::dispatch::profile_model(config, call.tool);
+    ledger.refused(&call, exceeded.kind.into(), model, now.unix_secs);
+    Dispatched::Refused {
+        reply: crate::jsonrpc::Reply::to(request.id.clone(), answer),
+        retry_after_secs: exceeded.retry_after_secs,
     }
 }
