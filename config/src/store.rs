@@ -3,15 +3,19 @@
 //! [`StoreOp`]s in order and hands each answer back through the runtime's sink, with how
 //! long it took. While the store does not answer, the thread looks every second, and says
 //! when it answers again (`Message::StoreHealth`), so `/ready` follows it with no call.
+//! A second thread stays subscribed to the instances' channel and hands each message on
+//! (`Message::StoreEvent`), saying so each time it (re)subscribes.
 //!
 //! Nothing here prints the URL's password or the password variable's value: the store is
 //! named by its host and port only.
 
 use crate::error::ConfigError;
 use crate::resolve::Resolved;
+use responses_mcp_core::store::events::CHANNEL;
 use responses_mcp_core::store::{StoreId, StoreOp, StoreReply, RESERVE_SCRIPT};
 use responses_mcp_core::Message;
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Where the store is and how to reach it. `Debug` names no password.
@@ -103,9 +107,15 @@ impl Store {
     /// When the thread cannot start.
     pub fn start(
         connect: StoreConnect,
-        deliver: impl Fn(Message) + Send + 'static,
+        deliver: impl Fn(Message) + Send + Sync + 'static,
     ) -> std::io::Result<Store> {
+        let deliver: Arc<dyn Fn(Message) + Send + Sync> = Arc::new(deliver);
         let (ops, rx) = channel::<(StoreId, StoreOp)>();
+        let (listen_to, hear) = (connect.clone(), Arc::clone(&deliver));
+        std::thread::Builder::new()
+            .name("store-events".into())
+            .stack_size(256 * 1024)
+            .spawn(move || listen(&listen_to, &*hear))?;
         std::thread::Builder::new()
             .name("store".into())
             .stack_size(256 * 1024)
@@ -114,7 +124,7 @@ impl Store {
                     connect,
                     connection: None,
                     up: true,
-                    script: redis::Script::new(RESERVE_SCRIPT),
+                    scripts: Vec::new(),
                 };
                 loop {
                     let wait = if worker.up {
@@ -157,7 +167,25 @@ struct Worker {
     connection: Option<redis::Connection>,
     /// The last operation or look succeeded.
     up: bool,
-    script: redis::Script,
+    /// The scripts run so far, by their text (each is sent whole once, then by digest).
+    scripts: Vec<(&'static str, redis::Script)>,
+}
+
+impl Worker {
+    fn script(&mut self, text: &'static str) -> &redis::Script {
+        let i = match self
+            .scripts
+            .iter()
+            .position(|(t, _)| std::ptr::eq(*t, text))
+        {
+            Some(i) => i,
+            None => {
+                self.scripts.push((text, redis::Script::new(text)));
+                self.scripts.len() - 1
+            }
+        };
+        &self.scripts[i].1
+    }
 }
 
 impl Worker {
@@ -187,10 +215,20 @@ impl Worker {
     }
 
     fn run(&mut self, op: &StoreOp) -> redis::RedisResult<StoreReply> {
-        let connection = connect(&mut self.connection, &self.connect)?;
+        let mut kept = self.connection.take();
+        let done = connect(&mut kept, &self.connect).and_then(|c| self.run_on(c, op));
+        self.connection = kept;
+        done
+    }
+
+    fn run_on(
+        &mut self,
+        connection: &mut redis::Connection,
+        op: &StoreOp,
+    ) -> redis::RedisResult<StoreReply> {
         match op {
             StoreOp::Reserve { keys, args } => {
-                let mut invocation = self.script.prepare_invoke();
+                let mut invocation = self.script(RESERVE_SCRIPT).prepare_invoke();
                 for key in keys {
                     invocation.key(key);
                 }
@@ -226,6 +264,48 @@ impl Worker {
                 pipe.query::<()>(connection)?;
                 Ok(StoreReply::Done)
             }
+            StoreOp::PutTask {
+                key,
+                list,
+                id,
+                fields,
+                ttl_ms,
+                score,
+                prune_below,
+                list_ttl_secs,
+            } => {
+                let mut pipe = redis::pipe();
+                pipe.atomic();
+                pipe.cmd("DEL").arg(key).ignore();
+                pipe.cmd("HSET").arg(key).arg(fields).ignore();
+                pipe.cmd("PEXPIRE").arg(key).arg(*ttl_ms).ignore();
+                pipe.cmd("ZADD").arg(list).arg(*score).arg(id).ignore();
+                pipe.cmd("ZREMRANGEBYSCORE")
+                    .arg(list)
+                    .arg("-inf")
+                    .arg(format!("({prune_below}"))
+                    .ignore();
+                pipe.cmd("EXPIRE").arg(list).arg(*list_ttl_secs).ignore();
+                pipe.query::<()>(connection)?;
+                Ok(StoreReply::Done)
+            }
+            StoreOp::Script { script, keys, args } => {
+                let mut invocation = self.script(script).prepare_invoke();
+                for key in keys {
+                    invocation.key(key);
+                }
+                for arg in args {
+                    invocation.arg(arg);
+                }
+                Ok(StoreReply::Rows(invocation.invoke(connection)?))
+            }
+            StoreOp::Publish { channel, message } => {
+                redis::cmd("PUBLISH")
+                    .arg(channel)
+                    .arg(message)
+                    .query::<()>(connection)?;
+                Ok(StoreReply::Done)
+            }
         }
     }
 
@@ -237,6 +317,47 @@ impl Worker {
             self.connection = None;
         }
         answered.is_ok()
+    }
+}
+
+/// Stays subscribed to the instances' channel, handing each message to `deliver`; after
+/// any failure, subscribes again a second later.
+fn listen(to: &StoreConnect, deliver: &dyn Fn(Message)) {
+    loop {
+        let failed = subscribe(to, deliver);
+        log::debug!(
+            "the subscription to the store at {} ended: {}",
+            to.shown,
+            describe(&failed)
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// One subscription, until it fails.
+fn subscribe(to: &StoreConnect, deliver: &dyn Fn(Message)) -> redis::RedisError {
+    let mut kept = None;
+    let connection = match connect(&mut kept, to) {
+        Ok(connection) => connection,
+        Err(e) => return e,
+    };
+    let mut pubsub = connection.as_pubsub();
+    if let Err(e) = pubsub
+        .subscribe(CHANNEL)
+        .and_then(|()| pubsub.set_read_timeout(None))
+    {
+        return e;
+    }
+    deliver(Message::StoreSubscribed);
+    loop {
+        match pubsub.get_message() {
+            Ok(message) => {
+                if let Ok(text) = message.get_payload::<String>() {
+                    deliver(Message::StoreEvent(text));
+                }
+            }
+            Err(e) => return e,
+        }
     }
 }
 

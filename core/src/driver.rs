@@ -103,6 +103,10 @@ pub enum Message {
     },
     /// Whether the shared store answers, when that changed.
     StoreHealth(bool),
+    /// A message on the shared store's channel, as received.
+    StoreEvent(String),
+    /// The store's channel is (again) subscribed.
+    StoreSubscribed,
 }
 
 /// The server plus what a host loop needs around it. See the module docs.
@@ -241,6 +245,8 @@ impl<H> Driver<H> {
                     .handle(now, Input::StoreReply { id, reply, took });
             }
             Message::StoreHealth(up) => self.server.handle(now, Input::StoreHealth(up)),
+            Message::StoreEvent(text) => self.server.handle(now, Input::StoreEvent(&text)),
+            Message::StoreSubscribed => self.server.handle(now, Input::StoreSubscribed),
         }
         None
     }

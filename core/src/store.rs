@@ -1,5 +1,6 @@
 //! What many instances share through a store (`server.store.url`): the counts behind the
-//! limits. The core decides what to ask ([`StoreOp`]: the keys, their windows, the limits)
+//! limits, the tasks ([`tasks`]) and the events that tell instances of changes
+//! ([`events`]). The core decides what to ask ([`StoreOp`]: the keys, their windows, the limits)
 //! and reads the answers ([`StoreReply`]); a runtime performs the operations against Redis
 //! or Valkey and reports how each went. Nothing here does IO.
 //!
@@ -7,6 +8,9 @@
 //! `orm:s:<client>:<day>` (estimated spend in picodollars in a UTC day), with `*` as the
 //! client for the whole service (a client's name never holds `*`). Each expires one window
 //! after its own, so an instance that crashes mid-call leaks a count for a minute at most.
+
+pub mod events;
+pub mod tasks;
 
 use crate::clients::{Exceeded, Limit, LimitKind, Scope, DAY, MINUTE};
 use crate::money::Picodollars;
@@ -42,6 +46,44 @@ pub enum StoreOp {
         /// The client's calls, the service's.
         keys: [String; 2],
     },
+    /// Writes a new task ([`tasks::put`]), atomically: the hash `key` (replaced) with
+    /// `fields`, expiring in `ttl_ms`; `id` into the sorted set `list` with `score`, whose
+    /// entries scored below `prune_below` go, and which expires in `list_ttl_secs`.
+    PutTask {
+        /// The task's hash.
+        key: String,
+        /// Its owner's list.
+        list: String,
+        /// The task's id, the list's member.
+        id: String,
+        /// The hash's fields and values.
+        fields: Vec<(String, String)>,
+        /// The task's life.
+        ttl_ms: u64,
+        /// Its place in the list (creation, Unix seconds).
+        score: u64,
+        /// Entries below this score are older than any task lives.
+        prune_below: u64,
+        /// The list's time to live.
+        list_ttl_secs: u64,
+    },
+    /// Runs `script` (one of the [`tasks`] scripts) with `keys` and `args`; it answers
+    /// rows of strings ([`StoreReply::Rows`]).
+    Script {
+        /// The Lua text.
+        script: &'static str,
+        /// Its keys.
+        keys: Vec<String>,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+    /// Publishes `message` on `channel` ([`events`]).
+    Publish {
+        /// The channel.
+        channel: String,
+        /// One event.
+        message: String,
+    },
 }
 
 /// How an operation went.
@@ -55,8 +97,10 @@ pub enum StoreReply {
         /// The count or spend of that key.
         value: i64,
     },
-    /// A spend or release was done.
+    /// A spend, release, put or publish was done.
     Done,
+    /// A script's answer: rows of strings, read by [`tasks`].
+    Rows(Vec<Vec<String>>),
     /// The store could not be reached or refused the operation: why (without secrets).
     Unavailable(String),
 }

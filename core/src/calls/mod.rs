@@ -144,13 +144,15 @@ impl<C: Clone> CallEngine<C> {
             .collect()
     }
 
-    /// The calls of HTTP requests whose client id is `id` (a cancel sent on another
-    /// connection names only the id).
-    pub fn exchanges_with_id(&self, id: &RequestId) -> Vec<CallKey> {
+    /// The calls of HTTP requests whose client id is `id` and whose context `of` accepts
+    /// (a cancel sent on another connection names only the id; `of` says whose calls it
+    /// may reach).
+    pub fn exchanges_with_id(&self, id: &RequestId, of: impl Fn(&C) -> bool) -> Vec<CallKey> {
         self.by_request
-            .keys()
-            .filter(|k| &k.id == id && matches!(k.from, Requester::Exchange(_)))
-            .cloned()
+            .iter()
+            .filter(|(k, _)| &k.id == id && matches!(k.from, Requester::Exchange(_)))
+            .filter(|(_, call)| self.calls.get(call).is_some_and(|c| of(&c.context)))
+            .map(|(k, _)| k.clone())
             .collect()
     }
 

@@ -156,10 +156,8 @@ impl Ledger {
         wanted: bool,
     ) -> Option<Reserved> {
         use crate::store::StoreReply;
+        self.store_observed(took, matches!(reply, StoreReply::Unavailable(_)));
         let shared = self.shared.as_mut()?;
-        let failed = matches!(reply, StoreReply::Unavailable(_));
-        self.metrics.store(took, failed);
-        shared.up = !failed;
         let asked = shared.asked.remove(&id)?;
         if !wanted {
             if matches!(reply, StoreReply::Reserve { reached: 0, .. }) {
@@ -177,11 +175,25 @@ impl Ledger {
                 }
             }
             StoreReply::Unavailable(why) => shared.without_store(asked.limits, why),
-            StoreReply::Done => {
-                let why = "the store answered a reserve as if it were a spend".to_owned();
+            StoreReply::Done | StoreReply::Rows(_) => {
+                let why = "the store answered a reserve as if it were another operation".to_owned();
                 shared.without_store(asked.limits, why)
             }
         })
+    }
+
+    /// Queues `op` (a task's, or an event) for the shared store, when there is one.
+    pub fn ask_store(&mut self, op: crate::store::StoreOp) -> Option<crate::store::StoreId> {
+        Some(self.shared.as_mut()?.send(op))
+    }
+
+    /// The store answered an operation after `took`, or `failed`: counted, and the
+    /// store's health follows it.
+    pub fn store_observed(&mut self, took: Duration, failed: bool) {
+        if let Some(shared) = &mut self.shared {
+            self.metrics.store(took, failed);
+            shared.up = !failed;
+        }
     }
 
     /// The runtime's look at the store: whether it answers now.

@@ -32,7 +32,7 @@ impl Server {
         match classify(value) {
             Ok(Incoming::Request(request)) => self.on_request(now, request, reply_to),
             Ok(Incoming::Notification(n)) => {
-                self.dispatch_notification(now, n, reply_to.requester());
+                self.dispatch_notification(now, n, reply_to.requester(), ClientId::DEFAULT);
                 Dispatched::Nothing
             }
             Ok(Incoming::Response) => {
@@ -297,8 +297,14 @@ impl Server {
         json
     }
 
-    /// A notification; `from` says whose calls a cancel may name.
-    pub(super) fn dispatch_notification(&mut self, now: Now, n: Notification, from: Requester) {
+    /// A notification from `client`; `from` says whose calls a cancel may name.
+    pub(super) fn dispatch_notification(
+        &mut self,
+        now: Now,
+        n: Notification,
+        from: Requester,
+        client: ClientId,
+    ) {
         match NotificationMethod::parse(&n.method) {
             NotificationMethod::Initialized => log::debug!("client initialized"),
             NotificationMethod::Cancelled => {
@@ -319,10 +325,14 @@ impl Server {
                         // the id: it cancels the calls of open exchanges with that id.
                         let keys = match from {
                             Requester::Stdio => vec![CallKey::from(id.clone())],
-                            Requester::Exchange(_) => self.calls.exchanges_with_id(&id),
+                            Requester::Exchange(_) => self.exchange_calls(&id, client),
                             // Tasks are cancelled with tasks/cancel, never by this.
                             Requester::Task(_) => Vec::new(),
                         };
+                        if matches!(from, Requester::Exchange(_)) {
+                            // The call may run on another instance.
+                            self.publish_request_cancel(client, &id);
+                        }
                         let mut cancelled = false;
                         for key in &keys {
                             cancelled |= self.calls.cancel(now, key);

@@ -47,7 +47,7 @@ impl Server {
                 Err(e) => fail(request.id, shape::meta_error(&e)),
             },
             Ok(Incoming::Notification(n)) => {
-                self.dispatch_notification(now, n, Requester::Exchange(x));
+                self.dispatch_notification(now, n, Requester::Exchange(x), client);
                 self.outputs
                     .push_back(Output::Exchange(x, ExchangeOut::Accepted));
                 return;
@@ -80,6 +80,7 @@ impl Server {
         self.tasks
             .forget_waiters(|w| w.reply_to == ReplyTo::Exchange(x));
         self.forget_background_waiters(x);
+        self.forget_shared_waiters(|w| w.reply_to == ReplyTo::Exchange(x));
         self.forget_held(now, ReplyTo::Exchange(x));
         self.forget_parked(|p| p.reply_to == ReplyTo::Exchange(x));
         let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));

@@ -53,6 +53,10 @@ pub enum Input<'a> {
     /// The runtime's look at the shared store: whether it answers (sent when that
     /// changes, so that `/ready` follows the store without waiting for a call).
     StoreHealth(bool),
+    /// A message on the shared store's channel ([`crate::store::events`]), as received.
+    StoreEvent(&'a str),
+    /// The runtime (re)subscribed to the store's channel: events may have been missed.
+    StoreSubscribed,
 }
 
 /// An action for the runtime.

@@ -24,6 +24,7 @@ mod lookups;
 mod methods;
 mod route;
 mod routing;
+mod shared_tasks;
 mod store;
 mod subscriptions;
 mod tasks;
@@ -116,6 +117,8 @@ pub struct Server {
     ledger: crate::ledger::Ledger,
     /// Calls waiting for the shared store's reserve, by its operation.
     parked: BTreeMap<crate::store::StoreId, store::CallRequest>,
+    /// With a shared store: tasks served from it, and what waits for its answers.
+    shared_tasks: Option<shared_tasks::SharedTasks>,
 }
 
 impl Server {
@@ -123,6 +126,13 @@ impl Server {
     pub fn new(config: ServerConfig) -> Self {
         let tasks = config.tasks.clone();
         let ledger = crate::ledger::Ledger::new(&config);
+        let shared_tasks = config.store.map(|_| shared_tasks::SharedTasks::default());
+        // With a shared store, this instance's task numbers start at a point of their own,
+        // so that no two instances seal the same id.
+        let first_task = match config.store {
+            Some(_) => (config.jitter_seed >> 32).max(1) << 24,
+            None => 1,
+        };
         Server {
             framer: Framer::new(config.max_message_bytes),
             reply_framing: config.force_line_output.then_some(Framing::Line),
@@ -138,7 +148,7 @@ impl Server {
             tools_list_json: BTreeMap::new(),
             subscriptions: Subscriptions::default(),
             modern_seen: false,
-            tasks: crate::tasks::TaskStore::new(tasks.clone()),
+            tasks: crate::tasks::TaskStore::starting_at(tasks.clone(), first_task),
             last_now: None,
             background: crate::tasks::background::Polls::new(
                 tasks.max_tasks,
@@ -148,6 +158,7 @@ impl Server {
             held: held::Held::default(),
             ledger,
             parked: BTreeMap::new(),
+            shared_tasks,
         }
     }
 
@@ -214,6 +225,8 @@ impl Server {
             Input::ExchangeClosed(id) => self.on_exchange_closed(now, id),
             Input::StoreReply { id, reply, took } => self.on_store_reply(now, id, reply, took),
             Input::StoreHealth(up) => self.ledger.store_health(up),
+            Input::StoreEvent(message) => self.on_store_event(now, message),
+            Input::StoreSubscribed => self.on_store_subscribed(),
         }
         // After the input's own replies, so that the first reply never waits for them.
         if !self.exited && self.closing.is_none() {
@@ -221,7 +234,8 @@ impl Server {
         }
         self.drain_calls();
         // Answers and creates hold the exit; lookups and task reads do not.
-        if self.closing.is_some() && self.calls.is_empty() && self.parked.is_empty() {
+        let owed = self.shared_tasks.as_ref().is_some_and(|s| s.owes_replies());
+        if self.closing.is_some() && self.calls.is_empty() && self.parked.is_empty() && !owed {
             self.exit();
         }
     }
@@ -293,6 +307,7 @@ impl Server {
             self.tasks.poll_timeout(),
             self.held.poll_timeout(),
             self.background.poll_timeout(),
+            self.shared_tasks.as_ref().and_then(|s| s.poll_timeout()),
             // No lookups start once the server is closing: their time must not wake it.
             self.calendar
                 .poll_timeout()
@@ -373,6 +388,7 @@ impl Server {
         // A window that ends with its task's life answers with the task first.
         self.release_held(now);
         self.expire_tasks(now);
+        self.recheck_waiting(now);
         self.on_background_timeout(now);
         self.calls.handle_timeout(now);
     }

@@ -61,6 +61,10 @@ impl Server {
         reply: StoreReply,
         took: Duration,
     ) {
+        if self.is_task_op(id) {
+            self.on_task_store_reply(now, id, reply, took);
+            return;
+        }
         // A call whose client left meanwhile is given back if the store counted it.
         let request = self.parked.remove(&id);
         let decision = self

@@ -5,7 +5,7 @@
 //! the bounded store ([`crate::tasks`]).
 
 use super::held::HeldRequest;
-use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
+use super::routing::{Asker, Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::Refused;
 use crate::clients::ClientId;
@@ -21,9 +21,9 @@ use std::time::Duration;
 pub(super) type Waiter = super::routing::Asker;
 
 /// Tasks listed per page.
-const PAGE: usize = 50;
+pub(super) const PAGE: usize = 50;
 /// `tasks/result` requests one task may hold waiting: each is a request left open.
-const MAX_WAITERS: usize = 16;
+pub(super) const MAX_WAITERS: usize = 16;
 
 /// The answer to a task-augmented call the engine refused: as the plain call's would be.
 fn task_refused(
@@ -102,7 +102,18 @@ impl Server {
                 }
                 let result = shape::create_task_result(task, poll, version);
                 log::debug!("task {task_id} created");
-                Dispatched::answer(request_id, Ok(result))
+                let asker = Asker {
+                    id: request_id,
+                    reply_to,
+                    method: "tools/call",
+                    tool: Some(start.tool.name()),
+                    version,
+                    received: now.instant,
+                };
+                match self.share_new_task(&task_id, start.client, Some((asker, Ok(result)))) {
+                    Some((asker, result)) => Dispatched::answer(asker.id, result),
+                    None => Dispatched::Pending,
+                }
             }
             Err(refused) => {
                 self.tasks.discard(&task_id);
@@ -126,6 +137,17 @@ impl Server {
     ) -> Dispatched {
         let modern = version.is_modern();
         let poll = self.poll_schedule();
+        let asker = Asker {
+            id: request.id.clone(),
+            reply_to,
+            method: method.label(),
+            tool: None,
+            version,
+            received: now.instant,
+        };
+        if method == Method::TasksList && self.tasks_shared() {
+            return self.shared_task_list(asker, &request.params, client);
+        }
         if method == Method::TasksList {
             let result = self.list_tasks(&request.params, version, client);
             return Dispatched::answer(request.id, result);
@@ -154,6 +176,9 @@ impl Server {
                 return Dispatched::answer(request.id, Err(error));
             }
             return self.on_background_task(now, request, method, reply_to, version, reference);
+        }
+        if self.tasks_shared() && method != Method::TasksUpdate {
+            return self.shared_task_request(now, (asker, method), task_id, client);
         }
         let task = match self.tasks.get_for(&task_id, client) {
             Ok(task) => task,
@@ -273,6 +298,7 @@ impl Server {
         );
         let outcome = self.tasks.get(task_id).ok().and_then(|t| t.outcome.clone());
         self.answer_waiters(waiters, task_id, outcome.as_ref());
+        self.share_task_end(task_id);
         self.notify_task(task_id, creator, version);
     }
 
@@ -286,6 +312,7 @@ impl Server {
         let at = self.latest_unix();
         let (_, waiters) = self.tasks.cancel(task_id, at, "stopped before it finished");
         self.answer_waiters(waiters, task_id, None);
+        self.share_task_end(task_id);
         self.notify_task(task_id, creator, version);
     }
 
@@ -297,8 +324,13 @@ impl Server {
                 continue;
             };
             let result = shape::create_task_result(task, poll(task.created), held.version);
+            let owner = task.owner;
             log::debug!("task {task_id} created (its call outlived the answer window)");
-            self.reply_late(held, Ok(result));
+            if let Some((held, result)) =
+                self.share_new_task(&task_id, owner, Some((held, Ok(result))))
+            {
+                self.reply_late(held, result);
+            }
         }
     }
 
@@ -322,7 +354,7 @@ impl Server {
     }
 
     /// The advertised poll interval by a task's creation time, as of the latest input.
-    fn poll_schedule(&self) -> impl Fn(u64) -> Duration {
+    pub(super) fn poll_schedule(&self) -> impl Fn(u64) -> Duration {
         let (now, ceiling) = (self.latest_unix(), self.config.tasks.poll_interval);
         move |created| crate::tasks::poll_interval(now.saturating_sub(created), ceiling)
     }

@@ -8,10 +8,12 @@
 //! tampered, or from another process without the shared key) is refused before any lookup.
 
 pub mod background;
+mod outcome;
 mod seal;
 pub mod sha256;
 mod status;
 
+pub use outcome::Outcome;
 pub use seal::BackgroundRef;
 pub use status::Status;
 
@@ -38,56 +40,6 @@ pub fn poll_interval(age_secs: u64, ceiling: Duration) -> Duration {
         _ => ceiling,
     };
     schedule.min(ceiling)
-}
-
-/// A finished call's result, or its error. The result is kept as the JSON text it
-/// serialises to: as a tree of `Value`s it took three times the bytes (10,000 kept tasks,
-/// see docs/benchmarks.md).
-#[derive(Clone, Debug)]
-pub struct Outcome(Result<Box<serde_json::value::RawValue>, RpcError>);
-
-impl Outcome {
-    /// Keeps `outcome`.
-    pub fn new(outcome: Result<Value, RpcError>) -> Outcome {
-        Outcome(outcome.and_then(|v| {
-            serde_json::value::to_raw_value(&v).map_err(|e| {
-                RpcError::new(crate::jsonrpc::ErrorKind::InvalidRequest, e.to_string())
-            })
-        }))
-    }
-
-    /// The result as a value, or the error.
-    pub fn get(&self) -> Result<Value, RpcError> {
-        match &self.0 {
-            Ok(raw) => serde_json::from_str(raw.get()).map_err(|e| {
-                RpcError::new(crate::jsonrpc::ErrorKind::InvalidRequest, e.to_string())
-            }),
-            Err(e) => Err(e.clone()),
-        }
-    }
-
-    /// Whether the call produced a result (rather than a JSON-RPC error).
-    pub fn is_ok(&self) -> bool {
-        self.0.is_ok()
-    }
-
-    /// Bytes it takes, roughly.
-    fn bytes(&self) -> usize {
-        match &self.0 {
-            Ok(raw) => raw.get().len(),
-            Err(e) => e.message.len() + 64,
-        }
-    }
-}
-
-impl PartialEq for Outcome {
-    fn eq(&self, other: &Outcome) -> bool {
-        match (&self.0, &other.0) {
-            (Ok(a), Ok(b)) => a.get() == b.get(),
-            (Err(a), Err(b)) => a == b,
-            _ => false,
-        }
-    }
 }
 
 /// One task. `W` is whoever waits for its outcome (a parked `tasks/result`).
@@ -190,13 +142,24 @@ pub struct Expired<W> {
 impl<W> TaskStore<W> {
     /// An empty store.
     pub fn new(settings: TaskSettings) -> Self {
+        Self::starting_at(settings, 1)
+    }
+
+    /// An empty store whose first task is number `first` (instances sharing a store
+    /// start far apart, so that their ids differ).
+    pub fn starting_at(settings: TaskSettings, first: u64) -> Self {
         TaskStore {
             settings,
             tasks: BTreeMap::new(),
             expiry: Timers::default(),
-            next: 1,
+            next: first.max(1),
             bytes: 0,
         }
+    }
+
+    /// Whether `id` is a local task id this server sealed (held or not).
+    pub fn minted(&self, id: &str) -> bool {
+        self.open(id).is_some()
     }
 
     /// The settings.

@@ -577,6 +577,14 @@ macro_rules! e2e_suite {
             fn the_store_password_is_never_shown_and_a_bad_url_says_why() {
                 $crate::run($bin, $crate::suite::store::the_store_password_is_never_shown_and_a_bad_url_says_why);
             }
+            #[test]
+            fn tasks_and_cancels_reach_across_instances_through_redis() {
+                $crate::run($bin, $crate::suite::store::tasks_and_cancels_reach_across_instances_through_redis);
+            }
+            #[test]
+            fn finished_tasks_outlive_a_store_restart_with_aof() {
+                $crate::run($bin, $crate::suite::store::finished_tasks_outlive_a_store_restart_with_aof);
+            }
         }
         mod tasks {
             #[test]

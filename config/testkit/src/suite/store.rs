@@ -12,25 +12,46 @@ use std::path::PathBuf;
 
 const CI_TOKEN: &str = "PLANTED-store-ci-token-0123456789";
 
-/// A Redis on `port`, in the foreground, keeping nothing on disk; killed on drop.
+/// A Redis on `port`, in the foreground; killed on drop (its folder removed unless it
+/// keeps an append-only file for a next start).
 struct Redis {
     child: std::process::Child,
     dir: PathBuf,
+    keep_dir: bool,
 }
 
 impl Redis {
+    /// Keeping nothing on disk.
     fn start(binary: &std::path::Path, port: u16) -> Redis {
-        let dir = temp_dir("redis");
+        Redis::start_in(binary, port, &temp_dir("redis"), false)
+    }
+
+    /// In `dir`; with `aof`, every write is in an append-only file there, synced at once.
+    fn start_in(binary: &std::path::Path, port: u16, dir: &std::path::Path, aof: bool) -> Redis {
+        let dir = dir.to_path_buf();
+        let appendonly = if aof { "yes" } else { "no" };
         let child = Command::new(binary)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                appendonly,
+                "--daemonize",
+                "no",
+            ])
+            .args(["--appendfsync", "always"])
             .arg("--dir")
             .arg(&dir)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("start redis-server");
-        let redis = Redis { child, dir };
+        let redis = Redis {
+            child,
+            dir,
+            keep_dir: aof,
+        };
         // Ready once it answers PING.
         let start = Instant::now();
         loop {
@@ -47,7 +68,9 @@ impl Drop for Redis {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !self.keep_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -185,4 +208,239 @@ pub fn the_store_password_is_never_shown_and_a_bad_url_says_why() {
         assert!(stderr.contains(says), "{stderr}");
         assert!(!stderr.contains(SECRET), "{stderr}");
     }
+}
+
+/// Two instances sharing a fresh Redis on `port` and one task secret, each with its own
+/// answers from `fake`; `yaml` is added to the configuration.
+fn task_instances(fake: &FakeOpenAi, port: u16, yaml: &str) -> (Mcp, Mcp) {
+    let config = format!("server: {{store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n{yaml}");
+    let spawn = |name: &str| {
+        Mcp::spawn(
+            Opts::http(&fake.url)
+                .config(&temp_dir(name), &config)
+                .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
+                .arg("--debug"),
+        )
+    };
+    (spawn("store-a"), spawn("store-b"))
+}
+
+/// A fake OpenAI that answers a query holding `slow` after 1.5 s, never answers one
+/// holding `hang`, and answers others at once.
+fn gated_openai() -> FakeOpenAi {
+    FakeOpenAi::start(|r, _| {
+        let body = r.body.to_string();
+        if body.contains("please-hang") {
+            Action::Hang
+        } else if body.contains("please-slow") {
+            Action::json(200, &fixture("response-web-search.json"))
+                .after(Duration::from_millis(1500))
+        } else {
+            Action::json(200, &fixture("response-web-search.json"))
+        }
+    })
+}
+
+const LEGACY: [(&str, &str); 1] = [("MCP-Protocol-Version", "2025-11-25")];
+
+fn legacy(c: &mut HttpConn, m: &Value) -> Value {
+    let reply = c.post(m, &LEGACY).json();
+    check_reply("2025-11-25", m, &reply);
+    reply
+}
+
+fn modern_post(c: &mut HttpConn, m: &Value) -> Value {
+    let headers = crate::http_client::modern_headers(m);
+    let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let reply = c.post(m, &h).json();
+    check_reply("2026-07-28", m, &reply);
+    reply
+}
+
+fn with_tasks_extension(mut m: Value) -> Value {
+    m["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    m
+}
+
+fn task_call(id: u64, query: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":query},"task":{}}})
+}
+
+fn task_request(id: u64, method: &str, task_id: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task_id}})
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < PATIENCE, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A task created on one instance is read, listed, awaited and cancelled on the other, in
+/// both eras; a cancel sent to the other instance stops the upstream request where the
+/// call runs, and so does a `notifications/cancelled` of a plain call.
+pub fn tasks_and_cancels_reach_across_instances_through_redis() {
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
+    let port = free_port();
+    let _redis = Redis::start(&binary, port);
+    let fake = gated_openai();
+    let (a, b) = task_instances(&fake, port, "tasks: {answer_within_ms: 50}\n");
+    let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
+
+    // Legacy: created on a, read, listed and awaited on b.
+    let created = legacy(&mut ca, &task_call(1, "please-slow"));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let got = legacy(&mut cb, &task_request(2, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let listed = legacy(
+        &mut cb,
+        &json!({"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{}}),
+    );
+    let ids: Vec<&str> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["taskId"].as_str())
+        .collect();
+    assert_eq!(ids, [id.as_str()], "{listed}");
+    let result = legacy(&mut cb, &task_request(4, "tasks/result", &id));
+    assert_eq!(answer_of(&result)["used_search"], true, "{result}");
+    for c in [&mut ca, &mut cb] {
+        let got = legacy(c, &task_request(5, "tasks/get", &id));
+        assert_eq!(got["result"]["status"], "completed", "{got}");
+    }
+
+    // Modern: created on a (the call outlives the 50 ms window), polled to its result on b.
+    let call = with_tasks_extension(modern(
+        json!(10),
+        "tools/call",
+        json!({"name":"answer","arguments":{"query":"please-slow modern"}}),
+    ));
+    let created = modern_post(&mut ca, &call);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut polls = 11;
+    let done = loop {
+        let get = with_tasks_extension(modern(json!(polls), "tasks/get", json!({"taskId": id})));
+        let got = modern_post(&mut cb, &get);
+        if got["result"]["status"] == "completed" {
+            break got;
+        }
+        assert_eq!(got["result"]["status"], "working", "{got}");
+        polls += 1;
+        assert!(polls < 500, "the modern task never completed on b");
+        thread::sleep(Duration::from_millis(50));
+    };
+    let text = done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap()["used_search"],
+        true
+    );
+
+    // Cancelled on b while a runs it: a's upstream request stops, and a tasks/result
+    // waiting on b hears of it.
+    let closed = fake.closed().len();
+    let requests = fake.requests().len();
+    let created = legacy(&mut ca, &task_call(20, "please-hang"));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    fake.wait_requests(requests + 1, PATIENCE);
+    let mut waiting = HttpConn::open(listening(&b));
+    waiting.send_raw(&crate::http_client::post_bytes(
+        listening(&b),
+        &task_request(21, "tasks/result", &id),
+        &LEGACY,
+    ));
+    let cancelled = legacy(&mut cb, &task_request(22, "tasks/cancel", &id));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    wait_until("a's upstream request to close", || {
+        fake.closed().len() > closed
+    });
+    let heard = waiting.response().json();
+    let message = heard["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("was cancelled"), "{heard}");
+    let got = legacy(&mut ca, &task_request(23, "tasks/get", &id));
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    let again = legacy(&mut ca, &task_request(24, "tasks/cancel", &id));
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("already cancelled"),
+        "{again}"
+    );
+
+    // A plain call running on a, cancelled by a notification that lands on b.
+    let closed = fake.closed().len();
+    let requests = fake.requests().len();
+    let mut calling = HttpConn::open(listening(&a));
+    let call = json!({"jsonrpc":"2.0","id":77,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"please-hang plain"}}});
+    calling.send_raw(&crate::http_client::post_bytes(
+        listening(&a),
+        &call,
+        &LEGACY,
+    ));
+    fake.wait_requests(requests + 1, PATIENCE);
+    let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":77,"reason":"user"}});
+    assert_eq!(cb.post(&cancel, &LEGACY).status, 202);
+    wait_until("the plain call's upstream request to close", || {
+        fake.closed().len() > closed
+    });
+    let ended = calling.response();
+    assert!(
+        ended.messages().iter().all(|m| m.get("id").is_none()),
+        "no reply after a cancel: {ended:?}"
+    );
+}
+
+/// Redis restarted with its append-only file keeps finished tasks: a task that ended
+/// before the restart is read after it, on the other instance.
+pub fn finished_tasks_outlive_a_store_restart_with_aof() {
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
+    let port = free_port();
+    let dir = temp_dir("redis-aof");
+    let redis = Redis::start_in(&binary, port, &dir, true);
+    let fake = gated_openai();
+    let (a, b) = task_instances(&fake, port, "");
+    let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
+    let created = legacy(&mut ca, &task_call(1, "quick"));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let result = legacy(&mut ca, &task_request(2, "tasks/result", &id));
+    assert_eq!(answer_of(&result)["used_search"], true, "{result}");
+    drop(redis);
+    let _redis = Redis::start_in(&binary, port, &dir, true);
+    let start = Instant::now();
+    let got = loop {
+        let got = legacy(&mut cb, &task_request(3, "tasks/get", &id));
+        if got.get("result").is_some() {
+            break got;
+        }
+        // Until b's connection to the store is made again.
+        assert!(start.elapsed() < PATIENCE, "{got}");
+        thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    let result = legacy(&mut cb, &task_request(4, "tasks/result", &id));
+    assert_eq!(answer_of(&result)["used_search"], true, "{result}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

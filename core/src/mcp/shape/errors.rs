@@ -60,6 +60,12 @@ pub enum TaskError<'a> {
         /// What OpenAI or the connection said.
         cause: &'a str,
     },
+    /// The shared store, which holds the tasks, could not be reached or answered
+    /// something unreadable.
+    StoreFailed {
+        /// What went wrong (names no secret).
+        cause: &'a str,
+    },
 }
 
 impl TaskError<'_> {
@@ -110,6 +116,10 @@ impl TaskError<'_> {
             TaskError::CancelFailed { cause } => (
                 ErrorKind::UpstreamFailed,
                 format!("cancelling the task at OpenAI failed: {cause}; try tasks/cancel again in a moment"),
+            ),
+            TaskError::StoreFailed { cause } => (
+                ErrorKind::Overloaded,
+                format!("the shared store that holds this server's tasks did not answer ({cause}); the task is not lost: ask again in a few seconds"),
             ),
         };
         RpcError::new(kind, message)

@@ -1,0 +1,448 @@
+//! Tasks kept in the shared store, so that any instance serves them: each task is a hash
+//! `orm:t:<id>` that expires with the task, and each client's tasks are listed in a sorted
+//! set `orm:tl:<client>` (by creation time) that forgets entries older than the longest
+//! ttl. The instance that runs a task's call writes its states; every instance reads them.
+//! Changes are announced on [`super::events::CHANNEL`] so that waiting `tasks/result`
+//! requests and the running call hear of them at once.
+//!
+//! What the store answers is parsed here ([`read`], [`page`], [`cancelled`],
+//! [`finished`]): it may be an older or newer instance's writing, or damaged, so nothing
+//! in it is trusted to be well formed.
+
+use super::StoreOp;
+use crate::tasks::{Outcome, Status};
+use std::time::Duration;
+
+/// Fields a stored task has, and the script answer's first row.
+const FIELDS: [&str; 8] = [
+    "id", "owner", "created", "updated", "ttl_ms", "status", "message", "outcome",
+];
+
+/// Reads a task: `{{'ok'}, fields}` or `{{'none'}}`.
+pub const READ_SCRIPT: &str = r"
+local t = redis.call('HGETALL', KEYS[1])
+if #t == 0 then return {{'none'}} end
+return {{'ok'}, t}
+";
+
+/// Cancels a working task (`ARGV`: updated, message, channel, event) and announces it;
+/// answers `{{'ok', 'changed'|'unchanged'}, fields}` or `{{'none'}}`.
+pub const CANCEL_SCRIPT: &str = r"
+local changed = 'unchanged'
+if redis.call('HGET', KEYS[1], 'status') == 'working' then
+  redis.call('HSET', KEYS[1], 'status', 'cancelled', 'message', ARGV[2], 'updated', ARGV[1])
+  redis.call('PUBLISH', ARGV[3], ARGV[4])
+  changed = 'changed'
+end
+local t = redis.call('HGETALL', KEYS[1])
+if #t == 0 then return {{'none'}} end
+return {{'ok', changed}, t}
+";
+
+/// Records a working task's end (`ARGV`: channel, event, then field and value pairs) and
+/// announces it; answers `{{'won'}}`, `{{'lost'}}` (it had ended: cancelled elsewhere) or
+/// `{{'none'}}` (the store does not hold it).
+pub const FINISH_SCRIPT: &str = r"
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return {{'none'}} end
+if status ~= 'working' then return {{'lost'}} end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return {{'won'}}
+";
+
+/// A page of a client's tasks (`ARGV`: the cursor's id or '', the page size, the task
+/// keys' prefix, how many entries to look at): `{{'ok', next cursor or ''}, fields…}` or
+/// `{{'bad-cursor'}}`. Entries whose task expired are skipped; a page may hold fewer than
+/// the page size when many are, and then says where to go on.
+pub const LIST_SCRIPT: &str = r"
+local start = 0
+if ARGV[1] ~= '' then
+  local r = redis.call('ZRANK', KEYS[1], ARGV[1])
+  if not r then return {{'bad-cursor'}} end
+  start = r + 1
+end
+local limit = tonumber(ARGV[2])
+local scan = tonumber(ARGV[4])
+local ids = redis.call('ZRANGE', KEYS[1], start, start + scan - 1)
+local out = {{'ok', ''}}
+local taken = 0
+for i, id in ipairs(ids) do
+  if taken == limit then
+    out[1][2] = ids[i - 1]
+    return out
+  end
+  local t = redis.call('HGETALL', ARGV[3] .. id)
+  if #t > 0 then
+    table.insert(out, t)
+    taken = taken + 1
+  end
+end
+if #ids == scan then out[1][2] = ids[#ids] end
+return out
+";
+
+/// Entries a page looks at, live or expired.
+const SCAN: usize = 500;
+const TASK_PREFIX: &str = "orm:t:";
+
+fn task_key(id: &str) -> String {
+    format!("{TASK_PREFIX}{id}")
+}
+
+fn list_key(client: &str) -> String {
+    format!("orm:tl:{client}")
+}
+
+/// A task as the store holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredTask {
+    /// Its sealed id.
+    pub id: String,
+    /// The name of the client that created it.
+    pub owner: String,
+    /// Creation and last change, Unix seconds.
+    pub created: u64,
+    /// Last change, Unix seconds.
+    pub updated: u64,
+    /// Its life from creation.
+    pub ttl: Duration,
+    /// Where it is.
+    pub status: Status,
+    /// Why, when that helps.
+    pub message: Option<String>,
+    /// The call's result or error, once over.
+    pub outcome: Option<Outcome>,
+}
+
+impl StoredTask {
+    /// When its life ends, Unix seconds.
+    pub fn ends(&self) -> u64 {
+        self.created.saturating_add(self.ttl.as_secs())
+    }
+}
+
+/// Writing a new working task of `owner` created at `created` (Unix seconds), living
+/// `ttl`; `max_ttl` bounds how long its list keeps entries.
+pub fn put(id: &str, owner: &str, created: u64, ttl: Duration, max_ttl: Duration) -> StoreOp {
+    let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+    StoreOp::PutTask {
+        key: task_key(id),
+        list: list_key(owner),
+        id: id.to_owned(),
+        fields: vec![
+            ("id".into(), id.to_owned()),
+            ("owner".into(), owner.to_owned()),
+            ("created".into(), created.to_string()),
+            ("updated".into(), created.to_string()),
+            ("ttl_ms".into(), ttl_ms.to_string()),
+            ("status".into(), Status::Working.as_str().to_owned()),
+        ],
+        ttl_ms,
+        score: created,
+        prune_below: created.saturating_sub(max_ttl.as_secs()),
+        list_ttl_secs: max_ttl.as_secs().saturating_add(60),
+    }
+}
+
+/// Reading task `id`.
+pub fn get(id: &str) -> StoreOp {
+    StoreOp::Script {
+        script: READ_SCRIPT,
+        keys: vec![task_key(id)],
+        args: Vec::new(),
+    }
+}
+
+/// Cancelling task `id` at `at` (Unix seconds) because of `why`.
+pub fn cancel(id: &str, at: u64, why: &str) -> StoreOp {
+    StoreOp::Script {
+        script: CANCEL_SCRIPT,
+        keys: vec![task_key(id)],
+        args: vec![
+            at.to_string(),
+            why.to_owned(),
+            super::events::CHANNEL.to_owned(),
+            super::events::StoreEvent::Cancel(id.to_owned()).to_string(),
+        ],
+    }
+}
+
+/// Recording the end of task `id` at `at` with `status` and `outcome` (`None`: stopped
+/// without one).
+pub fn finish(
+    id: &str,
+    at: u64,
+    (status, message): (Status, Option<&str>),
+    outcome: Option<&Outcome>,
+) -> StoreOp {
+    let mut args = vec![
+        super::events::CHANNEL.to_owned(),
+        super::events::StoreEvent::Ended(id.to_owned()).to_string(),
+        "status".into(),
+        status.as_str().to_owned(),
+        "updated".into(),
+        at.to_string(),
+        "message".into(),
+        message.unwrap_or_default().to_owned(),
+    ];
+    if let Some(outcome) = outcome {
+        args.push("outcome".into());
+        args.push(outcome.stored());
+    }
+    StoreOp::Script {
+        script: FINISH_SCRIPT,
+        keys: vec![task_key(id)],
+        args,
+    }
+}
+
+/// A page of `owner`'s tasks after `cursor` (a task id), `limit` at most.
+pub fn list(owner: &str, cursor: Option<&str>, limit: usize) -> StoreOp {
+    StoreOp::Script {
+        script: LIST_SCRIPT,
+        keys: vec![list_key(owner)],
+        args: vec![
+            cursor.unwrap_or_default().to_owned(),
+            limit.to_string(),
+            TASK_PREFIX.to_owned(),
+            SCAN.to_string(),
+        ],
+    }
+}
+
+/// The store's answer could not be read: what it held instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable(pub String);
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the store answered {}", self.0)
+    }
+}
+
+fn unreadable(what: &str) -> Unreadable {
+    Unreadable(what.chars().take(120).collect())
+}
+
+/// The task in the answer of [`get`]: `None` when the store does not hold it (expired,
+/// or never written).
+///
+/// # Errors
+/// An answer that is not one the script gives.
+pub fn read(rows: &[Vec<String>]) -> Result<Option<StoredTask>, Unreadable> {
+    match rows {
+        [head] if head.first().map(String::as_str) == Some("none") => Ok(None),
+        [head, fields] if head.first().map(String::as_str) == Some("ok") => parse(fields).map(Some),
+        _ => Err(unreadable("a reply that is not a task")),
+    }
+}
+
+/// The task in the answer of [`cancel`], and whether this cancel changed it.
+///
+/// # Errors
+/// An answer that is not one the script gives.
+pub fn cancelled(rows: &[Vec<String>]) -> Result<Option<(StoredTask, bool)>, Unreadable> {
+    match rows {
+        [head] if head.first().map(String::as_str) == Some("none") => Ok(None),
+        [head, fields] if head.first().map(String::as_str) == Some("ok") => {
+            let changed = head.get(1).map(String::as_str) == Some("changed");
+            parse(fields).map(|t| Some((t, changed)))
+        }
+        _ => Err(unreadable("a reply that is not a cancelled task")),
+    }
+}
+
+/// What the answer of [`finish`] says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finished {
+    /// The end is recorded.
+    Won,
+    /// The task had ended already (cancelled through another instance).
+    Lost,
+    /// The store does not hold the task.
+    Missing,
+}
+
+/// What the answer of [`finish`] says.
+///
+/// # Errors
+/// An answer that is not one the script gives.
+pub fn finished(rows: &[Vec<String>]) -> Result<Finished, Unreadable> {
+    match rows.first().and_then(|r| r.first()).map(String::as_str) {
+        Some("won") => Ok(Finished::Won),
+        Some("lost") => Ok(Finished::Lost),
+        Some("none") => Ok(Finished::Missing),
+        _ => Err(unreadable("a reply that is not a task's end")),
+    }
+}
+
+/// A page of tasks and the cursor of the rest.
+pub type Page = (Vec<StoredTask>, Option<String>);
+
+/// A page of tasks from the answer of [`list`], and the cursor of the rest; `Ok(None)`
+/// when the cursor names no listed task.
+///
+/// # Errors
+/// An answer that is not one the script gives.
+pub fn page(rows: &[Vec<String>]) -> Result<Option<Page>, Unreadable> {
+    let Some((head, tasks)) = rows.split_first() else {
+        return Err(unreadable("an empty reply"));
+    };
+    match head.first().map(String::as_str) {
+        Some("bad-cursor") => Ok(None),
+        Some("ok") => {
+            let next = head.get(1).filter(|c| !c.is_empty()).cloned();
+            let tasks = tasks.iter().map(|t| parse(t)).collect::<Result<_, _>>()?;
+            Ok(Some((tasks, next)))
+        }
+        _ => Err(unreadable("a reply that is not a page of tasks")),
+    }
+}
+
+/// A task from its hash's fields and values, in pairs.
+fn parse(flat: &[String]) -> Result<StoredTask, Unreadable> {
+    let mut found: [Option<&str>; FIELDS.len()] = [None; FIELDS.len()];
+    for pair in flat.chunks(2) {
+        let [name, value] = pair else {
+            return Err(unreadable("a field without a value"));
+        };
+        if let Some(i) = FIELDS.iter().position(|f| f == name) {
+            found[i] = Some(value);
+        }
+    }
+    let [id, owner, created, updated, ttl_ms, status, message, outcome] = found;
+    let number = |v: Option<&str>, name: &str| {
+        v.and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| unreadable(&format!("a task without a number `{name}`")))
+    };
+    let status = status
+        .and_then(|s| Status::ALL.iter().copied().find(|k| k.as_str() == s))
+        .ok_or_else(|| unreadable("a task without a known status"))?;
+    let outcome = match outcome {
+        None => None,
+        Some(text) => Some(
+            Outcome::from_stored(text).ok_or_else(|| unreadable("a task's unreadable outcome"))?,
+        ),
+    };
+    Ok(StoredTask {
+        id: id
+            .ok_or_else(|| unreadable("a task without an id"))?
+            .to_owned(),
+        owner: owner
+            .ok_or_else(|| unreadable("a task without an owner"))?
+            .to_owned(),
+        created: number(created, "created")?,
+        updated: number(updated, "updated")?,
+        ttl: Duration::from_millis(number(ttl_ms, "ttl_ms")?),
+        status,
+        message: message.filter(|m| !m.is_empty()).map(str::to_owned),
+        outcome,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rows(op: &StoreOp) -> Vec<String> {
+        match op {
+            StoreOp::PutTask { fields, .. } => fields
+                .iter()
+                .flat_map(|(k, v)| [k.clone(), v.clone()])
+                .collect(),
+            other => panic!("not a put: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_put_task_reads_back_as_it_was_written() {
+        let op = put(
+            "task-1",
+            "ci",
+            1_700_000_000,
+            Duration::from_secs(600),
+            Duration::from_secs(86_400),
+        );
+        let read = read(&[vec!["ok".into()], rows(&op)]).unwrap().unwrap();
+        assert_eq!(read.id, "task-1");
+        assert_eq!(read.owner, "ci");
+        assert_eq!(read.status, Status::Working);
+        assert_eq!(read.ttl, Duration::from_secs(600));
+        assert_eq!(read.ends(), 1_700_000_600);
+        assert_eq!((read.message, read.outcome), (None, None));
+        let StoreOp::PutTask {
+            prune_below,
+            list_ttl_secs,
+            ..
+        } = op
+        else {
+            unreachable!()
+        };
+        assert_eq!(prune_below, 1_700_000_000 - 86_400);
+        assert_eq!(list_ttl_secs, 86_460);
+    }
+
+    #[test]
+    fn an_outcome_keeps_its_text_and_an_error_its_fields() {
+        let ok = Outcome::new(Ok(
+            json!({"content": [], "n": 1.0e300, "big": 18446744073709551615u64}),
+        ));
+        assert_eq!(Outcome::from_stored(&ok.stored()), Some(ok.clone()));
+        let error = crate::jsonrpc::RpcError {
+            code: -32603,
+            message: "upstream failed".into(),
+            data: Some(json!({"retry": true})),
+        };
+        let failed = Outcome::new(Err(error.clone()));
+        assert_eq!(
+            Outcome::from_stored(&failed.stored()).unwrap().get(),
+            Err(error)
+        );
+        for bad in [
+            "",
+            "{}",
+            r#"{"result":1,"error":{"code":1,"message":""}}"#,
+            "[1]",
+        ] {
+            assert_eq!(Outcome::from_stored(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn answers_the_scripts_never_give_are_errors_not_tasks() {
+        let good = rows(&put(
+            "t",
+            "c",
+            1,
+            Duration::from_secs(1),
+            Duration::from_secs(9),
+        ));
+        let without = |name: &str| {
+            let mut flat = good.clone();
+            let i = flat.iter().position(|f| f == name).unwrap();
+            flat.drain(i..i + 2);
+            flat
+        };
+        for name in ["id", "owner", "created", "ttl_ms", "status"] {
+            assert!(read(&[vec!["ok".into()], without(name)]).is_err(), "{name}");
+        }
+        let mut odd = good.clone();
+        odd.push("dangling".into());
+        assert!(read(&[vec!["ok".into()], odd]).is_err());
+        assert!(read(&[]).is_err());
+        assert!(read(&[vec!["what".into()]]).is_err());
+        assert_eq!(read(&[vec!["none".into()]]), Ok(None));
+        assert!(finished(&[]).is_err());
+        assert_eq!(finished(&[vec!["lost".into()]]), Ok(Finished::Lost));
+        assert_eq!(page(&[vec!["bad-cursor".into()]]), Ok(None));
+        let listed = page(&[vec!["ok".into(), "t".into()], good.clone()]).unwrap();
+        assert_eq!(
+            listed.map(|(t, next)| (t.len(), next)),
+            Some((1, Some("t".into())))
+        );
+        let cancel = cancelled(&[vec!["ok".into(), "changed".into()], good]).unwrap();
+        assert!(cancel.is_some_and(|(_, changed)| changed));
+    }
+}
