@@ -299,6 +299,16 @@ impl Worker {
                 }
                 Ok(StoreReply::Rows(invocation.invoke(connection)?))
             }
+            StoreOp::Claim { key, ttl_secs } => {
+                let set: Option<String> = redis::cmd("SET")
+                    .arg(key)
+                    .arg(1)
+                    .arg("NX")
+                    .arg("EX")
+                    .arg(*ttl_secs)
+                    .query(connection)?;
+                Ok(StoreReply::Claimed(set.is_some()))
+            }
             StoreOp::Publish { channel, message } => {
                 redis::cmd("PUBLISH")
                     .arg(channel)

@@ -77,6 +77,14 @@ pub enum StoreOp {
         /// Its arguments.
         args: Vec<String>,
     },
+    /// Claims `key` for this instance when nobody has (`SET NX`), for `ttl_secs`: the
+    /// first instance to see a background task end counts it.
+    Claim {
+        /// `orm:b:<response id>`.
+        key: String,
+        /// How long the claim is remembered.
+        ttl_secs: u64,
+    },
     /// Publishes `message` on `channel` ([`events`]).
     Publish {
         /// The channel.
@@ -99,6 +107,8 @@ pub enum StoreReply {
     },
     /// A spend, release, put or publish was done.
     Done,
+    /// A claim's answer: whether this instance has it.
+    Claimed(bool),
     /// A script's answer: rows of strings, read by [`tasks`].
     Rows(Vec<Vec<String>>),
     /// The store could not be reached or refused the operation: why (without secrets).
@@ -198,6 +208,15 @@ pub fn spend(client: &str, cost: Picodollars, now: u64) -> StoreOp {
         keys: [spend_key(client, now), spend_key(SERVICE, now)],
         amount: i64::try_from(cost.0).unwrap_or(i64::MAX),
         ttl_secs: i64::try_from(2 * DAY).unwrap_or(i64::MAX),
+    }
+}
+
+/// Claiming the count of background response `response_id`'s end (remembered two days,
+/// longer than a background task lives).
+pub fn claim_background_end(response_id: &str) -> StoreOp {
+    StoreOp::Claim {
+        key: format!("orm:b:{response_id}"),
+        ttl_secs: 2 * DAY,
     }
 }
 

@@ -158,6 +158,14 @@ impl Ledger {
         use crate::store::StoreReply;
         self.store_observed(took, matches!(reply, StoreReply::Unavailable(_)));
         let shared = self.shared.as_mut()?;
+        if let Some(claim) = shared.claims.remove(&id) {
+            // Counted here unless another instance claimed it; with the store down, here
+            // too (a line twice rather than none).
+            if !matches!(reply, StoreReply::Claimed(false)) {
+                self.ended(&claim.call, &claim.end(), claim.now);
+            }
+            return None;
+        }
         let asked = shared.asked.remove(&id)?;
         if !wanted {
             if matches!(reply, StoreReply::Reserve { reached: 0, .. }) {
@@ -175,7 +183,7 @@ impl Ledger {
                 }
             }
             StoreReply::Unavailable(why) => shared.without_store(asked.limits, why),
-            StoreReply::Done | StoreReply::Rows(_) => {
+            StoreReply::Done | StoreReply::Rows(_) | StoreReply::Claimed(_) => {
                 let why = "the store answered a reserve as if it were another operation".to_owned();
                 shared.without_store(asked.limits, why)
             }
@@ -309,6 +317,12 @@ impl Ledger {
         }
         self.counted.push_back(response_id.to_owned());
         self.counted_set.insert(response_id.to_owned());
+        if let Some(shared) = &mut self.shared {
+            // Another instance may have counted it: whoever claims it first does.
+            let id = shared.send(crate::store::claim_background_end(response_id));
+            shared.claims.insert(id, shared::Claim::new(call, end, now));
+            return self.cost(end.model, end.report.usage.as_ref(), end.lane);
+        }
         self.ended(call, end, now)
     }
 

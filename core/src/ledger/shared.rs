@@ -38,12 +38,49 @@ pub(super) struct Asked {
     pub now: u64,
 }
 
+/// A background task's end waiting for its claim: counted when this instance has it.
+pub(super) struct Claim {
+    pub call: super::CallOf,
+    model: String,
+    failure: Option<crate::openai::FailureKind>,
+    report: crate::openai::report::Report,
+    took: std::time::Duration,
+    lane: super::Lane,
+    pub now: u64,
+}
+
+impl Claim {
+    pub fn new(call: &super::CallOf, end: &super::End<'_>, now: u64) -> Claim {
+        Claim {
+            call: *call,
+            model: end.model.to_owned(),
+            failure: end.failure,
+            report: end.report.clone(),
+            took: end.took,
+            lane: end.lane,
+            now,
+        }
+    }
+
+    pub fn end(&self) -> super::End<'_> {
+        super::End {
+            model: &self.model,
+            failure: self.failure,
+            report: &self.report,
+            took: self.took,
+            lane: self.lane,
+        }
+    }
+}
+
 /// See the module docs.
 pub(super) struct Shared {
     pub on_unavailable: OnUnavailable,
     next: u64,
     pub ops: VecDeque<(StoreId, StoreOp)>,
     pub asked: BTreeMap<StoreId, Asked>,
+    /// Background ends waiting for their claim.
+    pub claims: BTreeMap<StoreId, Claim>,
     /// The last answer was not a failure (true until one fails).
     pub up: bool,
 }
@@ -55,6 +92,7 @@ impl Shared {
             next: 0,
             ops: VecDeque::new(),
             asked: BTreeMap::new(),
+            claims: BTreeMap::new(),
             up: true,
         }
     }

@@ -169,3 +169,59 @@ fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
         Admission::Refused(_)
     ));
 }
+
+#[test]
+fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
+    use crate::settings::{OnUnavailable, StoreSettings};
+    use crate::store::{StoreOp, StoreReply};
+    let config = ServerConfig {
+        store: Some(StoreSettings {
+            on_unavailable: OnUnavailable::Refuse,
+        }),
+        call_records: true,
+        ..config()
+    };
+    let report = report(1_000);
+    let mut claims = Vec::new();
+    for (response, claimed) in [("resp_a", true), ("resp_b", false), ("resp_c", true)] {
+        let mut ledger = Ledger::new(&config);
+        let estimate =
+            ledger.background_ended(response, &call(), &end(&report, Lane::Background), 7);
+        assert!(estimate.total().is_some(), "the result is priced at once");
+        assert!(
+            ledger.poll_record().is_none(),
+            "nothing is counted before the claim"
+        );
+        let (id, op) = ledger.poll_store_op().expect("a claim is asked");
+        let StoreOp::Claim { key, ttl_secs } = &op else {
+            panic!("not a claim: {op:?}");
+        };
+        assert_eq!(
+            (key.as_str(), *ttl_secs),
+            (format!("orm:b:{response}").as_str(), 2 * 86_400)
+        );
+        claims.push(key.clone());
+        // A second read on this instance asks nothing more.
+        ledger.background_ended(response, &call(), &end(&report, Lane::Background), 8);
+        assert!(ledger.poll_store_op().is_none());
+        let decided =
+            ledger.store_answered(id, StoreReply::Claimed(claimed), Duration::ZERO, false);
+        assert!(decided.is_none(), "a claim decides no call");
+        let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+        assert_eq!(
+            records.len(),
+            usize::from(claimed),
+            "{response}: {records:?}"
+        );
+        let spends: Vec<_> = std::iter::from_fn(|| ledger.poll_store_op()).collect();
+        assert_eq!(
+            spends
+                .iter()
+                .filter(|(_, op)| matches!(op, StoreOp::Spend { .. }))
+                .count(),
+            usize::from(claimed),
+            "{response}: spent once, by the claimer: {spends:?}"
+        );
+    }
+    assert_eq!(claims.len(), 3);
+}

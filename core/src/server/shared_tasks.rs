@@ -248,8 +248,8 @@ impl Server {
             StoreReply::Rows(rows) => Ok(rows),
             StoreReply::Done => Ok(Vec::new()),
             StoreReply::Unavailable(why) => Err(why),
-            StoreReply::Reserve { .. } => {
-                Err("the store answered a task's operation as a reserve".into())
+            StoreReply::Reserve { .. } | StoreReply::Claimed(_) => {
+                Err("the store answered a task's operation as another one".into())
             }
         };
         match wait {
