@@ -17,6 +17,7 @@ mod responses_parser;
 mod server;
 mod sse;
 mod store_replies;
+mod store_tasks;
 mod tasks;
 mod traceparent;
 
@@ -33,5 +34,6 @@ pub use responses_parser::responses_parser;
 pub use server::server;
 pub use sse::sse;
 pub use store_replies::store_replies;
+pub use store_tasks::store_tasks;
 pub use tasks::tasks;
 pub use traceparent::traceparent;

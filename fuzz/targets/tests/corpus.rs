@@ -103,3 +103,8 @@ fn clients_file_corpus() {
 fn store_replies_corpus() {
     replay("store_replies", targets::store_replies);
 }
+
+#[test]
+fn store_tasks_corpus() {
+    replay("store_tasks", targets::store_tasks);
+}

@@ -397,6 +397,7 @@ mod calls;
 mod exchanges;
 mod ledger;
 mod modern;
+mod shared_tasks;
 mod store;
 mod stream;
 mod tasks;

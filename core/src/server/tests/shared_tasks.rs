@@ -1,0 +1,213 @@
+//! Tasks served through a shared store: a handle is answered once the store holds the
+//! task, `tasks/*` are answered from what the store says, a waiting `tasks/result` is
+//! woken by an event, and events stop the calls this instance runs.
+
+use crate::settings::{OnUnavailable, ServerConfig, StoreSettings};
+use crate::store::{StoreId, StoreOp, StoreReply};
+use crate::testing::Harness;
+use crate::{Input, Output};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn shared() -> Harness {
+    let config = ServerConfig {
+        store: Some(StoreSettings {
+            on_unavailable: OnUnavailable::Refuse,
+        }),
+        ..Harness::keyed()
+    };
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    h
+}
+
+/// The store operations asked since the last look (other outputs not yet looked at are
+/// dropped: look at frames and attempts first).
+fn ops(h: &mut Harness) -> Vec<(StoreId, StoreOp)> {
+    h.take_other()
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Store(id, op) => Some((id, op)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn answer(h: &mut Harness, id: StoreId, reply: StoreReply) {
+    h.feed(Input::StoreReply {
+        id,
+        reply,
+        took: Duration::from_millis(1),
+    });
+}
+
+fn stored(id: &str, owner: &str, status: &str, outcome: Option<&str>) -> StoreReply {
+    let mut fields: Vec<String> = [
+        "id",
+        id,
+        "owner",
+        owner,
+        "created",
+        "1700000000",
+        "updated",
+        "1700000001",
+        "ttl_ms",
+        "600000",
+        "status",
+        status,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    if let Some(outcome) = outcome {
+        fields.extend(["outcome".to_owned(), outcome.to_owned()]);
+    }
+    StoreReply::Rows(vec![vec!["ok".into()], fields])
+}
+
+/// Starts a task-augmented call through its reserve and its put; its id.
+fn create(h: &mut Harness) -> String {
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"q"},"task":{}}}));
+    let (reserve, _) = ops(h).remove(0);
+    answer(
+        h,
+        reserve,
+        StoreReply::Reserve {
+            reached: 0,
+            value: 0,
+        },
+    );
+    assert_eq!(h.take_http().len(), 1, "the call runs");
+    let found = ops(h);
+    let [(put, StoreOp::PutTask { fields, ttl_ms, .. })] = found.as_slice() else {
+        panic!("one put: {found:?}");
+    };
+    assert!(
+        fields.contains(&("status".into(), "working".into())),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&("owner".into(), "default".into())),
+        "{fields:?}"
+    );
+    assert!(*ttl_ms > 0);
+    assert!(
+        h.frames().is_empty(),
+        "the handle waits until the store holds the task"
+    );
+    answer(h, *put, StoreReply::Done);
+    let created = h.frames().remove(0);
+    created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Sends a `tasks/*` request; the store operation it asks.
+fn ask(h: &mut Harness, id: u64, method: &str, task: &str) -> (StoreId, StoreOp) {
+    h.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task}}));
+    let mut found = ops(h);
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.remove(0)
+}
+
+#[test]
+fn tasks_are_answered_from_what_the_store_holds() {
+    let mut h = shared();
+    let task = create(&mut h);
+    let (read, op) = ask(&mut h, 2, "tasks/get", &task);
+    assert!(
+        matches!(&op, StoreOp::Script { keys, .. } if keys == &[format!("orm:t:{task}")]),
+        "{op:?}"
+    );
+    answer(&mut h, read, stored(&task, "default", "working", None));
+    let got = h.frames().remove(0);
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    // Another client's task, or none: not found, saying which.
+    let (read, _) = ask(&mut h, 3, "tasks/get", &task);
+    answer(&mut h, read, stored(&task, "someone-else", "working", None));
+    let got = h.frames().remove(0);
+    assert!(
+        got["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not one of this client's tasks"),
+        "{got}"
+    );
+    let (read, _) = ask(&mut h, 4, "tasks/get", &task);
+    answer(&mut h, read, StoreReply::Rows(vec![vec!["none".into()]]));
+    let got = h.frames().remove(0);
+    assert!(
+        got["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has expired"),
+        "{got}"
+    );
+    // The store down: an error that says to ask again, and the server goes on.
+    let (read, _) = ask(&mut h, 5, "tasks/get", &task);
+    answer(
+        &mut h,
+        read,
+        StoreReply::Unavailable("connection refused".into()),
+    );
+    let got = h.frames().remove(0);
+    let message = got["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("shared store") && message.contains("ask again"),
+        "{got}"
+    );
+    // An id this server never sealed never reaches the store.
+    h.send(json!({"jsonrpc":"2.0","id":6,"method":"tasks/get","params":{"taskId":"task-forged"}}));
+    assert!(h.frames().remove(0)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not a task id"));
+    assert!(ops(&mut h).is_empty());
+}
+
+#[test]
+fn a_waiting_result_is_woken_by_the_end_announced_on_the_channel() {
+    let mut h = shared();
+    let task = create(&mut h);
+    let (read, _) = ask(&mut h, 2, "tasks/result", &task);
+    answer(&mut h, read, stored(&task, "default", "working", None));
+    assert!(h.frames().is_empty(), "it waits");
+    // Another instance finished it and says so.
+    h.feed(Input::StoreEvent(&format!("ended {task}")));
+    let found = ops(&mut h);
+    let [(reread, StoreOp::Script { .. })] = found.as_slice() else {
+        panic!("one read: {found:?}");
+    };
+    let outcome = r#"{"result":{"content":[{"type":"text","text":"{}"}],"isError":false}}"#;
+    answer(
+        &mut h,
+        *reread,
+        stored(&task, "default", "completed", Some(outcome)),
+    );
+    let result = h.frames().remove(0);
+    assert_eq!(result["id"], 2);
+    assert_eq!(result["result"]["content"][0]["text"], "{}", "{result}");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        Value::from(task.as_str()),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_cancel_on_the_channel_stops_the_call_this_instance_runs() {
+    let mut h = shared();
+    let task = create(&mut h);
+    h.feed(Input::StoreEvent("cancel task-of-nobody"));
+    assert!(
+        !h.take_other().iter().any(|o| matches!(o, Output::Abort(_))),
+        "another task's cancel stops nothing"
+    );
+    h.feed(Input::StoreEvent(&format!("cancel {task}")));
+    let outputs = h.take_other();
+    assert!(
+        outputs.iter().any(|o| matches!(o, Output::Abort(_))),
+        "the upstream request stops: {outputs:?}"
+    );
+}
