@@ -160,12 +160,24 @@ impl Server {
                 let why = task.message.clone().unwrap_or_default();
                 stored::cancel(task_id, at, &why)
             }
-            Ok(task) => stored::finish(
-                task_id,
-                at,
-                (task.status, task.message.as_deref()),
-                task.outcome.as_ref(),
-            ),
+            Ok(task) => {
+                let max = self.config.max_message_bytes;
+                let mut status = task.status;
+                let outcome = task.outcome.as_ref().map(|o| {
+                    let kept = o.stored();
+                    if kept.len() <= max {
+                        return kept;
+                    }
+                    // Bounded like any reply: what is too big to send is not kept.
+                    status = Status::Failed;
+                    let error = TaskError::ResultTooLarge {
+                        bytes: kept.len(),
+                        max,
+                    };
+                    crate::tasks::Outcome::new(Err(error.error())).stored()
+                });
+                stored::finish(task_id, at, (status, task.message.as_deref()), outcome)
+            }
             Err(_) => return,
         };
         let wait = TaskWait::Finished {

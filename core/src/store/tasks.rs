@@ -168,13 +168,13 @@ pub fn cancel(id: &str, at: u64, why: &str) -> StoreOp {
     }
 }
 
-/// Recording the end of task `id` at `at` with `status` and `outcome` (`None`: stopped
-/// without one).
+/// Recording the end of task `id` at `at` with `status` and `outcome` in its stored form
+/// ([`Outcome::stored`]; `None`: stopped without one).
 pub fn finish(
     id: &str,
     at: u64,
     (status, message): (Status, Option<&str>),
-    outcome: Option<&Outcome>,
+    outcome: Option<String>,
 ) -> StoreOp {
     let mut args = vec![
         super::events::CHANNEL.to_owned(),
@@ -188,7 +188,7 @@ pub fn finish(
     ];
     if let Some(outcome) = outcome {
         args.push("outcome".into());
-        args.push(outcome.stored());
+        args.push(outcome);
     }
     StoreOp::Script {
         script: FINISH_SCRIPT,

@@ -60,6 +60,13 @@ pub enum TaskError<'a> {
         /// What OpenAI or the connection said.
         cause: &'a str,
     },
+    /// A task's result is larger than a reply may be, so the shared store does not keep it.
+    ResultTooLarge {
+        /// Its size.
+        bytes: usize,
+        /// `server.max_message_bytes`.
+        max: usize,
+    },
     /// The shared store, which holds the tasks, could not be reached or answered
     /// something unreadable.
     StoreFailed {
@@ -116,6 +123,10 @@ impl TaskError<'_> {
             TaskError::CancelFailed { cause } => (
                 ErrorKind::UpstreamFailed,
                 format!("cancelling the task at OpenAI failed: {cause}; try tasks/cancel again in a moment"),
+            ),
+            TaskError::ResultTooLarge { bytes, max } => (
+                ErrorKind::InvalidRequest,
+                format!("the task's result ({bytes} bytes) is larger than a reply may be (server.max_message_bytes: {max}), so it was not kept; call the tool again without a task, or ask for a shorter answer"),
             ),
             TaskError::StoreFailed { cause } => (
                 ErrorKind::Overloaded,

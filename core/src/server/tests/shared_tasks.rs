@@ -10,10 +10,15 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 fn shared() -> Harness {
+    shared_with(Harness::keyed().max_message_bytes)
+}
+
+fn shared_with(max_message_bytes: usize) -> Harness {
     let config = ServerConfig {
         store: Some(StoreSettings {
             on_unavailable: OnUnavailable::Refuse,
         }),
+        max_message_bytes,
         ..Harness::keyed()
     };
     let mut h = Harness::new(config);
@@ -64,8 +69,8 @@ fn stored(id: &str, owner: &str, status: &str, outcome: Option<&str>) -> StoreRe
     StoreReply::Rows(vec![vec!["ok".into()], fields])
 }
 
-/// Starts a task-augmented call through its reserve and its put; its id.
-fn create(h: &mut Harness) -> String {
+/// Starts a task-augmented call through its reserve and its put; its id and attempt.
+fn create(h: &mut Harness) -> (String, crate::io::AttemptId) {
     h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
         "params":{"name":"answer","arguments":{"query":"q"},"task":{}}}));
     let (reserve, _) = ops(h).remove(0);
@@ -77,7 +82,9 @@ fn create(h: &mut Harness) -> String {
             value: 0,
         },
     );
-    assert_eq!(h.take_http().len(), 1, "the call runs");
+    let attempts = h.take_http();
+    assert_eq!(attempts.len(), 1, "the call runs");
+
     let found = ops(h);
     let [(put, StoreOp::PutTask { fields, ttl_ms, .. })] = found.as_slice() else {
         panic!("one put: {found:?}");
@@ -97,10 +104,8 @@ fn create(h: &mut Harness) -> String {
     );
     answer(h, *put, StoreReply::Done);
     let created = h.frames().remove(0);
-    created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    let id = created["result"]["task"]["taskId"].as_str().unwrap();
+    (id.to_owned(), attempts[0].attempt)
 }
 
 /// Sends a `tasks/*` request; the store operation it asks.
@@ -114,7 +119,7 @@ fn ask(h: &mut Harness, id: u64, method: &str, task: &str) -> (StoreId, StoreOp)
 #[test]
 fn tasks_are_answered_from_what_the_store_holds() {
     let mut h = shared();
-    let task = create(&mut h);
+    let (task, _) = create(&mut h);
     let (read, op) = ask(&mut h, 2, "tasks/get", &task);
     assert!(
         matches!(&op, StoreOp::Script { keys, .. } if keys == &[format!("orm:t:{task}")]),
@@ -169,7 +174,7 @@ fn tasks_are_answered_from_what_the_store_holds() {
 #[test]
 fn a_waiting_result_is_woken_by_the_end_announced_on_the_channel() {
     let mut h = shared();
-    let task = create(&mut h);
+    let (task, _) = create(&mut h);
     let (read, _) = ask(&mut h, 2, "tasks/result", &task);
     answer(&mut h, read, stored(&task, "default", "working", None));
     assert!(h.frames().is_empty(), "it waits");
@@ -198,7 +203,7 @@ fn a_waiting_result_is_woken_by_the_end_announced_on_the_channel() {
 #[test]
 fn a_cancel_on_the_channel_stops_the_call_this_instance_runs() {
     let mut h = shared();
-    let task = create(&mut h);
+    let (task, _) = create(&mut h);
     h.feed(Input::StoreEvent("cancel task-of-nobody"));
     assert!(
         !h.take_other().iter().any(|o| matches!(o, Output::Abort(_))),
@@ -210,4 +215,44 @@ fn a_cancel_on_the_channel_stops_the_call_this_instance_runs() {
         outputs.iter().any(|o| matches!(o, Output::Abort(_))),
         "the upstream request stops: {outputs:?}"
     );
+}
+
+#[test]
+fn an_end_is_written_to_the_store_and_a_result_too_big_to_send_is_not_kept() {
+    for (max, kept) in [(1 << 20, true), (400, false)] {
+        let mut h = shared_with(max);
+        let (task, attempt) = create(&mut h);
+        h.reply(
+            attempt,
+            200,
+            &crate::fixture("response-web-search.json"),
+            &[],
+        );
+        let found = ops(&mut h);
+        let finish = found
+            .iter()
+            .find_map(|(_, op)| match op {
+                StoreOp::Script { keys, args, .. } if keys == &[format!("orm:t:{task}")] => {
+                    Some(args.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("the end is written: {found:?}"));
+        assert_eq!(finish[1], format!("ended {task}"), "and announced");
+        let field = |name: &str| {
+            finish
+                .iter()
+                .position(|a| a == name)
+                .map(|i| finish[i + 1].clone())
+        };
+        let outcome = field("outcome").unwrap();
+        if kept {
+            assert_eq!(field("status").as_deref(), Some("completed"));
+            assert!(outcome.starts_with(r#"{"result":"#), "{outcome}");
+        } else {
+            assert_eq!(field("status").as_deref(), Some("failed"));
+            assert!(outcome.contains("larger than a reply may be"), "{outcome}");
+            assert!(outcome.len() < 400, "{outcome}");
+        }
+    }
 }
