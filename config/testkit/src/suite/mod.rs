@@ -585,6 +585,10 @@ macro_rules! e2e_suite {
             fn finished_tasks_outlive_a_store_restart_with_aof() {
                 $crate::run($bin, $crate::suite::store::finished_tasks_outlive_a_store_restart_with_aof);
             }
+            #[test]
+            fn behind_nginx_limits_and_tasks_hold_across_instances() {
+                $crate::run($bin, $crate::suite::store::behind_nginx_limits_and_tasks_hold_across_instances);
+            }
         }
         mod tasks {
             #[test]

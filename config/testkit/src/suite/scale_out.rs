@@ -11,13 +11,13 @@ use std::path::Path;
 
 /// nginx in the foreground, as this user, proxying `port` to `backends` the way
 /// docs/deployment.md says (HTTP/1.1 upstream keep-alive, no buffering for SSE).
-struct Nginx {
+pub(crate) struct Nginx {
     child: std::process::Child,
     dir: PathBuf,
 }
 
 impl Nginx {
-    fn start(binary: &Path, port: u16, backends: &[SocketAddr]) -> Nginx {
+    pub(crate) fn start(binary: &Path, port: u16, backends: &[SocketAddr]) -> Nginx {
         let dir = temp_dir("nginx");
         let servers: String = backends
             .iter()

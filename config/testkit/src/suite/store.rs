@@ -444,3 +444,119 @@ pub fn finished_tasks_outlive_a_store_restart_with_aof() {
     assert_eq!(answer_of(&result)["used_search"], true, "{result}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The deployment form: two instances behind nginx round-robin, one client connection
+/// whose requests nginx alternates between them. Client ci (2 calls a minute) is refused
+/// its third and fourth calls, whichever instance gets them; client ops creates tasks on
+/// one instance and reads, awaits, lists and cancels them through whichever nginx picks.
+pub fn behind_nginx_limits_and_tasks_hold_across_instances() {
+    const OPS_TOKEN: &str = "PLANTED-store-ops-token-0123456789";
+    let (Some(redis_binary), Some(nginx_binary)) =
+        (system_program("redis-server"), system_program("nginx"))
+    else {
+        return;
+    };
+    let port = free_port();
+    let _redis = Redis::start(&redis_binary, port);
+    let fake = gated_openai();
+    let clients = format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n    calls_per_minute: 2\n  - name: ops\n    token_sha256: {}\n",
+        sha256_hex(CI_TOKEN),
+        sha256_hex(OPS_TOKEN)
+    );
+    let config = format!(
+        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
+    );
+    let instance = |name: &str| {
+        let dir = temp_dir(name);
+        std::fs::write(dir.join("clients.yaml"), &clients).unwrap();
+        let opts = Opts::http(&fake.url)
+            .config(&dir, &config)
+            .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
+            .arg("--debug");
+        opts.frozen_clock("2026-11-26 23:58:10")
+    };
+    let (Some((a_opts, _a_clock)), Some((b_opts, _b_clock))) = (instance("na"), instance("nb"))
+    else {
+        eprintln!("skipping: libfaketime is not installed (run .ci/test)");
+        return;
+    };
+    let (a, b) = (Mcp::spawn(a_opts), Mcp::spawn(b_opts));
+    let proxy_port = free_port();
+    let _nginx =
+        super::scale_out::Nginx::start(&nginx_binary, proxy_port, &[listening(&a), listening(&b)]);
+    let proxy: std::net::SocketAddr = format!("127.0.0.1:{proxy_port}").parse().unwrap();
+    wait_until("nginx to listen", || {
+        std::net::TcpStream::connect(proxy).is_ok()
+    });
+    let mut c = HttpConn::open(proxy);
+
+    for id in 1..=2 {
+        let r = call(&mut c, id);
+        assert!(r["result"]["structuredContent"].is_object(), "{r}");
+    }
+    for id in 3..=4 {
+        let r = call(&mut c, id);
+        let details = &r["result"]["_meta"]["com.github.openai-responses-mcp/error"];
+        assert_eq!(details["refusal"], "limit_calls_per_minute", "{r}");
+    }
+
+    let auth = format!("Bearer {OPS_TOKEN}");
+    let ops = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Authorization", auth.as_str()),
+    ];
+    let mut post = |m: &Value| {
+        let reply = c.post(m, &ops).json();
+        check_reply("2025-11-25", m, &reply);
+        reply
+    };
+    let created = post(&task_call(10, "please-slow"));
+    let slow = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let got = post(&task_request(11, "tasks/get", &slow));
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let result = post(&task_request(12, "tasks/result", &slow));
+    assert_eq!(answer_of(&result)["used_search"], true, "{result}");
+    let requests = fake.requests().len();
+    let closed = fake.closed().len();
+    let created = post(&task_call(13, "please-hang"));
+    let hung = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    fake.wait_requests(requests + 1, PATIENCE);
+    let cancelled = post(&task_request(14, "tasks/cancel", &hung));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    wait_until("the hung call's upstream request to close", || {
+        fake.closed().len() > closed
+    });
+    let listed = post(&json!({"jsonrpc":"2.0","id":15,"method":"tasks/list","params":{}}));
+    // Listed by creation second; two created in one second on two instances in either
+    // order.
+    let mut statuses: Vec<(&str, &str)> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["taskId"].as_str().unwrap(), t["status"].as_str().unwrap()))
+        .collect();
+    statuses.sort_unstable();
+    let mut expected = [(slow.as_str(), "completed"), (hung.as_str(), "cancelled")];
+    expected.sort_unstable();
+    assert_eq!(statuses, expected, "{listed}");
+    // Each instance served part of it, and ci's tasks are not ops's.
+    let (log_a, log_b) = (a.stderr(), b.stderr());
+    assert!(
+        log_a.contains("POST /mcp") || log_a.contains("tools/call"),
+        "a served nothing:\n{log_a}"
+    );
+    assert!(
+        log_b.contains("POST /mcp") || log_b.contains("tools/call"),
+        "b served nothing:\n{log_b}"
+    );
+    for log in [log_a, log_b] {
+        assert!(!log.contains(CI_TOKEN) && !log.contains(OPS_TOKEN) && !log.contains(PLANTED_KEY));
+    }
+}
