@@ -511,7 +511,7 @@ const AFTER_PROFILES: &[Key] = &[
         "server.store.url",
         Kind::OptStr,
         Some("MCP_STORE_URL"),
-        "redis:// URL of the Redis 7 or Valkey store that instances share their limits through (calls per minute and spend per day, checked and counted atomically); null: each instance counts on its own. A password in the URL is never printed."
+        "redis:// (or rediss:// for TLS, trusting the roots of openai.ca_file or the built-in ones) URL of the Redis 7 or Valkey store that instances share their limits, tasks and cancels through; null: each instance counts and keeps tasks on its own. A password in the URL is never printed."
     ),
     key!(
         "server.store.password_env",

@@ -244,7 +244,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         false => None,
     };
     let metrics = http::HttpServe::resolve_metrics(&resolved, env, tokens)?;
-    let store = store::StoreConnect::resolve(&resolved, env)?;
+    let store = store::StoreConnect::resolve(&resolved, env, ca_pem.as_deref())?;
     let auth = resolved.settings.openai.auth;
     Ok(Startup {
         http,

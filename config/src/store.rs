@@ -25,6 +25,9 @@ pub struct StoreConnect {
     /// `host:port`, for messages.
     shown: String,
     timeout: Duration,
+    /// With `rediss://`: the roots the store's certificate must chain to (`openai.ca_file`,
+    /// as for OpenAI), or `None` for the built-in web PKI roots.
+    tls: Option<Option<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for StoreConnect {
@@ -39,12 +42,18 @@ impl std::fmt::Debug for StoreConnect {
 
 impl StoreConnect {
     /// The store `server.store.url` names, with the password of `server.store.password_env`
-    /// when that is set; `None` without a URL.
+    /// when that is set; `None` without a URL. A `rediss://` store is reached over TLS with
+    /// the upstream's settings: the roots of `ca_pem` (`openai.ca_file`) when given, else
+    /// the built-in ones, and the same cipher suites.
     ///
     /// # Errors
-    /// A URL that is not `redis://`, or that the client cannot read (the message shows
-    /// the URL without its password).
-    pub fn resolve(resolved: &Resolved, env: &crate::Env) -> Result<Option<Self>, ConfigError> {
+    /// A URL that is not `redis://` or `rediss://`, or that the client cannot read (the
+    /// message shows the URL without its password).
+    pub fn resolve(
+        resolved: &Resolved,
+        env: &crate::Env,
+        ca_pem: Option<&[u8]>,
+    ) -> Result<Option<Self>, ConfigError> {
         let store = &resolved.settings.server.store;
         let Some(url) = store.url.as_deref() else {
             return Ok(None);
@@ -58,13 +67,18 @@ impl StoreConnect {
                 .map_or_else(|| "the configuration".into(), ToString::to_string),
             allowed: why.into(),
         };
-        if !url.starts_with("redis://") {
+        let tls = url.starts_with("rediss://");
+        if !tls && !url.starts_with("redis://") {
             return Err(invalid(
-                "a redis:// URL (rediss:// is not supported yet: reach the store over a private network, or through a TLS tunnel on loopback)",
+                "a redis:// URL, or rediss:// for TLS (redis[s]://[user[:password]@]host[:port][/db])",
             ));
         }
         let mut info = redis::IntoConnectionInfo::into_connection_info(url)
-            .map_err(|_| invalid("a redis://[user[:password]@]host[:port][/db] URL"))?;
+            .map_err(|_| invalid("a redis[s]://[user[:password]@]host[:port][/db] URL"))?;
+        if tls {
+            // The store's TLS takes the process's provider: the upstream's narrowed one.
+            let _ = crate::tls::provider().install_default();
+        }
         if let Some(name) = store.password_env.as_deref() {
             if let Some(password) = env.get(name).filter(|p| !p.is_empty()) {
                 let redis = info.redis_settings().clone().set_password(password);
@@ -75,6 +89,7 @@ impl StoreConnect {
             shown: format!("{}", info.addr()),
             info,
             timeout: Duration::from_millis(store.timeout_ms),
+            tls: tls.then(|| ca_pem.map(<[u8]>::to_vec)),
         }))
     }
 }
@@ -379,7 +394,16 @@ fn connect<'a>(
     let connection = match kept.take() {
         Some(connection) => connection,
         None => {
-            let client = redis::Client::open(to.info.clone())?;
+            let client = match &to.tls {
+                None => redis::Client::open(to.info.clone())?,
+                Some(roots) => redis::Client::build_with_tls(
+                    to.info.clone(),
+                    redis::TlsCertificates {
+                        client_tls: None,
+                        root_cert: roots.clone(),
+                    },
+                )?,
+            };
             let connection = client.get_connection_with_timeout(to.timeout)?;
             connection.set_read_timeout(Some(to.timeout))?;
             connection.set_write_timeout(Some(to.timeout))?;
@@ -389,6 +413,23 @@ fn connect<'a>(
     Ok(kept.insert(connection))
 }
 
+/// What a TLS failure says (the store's certificate not trusted, a handshake refused), so
+/// that it is not reported as a broken connection.
+fn tls_failure(e: &redis::RedisError) -> Option<String> {
+    let text = e.to_string();
+    let tls = [
+        "certificate",
+        "CertificateUnknown",
+        "handshake",
+        "peer sent",
+        "TLS",
+    ];
+    tls.iter().any(|t| text.contains(t)).then(|| {
+        let said: String = text.chars().take(160).collect();
+        format!("TLS failed ({said}); with rediss://, the store's certificate must chain to the roots of openai.ca_file, or to the built-in ones")
+    })
+}
+
 /// A store error as a short sentence that names no secret (the client's errors name the
 /// kind and what the server said, never the URL).
 fn describe(e: &redis::RedisError) -> String {
@@ -396,6 +437,8 @@ fn describe(e: &redis::RedisError) -> String {
         "no answer in time".into()
     } else if e.is_connection_refusal() {
         "connection refused".into()
+    } else if let Some(why) = tls_failure(e) {
+        why
     } else if e.is_io_error() || e.is_connection_dropped() {
         "the connection broke".into()
     } else {

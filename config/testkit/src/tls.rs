@@ -29,6 +29,17 @@ impl TestCa {
         &self.pem
     }
 
+    /// A certificate for 127.0.0.1 and localhost and its key, both PEM (for servers the
+    /// tests start as programs, such as redis-server).
+    pub fn leaf_pem(&self) -> (String, String) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+                .unwrap();
+        let leaf = params.signed_by(&key, &self.issuer).unwrap();
+        (leaf.pem(), key.serialize_pem())
+    }
+
     /// A TLS server configuration with a certificate for 127.0.0.1 and localhost.
     pub fn server_config(&self) -> Arc<rustls::ServerConfig> {
         let key = rcgen::KeyPair::generate().unwrap();

@@ -589,6 +589,10 @@ macro_rules! e2e_suite {
             fn behind_nginx_limits_and_tasks_hold_across_instances() {
                 $crate::run($bin, $crate::suite::store::behind_nginx_limits_and_tasks_hold_across_instances);
             }
+            #[test]
+            fn a_rediss_store_is_reached_over_tls_with_the_upstream_roots() {
+                $crate::run($bin, $crate::suite::store::a_rediss_store_is_reached_over_tls_with_the_upstream_roots);
+            }
         }
         mod tasks {
             #[test]

@@ -179,8 +179,8 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
 }
 
 /// The store's password is never shown: not by `--show-config` (the URL's password is
-/// `****`), not in the error a wrong URL gets; and a `rediss://` URL is refused saying
-/// what to do instead.
+/// `****`), not in the error a wrong URL gets; and a URL of another scheme is refused
+/// saying which are taken.
 pub fn the_store_password_is_never_shown_and_a_bad_url_says_why() {
     const SECRET: &str = "PLANTED-store-password-0123";
     let url = format!("redis://app:{SECRET}@127.0.0.1:6390/0");
@@ -196,8 +196,8 @@ pub fn the_store_password_is_never_shown_and_a_bad_url_says_why() {
     );
     for (url, says) in [
         (
-            format!("rediss://:{SECRET}@store:6380"),
-            "rediss:// is not supported yet",
+            format!("http://:{SECRET}@store:6380"),
+            "a redis:// URL, or rediss:// for TLS",
         ),
         (format!("redis://:{SECRET}@store:notaport"), "redis://"),
     ] {
@@ -559,4 +559,93 @@ pub fn behind_nginx_limits_and_tasks_hold_across_instances() {
     for log in [log_a, log_b] {
         assert!(!log.contains(CI_TOKEN) && !log.contains(OPS_TOKEN) && !log.contains(PLANTED_KEY));
     }
+}
+
+/// A `rediss://` store is reached over TLS with the upstream's roots: trusting the CA of
+/// `openai.ca_file` (`SSL_CERT_FILE`), an instance keeps its tasks there; trusting only
+/// the built-in roots, it refuses the store's certificate and says the store is
+/// unreachable.
+pub fn a_rediss_store_is_reached_over_tls_with_the_upstream_roots() {
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
+    let dir = temp_dir("redis-tls");
+    let ca = crate::tls::TestCa::new();
+    let (cert, key) = ca.leaf_pem();
+    for (name, text) in [("ca.pem", ca.pem()), ("cert.pem", &cert), ("key.pem", &key)] {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let port = free_port();
+    let file = |name: &str| dir.join(name).display().to_string();
+    let child = Command::new(&binary)
+        .args([
+            "--port",
+            "0",
+            "--tls-port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .args([
+            "--tls-cert-file",
+            &file("cert.pem"),
+            "--tls-key-file",
+            &file("key.pem"),
+        ])
+        .args([
+            "--tls-ca-cert-file",
+            &file("ca.pem"),
+            "--tls-auth-clients",
+            "no",
+        ])
+        .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start redis-server");
+    let _redis = Redis {
+        child,
+        dir: dir.clone(),
+        keep_dir: false,
+    };
+    wait_until("redis-server to listen for TLS", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let fake = gated_openai();
+    let config = format!("server: {{store: {{url: \"rediss://127.0.0.1:{port}/0\"}}}}\n");
+    let spawn = |trust: Option<&str>| {
+        let mut opts = Opts::http(&fake.url)
+            .config(&temp_dir("store-tls"), &config)
+            .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123");
+        if let Some(ca) = trust {
+            opts = opts.env("SSL_CERT_FILE", ca);
+        }
+        Mcp::spawn(opts)
+    };
+    let trusting = spawn(Some(&file("ca.pem")));
+    let mut c = HttpConn::open(listening(&trusting));
+    let created = legacy(&mut c, &task_call(1, "quick"));
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let result = legacy(&mut c, &task_request(2, "tasks/result", &id));
+    assert_eq!(answer_of(&result)["used_search"], true, "{result}");
+    assert_eq!(c.get("/ready").status, 200);
+
+    let distrusting = spawn(None);
+    let mut c = HttpConn::open(listening(&distrusting));
+    let got = legacy(&mut c, &task_request(3, "tasks/get", &id));
+    let message = got["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("shared store"), "{got}");
+    let ready = c.get("/ready");
+    assert_eq!(ready.status, 503);
+    assert!(String::from_utf8_lossy(&ready.body).contains("store unreachable"));
+    assert!(
+        distrusting.stderr().contains("certificate") || message.contains("certificate"),
+        "the certificate is named: {message}\n{}",
+        distrusting.stderr()
+    );
 }
