@@ -46,27 +46,6 @@ pub enum StoreOp {
         /// The client's calls, the service's.
         keys: [String; 2],
     },
-    /// Writes a new task ([`tasks::put`]), atomically: the hash `key` (replaced) with
-    /// `fields`, expiring in `ttl_ms`; `id` into the sorted set `list` with `score`, whose
-    /// entries scored below `prune_below` go, and which expires in `list_ttl_secs`.
-    PutTask {
-        /// The task's hash.
-        key: String,
-        /// Its owner's list.
-        list: String,
-        /// The task's id, the list's member.
-        id: String,
-        /// The hash's fields and values.
-        fields: Vec<(String, String)>,
-        /// The task's life.
-        ttl_ms: u64,
-        /// Its place in the list (creation, Unix seconds).
-        score: u64,
-        /// Entries below this score are older than any task lives.
-        prune_below: u64,
-        /// The list's time to live.
-        list_ttl_secs: u64,
-    },
     /// Runs `script` (one of the [`tasks`] scripts) with `keys` and `args`; it answers
     /// rows of strings ([`StoreReply::Rows`]).
     Script {

@@ -18,6 +18,19 @@ const FIELDS: [&str; 8] = [
     "id", "owner", "created", "updated", "ttl_ms", "status", "message", "outcome",
 ];
 
+/// Writes a new task, atomically (`KEYS`: its hash, its owner's list; `ARGV`: its id,
+/// ttl in ms, score, the score below which list entries are older than any task lives,
+/// the list's ttl in seconds, then its fields and values): `{{'ok'}}`.
+pub const PUT_SCRIPT: &str = r"
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+return {{'ok'}}
+";
+
 /// Reads a task: `{{'ok'}, fields}` or `{{'none'}}`.
 pub const READ_SCRIPT: &str = r"
 local t = redis.call('HGETALL', KEYS[1])
@@ -126,22 +139,29 @@ impl StoredTask {
 /// `ttl`; `max_ttl` bounds how long its list keeps entries.
 pub fn put(id: &str, owner: &str, created: u64, ttl: Duration, max_ttl: Duration) -> StoreOp {
     let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-    StoreOp::PutTask {
-        key: task_key(id),
-        list: list_key(owner),
-        id: id.to_owned(),
-        fields: vec![
-            ("id".into(), id.to_owned()),
-            ("owner".into(), owner.to_owned()),
-            ("created".into(), created.to_string()),
-            ("updated".into(), created.to_string()),
-            ("ttl_ms".into(), ttl_ms.to_string()),
-            ("status".into(), Status::Working.as_str().to_owned()),
-        ],
-        ttl_ms,
-        score: created,
-        prune_below: created.saturating_sub(max_ttl.as_secs()),
-        list_ttl_secs: max_ttl.as_secs().saturating_add(60),
+    let mut args = vec![
+        id.to_owned(),
+        ttl_ms.to_string(),
+        created.to_string(),
+        created.saturating_sub(max_ttl.as_secs()).to_string(),
+        max_ttl.as_secs().saturating_add(60).to_string(),
+    ];
+    let fields = [
+        ("id", id.to_owned()),
+        ("owner", owner.to_owned()),
+        ("created", created.to_string()),
+        ("updated", created.to_string()),
+        ("ttl_ms", ttl_ms.to_string()),
+        ("status", Status::Working.as_str().to_owned()),
+    ];
+    for (name, value) in fields {
+        args.push(name.to_owned());
+        args.push(value);
+    }
+    StoreOp::Script {
+        script: PUT_SCRIPT,
+        keys: vec![task_key(id), list_key(owner)],
+        args,
     }
 }
 
@@ -346,12 +366,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The fields a put writes, as the store would answer them.
     fn rows(op: &StoreOp) -> Vec<String> {
         match op {
-            StoreOp::PutTask { fields, .. } => fields
-                .iter()
-                .flat_map(|(k, v)| [k.clone(), v.clone()])
-                .collect(),
+            StoreOp::Script { script, args, .. } if *script == PUT_SCRIPT => args[5..].to_vec(),
             other => panic!("not a put: {other:?}"),
         }
     }
@@ -372,16 +390,14 @@ mod tests {
         assert_eq!(read.ttl, Duration::from_secs(600));
         assert_eq!(read.ends(), 1_700_000_600);
         assert_eq!((read.message, read.outcome), (None, None));
-        let StoreOp::PutTask {
-            prune_below,
-            list_ttl_secs,
-            ..
-        } = op
-        else {
+        let StoreOp::Script { keys, args, .. } = op else {
             unreachable!()
         };
-        assert_eq!(prune_below, 1_700_000_000 - 86_400);
-        assert_eq!(list_ttl_secs, 86_460);
+        assert_eq!(keys, ["orm:t:task-1", "orm:tl:ci"]);
+        assert_eq!(
+            args[..5],
+            ["task-1", "600000", "1700000000", "1699913600", "86460"]
+        );
     }
 
     #[test]

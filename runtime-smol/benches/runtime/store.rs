@@ -2,7 +2,9 @@
 //! `server.store.url` (a Redis started here on a loopback port), same run. Per call, the
 //! median time of 300 `tools/call`s in a row on one kept-alive connection (the reserve
 //! before the call and the spend after it); then 200 calls at once, one connection each,
-//! until the last answer.
+//! until the last answer. Then how long a cancel takes to stop the upstream request: sent
+//! to the instance running the call (the baseline), and sent to another instance, which
+//! passes it on through the store's channel.
 
 use super::http::{read_response, HttpProc};
 use super::*;
@@ -10,6 +12,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 
 const IN_A_ROW: usize = 300;
 const AT_ONCE: usize = 200;
+const CANCELS: usize = 30;
 
 pub fn run() {
     let Some(redis) = Redis::start() else {
@@ -46,6 +49,65 @@ pub fn run() {
         );
     }
     println!();
+    println!("### A cancel, from the POST to the upstream connection closing ({CANCELS} each)\n");
+    println!(
+        "| binary | same instance p50 | max | from another instance p50 | max | ratio of p50s |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let hang = FakeOpenAi::start(|_, _| Action::Hang);
+    for (name, bin) in binaries() {
+        let a = HttpProc::start(&bin, &hang.url, &with_store);
+        let b = HttpProc::start(&bin, &hang.url, &with_store);
+        let local = cancels(&hang, a.addr, a.addr);
+        let across = cancels(&hang, a.addr, b.addr);
+        println!(
+            "| {name} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} |",
+            percentile(&local, 0.5) * 1e3,
+            local.last().copied().unwrap_or_default() * 1e3,
+            percentile(&across, 0.5) * 1e3,
+            across.last().copied().unwrap_or_default() * 1e3,
+            percentile(&across, 0.5) / percentile(&local, 0.5)
+        );
+    }
+    println!();
+}
+
+/// Seconds from POSTing `notifications/cancelled` to `cancel_at` until `fake` sees the
+/// upstream connection of a call running on `runs_at` close, sorted.
+fn cancels(fake: &FakeOpenAi, runs_at: SocketAddr, cancel_at: SocketAddr) -> Vec<f64> {
+    let mut control = TcpStream::connect(cancel_at).unwrap();
+    let mut buf = Vec::new();
+    let mut times = Vec::with_capacity(CANCELS);
+    for n in 0..CANCELS {
+        let id = 100_000 + n;
+        let (requests, closed) = (fake.requests().len(), fake.closed().len());
+        let mut calling = TcpStream::connect(runs_at).unwrap();
+        calling.write_all(&call(runs_at, id)).unwrap();
+        fake.wait_requests(requests + 1, Duration::from_secs(10));
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+        );
+        let post = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {cancel_at}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let sent = Instant::now();
+        control.write_all(post.as_bytes()).unwrap();
+        let start = Instant::now();
+        let at = loop {
+            if let Some((_, at)) = fake.closed().get(closed) {
+                break *at;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the cancel never arrived"
+            );
+            thread::sleep(Duration::from_micros(200));
+        };
+        read_response(&mut control, &mut buf);
+        times.push(at.saturating_duration_since(sent).as_secs_f64());
+    }
+    sorted(times)
 }
 
 /// The median seconds per call in a row, and the seconds for calls at once.

@@ -1,7 +1,7 @@
 //! The shared store (`server.store.*`), performed for the runtimes: one thread holds a
 //! connection to Redis or Valkey (the `redis` crate's sync API), performs the core's
-//! [`StoreOp`]s in order and hands each answer back through the runtime's sink, with how
-//! long it took. While the store does not answer, the thread looks every second, and says
+//! [`StoreOp`]s in order (those waiting together in one round trip, `batch.rs`) and hands
+//! each answer back through the runtime's sink, with how long it took. While the store does not answer, the thread looks every second, and says
 //! when it answers again (`Message::StoreHealth`), so `/ready` follows it with no call.
 //! A second thread stays subscribed to the instances' channel and hands each message on
 //! (`Message::StoreEvent`), saying so each time it (re)subscribes.
@@ -12,7 +12,9 @@
 use crate::error::ConfigError;
 use crate::resolve::Resolved;
 use responses_mcp_core::store::events::CHANNEL;
-use responses_mcp_core::store::{StoreId, StoreOp, StoreReply, RESERVE_SCRIPT};
+mod batch;
+
+use responses_mcp_core::store::{StoreId, StoreOp, StoreReply};
 use responses_mcp_core::Message;
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -109,6 +111,9 @@ pub fn without_password(url: &str) -> String {
     }
 }
 
+/// Operations sent in one round trip at most.
+const MAX_BATCH: usize = 128;
+
 /// The handle the runtime keeps: operations go to the store's thread.
 pub struct Store {
     ops: Sender<(StoreId, StoreOp)>,
@@ -139,7 +144,6 @@ impl Store {
                     connect,
                     connection: None,
                     up: true,
-                    scripts: Vec::new(),
                 };
                 loop {
                     let wait = if worker.up {
@@ -148,12 +152,19 @@ impl Store {
                         Duration::from_secs(1)
                     };
                     match rx.recv_timeout(wait) {
-                        Ok((id, op)) => {
+                        Ok(first) => {
+                            // Whatever else waits goes in the same round trip.
+                            let mut batch = vec![first];
+                            batch.extend(rx.try_iter().take(MAX_BATCH - 1));
                             let started = Instant::now();
-                            let reply = worker.perform(&op);
+                            let replies = worker.perform(&batch);
                             let took = started.elapsed();
-                            worker.up = !matches!(reply, StoreReply::Unavailable(_));
-                            deliver(Message::StoreReply { id, reply, took });
+                            worker.up = !replies
+                                .iter()
+                                .all(|r| matches!(r, StoreReply::Unavailable(_)));
+                            for ((id, _), reply) in batch.into_iter().zip(replies) {
+                                deliver(Message::StoreReply { id, reply, took });
+                            }
                         }
                         Err(RecvTimeoutError::Timeout) if !worker.up => {
                             if worker.ping() {
@@ -182,31 +193,15 @@ struct Worker {
     connection: Option<redis::Connection>,
     /// The last operation or look succeeded.
     up: bool,
-    /// The scripts run so far, by their text (each is sent whole once, then by digest).
-    scripts: Vec<(&'static str, redis::Script)>,
 }
 
 impl Worker {
-    fn script(&mut self, text: &'static str) -> &redis::Script {
-        let i = match self
-            .scripts
-            .iter()
-            .position(|(t, _)| std::ptr::eq(*t, text))
-        {
-            Some(i) => i,
-            None => {
-                self.scripts.push((text, redis::Script::new(text)));
-                self.scripts.len() - 1
-            }
-        };
-        &self.scripts[i].1
-    }
-}
-
-impl Worker {
-    fn perform(&mut self, op: &StoreOp) -> StoreReply {
+    /// Performs `batch` in one round trip; an answer per operation, in order.
+    fn perform(&mut self, batch: &[(StoreId, StoreOp)]) -> Vec<StoreReply> {
+        let ops: Vec<&StoreOp> = batch.iter().map(|(_, op)| op).collect();
+        let (pipe, takes) = batch::pipeline(&ops);
         let reused = self.connection.is_some();
-        let mut done = self.run(op);
+        let mut done = self.run(&pipe);
         if reused
             && done
                 .as_ref()
@@ -215,123 +210,29 @@ impl Worker {
             // A kept connection the store closed meanwhile (it restarted, or dropped idle
             // clients): once more on a new one.
             self.connection = None;
-            done = self.run(op);
+            done = self.run(&pipe);
         }
+        let shown = &self.connect.shown;
         match done {
-            Ok(reply) => reply,
+            Ok(values) => batch::replies(&ops, &takes, values, |e| {
+                let why = describe(e);
+                log::warn!("the store at {shown} refused an operation: {why}");
+                format!("the store at {shown}: {why}")
+            }),
             Err(e) => {
                 // A broken connection is made again for the next operation.
                 self.connection = None;
                 let why = describe(&e);
-                log::warn!("the store at {} failed: {why}", self.connect.shown);
-                StoreReply::Unavailable(format!("the store at {}: {why}", self.connect.shown))
+                log::warn!("the store at {shown} failed: {why}");
+                let reply = StoreReply::Unavailable(format!("the store at {shown}: {why}"));
+                vec![reply; batch.len()]
             }
         }
     }
 
-    fn run(&mut self, op: &StoreOp) -> redis::RedisResult<StoreReply> {
-        let mut kept = self.connection.take();
-        let done = connect(&mut kept, &self.connect).and_then(|c| self.run_on(c, op));
-        self.connection = kept;
-        done
-    }
-
-    fn run_on(
-        &mut self,
-        connection: &mut redis::Connection,
-        op: &StoreOp,
-    ) -> redis::RedisResult<StoreReply> {
-        match op {
-            StoreOp::Reserve { keys, args } => {
-                let mut invocation = self.script(RESERVE_SCRIPT).prepare_invoke();
-                for key in keys {
-                    invocation.key(key);
-                }
-                for arg in args {
-                    invocation.arg(*arg);
-                }
-                let (reached, value): (i64, i64) = invocation.invoke(connection)?;
-                Ok(StoreReply::Reserve { reached, value })
-            }
-            StoreOp::Spend {
-                keys,
-                amount,
-                ttl_secs,
-            } => {
-                let mut pipe = redis::pipe();
-                for key in keys {
-                    pipe.cmd("INCRBY").arg(key).arg(*amount).ignore();
-                    pipe.cmd("EXPIRE").arg(key).arg(*ttl_secs).ignore();
-                }
-                pipe.query::<()>(connection)?;
-                Ok(StoreReply::Done)
-            }
-            StoreOp::Release { keys } => {
-                // Never below zero: a count that expired meanwhile stays gone.
-                let mut pipe = redis::pipe();
-                for key in keys {
-                    pipe.cmd("EVAL")
-                        .arg("if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then return redis.call('DECR', KEYS[1]) end return 0")
-                        .arg(1)
-                        .arg(key)
-                        .ignore();
-                }
-                pipe.query::<()>(connection)?;
-                Ok(StoreReply::Done)
-            }
-            StoreOp::PutTask {
-                key,
-                list,
-                id,
-                fields,
-                ttl_ms,
-                score,
-                prune_below,
-                list_ttl_secs,
-            } => {
-                let mut pipe = redis::pipe();
-                pipe.atomic();
-                pipe.cmd("DEL").arg(key).ignore();
-                pipe.cmd("HSET").arg(key).arg(fields).ignore();
-                pipe.cmd("PEXPIRE").arg(key).arg(*ttl_ms).ignore();
-                pipe.cmd("ZADD").arg(list).arg(*score).arg(id).ignore();
-                pipe.cmd("ZREMRANGEBYSCORE")
-                    .arg(list)
-                    .arg("-inf")
-                    .arg(format!("({prune_below}"))
-                    .ignore();
-                pipe.cmd("EXPIRE").arg(list).arg(*list_ttl_secs).ignore();
-                pipe.query::<()>(connection)?;
-                Ok(StoreReply::Done)
-            }
-            StoreOp::Script { script, keys, args } => {
-                let mut invocation = self.script(script).prepare_invoke();
-                for key in keys {
-                    invocation.key(key);
-                }
-                for arg in args {
-                    invocation.arg(arg);
-                }
-                Ok(StoreReply::Rows(invocation.invoke(connection)?))
-            }
-            StoreOp::Claim { key, ttl_secs } => {
-                let set: Option<String> = redis::cmd("SET")
-                    .arg(key)
-                    .arg(1)
-                    .arg("NX")
-                    .arg("EX")
-                    .arg(*ttl_secs)
-                    .query(connection)?;
-                Ok(StoreReply::Claimed(set.is_some()))
-            }
-            StoreOp::Publish { channel, message } => {
-                redis::cmd("PUBLISH")
-                    .arg(channel)
-                    .arg(message)
-                    .query::<()>(connection)?;
-                Ok(StoreReply::Done)
-            }
-        }
+    fn run(&mut self, pipe: &redis::Pipeline) -> redis::RedisResult<Vec<redis::Value>> {
+        let connection = connect(&mut self.connection, &self.connect)?;
+        pipe.query(connection)
     }
 
     /// Whether the store answers a `PING`.
