@@ -1,0 +1,252 @@
+//! Tasks served through the shared store (`server.store.url`), so that any instance
+//! answers `tasks/*` for any task: the instance running a task's call writes its states
+//! there ([`crate::store::tasks`]); `tasks/get`, `tasks/result`, `tasks/list` and
+//! `tasks/cancel` are answered from what the store holds, on whichever instance they
+//! arrive. Instances tell each other of ends and cancels through the store's channel
+//! ([`crate::store::events`]): a cancel stops the call where it runs, an end wakes the
+//! `tasks/result` requests waiting anywhere. Without a store none of this exists and the
+//! local store ([`crate::tasks`]) answers, as before.
+
+mod events;
+mod replies;
+mod waiting;
+
+use super::routing::Asker;
+use super::tasks::{Waiter, PAGE};
+use super::{Now, Server};
+use crate::clients::ClientId;
+use crate::jsonrpc::RpcError;
+use crate::mcp::shape::TaskError;
+use crate::mcp::Method;
+use crate::store::tasks::{self as stored, StoredTask};
+use crate::store::{StoreId, StoreOp};
+use crate::tasks::{Status, Task, Unknown};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// How often a waiting `tasks/result` reads its task again when no event came (events
+/// are lost while an instance's subscription is down).
+const RECHECK: Duration = Duration::from_secs(2);
+
+/// What waits for a store operation's answer.
+pub(in crate::server) enum TaskWait {
+    /// A task's handle, sent once the store holds the task, so that whichever instance
+    /// the client asks next finds it.
+    Created {
+        asker: Asker,
+        result: Result<Value, RpcError>,
+    },
+    /// `tasks/get`, `tasks/result` or `tasks/cancel` of `task_id` from the client named
+    /// `owner`.
+    Request {
+        asker: Asker,
+        method: Method,
+        task_id: String,
+        owner: String,
+    },
+    /// `tasks/list`.
+    List { asker: Asker },
+    /// The store's word on the end of a task this instance ran.
+    Finished { task_id: String },
+    /// A read for the `tasks/result` requests waiting on `task_id`.
+    Reread { task_id: String },
+    /// Nothing (a publish, a cancel whose answer nobody needs).
+    Nothing,
+}
+
+/// `tasks/result` requests waiting on one task.
+pub(super) struct Waiting {
+    waiters: Vec<Waiter>,
+    /// When to read it again without an event.
+    next_check: Instant,
+    /// A read is on its way.
+    reading: bool,
+}
+
+/// See the module docs.
+#[derive(Default)]
+pub(in crate::server) struct SharedTasks {
+    waits: BTreeMap<StoreId, TaskWait>,
+    waiting: BTreeMap<String, Waiting>,
+}
+
+impl SharedTasks {
+    /// The next re-read of a waited-on task.
+    pub(in crate::server) fn poll_timeout(&self) -> Option<Instant> {
+        self.waiting
+            .values()
+            .filter(|w| !w.reading)
+            .map(|w| w.next_check)
+            .min()
+    }
+
+    /// Whether an answer is owed to a request (a handle not yet sent holds the exit).
+    pub(in crate::server) fn owes_replies(&self) -> bool {
+        self.waits
+            .values()
+            .any(|w| matches!(w, TaskWait::Created { .. }))
+    }
+}
+
+/// The task the store holds as the shape functions take it.
+pub(super) fn view(task: StoredTask, now: Instant) -> Task<Waiter> {
+    Task::view(
+        task.id,
+        (task.created, task.updated),
+        task.ttl,
+        now,
+        (task.status, task.message),
+        task.outcome,
+    )
+}
+
+impl Server {
+    /// Whether tasks live in the shared store.
+    pub(in crate::server) fn tasks_shared(&self) -> bool {
+        self.shared_tasks.is_some()
+    }
+
+    /// Sends `op` to the store; `wait` gets its answer. False without a store.
+    pub(super) fn ask_tasks_store(&mut self, op: StoreOp, wait: TaskWait) -> bool {
+        let Some(shared) = &mut self.shared_tasks else {
+            return false;
+        };
+        match self.ledger.ask_store(op) {
+            Some(id) => {
+                shared.waits.insert(id, wait);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A new task of `client`: written to the store, and `result` (its handle) answered
+    /// to `asker` once it is there. False without a store (answer at once).
+    pub(in crate::server) fn share_new_task(
+        &mut self,
+        task_id: &str,
+        client: ClientId,
+        answer: Option<(Asker, Result<Value, RpcError>)>,
+    ) -> Option<(Asker, Result<Value, RpcError>)> {
+        if !self.tasks_shared() {
+            return answer;
+        }
+        let Ok(task) = self.tasks.get(task_id) else {
+            return answer;
+        };
+        let owner = self.config.clients.name(client);
+        let op = stored::put(
+            task_id,
+            owner,
+            task.created,
+            task.ttl,
+            self.config.tasks.max_ttl,
+        );
+        let wait = match answer {
+            Some((asker, result)) => TaskWait::Created { asker, result },
+            None => TaskWait::Nothing,
+        };
+        self.ask_tasks_store(op, wait);
+        None
+    }
+
+    /// A task this instance ran ended (`outcome` `None`: stopped without one): the store
+    /// hears of it, and so does every instance waiting on it.
+    pub(in crate::server) fn share_task_end(&mut self, task_id: &str) {
+        if !self.tasks_shared() {
+            return;
+        }
+        let at = self.latest_unix();
+        let op = match self.tasks.get(task_id) {
+            Ok(task) if task.status == Status::Cancelled => {
+                let why = task.message.clone().unwrap_or_default();
+                stored::cancel(task_id, at, &why)
+            }
+            Ok(task) => {
+                let max = self.config.max_message_bytes;
+                let mut status = task.status;
+                let outcome = task.outcome.as_ref().map(|o| {
+                    let kept = o.stored();
+                    if kept.len() <= max {
+                        return kept;
+                    }
+                    // Bounded like any reply: what is too big to send is not kept.
+                    status = Status::Failed;
+                    let error = TaskError::ResultTooLarge {
+                        bytes: kept.len(),
+                        max,
+                    };
+                    crate::tasks::Outcome::new(Err(error.error())).stored()
+                });
+                stored::finish(task_id, at, (status, task.message.as_deref()), outcome)
+            }
+            Err(_) => return,
+        };
+        let wait = TaskWait::Finished {
+            task_id: task_id.to_owned(),
+        };
+        self.ask_tasks_store(op, wait);
+    }
+
+    /// `tasks/get`, `tasks/result` or `tasks/cancel` of a task id this server sealed,
+    /// answered from the store.
+    pub(in crate::server) fn shared_task_request(
+        &mut self,
+        now: Now,
+        (asker, method): (Asker, Method),
+        task_id: String,
+        client: ClientId,
+    ) -> super::routing::Dispatched {
+        if !self.tasks.minted(&task_id) {
+            let why = Unknown::NotMinted;
+            let error = TaskError::NotFound {
+                task_id: &task_id,
+                why,
+            };
+            return super::routing::Dispatched::answer(asker.id, Err(error.error()));
+        }
+        let op = match method {
+            Method::TasksCancel => {
+                stored::cancel(&task_id, now.unix_secs, "cancelled by the client")
+            }
+            _ => stored::get(&task_id),
+        };
+        let owner = self.config.clients.name(client).to_owned();
+        let wait = TaskWait::Request {
+            asker,
+            method,
+            task_id,
+            owner,
+        };
+        self.ask_tasks_store(op, wait);
+        super::routing::Dispatched::Pending
+    }
+
+    /// `tasks/list` of `client`'s tasks, from the store.
+    pub(in crate::server) fn shared_task_list(
+        &mut self,
+        asker: Asker,
+        params: &serde_json::Map<String, Value>,
+        client: ClientId,
+    ) -> super::routing::Dispatched {
+        let cursor = params.get("cursor").and_then(Value::as_str);
+        if cursor.is_some_and(|c| !self.tasks.minted(c)) {
+            return super::routing::Dispatched::answer(asker.id, Err(TaskError::BadCursor.error()));
+        }
+        let op = stored::list(self.config.clients.name(client), cursor, PAGE);
+        self.ask_tasks_store(op, TaskWait::List { asker });
+        super::routing::Dispatched::Pending
+    }
+
+    /// Whether operation `id` was a task's (or an event's).
+    pub(in crate::server) fn is_task_op(&self, id: StoreId) -> bool {
+        self.shared_tasks
+            .as_ref()
+            .is_some_and(|s| s.waits.contains_key(&id))
+    }
+}
+
+pub(super) fn not_found(task_id: &str, why: Unknown) -> RpcError {
+    TaskError::NotFound { task_id, why }.error()
+}

@@ -1,0 +1,148 @@
+//! What the store answered to a task's operation: the request's reply, or the wait it
+//! becomes.
+
+use super::{not_found, view, TaskWait};
+use crate::io::Now;
+use crate::mcp::shape::{self, TaskError};
+use crate::mcp::Method;
+use crate::server::routing::Asker;
+use crate::server::tasks::payload;
+use crate::server::Server;
+use crate::store::tasks::{self as stored, Finished};
+use crate::store::{StoreId, StoreReply};
+use crate::tasks::{Status, Unknown};
+use std::time::Duration;
+
+impl Server {
+    /// The store answered operation `id`, a task's.
+    pub(in crate::server) fn on_task_store_reply(
+        &mut self,
+        now: Now,
+        id: StoreId,
+        reply: StoreReply,
+        took: Duration,
+    ) {
+        let Some(wait) = self.shared_tasks.as_mut().and_then(|s| s.waits.remove(&id)) else {
+            return;
+        };
+        let failed = matches!(reply, StoreReply::Unavailable(_));
+        self.ledger.store_observed(took, failed);
+        let rows = match reply {
+            StoreReply::Rows(rows) => Ok(rows),
+            StoreReply::Done => Ok(Vec::new()),
+            StoreReply::Unavailable(why) => Err(why),
+            StoreReply::Reserve { .. } | StoreReply::Claimed(_) => {
+                Err("the store answered a task's operation as another one".into())
+            }
+        };
+        match wait {
+            TaskWait::Nothing => {}
+            TaskWait::Created { asker, result } => {
+                if let Err(why) = &rows {
+                    log::warn!("a new task is not in the shared store ({why}): only this instance serves it");
+                }
+                self.reply_late(asker, result);
+            }
+            TaskWait::Finished { task_id } => match rows.map(|r| stored::finished(&r)) {
+                Ok(Ok(Finished::Won | Finished::Missing)) => {}
+                Ok(Ok(Finished::Lost)) => {
+                    log::debug!("task {task_id} was cancelled elsewhere before its call ended")
+                }
+                Ok(Err(e)) => log::warn!("the end of task {task_id} was not recorded: {e}"),
+                Err(why) => log::warn!(
+                    "the end of task {task_id} was not recorded in the shared store ({why}): other instances see it working until it expires"
+                ),
+            },
+            TaskWait::Request {
+                asker,
+                method,
+                task_id,
+                owner,
+            } => self.answer_task_request(now, (asker, method), &task_id, &owner, rows),
+            TaskWait::List { asker } => {
+                let result = match rows {
+                    Err(cause) => Err(TaskError::StoreFailed { cause: &cause }.error()),
+                    Ok(rows) => match stored::page(&rows) {
+                        Err(e) => Err(TaskError::StoreFailed {
+                            cause: &e.to_string(),
+                        }
+                        .error()),
+                        Ok(None) => Err(TaskError::BadCursor.error()),
+                        Ok(Some((tasks, next))) => {
+                            let poll = self.poll_schedule();
+                            let version = asker.version;
+                            let tasks = tasks
+                                .into_iter()
+                                .map(|t| {
+                                    let created = t.created;
+                                    shape::task(&view(t, now.instant), poll(created), version)
+                                })
+                                .collect();
+                            Ok(shape::tasks_list_result(tasks, next))
+                        }
+                    },
+                };
+                self.reply_late(asker, result);
+            }
+            TaskWait::Reread { task_id } => {
+                let task = rows.ok().and_then(|rows| stored::read(&rows).ok());
+                self.on_reread(now, &task_id, task);
+            }
+        }
+    }
+
+    /// Answers a task request with what the store said of the task.
+    pub(super) fn answer_task_request(
+        &mut self,
+        now: Now,
+        (asker, method): (Asker, Method),
+        task_id: &str,
+        owner: &str,
+        rows: Result<Vec<Vec<String>>, String>,
+    ) {
+        let read = rows.and_then(|rows| match method {
+            Method::TasksCancel => stored::cancelled(&rows).map_err(|e| e.to_string()),
+            _ => stored::read(&rows)
+                .map(|t| t.map(|t| (t, false)))
+                .map_err(|e| e.to_string()),
+        });
+        let (task, changed) = match read {
+            Err(cause) => {
+                let error = TaskError::StoreFailed { cause: &cause }.error();
+                return self.reply_late(asker, Err(error));
+            }
+            Ok(None) => return self.reply_late(asker, Err(not_found(task_id, Unknown::Gone))),
+            Ok(Some((task, _))) if task.owner != owner || task.id != task_id => {
+                return self.reply_late(asker, Err(not_found(task_id, Unknown::Foreign)));
+            }
+            Ok(Some(found)) => found,
+        };
+        let version = asker.version;
+        let poll = (self.poll_schedule())(task.created);
+        let result = match method {
+            Method::TasksResult if task.status == Status::Working => {
+                return self.wait_for(now, task_id, asker);
+            }
+            Method::TasksResult => payload(task.outcome.as_ref(), task_id),
+            Method::TasksCancel if changed => {
+                // Where the call runs, the event stops it; here at once.
+                self.cancel_local_task(now, task_id, "cancelled by the client");
+                if version.is_modern() {
+                    Ok(shape::complete(shape::empty_result(), version))
+                } else {
+                    Ok(shape::task_state(&view(task, now.instant), poll, version))
+                }
+            }
+            Method::TasksCancel if version.is_modern() => {
+                Ok(shape::complete(shape::empty_result(), version))
+            }
+            Method::TasksCancel => Err(TaskError::AlreadyEnded {
+                task_id,
+                status: task.status.as_str(),
+            }
+            .error()),
+            _ => Ok(shape::task_state(&view(task, now.instant), poll, version)),
+        };
+        self.reply_late(asker, result);
+    }
+}

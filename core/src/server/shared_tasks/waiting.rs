@@ -1,0 +1,107 @@
+//! `tasks/result` requests waiting across instances for a task to end: woken by an
+//! event, or by a check every [`RECHECK`](super::RECHECK).
+
+use super::{not_found, TaskWait, Waiting, RECHECK};
+use crate::io::Now;
+use crate::mcp::shape::TaskError;
+use crate::server::routing::Asker;
+use crate::server::tasks::{payload, Waiter, MAX_WAITERS};
+use crate::server::Server;
+use crate::store::tasks::{self as stored, StoredTask};
+use crate::tasks::{Status, Unknown};
+
+impl Server {
+    /// `asker` waits for `task_id` to end.
+    pub(super) fn wait_for(&mut self, now: Now, task_id: &str, asker: Asker) {
+        let Some(shared) = &mut self.shared_tasks else {
+            return;
+        };
+        let waiting = shared
+            .waiting
+            .entry(task_id.to_owned())
+            .or_insert_with(|| Waiting {
+                waiters: Vec::new(),
+                next_check: now.instant + RECHECK,
+                reading: false,
+            });
+        if waiting.waiters.len() >= MAX_WAITERS {
+            let error = TaskError::TooManyWaiters {
+                task_id,
+                max: MAX_WAITERS,
+            };
+            self.reply_late(asker, Err(error.error()));
+            return;
+        }
+        waiting.waiters.push(asker);
+    }
+
+    /// Reads `task_id` again for its waiters, unless a read is on its way.
+    pub(super) fn reread(&mut self, task_id: &str) {
+        let Some(waiting) = self
+            .shared_tasks
+            .as_mut()
+            .and_then(|s| s.waiting.get_mut(task_id))
+        else {
+            return;
+        };
+        if waiting.reading {
+            return;
+        }
+        waiting.reading = true;
+        let wait = TaskWait::Reread {
+            task_id: task_id.to_owned(),
+        };
+        self.ask_tasks_store(stored::get(task_id), wait);
+    }
+
+    /// What a re-read found: an ended or vanished task answers its waiters.
+    pub(super) fn on_reread(&mut self, now: Now, task_id: &str, task: Option<Option<StoredTask>>) {
+        let Some(shared) = &mut self.shared_tasks else {
+            return;
+        };
+        let Some(waiting) = shared.waiting.get_mut(task_id) else {
+            return;
+        };
+        waiting.reading = false;
+        waiting.next_check = now.instant + RECHECK;
+        let result = match task {
+            // The store did not answer: asked again at the next check.
+            None => return,
+            Some(Some(task)) if task.status == Status::Working => return,
+            Some(Some(task)) => payload(task.outcome.as_ref(), task_id),
+            Some(None) => Err(not_found(task_id, Unknown::Gone)),
+        };
+        let waiters = shared
+            .waiting
+            .remove(task_id)
+            .map(|w| w.waiters)
+            .unwrap_or_default();
+        for waiter in waiters {
+            self.reply_late(waiter, result.clone());
+        }
+    }
+
+    /// Reads again the waited-on tasks whose check is due.
+    pub(in crate::server) fn recheck_waiting(&mut self, now: Now) {
+        let due: Vec<String> = self.shared_tasks.as_ref().map_or_else(Vec::new, |s| {
+            s.waiting
+                .iter()
+                .filter(|(_, w)| !w.reading && w.next_check <= now.instant)
+                .map(|(id, _)| id.clone())
+                .collect()
+        });
+        for task_id in due {
+            self.reread(&task_id);
+        }
+    }
+
+    /// Waiting requests whose client left wait no more.
+    pub(in crate::server) fn forget_shared_waiters(&mut self, gone: impl Fn(&Waiter) -> bool) {
+        if let Some(shared) = &mut self.shared_tasks {
+            for waiting in shared.waiting.values_mut() {
+                waiting.waiters.retain(|w| !gone(w));
+            }
+            shared.waiting.retain(|_, w| !w.waiters.is_empty());
+        }
+    }
+}

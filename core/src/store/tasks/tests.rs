@@ -1,0 +1,98 @@
+use super::*;
+use serde_json::json;
+
+/// The fields a put writes, as the store would answer them.
+fn rows(op: &StoreOp) -> Vec<String> {
+    match op {
+        StoreOp::Script { script, args, .. } if *script == PUT_SCRIPT => args[5..].to_vec(),
+        other => panic!("not a put: {other:?}"),
+    }
+}
+
+#[test]
+fn a_put_task_reads_back_as_it_was_written() {
+    let op = put(
+        "task-1",
+        "ci",
+        1_700_000_000,
+        Duration::from_secs(600),
+        Duration::from_secs(86_400),
+    );
+    let read = read(&[vec!["ok".into()], rows(&op)]).unwrap().unwrap();
+    assert_eq!(read.id, "task-1");
+    assert_eq!(read.owner, "ci");
+    assert_eq!(read.status, Status::Working);
+    assert_eq!(read.ttl, Duration::from_secs(600));
+    assert_eq!(read.ends(), 1_700_000_600);
+    assert_eq!((read.message, read.outcome), (None, None));
+    let StoreOp::Script { keys, args, .. } = op else {
+        unreachable!()
+    };
+    assert_eq!(keys, ["orm:t:task-1", "orm:tl:ci"]);
+    assert_eq!(
+        args[..5],
+        ["task-1", "600000", "1700000000", "1699913600", "86460"]
+    );
+}
+
+#[test]
+fn an_outcome_keeps_its_text_and_an_error_its_fields() {
+    let ok = Outcome::new(Ok(
+        json!({"content": [], "n": 1.0e300, "big": 18446744073709551615u64}),
+    ));
+    assert_eq!(Outcome::from_stored(&ok.stored()), Some(ok.clone()));
+    let error = crate::jsonrpc::RpcError {
+        code: -32603,
+        message: "upstream failed".into(),
+        data: Some(json!({"retry": true})),
+    };
+    let failed = Outcome::new(Err(error.clone()));
+    assert_eq!(
+        Outcome::from_stored(&failed.stored()).unwrap().get(),
+        Err(error)
+    );
+    for bad in [
+        "",
+        "{}",
+        r#"{"result":1,"error":{"code":1,"message":""}}"#,
+        "[1]",
+    ] {
+        assert_eq!(Outcome::from_stored(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn answers_the_scripts_never_give_are_errors_not_tasks() {
+    let good = rows(&put(
+        "t",
+        "c",
+        1,
+        Duration::from_secs(1),
+        Duration::from_secs(9),
+    ));
+    let without = |name: &str| {
+        let mut flat = good.clone();
+        let i = flat.iter().position(|f| f == name).unwrap();
+        flat.drain(i..i + 2);
+        flat
+    };
+    for name in ["id", "owner", "created", "ttl_ms", "status"] {
+        assert!(read(&[vec!["ok".into()], without(name)]).is_err(), "{name}");
+    }
+    let mut odd = good.clone();
+    odd.push("dangling".into());
+    assert!(read(&[vec!["ok".into()], odd]).is_err());
+    assert!(read(&[]).is_err());
+    assert!(read(&[vec!["what".into()]]).is_err());
+    assert_eq!(read(&[vec!["none".into()]]), Ok(None));
+    assert!(finished(&[]).is_err());
+    assert_eq!(finished(&[vec!["lost".into()]]), Ok(Finished::Lost));
+    assert_eq!(page(&[vec!["bad-cursor".into()]]), Ok(None));
+    let listed = page(&[vec!["ok".into(), "t".into()], good.clone()]).unwrap();
+    assert_eq!(
+        listed.map(|(t, next)| (t.len(), next)),
+        Some((1, Some("t".into())))
+    );
+    let cancel = cancelled(&[vec!["ok".into(), "changed".into()], good]).unwrap();
+    assert!(cancel.is_some_and(|(_, changed)| changed));
+}
