@@ -13,18 +13,19 @@
 
 use super::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use super::{Now, Server};
-use crate::calls::{Planned, Refused, Report, Stored, StoredState, Work};
+use crate::calls::{Planned, Refused, Report, Stored, Work};
 use crate::jsonrpc::{Request, RequestId, RpcError};
 use crate::ledger::{CallOf, End, Lane};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::shape::TaskError;
-use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
-use crate::tasks::{BackgroundRef, CompletionWindow, Outcome, Status, Task};
+use crate::tasks::{BackgroundRef, CompletionWindow};
 use serde_json::Value;
 use std::time::Duration;
+
+mod seen;
 
 impl Server {
     /// A task-augmented `tools/call` in background mode: creates the response for OpenAI
@@ -379,124 +380,6 @@ impl Server {
         };
         let cost = self.ledger.ended(call, &end, self.latest_unix());
         self.priced_result(Err(failure), retries, report, call.version, &cost)
-    }
-
-    /// A response's state as a task's: its status, and the result a plain call returns for
-    /// the same upstream response (shaped for `version`). An end is counted in the ledger
-    /// under the call `waiter`'s reference names, the first time this instance sees it.
-    fn seen_of(
-        &mut self,
-        now: Now,
-        state: StoredState,
-        version: ProtocolVersion,
-        report: &Report,
-        waiter: Option<&Pending>,
-    ) -> Seen {
-        let (status, outcome) = match state {
-            StoredState::Working => (Status::Working, None),
-            StoredState::Cancelled => (Status::Cancelled, None),
-            StoredState::Ended(outcome, _) => {
-                let model = match &outcome {
-                    Ok(answer) => answer.model.as_str(),
-                    Err(_) => report.model.model.as_str(),
-                };
-                let end = End {
-                    model,
-                    failure: outcome.as_ref().err().map(|f| f.kind),
-                    report,
-                    took: report.wall,
-                    lane: Lane::Background,
-                };
-                let counted = waiter.and_then(|w| Some((w.reference.as_ref()?, &w.asker)));
-                let cost = match counted {
-                    Some((reference, asker)) => {
-                        let call = CallOf {
-                            tool: reference.tool,
-                            version: asker.version,
-                            transport: asker.reply_to.transport(),
-                            client: self.config.clients.find(&reference.client),
-                            task: true,
-                            trace: None,
-                            reserved_at: None,
-                        };
-                        let end = End {
-                            took: Duration::from_secs(
-                                now.unix_secs.saturating_sub(reference.created),
-                            ),
-                            ..end
-                        };
-                        let id = &reference.response_id;
-                        self.ledger.background_ended(id, &call, &end, now.unix_secs)
-                    }
-                    None => self
-                        .ledger
-                        .cost(model, report.usage.as_ref(), Lane::Background),
-                };
-                let result = self.priced_result(outcome, 0, report, version, &cost);
-                let status = match &result {
-                    Ok(_) => Status::Completed,
-                    Err(_) => Status::Failed,
-                };
-                (status, Some(Outcome::new(result)))
-            }
-        };
-        Seen {
-            status,
-            outcome,
-            updated: now.unix_secs,
-            read_at: now.instant,
-        }
-    }
-
-    /// The state of a response OpenAI no longer has: the task ended with a tool error
-    /// that says so.
-    fn gone(&mut self, now: Now, report: &Report) -> Seen {
-        let failure = UpstreamFailure::local(
-            FailureKind::Expired,
-            "OpenAI no longer has this task's stored response (it keeps them for a limited time)",
-        );
-        let state = StoredState::Ended(Err(failure), Default::default());
-        // Not counted: whether and how it ended, and what it cost, is no longer known.
-        self.seen_of(now, state, ProtocolVersion::V2025_11_25, report, None)
-    }
-
-    /// `tasks/get` or `tasks/result`'s answer from `seen`.
-    fn answer_with(&self, pending: &Pending, seen: &Seen) -> Result<Value, RpcError> {
-        let Some(reference) = &pending.reference else {
-            let method = pending.asker.method;
-            return Err(TaskError::MissingId { method }.error());
-        };
-        let view = self.view(reference, seen, pending.asker.version);
-        match pending.method {
-            Method::TasksResult => super::tasks::payload(view.outcome.as_ref(), &view.id),
-            _ => Ok(shape::task_state(
-                &view,
-                self.config.tasks.background_poll(),
-                pending.asker.version,
-            )),
-        }
-    }
-
-    /// A task as the shapes want it for a request in `version`, from its reference and
-    /// its last known state: an ended task's status is the one `version` gives it.
-    fn view(&self, reference: &BackgroundRef, seen: &Seen, version: ProtocolVersion) -> Task<()> {
-        let id = self.tasks.seal_background(reference);
-        let ttl = Duration::from_millis(reference.ttl_ms);
-        let ending = match &seen.outcome {
-            Some(outcome) => {
-                let ending = Ending::of(&outcome.get(), version);
-                (ending.status, ending.message)
-            }
-            None => (seen.status, None),
-        };
-        Task::view(
-            id,
-            (reference.created, seen.updated.max(reference.created)),
-            ttl,
-            seen.read_at,
-            ending,
-            seen.outcome.clone(),
-        )
     }
 }
 
