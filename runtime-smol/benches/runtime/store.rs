@@ -1,8 +1,8 @@
 //! The cost of sharing limits through a store: the same server with and without
 //! `server.store.url` (a Redis started here on a loopback port), same run. Per call, the
 //! median time of 300 `tools/call`s in a row on one kept-alive connection (the reserve
-//! before the call and the spend after it); then 200 calls at once, one connection each,
-//! until the last answer. Then how long a cancel takes to stop the upstream request: sent
+//! before the call and the spend after it); then 200 calls at once, one connection and
+//! thread each (all started beforehand), until the last answer: the median of 7 bursts. Then how long a cancel takes to stop the upstream request: sent
 //! to the instance running the call (the baseline), and sent to another instance, which
 //! passes it on through the store's channel.
 
@@ -13,6 +13,9 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 const IN_A_ROW: usize = 300;
 const AT_ONCE: usize = 200;
 const CANCELS: usize = 30;
+/// Bursts of 200 calls per server: the median is reported (one burst on two cores is
+/// mostly the scheduler's noise).
+const BURSTS: usize = 7;
 
 pub fn run() {
     let Some(redis) = Redis::start() else {
@@ -132,29 +135,43 @@ fn measure(bin: &Path, base_url: &str, yaml: &str) -> (f64, f64) {
         }
     }
     let p50 = percentile(&sorted(times), 0.5);
-    let addr = server.addr;
+    let bursts: Vec<f64> = (0..BURSTS).map(|b| burst(server.addr, b)).collect();
+    (p50, percentile(&sorted(bursts), 0.5))
+}
+
+/// Seconds from releasing 200 calls at once, each on its own connection opened and
+/// thread started beforehand, to the last answer.
+fn burst(addr: SocketAddr, number: usize) -> f64 {
     // Connected first: 200 connects at once overflow the listen backlog, and a dropped
     // SYN is retried after a second, which would measure the kernel, not the server.
     let streams: Vec<TcpStream> = (0..AT_ONCE)
         .map(|_| TcpStream::connect(addr).unwrap())
         .collect();
-    let start = Instant::now();
+    let go = std::sync::Arc::new(std::sync::Barrier::new(AT_ONCE + 1));
     let handles: Vec<_> = streams
         .into_iter()
         .enumerate()
-        .map(|(id, mut stream)| {
+        .map(|(i, mut stream)| {
+            let go = std::sync::Arc::clone(&go);
+            let request = call(addr, number * 1_000 + i);
             thread::spawn(move || {
-                stream.write_all(&call(addr, id)).unwrap();
+                go.wait();
+                stream.write_all(&request).unwrap();
                 let mut buf = Vec::new();
-                read_response(&mut stream, &mut buf)
+                let answer = read_response(&mut stream, &mut buf);
+                assert!(answer.windows(17).any(|w| w == b"structuredContent"));
+                Instant::now()
             })
         })
         .collect();
-    for handle in handles {
-        let answer = handle.join().unwrap();
-        assert!(answer.windows(17).any(|w| w == b"structuredContent"));
-    }
-    (p50, start.elapsed().as_secs_f64())
+    go.wait();
+    let start = Instant::now();
+    let last = handles
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .max()
+        .unwrap_or(start);
+    last.saturating_duration_since(start).as_secs_f64()
 }
 
 fn call(addr: SocketAddr, id: usize) -> Vec<u8> {
