@@ -4,7 +4,6 @@
 //! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `tasks/update` served from
 //! the bounded store ([`crate::tasks`]).
 
-use super::held::HeldRequest;
 use super::routing::{Asker, Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::Refused;
@@ -85,23 +84,6 @@ impl Server {
                 task.call = Some(key);
                 // Never past the task's life: its handle must still serve when given.
                 let window = self.config.tasks.answer_within.min(task.ttl);
-                if version.is_modern() && !window.is_zero() {
-                    // The client takes a result or a task: it gets the result if the
-                    // call ends within the window, else its task at the window's end.
-                    let request = HeldRequest {
-                        id: request_id,
-                        reply_to,
-                        method: "tools/call",
-                        tool: Some(start.tool.name()),
-                        version,
-                        received: now.instant,
-                    };
-                    self.held.hold(task_id, request, now.instant + window);
-                    self.drain_calls();
-                    return Dispatched::Pending;
-                }
-                let result = shape::create_task_result(task, poll, version);
-                log::debug!("task {task_id} created");
                 let asker = Asker {
                     id: request_id,
                     reply_to,
@@ -110,6 +92,15 @@ impl Server {
                     version,
                     received: now.instant,
                 };
+                if version.is_modern() && !window.is_zero() {
+                    // The client takes a result or a task: it gets the result if the
+                    // call ends within the window, else its task at the window's end.
+                    self.held.hold(task_id, asker, now.instant + window);
+                    self.drain_calls();
+                    return Dispatched::Pending;
+                }
+                let result = shape::create_task_result(task, poll, version);
+                log::debug!("task {task_id} created");
                 match self.share_new_task(&task_id, start.client, Some((asker, Ok(result)))) {
                     Some((asker, result)) => Dispatched::answer(asker.id, result),
                     None => Dispatched::Pending,

@@ -268,6 +268,13 @@ fn task_call(id: u64, query: &str) -> Value {
         "params":{"name":"answer","arguments":{"query":query},"task":{}}})
 }
 
+/// The task id a task-augmented call's reply holds.
+fn task_id_of(created: &Value) -> String {
+    let id = created["result"]["task"]["taskId"].as_str();
+    id.unwrap_or_else(|| panic!("no task in {created}"))
+        .to_owned()
+}
+
 fn task_request(id: u64, method: &str, task_id: &str) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task_id}})
 }
@@ -295,10 +302,7 @@ pub fn tasks_and_cancels_reach_across_instances_through_redis() {
 
     // Legacy: created on a, read, listed and awaited on b.
     let created = legacy(&mut ca, &task_call(1, "please-slow"));
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = task_id_of(&created);
     let got = legacy(&mut cb, &task_request(2, "tasks/get", &id));
     assert_eq!(got["result"]["status"], "working", "{got}");
     let listed = legacy(
@@ -353,10 +357,7 @@ pub fn tasks_and_cancels_reach_across_instances_through_redis() {
     let closed = fake.closed().len();
     let requests = fake.requests().len();
     let created = legacy(&mut ca, &task_call(20, "please-hang"));
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = task_id_of(&created);
     fake.wait_requests(requests + 1, PATIENCE);
     let mut waiting = HttpConn::open(listening(&b));
     waiting.send_raw(&crate::http_client::post_bytes(
@@ -421,10 +422,7 @@ pub fn finished_tasks_outlive_a_store_restart_with_aof() {
     let (a, b) = task_instances(&fake, port, "");
     let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
     let created = legacy(&mut ca, &task_call(1, "quick"));
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = task_id_of(&created);
     let result = legacy(&mut ca, &task_request(2, "tasks/result", &id));
     assert_eq!(answer_of(&result)["used_search"], true, "{result}");
     drop(redis);
@@ -512,10 +510,7 @@ pub fn behind_nginx_limits_and_tasks_hold_across_instances() {
         reply
     };
     let created = post(&task_call(10, "please-slow"));
-    let slow = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let slow = task_id_of(&created);
     let got = post(&task_request(11, "tasks/get", &slow));
     assert_eq!(got["result"]["status"], "working", "{got}");
     let result = post(&task_request(12, "tasks/result", &slow));
@@ -523,10 +518,7 @@ pub fn behind_nginx_limits_and_tasks_hold_across_instances() {
     let requests = fake.requests().len();
     let closed = fake.closed().len();
     let created = post(&task_call(13, "please-hang"));
-    let hung = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let hung = task_id_of(&created);
     fake.wait_requests(requests + 1, PATIENCE);
     let cancelled = post(&task_request(14, "tasks/cancel", &hung));
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
@@ -627,10 +619,7 @@ pub fn a_rediss_store_is_reached_over_tls_with_the_upstream_roots() {
     let trusting = spawn(Some(&file("ca.pem")));
     let mut c = HttpConn::open(listening(&trusting));
     let created = legacy(&mut c, &task_call(1, "quick"));
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = task_id_of(&created);
     let result = legacy(&mut c, &task_request(2, "tasks/result", &id));
     assert_eq!(answer_of(&result)["used_search"], true, "{result}");
     assert_eq!(c.get("/ready").status, 200);

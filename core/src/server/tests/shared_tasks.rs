@@ -2,12 +2,12 @@
 //! task, `tasks/*` are answered from what the store says, a waiting `tasks/result` is
 //! woken by an event, and events stop the calls this instance runs.
 
+use super::store::{answer, store_ops as ops};
 use crate::settings::{OnUnavailable, ServerConfig, StoreSettings};
 use crate::store::{StoreId, StoreOp, StoreReply};
 use crate::testing::Harness;
 use crate::{Input, Output};
 use serde_json::{json, Value};
-use std::time::Duration;
 
 fn shared() -> Harness {
     shared_with(Harness::keyed().max_message_bytes)
@@ -24,26 +24,6 @@ fn shared_with(max_message_bytes: usize) -> Harness {
     let mut h = Harness::new(config);
     h.init("2025-11-25");
     h
-}
-
-/// The store operations asked since the last look (other outputs not yet looked at are
-/// dropped: look at frames and attempts first).
-fn ops(h: &mut Harness) -> Vec<(StoreId, StoreOp)> {
-    h.take_other()
-        .into_iter()
-        .filter_map(|o| match o {
-            Output::Store(id, op) => Some((id, op)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn answer(h: &mut Harness, id: StoreId, reply: StoreReply) {
-    h.feed(Input::StoreReply {
-        id,
-        reply,
-        took: Duration::from_millis(1),
-    });
 }
 
 fn stored(id: &str, owner: &str, status: &str, outcome: Option<&str>) -> StoreReply {

@@ -33,7 +33,7 @@ fn call(id: u64) -> Value {
 }
 
 /// The store operations asked since the last look.
-fn store_ops(h: &mut Harness) -> Vec<(StoreId, StoreOp)> {
+pub(super) fn store_ops(h: &mut Harness) -> Vec<(StoreId, StoreOp)> {
     h.take_other()
         .into_iter()
         .filter_map(|o| match o {
@@ -43,7 +43,7 @@ fn store_ops(h: &mut Harness) -> Vec<(StoreId, StoreOp)> {
         .collect()
 }
 
-fn answer(h: &mut Harness, id: StoreId, reply: StoreReply) {
+pub(super) fn answer(h: &mut Harness, id: StoreId, reply: StoreReply) {
     let took = Duration::from_millis(1);
     h.feed(crate::Input::StoreReply { id, reply, took });
 }
