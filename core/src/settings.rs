@@ -57,6 +57,11 @@ impl Profiles {
     pub fn for_tool(&self, tool: Tool) -> Option<&Profile> {
         self.own(tool).or_else(|| self.own(Tool::Answer))
     }
+
+    /// The model `tool`'s profile names (what a refused call's record names).
+    pub fn model_for(&self, tool: Tool) -> Option<&str> {
+        self.for_tool(tool).map(|p| p.model.as_str())
+    }
 }
 
 /// `search.defaults`.

@@ -219,7 +219,7 @@ impl Server {
         };
         let answer = failure.reply(call.version);
         if let Some(why) = failure.refusal() {
-            let model = profile_model(&self.config, call.tool);
+            let model = self.config.profiles.model_for(call.tool);
             self.ledger.refused(call, why, model, now.unix_secs);
         }
         Some((answer, None))
@@ -245,7 +245,7 @@ impl Server {
             Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
             Err(Refused::Busy { running, queued }) => {
                 let now = self.latest_unix();
-                let model = profile_model(&self.config, call.tool);
+                let model = self.config.profiles.model_for(call.tool);
                 self.ledger
                     .refused(&call, crate::outcome::Refusal::Busy, model, now);
                 let failure = ToolFailure::Busy { running, queued };
@@ -380,12 +380,4 @@ pub(super) fn fail(id: RequestId, error: RpcError) -> Dispatched {
         id: Some(id),
         error,
     })
-}
-
-/// The model a refused call's record names: its tool's profile's.
-pub(super) fn profile_model(
-    config: &crate::settings::ServerConfig,
-    tool: crate::tools::Tool,
-) -> Option<&str> {
-    config.profiles.for_tool(tool).map(|p| p.model.as_str())
 }

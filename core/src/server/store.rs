@@ -90,7 +90,7 @@ impl Server {
                 self.ledger.refused(
                     &call,
                     why,
-                    super::dispatch::profile_model(&self.config, call.tool),
+                    self.config.profiles.model_for(call.tool),
                     now.unix_secs,
                 );
                 Dispatched::answer(request.id, answer)
@@ -123,7 +123,7 @@ pub(super) fn refused_by_limit(
     };
     let answer = failure.reply(request.version);
     let call = request.call_of();
-    let model = super::dispatch::profile_model(config, call.tool);
+    let model = config.profiles.model_for(call.tool);
     ledger.refused(&call, exceeded.kind.into(), model, now.unix_secs);
     Dispatched::Refused {
         reply: crate::jsonrpc::Reply::to(request.id.clone(), answer),
