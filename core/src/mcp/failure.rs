@@ -236,6 +236,8 @@ impl ToolFailure<'_> {
                     "spent_usd": spent,
                     "resets_at": crate::date::iso_utc(exceeded.resets_at),
                     "retry_after_secs": exceeded.retry_after_secs,
+                    // The same, in the spelling MCP's own `_meta` keys use.
+                    "retryAfterSeconds": exceeded.retry_after_secs,
                 })
             }
             ToolFailure::Retired { .. } => json!({ "kind": "model_retired" }),

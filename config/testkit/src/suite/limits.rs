@@ -92,7 +92,7 @@ pub fn named_clients_are_told_apart_and_their_limits_refuse_then_recover() {
         details,
         json!({"kind": "limit", "limit": "calls_per_minute", "scope": "client", "client": "ci",
             "value": 2, "spent_usd": null, "resets_at": "2026-11-26T23:59:00Z", "retry_after_secs": 30,
-            "refusal": "limit_calls_per_minute"})
+            "retryAfterSeconds": 30, "refusal": "limit_calls_per_minute"})
     );
     // Other clients are not held back by ci's limit; the shared token is `default`.
     answered(&post(&mut c, 4, &shared));
@@ -217,6 +217,7 @@ pub fn the_instance_limit_holds_stdio_calls_in_every_era() {
     assert_eq!(error["data"]["scope"], "instance");
     assert_eq!(error["data"]["client"], "default");
     assert_eq!(error["data"]["retry_after_secs"], 50);
+    assert_eq!(error["data"]["retryAfterSeconds"], 50);
     clock.set("2026-11-26 12:01:00");
     let again = mcp.call(3, "answer", json!({"query": "q"}));
     assert!(again["result"]["structuredContent"].is_object(), "{again}");

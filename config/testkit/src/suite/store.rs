@@ -140,6 +140,8 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
             (&json!("limit_calls_per_minute"), &json!("client")),
             "{r}"
         );
+        // When the minute the store counts in ends (the clocks are frozen at :10).
+        assert_eq!(details["retryAfterSeconds"], 50, "{r}");
     }
     assert_eq!(fake.requests().len(), 2, "refused calls never reach OpenAI");
 
