@@ -11,6 +11,7 @@ use crate::*;
 use std::path::PathBuf;
 
 const CI_TOKEN: &str = "PLANTED-store-ci-token-0123456789";
+const ALICE_TOKEN: &str = "PLANTED-store-alice-token-0123456789";
 
 /// A Redis on `port`, in the foreground; killed on drop (its folder removed unless it
 /// keeps an append-only file for a next start).
@@ -74,6 +75,22 @@ impl Drop for Redis {
     }
 }
 
+/// The integer Redis on `port` holds at `key` (0 when none), by an inline `GET`.
+fn redis_integer(port: u16, key: &str) -> i64 {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    s.write_all(format!("GET {key}\r\n").as_bytes()).unwrap();
+    let mut buf = [0u8; 128];
+    let n = s.read(&mut buf).unwrap();
+    // `$-1` (none) or `$<len>\r\n<digits>\r\n`.
+    let text = String::from_utf8_lossy(&buf[..n]);
+    text.lines()
+        .nth(1)
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Whether a Redis on `port` answers `PING` (inline command, RESP reply).
 fn ping(port: u16) -> bool {
     use std::io::{Read, Write};
@@ -88,7 +105,12 @@ fn ping(port: u16) -> bool {
 
 /// Calls `answer` as client ci on `c`; the reply.
 fn call(c: &mut HttpConn, id: u64) -> Value {
-    let auth = format!("Bearer {CI_TOKEN}");
+    call_as(c, id, CI_TOKEN)
+}
+
+/// Calls `answer` as the client whose token is `token`; the reply.
+fn call_as(c: &mut HttpConn, id: u64, token: &str) -> Value {
+    let auth = format!("Bearer {token}");
     let h = [
         ("MCP-Protocol-Version", "2025-11-25"),
         ("Authorization", auth.as_str()),
@@ -106,8 +128,9 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
     let redis = Redis::start(&binary, port);
     let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
     let clients = format!(
-        "clients:\n  - name: ci\n    token_sha256: {}\n    calls_per_minute: 2\n",
-        sha256_hex(CI_TOKEN)
+        "clients:\n  - name: ci\n    token_sha256: {}\n    calls_per_minute: 2\n  - name: alice\n    token_sha256: {}\n    spend_per_day_usd: 0.05\n",
+        sha256_hex(CI_TOKEN),
+        sha256_hex(ALICE_TOKEN)
     );
     let config = format!(
         "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
@@ -145,6 +168,41 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
     }
     assert_eq!(fake.requests().len(), 2, "refused calls never reach OpenAI");
 
+    // alice: $0.05 a day. Her first call, on a, costs $0.06025 and is admitted (the day's
+    // spend was below the limit); once a has added it to the store, b refuses her next.
+    let r = call_as(&mut ca, 10, ALICE_TOKEN);
+    assert!(r["result"]["structuredContent"].is_object(), "{r}");
+    // The store counts picodollars in the key of the UTC day (2026-11-26 is day 20783).
+    let spent = "orm:s:alice:20783";
+    wait_until("a's spend to reach the store", || {
+        redis_integer(port, spent) > 0
+    });
+    assert_eq!(
+        redis_integer(port, spent),
+        60_250_000_000,
+        "$0.06025 in picodollars"
+    );
+    let r = call_as(&mut cb, 11, ALICE_TOKEN);
+    let details = &r["result"]["_meta"]["com.github.openai-responses-mcp/error"];
+    assert_eq!(
+        (
+            &details["refusal"],
+            &details["scope"],
+            &details["spent_usd"]
+        ),
+        (
+            &json!("limit_spend_per_day"),
+            &json!("client"),
+            &json!(0.06025)
+        ),
+        "{r}"
+    );
+    assert_eq!(
+        fake.requests().len(),
+        3,
+        "b never called OpenAI for alice's second call"
+    );
+
     // The store goes away: calls are refused naming it, and /ready says so.
     drop(redis);
     let r = call(&mut ca, 5);
@@ -159,7 +217,7 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
         "{}",
         String::from_utf8_lossy(&ready.body)
     );
-    assert_eq!(fake.requests().len(), 2);
+    assert_eq!(fake.requests().len(), 3);
 
     // It comes back (empty: no persistence): served again, without a restart.
     let _redis = Redis::start(&binary, port);
@@ -176,7 +234,9 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
     let r = call(&mut cb, 7);
     assert!(r["result"]["structuredContent"].is_object(), "{r}");
     for log in [a.stderr(), b.stderr()] {
-        assert!(!log.contains(CI_TOKEN) && !log.contains(PLANTED_KEY));
+        assert!(
+            !log.contains(CI_TOKEN) && !log.contains(ALICE_TOKEN) && !log.contains(PLANTED_KEY)
+        );
     }
 }
 
@@ -354,8 +414,33 @@ pub fn tasks_and_cancels_reach_across_instances_through_redis() {
         true
     );
 
-    // Cancelled on b while a runs it: a's upstream request stops, and a tasks/result
-    // waiting on b hears of it.
+    // Modern, cancelled on b while a runs it: a's upstream request stops, and b and a both
+    // say cancelled.
+    let closed = fake.closed().len();
+    let requests = fake.requests().len();
+    let call = with_tasks_extension(modern(
+        json!(30),
+        "tools/call",
+        json!({"name":"answer","arguments":{"query":"please-hang modern"}}),
+    ));
+    let created = modern_post(&mut ca, &call);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    fake.wait_requests(requests + 1, PATIENCE);
+    let cancel = with_tasks_extension(modern(json!(31), "tasks/cancel", json!({"taskId": id})));
+    let cancelled = modern_post(&mut cb, &cancel);
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+    wait_until("a's upstream request for the modern task to close", || {
+        fake.closed().len() > closed
+    });
+    for (c, n) in [(&mut ca, 32), (&mut cb, 33)] {
+        let get = with_tasks_extension(modern(json!(n), "tasks/get", json!({"taskId": id})));
+        let got = modern_post(c, &get);
+        assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    }
+
+    // Legacy, cancelled on b while a runs it: a's upstream request stops, and a
+    // tasks/result waiting on b hears of it.
     let closed = fake.closed().len();
     let requests = fake.requests().len();
     let created = legacy(&mut ca, &task_call(20, "please-hang"));
