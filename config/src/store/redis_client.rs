@@ -231,6 +231,10 @@ impl Worker {
     }
 }
 
+/// How long the subscription waits for a message before it asks the store whether it is
+/// still there.
+const QUIET_CHECK: Duration = Duration::from_secs(10);
+
 /// Stays subscribed to the instances' channel, handing each message to `deliver`; after
 /// any failure, subscribes again a second later.
 fn listen(to: &StoreConnect, deliver: &dyn Fn(Message)) {
@@ -255,7 +259,7 @@ fn subscribe(to: &StoreConnect, deliver: &dyn Fn(Message)) -> redis::RedisError 
     let mut pubsub = connection.as_pubsub();
     if let Err(e) = pubsub
         .subscribe(CHANNEL)
-        .and_then(|()| pubsub.set_read_timeout(None))
+        .and_then(|()| pubsub.set_read_timeout(Some(QUIET_CHECK)))
     {
         return e;
     }
@@ -265,6 +269,13 @@ fn subscribe(to: &StoreConnect, deliver: &dyn Fn(Message)) -> redis::RedisError 
             Ok(message) => {
                 if let Ok(text) = message.get_payload::<String>() {
                     deliver(Message::StoreEvent(text));
+                }
+            }
+            // A quiet channel: the store is asked whether it is still there, so that a
+            // connection lost without a word (a partition) is made again, not waited on.
+            Err(e) if e.is_timeout() => {
+                if let Err(e) = pubsub.ping::<redis::Value>() {
+                    return e;
                 }
             }
             Err(e) => return e,
