@@ -42,7 +42,7 @@ fn checked(version: &str, request: &Value, response: &HttpResponse) -> Vec<Value
     messages
 }
 
-fn waits_for(what: &str, mut done: impl FnMut() -> bool) {
+pub(super) fn waits_for(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
         assert!(start.elapsed() < PATIENCE, "timed out waiting for {what}");

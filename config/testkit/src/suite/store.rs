@@ -4,6 +4,7 @@
 //! gets the call; Redis stopped, calls are refused naming the store and `/ready` says so;
 //! Redis started again, the instances serve again without a restart.
 
+use super::http::waits_for;
 use super::observability::answered as priced_answer;
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::http_client::{listening, HttpConn};
@@ -91,6 +92,27 @@ fn redis_integer(port: u16, key: &str) -> i64 {
         .unwrap_or(0)
 }
 
+/// An instance of the clients file `clients` sharing the Redis on `port`, with the task
+/// secret every instance has and its wall clock frozen at 2026-11-26 23:58:10 UTC (so
+/// that a test never crosses a minute); `None` without libfaketime.
+fn named_instance(
+    fake: &FakeOpenAi,
+    port: u16,
+    clients: &str,
+    name: &str,
+) -> Option<(Opts, Clock)> {
+    let config = format!(
+        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
+    );
+    let dir = temp_dir(name);
+    std::fs::write(dir.join("clients.yaml"), clients).unwrap();
+    Opts::http(&fake.url)
+        .config(&dir, &config)
+        .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
+        .arg("--debug")
+        .frozen_clock("2026-11-26 23:58:10")
+}
+
 /// Whether a Redis on `port` answers `PING` (inline command, RESP reply).
 fn ping(port: u16) -> bool {
     use std::io::{Read, Write};
@@ -132,16 +154,8 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
         sha256_hex(CI_TOKEN),
         sha256_hex(ALICE_TOKEN)
     );
-    let config = format!(
-        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
-    );
     // Both instances' wall clocks frozen in one minute: the test never crosses one.
-    let instance = |name: &str| {
-        let dir = temp_dir(name);
-        std::fs::write(dir.join("clients.yaml"), &clients).unwrap();
-        let opts = Opts::http(&fake.url).config(&dir, &config);
-        opts.frozen_clock("2026-11-26 23:58:10")
-    };
+    let instance = |name: &str| named_instance(&fake, port, &clients, name);
     let (Some((a_opts, _a_clock)), Some((b_opts, _b_clock))) = (instance("a"), instance("b"))
     else {
         eprintln!("skipping: libfaketime is not installed (run .ci/test)");
@@ -174,7 +188,7 @@ pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
     assert!(r["result"]["structuredContent"].is_object(), "{r}");
     // The store counts picodollars in the key of the UTC day (2026-11-26 is day 20783).
     let spent = "orm:s:alice:20783";
-    wait_until("a's spend to reach the store", || {
+    waits_for("a's spend to reach the store", || {
         redis_integer(port, spent) > 0
     });
     assert_eq!(
@@ -341,14 +355,6 @@ fn task_request(id: u64, method: &str, task_id: &str) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task_id}})
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < PATIENCE, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// A task created on one instance is read, listed, awaited and cancelled on the other, in
 /// both eras; a cancel sent to the other instance stops the upstream request where the
 /// call runs, and so does a `notifications/cancelled` of a plain call.
@@ -430,7 +436,7 @@ pub fn tasks_and_cancels_reach_across_instances_through_redis() {
     let cancel = with_tasks_extension(modern(json!(31), "tasks/cancel", json!({"taskId": id})));
     let cancelled = modern_post(&mut cb, &cancel);
     assert!(cancelled.get("result").is_some(), "{cancelled}");
-    wait_until("a's upstream request for the modern task to close", || {
+    waits_for("a's upstream request for the modern task to close", || {
         fake.closed().len() > closed
     });
     for (c, n) in [(&mut ca, 32), (&mut cb, 33)] {
@@ -454,7 +460,7 @@ pub fn tasks_and_cancels_reach_across_instances_through_redis() {
     ));
     let cancelled = legacy(&mut cb, &task_request(22, "tasks/cancel", &id));
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
-    wait_until("a's upstream request to close", || {
+    waits_for("a's upstream request to close", || {
         fake.closed().len() > closed
     });
     let heard = waiting.response().json();
@@ -486,7 +492,7 @@ pub fn tasks_and_cancels_reach_across_instances_through_redis() {
     let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled",
         "params":{"requestId":77,"reason":"user"}});
     assert_eq!(cb.post(&cancel, &LEGACY).status, 202);
-    wait_until("the plain call's upstream request to close", || {
+    waits_for("the plain call's upstream request to close", || {
         fake.closed().len() > closed
     });
     let ended = calling.response();
@@ -549,18 +555,7 @@ pub fn behind_nginx_limits_and_tasks_hold_across_instances() {
         sha256_hex(CI_TOKEN),
         sha256_hex(OPS_TOKEN)
     );
-    let config = format!(
-        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
-    );
-    let instance = |name: &str| {
-        let dir = temp_dir(name);
-        std::fs::write(dir.join("clients.yaml"), &clients).unwrap();
-        let opts = Opts::http(&fake.url)
-            .config(&dir, &config)
-            .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
-            .arg("--debug");
-        opts.frozen_clock("2026-11-26 23:58:10")
-    };
+    let instance = |name: &str| named_instance(&fake, port, &clients, name);
     let (Some((a_opts, _a_clock)), Some((b_opts, _b_clock))) = (instance("na"), instance("nb"))
     else {
         eprintln!("skipping: libfaketime is not installed (run .ci/test)");
@@ -571,7 +566,7 @@ pub fn behind_nginx_limits_and_tasks_hold_across_instances() {
     let _nginx =
         super::scale_out::Nginx::start(&nginx_binary, proxy_port, &[listening(&a), listening(&b)]);
     let proxy: std::net::SocketAddr = format!("127.0.0.1:{proxy_port}").parse().unwrap();
-    wait_until("nginx to listen", || {
+    waits_for("nginx to listen", || {
         std::net::TcpStream::connect(proxy).is_ok()
     });
     let mut c = HttpConn::open(proxy);
@@ -609,7 +604,7 @@ pub fn behind_nginx_limits_and_tasks_hold_across_instances() {
     fake.wait_requests(requests + 1, PATIENCE);
     let cancelled = post(&task_request(14, "tasks/cancel", &hung));
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
-    wait_until("the hung call's upstream request to close", || {
+    waits_for("the hung call's upstream request to close", || {
         fake.closed().len() > closed
     });
     let listed = post(&json!({"jsonrpc":"2.0","id":15,"method":"tasks/list","params":{}}));
@@ -689,7 +684,7 @@ pub fn a_rediss_store_is_reached_over_tls_with_the_upstream_roots() {
         dir: dir.clone(),
         keep_dir: false,
     };
-    wait_until("redis-server to listen for TLS", || {
+    waits_for("redis-server to listen for TLS", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
     let fake = gated_openai();
