@@ -7,7 +7,11 @@
 //!     token_sha256: 9f86d0...  # printf %s "$TOKEN" | sha256sum
 //!     calls_per_minute: 30     # optional
 //!     spend_per_day_usd: 5     # optional, estimated
+//!   - name: alice
+//!     identity: 00u1b2c3d4     # OAuth mode: the identity claim's value this client is
 //! ```
+//!
+//! A client has a token digest, an identity, or both.
 //!
 //! The file holds digests only, so it reveals no token; errors name the client and the
 //! field, never a digest.
@@ -24,12 +28,13 @@ use std::path::Path;
 struct Entry {
     name: String,
     token_sha256: String,
+    identity: Option<String>,
     calls_per_minute: Option<u32>,
     spend_per_day_usd: Option<f64>,
 }
 
 /// What each client may hold.
-const FIELDS: &str = "name, token_sha256 and optionally calls_per_minute and spend_per_day_usd";
+const FIELDS: &str = "name, token_sha256 or identity (or both), and optionally calls_per_minute and spend_per_day_usd";
 
 impl Entry {
     /// Reads one client (the `i`-th, from 0); the error names it and the field. Read
@@ -43,6 +48,7 @@ impl Entry {
         let mut entry = Entry {
             name: String::new(),
             token_sha256: String::new(),
+            identity: None,
             calls_per_minute: None,
             spend_per_day_usd: None,
         };
@@ -53,6 +59,16 @@ impl Entry {
                 Some("name") => entry.name = value.as_str().ok_or_else(|| wrong("text"))?.into(),
                 Some("token_sha256") => {
                     entry.token_sha256 = value.as_str().ok_or_else(|| wrong("text"))?.into();
+                }
+                Some("identity") => {
+                    let identity = value.as_str().ok_or_else(|| wrong("text"))?;
+                    if identity.is_empty()
+                        || identity.len() > 256
+                        || identity.chars().any(char::is_control)
+                    {
+                        return Err(wrong("1 to 256 bytes of text"));
+                    }
+                    entry.identity = Some(identity.into());
                 }
                 Some("calls_per_minute") => {
                     let n = value.as_u64().and_then(|n| u32::try_from(n).ok());
@@ -65,8 +81,10 @@ impl Entry {
                 _ => return Err(format!("{which}: unknown field (a client has {FIELDS})")),
             }
         }
-        if entry.name.is_empty() || entry.token_sha256.is_empty() {
-            return Err(format!("{which}: name and token_sha256 are required"));
+        if entry.name.is_empty() || (entry.token_sha256.is_empty() && entry.identity.is_none()) {
+            return Err(format!(
+                "{which}: name and token_sha256 or identity are required"
+            ));
         }
         Ok(entry)
     }
@@ -156,11 +174,21 @@ pub fn parse(text: &str) -> Result<NamedClients, String> {
         if named.iter().any(|c: &NamedClient| c.name == entry.name) {
             return Err(format!("{which}: the name is taken by an earlier client"));
         }
-        let digest = hex_digest(&entry.token_sha256).ok_or_else(|| {
-            format!("{which}: token_sha256 must be 64 hex digits, the SHA-256 of the token (printf %s \"$TOKEN\" | sha256sum)")
-        })?;
-        if digests.contains(&digest) {
+        let digest = match entry.token_sha256.is_empty() {
+            true => None,
+            false => Some(hex_digest(&entry.token_sha256).ok_or_else(|| {
+                format!("{which}: token_sha256 must be 64 hex digits, the SHA-256 of the token (printf %s \"$TOKEN\" | sha256sum)")
+            })?),
+        };
+        if digest.is_some_and(|d| digests.iter().any(|(_, known)| *known == d)) {
             return Err(format!("{which}: an earlier client has the same token"));
+        }
+        if entry.identity.is_some()
+            && named
+                .iter()
+                .any(|c: &NamedClient| c.identity == entry.identity)
+        {
+            return Err(format!("{which}: an earlier client has the same identity"));
         }
         if entry.calls_per_minute == Some(0) {
             return Err(format!(
@@ -181,13 +209,15 @@ pub fn parse(text: &str) -> Result<NamedClients, String> {
                 calls_per_minute: entry.calls_per_minute,
                 spend_per_day: spend,
             },
+            identity: entry.identity,
         });
-        digests.push(digest);
+        if let Some(digest) = digest {
+            digests.push((named.len() - 1, digest));
+        }
     }
     let clients = Clients::new(named).ok_or("names more than 65,534 clients")?;
     let digests = digests
         .into_iter()
-        .enumerate()
         .filter_map(|(i, d)| Some((clients.id(i)?, d)))
         .collect();
     Ok(NamedClients {

@@ -4,7 +4,7 @@
 use crate::error::ConfigError;
 use crate::resolve::{Env, Resolved};
 use responses_mcp_core::http::RequestLimits;
-use responses_mcp_core::serve::access::{Access, ClientTokens, Token, LOOPBACK_NAMES};
+use responses_mcp_core::serve::access::{Access, ClientTokens, OAuthDoor, Token, LOOPBACK_NAMES};
 use responses_mcp_core::serve::connection::Timeouts;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -36,6 +36,8 @@ pub struct HttpServe {
     pub idle_timeout: Duration,
     /// Whether `/mcp` is served; false for the `--metrics-listen` listener.
     pub mcp: bool,
+    /// OAuth mode (`server.http.oauth.*`), when an issuer is set.
+    pub oauth: Option<crate::oauth::OAuthMode>,
 }
 
 impl HttpServe {
@@ -115,7 +117,12 @@ impl HttpServe {
             allowed: "host:port, such as 127.0.0.1:8787, [::1]:8787, localhost:8787 or 0.0.0.0:8787 (port 0 picks a free one)".into(),
         })?;
         let token = env.get(&http.token_env).and_then(|t| Token::new(t));
-        let unauthenticated = token.is_none() && clients.is_none();
+        // OAuth mode guards `/mcp`; a metrics-only listener takes static tokens.
+        let oauth = match mcp {
+            true => crate::oauth::resolve(resolved)?,
+            false => None,
+        };
+        let unauthenticated = token.is_none() && clients.is_none() && oauth.is_none();
         if unauthenticated && !listen.ip().is_loopback() && !http.allow_unauthenticated {
             return Err(ConfigError::Unauthenticated {
                 listen: listen.to_string(),
@@ -137,6 +144,7 @@ impl HttpServe {
             request_timeout: Duration::from_millis(http.request_timeout_ms),
             idle_timeout: Duration::from_millis(http.idle_timeout_ms),
             mcp,
+            oauth,
         })
     }
 
@@ -164,6 +172,10 @@ impl HttpServe {
             token: self.token.clone(),
             clients: self.clients.clone(),
             mcp: self.mcp,
+            oauth: self
+                .oauth
+                .as_ref()
+                .map(|mode| OAuthDoor::of(&mode.at(bound))),
         }
     }
 }

@@ -570,6 +570,75 @@ const AFTER_PROFILES: &[Key] = &[
         None,
         "A kept-alive connection idle this long closes; a response the client does not read for this long is abandoned."
     ),
+    key!(
+        "server.http.public_url",
+        Kind::OptStr,
+        Some("MCP_PUBLIC_URL"),
+        "The URL clients reach this server at, without /mcp (https://answers.example.com): OAuth mode's resource is <public_url>/mcp, what tokens must be for. null: http://<the bound address>, right only for clients on this machine."
+    ),
+    key!(
+        "server.http.oauth.issuer",
+        Kind::OptStr,
+        Some("MCP_OAUTH_ISSUER"),
+        "OAuth mode: the authorization server's issuer URL, exactly as its tokens' iss claim writes it (Keycloak https://kc/realms/<realm>, Entra ID https://login.microsoftonline.com/<tenant>/v2.0, Okta https://<org>.okta.com/oauth2/default, Auth0 https://<tenant>.auth0.com/). Bearer tokens that are no static token are then verified as its JWT access tokens, and the protected resource's metadata is served. null: static tokens only."
+    ),
+    key!(
+        "server.http.oauth.audiences",
+        Kind::StrList,
+        None,
+        "The aud values a token may carry to be for this server; empty: the resource, <public_url>/mcp (RFC 8707). Entra ID names an API by its application ID URI or client id instead."
+    ),
+    key!(
+        "server.http.oauth.scopes",
+        Kind::StrList,
+        None,
+        "Scopes every token must carry (scope or scp claim); a token without one is refused with 403 insufficient_scope naming it. Published in the metadata's scopes_supported."
+    ),
+    key!(
+        "server.http.oauth.identity_claim",
+        Kind::Str,
+        None,
+        "The claim that names the caller, who becomes the call's client for limits, metrics, the call log and task ownership: sub for people, client_id or azp for machine clients."
+    ),
+    key!(
+        "server.http.oauth.leeway_secs",
+        Kind::Int { min: 0, max: 300 },
+        None,
+        "Clock skew allowed on a token's exp and nbf, in seconds."
+    ),
+    key!(
+        "server.http.oauth.wait_ms",
+        Kind::Int {
+            min: 100,
+            max: 10_000
+        },
+        None,
+        "Longest a request waits for the identity provider's keys (at startup, or after a token names a new key); then 503 saying so, and /ready says so too."
+    ),
+    key!(
+        "server.http.oauth.refetch_after_ms",
+        Kind::Int {
+            min: 100,
+            max: 3_600_000
+        },
+        None,
+        "Least time between two fetches of the provider's keys when tokens name a key the cached set lacks (key rotation), so tokens cannot make the server hammer its provider."
+    ),
+    key!(
+        "server.http.oauth.calls_per_minute",
+        Kind::OptInt {
+            min: 1,
+            max: 1_000_000
+        },
+        None,
+        "Most tools/call requests per UTC minute of each identity the clients file does not name. null: no limit of their own."
+    ),
+    key!(
+        "server.http.oauth.spend_per_day_usd",
+        Kind::OptUsd,
+        None,
+        "Estimated spend (USD) per UTC day of each identity the clients file does not name. null: no limit of their own."
+    ),
 ];
 
 /// The environment variables of a tool's profile: model, effort, verbosity.
@@ -692,6 +761,15 @@ pub fn key(path: &str) -> Option<&'static Key> {
     keys().iter().find(|k| k.path == path)
 }
 
+/// `server.http.oauth.*`'s defaults (apart: one `json!` of everything is too deep).
+fn oauth_defaults() -> Value {
+    json!({
+        "issuer": null, "audiences": [], "scopes": [], "identity_claim": "sub",
+        "leeway_secs": 60, "wait_ms": 5_000, "refetch_after_ms": 5_000,
+        "calls_per_minute": null, "spend_per_day_usd": null
+    })
+}
+
 /// The built-in defaults as a tree: the core's own defaults where the core has the
 /// setting, so the two cannot drift. Profiles other than `answer` are absent.
 pub fn defaults() -> Value {
@@ -753,7 +831,9 @@ pub fn defaults() -> Value {
                 "listen": DEFAULT_LISTEN, "allowed_origins": [], "allowed_hosts": [],
                 "token_env": DEFAULT_TOKEN_ENV, "allow_unauthenticated": false, "clients_file": null,
                 "max_connections": 1024, "max_head_bytes": 16 * 1024,
-                "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000
+                "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000,
+                "public_url": null,
+                "oauth": oauth_defaults(),
             }
         },
         "tasks": {

@@ -28,6 +28,7 @@ mod error;
 pub mod http;
 pub mod keys;
 mod logging;
+pub mod oauth;
 pub mod paths;
 pub mod providers;
 pub mod proxy;

@@ -346,6 +346,9 @@ impl Resolved {
             // The named clients are filled in by `load`, from the clients file.
             clients: responses_mcp_core::clients::Clients::default(),
             instance_limit: crate::clients::instance_limit(self),
+            // Set by the runtime once the listener is bound (the resource may be its
+            // address): `OAuthMode::config`.
+            oauth: None,
             // Set by `load` once the logger is installed.
             call_records: true,
             store: s.server.store.url.as_ref().map(|_| {

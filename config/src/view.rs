@@ -247,6 +247,24 @@ pub struct Http {
     pub max_head_bytes: u64,
     pub request_timeout_ms: u64,
     pub idle_timeout_ms: u64,
+    pub public_url: Option<String>,
+    pub oauth: OAuth,
+}
+
+/// `server.http.oauth.*`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct OAuth {
+    pub issuer: Option<String>,
+    pub audiences: Vec<String>,
+    pub scopes: Vec<String>,
+    pub identity_claim: String,
+    pub leeway_secs: u64,
+    pub wait_ms: u64,
+    pub refetch_after_ms: u64,
+    pub calls_per_minute: Option<u32>,
+    pub spend_per_day_usd: Option<f64>,
 }
 
 impl Settings {

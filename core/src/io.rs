@@ -95,6 +95,19 @@ pub struct HttpRequest {
     pub url: String,
     /// The JSON body.
     pub body: Vec<u8>,
+    /// Whom it is for: only the provider gets its credentials.
+    pub to: Destination,
+}
+
+/// Whom an upstream request is for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Destination {
+    /// The model provider (OpenAI or another): the request carries its credentials and
+    /// headers.
+    #[default]
+    Provider,
+    /// OAuth mode's identity provider: a plain `GET`, no credentials of any kind.
+    IdentityProvider,
 }
 
 /// The method of an upstream request.

@@ -89,6 +89,7 @@ pub mod ledger;
 pub mod mcp;
 pub mod metrics;
 pub mod money;
+pub mod oauth;
 #[doc(hidden)]
 pub mod openai;
 pub mod outcome;
@@ -108,8 +109,8 @@ pub mod vocab;
 
 pub use driver::{Driver, Event, Message, Poll, MAX_PENDING_OUTPUT};
 pub use io::{
-    AttemptId, ExchangeId, HttpHead, HttpMethod, HttpReply, HttpRequest, Now, TransportError,
-    TransportErrorKind,
+    AttemptId, Destination, ExchangeId, HttpHead, HttpMethod, HttpReply, HttpRequest, Now,
+    TransportError, TransportErrorKind,
 };
 pub use serve::exchange::{Asked, ExchangeOut};
 pub use server::io::{Input, Output};

@@ -22,6 +22,10 @@ pub enum Refusal {
     SpendPerDay,
     /// The store the limits are shared through does not answer.
     StoreUnavailable,
+    /// OAuth mode: the identity provider's signing keys cannot be had, so no token it
+    /// issued can be checked (`/ready` only: such a request is refused before it is a
+    /// call).
+    IdentityProviderUnavailable,
 }
 
 impl Refusal {
@@ -35,6 +39,7 @@ impl Refusal {
             Refusal::CallsPerMinute => "limit_calls_per_minute",
             Refusal::SpendPerDay => "limit_spend_per_day",
             Refusal::StoreUnavailable => "store_unavailable",
+            Refusal::IdentityProviderUnavailable => "identity_provider_unavailable",
         }
     }
 
@@ -51,6 +56,9 @@ impl Refusal {
             Refusal::SpendPerDay => "limit: the instance's spend for the day is used up",
             Refusal::StoreUnavailable => {
                 "store unreachable: the store the instances share their limits through (server.store.url) does not answer"
+            }
+            Refusal::IdentityProviderUnavailable => {
+                "identity provider unreachable: the signing keys of server.http.oauth.issuer are not fetched yet, or its last fetch failed or took too long (the log says why), so its tokens cannot be checked; static tokens still work"
             }
         }
     }

@@ -133,6 +133,8 @@ pub struct ServerConfig {
     pub clients: crate::clients::Clients,
     /// `server.limits.*`: what all clients together may use.
     pub instance_limit: crate::clients::Limit,
+    /// `server.http.oauth.*`: OAuth mode, when configured.
+    pub oauth: Option<crate::oauth::OAuthConfig>,
     /// The store many instances share their limits through (`server.store.url`); `None`:
     /// each instance counts on its own.
     pub store: Option<StoreSettings>,
@@ -186,6 +188,7 @@ impl Default for ServerConfig {
             prices: crate::openai::pricing::Prices::default(),
             clients: crate::clients::Clients::default(),
             instance_limit: crate::clients::Limit::default(),
+            oauth: None,
             call_records: true,
             store: None,
         }

@@ -38,6 +38,7 @@ impl DoctorHttp for Client {
             method,
             url: url.to_owned(),
             body,
+            to: responses_mcp_core::Destination::Provider,
         };
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

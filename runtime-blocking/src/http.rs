@@ -48,6 +48,13 @@ struct Slot {
 }
 
 impl Endpoint {
+    /// OAuth mode's configuration for the core, its resource named after the bound
+    /// address when no public URL is set.
+    pub fn oauth(&self) -> Option<responses_mcp_core::oauth::OAuthConfig> {
+        let mode = self.shared.serve.oauth.as_ref()?;
+        Some(mode.config(self.bound))
+    }
+
     /// Binds, says where on stderr, and starts the accept thread.
     ///
     /// # Errors

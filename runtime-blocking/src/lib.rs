@@ -76,7 +76,14 @@ pub fn run(startup: Startup) -> i32 {
         None => None,
     };
     let threads = Threads::new(upstream::Upstream::new(&startup), tx);
-    let mut driver = Driver::new(startup.server);
+    let mut server = startup.server;
+    server.oauth = endpoints.iter().find_map(http::Endpoint::oauth);
+    let oauth = server.oauth.is_some();
+    let mut driver = Driver::new(server);
+    if oauth {
+        // The identity provider's keys are fetched now, not at the first request.
+        driver.handle(now(), Event::Timeout);
+    }
     let mut stdout = std::io::stdout().lock();
     loop {
         match driver.poll() {

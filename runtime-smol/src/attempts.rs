@@ -39,7 +39,13 @@ impl Attempts {
                 attempt,
                 events: &events,
             };
-            let sent = upstream.deliver(request.method, &request.url, request.body, Some(to));
+            let sent = upstream.deliver(
+                request.method,
+                request.to,
+                &request.url,
+                request.body,
+                Some(to),
+            );
             let message = match sent.await {
                 Ok(Delivered::Whole(reply)) => Message::Completed(attempt, Ok(reply)),
                 // Every piece went ahead of this: the reply is complete.

@@ -30,7 +30,8 @@ impl DoctorHttp for Client {
         timeout: Duration,
     ) -> Result<HttpReply, TransportError> {
         let request = async {
-            match self.upstream.deliver(method, url, body, None).await? {
+            let to = responses_mcp_core::Destination::Provider;
+            match self.upstream.deliver(method, to, url, body, None).await? {
                 Delivered::Whole(reply) => Ok(reply),
                 Delivered::Streamed => Err(doctor::not_json()),
             }

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 /// The endpoint as the main task sees it.
 pub struct Endpoint {
     shared: Rc<Shared>,
+    bound: std::net::SocketAddr,
     /// Dropped to tell the accept loop and idle connections to stop.
     stop: RefCell<Option<Sender<()>>>,
 }
@@ -40,6 +41,13 @@ struct Shared {
 }
 
 impl Endpoint {
+    /// OAuth mode's configuration for the core, its resource named after the bound
+    /// address when no public URL is set.
+    pub fn oauth(&self) -> Option<responses_mcp_core::oauth::OAuthConfig> {
+        let mode = self.shared.serve.oauth.as_ref()?;
+        Some(mode.config(self.bound))
+    }
+
     /// Binds, says where on stderr, and starts accepting on `executor`.
     ///
     /// # Errors
@@ -66,6 +74,7 @@ impl Endpoint {
             .detach();
         Ok(Endpoint {
             shared,
+            bound,
             stop: RefCell::new(Some(stop)),
         })
     }

@@ -101,7 +101,14 @@ fn run(startup: Startup) -> i32 {
         None => None,
     };
     let attempts = Attempts::new(upstream::Upstream::new(&startup), executor.clone(), tx);
-    let driver = Driver::new(startup.server);
+    let mut server = startup.server;
+    server.oauth = endpoints.iter().find_map(Endpoint::oauth);
+    let oauth = server.oauth.is_some();
+    let mut driver = Driver::new(server);
+    if oauth {
+        // The identity provider's keys are fetched now, not at the first request.
+        driver.handle(now(), Event::Timeout);
+    }
     smol::block_on(executor.run(serve(driver, attempts, rx, endpoints, store)))
 }
 

@@ -112,6 +112,8 @@ pub(super) enum Ending {
     Stored(Stored),
     /// A model's shutdown date as the provider gave it (`None`: none announced).
     Model(Option<String>),
+    /// A fetched document's body.
+    Fetched(Vec<u8>),
     /// No usable reply, whatever the work.
     Failed(UpstreamFailure),
 }

@@ -53,6 +53,13 @@ pub enum CallEvent<C> {
         /// The date, or the failure.
         outcome: Result<Option<String>, UpstreamFailure>,
     },
+    /// A fetch of the identity provider's ended: the document, or why there is none.
+    Fetched {
+        /// The call's context.
+        context: C,
+        /// The body of a 2xx reply, or the failure.
+        outcome: Result<Vec<u8>, UpstreamFailure>,
+    },
     /// The call ended without an outcome (cancelled, or aborted silently).
     Dropped {
         /// The call's context.

@@ -13,7 +13,7 @@ use crate::openai::{
 /// Most attempts of one call repeated to fit the model's limits: one per parameter we
 /// may send, so a model that refuses everything still ends.
 const MAX_DRIFT_RETRIES: u32 = 7;
-use crate::io::{after, AttemptId, HttpReply, HttpRequest, Now, TransportError};
+use crate::io::{after, AttemptId, Destination, HttpReply, HttpRequest, Now, TransportError};
 use crate::metrics::AttemptEnd;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -43,6 +43,9 @@ impl<C: Clone> CallEngine<C> {
         call.upstream = crate::openai::Upstream::of(reply.status, &reply.headers);
         let call = &*call;
         let ok = (200..300).contains(&reply.status);
+        if let Work::Fetch(_) = call.work {
+            return self.on_fetched(now, id, reply);
+        }
         let ending = match &call.work {
             // A stored response's own status decides, even `failed`: reading it again
             // would show the same ending.
@@ -89,6 +92,25 @@ impl<C: Clone> CallEngine<C> {
                 self.fit_limit(now, id, rejection, failure)
             }
             UpstreamVerdict::Fail(failure) => self.fail(id, failure),
+        }
+    }
+
+    /// A reply from the identity provider: a 2xx body is the document; its error bodies
+    /// are no OpenAI errors, so the status alone decides (429 and 5xx are retried).
+    fn on_fetched(&mut self, now: Now, id: CallId, reply: HttpReply) {
+        let status = reply.status;
+        if (200..300).contains(&status) {
+            return self.finish_as(id, Ending::Fetched(reply.body));
+        }
+        let mut failure = UpstreamFailure::local(
+            FailureKind::UnexpectedStatus,
+            format!("answered HTTP {status}"),
+        );
+        failure.status = Some(status);
+        if status == 429 || status >= 500 {
+            self.retry_or_fail(now, id, failure, None);
+        } else {
+            self.fail(id, failure);
         }
     }
 
@@ -195,7 +217,13 @@ impl<C: Clone> CallEngine<C> {
         };
         call.attempts += 1;
         call.upstream = crate::openai::Upstream::default();
-        let deadline = after(now.instant, self.settings.timeout);
+        // A document of the identity provider is small: a request never waits on it
+        // longer than the gate's bound.
+        let timeout = match call.work {
+            Work::Fetch(_) => self.settings.timeout.min(crate::oauth::MAX_WAIT),
+            _ => self.settings.timeout,
+        };
+        let deadline = after(now.instant, timeout);
         let idle_at = after(now.instant, self.settings.idle_timeout);
         call.state = CallState::Running {
             attempt,
@@ -219,11 +247,16 @@ impl<C: Clone> CallEngine<C> {
             self.slots += 1;
         }
         self.by_attempt.insert(attempt, id);
+        let to = match call.work {
+            Work::Fetch(_) => Destination::IdentityProvider,
+            _ => Destination::Provider,
+        };
         self.events.push_back(CallEvent::Send(HttpRequest {
             attempt,
             method,
             url,
             body,
+            to,
         }));
         self.timers.schedule(id, deadline.min(idle_at));
         let message = if first {
@@ -373,11 +406,12 @@ impl<C: Clone> CallEngine<C> {
                 state: StoredState::Ended(_, usage),
                 ..
             }) => Some(usage.clone()),
-            Ending::Stored(_) | Ending::Model(_) | Ending::Failed(_) => None,
+            Ending::Stored(_) | Ending::Model(_) | Ending::Fetched(_) | Ending::Failed(_) => None,
         };
-        let (answers, models) = (
+        let (answers, models, fetches) = (
             call.work == Work::Answer,
             matches!(call.work, Work::Model(_)),
+            matches!(call.work, Work::Fetch(_)),
         );
         let report = Report {
             usage,
@@ -406,6 +440,14 @@ impl<C: Clone> CallEngine<C> {
                 report,
             },
             Ending::Failed(failure) if models => CallEvent::ModelDate {
+                context,
+                outcome: Err(failure),
+            },
+            Ending::Fetched(body) => CallEvent::Fetched {
+                context,
+                outcome: Ok(body),
+            },
+            Ending::Failed(failure) if fetches => CallEvent::Fetched {
                 context,
                 outcome: Err(failure),
             },

@@ -26,6 +26,9 @@ pub enum Work {
     Cancel(String),
     /// `GET /models/{id}`: what the provider says of a model (its `shutdown_date`).
     Model(String),
+    /// `GET` of a document of the identity provider (OAuth mode: its metadata, its key
+    /// set), at this absolute URL, without the provider's credentials.
+    Fetch(String),
 }
 
 impl Work {
@@ -56,6 +59,7 @@ impl Work {
         body: impl FnOnce() -> Vec<u8>,
     ) -> (HttpMethod, String, Vec<u8>) {
         match self {
+            Work::Fetch(url) => (HttpMethod::Get, url.clone(), Vec::new()),
             Work::Model(id) => (
                 HttpMethod::Get,
                 format!("{base}/models/{}", path_segment(id)),

@@ -6,7 +6,7 @@
 //! to cost (a model without a price counts nothing). A call is admitted while the day's
 //! spend is below the limit, so the calls in flight when it is crossed may take it over.
 
-use super::{ClientId, Clients};
+use super::ClientId;
 use crate::money::Picodollars;
 
 /// Limits on one client, or on the instance; `None` is no limit.
@@ -130,63 +130,62 @@ impl Used {
     }
 }
 
-/// What each client and the instance used, against their limits.
+/// What each client and the instance used, against their limits. The clients' own
+/// limits come with each call (from [`Clients`](super::Clients), which the ledger keeps).
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
     instance: Limit,
-    clients: Clients,
-    /// By [`ClientId`].
+    /// By [`ClientId`]; grown as new clients (OAuth identities) call.
     used: Vec<Used>,
     instance_used: Used,
 }
 
 impl Limits {
-    /// Limits for `clients` (each with its own) and for the instance.
-    pub fn new(instance: Limit, clients: Clients) -> Limits {
+    /// Limits for the instance; each client's come with its calls.
+    pub fn new(instance: Limit) -> Limits {
         Limits {
             instance,
-            used: vec![Used::default(); clients.len()],
-            clients,
+            used: Vec::new(),
             instance_used: Used::default(),
         }
     }
 
-    /// Admits a call of `client` at `now` (Unix seconds) and counts it, or says which
-    /// limit refuses it (the client's own first); a refused call counts nothing.
-    pub fn admit(&mut self, client: ClientId, now: u64) -> Result<(), Exceeded> {
-        let limit = self.clients.limit(client);
-        self.instance_used.roll(now);
-        let used = self.used.get_mut(client.index());
-        if let Some(used) = used {
-            used.roll(now);
-            used.check(limit, Scope::Client, now)?;
-            self.instance_used
-                .check(self.instance, Scope::Instance, now)?;
-            used.calls = used.calls.saturating_add(1);
-        } else {
-            self.instance_used
-                .check(self.instance, Scope::Instance, now)?;
+    /// What `client` used, its record made on its first call.
+    fn used(&mut self, client: ClientId) -> &mut Used {
+        let i = client.index();
+        if self.used.len() <= i {
+            self.used.resize(i + 1, Used::default());
         }
+        &mut self.used[i]
+    }
+
+    /// Admits a call of `client` (whose own limits are `limit`) at `now` (Unix seconds)
+    /// and counts it, or says which limit refuses it (the client's own first); a refused
+    /// call counts nothing.
+    pub fn admit(&mut self, client: ClientId, limit: Limit, now: u64) -> Result<(), Exceeded> {
+        self.instance_used.roll(now);
+        let instance = self.instance;
+        let used = self.used(client);
+        used.roll(now);
+        used.check(limit, Scope::Client, now)?;
+        self.instance_used.check(instance, Scope::Instance, now)?;
+        let used = self.used(client);
+        used.calls = used.calls.saturating_add(1);
         self.instance_used.calls = self.instance_used.calls.saturating_add(1);
         Ok(())
     }
 
-    /// The limits on `client`'s calls: its own, and the instance's.
-    pub fn of(&self, client: ClientId) -> (Limit, Limit) {
-        (self.clients.limit(client), self.instance)
+    /// The instance's limits.
+    pub fn instance(&self) -> Limit {
+        self.instance
     }
 
     /// Counts what a call of `client` that ended at `now` was estimated to cost.
     pub fn spend(&mut self, client: ClientId, now: u64, cost: Picodollars) {
-        for used in [
-            self.used.get_mut(client.index()),
-            Some(&mut self.instance_used),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            used.roll(now);
-            used.spent = used.spent.plus(cost);
-        }
+        let used = self.used(client);
+        used.roll(now);
+        used.spent = used.spent.plus(cost);
+        self.instance_used.roll(now);
+        self.instance_used.spent = self.instance_used.spent.plus(cost);
     }
 }

@@ -11,6 +11,7 @@ fn clients() -> Clients {
                 calls_per_minute: Some(2),
                 spend_per_day: None,
             },
+            identity: None,
         },
         NamedClient {
             name: "alice".into(),
@@ -18,6 +19,7 @@ fn clients() -> Clients {
                 calls_per_minute: None,
                 spend_per_day: Some(Picodollars(USD)),
             },
+            identity: Some("00u1alice".into()),
         },
     ])
     .unwrap()
@@ -46,11 +48,11 @@ fn ids_name_the_clients_of_the_file_and_the_default() {
 fn calls_per_minute_refuse_until_the_minute_ends() {
     let clients = clients();
     let ci = clients.id(0).unwrap();
-    let mut limits = Limits::new(Limit::default(), clients);
+    let mut limits = Limits::new(Limit::default());
     assert_eq!(LATE % 60, 30);
-    limits.admit(ci, LATE).unwrap();
-    limits.admit(ci, LATE + 10).unwrap();
-    let refused = limits.admit(ci, LATE + 20).unwrap_err();
+    limits.admit(ci, clients.limit(ci), LATE).unwrap();
+    limits.admit(ci, clients.limit(ci), LATE + 10).unwrap();
+    let refused = limits.admit(ci, clients.limit(ci), LATE + 20).unwrap_err();
     assert_eq!(
         refused,
         Exceeded {
@@ -61,23 +63,31 @@ fn calls_per_minute_refuse_until_the_minute_ends() {
         }
     );
     // A refused call counts nothing, and other clients are not held back.
-    assert!(limits.admit(ci, LATE + 29).is_err());
-    limits.admit(ClientId::DEFAULT, LATE + 29).unwrap();
+    assert!(limits.admit(ci, clients.limit(ci), LATE + 29).is_err());
+    limits
+        .admit(
+            ClientId::DEFAULT,
+            clients.limit(ClientId::DEFAULT),
+            LATE + 29,
+        )
+        .unwrap();
     // The next minute admits again.
-    limits.admit(ci, LATE + 30).unwrap();
+    limits.admit(ci, clients.limit(ci), LATE + 30).unwrap();
 }
 
 #[test]
 fn spend_per_day_refuses_once_reached_until_the_utc_day_ends() {
     let clients = clients();
     let alice = clients.id(1).unwrap();
-    let mut limits = Limits::new(Limit::default(), clients);
-    limits.admit(alice, LATE).unwrap();
+    let mut limits = Limits::new(Limit::default());
+    limits.admit(alice, clients.limit(alice), LATE).unwrap();
     limits.spend(alice, LATE, Picodollars(USD / 2));
     // Below the limit: admitted, even though this call may take the day over it.
-    limits.admit(alice, LATE + 1).unwrap();
+    limits.admit(alice, clients.limit(alice), LATE + 1).unwrap();
     limits.spend(alice, LATE + 2, Picodollars(USD / 2 + 1));
-    let refused = limits.admit(alice, LATE + 3).unwrap_err();
+    let refused = limits
+        .admit(alice, clients.limit(alice), LATE + 3)
+        .unwrap_err();
     assert_eq!(refused.scope, Scope::Client);
     assert_eq!(
         refused.kind,
@@ -89,7 +99,9 @@ fn spend_per_day_refuses_once_reached_until_the_utc_day_ends() {
     assert_eq!(refused.resets_at % 86_400, 0);
     assert_eq!(refused.resets_at, LATE + 30);
     assert_eq!(refused.retry_after_secs, 27);
-    limits.admit(alice, LATE + 30).unwrap();
+    limits
+        .admit(alice, clients.limit(alice), LATE + 30)
+        .unwrap();
 }
 
 #[test]
@@ -100,28 +112,78 @@ fn the_instance_limits_hold_every_client_together() {
         calls_per_minute: Some(3),
         spend_per_day: Some(Picodollars(2 * USD)),
     };
-    let mut limits = Limits::new(instance, clients);
-    limits.admit(ci, LATE).unwrap();
-    limits.admit(alice, LATE).unwrap();
-    limits.admit(ClientId::DEFAULT, LATE).unwrap();
-    let refused = limits.admit(alice, LATE).unwrap_err();
+    let mut limits = Limits::new(instance);
+    limits.admit(ci, clients.limit(ci), LATE).unwrap();
+    limits.admit(alice, clients.limit(alice), LATE).unwrap();
+    limits
+        .admit(ClientId::DEFAULT, clients.limit(ClientId::DEFAULT), LATE)
+        .unwrap();
+    let refused = limits.admit(alice, clients.limit(alice), LATE).unwrap_err();
     assert_eq!(
         (refused.scope, refused.kind),
         (Scope::Instance, LimitKind::CallsPerMinute(3))
     );
-    assert_eq!(limits.admit(ci, LATE).unwrap_err().scope, Scope::Instance);
-    // The client's own limit is named first when both refuse.
-    limits.admit(ci, LATE + 30).unwrap();
-    limits.admit(ci, LATE + 31).unwrap();
-    limits.admit(alice, LATE + 32).unwrap();
     assert_eq!(
-        limits.admit(ci, LATE + 33).unwrap_err().scope,
+        limits.admit(ci, clients.limit(ci), LATE).unwrap_err().scope,
+        Scope::Instance
+    );
+    // The client's own limit is named first when both refuse.
+    limits.admit(ci, clients.limit(ci), LATE + 30).unwrap();
+    limits.admit(ci, clients.limit(ci), LATE + 31).unwrap();
+    limits
+        .admit(alice, clients.limit(alice), LATE + 32)
+        .unwrap();
+    assert_eq!(
+        limits
+            .admit(ci, clients.limit(ci), LATE + 33)
+            .unwrap_err()
+            .scope,
         Scope::Client
     );
     // Spend adds up across clients.
     limits.spend(ClientId::DEFAULT, LATE + 40, Picodollars(USD));
     limits.spend(ci, LATE + 40, Picodollars(USD));
-    let refused = limits.admit(ClientId::DEFAULT, LATE + 90).unwrap_err();
+    let refused = limits
+        .admit(
+            ClientId::DEFAULT,
+            clients.limit(ClientId::DEFAULT),
+            LATE + 90,
+        )
+        .unwrap_err();
     assert_eq!(refused.kind.label(), "spend_per_day_usd");
     assert_eq!(refused.scope, Scope::Instance);
+}
+
+#[test]
+fn identities_are_clients_of_their_own_or_the_named_client_that_claims_them() {
+    let mut clients = clients();
+    clients.set_identity_limit(Limit {
+        calls_per_minute: Some(1),
+        spend_per_day: None,
+    });
+    let alice = clients.identify("sub", "00u1alice").unwrap();
+    assert_eq!(clients.name(alice), "alice");
+    let bob = clients.identify("sub", "bob").unwrap();
+    assert_eq!(clients.name(bob), "sub:bob");
+    assert_eq!(clients.identify("sub", "bob"), Some(bob));
+    assert_eq!(clients.resolve("sub:bob"), Some(bob));
+    // Another claim's `bob` is someone else; a named client's name is not an identity's.
+    let other = clients.identify("client_id", "bob").unwrap();
+    assert_ne!(other, bob);
+    assert_ne!(clients.identify("sub", "ci"), Some(clients.find("ci")));
+    assert_eq!(clients.limit(bob).calls_per_minute, Some(1));
+    assert_eq!(clients.limit(alice).calls_per_minute, None);
+    // Each identity counts on its own.
+    let mut limits = Limits::new(Limit::default());
+    limits.admit(bob, clients.limit(bob), LATE).unwrap();
+    assert!(limits.admit(bob, clients.limit(bob), LATE + 1).is_err());
+    limits.admit(other, clients.limit(other), LATE + 1).unwrap();
+    // Labels stay few: identities past the first 32 share one.
+    for n in 0..40 {
+        clients.identify("sub", &format!("user{n}")).unwrap();
+    }
+    let late = clients.identify("sub", "user39").unwrap();
+    assert_eq!(clients.label(late), OTHER_LABEL);
+    assert_eq!(clients.label(bob), "sub:bob");
+    assert_eq!(clients.name(late), "sub:user39");
 }

@@ -103,8 +103,14 @@ impl Ledger {
     pub fn new(config: &ServerConfig) -> Ledger {
         Ledger {
             metrics: Metrics::default(),
-            limits: Limits::new(config.instance_limit, config.clients.clone()),
-            clients: config.clients.clone(),
+            limits: Limits::new(config.instance_limit),
+            clients: {
+                let mut clients = config.clients.clone();
+                if let Some(oauth) = &config.oauth {
+                    clients.set_identity_limit(oauth.settings.identity_limit);
+                }
+                clients
+            },
             prices: config.prices.clone(),
             background_percent: config.tasks.background_price_percent(),
             seed: config.jitter_seed,
@@ -126,12 +132,13 @@ impl Ledger {
     /// it, or says which limit refuses it; with a shared store, asks it.
     pub fn admit(&mut self, client: ClientId, now: u64) -> Admission {
         let Some(shared) = &mut self.shared else {
-            return match self.limits.admit(client, now) {
+            let limit = self.clients.limit(client);
+            return match self.limits.admit(client, limit, now) {
                 Ok(()) => Admission::Admitted,
                 Err(exceeded) => Admission::Refused(exceeded),
             };
         };
-        let limits = self.limits.of(client);
+        let limits = (self.clients.limit(client), self.limits.instance());
         let op = crate::store::reserve(self.clients.name(client), limits, now);
         let id = shared.send(op);
         shared.asked.insert(
@@ -211,6 +218,17 @@ impl Ledger {
         }
     }
 
+    /// The clients: the named ones and the identities seen (the one copy the server
+    /// reads names from, so that an identity's id means the same everywhere).
+    pub fn clients(&self) -> &crate::clients::Clients {
+        &self.clients
+    }
+
+    /// The same, to number a new identity.
+    pub fn clients_mut(&mut self) -> &mut crate::clients::Clients {
+        &mut self.clients
+    }
+
     /// Whether there is a store and it does not answer.
     pub fn store_down(&self) -> bool {
         self.shared.as_ref().is_some_and(|s| !s.up)
@@ -247,7 +265,8 @@ impl Ledger {
         let cost = self.cost(end.model, usage, end.lane);
         let client = self.clients.name(call.client);
         if let Some(usage) = usage {
-            self.metrics.usage(end.model, client, usage, &cost);
+            let label = self.clients.label(call.client);
+            self.metrics.usage(end.model, label, usage, &cost);
             if let Some(spent) = cost.total() {
                 match &mut self.shared {
                     Some(shared) => {
@@ -346,7 +365,8 @@ impl Ledger {
         fill: impl FnOnce(&mut CallRecord),
     ) {
         let client = self.clients.name(call.client);
-        self.metrics.call(call.tool.name(), client, outcome);
+        self.metrics
+            .call(call.tool.name(), self.clients.label(call.client), outcome);
         if !self.keep_records {
             return;
         }

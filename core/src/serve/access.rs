@@ -2,8 +2,10 @@
 //! protection: a web page whose name resolves to 127.0.0.1 must not reach a local
 //! server) and, when the operator set one, a bearer token.
 
+use super::exchange::Caller;
 use crate::clients::ClientId;
 use crate::http::Request;
+use crate::oauth::{BearerToken, OAuthSettings};
 use std::fmt;
 
 /// Host names that always mean this machine.
@@ -30,6 +32,32 @@ pub struct Access {
     /// Whether `/mcp` is served here; false on a `--metrics-listen` listener, which
     /// serves `/metrics`, `/health` and `/ready` only.
     pub mcp: bool,
+    /// OAuth mode: any other bearer token goes to the server's gate, and the protected
+    /// resource's metadata is served.
+    pub oauth: Option<OAuthDoor>,
+}
+
+/// What the endpoint needs of OAuth mode: the metadata it serves and the challenge of a
+/// request without a token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuthDoor {
+    /// The Protected Resource Metadata document (RFC 9728).
+    pub metadata: Vec<u8>,
+    /// `WWW-Authenticate` for a request without a token.
+    pub challenge: String,
+    /// The authorization server, named to clients that look for one here.
+    pub issuer: String,
+}
+
+impl OAuthDoor {
+    /// The door of `settings`.
+    pub fn of(settings: &OAuthSettings) -> OAuthDoor {
+        OAuthDoor {
+            metadata: crate::oauth::protected_resource_metadata(settings),
+            challenge: settings.challenge(None),
+            issuer: settings.issuer.clone(),
+        }
+    }
 }
 
 /// A bearer token. Its bytes never leave this type except to be compared.
@@ -162,8 +190,9 @@ impl Denied {
 }
 
 impl Access {
-    /// Checks `Host`, then `Origin`, then the token, and says which client sent it.
-    pub fn check(&self, request: &Request) -> Result<ClientId, Denied> {
+    /// Checks `Host`, then `Origin`, then the token, and says which client sent it: a
+    /// static token's, or, in OAuth mode, any other bearer token for the gate to verify.
+    pub fn check(&self, request: &Request) -> Result<Caller, Denied> {
         if let Some(allowed) = &self.allowed_hosts {
             // HTTP/1.0 may omit Host; the reader requires it for HTTP/1.1.
             let host = request.header("host").unwrap_or_default();
@@ -183,8 +212,8 @@ impl Access {
                 return Err(Denied::Origin(self.shown(origin)));
             }
         }
-        if self.token.is_none() && self.clients.is_none() {
-            return Ok(ClientId::DEFAULT);
+        if self.token.is_none() && self.clients.is_none() && self.oauth.is_none() {
+            return Ok(Caller::Client(ClientId::DEFAULT));
         }
         let offered = request.header("authorization").and_then(|v| {
             let (scheme, rest) = v.split_once(' ')?;
@@ -198,12 +227,19 @@ impl Access {
             .as_ref()
             .is_some_and(|t| t.matches(offered.as_bytes()))
         {
-            return Ok(ClientId::DEFAULT);
+            return Ok(Caller::Client(ClientId::DEFAULT));
         }
-        self.clients
+        if let Some(client) = self
+            .clients
             .as_ref()
             .and_then(|c| c.client_of(offered.as_bytes()))
-            .ok_or(Denied::Token(false))
+        {
+            return Ok(Caller::Client(client));
+        }
+        match (&self.oauth, BearerToken::new(offered)) {
+            (Some(_), Some(token)) => Ok(Caller::Bearer(token)),
+            _ => Err(Denied::Token(false)),
+        }
     }
 }
 

@@ -8,9 +8,8 @@
 //! headers.
 
 use super::access::{Access, Denied};
-use super::exchange::Asked;
+use super::exchange::{Asked, Caller};
 use super::headers;
-use crate::clients::ClientId;
 use crate::http::{ReplyHead, Request};
 use crate::jsonrpc::{ErrorKind, RequestId, RpcError};
 use crate::mcp::meta::MetaError;
@@ -62,6 +61,9 @@ pub struct Health {
     pub full: bool,
     /// The shared store of limits does not answer.
     pub store_down: bool,
+    /// OAuth mode: the identity provider's keys cannot be had (not fetched yet, or its
+    /// last fetch failed or took too long), so a token cannot be checked.
+    pub identity_down: bool,
 }
 
 impl Health {
@@ -74,6 +76,8 @@ impl Health {
             Some(Refusal::NoApiKey)
         } else if self.store_down {
             Some(Refusal::StoreUnavailable)
+        } else if self.identity_down {
+            Some(Refusal::IdentityProviderUnavailable)
         } else if self.full {
             Some(Refusal::Busy)
         } else {
@@ -125,7 +129,10 @@ fn decide(request: &Request, access: &Access) -> Routed {
         Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
     };
     if is_oauth_path(path) {
-        return Routed::Respond(no_oauth(keep_alive));
+        return Routed::Respond(match &access.oauth {
+            Some(door) => oauth_path(request, door),
+            None => no_oauth(keep_alive),
+        });
     }
     if path == METRICS_PATH {
         return metrics(request, access);
@@ -137,9 +144,9 @@ fn decide(request: &Request, access: &Access) -> Routed {
         );
         return refuse(404, RpcError::new(ErrorKind::InvalidRequest, message));
     }
-    let client = match access.check(request) {
-        Ok(client) => client,
-        Err(denied) => return refused(request, denied),
+    let caller = match access.check(request) {
+        Ok(caller) => caller,
+        Err(denied) => return refused(request, access, denied),
     };
     if request.method != "POST" {
         let head = ReplyHead::new(405, keep_alive).header("allow", "POST");
@@ -163,17 +170,32 @@ fn decide(request: &Request, access: &Access) -> Routed {
         let message = "the reply is application/json or text/event-stream: accept at least one";
         return refuse(406, RpcError::new(ErrorKind::InvalidRequest, message));
     }
-    exchange(request, access, takes_stream, client)
+    exchange(request, access, takes_stream, caller)
 }
 
 /// A request the access rules refused: 403, or 401 with the challenge RFC 6750 (section
 /// 3) asks for: no credentials get the bare challenge, a wrong token the `invalid_token`
 /// error.
-fn refused(request: &Request, denied: Denied) -> Routed {
+fn refused(request: &Request, access: &Access, denied: Denied) -> Routed {
     let mut head = ReplyHead::new(denied.status(), request.keep_alive);
-    match denied {
-        Denied::Token(true) => head = head.header("www-authenticate", r#"Bearer realm="mcp""#),
-        Denied::Token(false) => {
+    match (denied.clone(), &access.oauth) {
+        // OAuth mode: the challenge MCP clients follow to the protected resource's
+        // metadata (RFC 9728, 5.1).
+        (Denied::Token(missing), Some(door)) => {
+            let challenge = if missing {
+                door.challenge.clone()
+            } else {
+                format!(
+                    r#"{}, error="invalid_token", error_description="the bearer token is not valid""#,
+                    door.challenge
+                )
+            };
+            head = head.header("www-authenticate", challenge);
+        }
+        (Denied::Token(true), None) => {
+            head = head.header("www-authenticate", r#"Bearer realm="mcp""#);
+        }
+        (Denied::Token(false), None) => {
             let challenge = r#"Bearer realm="mcp", error="invalid_token", error_description="the bearer token is not valid""#;
             head = head.header("www-authenticate", challenge);
         }
@@ -187,13 +209,20 @@ fn refused(request: &Request, denied: Denied) -> Routed {
 /// say how the service is used, so they are not for anyone who can reach the port).
 fn metrics(request: &Request, access: &Access) -> Routed {
     let keep_alive = request.keep_alive;
-    if let Err(denied) = access.check(request) {
-        let mut head = ReplyHead::new(denied.status(), keep_alive);
-        if let Denied::Token(_) = denied {
-            head = head.header("www-authenticate", r#"Bearer realm="mcp""#);
+    let caller = match access.check(request) {
+        Ok(caller) => caller,
+        Err(denied) => {
+            let mut head = ReplyHead::new(denied.status(), keep_alive);
+            if let Denied::Token(_) = denied {
+                let challenge = access
+                    .oauth
+                    .as_ref()
+                    .map_or(r#"Bearer realm="mcp""#, |door| door.challenge.as_str());
+                head = head.header("www-authenticate", challenge);
+            }
+            return Routed::Respond(head.with_body(format!("{denied}\n").as_bytes()));
         }
-        return Routed::Respond(head.with_body(format!("{denied}\n").as_bytes()));
-    }
+    };
     if request.method != "GET" && request.method != "HEAD" {
         return Routed::Respond(
             ReplyHead::new(405, keep_alive)
@@ -202,7 +231,7 @@ fn metrics(request: &Request, access: &Access) -> Routed {
         );
     }
     Routed::Exchange {
-        asked: Asked::Metrics,
+        asked: Asked::Metrics { caller },
         response: ExchangeResponse {
             keep_alive,
             takes_stream: false,
@@ -216,7 +245,7 @@ fn metrics(request: &Request, access: &Access) -> Routed {
 /// A POST that passed the access and content checks: its JSON-RPC message, with its
 /// version header checked against the body (and, for 2026-07-28, its `_meta` and
 /// mirrored headers), becomes an exchange; anything wrong is refused with 400.
-fn exchange(request: &Request, access: &Access, takes_stream: bool, client: ClientId) -> Routed {
+fn exchange(request: &Request, access: &Access, takes_stream: bool, caller: Caller) -> Routed {
     let keep_alive = request.keep_alive;
     let refuse = |status: u16, error: RpcError| {
         Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
@@ -273,7 +302,7 @@ fn exchange(request: &Request, access: &Access, takes_stream: bool, client: Clie
         asked: Asked::Rpc {
             message,
             version,
-            client,
+            caller,
         },
         response: ExchangeResponse {
             keep_alive,
@@ -402,6 +431,39 @@ fn no_oauth(keep_alive: bool) -> Vec<u8> {
         .header("content-type", "application/json")
         .header("cache-control", "no-store")
         .with_body(body.to_string().as_bytes())
+}
+
+/// An OAuth discovery path in OAuth mode: this resource's metadata (at the well-known
+/// path, bare or with the endpoint's path after it), readable from any origin as public
+/// metadata is; any other (an authorization server's) is 404 naming the issuer.
+fn oauth_path(request: &Request, door: &super::access::OAuthDoor) -> Vec<u8> {
+    let keep_alive = request.keep_alive;
+    let path = request.path();
+    let ours = path
+        .strip_prefix(crate::oauth::METADATA_PATH)
+        .is_some_and(|rest| rest.is_empty() || rest == MCP_PATH);
+    if !ours {
+        let description = format!(
+            "this MCP server is an OAuth protected resource, not an authorization server: its authorization server is {} (see {}{MCP_PATH})",
+            door.issuer,
+            crate::oauth::METADATA_PATH
+        );
+        let body = json!({ "error": "invalid_request", "error_description": description });
+        return ReplyHead::new(404, keep_alive)
+            .header("content-type", "application/json")
+            .header("cache-control", "no-store")
+            .with_body(body.to_string().as_bytes());
+    }
+    if request.method != "GET" && request.method != "HEAD" && request.method != "OPTIONS" {
+        return ReplyHead::new(405, keep_alive)
+            .header("allow", "GET")
+            .with_body(b"");
+    }
+    ReplyHead::new(200, keep_alive)
+        .header("content-type", "application/json")
+        .header("cache-control", "max-age=300")
+        .header("access-control-allow-origin", "*")
+        .with_body(&door.metadata)
 }
 
 fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {

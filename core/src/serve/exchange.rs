@@ -3,6 +3,17 @@
 
 use crate::clients::ClientId;
 use crate::mcp::ProtocolVersion;
+use crate::oauth::BearerToken;
+
+/// Who sent a request, as far as the endpoint can tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// A static token's client (or the default one, when none is needed).
+    Client(ClientId),
+    /// In OAuth mode, a bearer token that is no static one: the server's gate verifies
+    /// it before anything else.
+    Bearer(BearerToken),
+}
 
 /// What an HTTP request asks the server, once the endpoint let it through.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,10 +26,38 @@ pub enum Asked {
         /// The header's version; legacy requests are served in it, statelessly.
         version: Option<ProtocolVersion>,
         /// Who sent it, by its bearer token.
-        client: ClientId,
+        caller: Caller,
     },
     /// `GET /metrics`: the Prometheus text, answered with [`ExchangeOut::Metrics`].
-    Metrics,
+    Metrics {
+        /// Who asked (the same access rules as `/mcp`).
+        caller: Caller,
+    },
+}
+
+impl Asked {
+    /// Who sent it.
+    pub fn caller(&self) -> &Caller {
+        match self {
+            Asked::Rpc { caller, .. } | Asked::Metrics { caller } => caller,
+        }
+    }
+
+    /// The same request, as sent by `client` (once the gate verified its token).
+    pub fn as_client(self, client: ClientId) -> Asked {
+        match self {
+            Asked::Rpc {
+                message, version, ..
+            } => Asked::Rpc {
+                message,
+                version,
+                caller: Caller::Client(client),
+            },
+            Asked::Metrics { .. } => Asked::Metrics {
+                caller: Caller::Client(client),
+            },
+        }
+    }
 }
 
 /// What goes back on an exchange's response.
@@ -44,4 +83,7 @@ pub enum ExchangeOut {
     /// The answer to [`Asked::Metrics`]: the Prometheus text exposition; the exchange is
     /// over.
     Metrics(Vec<u8>),
+    /// The request's bearer token was refused (401, 403) or could not be checked (503);
+    /// the exchange is over.
+    Refused(crate::oauth::Denial),
 }

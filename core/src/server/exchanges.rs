@@ -76,6 +76,7 @@ impl Server {
     /// The client went away: its call (if any) is cancelled; nothing more is sent for it.
     pub(super) fn on_exchange_closed(&mut self, now: Now, x: ExchangeId) {
         self.forget_subscriptions_of(x);
+        self.forget_gated(x);
         // A `tasks/result` whose client left waits no more (and frees its slot).
         self.tasks
             .forget_waiters(|w| w.reply_to == ReplyTo::Exchange(x));

@@ -22,6 +22,7 @@ mod held;
 pub mod io;
 mod lookups;
 mod methods;
+mod oauth;
 mod route;
 mod routing;
 mod shared_tasks;
@@ -31,7 +32,7 @@ mod tasks;
 
 use crate::io::{after, ExchangeId, Now};
 use crate::mcp::shape::RequestError;
-use crate::serve::exchange::{Asked, ExchangeOut};
+use crate::serve::exchange::ExchangeOut;
 use crate::settings::ServerConfig;
 pub use io::{Input, Output};
 
@@ -119,6 +120,8 @@ pub struct Server {
     parked: BTreeMap<crate::store::StoreId, store::CallRequest>,
     /// With a shared store: tasks served from it, and what waits for its answers.
     shared_tasks: Option<shared_tasks::SharedTasks>,
+    /// OAuth mode: the gate that verifies bearer tokens, and the requests it holds.
+    gate: Option<oauth::ExchangeGate>,
 }
 
 impl Server {
@@ -127,6 +130,7 @@ impl Server {
         let tasks = config.tasks.clone();
         let ledger = crate::ledger::Ledger::new(&config);
         let shared_tasks = config.store.map(|_| shared_tasks::SharedTasks::default());
+        let gate = oauth::gate_of(&config);
         // With a shared store, this instance's task numbers start at a point of their own,
         // so that no two instances seal the same id.
         let first_task = match config.store {
@@ -159,6 +163,7 @@ impl Server {
             ledger,
             parked: BTreeMap::new(),
             shared_tasks,
+            gate,
         }
     }
 
@@ -168,6 +173,9 @@ impl Server {
             return;
         }
         self.last_now = Some(now);
+        if self.gate.is_some() {
+            self.gate_tick(now);
+        }
         match input {
             Input::Stdin(bytes) => {
                 if !self.stdin_closed {
@@ -205,23 +213,7 @@ impl Server {
                 self.drain_calls();
                 self.exit();
             }
-            Input::Exchange {
-                id,
-                asked:
-                    Asked::Rpc {
-                        message,
-                        version,
-                        client,
-                    },
-            } => self.on_exchange(now, id, message, version, client),
-            Input::Exchange {
-                id,
-                asked: Asked::Metrics,
-            } => {
-                let text = self.metrics_text();
-                self.outputs
-                    .push_back(Output::Exchange(id, ExchangeOut::Metrics(text)));
-            }
+            Input::Exchange { id, asked } => self.on_asked(now, id, asked),
             Input::ExchangeClosed(id) => self.on_exchange_closed(now, id),
             Input::StoreReply { id, reply, took } => self.on_store_reply(now, id, reply, took),
             Input::StoreHealth(up) => self.ledger.store_health(up),
@@ -265,6 +257,7 @@ impl Server {
             key_missing: !self.config.credentials_ready,
             full: self.calls.is_full(),
             store_down: self.ledger.store_down(),
+            identity_down: self.gate.as_ref().is_some_and(|g| g.not_ready().is_some()),
         }
     }
 
@@ -308,6 +301,7 @@ impl Server {
             self.held.poll_timeout(),
             self.background.poll_timeout(),
             self.shared_tasks.as_ref().and_then(|s| s.poll_timeout()),
+            self.gate.as_ref().and_then(|g| g.poll_timeout()),
             // No lookups start once the server is closing: their time must not wake it.
             self.calendar
                 .poll_timeout()

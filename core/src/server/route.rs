@@ -87,8 +87,17 @@ impl Server {
                         self.on_model_date(now, &model, outcome);
                     }
                 }
+                CallEvent::Fetched {
+                    context: Context::Identity,
+                    outcome,
+                } => {
+                    if let Some(now) = self.last_now {
+                        self.on_fetched(now, outcome);
+                    }
+                }
                 // Background work is dropped only at exit; progress goes to calls only.
                 CallEvent::Dropped { .. }
+                | CallEvent::Fetched { .. }
                 | CallEvent::ModelDate { .. }
                 | CallEvent::Progress { .. }
                 | CallEvent::Finished { .. }

@@ -106,6 +106,8 @@ pub(super) enum Context {
     Background(Job),
     /// A lookup of this model at the provider.
     Lookup(String),
+    /// A fetch of the identity provider's metadata or keys (OAuth mode).
+    Identity,
 }
 
 /// What the server attaches to each call, to answer it.

@@ -118,7 +118,7 @@ pub(super) fn refused_by_limit(
 ) -> Dispatched {
     let failure = ToolFailure::Limited {
         exceeded,
-        client: config.clients.name(request.client),
+        client: ledger.clients().name(request.client),
         now: now.unix_secs,
     };
     let answer = failure.reply(request.version);

@@ -156,7 +156,7 @@ impl Server {
             let end = reference.created.saturating_add(reference.ttl_ms / 1000);
             let why = if now.unix_secs > end {
                 Some(Unknown::Gone)
-            } else if !reference.client_may_see(self.config.clients.name(client)) {
+            } else if !reference.client_may_see(self.ledger.clients().name(client)) {
                 Some(Unknown::Foreign)
             } else {
                 None

@@ -88,6 +88,7 @@ pub fn http_request(data: &[u8]) {
             )],
         }),
         mcp: true,
+        oauth: None,
     };
     for r in whole.iter().flatten() {
         assert!(r.body.len() <= limits.max_body, "a body over the limit");
@@ -98,9 +99,13 @@ pub fn http_request(data: &[u8]) {
                 "a token leaked"
             ),
             // Only the named client's own token names it.
-            Ok(client) if client == named_client() => assert!(r
-                .header("authorization")
-                .is_some_and(|a| a.contains("fuzz-client-5678"))),
+            Ok(responses_mcp_core::serve::exchange::Caller::Client(client))
+                if client == named_client() =>
+            {
+                assert!(r
+                    .header("authorization")
+                    .is_some_and(|a| a.contains("fuzz-client-5678")))
+            }
             Ok(_) => {}
         }
         if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&r.body) {
@@ -191,6 +196,7 @@ fn named_client() -> responses_mcp_core::clients::ClientId {
         responses_mcp_core::clients::Clients::new(vec![responses_mcp_core::clients::NamedClient {
             name: "fuzz".into(),
             limit: responses_mcp_core::clients::Limit::default(),
+            identity: None,
         }]);
     clients
         .and_then(|c| c.id(0))

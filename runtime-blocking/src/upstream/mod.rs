@@ -128,6 +128,11 @@ impl Upstream {
         stream: impl FnMut(Message) -> bool,
     ) -> Result<Delivered, TransportError> {
         let headers = self.shared.headers.as_deref().map_err(|why| invalid(why))?;
+        // The identity provider gets no credential of the model provider's.
+        let headers = match request.to {
+            responses_mcp_core::Destination::Provider => headers,
+            responses_mcp_core::Destination::IdentityProvider => &[],
+        };
         let https = request.url.starts_with("https://");
         let _entered = attempt.enter();
         let response = loop {

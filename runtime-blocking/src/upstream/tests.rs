@@ -24,6 +24,7 @@ fn request(method: HttpMethod, url: &str) -> HttpRequest {
         } else {
             Vec::new()
         },
+        to: responses_mcp_core::Destination::Provider,
     }
 }
 

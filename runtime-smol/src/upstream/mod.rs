@@ -16,15 +16,18 @@ use responses_mcp_config::Startup;
 use responses_mcp_core::http::{is_event_stream, scrub, Reader, Response, MAX_BODY_BYTES};
 use responses_mcp_core::Message;
 use responses_mcp_core::{
-    AttemptId, HttpHead, HttpMethod, HttpReply, TransportError, TransportErrorKind,
+    AttemptId, Destination, HttpHead, HttpMethod, HttpReply, TransportError, TransportErrorKind,
 };
 use smol::channel::Sender;
 use stream::{Stream, StreamError};
 
 /// Sends attempts with the credentials and headers of the configuration.
 pub struct Upstream {
-    /// The request header lines every request carries, or why they cannot be sent.
+    /// The request header lines every request to the provider carries, or why they
+    /// cannot be sent.
     headers: Result<Vec<u8>, &'static str>,
+    /// The lines of a request to the identity provider: ours, no credentials.
+    bare: Result<Vec<u8>, &'static str>,
     /// The key's bytes, to scrub from bodies that echo it back.
     key: Option<Vec<u8>>,
     connector: Connector,
@@ -43,6 +46,7 @@ impl Upstream {
     pub fn new(startup: &Startup) -> Upstream {
         Upstream {
             headers: startup_header_lines(startup),
+            bare: responses_mcp_config::client::header_lines(&[]),
             key: startup
                 .api_key
                 .as_ref()
@@ -55,7 +59,10 @@ impl Upstream {
     /// Performs one attempt: POSTs `body` to `url` and reads the whole reply.
     #[cfg(test)]
     pub async fn send(&self, url: &str, body: Vec<u8>) -> Result<HttpReply, TransportError> {
-        match self.deliver(HttpMethod::Post, url, body, None).await? {
+        match self
+            .deliver(HttpMethod::Post, Destination::Provider, url, body, None)
+            .await?
+        {
             Delivered::Whole(reply) => Ok(reply),
             Delivered::Streamed => Err(invalid("streamed without a destination")),
         }
@@ -67,12 +74,17 @@ impl Upstream {
     pub async fn deliver(
         &self,
         method: HttpMethod,
+        to: Destination,
         url: &str,
         body: Vec<u8>,
         stream_to: Option<StreamTo<'_>>,
     ) -> Result<Delivered, TransportError> {
         let target = Target::parse(url).map_err(invalid)?;
-        let headers = self.headers.as_deref().map_err(|why| invalid(why))?;
+        let headers = match to {
+            Destination::Provider => &self.headers,
+            Destination::IdentityProvider => &self.bare,
+        };
+        let headers = headers.as_deref().map_err(|why| invalid(why))?;
         // The body is only needed inside the message, which lives until the reply.
         let message = message(method, &target, headers, &body);
         drop(body);

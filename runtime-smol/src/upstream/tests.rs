@@ -1,5 +1,6 @@
 use super::*;
 use responses_mcp_config::client::header_lines;
+use responses_mcp_core::Destination;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::thread;
@@ -12,6 +13,7 @@ fn client() -> Upstream {
 fn with_proxy(proxy: Option<responses_mcp_config::proxy::ProxyUrl>) -> Upstream {
     Upstream {
         headers: header_lines(&[("Authorization", Some("Bearer sk-test-secret"))]),
+        bare: header_lines(&[]),
         key: Some(b"sk-test-secret".to_vec()),
         connector: Connector::new(proxy, None),
         pool: Pool::default(),
@@ -273,31 +275,40 @@ fn host_names_are_resolved_and_unknown_ones_fail_to_connect() {
 
 #[test]
 fn a_get_carries_no_body_and_reads_the_stored_response() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "http://{}/v1/responses/resp_1",
-        listener.local_addr().unwrap()
-    );
-    let server = thread::spawn(move || {
-        let (mut conn, _) = listener.accept().unwrap();
-        let mut buf = vec![0u8; 4096];
-        let n = conn.read(&mut buf).unwrap();
-        buf.truncate(n);
-        let body = b"{\"id\":\"resp_1\",\"status\":\"queued\"}";
-        let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
-        conn.write_all(head.as_bytes()).unwrap();
-        conn.write_all(body).unwrap();
-        buf
-    });
-    let delivered = smol::block_on(client().deliver(HttpMethod::Get, &url, Vec::new(), None));
-    let Ok(Delivered::Whole(reply)) = delivered else {
-        panic!("not a whole reply")
-    };
-    assert_eq!(reply.body, b"{\"id\":\"resp_1\",\"status\":\"queued\"}");
-    let request = String::from_utf8(server.join().unwrap()).unwrap();
-    assert!(
-        request.starts_with("GET /v1/responses/resp_1 HTTP/1.1\r\n"),
-        "{request}"
-    );
-    assert!(request.ends_with("Content-Length: 0\r\n\r\n"), "{request}");
+    for to in [Destination::Provider, Destination::IdentityProvider] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!(
+            "http://{}/v1/responses/resp_1",
+            listener.local_addr().unwrap()
+        );
+        let server = thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut buf = vec![0u8; 4096];
+            let n = conn.read(&mut buf).unwrap();
+            buf.truncate(n);
+            let body = b"{\"id\":\"resp_1\",\"status\":\"queued\"}";
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+            conn.write_all(head.as_bytes()).unwrap();
+            conn.write_all(body).unwrap();
+            buf
+        });
+        let delivered =
+            smol::block_on(client().deliver(HttpMethod::Get, to, &url, Vec::new(), None));
+        let Ok(Delivered::Whole(reply)) = delivered else {
+            panic!("not a whole reply")
+        };
+        assert_eq!(reply.body, b"{\"id\":\"resp_1\",\"status\":\"queued\"}");
+        let request = String::from_utf8(server.join().unwrap()).unwrap();
+        assert!(
+            request.starts_with("GET /v1/responses/resp_1 HTTP/1.1\r\n"),
+            "{request}"
+        );
+        assert!(request.ends_with("Content-Length: 0\r\n\r\n"), "{request}");
+        // The identity provider never sees the model provider's key.
+        assert_eq!(
+            request.contains("Bearer sk-test-secret"),
+            to == Destination::Provider,
+            "{request}"
+        );
+    }
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::serve::exchange::Caller;
 
 fn request(headers: &[(&str, &str)]) -> Request {
     Request {
@@ -23,6 +24,7 @@ fn local() -> Access {
         token: None,
         clients: None,
         mcp: true,
+        oauth: None,
     }
 }
 
@@ -35,6 +37,7 @@ fn echoed_values_lose_control_characters_so_no_escape_spells_the_token() {
         token: Token::new("secret-token-1234"),
         clients: None,
         mcp: true,
+        oauth: None,
     };
     let shown = access.shown("a\u{c}ecret-token-1234 and secret-token-1234\u{1f}");
     assert_eq!(shown, "'a?ecret-token-1234 and ***?'");
@@ -53,7 +56,7 @@ fn loopback_hosts_and_origins_pass() {
     ] {
         assert_eq!(
             local().check(&request(&[("host", host)])),
-            Ok(ClientId::DEFAULT),
+            Ok(Caller::Client(ClientId::DEFAULT)),
             "{host}"
         );
     }
@@ -63,7 +66,11 @@ fn loopback_hosts_and_origins_pass() {
         "https://app.example.com/",
     ] {
         let r = request(&[("host", "localhost:8787"), ("origin", origin)]);
-        assert_eq!(local().check(&r), Ok(ClientId::DEFAULT), "{origin}");
+        assert_eq!(
+            local().check(&r),
+            Ok(Caller::Client(ClientId::DEFAULT)),
+            "{origin}"
+        );
     }
 }
 
@@ -133,7 +140,10 @@ fn tokens_are_required_and_never_shown() {
         ),
     ];
     for (headers, expected) in cases {
-        let got = access.check(&request(headers));
+        let got = access.check(&request(headers)).map(|c| match c {
+            Caller::Client(id) => id,
+            Caller::Bearer(_) => unreachable!("no OAuth here"),
+        });
         assert_eq!(&got, expected, "{headers:?}");
         if let Err(e) = got {
             assert_eq!(e.status(), 401);
@@ -169,10 +179,12 @@ fn named_clients_are_told_apart_by_their_tokens() {
         crate::clients::NamedClient {
             name: "ci".into(),
             limit: crate::clients::Limit::default(),
+            identity: None,
         },
         crate::clients::NamedClient {
             name: "alice".into(),
             limit: crate::clients::Limit::default(),
+            identity: None,
         },
     ])
     .unwrap();
@@ -187,9 +199,15 @@ fn named_clients_are_told_apart_by_their_tokens() {
         ..local()
     };
     let bearer = |t: &str| request(&[("authorization", &format!("Bearer {t}"))]);
-    assert_eq!(access.check(&bearer("ci-token")), Ok(ci));
-    assert_eq!(access.check(&bearer("alice-token")), Ok(alice));
-    assert_eq!(access.check(&bearer("shared-token")), Ok(ClientId::DEFAULT));
+    assert_eq!(access.check(&bearer("ci-token")), Ok(Caller::Client(ci)));
+    assert_eq!(
+        access.check(&bearer("alice-token")),
+        Ok(Caller::Client(alice))
+    );
+    assert_eq!(
+        access.check(&bearer("shared-token")),
+        Ok(Caller::Client(ClientId::DEFAULT))
+    );
     assert_eq!(access.check(&bearer("ci-tokem")), Err(Denied::Token(false)));
     assert_eq!(access.check(&request(&[])), Err(Denied::Token(true)));
     // A clients file alone requires a token too.
@@ -198,7 +216,10 @@ fn named_clients_are_told_apart_by_their_tokens() {
         ..access.clone()
     };
     assert_eq!(only_named.check(&request(&[])), Err(Denied::Token(true)));
-    assert_eq!(only_named.check(&bearer("alice-token")), Ok(alice));
+    assert_eq!(
+        only_named.check(&bearer("alice-token")),
+        Ok(Caller::Client(alice))
+    );
     assert!(!format!("{only_named:?}").contains("alice"));
     // A named client's token in a refused Host is not repeated.
     let restricted = Access {

@@ -27,6 +27,7 @@ fn access() -> Access {
         token: Token::new("secret-token-123"),
         clients: None,
         mcp: true,
+        oauth: None,
     }
 }
 

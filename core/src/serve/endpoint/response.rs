@@ -66,6 +66,22 @@ impl ExchangeResponse {
                 }
                 (head.with_body(&text), true)
             }
+            ExchangeOut::Refused(denial) => {
+                let body = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "error": { "code": crate::jsonrpc::code::INVALID_REQUEST, "message": denial.message },
+                })
+                .to_string();
+                let mut head = ReplyHead::new(denial.status, self.keep_alive)
+                    .header("content-type", "application/json");
+                if let Some(challenge) = denial.challenge {
+                    head = head.header("www-authenticate", challenge);
+                }
+                if denial.status == 503 {
+                    head = head.header("retry-after", "5");
+                }
+                (head.with_body(body.as_bytes()), true)
+            }
             // Cancelled: the response ends without a reply, never with a reset.
             ExchangeOut::Ended => {
                 if self.takes_stream {

@@ -11,6 +11,7 @@ fn access(token: Option<&str>) -> Access {
         token: token.and_then(Token::new),
         clients: None,
         mcp: true,
+        oauth: None,
     }
 }
 
@@ -489,7 +490,7 @@ fn metrics_take_the_token_and_answer_as_prometheus_text() {
     let bearer = format!("Bearer {token}");
     let r = request("GET", "/metrics", &[("authorization", &bearer)], "");
     let Routed::Exchange {
-        asked: Asked::Metrics,
+        asked: Asked::Metrics { .. },
         mut response,
     } = route(&r, &access(Some(token)))
     else {

@@ -211,7 +211,7 @@ impl Server {
                             created,
                             ttl_ms,
                             tool: call.tool,
-                            client: self.config.clients.name(call.client).to_owned(),
+                            client: self.ledger.clients().name(call.client).to_owned(),
                         };
                         let counted = Pending {
                             reference: Some(reference.clone()),

@@ -49,7 +49,11 @@ impl Server {
                             tool: reference.tool,
                             version: asker.version,
                             transport: asker.reply_to.transport(),
-                            client: self.config.clients.find(&reference.client),
+                            client: self
+                                .ledger
+                                .clients_mut()
+                                .resolve(&reference.client)
+                                .unwrap_or_default(),
                             task: true,
                             trace: None,
                             reserved_at: None,

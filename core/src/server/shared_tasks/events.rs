@@ -41,11 +41,9 @@ impl Server {
             }
             Some(StoreEvent::Request { client, id }) => {
                 // Only a client this instance knows by that very name.
-                let known = self.config.clients.find(&client);
-                if self.config.clients.name(known) != client {
+                let Some(client) = self.ledger.clients().known(&client) else {
                     return;
-                }
-                let client = known;
+                };
                 let keys = self.exchange_calls(&id, client);
                 for key in &keys {
                     if self.calls.cancel(now, key) {
@@ -77,7 +75,7 @@ impl Server {
             return;
         }
         let event = StoreEvent::Request {
-            client: self.config.clients.name(client).to_owned(),
+            client: self.ledger.clients().name(client).to_owned(),
             id: id.clone(),
         };
         self.ask_tasks_store(events::publish(&event), TaskWait::Nothing);

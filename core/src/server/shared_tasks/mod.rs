@@ -135,7 +135,7 @@ impl Server {
         let Ok(task) = self.tasks.get(task_id) else {
             return answer;
         };
-        let owner = self.config.clients.name(client);
+        let owner = self.ledger.clients().name(client);
         let op = stored::put(
             task_id,
             owner,
@@ -212,7 +212,7 @@ impl Server {
             }
             _ => stored::get(&task_id),
         };
-        let owner = self.config.clients.name(client).to_owned();
+        let owner = self.ledger.clients().name(client).to_owned();
         let wait = TaskWait::Request {
             asker,
             method,
@@ -234,7 +234,7 @@ impl Server {
         if cursor.is_some_and(|c| !self.tasks.minted(c)) {
             return super::routing::Dispatched::answer(asker.id, Err(TaskError::BadCursor.error()));
         }
-        let op = stored::list(self.config.clients.name(client), cursor, PAGE);
+        let op = stored::list(self.ledger.clients().name(client), cursor, PAGE);
         self.ask_tasks_store(op, TaskWait::List { asker });
         super::routing::Dispatched::Pending
     }

@@ -12,7 +12,7 @@ fn post(h: &mut Harness, x: u64, message: Value, version: Option<ProtocolVersion
         asked: Asked::Rpc {
             message,
             version,
-            client: crate::clients::ClientId::DEFAULT,
+            caller: crate::serve::exchange::Caller::Client(crate::clients::ClientId::DEFAULT),
         },
     });
 }
@@ -354,6 +354,7 @@ fn a_client_sees_only_its_own_tasks() {
         let named = |name: &str| NamedClient {
             name: name.into(),
             limit: crate::clients::Limit::default(),
+            identity: None,
         };
         config.clients = Clients::new(vec![named("a"), named("b")]).unwrap_or_default();
         config.tasks.background = background;
@@ -372,7 +373,7 @@ fn a_client_sees_only_its_own_tasks() {
                 asked: Asked::Rpc {
                     message,
                     version: v,
-                    client,
+                    caller: crate::serve::exchange::Caller::Client(client),
                 },
             });
             if background && method == "tools/call" {

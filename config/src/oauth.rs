@@ -1,0 +1,157 @@
+//! OAuth mode (`server.http.oauth.*`): its settings resolved and checked at startup, and
+//! the signature check the core leaves to the host (`jwt.rs`, with the `oauth` feature:
+//! jsonwebtoken; without it, `absent.rs` refuses the issuer naming the builds that have
+//! it).
+
+use crate::error::ConfigError;
+use crate::resolve::Resolved;
+use responses_mcp_core::clients::Limit;
+use responses_mcp_core::money::Picodollars;
+use responses_mcp_core::oauth::{OAuthConfig, OAuthSettings, MAX_WAIT};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+#[cfg(feature = "oauth")]
+#[path = "oauth/jwt.rs"]
+mod jwt;
+#[cfg(not(feature = "oauth"))]
+#[path = "oauth/absent.rs"]
+mod jwt;
+
+pub use jwt::verifier;
+
+/// OAuth mode as configured, before the listener is bound.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuthMode {
+    /// Everything but the resource when it is derived from the bound address.
+    settings: OAuthSettings,
+    /// `server.http.public_url`, without a trailing `/`.
+    public_url: Option<String>,
+}
+
+impl OAuthMode {
+    /// The settings once the listener is bound at `bound`: the resource is
+    /// `<public_url>/mcp`, or `http://<bound>/mcp` without a public URL.
+    pub fn at(&self, bound: SocketAddr) -> OAuthSettings {
+        let base = self
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bound}"));
+        let resource = format!("{base}/mcp");
+        let mut settings = OAuthSettings::new(&self.settings.issuer, &resource);
+        if !self.settings.audiences.is_empty() {
+            settings.audiences.clone_from(&self.settings.audiences);
+        }
+        settings.scopes.clone_from(&self.settings.scopes);
+        settings
+            .identity_claim
+            .clone_from(&self.settings.identity_claim);
+        settings.leeway_secs = self.settings.leeway_secs;
+        settings.wait = self.settings.wait;
+        settings.refetch_after = self.settings.refetch_after;
+        settings.identity_limit = self.settings.identity_limit;
+        settings
+    }
+
+    /// The core's OAuth configuration at `bound`, with this build's verifier.
+    pub fn config(&self, bound: SocketAddr) -> OAuthConfig {
+        OAuthConfig {
+            settings: self.at(bound),
+            verifier,
+        }
+    }
+}
+
+/// `server.http.oauth.*`, when an issuer is set.
+///
+/// # Errors
+/// An issuer or public URL that is not an absolute http(s) URL (http only on loopback),
+/// or a build without the `oauth` feature.
+pub fn resolve(resolved: &Resolved) -> Result<Option<OAuthMode>, ConfigError> {
+    let http = &resolved.settings.server.http;
+    let oauth = &http.oauth;
+    let Some(issuer) = oauth.issuer.as_deref().map(str::trim) else {
+        return Ok(None);
+    };
+    let invalid = |key: &str, value: &str, allowed: &str| ConfigError::Invalid {
+        key: key.into(),
+        value: format!("{value:?}"),
+        origin: resolved
+            .sources
+            .get(key)
+            .map(ToString::to_string)
+            .unwrap_or_else(|| "default".into()),
+        allowed: allowed.into(),
+    };
+    if !is_web_url(issuer) {
+        return Err(invalid(
+            "server.http.oauth.issuer",
+            issuer,
+            "the authorization server's issuer URL, exactly as its tokens' iss claim writes it: https://..., or http:// on loopback",
+        ));
+    }
+    jwt::available()?;
+    let public_url = match http.public_url.as_deref().map(str::trim) {
+        None => None,
+        Some(url) if is_web_url(url) && !url.contains('?') && !url.contains('#') => {
+            Some(url.trim_end_matches('/').to_owned())
+        }
+        Some(url) => {
+            return Err(invalid(
+                "server.http.public_url",
+                url,
+                "the URL clients reach this server at, without /mcp: https://answers.example.com (http:// on loopback)",
+            ))
+        }
+    };
+    let mut settings = OAuthSettings::new(issuer, "");
+    settings.audiences.clone_from(&oauth.audiences);
+    settings.scopes.clone_from(&oauth.scopes);
+    settings.identity_claim.clone_from(&oauth.identity_claim);
+    settings.leeway_secs = oauth.leeway_secs;
+    settings.wait = Duration::from_millis(oauth.wait_ms).min(MAX_WAIT);
+    settings.refetch_after = Duration::from_millis(oauth.refetch_after_ms);
+    settings.identity_limit = Limit {
+        calls_per_minute: oauth.calls_per_minute,
+        spend_per_day: oauth.spend_per_day_usd.and_then(Picodollars::from_usd),
+    };
+    Ok(Some(OAuthMode {
+        settings,
+        public_url,
+    }))
+}
+
+/// An absolute `https://` URL, or `http://` to a loopback host.
+fn is_web_url(url: &str) -> bool {
+    if url.chars().any(|c| c.is_control() || c == ' ' || c == '"') {
+        return false;
+    }
+    if let Some(rest) = url.strip_prefix("https://") {
+        return !rest.is_empty() && !rest.starts_with('/');
+    }
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    matches!(name, "localhost" | "[::1]") || name.starts_with("127.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issuers_and_public_urls_are_web_urls_in_the_clear_only_on_loopback() {
+        assert!(is_web_url("https://login.microsoftonline.com/tid/v2.0"));
+        assert!(is_web_url("http://127.0.0.1:9000/idp"));
+        assert!(is_web_url("http://localhost:8080"));
+        assert!(!is_web_url("http://idp.example.com"));
+        assert!(!is_web_url("https://"));
+        assert!(!is_web_url("ftp://x"));
+        assert!(!is_web_url("https://a b"));
+    }
+}

@@ -1,0 +1,153 @@
+//! Discovery, both ways: the Protected Resource Metadata this server serves (RFC 9728)
+//! and the authorization server's metadata it reads (RFC 8414, OpenID Connect Discovery
+//! 1.0) to find the keys.
+
+use super::{OAuthSettings, METADATA_PATH};
+use serde_json::{json, Value};
+
+/// Most bytes of a URL taken from the provider's metadata.
+const MAX_URL: usize = 2048;
+
+/// `scheme://authority` and the path (`""` for none) of an absolute URL.
+fn split_url(url: &str) -> Option<(&str, &str)> {
+    let start = url.find("://")? + 3;
+    let path_at = url[start..].find('/').map_or(url.len(), |i| start + i);
+    Some((&url[..path_at], url[path_at..].trim_end_matches('/')))
+}
+
+/// Where the metadata of `resource` is: the well-known path inserted between its host
+/// and its path (RFC 9728, 3.1), so `https://h/mcp` → `https://h/.well-known/oauth-protected-resource/mcp`.
+pub(super) fn metadata_url_of(resource: &str) -> String {
+    match split_url(resource) {
+        Some((origin, path)) => format!("{origin}{METADATA_PATH}{path}"),
+        None => format!("{resource}{METADATA_PATH}"),
+    }
+}
+
+/// This server's Protected Resource Metadata: the resource, its authorization server,
+/// the scopes it requires and that tokens come in the `Authorization` header only.
+pub fn protected_resource_metadata(settings: &OAuthSettings) -> Vec<u8> {
+    let mut doc = json!({
+        "resource": settings.resource,
+        "authorization_servers": [settings.issuer],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "openai-responses-mcp",
+    });
+    if !settings.scopes.is_empty() {
+        doc["scopes_supported"] = json!(settings.scopes);
+    }
+    doc.to_string().into_bytes()
+}
+
+/// Where the issuer's metadata may be, in the order tried: OpenID Connect Discovery's
+/// (the issuer with `/.well-known/openid-configuration` appended: Keycloak, Entra ID,
+/// Okta, Auth0 and Google all serve it), then RFC 8414's (the well-known path inserted
+/// before the issuer's path).
+pub fn metadata_urls(issuer: &str) -> Vec<String> {
+    let appended = format!(
+        "{}/.well-known/openid-configuration",
+        issuer.trim_end_matches('/')
+    );
+    let mut urls = vec![appended];
+    if let Some((origin, path)) = split_url(issuer) {
+        let inserted = format!("{origin}/.well-known/oauth-authorization-server{path}");
+        if !urls.contains(&inserted) {
+            urls.push(inserted);
+        }
+    }
+    urls
+}
+
+/// The `jwks_uri` of the issuer's metadata `body`, which must name `issuer` exactly (RFC
+/// 8414, 3.3: metadata about another issuer is not used). The URL must be https, or http
+/// when the issuer itself is (a provider on loopback, in tests and development).
+///
+/// # Errors
+/// Why the document is not usable, naming what is wrong.
+pub fn jwks_uri(issuer: &str, body: &[u8]) -> Result<String, String> {
+    let doc: Value =
+        serde_json::from_slice(body).map_err(|_| "the metadata is not JSON".to_owned())?;
+    let named = doc.get("issuer").and_then(Value::as_str);
+    if named != Some(issuer) {
+        return Err(format!(
+            "the metadata names another issuer ({}) than server.http.oauth.issuer ({issuer}): set the issuer exactly as the provider writes it",
+            named.map_or_else(|| "none".to_owned(), |n| n.chars().take(200).collect())
+        ));
+    }
+    let uri = doc
+        .get("jwks_uri")
+        .and_then(Value::as_str)
+        .ok_or("the metadata names no jwks_uri")?;
+    let secure = uri.starts_with("https://")
+        || (issuer.starts_with("http://") && uri.starts_with("http://"));
+    if !secure || uri.len() > MAX_URL || uri.chars().any(|c| c.is_control() || c == ' ') {
+        return Err("the metadata's jwks_uri is not an https URL".into());
+    }
+    Ok(uri.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_found_where_the_specifications_put_it() {
+        assert_eq!(
+            metadata_url_of("https://mcp.example/mcp"),
+            "https://mcp.example/.well-known/oauth-protected-resource/mcp"
+        );
+        assert_eq!(
+            metadata_url_of("http://127.0.0.1:8080"),
+            "http://127.0.0.1:8080/.well-known/oauth-protected-resource"
+        );
+        assert_eq!(
+            metadata_urls("https://kc.example/realms/team"),
+            [
+                "https://kc.example/realms/team/.well-known/openid-configuration",
+                "https://kc.example/.well-known/oauth-authorization-server/realms/team",
+            ]
+        );
+        // Auth0's issuer ends in a slash.
+        assert_eq!(
+            metadata_urls("https://t.auth0.com/"),
+            [
+                "https://t.auth0.com/.well-known/openid-configuration",
+                "https://t.auth0.com/.well-known/oauth-authorization-server",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_metadata_must_name_the_issuer_and_a_safe_key_url() {
+        let issuer = "https://idp.example";
+        let doc = |iss: &str, jwks: &str| format!(r#"{{"issuer":"{iss}","jwks_uri":"{jwks}"}}"#);
+        assert_eq!(
+            jwks_uri(issuer, doc(issuer, "https://idp.example/jwks").as_bytes()),
+            Ok("https://idp.example/jwks".into())
+        );
+        let other = jwks_uri(
+            issuer,
+            doc("https://evil.example", "https://e/jwks").as_bytes(),
+        );
+        assert!(other.is_err_and(|e| e.contains("another issuer (https://evil.example)")));
+        assert!(jwks_uri(issuer, doc(issuer, "http://idp.example/jwks").as_bytes()).is_err());
+        assert!(jwks_uri(issuer, b"<html>").is_err_and(|e| e.contains("not JSON")));
+        assert!(jwks_uri(issuer, br#"{"issuer":"https://idp.example"}"#)
+            .is_err_and(|e| e.contains("no jwks_uri")));
+        // A provider on loopback in the clear may name keys in the clear.
+        let local = "http://127.0.0.1:9000";
+        assert!(jwks_uri(local, doc(local, "http://127.0.0.1:9000/jwks").as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn the_resource_metadata_names_issuer_scopes_and_header_use() {
+        let mut s = OAuthSettings::new("https://idp.example", "https://mcp.example/mcp");
+        s.scopes = vec!["mcp:answer".into()];
+        let doc: Value =
+            serde_json::from_slice(&protected_resource_metadata(&s)).unwrap_or_default();
+        assert_eq!(doc["resource"], "https://mcp.example/mcp");
+        assert_eq!(doc["authorization_servers"], json!(["https://idp.example"]));
+        assert_eq!(doc["scopes_supported"], json!(["mcp:answer"]));
+        assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+    }
+}

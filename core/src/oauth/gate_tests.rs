@@ -1,0 +1,233 @@
+use super::*;
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+/// Tokens are `<kid>.<claims JSON>`; a key set is the list of kids, as JSON.
+struct Fake(Vec<String>);
+
+impl TokenVerifier for Fake {
+    fn load(&mut self, jwks: &[u8]) -> Result<usize, String> {
+        let kids: Vec<String> = serde_json::from_slice(jwks).map_err(|e| e.to_string())?;
+        self.0 = kids;
+        Ok(self.0.len())
+    }
+    fn verify(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        let (kid, claims) = token
+            .split_once('.')
+            .ok_or(TokenError::Invalid("malformed".into()))?;
+        if !self.0.iter().any(|k| k == kid) {
+            return Err(TokenError::UnknownKey);
+        }
+        serde_json::from_str(claims).map_err(|_| TokenError::Invalid("bad claims".into()))
+    }
+}
+
+const ISSUER: &str = "http://127.0.0.1:9/idp";
+const T0: u64 = 1_800_000_000;
+
+fn gate() -> Gate<u32> {
+    let settings = OAuthSettings::new(ISSUER, "http://127.0.0.1:8/mcp");
+    Gate::new(settings, Box::new(Fake(Vec::new())))
+}
+
+fn token(kid: &str, sub: &str) -> BearerToken {
+    let claims =
+        json!({"iss": ISSUER, "aud": "http://127.0.0.1:8/mcp", "exp": T0 + 300, "sub": sub});
+    BearerToken::new(&format!("{kid}.{claims}")).unwrap_or_else(|| unreachable!())
+}
+
+fn at(base: Instant, secs: u64) -> Now {
+    Now {
+        instant: base + Duration::from_secs(secs),
+        unix_secs: T0 + secs,
+    }
+}
+
+fn steps(gate: &mut Gate<u32>) -> Vec<GateStep<u32>> {
+    std::iter::from_fn(|| gate.poll()).collect()
+}
+
+fn metadata() -> Vec<u8> {
+    json!({"issuer": ISSUER, "jwks_uri": "http://127.0.0.1:9/idp/jwks"})
+        .to_string()
+        .into_bytes()
+}
+
+fn fetch(url: &str) -> GateStep<u32> {
+    GateStep::Fetch(url.into())
+}
+
+#[test]
+fn the_first_request_waits_for_discovery_and_keys_then_passes() {
+    let base = crate::testing::start_instant();
+    let mut g = gate();
+    g.start(at(base, 0));
+    assert_eq!(
+        steps(&mut g),
+        [fetch(
+            "http://127.0.0.1:9/idp/.well-known/openid-configuration"
+        )]
+    );
+    assert!(g.not_ready().is_some_and(|w| w.contains("not fetched yet")));
+    g.admit(at(base, 0), token("k1", "alice"), 1);
+    assert_eq!(steps(&mut g), []);
+    // The OpenID path is missing: RFC 8414's is tried next.
+    g.fetched(at(base, 0), Err("HTTP 404".into()));
+    assert_eq!(
+        steps(&mut g),
+        [fetch(
+            "http://127.0.0.1:9/.well-known/oauth-authorization-server/idp"
+        )]
+    );
+    g.fetched(at(base, 0), Ok(metadata()));
+    assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
+    g.fetched(at(base, 1), Ok(br#"["k1"]"#.to_vec()));
+    assert_eq!(
+        steps(&mut g),
+        [GateStep::Passed(
+            1,
+            Passed {
+                identity: "alice".into()
+            }
+        )]
+    );
+    assert_eq!(g.not_ready(), None);
+    assert_eq!(g.poll_timeout(), None);
+}
+
+#[test]
+fn an_unknown_key_refetches_at_most_once_per_interval() {
+    let base = crate::testing::start_instant();
+    let mut g = gate();
+    g.start(at(base, 0));
+    g.fetched(at(base, 0), Ok(metadata()));
+    g.fetched(at(base, 0), Ok(br#"["k1"]"#.to_vec()));
+    steps(&mut g);
+    // Rotated: k2 is new. Too soon after the last fetch: refused without a fetch.
+    g.admit(at(base, 1), token("k2", "bob"), 2);
+    let refused = steps(&mut g);
+    assert!(
+        matches!(&refused[..], [GateStep::Refused(2, d)] if d.status == 401 && d.message.contains("does not publish")),
+        "{refused:?}"
+    );
+    // After the interval, one fetch of the keys (the metadata is known) for both waiting.
+    g.admit(at(base, 6), token("k2", "bob"), 3);
+    g.admit(at(base, 6), token("k2", "carol"), 4);
+    assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
+    g.fetched(at(base, 6), Ok(br#"["k2"]"#.to_vec()));
+    assert_eq!(
+        steps(&mut g),
+        [
+            GateStep::Passed(
+                3,
+                Passed {
+                    identity: "bob".into()
+                }
+            ),
+            GateStep::Passed(
+                4,
+                Passed {
+                    identity: "carol".into()
+                }
+            ),
+        ]
+    );
+    // The withdrawn key no longer verifies, and a forged kid after a refetch is refused.
+    g.admit(at(base, 20), token("k1", "alice"), 5);
+    assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
+    g.fetched(at(base, 20), Ok(br#"["k2"]"#.to_vec()));
+    assert!(matches!(&steps(&mut g)[..], [GateStep::Refused(5, d)] if d.status == 401));
+}
+
+#[test]
+fn a_silent_or_failing_provider_is_a_bounded_503() {
+    let base = crate::testing::start_instant();
+    let mut g = gate();
+    g.admit(at(base, 0), token("k1", "alice"), 1);
+    assert_eq!(steps(&mut g).len(), 1);
+    assert_eq!(g.poll_timeout(), Some(base + Duration::from_secs(5)));
+    g.timeout(at(base, 4));
+    assert_eq!(steps(&mut g), []);
+    g.timeout(at(base, 5));
+    let refused = steps(&mut g);
+    assert!(
+        matches!(&refused[..], [GateStep::Refused(1, d)] if d.status == 503 && d.challenge.is_none() && d.message.contains("did not answer within 5 s")),
+        "{refused:?}"
+    );
+    assert!(g.not_ready().is_some_and(|w| w.contains("did not answer")));
+    // Both metadata URLs fail: whoever waits hears why, and /ready says it.
+    g.admit(at(base, 6), token("k1", "alice"), 2);
+    // (The fetch started at 0 is still the one in flight: the request joins it.)
+    g.fetched(at(base, 6), Err("connection refused".into()));
+    assert_eq!(
+        steps(&mut g),
+        [fetch(
+            "http://127.0.0.1:9/.well-known/oauth-authorization-server/idp"
+        )]
+    );
+    g.fetched(at(base, 6), Err("connection refused".into()));
+    let refused = steps(&mut g);
+    assert!(
+        matches!(&refused[..], [GateStep::Refused(2, d)] if d.status == 503 && d.message.contains("connection refused")),
+        "{refused:?}"
+    );
+    // Within the interval nothing is fetched: refused at once.
+    g.admit(at(base, 7), token("k1", "alice"), 3);
+    assert!(matches!(&steps(&mut g)[..], [GateStep::Refused(3, d)] if d.status == 503));
+    // Later it works again.
+    g.admit(at(base, 12), token("k1", "alice"), 4);
+    g.forget(|p| *p == 99);
+    g.fetched(at(base, 12), Ok(metadata()));
+    g.fetched(at(base, 12), Ok(br#"["k1"]"#.to_vec()));
+    let passed = steps(&mut g);
+    assert_eq!(
+        passed.last(),
+        Some(&GateStep::Passed(
+            4,
+            Passed {
+                identity: "alice".into()
+            }
+        ))
+    );
+    assert_eq!(g.not_ready(), None);
+}
+
+#[test]
+fn metadata_for_another_issuer_and_bad_claims_are_refused() {
+    let base = crate::testing::start_instant();
+    let mut g = gate();
+    g.admit(at(base, 0), token("k1", "alice"), 1);
+    steps(&mut g);
+    g.fetched(
+        at(base, 0),
+        Ok(br#"{"issuer":"http://evil","jwks_uri":"http://evil/jwks"}"#.to_vec()),
+    );
+    let refused = steps(&mut g);
+    assert!(
+        matches!(&refused[..], [GateStep::Refused(1, d)] if d.message.contains("another issuer")),
+        "{refused:?}"
+    );
+    g.admit(at(base, 10), token("k1", "alice"), 2);
+    g.fetched(at(base, 10), Ok(metadata()));
+    g.fetched(at(base, 10), Ok(br#"["k1"]"#.to_vec()));
+    steps(&mut g);
+    let expired =
+        json!({"iss": ISSUER, "aud": "http://127.0.0.1:8/mcp", "exp": T0 - 100, "sub": "a"});
+    g.admit(
+        at(base, 10),
+        BearerToken::new(&format!("k1.{expired}")).unwrap_or_else(|| unreachable!()),
+        3,
+    );
+    let refused = steps(&mut g);
+    assert!(
+        matches!(&refused[..], [GateStep::Refused(3, d)] if d.status == 401 && d.challenge.as_deref().is_some_and(|c| c.contains("error=\"invalid_token\"")) && d.message.contains("expired")),
+        "{refused:?}"
+    );
+    g.admit(
+        at(base, 10),
+        BearerToken::new("k1.not json").unwrap_or_else(|| unreachable!()),
+        4,
+    );
+    assert!(matches!(&steps(&mut g)[..], [GateStep::Refused(4, d)] if d.status == 401));
+    assert_eq!(format!("{:?}", token("k1", "alice")), "BearerToken(***)");
+}

@@ -1,0 +1,149 @@
+//! OAuth mode on the server: a request whose bearer token is no static one passes the
+//! gate ([`crate::oauth::Gate`]) before anything else, and goes on as the client its
+//! verified identity is; the gate's fetches of the identity provider's metadata and
+//! keys are the call engine's work ([`Work::Fetch`]), retried and bounded like every
+//! upstream request, and never carry the provider's credentials.
+
+use super::routing::Context;
+use super::{Now, Output, Server};
+use crate::calls::{Planned, Work};
+use crate::io::ExchangeId;
+use crate::oauth::{Denial, Gate, GateStep};
+use crate::openai::UpstreamFailure;
+use crate::serve::exchange::{Asked, Caller, ExchangeOut};
+
+/// The gate as the server holds it: each waiting request is its exchange and what it asks.
+pub(super) type ExchangeGate = Gate<(ExchangeId, Asked)>;
+
+/// The gate of `config`, when OAuth mode is on.
+pub(super) fn gate_of(config: &crate::settings::ServerConfig) -> Option<ExchangeGate> {
+    let oauth = config.oauth.as_ref()?;
+    Some(Gate::new(oauth.settings.clone(), (oauth.verifier)()))
+}
+
+impl Server {
+    /// An HTTP request the endpoint let through: served as its client, or first through
+    /// the gate when it carries a token to verify.
+    pub(super) fn on_asked(&mut self, now: Now, id: ExchangeId, asked: Asked) {
+        let token = match asked.caller() {
+            Caller::Client(client) => {
+                let client = *client;
+                return self.serve_asked(now, id, asked, client);
+            }
+            Caller::Bearer(token) => token.clone(),
+        };
+        match &mut self.gate {
+            Some(gate) => {
+                gate.admit(now, token, (id, asked));
+                self.drain_gate(now);
+            }
+            // The endpoint hands on tokens only in OAuth mode.
+            None => {
+                let denial = Denial {
+                    status: 401,
+                    challenge: Some(r#"Bearer realm="mcp", error="invalid_token""#.into()),
+                    message: "the bearer token is not valid".into(),
+                };
+                self.outputs
+                    .push_back(Output::Exchange(id, ExchangeOut::Refused(denial)));
+            }
+        }
+    }
+
+    fn serve_asked(
+        &mut self,
+        now: Now,
+        id: ExchangeId,
+        asked: Asked,
+        client: crate::clients::ClientId,
+    ) {
+        match asked {
+            Asked::Rpc {
+                message, version, ..
+            } => self.on_exchange(now, id, message, version, client),
+            Asked::Metrics { .. } => {
+                let text = self.metrics_text();
+                self.outputs
+                    .push_back(Output::Exchange(id, ExchangeOut::Metrics(text)));
+            }
+        }
+    }
+
+    /// Acts on what the gate says: requests passed or refused, documents to fetch.
+    pub(super) fn drain_gate(&mut self, now: Now) {
+        while let Some(step) = self.gate.as_mut().and_then(Gate::poll) {
+            match step {
+                GateStep::Passed((id, asked), passed) => {
+                    let claim = self
+                        .gate
+                        .as_ref()
+                        .map_or("sub", |g| g.settings().identity_claim.as_str())
+                        .to_owned();
+                    match self.ledger.clients_mut().identify(&claim, &passed.identity) {
+                        Some(client) => self.serve_asked(now, id, asked, client),
+                        None => {
+                            let denial = Denial {
+                                status: 503,
+                                challenge: None,
+                                message: "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one".into(),
+                            };
+                            self.outputs
+                                .push_back(Output::Exchange(id, ExchangeOut::Refused(denial)));
+                        }
+                    }
+                }
+                GateStep::Refused((id, _), denial) => {
+                    log::debug!(
+                        "oauth: a request refused with {}: {}",
+                        denial.status,
+                        denial.message
+                    );
+                    self.outputs
+                        .push_back(Output::Exchange(id, ExchangeOut::Refused(denial)));
+                }
+                GateStep::Fetch(url) => {
+                    log::debug!("oauth: fetching {url}");
+                    let today = crate::date::Date::tokyo(now.unix_secs).to_string();
+                    let started = self.calls.start_stored(
+                        now,
+                        Context::Identity,
+                        Work::Fetch(url),
+                        Planned::default(),
+                        today,
+                    );
+                    if let Err(refused) = started {
+                        let why = format!("could not be asked: {refused:?}");
+                        if let Some(gate) = &mut self.gate {
+                            gate.fetched(now, Err(why));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A fetch for the gate ended.
+    pub(super) fn on_fetched(&mut self, now: Now, outcome: Result<Vec<u8>, UpstreamFailure>) {
+        if let Some(gate) = &mut self.gate {
+            gate.fetched(now, outcome.map_err(|failure| failure.message));
+        }
+        self.drain_gate(now);
+    }
+
+    /// The gate's deadlines, and its first fetch (at the first input: the runtime sends
+    /// one at startup in OAuth mode).
+    pub(super) fn gate_tick(&mut self, now: Now) {
+        if let Some(gate) = &mut self.gate {
+            gate.start(now);
+            gate.timeout(now);
+        }
+        self.drain_gate(now);
+    }
+
+    /// A waiting request whose client left is dropped.
+    pub(super) fn forget_gated(&mut self, x: ExchangeId) {
+        if let Some(gate) = &mut self.gate {
+            gate.forget(|(id, _)| *id == x);
+        }
+    }
+}
