@@ -59,7 +59,15 @@ fn each_mistake_is_named_without_the_digest() {
         ),
         (
             "clients:\n  - name: ci\n".to_owned(),
-            "client 1: name and token_sha256 are required".to_owned(),
+            "client 1: name and token_sha256 or identity are required".to_owned(),
+        ),
+        (
+            "clients:\n  - name: a\n    identity: u1\n  - name: b\n    identity: u1\n".to_owned(),
+            "client 2 (\"b\"): an earlier client has the same identity".to_owned(),
+        ),
+        (
+            "clients:\n  - name: a\n    identity: ''\n".to_owned(),
+            "client 1: identity must be 1 to 256 bytes".to_owned(),
         ),
         (
             format!("clients:\n  - name: ci\n    token_sha256: {ci}\n    calls_per_minute: many\n"),
