@@ -65,7 +65,7 @@ for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
   # Each package on its own, as the release does (a joint build unifies rustls features),
   # with the shared store's client as released.
   for pkg in openai-responses-mcp responses-mcp-blocking; do
-    cargo zigbuild -q --release --locked --target "$target" -p "$pkg" --features store
+    cargo zigbuild -q --release --locked --target "$target" -p "$pkg" --features store,oauth
   done
   for bin in openai-responses-mcp openai-responses-mcp-blocking; do
     path="target/$target/release/$bin"

@@ -71,6 +71,8 @@ pub struct Gate<P> {
     loaded_at: Option<Instant>,
     /// When the last fetch started.
     started_at: Option<Instant>,
+    /// A fetch due once `refetch_after` has passed, for requests waiting on a new key.
+    fetch_at: Option<Instant>,
     /// Why the provider cannot be used now (the last fetch failed, or took too long).
     down: Option<String>,
     waiting: Vec<(Instant, BearerToken, P)>,
@@ -87,6 +89,7 @@ impl<P> Gate<P> {
             jwks_uri: None,
             loaded_at: None,
             started_at: None,
+            fetch_at: None,
             down: None,
             waiting: Vec::new(),
             steps: VecDeque::new(),
@@ -128,7 +131,19 @@ impl<P> Gate<P> {
         if self.fetching == Fetching::Nothing && self.may_fetch(now) {
             self.fetch(now);
         }
+        let wait = self.settings.wait.min(MAX_WAIT);
+        let deadline = after(now.instant, wait);
+        // Too soon after the last fetch: the next one is due when the interval ends,
+        // and the request waits for it if that is within its wait.
+        let next = self
+            .started_at
+            .map(|at| after(at, self.settings.refetch_after));
         if self.fetching == Fetching::Nothing {
+            if let Some(next) = next.filter(|next| *next <= deadline) {
+                self.fetch_at = Some(next);
+            }
+        }
+        if self.fetching == Fetching::Nothing && self.fetch_at.is_none() {
             let denial = match (&self.down, self.loaded_at) {
                 (None, Some(_)) => self.invalid("the token is signed with a key the identity provider does not publish: get a new token"),
                 (down, _) => self.unavailable(down.as_deref()),
@@ -138,8 +153,7 @@ impl<P> Gate<P> {
             let denial = self.unavailable(Some("too many requests are waiting for its keys"));
             self.steps.push_back(GateStep::Refused(parked, denial));
         } else {
-            let wait = self.settings.wait.min(MAX_WAIT);
-            self.waiting.push((after(now.instant, wait), token, parked));
+            self.waiting.push((deadline, token, parked));
         }
     }
 
@@ -247,6 +261,12 @@ impl<P> Gate<P> {
     /// Requests waiting past their deadline are refused; the provider counts as down
     /// until a fetch succeeds.
     pub fn timeout(&mut self, now: Now) {
+        if self.fetch_at.is_some_and(|at| at <= now.instant) {
+            self.fetch_at = None;
+            if self.fetching == Fetching::Nothing {
+                self.fetch(now);
+            }
+        }
         if !self.waiting.iter().any(|(at, _, _)| *at <= now.instant) {
             return;
         }
@@ -277,7 +297,8 @@ impl<P> Gate<P> {
 
     /// When [`Gate::timeout`] is due next.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.waiting.iter().map(|(at, _, _)| *at).min()
+        let waits = self.waiting.iter().map(|(at, _, _)| *at);
+        waits.chain(self.fetch_at).min()
     }
 
     /// The next step.

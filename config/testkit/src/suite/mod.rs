@@ -12,6 +12,7 @@ pub mod http;
 pub mod lifecycle;
 pub mod limits;
 pub mod models;
+pub mod oauth;
 pub mod observability;
 pub mod providers;
 pub mod proxies;
@@ -566,6 +567,16 @@ macro_rules! e2e_suite {
             #[test]
             fn two_instances_behind_nginx_serve_one_client_alternately() {
                 $crate::run($bin, $crate::suite::scale_out::two_instances_behind_nginx_serve_one_client_alternately);
+            }
+        }
+        mod oauth {
+            #[test]
+            fn tokens_of_a_real_identity_provider_are_checked_as_the_specifications_say() {
+                $crate::run($bin, $crate::suite::oauth::tokens_of_a_real_identity_provider_are_checked_as_the_specifications_say);
+            }
+            #[test]
+            fn a_provider_that_cannot_be_reached_is_a_503_and_static_tokens_still_work() {
+                $crate::run($bin, $crate::suite::oauth::a_provider_that_cannot_be_reached_is_a_503_and_static_tokens_still_work);
             }
         }
         mod store {

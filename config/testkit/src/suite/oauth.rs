@@ -1,0 +1,319 @@
+//! OAuth mode against a real authorization server: oidc-provider (OpenID Certified, on
+//! npm, pinned in `config/testkit/node` and installed by `.ci/test`), started on a
+//! loopback port with client credentials, resource indicators and JWT access tokens
+//! (`oidc_provider.mjs`). Tokens it issues are admitted as their subject; every forgery
+//! and mismatch is refused with the status and challenge the specifications name, and
+//! never reaches OpenAI; a provider that cannot be reached is a 503 and `/ready` says so,
+//! while static tokens still work; keys rotated at the provider are fetched again.
+
+use super::observability::answered as priced_answer;
+use crate::fake_openai::{Action, FakeOpenAi};
+use crate::http_client::{listening, HttpConn, HttpResponse};
+use crate::*;
+
+const STATIC: &str = "PLANTED-oauth-static-token-0123456789";
+
+/// An oidc-provider on `port` issuing tokens for `resource`; killed on drop.
+struct Provider {
+    child: std::process::Child,
+    issuer: String,
+    port: u16,
+}
+
+impl Provider {
+    /// `None` (after saying why) when the Node packages are missing outside CI.
+    fn start(port: u16, resource: &str) -> Option<Provider> {
+        let Some(modules) = crate::sdk_node_modules() else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must install oidc-provider (.ci/test does)"
+            );
+            eprintln!("skipping: oidc-provider is not installed (run .ci/test)");
+            return None;
+        };
+        let mut child = Command::new("node")
+            .arg(format!("{}/oidc_provider.mjs", env!("CARGO_MANIFEST_DIR")))
+            .args([&port.to_string(), resource])
+            .env("NODE_PATH", modules)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start node");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)
+            .expect("provider's first line");
+        let issuer = line
+            .trim()
+            .strip_prefix("ready ")
+            .unwrap_or_else(|| panic!("oidc-provider did not start: {line:?}"))
+            .to_owned();
+        Some(Provider {
+            child,
+            issuer,
+            port,
+        })
+    }
+
+    /// The text `GET /test/<path>` answers (a token, or the new kids).
+    fn get(&self, path: &str) -> String {
+        let mut c = HttpConn::open(([127, 0, 0, 1], self.port).into());
+        let r = c.get(&format!("/test/{path}"));
+        let text = String::from_utf8_lossy(&r.body).into_owned();
+        assert_eq!(r.status, 200, "{path}: {text}");
+        text
+    }
+
+    fn token(&self, client: &str, resource: &str) -> String {
+        let scope = if client == "noscope-client" {
+            "other"
+        } else {
+            "mcp:answer"
+        };
+        self.get(&format!(
+            "token?client={client}&resource={resource}&scope={scope}"
+        ))
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Calls `answer` with `Authorization: Bearer <token>`.
+fn call(c: &mut HttpConn, id: u64, token: &str) -> HttpResponse {
+    let auth = format!("Bearer {token}");
+    let h = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Authorization", auth.as_str()),
+    ];
+    let m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"what changed?"}}});
+    c.post(&m, &h)
+}
+
+/// A server in OAuth mode for `issuer` on `port` (its public URL that address), with the
+/// static token too, and `ed-client` named `edward` in its clients file.
+fn server(fake: &FakeOpenAi, port: u16, issuer: &str, tag: &str) -> Mcp {
+    let dir = temp_dir(tag);
+    std::fs::write(
+        dir.join("clients.yaml"),
+        "clients:\n  - name: edward\n    identity: ed-client\n    calls_per_minute: 100\n",
+    )
+    .unwrap();
+    let config = format!(
+        "server:\n  http:\n    clients_file: clients.yaml\n    public_url: http://127.0.0.1:{port}\n    oauth:\n      issuer: {issuer}\n      scopes: [mcp:answer]\n      wait_ms: 3000\n      refetch_after_ms: 300\n"
+    );
+    Mcp::spawn(
+        Opts::http(&fake.url)
+            .config(&dir, &config)
+            .arg("--listen")
+            .arg(&format!("127.0.0.1:{port}"))
+            .env("MCP_HTTP_TOKEN", STATIC)
+            .arg("--debug"),
+    )
+}
+
+fn challenge(r: &HttpResponse) -> String {
+    r.header("www-authenticate").unwrap_or_default().to_owned()
+}
+
+pub fn tokens_of_a_real_identity_provider_are_checked_as_the_specifications_say() {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let Some(idp) = Provider::start(free_port(), &resource) else {
+        return;
+    };
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
+    let mut mcp = server(&fake, port, &idp.issuer, "oauth");
+    let addr = listening(&mcp);
+    assert_eq!(addr.port(), port);
+    let mut c = HttpConn::open(addr);
+
+    // The protected resource's metadata, at the path-suffixed well-known URL.
+    let meta = c.get("/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(meta.status, 200);
+    let doc = meta.json();
+    assert_eq!(doc["resource"], resource.as_str());
+    assert_eq!(doc["authorization_servers"], json!([idp.issuer]));
+    assert_eq!(doc["scopes_supported"], json!(["mcp:answer"]));
+    assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+
+    // No token: 401 pointing at the metadata.
+    let m = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let r = c.post(&m, &[("MCP-Protocol-Version", "2025-11-25")]);
+    assert_eq!(r.status, 401);
+    let expected = format!(
+        "Bearer resource_metadata=\"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:answer\""
+    );
+    assert_eq!(challenge(&r), expected);
+
+    // Tokens of every allowed algorithm are admitted as their subject.
+    let mut tokens = Vec::new();
+    for (i, client) in ["rs-client", "ps-client", "es-client", "ed-client"]
+        .iter()
+        .enumerate()
+    {
+        let token = idp.token(client, &resource);
+        let r = call(&mut c, 10 + i as u64, &token).json();
+        assert!(
+            r["result"]["structuredContent"].is_object(),
+            "{client}: {r}"
+        );
+        tokens.push(token);
+    }
+    assert_eq!(fake.requests().len(), 4);
+    // The token never goes upstream.
+    for request in fake.requests() {
+        let auth = request.headers.iter().find(|(n, _)| n == "authorization");
+        assert!(auth.is_some_and(|(_, v)| !tokens.iter().any(|t| v.contains(t.as_str()))));
+    }
+
+    // Refused, with no upstream request: each with 401 invalid_token, a missing scope 403.
+    let other_audience = idp.token("rs-client", "https://elsewhere.example/mcp");
+    let other_idp = Provider::start(free_port(), &resource).expect("a second provider");
+    let other_issuer = other_idp.token("rs-client", &resource);
+    let cases = [
+        ("expired", idp.get("forge?kind=expired"), "expired"),
+        ("another audience", other_audience, "not for this server"),
+        // Its kids are named as this provider's: the signature fails before iss is read.
+        ("another issuer", other_issuer, "signature does not verify"),
+        (
+            "an unknown kid",
+            idp.get("forge?kind=unknown-kid"),
+            "does not publish",
+        ),
+        (
+            "alg none",
+            idp.get("forge?kind=none"),
+            "not a JWT signed with",
+        ),
+        (
+            "HS256 keyed with the public key",
+            idp.get("forge?kind=hs256"),
+            "not accepted",
+        ),
+        (
+            "a tampered payload",
+            idp.get("forge?kind=tampered"),
+            "signature does not verify",
+        ),
+    ];
+    for (i, (what, token, why)) in cases.iter().enumerate() {
+        let r = call(&mut c, 20 + i as u64, token);
+        assert_eq!(
+            r.status,
+            401,
+            "{what}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let ch = challenge(&r);
+        assert!(
+            ch.contains("error=\"invalid_token\"") && ch.contains("resource_metadata="),
+            "{what}: {ch}"
+        );
+        let message = r.json()["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(message.contains(why), "{what}: {message}");
+    }
+    let r = call(&mut c, 30, &idp.token("noscope-client", &resource));
+    assert_eq!(r.status, 403);
+    assert!(
+        challenge(&r).contains("error=\"insufficient_scope\""),
+        "{}",
+        challenge(&r)
+    );
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("mcp:answer")));
+    assert_eq!(fake.requests().len(), 4, "a refused token reached OpenAI");
+
+    // Keys rotated at the provider: a new token is admitted after a refetch.
+    let kids = idp.get("rotate");
+    assert!(kids.contains("rs256-2"), "{kids}");
+    let r = call(&mut c, 40, &idp.token("rs-client", &resource)).json();
+    assert!(
+        r["result"]["structuredContent"].is_object(),
+        "after rotation: {r}"
+    );
+
+    // The static token still works beside OAuth.
+    let r = call(&mut c, 41, STATIC).json();
+    assert!(r["result"]["structuredContent"].is_object(), "{r}");
+    let ready = c.get("/ready");
+    assert_eq!(
+        ready.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&ready.body)
+    );
+
+    // Who called: the subject, or the named client that claims it; no token in the log.
+    drop(c);
+    let kill = Command::new("kill")
+        .args(["-TERM", &mcp.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(mcp.wait_exit(PATIENCE).code(), Some(0));
+    let log = mcp.stderr_to_end();
+    for who in [
+        "sub:rs-client",
+        "sub:ps-client",
+        "sub:es-client",
+        "\"edward\"",
+    ] {
+        assert!(
+            log.contains(&format!(
+                "\"client\":{}",
+                if who.starts_with('"') {
+                    who.to_owned()
+                } else {
+                    format!("\"{who}\"")
+                }
+            )),
+            "{who} not in the call log"
+        );
+    }
+    for token in &tokens {
+        assert!(!log.contains(token.as_str()), "a token was logged");
+    }
+    assert!(!log.contains(STATIC), "the static token was logged");
+}
+
+pub fn a_provider_that_cannot_be_reached_is_a_503_and_static_tokens_still_work() {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    // A provider that issued a token, then went away.
+    let Some(idp) = Provider::start(free_port(), &resource) else {
+        return;
+    };
+    let token = idp.token("rs-client", &resource);
+    let issuer = idp.issuer.clone();
+    drop(idp);
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
+    let mcp = server(&fake, port, &issuer, "oauth-down");
+    let mut c = HttpConn::open(listening(&mcp));
+    let r = call(&mut c, 1, &token);
+    assert_eq!(r.status, 503, "{}", String::from_utf8_lossy(&r.body));
+    assert!(r.header("www-authenticate").is_none());
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("cannot be checked now") && message.contains(&issuer),
+        "{message}"
+    );
+    let ready = c.get("/ready");
+    assert_eq!(ready.status, 503);
+    assert!(String::from_utf8_lossy(&ready.body).contains("identity provider unreachable"));
+    let r = call(&mut c, 2, STATIC).json();
+    assert!(r["result"]["structuredContent"].is_object(), "{r}");
+    assert_eq!(fake.requests().len(), 1);
+}
