@@ -18,7 +18,7 @@ pub fn available() -> Result<(), ConfigError> {
     })
 }
 
-/// Never called: [`available`] stops startup first.
+/// Never called: `available` stops startup first.
 pub fn verifier() -> Box<dyn TokenVerifier> {
     Box::new(Refusing)
 }
