@@ -105,6 +105,11 @@ fn store_replies_corpus() {
 }
 
 #[test]
+fn oauth_corpus() {
+    replay("oauth", targets::oauth);
+}
+
+#[test]
 fn store_tasks_corpus() {
     replay("store_tasks", targets::store_tasks);
 }
