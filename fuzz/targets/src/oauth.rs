@@ -58,7 +58,10 @@ fn claims(bytes: &[u8]) {
     let now = 1_800_000_000;
     if let Ok(who) = identity(&settings(), &map, now) {
         assert_eq!(map.get("iss").and_then(Value::as_str), Some(ISSUER));
-        assert!(map.get("exp").and_then(Value::as_f64).is_some_and(|e| e + 60.0 > now as f64));
+        assert!(map
+            .get("exp")
+            .and_then(Value::as_f64)
+            .is_some_and(|e| e + 60.0 > now as f64));
         assert!(!who.is_empty() && who.len() <= 256);
     }
 }

@@ -578,6 +578,10 @@ macro_rules! e2e_suite {
             fn a_provider_that_cannot_be_reached_is_a_503_and_static_tokens_still_work() {
                 $crate::run($bin, $crate::suite::oauth::a_provider_that_cannot_be_reached_is_a_503_and_static_tokens_still_work);
             }
+            #[test]
+            fn the_typescript_sdks_sign_in_with_client_credentials_alone() {
+                $crate::run($bin, $crate::suite::oauth::the_typescript_sdks_sign_in_with_client_credentials_alone);
+            }
         }
         mod store {
             #[test]

@@ -98,6 +98,11 @@ fn call(c: &mut HttpConn, id: u64, token: &str) -> HttpResponse {
 /// A server in OAuth mode for `issuer` on `port` (its public URL that address), with the
 /// static token too, and `ed-client` named `edward` in its clients file.
 fn server(fake: &FakeOpenAi, port: u16, issuer: &str, tag: &str) -> Mcp {
+    server_with(fake, port, issuer, "[mcp:answer]", tag)
+}
+
+/// As [`server`], requiring `scopes` (a YAML list).
+fn server_with(fake: &FakeOpenAi, port: u16, issuer: &str, scopes: &str, tag: &str) -> Mcp {
     let dir = temp_dir(tag);
     std::fs::write(
         dir.join("clients.yaml"),
@@ -105,7 +110,7 @@ fn server(fake: &FakeOpenAi, port: u16, issuer: &str, tag: &str) -> Mcp {
     )
     .unwrap();
     let config = format!(
-        "server:\n  http:\n    clients_file: clients.yaml\n    public_url: http://127.0.0.1:{port}\n    oauth:\n      issuer: {issuer}\n      scopes: [mcp:answer]\n      wait_ms: 3000\n      refetch_after_ms: 300\n"
+        "server:\n  http:\n    clients_file: clients.yaml\n    public_url: http://127.0.0.1:{port}\n    oauth:\n      issuer: {issuer}\n      scopes: {scopes}\n      wait_ms: 3000\n      refetch_after_ms: 300\n"
     );
     Mcp::spawn(
         Opts::http(&fake.url)
@@ -115,6 +120,16 @@ fn server(fake: &FakeOpenAi, port: u16, issuer: &str, tag: &str) -> Mcp {
             .env("MCP_HTTP_TOKEN", STATIC)
             .arg("--debug"),
     )
+}
+
+/// POSTs `message` (2025-11-25) with `token`; the JSON reply.
+fn post_as(c: &mut HttpConn, message: &Value, token: &str) -> Value {
+    let auth = format!("Bearer {token}");
+    let h = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Authorization", auth.as_str()),
+    ];
+    c.post(message, &h).json()
 }
 
 fn challenge(r: &HttpResponse) -> String {
@@ -242,6 +257,28 @@ pub fn tokens_of_a_real_identity_provider_are_checked_as_the_specifications_say(
         "after rotation: {r}"
     );
 
+    // One identity never sees another's tasks.
+    let (alice, eve) = (
+        idp.token("rs-client", &resource),
+        idp.token("es-client", &resource),
+    );
+    let task_call = json!({"jsonrpc":"2.0","id":50,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"q"},"task":{}}});
+    let created = post_as(&mut c, &task_call, &alice);
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let get =
+        |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"tasks/get","params":{"taskId":task_id}});
+    let seen = post_as(&mut c, &get(51), &eve);
+    assert!(
+        seen["error"].is_object() && seen["result"].is_null(),
+        "{seen}"
+    );
+    let own = post_as(&mut c, &get(52), &alice);
+    assert_eq!(own["result"]["taskId"], task_id.as_str(), "{own}");
+
     // The static token still works beside OAuth.
     let r = call(&mut c, 41, STATIC).json();
     assert!(r["result"]["structuredContent"].is_object(), "{r}");
@@ -316,4 +353,56 @@ pub fn a_provider_that_cannot_be_reached_is_a_503_and_static_tokens_still_work()
     let r = call(&mut c, 2, STATIC).json();
     assert!(r["result"]["structuredContent"].is_object(), "{r}");
     assert_eq!(fake.requests().len(), 1);
+}
+
+/// The official TypeScript SDK client with `ClientCredentialsProvider` (`v1`: 1.x's
+/// `client/auth-extensions`; `v2`: the v2 client's), given `url`, the id and the secret
+/// (and `scope`); its report.
+fn sdk_client(sdk: &str, url: &str, client: &str, scope: Option<&str>) -> Value {
+    let modules = crate::sdk_node_modules().expect("the TypeScript SDKs");
+    let secret = format!("secret-{client}");
+    let mut command = Command::new("node");
+    command
+        .arg(format!(
+            "{}/sdk_oauth_client.cjs",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .args([sdk, url, client, &secret])
+        .args(scope)
+        .env("NODE_PATH", modules)
+        .stderr(std::process::Stdio::null());
+    let out = command.output().expect("run node");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let last = text.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|_| panic!("{sdk}: {text}"))
+}
+
+pub fn the_typescript_sdks_sign_in_with_client_credentials_alone() {
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
+    for (scopes, runs) in [
+        // v2 follows the challenge's scope; 1.x asks only for the scope it is given.
+        (
+            "[mcp:answer]",
+            vec![("v2", None), ("v1", Some("mcp:answer"))],
+        ),
+        ("[]", vec![("v1", None)]),
+    ] {
+        let port = free_port();
+        let resource = format!("http://127.0.0.1:{port}/mcp");
+        let Some(idp) = Provider::start(free_port(), &resource) else {
+            return;
+        };
+        let mcp = server_with(&fake, port, &idp.issuer, scopes, "oauth-sdk");
+        let url = format!("http://{}/mcp", listening(&mcp));
+        for (sdk, scope) in runs {
+            let report = sdk_client(sdk, &url, "rs-client", scope);
+            assert_eq!(
+                report["tools"],
+                json!(["answer", "answer_detailed", "answer_quick"]),
+                "{sdk} {scopes}: {report}"
+            );
+            assert!(report["structured"].is_object(), "{sdk} {scopes}: {report}");
+            assert_eq!(report["isError"], false, "{report}");
+        }
+    }
 }
