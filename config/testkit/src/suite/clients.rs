@@ -12,7 +12,7 @@ const TOKEN: &str = "client-test-token-5b2f";
 
 /// `program` from the clients' `.bin`, with that folder first on PATH (the Inspector
 /// needs the Node 22 installed beside it) and no proxy in its environment.
-fn client(bin: &std::path::Path, program: &str, home: &std::path::Path) -> Command {
+pub(super) fn client(bin: &std::path::Path, program: &str, home: &std::path::Path) -> Command {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut paths = vec![bin.to_path_buf()];
     paths.extend(std::env::split_paths(&path));
@@ -29,7 +29,7 @@ fn client(bin: &std::path::Path, program: &str, home: &std::path::Path) -> Comma
 }
 
 /// Runs `command`, checks that it succeeded and printed no secret, and returns stdout.
-fn run(mut command: Command) -> String {
+pub(super) fn run(mut command: Command) -> String {
     let out = command.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);

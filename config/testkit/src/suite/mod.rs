@@ -582,6 +582,10 @@ macro_rules! e2e_suite {
             fn the_typescript_sdks_sign_in_with_client_credentials_alone() {
                 $crate::run($bin, $crate::suite::oauth::the_typescript_sdks_sign_in_with_client_credentials_alone);
             }
+            #[test]
+            fn claude_code_needs_a_client_id_for_a_provider_without_registration() {
+                $crate::run($bin, $crate::suite::oauth::claude_code_needs_a_client_id_for_a_provider_without_registration);
+            }
         }
         mod store {
             #[test]

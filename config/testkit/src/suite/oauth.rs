@@ -406,3 +406,49 @@ pub fn the_typescript_sdks_sign_in_with_client_credentials_alone() {
         }
     }
 }
+
+pub fn claude_code_needs_a_client_id_for_a_provider_without_registration() {
+    use super::clients::{client, run};
+    let Some(bin) = clients_bin() else { return };
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let Some(idp) = Provider::start(free_port(), &resource) else {
+        return;
+    };
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
+    let mcp = server(&fake, port, &idp.issuer, "oauth-claude");
+    let url = format!("http://{}/mcp", listening(&mcp));
+    let home = temp_dir("claude-code-oauth");
+    for (name, id) in [("with-id", Some("rs-client")), ("no-id", None)] {
+        let mut add = client(&bin, "claude", &home);
+        add.args(["mcp", "add", "--transport", "http"]);
+        if let Some(id) = id {
+            add.args(["--client-id", id]);
+        }
+        add.args([name, url.as_str()]);
+        run(add);
+    }
+    let listed = run({
+        let mut list = client(&bin, "claude", &home);
+        list.args(["mcp", "list"]);
+        list
+    });
+    let line = |name: &str| {
+        listed
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{listed}"))
+            .to_owned()
+    };
+    // It read the resource's metadata, found the provider, read its metadata: with a
+    // pre-registered id it only waits for the user to sign in; without one it says the
+    // provider cannot register it.
+    assert!(line("with-id").contains("Needs authentication"), "{listed}");
+    let no_id = line("no-id");
+    assert!(
+        no_id.contains("does not support dynamic client registration"),
+        "{no_id}"
+    );
+    assert_eq!(fake.requests().len(), 0);
+    let _ = std::fs::remove_dir_all(home);
+}
