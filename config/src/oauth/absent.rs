@@ -29,7 +29,7 @@ impl TokenVerifier for Refusing {
     fn load(&mut self, _: &[u8]) -> Result<usize, String> {
         Err("this build has no OAuth mode".into())
     }
-    fn verify(&self, _: &str) -> Result<Map<String, Value>, TokenError> {
+    fn verify(&mut self, _: &str) -> Result<Map<String, Value>, TokenError> {
         Err(TokenError::Invalid("this build has no OAuth mode".into()))
     }
 }

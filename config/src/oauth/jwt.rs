@@ -35,9 +35,17 @@ struct Key {
     key: DecodingKey,
 }
 
-/// The loaded keys.
+/// Tokens remembered as verified, at most; then the memory starts afresh.
+const MAX_VERIFIED: usize = 4096;
+
+/// The loaded keys, and the tokens they verified (by SHA-256, so that no token is kept),
+/// with their claims: a client sends the same token with every request until it
+/// expires, and a signature check costs up to half a millisecond (ES256).
 #[derive(Default)]
-struct Keys(Vec<Key>);
+struct Keys {
+    keys: Vec<Key>,
+    verified: std::collections::HashMap<[u8; 32], Map<String, Value>>,
+}
 
 /// The algorithms `jwk` may verify under, from the allow-list; none for a key of another
 /// type, use or curve.
@@ -111,11 +119,29 @@ impl TokenVerifier for Keys {
         if keys.is_empty() {
             return Err("the key set holds no signing key for RS256, PS256, ES256 or EdDSA".into());
         }
-        self.0 = keys;
-        Ok(self.0.len())
+        self.keys = keys;
+        // A token is vouched for by the keys that verified it, and those just changed.
+        self.verified.clear();
+        Ok(self.keys.len())
     }
 
-    fn verify(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+    fn verify(&mut self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        let digest = crate::clients::sha256(token.as_bytes());
+        if let Some(claims) = self.verified.get(&digest) {
+            return Ok(claims.clone());
+        }
+        let claims = self.check(token)?;
+        if self.verified.len() >= MAX_VERIFIED {
+            self.verified.clear();
+        }
+        self.verified.insert(digest, claims.clone());
+        Ok(claims)
+    }
+}
+
+impl Keys {
+    /// The signature check itself.
+    fn check(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
         let invalid = |why: &str| TokenError::Invalid(why.to_owned());
         let header = decode_header(token)
             .map_err(|_| invalid("it is not a JWT signed with RS256, PS256, ES256 or EdDSA"))?;
@@ -126,14 +152,14 @@ impl TokenVerifier for Keys {
             )));
         }
         let candidates: Vec<&Key> = self
-            .0
+            .keys
             .iter()
             .filter(|k| header.kid.is_none() || k.kid == header.kid)
             .filter(|k| k.algorithms.contains(&header.alg))
             .collect();
         if candidates.is_empty() {
             return Err(match header.kid {
-                Some(_) if !self.0.iter().any(|k| k.kid == header.kid) => TokenError::UnknownKey,
+                Some(_) if !self.keys.iter().any(|k| k.kid == header.kid) => TokenError::UnknownKey,
                 _ => invalid("no key of the identity provider verifies its algorithm"),
             });
         }
@@ -149,5 +175,80 @@ impl TokenVerifier for Keys {
             }
         }
         Err(invalid("its signature does not verify"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Public keys (RSA, P-256, Ed25519) whose private halves signed [`TOKENS`] and were
+    /// thrown away (the fuzz target `oauth` has the same).
+    const JWKS: &str = r#"{"keys":[{"kty":"RSA","n":"80MZtU8TEYZbtJwF26IvXv4QYvQo8rs5wK9dvMOXPmMjX99nOU9nKirsEpIoT5mPutYeEqz7yP-qj7INTa_BE9ldlu0DSVbyl9gVarnKq0zdghWpOsg-S5EsL5ZrIvqrFrk1GvlavOwmxbDwLWnqFmj4bzwbo8zi2Av02BHuXnusQN8vTUOmmGpWzH6INhTEIGGFSduOGM7p_N8lZofseXvG8Xc92geUeP3ojZ9a-LD5yeedWTFjYBujpv4muv_B6YGplsms7phKDnKsCVcJzmfB60KxwoBgF5-crtLHNbyz_pEZRfGCCXfqXuLJF__8Y1a2sOMcU9wAUKt4-C-Maw","e":"AQAB","kid":"fz-rs256"},{"kty":"EC","x":"FQ6G70h49lIHk0KUTg4L_iS2GLqtmb5kzT0SpBtooLY","y":"o27zYbGK2ednpGq3hzW6O5VaX-sf7rjUKYspWp64nmo","crv":"P-256","kid":"fz-es256"},{"crv":"Ed25519","x":"rpS33Q_AJqsRRitaeLbkrmn5FAb52zN_kh3JAzII9LU","kty":"OKP","kid":"fz-eddsa"}]}"#;
+    const TOKENS: [&str; 3] = [
+        "eyJhbGciOiJSUzI1NiIsImtpZCI6ImZ6LXJzMjU2In0.eyJpc3MiOiJodHRwczovL2lkcC5leGFtcGxlIiwiYXVkIjoiaHR0cHM6Ly9tY3AuZXhhbXBsZS9tY3AiLCJzdWIiOiJhbGljZSIsImV4cCI6NDEwMjQ0NDgwMCwic2NvcGUiOiJtY3A6YW5zd2VyIn0.3oVdqeaJynXSS7ucN03Y3fkuIVcPU5C1SeERLm3hOZRJrijjbDRYNg3LKuZffx5UgPLfbefceZrV9Moe5hYiusKnlxAaABGKl9nZs5S9iXOBqVsPebkBv28qG_ejKLhMJHRLHq1EmY7tcM7ylDNI6CwxO8Nx1QurbptkNHPeMQTLhEU0d4y9S3fO8BMv3KtAut-PI-fsvhtqzfp2wk6BhPsw8bsCx4Gp4dyAA4IEEWIDY5BsYLn90RgEggmBgk9kC7LOEyMsjGIsFaIQVDTcUhfezUrwP-mLb8KtxxyZX87uggAb4gHPNgieRdTJRRPp-mSHEtUqFBl4VxuYUEAKSA",
+        "eyJhbGciOiJFUzI1NiIsImtpZCI6ImZ6LWVzMjU2In0.eyJpc3MiOiJodHRwczovL2lkcC5leGFtcGxlIiwiYXVkIjoiaHR0cHM6Ly9tY3AuZXhhbXBsZS9tY3AiLCJzdWIiOiJhbGljZSIsImV4cCI6NDEwMjQ0NDgwMCwic2NvcGUiOiJtY3A6YW5zd2VyIn0.0UImsSz0f3EWQM32qQk5wSG7oZKtUyed8tCBC_Viv_WL7FKg9jKHvp_aLLMx6NS6jLgKOqmpLGmaRVL15oqlzQ",
+        "eyJhbGciOiJFZERTQSIsImtpZCI6ImZ6LWVkZHNhIn0.eyJpc3MiOiJodHRwczovL2lkcC5leGFtcGxlIiwiYXVkIjoiaHR0cHM6Ly9tY3AuZXhhbXBsZS9tY3AiLCJzdWIiOiJhbGljZSIsImV4cCI6NDEwMjQ0NDgwMCwic2NvcGUiOiJtY3A6YW5zd2VyIn0.77SjcYZJfoEobQNGS17ESPUWTFGX_XwmKYYkZWNHkzRUSa3ONi5DAmaMJ1QqBhtHXcg4GlBcl_wdsqYE7V_zDw",
+    ];
+
+    #[test]
+    fn each_algorithm_verifies_and_a_changed_byte_does_not() {
+        let mut keys = Keys::default();
+        assert_eq!(keys.load(JWKS.as_bytes()), Ok(3));
+        for token in TOKENS {
+            let claims = keys.verify(token).unwrap();
+            assert_eq!(claims["sub"], "alice");
+            // Remembered: the same answer without a second check.
+            assert!(keys.verified.len() <= 3);
+            assert_eq!(keys.verify(token).unwrap(), claims);
+            let (head, rest) = token.split_once('.').unwrap();
+            let (payload, signature) = rest.split_once('.').unwrap();
+            let mut forged = payload.to_owned();
+            forged.replace_range(10..11, if &payload[10..11] == "A" { "B" } else { "A" });
+            let tampered = format!("{head}.{forged}.{signature}");
+            assert!(matches!(
+                keys.verify(&tampered),
+                Err(TokenError::Invalid(_))
+            ));
+        }
+        assert_eq!(keys.verified.len(), 3);
+        // New keys forget what the old ones vouched for.
+        assert_eq!(keys.load(JWKS.as_bytes()), Ok(3));
+        assert!(keys.verified.is_empty());
+    }
+
+    #[test]
+    fn foreign_keys_and_algorithms_are_refused() {
+        let mut keys = Keys::default();
+        assert!(keys
+            .load(br#"{"keys":[{"kty":"oct","k":"c2VjcmV0","kid":"m"}]}"#)
+            .is_err());
+        assert!(keys.load(b"[]").is_err());
+        assert_eq!(keys.load(JWKS.as_bytes()), Ok(3));
+        // alg none, and a token naming a key the set lacks.
+        let none = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhIn0.";
+        assert!(matches!(keys.verify(none), Err(TokenError::Invalid(_))));
+        let (_, rest) = TOKENS[0].split_once('.').unwrap();
+        let unknown = format!("{}.{rest}", b64(r#"{"alg":"RS256","kid":"gone"}"#));
+        assert_eq!(keys.verify(&unknown), Err(TokenError::UnknownKey));
+        let hs = format!("{}.{rest}", b64(r#"{"alg":"HS256","kid":"fz-rs256"}"#));
+        assert!(
+            matches!(keys.verify(&hs), Err(TokenError::Invalid(why)) if why.contains("not accepted"))
+        );
+    }
+
+    fn b64(text: &str) -> String {
+        const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::new();
+        for chunk in text.as_bytes().chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+            for i in 0..=chunk.len() {
+                out.push(char::from(T[(n >> (18 - 6 * i) & 63) as usize]));
+            }
+        }
+        out
     }
 }

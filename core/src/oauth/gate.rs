@@ -318,7 +318,7 @@ impl<P> Gate<P> {
         }
     }
 
-    fn judge(&self, token: &BearerToken, now: u64) -> Judged {
+    fn judge(&mut self, token: &BearerToken, now: u64) -> Judged {
         if self.loaded_at.is_none() {
             return Judged::NeedKeys;
         }

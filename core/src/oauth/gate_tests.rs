@@ -11,7 +11,7 @@ impl TokenVerifier for Fake {
         self.0 = kids;
         Ok(self.0.len())
     }
-    fn verify(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+    fn verify(&mut self, token: &str) -> Result<Map<String, Value>, TokenError> {
         let (kid, claims) = token
             .split_once('.')
             .ok_or(TokenError::Invalid("malformed".into()))?;

@@ -144,11 +144,12 @@ pub trait TokenVerifier {
 
     /// The claims of `token` when it is a JWS whose signature verifies with a loaded key
     /// under an allowed algorithm (RS256, PS256, ES256, EdDSA; never `none`, never a
-    /// MAC). Nothing but the signature is checked here.
+    /// MAC). Nothing but the signature is checked here. A verifier may remember the
+    /// tokens it verified (a client sends one token many times) until its keys change.
     ///
     /// # Errors
     /// See [`TokenError`].
-    fn verify(&self, token: &str) -> Result<Map<String, Value>, TokenError>;
+    fn verify(&mut self, token: &str) -> Result<Map<String, Value>, TokenError>;
 }
 
 /// Makes the host's verifier (a function, so that the settings stay plain data).

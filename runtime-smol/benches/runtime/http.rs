@@ -24,6 +24,11 @@ pub struct HttpProc {
 
 impl HttpProc {
     pub fn start(bin: &Path, base_url: &str, yaml: &str) -> HttpProc {
+        HttpProc::start_with(bin, base_url, yaml, &[])
+    }
+
+    /// As [`HttpProc::start`], with `env` added to the server's environment.
+    pub fn start_with(bin: &Path, base_url: &str, yaml: &str, env: &[(&str, &str)]) -> HttpProc {
         let dir = std::env::temp_dir().join(format!("orm-bench-http-{}", rand_suffix()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("config.yaml"), yaml).unwrap();
@@ -34,6 +39,7 @@ impl HttpProc {
             .env("HOME", &dir)
             .env("OPENAI_API_KEY", "sk-bench")
             .env("OPENAI_BASE_URL", base_url)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -2,7 +2,7 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector|store` runs one part; `BENCH_BIN_DIR` measures
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector|store|oauth` runs one part; `BENCH_BIN_DIR` measures
 //! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part;
 //! `BENCH_STATIC_DIRS=name=dir,...` compares static builds, e.g. with other allocators, in `builds`)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
@@ -20,6 +20,7 @@
 mod builds;
 mod http;
 mod inspector;
+mod oauth;
 mod scrape;
 mod store;
 mod streaming;
@@ -552,5 +553,8 @@ fn main() {
     }
     if only.is_empty() || only == "store" {
         store::run();
+    }
+    if only.is_empty() || only == "oauth" {
+        oauth::run();
     }
 }
