@@ -121,7 +121,8 @@ fn drain(g: &mut Gate<usize>, answered: &mut [u8]) {
     while let Some(step) = g.poll() {
         match step {
             GateStep::Passed(n, _) | GateStep::Refused(n, _) => answered[n] += 1,
-            GateStep::Fetch(url) => assert!(url.starts_with("https://idp.example")),
+            // The metadata may name keys on another https host (Google does).
+            GateStep::Fetch(url) => assert!(url.starts_with("https://"), "{url}"),
         }
     }
 }
