@@ -33,3 +33,27 @@ impl TokenVerifier for Refusing {
         Err(TokenError::Invalid("this build has no OAuth mode".into()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::Cli;
+
+    #[test]
+    fn an_issuer_is_refused_naming_the_builds_that_have_oauth_mode() {
+        let env = crate::Env::new();
+        let resolve = |yaml: &str| {
+            let input = crate::YamlInput {
+                text: yaml,
+                path: std::path::Path::new("/c.yaml"),
+            };
+            let resolved = crate::resolve(Some(input), &env, &Cli::default()).unwrap();
+            crate::oauth::resolve(&resolved)
+        };
+        assert!(matches!(resolve(""), Ok(None)));
+        let refused = resolve("server: {http: {oauth: {issuer: 'https://idp.example'}}}");
+        let text = refused.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(text.contains("server.http.oauth.issuer"), "{text}");
+        assert!(text.contains("--features oauth"), "{text}");
+        assert!(text.contains("container image"), "{text}");
+    }
+}
