@@ -583,6 +583,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::oauth::the_typescript_sdks_sign_in_with_client_credentials_alone);
             }
             #[test]
+            fn each_identity_has_its_own_limits_and_metric_label() {
+                $crate::run($bin, $crate::suite::oauth::each_identity_has_its_own_limits_and_metric_label);
+            }
+            #[test]
             fn claude_code_needs_a_client_id_for_a_provider_without_registration() {
                 $crate::run($bin, $crate::suite::oauth::claude_code_needs_a_client_id_for_a_provider_without_registration);
             }

@@ -103,6 +103,18 @@ fn server(fake: &FakeOpenAi, port: u16, issuer: &str, tag: &str) -> Mcp {
 
 /// As [`server`], requiring `scopes` (a YAML list).
 fn server_with(fake: &FakeOpenAi, port: u16, issuer: &str, scopes: &str, tag: &str) -> Mcp {
+    Mcp::spawn(server_opts(fake, port, issuer, scopes, "", tag))
+}
+
+/// What [`server_with`] starts, with `more` added under `oauth:`.
+fn server_opts(
+    fake: &FakeOpenAi,
+    port: u16,
+    issuer: &str,
+    scopes: &str,
+    more: &str,
+    tag: &str,
+) -> Opts {
     let dir = temp_dir(tag);
     std::fs::write(
         dir.join("clients.yaml"),
@@ -110,16 +122,14 @@ fn server_with(fake: &FakeOpenAi, port: u16, issuer: &str, scopes: &str, tag: &s
     )
     .unwrap();
     let config = format!(
-        "server:\n  http:\n    clients_file: clients.yaml\n    public_url: http://127.0.0.1:{port}\n    oauth:\n      issuer: {issuer}\n      scopes: {scopes}\n      wait_ms: 3000\n      refetch_after_ms: 300\n"
+        "server:\n  http:\n    clients_file: clients.yaml\n    public_url: http://127.0.0.1:{port}\n    oauth:\n      issuer: {issuer}\n      scopes: {scopes}\n      wait_ms: 3000\n      refetch_after_ms: 300\n{more}"
     );
-    Mcp::spawn(
-        Opts::http(&fake.url)
-            .config(&dir, &config)
-            .arg("--listen")
-            .arg(&format!("127.0.0.1:{port}"))
-            .env("MCP_HTTP_TOKEN", STATIC)
-            .arg("--debug"),
-    )
+    Opts::http(&fake.url)
+        .config(&dir, &config)
+        .arg("--listen")
+        .arg(&format!("127.0.0.1:{port}"))
+        .env("MCP_HTTP_TOKEN", STATIC)
+        .arg("--debug")
 }
 
 /// POSTs `message` (2025-11-25) with `token`; the JSON reply.
@@ -451,4 +461,57 @@ pub fn claude_code_needs_a_client_id_for_a_provider_without_registration() {
     );
     assert_eq!(fake.requests().len(), 0);
     let _ = std::fs::remove_dir_all(home);
+}
+
+pub fn each_identity_has_its_own_limits_and_metric_label() {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let Some(idp) = Provider::start(free_port(), &resource) else {
+        return;
+    };
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
+    // The server's wall clock frozen inside one minute (before the tokens were issued:
+    // they carry no nbf), so the minute's count is not cut by its end.
+    let opts = server_opts(
+        &fake,
+        port,
+        &idp.issuer,
+        "[mcp:answer]",
+        "      calls_per_minute: 1\n",
+        "oauth-limits",
+    );
+    let Some((opts, _clock)) = opts.frozen_clock("2026-11-26 23:58:10") else {
+        eprintln!("skipping: libfaketime is not installed (run .ci/test)");
+        return;
+    };
+    let mcp = Mcp::spawn(opts);
+    let mut c = HttpConn::open(listening(&mcp));
+    let (rs, ps, ed) = (
+        idp.token("rs-client", &resource),
+        idp.token("ps-client", &resource),
+        idp.token("ed-client", &resource),
+    );
+    let ok = |r: &Value| r["result"]["structuredContent"].is_object();
+    assert!(ok(&call(&mut c, 1, &rs).json()));
+    let refused = call(&mut c, 2, &rs).json();
+    let details = &refused["result"]["_meta"]["com.github.openai-responses-mcp/error"];
+    assert_eq!(details["refusal"], "limit_calls_per_minute", "{refused}");
+    assert_eq!(details["scope"], "client", "{refused}");
+    // Another identity has a minute of its own; edward (the clients file's name for
+    // ed-client) has his own limit of 100.
+    assert!(ok(&call(&mut c, 3, &ps).json()));
+    for id in 4..7 {
+        assert!(ok(&call(&mut c, id, &ed).json()));
+    }
+    assert_eq!(fake.requests().len(), 5);
+    let mut m = HttpConn::open(listening(&mcp));
+    m.send_raw(format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {STATIC}\r\n\r\n").as_bytes());
+    let text = String::from_utf8_lossy(&m.response().body).into_owned();
+    for label in [
+        "client=\"sub:rs-client\"",
+        "client=\"sub:ps-client\"",
+        "client=\"edward\"",
+    ] {
+        assert!(text.contains(label), "{label} not in /metrics:\n{text}");
+    }
 }
