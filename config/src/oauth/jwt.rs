@@ -63,7 +63,12 @@ fn algorithms(jwk: &Jwk) -> Vec<Algorithm> {
         AlgorithmParameters::EllipticCurve(p) if p.curve == EllipticCurve::P256 => {
             vec![Algorithm::ES256]
         }
-        AlgorithmParameters::OctetKeyPair(p) if p.curve == EllipticCurve::Ed25519 => {
+        // jsonwebtoken 11.1 slices an Ed25519 key's first 32 bytes without looking at
+        // its length, so a short `x` would panic at the first verification (found by
+        // the fuzz target `oauth`): only a key of exactly 32 bytes is kept.
+        AlgorithmParameters::OctetKeyPair(p)
+            if p.curve == EllipticCurve::Ed25519 && is_32_bytes_base64url(&p.x) =>
+        {
             vec![Algorithm::EdDSA]
         }
         // A shared secret (`oct`) never verifies a token here: a public document
@@ -77,6 +82,19 @@ fn algorithms(jwk: &Jwk) -> Vec<Algorithm> {
             .filter(|alg| key_algorithm(*alg) == Some(named))
             .collect(),
     }
+}
+
+/// Whether `text` is unpadded (or padded) base64url of exactly 32 bytes: 43 characters
+/// of its alphabet, the last carrying no bits beyond the 256th.
+fn is_32_bytes_base64url(text: &str) -> bool {
+    let text = text.strip_suffix('=').unwrap_or(text);
+    let alphabet = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+    text.len() == 43
+        && text.bytes().all(alphabet)
+        && text
+            .bytes()
+            .last()
+            .is_some_and(|c| b"AEIMQUYcgkosw048".contains(&c))
 }
 
 /// The JWK `alg` value of an algorithm of the allow-list.
@@ -215,6 +233,20 @@ mod tests {
         // New keys forget what the old ones vouched for.
         assert_eq!(keys.load(JWKS.as_bytes()), Ok(3));
         assert!(keys.verified.is_empty());
+    }
+
+    #[test]
+    fn an_ed25519_key_of_another_length_is_not_kept() {
+        let mut keys = Keys::default();
+        let short = br#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AAAAAAAAAAAAAA","kid":"e"}]}"#;
+        assert!(keys.load(short).is_err());
+        let long = format!(
+            r#"{{"keys":[{{"kty":"OKP","crv":"Ed25519","x":"{}","kid":"e"}}]}}"#,
+            "A".repeat(44)
+        );
+        assert!(keys.load(long.as_bytes()).is_err());
+        assert!(is_32_bytes_base64url(&"A".repeat(43)));
+        assert!(!is_32_bytes_base64url(&format!("{}B", "A".repeat(42))));
     }
 
     #[test]
