@@ -121,8 +121,12 @@ fn server_opts(
         "clients:\n  - name: edward\n    identity: ed-client\n    calls_per_minute: 100\n",
     )
     .unwrap();
+    let wait = match more.contains("wait_ms") {
+        true => "",
+        false => "      wait_ms: 3000\n",
+    };
     let config = format!(
-        "server:\n  http:\n    clients_file: clients.yaml\n    public_url: http://127.0.0.1:{port}\n    oauth:\n      issuer: {issuer}\n      scopes: {scopes}\n      wait_ms: 3000\n      refetch_after_ms: 300\n{more}"
+        "server:\n  http:\n    clients_file: clients.yaml\n    public_url: http://127.0.0.1:{port}\n    oauth:\n      issuer: {issuer}\n      scopes: {scopes}\n      refetch_after_ms: 300\n{wait}{more}"
     );
     Opts::http(&fake.url)
         .config(&dir, &config)
@@ -363,6 +367,35 @@ pub fn a_provider_that_cannot_be_reached_is_a_503_and_static_tokens_still_work()
     let r = call(&mut c, 2, STATIC).json();
     assert!(r["result"]["structuredContent"].is_object(), "{r}");
     assert_eq!(fake.requests().len(), 1);
+
+    // A provider that takes the connection and never answers: the request waits no
+    // longer than wait_ms.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_issuer = format!("http://{}", silent.local_addr().unwrap());
+    let held = thread::spawn(move || silent.incoming().take(4).flatten().collect::<Vec<_>>());
+    let more = "      wait_ms: 500\n";
+    let opts = server_opts(
+        &fake,
+        free_port(),
+        &silent_issuer,
+        "[]",
+        more,
+        "oauth-silent",
+    );
+    let mcp = Mcp::spawn(opts);
+    let mut c = HttpConn::open(listening(&mcp));
+    let started = Instant::now();
+    let r = call(&mut c, 3, &token);
+    assert_eq!(r.status, 503, "{}", String::from_utf8_lossy(&r.body));
+    assert!(started.elapsed() < PATIENCE);
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains("did not answer within 0.5 s"), "{message}");
+    assert_eq!(c.get("/ready").status, 503);
+    drop(mcp);
+    drop(held);
 }
 
 /// The official TypeScript SDK client with `ClientCredentialsProvider` (`v1`: 1.x's
