@@ -34,6 +34,9 @@ trap stop EXIT
 for bin in openai-responses-mcp openai-responses-mcp-blocking; do
     home=$(mktemp -d)
     log="$work/$bin.log"
+    # Made here, not by the server's redirection: the first look below may come before the
+    # background shell has opened it, and a sed that cannot read it ends the run (set -e).
+    : >"$log"
     # No upstream is reached: the suite calls only tools this server does not have.
     env -i PATH="$PATH" HOME="$home" OPENAI_API_KEY=conformance-unused \
         OPENAI_BASE_URL=http://127.0.0.1:9/v1 \
