@@ -1,7 +1,9 @@
 //! What OAuth mode costs a request: the same server, same run, called 300 times in a row
 //! on one kept-alive connection with its static token (the baseline) and with JWT access
 //! tokens of a real oidc-provider (started here on loopback; keys cached after the
-//! first), one per algorithm. The median time per call of each, and the difference.
+//! first), one per algorithm: the same token every call (as a client sends it, so its
+//! signature is checked once) and a new token every call (each signature checked). The
+//! median time per call of each, and the difference.
 //! Needs the Node packages `.ci/test` installs under `target/sdk/node`.
 
 use super::http::{read_response, HttpProc};
@@ -33,14 +35,20 @@ pub fn run() {
         .read_line(&mut line)
         .unwrap();
     let issuer = line.trim().strip_prefix("ready ").unwrap().to_owned();
-    let tokens: Vec<(&str, String)> = [
+    // Per algorithm, a token for every call of the new-token run (and the warm-up's).
+    let tokens: Vec<(&str, Vec<String>)> = [
         ("RS256", "rs-client"),
         ("PS256", "ps-client"),
         ("ES256", "es-client"),
         ("EdDSA", "ed-client"),
     ]
     .into_iter()
-    .map(|(alg, client)| (alg, token(idp_port, client, &resource)))
+    .map(|(alg, client)| {
+        let many = (0..IN_A_ROW + 20)
+            .map(|_| token(idp_port, client, &resource))
+            .collect();
+        (alg, many)
+    })
     .collect();
     let mut body: serde_json::Value =
         serde_json::from_slice(&fixture("response-no-search.json")).unwrap();
@@ -50,19 +58,24 @@ pub fn run() {
         "server:\n  http:\n    listen: 127.0.0.1:{mcp_port}\n    public_url: http://127.0.0.1:{mcp_port}\n    oauth:\n      issuer: {issuer}\n      scopes: [mcp:answer]\n"
     );
     println!("## OAuth mode: a call with a JWT access token against the static token ({IN_A_ROW} in a row each, keys cached)\n");
-    println!("| binary | static token p50 | algorithm | JWT p50 | overhead | ratio |");
-    println!("|---|---|---|---|---|---|");
+    println!("| binary | static token p50 | algorithm | same JWT p50 | overhead | ratio | new JWT each call p50 | overhead | ratio |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (name, bin) in binaries() {
         let server = HttpProc::start_with(&bin, &fake.url, &yaml, &[("MCP_HTTP_TOKEN", STATIC)]);
-        let baseline = p50(server.addr, STATIC);
-        for (alg, jwt) in &tokens {
-            let t = p50(server.addr, jwt);
+        let same = |t: &str| vec![t.to_owned(); IN_A_ROW + 20];
+        let baseline = p50(server.addr, &same(STATIC));
+        for (alg, jwts) in &tokens {
+            let t = p50(server.addr, &same(&jwts[0]));
+            let fresh = p50(server.addr, jwts);
             println!(
-                "| {name} | {:.3} ms | {alg} | {:.3} ms | {:+.3} ms | {:.2} |",
+                "| {name} | {:.3} ms | {alg} | {:.3} ms | {:+.3} ms | {:.2} | {:.3} ms | {:+.3} ms | {:.2} |",
                 baseline * 1e3,
                 t * 1e3,
                 (t - baseline) * 1e3,
-                t / baseline
+                t / baseline,
+                fresh * 1e3,
+                (fresh - baseline) * 1e3,
+                fresh / baseline
             );
         }
     }
@@ -100,14 +113,14 @@ fn token(port: u16, client: &str, resource: &str) -> String {
         .to_owned()
 }
 
-/// The median seconds per call with `token`, after 20 to warm up (the first fetches the
-/// keys).
-fn p50(addr: SocketAddr, token: &str) -> f64 {
+/// The median seconds per call, the `n`-th with `tokens[n]`, after 20 to warm up (the
+/// first fetches the keys).
+fn p50(addr: SocketAddr, tokens: &[String]) -> f64 {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_nodelay(true).unwrap();
     let mut buf = Vec::new();
     let mut times = Vec::with_capacity(IN_A_ROW);
-    for id in 0..IN_A_ROW + 20 {
+    for (id, token) in tokens.iter().enumerate() {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"answer","arguments":{{"query":"q"}}}}}}"#
         );
