@@ -441,7 +441,8 @@ fn oauth_path(request: &Request, door: &super::access::OAuthDoor) -> Vec<u8> {
     let path = request.path();
     let ours = path
         .strip_prefix(crate::oauth::METADATA_PATH)
-        .is_some_and(|rest| rest.is_empty() || rest == MCP_PATH);
+        // Behind a proxy that serves it under a prefix, the suffix is `<prefix>/mcp`.
+        .is_some_and(|rest| rest.is_empty() || rest.ends_with(MCP_PATH));
     if !ours {
         let description = format!(
             "this MCP server is an OAuth protected resource, not an authorization server: its authorization server is {} (see {}{MCP_PATH})",

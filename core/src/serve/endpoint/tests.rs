@@ -572,3 +572,75 @@ fn head_requests_get_a_head_and_never_a_body() {
     assert_eq!(after, b"");
     assert!(String::from_utf8_lossy(head).contains("content-length: 5\r\n"));
 }
+
+#[test]
+fn oauth_mode_serves_its_metadata_challenges_and_hands_tokens_to_the_gate() {
+    let mut settings =
+        crate::oauth::OAuthSettings::new("https://idp.example", "https://mcp.example/mcp");
+    settings.scopes = vec!["mcp:answer".into()];
+    let mut a = access(Some("secret-token-1234"));
+    a.oauth = Some(crate::serve::access::OAuthDoor::of(&settings));
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource/prefix/mcp",
+    ] {
+        let Routed::Respond(bytes) = route(&request("GET", path, &[], ""), &a) else {
+            panic!("{path}: not answered at once");
+        };
+        let (status, _, body) = parse(&bytes);
+        assert_eq!(status, 200, "{path}");
+        let doc: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(doc["resource"], "https://mcp.example/mcp");
+        assert_eq!(doc["authorization_servers"], json!(["https://idp.example"]));
+        let head = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
+        assert!(
+            head.contains("\r\naccess-control-allow-origin: *\r\n"),
+            "{head}"
+        );
+    }
+    // An authorization server's paths are not ours: 404 naming the issuer.
+    let (status, body) = responded(route(
+        &request("GET", "/.well-known/oauth-authorization-server", &[], ""),
+        &a,
+    ));
+    assert_eq!(status, 404);
+    assert!(body["error_description"]
+        .as_str()
+        .is_some_and(|d| d.contains("https://idp.example")));
+    // No token: the challenge points at the metadata and names the scope.
+    let post = |headers: &[(&str, &str)]| {
+        let mut all = vec![JSON, ("accept", "application/json")];
+        all.extend_from_slice(headers);
+        route(
+            &request(
+                "POST",
+                "/mcp",
+                &all,
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            ),
+            &a,
+        )
+    };
+    let Routed::Respond(bytes) = post(&[]) else {
+        panic!("not refused");
+    };
+    let (status, _, _) = parse(&bytes);
+    assert_eq!(status, 401);
+    let head = String::from_utf8_lossy(&bytes);
+    let expected = r#"www-authenticate: Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp", scope="mcp:answer""#;
+    assert!(head.contains(expected), "{head}");
+    // The static token is a client at once; any other token goes to the gate.
+    let Routed::Exchange { asked, .. } = post(&[("authorization", "Bearer secret-token-1234")])
+    else {
+        panic!("the static token refused");
+    };
+    assert_eq!(
+        asked.caller(),
+        &Caller::Client(crate::clients::ClientId::DEFAULT)
+    );
+    let Routed::Exchange { asked, .. } = post(&[("authorization", "Bearer eyJ.a.b")]) else {
+        panic!("a token for the gate refused");
+    };
+    assert!(matches!(asked.caller(), Caller::Bearer(t) if t.expose() == "eyJ.a.b"));
+}
