@@ -111,8 +111,11 @@ impl Server {
                         Planned::default(),
                         today,
                     );
-                    if let Err(refused) = started {
-                        let why = format!("could not be asked: {refused:?}");
+                    if started.is_err() {
+                        // Reads of stored responses hold every fetch this engine allows.
+                        let why =
+                            "could not be asked now: the server has too many fetches in flight"
+                                .to_owned();
                         if let Some(gate) = &mut self.gate {
                             gate.fetched(now, Err(why));
                         }
