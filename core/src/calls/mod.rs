@@ -20,6 +20,7 @@
 //! verbs for commands. Time always comes in as `now`.
 
 mod call;
+mod ending;
 mod events;
 mod incoming;
 mod plan;

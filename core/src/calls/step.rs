@@ -1,10 +1,10 @@
 //! How the engine moves a call on: attempt outcomes, deadlines, retries and progress.
 
-use super::call::{Call, CallState, Ending, Incoming};
+use super::call::{CallState, Ending, Incoming};
 use super::retry::{next_step, Step};
-use super::work::{self, Stored, StoredState, Work};
+use super::work::{self, Stored, Work};
 use super::CallId;
-use super::{CallEngine, CallEvent, ModelSource, Report};
+use super::{CallEngine, CallEvent};
 use crate::openai::{
     classify_reply, parse_answer, FailureKind, Rejection, ResponseBody, UpstreamFailure,
     UpstreamVerdict, Usage,
@@ -373,117 +373,5 @@ impl<C: Clone> CallEngine<C> {
         self.limits.remember(&call.plan.model, &rejection);
         call.adjustments.push(adjustment);
         self.start_attempt(now, id);
-    }
-
-    /// Ends call `id` with `failure`, whatever its work.
-    pub(super) fn fail(&mut self, id: CallId, failure: UpstreamFailure) {
-        self.finish_as(id, Ending::Failed(failure));
-    }
-
-    /// Ends call `id` as `ending` says.
-    pub(super) fn finish_as(&mut self, id: CallId, ending: Ending) {
-        let Some(call) = self.remove(id) else {
-            return;
-        };
-        if let Ending::Failed(failure) | Ending::Answer(Err(failure), _) = &ending {
-            log::debug!(
-                "call {} failed after {} retries: {}",
-                call.key,
-                call.retries,
-                failure.kind
-            );
-        }
-        let event = self.ended(call, ending);
-        self.events.push_back(event);
-    }
-
-    /// The event that reports `call`'s end.
-    pub(super) fn ended(&self, call: Call<C>, ending: Ending) -> CallEvent<C> {
-        let now = self.last_now.unwrap_or(call.admitted);
-        let usage = match &ending {
-            Ending::Answer(_, usage) => usage.clone(),
-            Ending::Stored(Stored {
-                state: StoredState::Ended(_, usage),
-                ..
-            }) => Some(usage.clone()),
-            Ending::Stored(_) | Ending::Model(_) | Ending::Fetched(_) | Ending::Failed(_) => None,
-        };
-        let (answers, models, fetches) = (
-            call.work == Work::Answer,
-            matches!(call.work, Work::Model(_)),
-            matches!(call.work, Work::Fetch(_)),
-        );
-        let report = Report {
-            usage,
-            adjustments: call.adjustments,
-            model: ModelSource::of(call.plan),
-            attempts: call.attempts,
-            wall: now.saturating_duration_since(call.admitted),
-            upstream: call.upstream,
-        };
-        let (context, retries) = (call.context, call.retries);
-        match ending {
-            Ending::Answer(outcome, _) => CallEvent::Finished {
-                context,
-                outcome,
-                retries,
-                report,
-            },
-            Ending::Model(date) => CallEvent::ModelDate {
-                context,
-                outcome: Ok(date),
-            },
-            Ending::Failed(failure) if answers => CallEvent::Finished {
-                context,
-                outcome: Err(failure),
-                retries,
-                report,
-            },
-            Ending::Failed(failure) if models => CallEvent::ModelDate {
-                context,
-                outcome: Err(failure),
-            },
-            Ending::Fetched(body) => CallEvent::Fetched {
-                context,
-                outcome: Ok(body),
-            },
-            Ending::Failed(failure) if fetches => CallEvent::Fetched {
-                context,
-                outcome: Err(failure),
-            },
-            Ending::Failed(failure) => CallEvent::Stored {
-                context,
-                outcome: Err(failure),
-                retries,
-                report,
-            },
-            Ending::Stored(stored) => CallEvent::Stored {
-                context,
-                outcome: Ok(stored),
-                retries,
-                report,
-            },
-        }
-    }
-
-    /// Forgets a call, aborting its attempt if one is still on record.
-    pub(super) fn remove(&mut self, id: CallId) -> Option<Call<C>> {
-        let call = self.calls.remove(&id)?;
-        self.by_request.remove(&call.key);
-        if !call.work.takes_slot() {
-            self.fetches -= 1;
-        } else if call.state != CallState::Queued {
-            self.slots -= 1;
-        }
-        match call.state {
-            CallState::Running { attempt, .. } => {
-                if self.by_attempt.remove(&attempt).is_some() {
-                    self.events.push_back(CallEvent::Abort(attempt));
-                }
-            }
-            CallState::Queued => self.queue.retain(|c| *c != id),
-            CallState::Backoff { .. } => {}
-        }
-        Some(call)
     }
 }
