@@ -23,7 +23,7 @@ pub use jwt::verifier;
 /// OAuth mode as configured, before the listener is bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OAuthMode {
-    /// Everything but the resource when it is derived from the bound address.
+    /// Everything but the resource, which may be the bound address's.
     settings: OAuthSettings,
     /// `server.http.public_url`, without a trailing `/`.
     public_url: Option<String>,
@@ -33,24 +33,14 @@ impl OAuthMode {
     /// The settings once the listener is bound at `bound`: the resource is
     /// `<public_url>/mcp`, or `http://<bound>/mcp` without a public URL.
     pub fn at(&self, bound: SocketAddr) -> OAuthSettings {
-        let base = self
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{bound}"));
-        let resource = format!("{base}/mcp");
-        let mut settings = OAuthSettings::new(&self.settings.issuer, &resource);
-        if !self.settings.audiences.is_empty() {
-            settings.audiences.clone_from(&self.settings.audiences);
+        let base = match &self.public_url {
+            Some(url) => url.clone(),
+            None => format!("http://{bound}"),
+        };
+        OAuthSettings {
+            resource: format!("{base}/mcp"),
+            ..self.settings.clone()
         }
-        settings.scopes.clone_from(&self.settings.scopes);
-        settings
-            .identity_claim
-            .clone_from(&self.settings.identity_claim);
-        settings.leeway_secs = self.settings.leeway_secs;
-        settings.wait = self.settings.wait;
-        settings.refetch_after = self.settings.refetch_after;
-        settings.identity_limit = self.settings.identity_limit;
-        settings
     }
 
     /// The core's OAuth configuration at `bound`, with this build's verifier.

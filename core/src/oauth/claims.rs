@@ -37,17 +37,17 @@ pub fn identity(
         ));
     }
     let for_us = match claims.get("aud") {
-        Some(Value::String(aud)) => settings.audiences.iter().any(|a| a == aud),
+        Some(Value::String(aud)) => settings.accepted_audiences().iter().any(|a| a == aud),
         Some(Value::Array(auds)) => auds
             .iter()
             .filter_map(Value::as_str)
-            .any(|aud| settings.audiences.iter().any(|a| a == aud)),
+            .any(|aud| settings.accepted_audiences().iter().any(|a| a == aud)),
         _ => false,
     };
     if !for_us {
         return invalid(format!(
             "the token is not for this server: its aud must name {} (ask for it with resource={})",
-            settings.audiences.join(" or "),
+            settings.accepted_audiences().join(" or "),
             settings.resource
         ));
     }

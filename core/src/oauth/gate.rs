@@ -7,10 +7,14 @@
 //! Sans IO: requests, fetched documents and deadlines in; steps out ([`GateStep`]).
 
 use super::BearerToken;
-use super::{claims, discovery, OAuthSettings, Rejection, TokenError, TokenVerifier, MAX_WAIT};
+use super::{claims, discovery, OAuthSettings, Rejection, TokenError, TokenVerifier};
 use crate::io::{after, Now};
 use std::collections::VecDeque;
 use std::time::Instant;
+
+/// Why a token whose key the provider's fresh key set lacks is refused.
+const UNPUBLISHED_KEY: &str =
+    "the token is signed with a key the identity provider does not publish: get a new token";
 
 /// Requests waiting for keys, at most; beyond, a request is refused as busy at once.
 const MAX_WAITING: usize = 1024;
@@ -131,7 +135,7 @@ impl<P> Gate<P> {
         if self.fetching == Fetching::Nothing && self.may_fetch(now) {
             self.fetch(now);
         }
-        let wait = self.settings.wait.min(MAX_WAIT);
+        let wait = self.settings.bounded_wait();
         let deadline = after(now.instant, wait);
         // Too soon after the last fetch: the next one is due when the interval ends,
         // and the request waits for it if that is within its wait.
@@ -145,7 +149,7 @@ impl<P> Gate<P> {
         }
         if self.fetching == Fetching::Nothing && self.fetch_at.is_none() {
             let denial = match (&self.down, self.loaded_at) {
-                (None, Some(_)) => self.invalid("the token is signed with a key the identity provider does not publish: get a new token"),
+                (None, Some(_)) => self.invalid(UNPUBLISHED_KEY),
                 (down, _) => self.unavailable(down.as_deref()),
             };
             self.steps.push_back(GateStep::Refused(parked, denial));
@@ -252,7 +256,7 @@ impl<P> Gate<P> {
             let step = match self.judge(&token, now.unix_secs) {
                 Judged::Identity(identity) => GateStep::Passed(parked, Passed { identity }),
                 Judged::Denied(denial) => GateStep::Refused(parked, denial),
-                Judged::NeedKeys => GateStep::Refused(parked, self.invalid("the token is signed with a key the identity provider does not publish: get a new token")),
+                Judged::NeedKeys => GateStep::Refused(parked, self.invalid(UNPUBLISHED_KEY)),
             };
             self.steps.push_back(step);
         }
@@ -270,7 +274,7 @@ impl<P> Gate<P> {
         if !self.waiting.iter().any(|(at, _, _)| *at <= now.instant) {
             return;
         }
-        let secs = self.settings.wait.min(MAX_WAIT).as_secs_f64();
+        let secs = self.settings.bounded_wait().as_secs_f64();
         let why = format!(
             "the identity provider {} did not answer within {secs} s",
             self.settings.issuer

@@ -36,10 +36,8 @@ pub struct OAuthSettings {
     /// This resource's identifier: `<public_url>/mcp`, what clients ask tokens for
     /// (`resource=`, RFC 8707) and what the metadata's `resource` says.
     pub resource: String,
-    /// Where this server's Protected Resource Metadata is (the challenge points there).
-    pub metadata_url: String,
-    /// The `aud` values a token may carry to be for this server (the resource, unless
-    /// the provider names its APIs otherwise, as Entra ID does).
+    /// The `aud` values a token may carry to be for this server; empty: the resource
+    /// (a provider may name its APIs otherwise, as Entra ID does).
     pub audiences: Vec<String>,
     /// Scopes every token must carry.
     pub scopes: Vec<String>,
@@ -65,8 +63,7 @@ impl OAuthSettings {
         OAuthSettings {
             issuer: issuer.to_owned(),
             resource: resource.to_owned(),
-            metadata_url: discovery::metadata_url_of(resource),
-            audiences: vec![resource.to_owned()],
+            audiences: Vec::new(),
             scopes: Vec::new(),
             identity_claim: "sub".to_owned(),
             leeway_secs: 60,
@@ -77,11 +74,29 @@ impl OAuthSettings {
         }
     }
 
+    /// The `aud` values that make a token this server's.
+    pub fn accepted_audiences(&self) -> &[String] {
+        match self.audiences.is_empty() {
+            true => std::slice::from_ref(&self.resource),
+            false => &self.audiences,
+        }
+    }
+
+    /// Where this server's Protected Resource Metadata is (the challenge points there).
+    pub fn metadata_url(&self) -> String {
+        discovery::metadata_url_of(&self.resource)
+    }
+
+    /// How long a request may wait for keys: `wait`, never beyond [`MAX_WAIT`].
+    pub fn bounded_wait(&self) -> Duration {
+        self.wait.min(MAX_WAIT)
+    }
+
     /// The `WWW-Authenticate` challenge for a request without a token (`error: None`),
     /// with a token that is not valid (`invalid_token`), or without a scope it needs
     /// (`insufficient_scope`). MCP clients follow `resource_metadata` to the metadata.
     pub fn challenge(&self, error: Option<(&str, &str)>) -> String {
-        let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
+        let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
         if !self.scopes.is_empty() {
             challenge.push_str(&format!(", scope=\"{}\"", self.scopes.join(" ")));
         }

@@ -74,12 +74,11 @@ impl Server {
         while let Some(step) = self.gate.as_mut().and_then(Gate::poll) {
             match step {
                 GateStep::Passed((id, asked), passed) => {
-                    let claim = self
-                        .gate
-                        .as_ref()
-                        .map_or("sub", |g| g.settings().identity_claim.as_str())
-                        .to_owned();
-                    match self.ledger.clients_mut().identify(&claim, &passed.identity) {
+                    let client = self.gate.as_ref().and_then(|gate| {
+                        let claim = &gate.settings().identity_claim;
+                        self.ledger.clients_mut().identify(claim, &passed.identity)
+                    });
+                    match client {
                         Some(client) => self.serve_asked(now, id, asked, client),
                         None => {
                             let denial = Denial {

@@ -121,15 +121,9 @@ fn p50(addr: SocketAddr, tokens: &[String]) -> f64 {
     let mut buf = Vec::new();
     let mut times = Vec::with_capacity(IN_A_ROW);
     for (id, token) in tokens.iter().enumerate() {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"answer","arguments":{{"query":"q"}}}}}}"#
-        );
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
+        let request = super::store::call_as(addr, id, Some(token));
         let start = Instant::now();
-        stream.write_all(request.as_bytes()).unwrap();
+        stream.write_all(&request).unwrap();
         let answer = read_response(&mut stream, &mut buf);
         assert!(
             answer.windows(17).any(|w| w == b"structuredContent"),

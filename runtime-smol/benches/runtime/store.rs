@@ -175,11 +175,18 @@ fn burst(addr: SocketAddr, number: usize) -> f64 {
 }
 
 fn call(addr: SocketAddr, id: usize) -> Vec<u8> {
+    call_as(addr, id, None)
+}
+
+/// A `tools/call` of `answer` with request id `id`, with `Authorization: Bearer <token>`
+/// when there is a token.
+pub(super) fn call_as(addr: SocketAddr, id: usize, token: Option<&str>) -> Vec<u8> {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"answer","arguments":{{"query":"q"}}}}}}"#
     );
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\n{auth}Content-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .into_bytes()

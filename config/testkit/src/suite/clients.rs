@@ -28,6 +28,15 @@ pub(super) fn client(bin: &std::path::Path, program: &str, home: &std::path::Pat
     command
 }
 
+/// The line `claude mcp list` printed for server `name`.
+pub(super) fn listed_line(listed: &str, name: &str) -> String {
+    listed
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("{name} not listed:\n{listed}"))
+        .to_owned()
+}
+
 /// Runs `command`, checks that it succeeded and printed no secret, and returns stdout.
 pub(super) fn run(mut command: Command) -> String {
     let out = command.output().unwrap();
@@ -163,13 +172,7 @@ pub fn claude_code_mcp_list_says_when_the_bearer_token_is_missing_or_wrong() {
         list.args(["mcp", "list"]);
         list
     });
-    let line = |name: &str| {
-        listed
-            .lines()
-            .find(|l| l.starts_with(&format!("{name}:")))
-            .unwrap_or_else(|| panic!("{name} not listed:\n{listed}"))
-            .to_owned()
-    };
+    let line = |name: &str| listed_line(&listed, name);
     assert!(line("with-token").contains("Connected"), "{listed}");
     let missing = line("no-token");
     assert!(

@@ -42,6 +42,23 @@ fn checked(version: &str, request: &Value, response: &HttpResponse) -> Vec<Value
     messages
 }
 
+/// POSTs `message` as 2025-11-25 with `Authorization: Bearer <token>`; the response.
+pub(super) fn post_with_token(c: &mut HttpConn, message: &Value, token: &str) -> HttpResponse {
+    let auth = format!("Bearer {token}");
+    let h = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Authorization", auth.as_str()),
+    ];
+    c.post(message, &h)
+}
+
+/// Calls `answer` (request `id`) with `token`; the response.
+pub(super) fn answer_with_token(c: &mut HttpConn, id: u64, token: &str) -> HttpResponse {
+    let m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"what changed?"}}});
+    post_with_token(c, &m, token)
+}
+
 pub(super) fn waits_for(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {

@@ -85,14 +85,7 @@ impl Drop for Provider {
 
 /// Calls `answer` with `Authorization: Bearer <token>`.
 fn call(c: &mut HttpConn, id: u64, token: &str) -> HttpResponse {
-    let auth = format!("Bearer {token}");
-    let h = [
-        ("MCP-Protocol-Version", "2025-11-25"),
-        ("Authorization", auth.as_str()),
-    ];
-    let m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
-        "params":{"name":"answer","arguments":{"query":"what changed?"}}});
-    c.post(&m, &h)
+    super::http::answer_with_token(c, id, token)
 }
 
 /// A server in OAuth mode for `issuer` on `port` (its public URL that address), with the
@@ -138,12 +131,7 @@ fn server_opts(
 
 /// POSTs `message` (2025-11-25) with `token`; the JSON reply.
 fn post_as(c: &mut HttpConn, message: &Value, token: &str) -> Value {
-    let auth = format!("Bearer {token}");
-    let h = [
-        ("MCP-Protocol-Version", "2025-11-25"),
-        ("Authorization", auth.as_str()),
-    ];
-    c.post(message, &h).json()
+    super::http::post_with_token(c, message, token).json()
 }
 
 fn challenge(r: &HttpResponse) -> String {
@@ -476,13 +464,7 @@ pub fn claude_code_needs_a_client_id_for_a_provider_without_registration() {
         list.args(["mcp", "list"]);
         list
     });
-    let line = |name: &str| {
-        listed
-            .lines()
-            .find(|l| l.starts_with(&format!("{name}:")))
-            .unwrap_or_else(|| panic!("{name} not listed:\n{listed}"))
-            .to_owned()
-    };
+    let line = |name: &str| super::clients::listed_line(&listed, name);
     // It read the resource's metadata, found the provider, read its metadata: with a
     // pre-registered id it only waits for the user to sign in; without one it says the
     // provider cannot register it.

@@ -132,14 +132,7 @@ fn call(c: &mut HttpConn, id: u64) -> Value {
 
 /// Calls `answer` as the client whose token is `token`; the reply.
 fn call_as(c: &mut HttpConn, id: u64, token: &str) -> Value {
-    let auth = format!("Bearer {token}");
-    let h = [
-        ("MCP-Protocol-Version", "2025-11-25"),
-        ("Authorization", auth.as_str()),
-    ];
-    let m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
-        "params":{"name":"answer","arguments":{"query":"what changed?"}}});
-    c.post(&m, &h).json()
+    super::http::answer_with_token(c, id, token).json()
 }
 
 pub fn two_instances_share_limits_through_redis_and_outlive_its_outage() {
