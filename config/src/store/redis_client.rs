@@ -199,17 +199,18 @@ impl Worker {
         }
         let shown = &self.connect.shown;
         match done {
+            // What a client may read names no host or port: the log does.
             Ok(values) => batch::replies(&ops, &takes, values, |e| {
                 let why = describe(e);
                 log::warn!("the store at {shown} refused an operation: {why}");
-                format!("the store at {shown}: {why}")
+                format!("the store refused the operation: {why}")
             }),
             Err(e) => {
                 // A broken connection is made again for the next operation.
                 self.connection = None;
                 let why = describe(&e);
                 log::warn!("the store at {shown} failed: {why}");
-                let reply = StoreReply::Unavailable(format!("the store at {shown}: {why}"));
+                let reply = StoreReply::Unavailable(format!("the store: {why}"));
                 vec![reply; batch.len()]
             }
         }

@@ -131,12 +131,12 @@ impl Server {
         let ledger = crate::ledger::Ledger::new(&config);
         let shared_tasks = config.store.map(|_| shared_tasks::SharedTasks::default());
         let gate = oauth::gate_of(&config);
-        // With a shared store, this instance's task numbers start at a point of their own,
-        // so that no two instances seal the same id.
-        let first_task = match config.store {
-            Some(_) => (config.jitter_seed >> 32).max(1) << 24,
-            None => 1,
-        };
+        // Task numbers start at a random point of a 63-bit space (the runtime's seed is the
+        // system's random source): instances sharing a store and a key, started in the same
+        // second as PID 1 each, still seal different ids. Two instances' runs of numbers
+        // meet only with a chance of about n²·k/2⁶³ for n instances of k tasks each; a
+        // put that would meet an existing task is refused by the store all the same.
+        let first_task = (config.jitter_seed >> 1).max(1);
         Server {
             framer: Framer::new(config.max_message_bytes),
             reply_framing: config.force_line_output.then_some(Framing::Line),

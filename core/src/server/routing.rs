@@ -187,6 +187,9 @@ pub(super) struct Pending {
     pub asker: Asker,
     pub method: Method,
     pub reference: Option<BackgroundRef>,
+    /// The client that asked (for a background task's end, the client it is charged
+    /// to: its id binds only a digest of the name, checked when the request came).
+    pub client: ClientId,
 }
 
 /// What `start_task` needs of the call besides who asked.

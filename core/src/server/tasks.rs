@@ -166,7 +166,14 @@ impl Server {
                 let error = TaskError::NotFound { task_id, why }.error();
                 return Dispatched::answer(request.id, Err(error));
             }
-            return self.on_background_task(now, request, method, reply_to, version, reference);
+            return self.on_background_task(
+                now,
+                request,
+                method,
+                reply_to,
+                (version, client),
+                reference,
+            );
         }
         if self.tasks_shared() && method != Method::TasksUpdate {
             return self.shared_task_request(now, (asker, method), task_id, client);

@@ -15,8 +15,14 @@ const MAX_MESSAGE: usize = 4096;
 pub enum StoreEvent {
     /// Task `id` ended: whoever waits for it reads it again.
     Ended(String),
-    /// Task `id` was cancelled: the instance running its call stops it.
-    Cancel(String),
+    /// Task `task_id` of the client named `owner` was cancelled: the instance running
+    /// its call stops it, when that call is this owner's.
+    Cancel {
+        /// The task.
+        task_id: String,
+        /// Its owner's name, as the store holds it.
+        owner: String,
+    },
     /// `notifications/cancelled` of request `id` from the client named `client`: the
     /// instance running that call stops it.
     Request {
@@ -36,7 +42,16 @@ impl StoreEvent {
         let (kind, rest) = message.split_once(' ')?;
         match kind {
             "ended" => Some(StoreEvent::Ended(rest.to_owned())),
-            "cancel" => Some(StoreEvent::Cancel(rest.to_owned())),
+            // `cancel <id> <owner>` (a name may hold spaces; an id never does). The
+            // ownerless `cancel <id>` of earlier builds is not obeyed: nothing says
+            // whose call it may stop.
+            "cancel" => {
+                let (task_id, owner) = rest.split_once(' ')?;
+                Some(StoreEvent::Cancel {
+                    task_id: task_id.to_owned(),
+                    owner: owner.to_owned(),
+                })
+            }
             "request" => {
                 let (client, id): (String, serde_json::Value) = serde_json::from_str(rest).ok()?;
                 Some(StoreEvent::Request {
@@ -53,7 +68,7 @@ impl std::fmt::Display for StoreEvent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StoreEvent::Ended(id) => write!(f, "ended {id}"),
-            StoreEvent::Cancel(id) => write!(f, "cancel {id}"),
+            StoreEvent::Cancel { task_id, owner } => write!(f, "cancel {task_id} {owner}"),
             StoreEvent::Request { client, id } => {
                 let pair = serde_json::json!([client, id.to_value()]);
                 write!(f, "request {pair}")
@@ -78,7 +93,14 @@ mod tests {
     fn events_read_back_as_written() {
         for event in [
             StoreEvent::Ended("task-00ff".into()),
-            StoreEvent::Cancel("task-00ff".into()),
+            StoreEvent::Cancel {
+                task_id: "task-00ff".into(),
+                owner: "ops".into(),
+            },
+            StoreEvent::Cancel {
+                task_id: "task-01".into(),
+                owner: "email:a b@example.com".into(),
+            },
             StoreEvent::Request {
                 client: "ci bot".into(),
                 id: RequestId::Int("7".into()),
@@ -98,6 +120,8 @@ mod tests {
             "",
             "ended",
             "finished task-1",
+            // Whose call it would stop is not said: not obeyed.
+            "cancel task-00ff",
             "request [1]",
             "request [\"c\", null]",
             "request {\"client\":1}",

@@ -8,8 +8,8 @@ use crate::settings::TaskKey;
 use crate::tools::{Tool, ALL_TOOLS};
 
 /// What a background task's id carries: the OpenAI response that is the task, its life,
-/// and the call that made it (its tool and client, which its end is counted under). Sealed
-/// into the id, so that any instance with the key can serve it and count it.
+/// and the call that made it (its tool, and the client it belongs to). Sealed into the
+/// id, so that any instance with the key can serve it and count it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackgroundRef {
     /// The stored response's id (`resp_…`).
@@ -20,69 +20,135 @@ pub struct BackgroundRef {
     pub ttl_ms: u64,
     /// The tool called.
     pub tool: Tool,
-    /// The name of the client that called (at most 64 bytes, as the clients file allows);
-    /// empty in an id of 0.1, which does not say.
-    pub client: String,
+    /// Who may see it.
+    pub owner: Owner,
+}
+
+/// The client a background task belongs to, as its id binds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// An id of 0.1, which does not say: any client may see it.
+    Anyone,
+    /// The client whose name has this digest ([`ClientDigest::of`]). A digest, not the
+    /// name: identities (`email:…`, Auth0's `sub:provider|…`) may be far longer than an id
+    /// should carry, and a cut name would lock a long one out of its own task.
+    Client(ClientDigest),
+}
+
+/// The first 16 bytes of SHA-256 over a client's name, domain-separated: names of any
+/// length bind alike, and two names share one only by a SHA-256 collision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientDigest(pub [u8; 16]);
+
+impl ClientDigest {
+    /// The digest of the client named `name`.
+    pub fn of(name: &str) -> Self {
+        let mut message = b"orm-client:".to_vec();
+        message.extend_from_slice(name.as_bytes());
+        let full = sha256::sha256(&message);
+        let mut digest = [0; 16];
+        digest.copy_from_slice(&full[..16]);
+        ClientDigest(digest)
+    }
+}
+
+impl Owner {
+    /// The owner that is the client named `name`.
+    pub fn named(name: &str) -> Self {
+        Owner::Client(ClientDigest::of(name))
+    }
 }
 
 const ID_PREFIX: &str = "task-";
-/// Background ids: `task-c`, then in hex the created time, ttl, tool, client length,
-/// client and response id, then the MAC.
-const BACKGROUND_PREFIX: &str = "task-c";
+/// Background ids: `task-d`, then in hex the created time, ttl, tool, the owner's
+/// [`ClientDigest`] and the response id, then the MAC.
+const BACKGROUND_PREFIX: &str = "task-d";
+/// Background ids of the first 0.2 builds: `task-c`, then in hex the created time, ttl,
+/// tool, client name length, client name and response id, then the MAC. Still read (the
+/// name is bound as its digest), so that tasks survive an upgrade.
+const BACKGROUND_V2_PREFIX: &str = "task-c";
 /// Background ids of 0.1 (no tool, no client): `task-b`, then in hex the created time,
 /// ttl and response id, then the MAC. Still read, so that tasks survive an upgrade;
-/// counted as `answer` calls of the default client, and served to any client.
+/// counted as `answer` calls of the client that asks, and served to any client.
 const BACKGROUND_V1_PREFIX: &str = "task-b";
 /// Longest response id sealed into a task id.
 const MAX_RESPONSE_ID: usize = 128;
-/// Longest client name sealed into a task id (the clients file allows no longer).
-pub const MAX_CLIENT: usize = 64;
+/// Longest client name an id of the `task-c` format held.
+const MAX_V2_CLIENT: usize = 64;
 /// Bytes of the HMAC kept in an id.
 const MAC_BYTES: usize = 16;
+/// Bytes before the response id in a `task-d` payload.
+const HEAD: usize = 8 + 8 + 1 + 16;
 
 impl BackgroundRef {
     /// Whether the client named `client` may see this task: the one that created it, or
     /// anyone for an id of 0.1, which does not say.
     pub fn client_may_see(&self, client: &str) -> bool {
-        self.client.is_empty() || self.client == client
+        match self.owner {
+            Owner::Anyone => true,
+            Owner::Client(digest) => sha256::same(&digest.0, &ClientDigest::of(client).0),
+        }
     }
 }
 
-/// A background task's sealed id.
+/// A background task's sealed id. An owner of [`Owner::Anyone`] is sealed as the
+/// digest of the empty name, which no client has.
 pub fn seal_background(key: &TaskKey, r: &BackgroundRef) -> String {
-    let client = &r.client.as_bytes()[..r.client.len().min(MAX_CLIENT)];
-    let mut payload = Vec::with_capacity(18 + client.len() + r.response_id.len());
+    let digest = match r.owner {
+        Owner::Client(digest) => digest,
+        Owner::Anyone => ClientDigest::of(""),
+    };
+    let mut payload = Vec::with_capacity(HEAD + r.response_id.len());
     payload.extend_from_slice(&r.created.to_be_bytes());
     payload.extend_from_slice(&r.ttl_ms.to_be_bytes());
     payload.push(tool_byte(r.tool));
-    // At most 64: always a byte.
-    payload.push(u8::try_from(client.len()).unwrap_or(0));
-    payload.extend_from_slice(client);
+    payload.extend_from_slice(&digest.0);
     payload.extend_from_slice(r.response_id.as_bytes());
-    seal_payload(key, BACKGROUND_PREFIX, b"background/2:", &payload)
+    seal_payload(key, BACKGROUND_PREFIX, b"background/3:", &payload)
 }
 
 /// The reference inside a background id, when the seal holds (never for ids of the
 /// local store).
 pub fn open_background(key: &TaskKey, id: &str) -> Option<BackgroundRef> {
     if let Some(hex) = id.strip_prefix(BACKGROUND_PREFIX) {
-        let max = 18 + MAX_CLIENT + MAX_RESPONSE_ID + MAC_BYTES;
+        let max = HEAD + MAX_RESPONSE_ID + MAC_BYTES;
+        let payload = unhex_payload(hex, HEAD + 1 + MAC_BYTES, max)?;
+        let (created, ttl_ms) = (word(&payload, 0)?, word(&payload, 8)?);
+        let tool = ALL_TOOLS.get(usize::from(*payload.get(16)?))?;
+        let digest = ClientDigest(payload.get(17..HEAD)?.try_into().ok()?);
+        let response_id = std::str::from_utf8(payload.get(HEAD..)?).ok()?;
+        let expected = seal_payload(key, BACKGROUND_PREFIX, b"background/3:", &payload);
+        return sha256::same(expected.as_bytes(), id.as_bytes()).then(|| BackgroundRef {
+            response_id: response_id.to_owned(),
+            created,
+            ttl_ms,
+            tool: *tool,
+            owner: Owner::Client(digest),
+        });
+    }
+    if let Some(hex) = id.strip_prefix(BACKGROUND_V2_PREFIX) {
+        let max = 18 + MAX_V2_CLIENT + MAX_RESPONSE_ID + MAC_BYTES;
         let payload = unhex_payload(hex, 18 + 1 + MAC_BYTES, max)?;
         let (created, ttl_ms) = (word(&payload, 0)?, word(&payload, 8)?);
         let tool = ALL_TOOLS.get(usize::from(*payload.get(16)?))?;
         let client_len = usize::from(*payload.get(17)?);
         let client = std::str::from_utf8(payload.get(18..18 + client_len)?).ok()?;
         let response_id = std::str::from_utf8(payload.get(18 + client_len..)?).ok()?;
-        let reference = BackgroundRef {
-            response_id: response_id.to_owned(),
-            created,
-            ttl_ms,
-            tool: *tool,
-            client: client.to_owned(),
+        let expected = seal_payload(key, BACKGROUND_V2_PREFIX, b"background/2:", &payload);
+        let owner = if client.is_empty() {
+            Owner::Anyone
+        } else {
+            Owner::named(client)
         };
-        return (!response_id.is_empty()
-            && sha256::same(seal_background(key, &reference).as_bytes(), id.as_bytes()))
-        .then_some(reference);
+        return (!response_id.is_empty() && sha256::same(expected.as_bytes(), id.as_bytes())).then(
+            || BackgroundRef {
+                response_id: response_id.to_owned(),
+                created,
+                ttl_ms,
+                tool: *tool,
+                owner,
+            },
+        );
     }
     let hex = id.strip_prefix(BACKGROUND_V1_PREFIX)?;
     let payload = unhex_payload(hex, 16 + 1 + MAC_BYTES, 16 + MAX_RESPONSE_ID + MAC_BYTES)?;
@@ -94,7 +160,7 @@ pub fn open_background(key: &TaskKey, id: &str) -> Option<BackgroundRef> {
         created,
         ttl_ms,
         tool: Tool::Answer,
-        client: String::new(),
+        owner: Owner::Anyone,
     })
 }
 
@@ -172,17 +238,40 @@ mod tests {
             created: 1_764_000_000,
             ttl_ms: 3_600_000,
             tool: Tool::AnswerQuick,
-            client: client.into(),
+            owner: Owner::named(client),
         }
     }
 
     #[test]
-    fn a_background_id_carries_its_call() {
-        for client in ["default", "ops-team", &"x".repeat(MAX_CLIENT)] {
+    fn a_background_id_carries_its_call_for_a_client_of_any_name() {
+        let long = format!("email:{}@example.com", "a".repeat(200));
+        let auth0 = format!("sub:google-oauth2|{}", "1".repeat(300));
+        for client in ["default", "ops-team", &"x".repeat(64), &long, &auth0] {
             let r = reference(client);
             let id = seal_background(&key(), &r);
-            assert!(id.starts_with("task-c"), "{id}");
-            assert_eq!(open_background(&key(), &id), Some(r));
+            assert!(id.starts_with("task-d"), "{id}");
+            let opened = open_background(&key(), &id);
+            assert_eq!(opened.as_ref(), Some(&r));
+            assert!(opened.is_some_and(|o| o.client_may_see(client)));
+        }
+    }
+
+    #[test]
+    fn a_long_identity_is_not_mistaken_for_another_with_the_same_start() {
+        let name = format!("email:{}", "b".repeat(200));
+        let id = seal_background(&key(), &reference(&name));
+        let opened = open_background(&key(), &id);
+        assert!(opened.as_ref().is_some_and(|o| o.client_may_see(&name)));
+        for other in [
+            &name[..64],
+            &name[..name.len() - 1],
+            &format!("{name}x"),
+            "",
+        ] {
+            assert!(
+                opened.as_ref().is_some_and(|o| !o.client_may_see(other)),
+                "{other}"
+            );
         }
     }
 
@@ -198,14 +287,46 @@ mod tests {
             assert_eq!(open_background(&key(), &changed), None, "digit {at}");
         }
         for bad in [
-            "task-c",
-            "task-c00",
-            "task-czz",
+            "task-d",
+            "task-d00",
+            "task-dzz",
             &format!("{id}00"),
             &id[..id.len() - 2],
         ] {
             assert_eq!(open_background(&key(), bad), None, "{bad}");
         }
+    }
+
+    /// An id as the `task-c` builds sealed it.
+    fn v2_id(client: &str) -> String {
+        let mut payload = Vec::new();
+        payload.extend_from_slice(&9u64.to_be_bytes());
+        payload.extend_from_slice(&60_000u64.to_be_bytes());
+        payload.push(2);
+        payload.push(u8::try_from(client.len()).unwrap_or(0));
+        payload.extend_from_slice(client.as_bytes());
+        payload.extend_from_slice(b"resp_v2");
+        seal_payload(&key(), BACKGROUND_V2_PREFIX, b"background/2:", &payload)
+    }
+
+    #[test]
+    fn ids_of_the_second_format_still_open_for_their_client() {
+        let opened = open_background(&key(), &v2_id("ops-team"));
+        assert_eq!(
+            opened,
+            Some(BackgroundRef {
+                response_id: "resp_v2".into(),
+                created: 9,
+                ttl_ms: 60_000,
+                tool: ALL_TOOLS[2],
+                owner: Owner::named("ops-team"),
+            })
+        );
+        assert!(opened
+            .as_ref()
+            .is_some_and(|o| o.client_may_see("ops-team")));
+        assert!(opened.is_some_and(|o| !o.client_may_see("ops")));
+        assert_eq!(open_background(&TaskKey([8; 32]), &v2_id("ops-team")), None);
     }
 
     #[test]
@@ -223,9 +344,10 @@ mod tests {
                 created: 5,
                 ttl_ms: 60_000,
                 tool: Tool::Answer,
-                client: String::new(),
+                owner: Owner::Anyone,
             })
         );
+        assert!(opened.is_some_and(|o| o.client_may_see("anyone")));
         assert_eq!(open_background(&TaskKey([8; 32]), &id), None);
     }
 }

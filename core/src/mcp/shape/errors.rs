@@ -73,6 +73,11 @@ pub enum TaskError<'a> {
         /// What went wrong (names no secret).
         cause: &'a str,
     },
+    /// The shared store holds a task of the id just minted (it refuses to overwrite it).
+    IdTaken {
+        /// The id.
+        task_id: &'a str,
+    },
 }
 
 impl TaskError<'_> {
@@ -131,6 +136,10 @@ impl TaskError<'_> {
             TaskError::StoreFailed { cause } => (
                 ErrorKind::Overloaded,
                 format!("the shared store that holds this server's tasks did not answer ({cause}); the task is not lost: ask again in a few seconds"),
+            ),
+            TaskError::IdTaken { task_id } => (
+                ErrorKind::Overloaded,
+                format!("the new task's id {task_id} is held by another task in the shared store, so this call was stopped before it was answered; call the tool again (a new id is minted)"),
             ),
         };
         RpcError::new(kind, message)

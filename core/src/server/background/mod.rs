@@ -14,6 +14,7 @@
 use super::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use super::{Now, Server};
 use crate::calls::{Planned, Refused, Report, Stored, Work};
+use crate::clients::ClientId;
 use crate::jsonrpc::{Request, RequestId, RpcError};
 use crate::ledger::{CallOf, End, Lane};
 use crate::mcp::failure::ToolFailure;
@@ -21,7 +22,7 @@ use crate::mcp::shape::TaskError;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
-use crate::tasks::{BackgroundRef, CompletionWindow};
+use crate::tasks::{BackgroundRef, CompletionWindow, Owner};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -65,6 +66,7 @@ impl Server {
             },
             method: Method::ToolsCall,
             reference: None,
+            client: start.client,
         };
         let call = CallOf {
             tool: start.tool,
@@ -94,7 +96,7 @@ impl Server {
         request: Request,
         method: Method,
         reply_to: ReplyTo,
-        version: ProtocolVersion,
+        (version, client): (ProtocolVersion, ClientId),
         reference: BackgroundRef,
     ) -> Dispatched {
         let id = reference.response_id.clone();
@@ -109,6 +111,7 @@ impl Server {
             },
             method: method.clone(),
             reference: Some(reference),
+            client,
         };
         let want = match method {
             Method::TasksUpdate => {
@@ -211,7 +214,7 @@ impl Server {
                             created,
                             ttl_ms,
                             tool: call.tool,
-                            client: self.ledger.clients().name(call.client).to_owned(),
+                            owner: Owner::named(self.ledger.clients().name(call.client)),
                         };
                         let counted = Pending {
                             reference: Some(reference.clone()),

@@ -42,18 +42,14 @@ impl Server {
                     took: report.wall,
                     lane: Lane::Background,
                 };
-                let counted = waiter.and_then(|w| Some((w.reference.as_ref()?, &w.asker)));
+                let counted = waiter.and_then(|w| Some((w.reference.as_ref()?, w)));
                 let cost = match counted {
-                    Some((reference, asker)) => {
+                    Some((reference, Pending { asker, client, .. })) => {
                         let call = CallOf {
                             tool: reference.tool,
                             version: asker.version,
                             transport: asker.reply_to.transport(),
-                            client: self
-                                .ledger
-                                .clients_mut()
-                                .resolve(&reference.client)
-                                .unwrap_or_default(),
+                            client: *client,
                             task: true,
                             trace: None,
                             reserved_at: None,

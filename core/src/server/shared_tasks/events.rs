@@ -11,13 +11,21 @@ use crate::store::events::{self, StoreEvent};
 use crate::tasks::Status;
 
 impl Server {
-    /// Stops the call of task `task_id` when this instance runs it.
-    pub(super) fn cancel_local_task(&mut self, now: Now, task_id: &str, why: &str) {
-        let working = self
-            .tasks
-            .get(task_id)
-            .is_ok_and(|t| t.status == Status::Working);
-        if !working {
+    /// Stops the call of task `task_id` when this instance runs it and, with `owner`,
+    /// when its task is that client's (an event names the owner the store compared: a
+    /// call of another client's is never stopped by it).
+    pub(super) fn cancel_local_task(
+        &mut self,
+        now: Now,
+        task_id: &str,
+        owner: Option<&str>,
+        why: &str,
+    ) {
+        let clients = self.ledger.clients();
+        let stoppable = self.tasks.get(task_id).is_ok_and(|t| {
+            t.status == Status::Working && owner.is_none_or(|o| clients.name(t.owner) == o)
+        });
+        if !stoppable {
             return;
         }
         let (call, waiters) = self.tasks.cancel(task_id, now.unix_secs, why);
@@ -35,8 +43,8 @@ impl Server {
     pub(in crate::server) fn on_store_event(&mut self, now: Now, message: &str) {
         match StoreEvent::parse(message) {
             Some(StoreEvent::Ended(task_id)) => self.reread(&task_id),
-            Some(StoreEvent::Cancel(task_id)) => {
-                self.cancel_local_task(now, &task_id, "cancelled by the client");
+            Some(StoreEvent::Cancel { task_id, owner }) => {
+                self.cancel_local_task(now, &task_id, Some(&owner), "cancelled by the client");
                 self.reread(&task_id);
             }
             Some(StoreEvent::Request { client, id }) => {

@@ -36,6 +36,7 @@ pub(in crate::server) enum TaskWait {
     Created {
         asker: Asker,
         result: Result<Value, RpcError>,
+        task_id: String,
     },
     /// `tasks/get`, `tasks/result` or `tasks/cancel` of `task_id` from the client named
     /// `owner`.
@@ -144,7 +145,11 @@ impl Server {
             self.config.tasks.max_ttl,
         );
         let wait = match answer {
-            Some((asker, result)) => TaskWait::Created { asker, result },
+            Some((asker, result)) => TaskWait::Created {
+                asker,
+                result,
+                task_id: task_id.to_owned(),
+            },
             None => TaskWait::Nothing,
         };
         self.ask_tasks_store(op, wait);
@@ -161,7 +166,8 @@ impl Server {
         let op = match self.tasks.get(task_id) {
             Ok(task) if task.status == Status::Cancelled => {
                 let why = task.message.clone().unwrap_or_default();
-                stored::cancel(task_id, at, &why)
+                let owner = self.ledger.clients().name(task.owner);
+                stored::cancel(task_id, owner, at, &why)
             }
             Ok(task) => {
                 let max = self.config.max_message_bytes;
@@ -206,13 +212,13 @@ impl Server {
             };
             return super::routing::Dispatched::answer(asker.id, Err(error.error()));
         }
+        let owner = self.ledger.clients().name(client).to_owned();
         let op = match method {
             Method::TasksCancel => {
-                stored::cancel(&task_id, now.unix_secs, "cancelled by the client")
+                stored::cancel(&task_id, &owner, now.unix_secs, "cancelled by the client")
             }
             _ => stored::get(&task_id),
         };
-        let owner = self.ledger.clients().name(client).to_owned();
         let wait = TaskWait::Request {
             asker,
             method,

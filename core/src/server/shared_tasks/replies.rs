@@ -8,7 +8,7 @@ use crate::mcp::Method;
 use crate::server::routing::Asker;
 use crate::server::tasks::payload;
 use crate::server::Server;
-use crate::store::tasks::{self as stored, Finished};
+use crate::store::tasks::{self as stored, Cancelled, Finished};
 use crate::store::{StoreId, StoreReply};
 use crate::tasks::{Status, Unknown};
 use std::time::Duration;
@@ -37,12 +37,30 @@ impl Server {
         };
         match wait {
             TaskWait::Nothing => {}
-            TaskWait::Created { asker, result } => {
-                if let Err(why) = &rows {
-                    log::warn!("a new task is not in the shared store ({why}): only this instance serves it");
+            TaskWait::Created {
+                asker,
+                result,
+                task_id,
+            } => match rows.as_deref().map(stored::written) {
+                Ok(Ok(false)) => {
+                    // Never reached with ids from the random source; if it is, the task
+                    // that holds the id keeps it, and this call stops unanswered by it.
+                    log::error!("the shared store holds a task {task_id} already: this call's task is dropped");
+                    self.cancel_local_task(now, &task_id, None, "its id was taken");
+                    self.tasks.discard(&task_id);
+                    let error = TaskError::IdTaken { task_id: &task_id }.error();
+                    self.reply_late(asker, Err(error));
                 }
-                self.reply_late(asker, result);
-            }
+                Ok(Ok(true)) => self.reply_late(asker, result),
+                Ok(Err(e)) => {
+                    log::warn!("a new task is not in the shared store ({e}): only this instance serves it");
+                    self.reply_late(asker, result);
+                }
+                Err(why) => {
+                    log::warn!("a new task is not in the shared store ({why}): only this instance serves it");
+                    self.reply_late(asker, result);
+                }
+            },
             TaskWait::Finished { task_id } => match rows.map(|r| stored::finished(&r)) {
                 Ok(Ok(Finished::Won | Finished::Missing)) => {}
                 Ok(Ok(Finished::Lost)) => {
@@ -103,7 +121,7 @@ impl Server {
         let read = rows.and_then(|rows| match method {
             Method::TasksCancel => stored::cancelled(&rows).map_err(|e| e.to_string()),
             _ => stored::read(&rows)
-                .map(|t| t.map(|t| (t, false)))
+                .map(|t| t.map_or(Cancelled::Missing, |t| Cancelled::Task(t, false)))
                 .map_err(|e| e.to_string()),
         });
         let (task, changed) = match read {
@@ -111,11 +129,16 @@ impl Server {
                 let error = TaskError::StoreFailed { cause: &cause }.error();
                 return self.reply_late(asker, Err(error));
             }
-            Ok(None) => return self.reply_late(asker, Err(not_found(task_id, Unknown::Gone))),
-            Ok(Some((task, _))) if task.owner != owner || task.id != task_id => {
+            Ok(Cancelled::Missing) => {
+                return self.reply_late(asker, Err(not_found(task_id, Unknown::Gone)))
+            }
+            Ok(Cancelled::Foreign) => {
                 return self.reply_late(asker, Err(not_found(task_id, Unknown::Foreign)));
             }
-            Ok(Some(found)) => found,
+            Ok(Cancelled::Task(task, _)) if task.owner != owner || task.id != task_id => {
+                return self.reply_late(asker, Err(not_found(task_id, Unknown::Foreign)));
+            }
+            Ok(Cancelled::Task(task, changed)) => (task, changed),
         };
         let version = asker.version;
         let poll = (self.poll_schedule())(task.created);
@@ -126,7 +149,7 @@ impl Server {
             Method::TasksResult => payload(task.outcome.as_ref(), task_id),
             Method::TasksCancel if changed => {
                 // Where the call runs, the event stops it; here at once.
-                self.cancel_local_task(now, task_id, "cancelled by the client");
+                self.cancel_local_task(now, task_id, Some(owner), "cancelled by the client");
                 if version.is_modern() {
                     Ok(shape::complete(shape::empty_result(), version))
                 } else {

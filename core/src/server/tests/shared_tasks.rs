@@ -185,12 +185,21 @@ fn a_waiting_result_is_woken_by_the_end_announced_on_the_channel() {
 fn a_cancel_on_the_channel_stops_the_call_this_instance_runs() {
     let mut h = shared();
     let (task, _) = create(&mut h);
-    h.feed(Input::StoreEvent("cancel task-of-nobody"));
-    assert!(
-        !h.take_other().iter().any(|o| matches!(o, Output::Abort(_))),
-        "another task's cancel stops nothing"
-    );
-    h.feed(Input::StoreEvent(&format!("cancel {task}")));
+    for stops_nothing in [
+        "cancel task-of-nobody default".to_owned(),
+        // Another client's name: the task is not its (a store that mixed ids up, or an
+        // event from a hostile publisher), so its call runs on.
+        format!("cancel {task} mallory"),
+        // Whose call it may stop is not said.
+        format!("cancel {task}"),
+    ] {
+        h.feed(Input::StoreEvent(&stops_nothing));
+        assert!(
+            !h.take_other().iter().any(|o| matches!(o, Output::Abort(_))),
+            "{stops_nothing} stops nothing"
+        );
+    }
+    h.feed(Input::StoreEvent(&format!("cancel {task} default")));
     let outputs = h.take_other();
     assert!(
         outputs.iter().any(|o| matches!(o, Output::Abort(_))),
@@ -236,4 +245,55 @@ fn an_end_is_written_to_the_store_and_a_result_too_big_to_send_is_not_kept() {
             assert!(outcome.len() < 400, "{outcome}");
         }
     }
+}
+
+#[test]
+fn a_task_whose_id_the_store_holds_already_is_refused_and_its_call_stopped() {
+    let mut h = shared();
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"q"},"task":{}}}));
+    let (reserve, _) = ops(&mut h).remove(0);
+    answer(
+        &mut h,
+        reserve,
+        StoreReply::Reserve {
+            reached: 0,
+            value: 0,
+        },
+    );
+    assert_eq!(h.take_http().len(), 1, "the call runs");
+    let (put, _) = ops(&mut h).remove(0);
+    answer(&mut h, put, StoreReply::Rows(vec![vec!["taken".into()]]));
+    let refused = h.frames().remove(0);
+    assert_eq!(refused["id"], 1);
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("held by another task"), "{refused}");
+    assert!(
+        h.take_other().iter().any(|o| matches!(o, Output::Abort(_))),
+        "its upstream request stops"
+    );
+}
+
+#[test]
+fn a_cancel_the_store_finds_foreign_is_refused_and_stops_nothing() {
+    let mut h = shared();
+    let (task, _) = create(&mut h);
+    let (cancel, op) = ask(&mut h, 2, "tasks/cancel", &task);
+    let StoreOp::Script { script, args, .. } = &op else {
+        panic!("{op:?}")
+    };
+    assert_eq!(*script, crate::store::tasks::CANCEL_SCRIPT);
+    assert_eq!(args[4], "default", "the asker's name goes to the script");
+    answer(
+        &mut h,
+        cancel,
+        StoreReply::Rows(vec![vec!["foreign".into()]]),
+    );
+    let refused = h.frames().remove(0);
+    assert_eq!(refused["id"], 2);
+    assert!(refused["error"].is_object(), "{refused}");
+    assert!(
+        !h.take_other().iter().any(|o| matches!(o, Output::Abort(_))),
+        "the call runs on"
+    );
 }

@@ -480,7 +480,7 @@ mod background {
         let mut h = Harness::new(config(1));
         h.init("2025-11-25");
         let id = created(&mut h);
-        assert!(id.starts_with("task-c"));
+        assert!(id.starts_with("task-d"));
         // Fresh from creation: polls within the interval are answered without a read.
         let r = h.request(tasks(2, "tasks/get", &id));
         assert_eq!(r["result"]["status"], "working");

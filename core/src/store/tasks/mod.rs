@@ -20,9 +20,11 @@ const FIELDS: [&str; 8] = [
 
 /// Writes a new task, atomically (`KEYS`: its hash, its owner's list; `ARGV`: its id,
 /// ttl in ms, score, the score below which list entries are older than any task lives,
-/// the list's ttl in seconds, then its fields and values): `{{'ok'}}`.
+/// the list's ttl in seconds, then its fields and values): `{{'ok'}}`, or `{{'taken'}}`
+/// when the store holds a task of that id already: a task is never overwritten, so no
+/// instance can take another's task (its owner, its answer) by minting its id again.
 pub const PUT_SCRIPT: &str = r"
-redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[1]) == 1 then return {{'taken'}} end
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
@@ -38,9 +40,15 @@ if #t == 0 then return {{'none'}} end
 return {{'ok'}, t}
 ";
 
-/// Cancels a working task (`ARGV`: updated, message, channel, event) and announces it;
-/// answers `{{'ok', 'changed'|'unchanged'}, fields}` or `{{'none'}}`.
+/// Cancels a working task of the client named `ARGV[5]` (`ARGV`: updated, message,
+/// channel, event, owner) and announces it; answers `{{'ok', 'changed'|'unchanged'},
+/// fields}`, `{{'foreign'}}` (another client's: nothing written, nothing announced) or
+/// `{{'none'}}`. The owner is compared here, before any write, so that no client can
+/// stop another's call.
 pub const CANCEL_SCRIPT: &str = r"
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if not owner then return {{'none'}} end
+if owner ~= ARGV[5] then return {{'foreign'}} end
 local changed = 'unchanged'
 if redis.call('HGET', KEYS[1], 'status') == 'working' then
   redis.call('HSET', KEYS[1], 'status', 'cancelled', 'message', ARGV[2], 'updated', ARGV[1])
@@ -174,8 +182,13 @@ pub fn get(id: &str) -> StoreOp {
     }
 }
 
-/// Cancelling task `id` at `at` (Unix seconds) because of `why`.
-pub fn cancel(id: &str, at: u64, why: &str) -> StoreOp {
+/// Cancelling task `id` of the client named `owner` at `at` (Unix seconds) because of
+/// `why`; the store refuses it when the task is another client's.
+pub fn cancel(id: &str, owner: &str, at: u64, why: &str) -> StoreOp {
+    let event = super::events::StoreEvent::Cancel {
+        task_id: id.to_owned(),
+        owner: owner.to_owned(),
+    };
     StoreOp::Script {
         script: CANCEL_SCRIPT,
         keys: vec![task_key(id)],
@@ -183,7 +196,8 @@ pub fn cancel(id: &str, at: u64, why: &str) -> StoreOp {
             at.to_string(),
             why.to_owned(),
             super::events::CHANNEL.to_owned(),
-            super::events::StoreEvent::Cancel(id.to_owned()).to_string(),
+            event.to_string(),
+            owner.to_owned(),
         ],
     }
 }
@@ -258,18 +272,43 @@ pub fn read(rows: &[Vec<String>]) -> Result<Option<StoredTask>, Unreadable> {
     }
 }
 
-/// The task in the answer of [`cancel`], and whether this cancel changed it.
+/// What the answer of [`cancel`] says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cancelled {
+    /// The task, and whether this cancel changed it.
+    Task(StoredTask, bool),
+    /// Another client's task: the store changed nothing.
+    Foreign,
+    /// The store does not hold it.
+    Missing,
+}
+
+/// What the answer of [`cancel`] says.
 ///
 /// # Errors
 /// An answer that is not one the script gives.
-pub fn cancelled(rows: &[Vec<String>]) -> Result<Option<(StoredTask, bool)>, Unreadable> {
+pub fn cancelled(rows: &[Vec<String>]) -> Result<Cancelled, Unreadable> {
     match rows {
-        [head] if head.first().map(String::as_str) == Some("none") => Ok(None),
+        [head] if head.first().map(String::as_str) == Some("none") => Ok(Cancelled::Missing),
+        [head] if head.first().map(String::as_str) == Some("foreign") => Ok(Cancelled::Foreign),
         [head, fields] if head.first().map(String::as_str) == Some("ok") => {
             let changed = head.get(1).map(String::as_str) == Some("changed");
-            parse(fields).map(|t| Some((t, changed)))
+            parse(fields).map(|t| Cancelled::Task(t, changed))
         }
         _ => Err(unreadable("a reply that is not a cancelled task")),
+    }
+}
+
+/// Whether the answer of [`put`] says the task was written (`false`: the store holds a
+/// task of that id already, and nothing was written).
+///
+/// # Errors
+/// An answer that is not one the script gives.
+pub fn written(rows: &[Vec<String>]) -> Result<bool, Unreadable> {
+    match rows.first().and_then(|r| r.first()).map(String::as_str) {
+        Some("ok") => Ok(true),
+        Some("taken") => Ok(false),
+        _ => Err(unreadable("a reply that is not a task's creation")),
     }
 }
 

@@ -94,5 +94,34 @@ fn answers_the_scripts_never_give_are_errors_not_tasks() {
         Some((1, Some("t".into())))
     );
     let cancel = cancelled(&[vec!["ok".into(), "changed".into()], good]).unwrap();
-    assert!(cancel.is_some_and(|(_, changed)| changed));
+    assert!(matches!(cancel, Cancelled::Task(_, true)));
+    assert_eq!(cancelled(&[vec!["foreign".into()]]), Ok(Cancelled::Foreign));
+    assert_eq!(cancelled(&[vec!["none".into()]]), Ok(Cancelled::Missing));
+    assert!(cancelled(&[vec!["maybe".into()]]).is_err());
+    assert_eq!(written(&[vec!["ok".into()]]), Ok(true));
+    assert_eq!(written(&[vec!["taken".into()]]), Ok(false));
+    assert!(written(&[]).is_err());
+}
+
+#[test]
+fn a_cancel_names_its_owner_to_the_script_and_in_its_event() {
+    let op = cancel(
+        "task-9",
+        "email:a b@example.com",
+        5,
+        "cancelled by the client",
+    );
+    let StoreOp::Script { script, keys, args } = op else {
+        unreachable!()
+    };
+    assert_eq!(script, CANCEL_SCRIPT);
+    assert_eq!(keys, ["orm:t:task-9"]);
+    assert_eq!(args[4], "email:a b@example.com");
+    assert_eq!(
+        crate::store::events::StoreEvent::parse(&args[3]),
+        Some(crate::store::events::StoreEvent::Cancel {
+            task_id: "task-9".into(),
+            owner: "email:a b@example.com".into(),
+        })
+    );
 }
