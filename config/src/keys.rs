@@ -574,7 +574,7 @@ const AFTER_PROFILES: &[Key] = &[
         "server.http.public_url",
         Kind::OptStr,
         Some("MCP_PUBLIC_URL"),
-        "The URL clients reach this server at, without /mcp (https://answers.example.com): OAuth mode's resource is <public_url>/mcp, what tokens must be for. null: http://<the bound address>, right only for clients on this machine."
+        "The URL clients reach this server at (https://answers.example.com, or its MCP URL https://answers.example.com/mcp): OAuth mode's resource is <public_url>/mcp, what tokens must be for; a URL ending in /mcp is taken as the resource itself. null: http://<the bound address>, right only for clients on this machine."
     ),
     key!(
         "server.http.oauth.issuer",

@@ -221,7 +221,8 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         }
     }
     let mut server = resolved.server_config(api_key.is_some(), policy_text.as_deref(), seed);
-    server.tasks.key = task_key(env, &resolved.settings.tasks.secret_env, seed);
+    let secret_env = &resolved.settings.tasks.secret_env;
+    server.tasks.key = task_key(env, secret_env, seed);
     server.call_records = logging::call_log_enabled();
     let non_empty = |name: &str| {
         env.get(name)
@@ -246,6 +247,13 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     };
     let metrics = http::HttpServe::resolve_metrics(&resolved, env, tokens)?;
     let store = store::StoreConnect::resolve(&resolved, env, ca_pem.as_deref())?;
+    if cli.serves() && store.is_some() && secret(env, secret_env).is_none() {
+        // Instances would each seal with a random key of their own: the fleet would look
+        // healthy and refuse every task made elsewhere.
+        return Err(ConfigError::StoreWithoutTaskSecret {
+            variable: secret_env.clone(),
+        });
+    }
     let auth = resolved.settings.openai.auth;
     Ok(Startup {
         http,
@@ -363,15 +371,18 @@ pub fn startup_warnings(resolved: &Resolved, unix_secs: u64) -> Vec<String> {
     warnings
 }
 
+/// The task secret in `variable`, when it holds one.
+fn secret<'a>(env: &'a Env, variable: &str) -> Option<&'a str> {
+    env.get(variable)
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+}
+
 /// The key that seals task ids: from the secret in `variable` (instances that share it
 /// serve each other's tasks), else random for this process.
 fn task_key(env: &Env, variable: &str, seed: u64) -> responses_mcp_core::tasks::TaskKey {
     use responses_mcp_core::tasks::{sha256::sha256, TaskKey};
-    if let Some(secret) = env
-        .get(variable)
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-    {
+    if let Some(secret) = secret(env, variable) {
         if secret.len() < 16 {
             log::warn!("{variable} is shorter than 16 characters: task ids sealed with it are easier to forge");
         }

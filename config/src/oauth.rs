@@ -84,7 +84,7 @@ pub fn resolve(resolved: &Resolved) -> Result<Option<OAuthMode>, ConfigError> {
     let public_url = match http.public_url.as_deref().map(str::trim) {
         None => None,
         Some(url) if is_web_url(url) && !url.contains('?') && !url.contains('#') => {
-            Some(url.trim_end_matches('/').to_owned())
+            Some(public_base(url).to_owned())
         }
         Some(url) => {
             return Err(invalid(
@@ -109,6 +109,14 @@ pub fn resolve(resolved: &Resolved) -> Result<Option<OAuthMode>, ConfigError> {
         settings,
         public_url,
     }))
+}
+
+/// The public URL without a trailing `/`, and without `/mcp` when it ends so: every
+/// client is configured with the MCP URL (`https://host/mcp`), so a public URL written
+/// as that is the resource itself, never `…/mcp/mcp`.
+fn public_base(url: &str) -> &str {
+    let url = url.trim_end_matches('/');
+    url.strip_suffix("/mcp").unwrap_or(url)
 }
 
 /// An absolute `https://` URL, or `http://` to a loopback host.
@@ -143,5 +151,28 @@ mod tests {
         assert!(!is_web_url("https://"));
         assert!(!is_web_url("ftp://x"));
         assert!(!is_web_url("https://a b"));
+    }
+
+    #[test]
+    fn a_public_url_written_as_the_mcp_url_is_the_resource_itself() {
+        for (written, base) in [
+            ("https://answers.example.com", "https://answers.example.com"),
+            (
+                "https://answers.example.com/",
+                "https://answers.example.com",
+            ),
+            (
+                "https://answers.example.com/mcp",
+                "https://answers.example.com",
+            ),
+            (
+                "https://answers.example.com/mcp/",
+                "https://answers.example.com",
+            ),
+            ("https://example.com/tools/mcp", "https://example.com/tools"),
+            ("https://example.com/mcpx", "https://example.com/mcpx"),
+        ] {
+            assert_eq!(public_base(written), base, "{written}");
+        }
     }
 }

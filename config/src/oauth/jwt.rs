@@ -37,14 +37,21 @@ struct Key {
 
 /// Tokens remembered as verified, at most; then the memory starts afresh.
 const MAX_VERIFIED: usize = 4096;
+/// Tokens remembered as refused, at most; then the memory starts afresh.
+const MAX_REFUSED: usize = 4096;
+/// The longest key id carried into the gate's memory of unpublished keys.
+const MAX_KID: usize = 256;
 
 /// The loaded keys, and the tokens they verified (by SHA-256, so that no token is kept),
 /// with their claims: a client sends the same token with every request until it
-/// expires, and a signature check costs up to half a millisecond (ES256).
+/// expires, and a signature check costs up to half a millisecond (ES256). Tokens these
+/// keys refused are remembered too, with why: a forged token sent again costs a hash,
+/// not a signature check.
 #[derive(Default)]
 struct Keys {
     keys: Vec<Key>,
     verified: std::collections::HashMap<[u8; 32], Map<String, Value>>,
+    refused: std::collections::HashMap<[u8; 32], String>,
 }
 
 /// The algorithms `jwk` may verify under, from the allow-list; none for a key of another
@@ -138,8 +145,10 @@ impl TokenVerifier for Keys {
             return Err("the key set holds no signing key for RS256, PS256, ES256 or EdDSA".into());
         }
         self.keys = keys;
-        // A token is vouched for by the keys that verified it, and those just changed.
+        // A token is vouched for (or refused) by the keys that checked it, and those
+        // just changed.
         self.verified.clear();
+        self.refused.clear();
         Ok(self.keys.len())
     }
 
@@ -148,7 +157,21 @@ impl TokenVerifier for Keys {
         if let Some(claims) = self.verified.get(&digest) {
             return Ok(claims.clone());
         }
-        let claims = self.check(token)?;
+        if let Some(why) = self.refused.get(&digest) {
+            return Err(TokenError::Invalid(why.clone()));
+        }
+        let claims = match self.check(token) {
+            Ok(claims) => claims,
+            Err(TokenError::Invalid(why)) => {
+                if self.refused.len() >= MAX_REFUSED {
+                    self.refused.clear();
+                }
+                self.refused.insert(digest, why.clone());
+                return Err(TokenError::Invalid(why));
+            }
+            // Not remembered: the next key set may hold the key.
+            Err(unknown) => return Err(unknown),
+        };
         if self.verified.len() >= MAX_VERIFIED {
             self.verified.clear();
         }
@@ -177,7 +200,12 @@ impl Keys {
             .collect();
         if candidates.is_empty() {
             return Err(match header.kid {
-                Some(_) if !self.keys.iter().any(|k| k.kid == header.kid) => TokenError::UnknownKey,
+                Some(kid) if kid.len() > MAX_KID => {
+                    invalid("its key id is longer than any provider's")
+                }
+                Some(kid) if !self.keys.iter().any(|k| k.kid.as_deref() == Some(&kid)) => {
+                    TokenError::UnknownKey(kid)
+                }
                 _ => invalid("no key of the identity provider verifies its algorithm"),
             });
         }
@@ -262,11 +290,43 @@ mod tests {
         assert!(matches!(keys.verify(none), Err(TokenError::Invalid(_))));
         let (_, rest) = TOKENS[0].split_once('.').unwrap();
         let unknown = format!("{}.{rest}", b64(r#"{"alg":"RS256","kid":"gone"}"#));
-        assert_eq!(keys.verify(&unknown), Err(TokenError::UnknownKey));
+        assert_eq!(
+            keys.verify(&unknown),
+            Err(TokenError::UnknownKey("gone".into()))
+        );
         let hs = format!("{}.{rest}", b64(r#"{"alg":"HS256","kid":"fz-rs256"}"#));
         assert!(
             matches!(keys.verify(&hs), Err(TokenError::Invalid(why)) if why.contains("not accepted"))
         );
+    }
+
+    #[test]
+    fn a_refused_token_is_remembered_until_the_keys_change() {
+        let mut keys = Keys::default();
+        assert_eq!(keys.load(JWKS.as_bytes()), Ok(3));
+        let (head, rest) = TOKENS[1].split_once('.').unwrap();
+        let (payload, _) = rest.split_once('.').unwrap();
+        let forged = format!("{head}.{payload}.{}", "A".repeat(86));
+        let first = keys.verify(&forged);
+        assert!(matches!(&first, Err(TokenError::Invalid(why)) if why.contains("signature")));
+        assert_eq!(keys.refused.len(), 1);
+        // Sent again: the same answer from memory.
+        assert_eq!(keys.verify(&forged), first);
+        assert_eq!(keys.refused.len(), 1);
+        // An unknown key is never remembered as refused: the next set may hold it.
+        let unknown = format!("{}.{rest}", b64(r#"{"alg":"ES256","kid":"later"}"#));
+        assert!(matches!(
+            keys.verify(&unknown),
+            Err(TokenError::UnknownKey(_))
+        ));
+        assert_eq!(keys.refused.len(), 1);
+        assert_eq!(keys.load(JWKS.as_bytes()), Ok(3));
+        assert!(keys.refused.is_empty());
+        let long = format!(
+            "{}.{rest}",
+            b64(&format!(r#"{{"alg":"ES256","kid":"{}"}}"#, "k".repeat(300)))
+        );
+        assert!(matches!(keys.verify(&long), Err(TokenError::Invalid(_))));
     }
 
     fn b64(text: &str) -> String {

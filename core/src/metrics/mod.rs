@@ -214,6 +214,9 @@ pub struct Gauges {
     pub attempts: Tally<AttemptEnd, u64>,
     /// Retries scheduled.
     pub retries: u64,
+    /// OAuth mode: whether a verified key set is at hand, and whether the identity
+    /// provider answered its last fetch.
+    pub identity: Option<(bool, bool)>,
 }
 
 impl Metrics {
@@ -224,6 +227,7 @@ impl Metrics {
         self.write_calls(&mut out, gauges);
         self.write_usage(&mut out);
         self.write_store(&mut out);
+        write_identity(&mut out, gauges.identity);
         out.finish()
     }
 
@@ -372,6 +376,25 @@ impl Metrics {
 
 /// The prefix of our own metric names.
 const PREFIX: &str = "openai_responses_mcp_";
+
+/// OAuth mode's identity provider: whether tokens can be checked, and whether the
+/// provider answers (keys usable while it does not: degraded).
+fn write_identity(out: &mut Exposition, identity: Option<(bool, bool)>) {
+    let Some((keys, answering)) = identity else {
+        return;
+    };
+    let p = PREFIX;
+    out.gauge_family(
+        &format!("{p}identity_provider_keys_usable"),
+        "1 when a verified key set of the identity provider is at hand (tokens can be checked), else 0.",
+        std::iter::once((Vec::new(), f64::from(u8::from(keys)))),
+    );
+    out.gauge_family(
+        &format!("{p}identity_provider_up"),
+        "1 when the identity provider answered its last fetch, else 0 (with usable keys: degraded).",
+        std::iter::once((Vec::new(), f64::from(u8::from(answering)))),
+    );
+}
 
 #[cfg(test)]
 mod tests;

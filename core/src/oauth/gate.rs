@@ -9,8 +9,8 @@
 use super::BearerToken;
 use super::{claims, discovery, OAuthSettings, Rejection, TokenError, TokenVerifier};
 use crate::io::{after, Now};
-use std::collections::VecDeque;
-use std::time::Instant;
+use std::collections::{BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
 
 /// Why a token whose key the provider's fresh key set lacks is refused.
 const UNPUBLISHED_KEY: &str =
@@ -18,6 +18,14 @@ const UNPUBLISHED_KEY: &str =
 
 /// Requests waiting for keys, at most; beyond, a request is refused as busy at once.
 const MAX_WAITING: usize = 1024;
+/// Bytes the waiting requests hold, at most (their raw requests: nothing of a caller
+/// nobody admitted is parsed); beyond, a request is refused as busy at once.
+pub const MAX_WAITING_BYTES: usize = 16 << 20;
+/// Key ids remembered as unpublished by the latest key set, at most.
+const MAX_UNPUBLISHED: usize = 1024;
+/// The longest wait between two fetches after a failure: a provider back after an
+/// outage of any length is read again within this (plus the fetch's own time).
+const MAX_RETRY: Duration = Duration::from_secs(15);
 
 /// What the gate says.
 #[derive(Debug, PartialEq, Eq)]
@@ -62,7 +70,8 @@ enum Fetching {
 enum Judged {
     Identity(String),
     Denied(Denial),
-    NeedKeys,
+    /// The keys at hand lack this key id.
+    NeedKeys(String),
 }
 
 /// The gate. `P` is what the server parks with a request (its exchange).
@@ -79,8 +88,26 @@ pub struct Gate<P> {
     fetch_at: Option<Instant>,
     /// Why the provider cannot be used now (the last fetch failed, or took too long).
     down: Option<String>,
-    waiting: Vec<(Instant, BearerToken, P)>,
+    /// Fetches failed in a row, for the backoff of the next.
+    failures: u32,
+    /// When the next fetch is due on its own: a retry after a failure, or the periodic
+    /// refresh. No request needs to come for it.
+    retry_at: Option<Instant>,
+    /// Key ids the latest key set lacks: a token naming one is refused at once until
+    /// the next fetch is allowed, so forged key ids cannot park requests.
+    unpublished: BTreeSet<String>,
+    waiting: Vec<Waiting<P>>,
+    /// Bytes the waiting requests hold.
+    waiting_bytes: usize,
     steps: VecDeque<GateStep<P>>,
+}
+
+/// A request waiting for keys.
+struct Waiting<P> {
+    deadline: Instant,
+    token: BearerToken,
+    parked: P,
+    bytes: usize,
 }
 
 impl<P> Gate<P> {
@@ -95,7 +122,11 @@ impl<P> Gate<P> {
             started_at: None,
             fetch_at: None,
             down: None,
+            failures: 0,
+            retry_at: None,
+            unpublished: BTreeSet::new(),
             waiting: Vec::new(),
+            waiting_bytes: 0,
             steps: VecDeque::new(),
         }
     }
@@ -113,8 +144,9 @@ impl<P> Gate<P> {
         }
     }
 
-    /// A request offering `token`: passed, refused, or parked until the keys come.
-    pub fn admit(&mut self, now: Now, token: BearerToken, parked: P) {
+    /// A request offering `token`, holding `bytes` while it waits: passed, refused, or
+    /// parked until the keys come.
+    pub fn admit(&mut self, now: Now, token: BearerToken, parked: P, bytes: usize) {
         let stale = self.loaded_at.is_some_and(|at| {
             now.instant.saturating_duration_since(at) >= self.settings.refresh_every
         });
@@ -127,11 +159,16 @@ impl<P> Gate<P> {
                 .steps
                 .push_back(GateStep::Passed(parked, Passed { identity })),
             Judged::Denied(denial) => self.steps.push_back(GateStep::Refused(parked, denial)),
-            Judged::NeedKeys => self.need_keys(now, token, parked),
+            Judged::NeedKeys(kid) if self.unpublished.contains(&kid) && !self.may_fetch(now) => {
+                // The latest key set lacks it, and no newer one may be had yet.
+                let denial = self.invalid(UNPUBLISHED_KEY);
+                self.steps.push_back(GateStep::Refused(parked, denial));
+            }
+            Judged::NeedKeys(_) => self.need_keys(now, token, parked, bytes),
         }
     }
 
-    fn need_keys(&mut self, now: Now, token: BearerToken, parked: P) {
+    fn need_keys(&mut self, now: Now, token: BearerToken, parked: P, bytes: usize) {
         if self.fetching == Fetching::Nothing && self.may_fetch(now) {
             self.fetch(now);
         }
@@ -153,11 +190,19 @@ impl<P> Gate<P> {
                 (down, _) => self.unavailable(down.as_deref()),
             };
             self.steps.push_back(GateStep::Refused(parked, denial));
-        } else if self.waiting.len() >= MAX_WAITING {
+        } else if self.waiting.len() >= MAX_WAITING
+            || self.waiting_bytes.saturating_add(bytes) > MAX_WAITING_BYTES
+        {
             let denial = self.unavailable(Some("too many requests are waiting for its keys"));
             self.steps.push_back(GateStep::Refused(parked, denial));
         } else {
-            self.waiting.push((deadline, token, parked));
+            self.waiting_bytes += bytes;
+            self.waiting.push(Waiting {
+                deadline,
+                token,
+                parked,
+                bytes,
+            });
         }
     }
 
@@ -171,6 +216,9 @@ impl<P> Gate<P> {
 
     fn fetch(&mut self, now: Now) {
         self.started_at = Some(now.instant);
+        self.retry_at = None;
+        // A new key set may publish them.
+        self.unpublished.clear();
         match &self.jwks_uri {
             Some(uri) => {
                 self.fetching = Fetching::Keys;
@@ -220,6 +268,8 @@ impl<P> Gate<P> {
                     );
                     self.loaded_at = Some(now.instant);
                     self.down = None;
+                    self.failures = 0;
+                    self.retry_at = Some(after(now.instant, self.settings.refresh_every));
                     self.release(now);
                 }
                 Err(why) => self.failed(now, &format!("its key set is not usable: {why}")),
@@ -232,9 +282,20 @@ impl<P> Gate<P> {
         }
     }
 
-    /// The fetch failed at `now`: the next may start `refetch_after` from now.
+    /// The fetch failed at `now`: the next may start `refetch_after` from now, and
+    /// starts by itself after a backoff (`refetch_after` doubled per failure in a row, at
+    /// most [`MAX_RETRY`]), so that readiness comes back with the provider and no
+    /// request has to come for it.
     fn failed(&mut self, now: Now, why: &str) {
         self.started_at = Some(now.instant);
+        self.failures = self.failures.saturating_add(1);
+        let backoff = self
+            .settings
+            .refetch_after
+            .max(Duration::from_secs(1))
+            .saturating_mul(1 << self.failures.min(8).saturating_sub(1))
+            .min(MAX_RETRY);
+        self.retry_at = Some(after(now.instant, backoff));
         log::warn!(
             "oauth: the identity provider {} {why}",
             self.settings.issuer
@@ -244,19 +305,30 @@ impl<P> Gate<P> {
             self.settings.issuer
         ));
         let denial = self.unavailable(self.down.as_deref());
-        for (_, _, parked) in std::mem::take(&mut self.waiting) {
+        for waiting in self.take_waiting() {
             self.steps
-                .push_back(GateStep::Refused(parked, denial.clone()));
+                .push_back(GateStep::Refused(waiting.parked, denial.clone()));
         }
+    }
+
+    /// Every waiting request, no longer waiting.
+    fn take_waiting(&mut self) -> Vec<Waiting<P>> {
+        self.waiting_bytes = 0;
+        std::mem::take(&mut self.waiting)
     }
 
     /// The keys came: every waiting request judged again, now without waiting.
     fn release(&mut self, now: Now) {
-        for (_, token, parked) in std::mem::take(&mut self.waiting) {
+        for Waiting { token, parked, .. } in self.take_waiting() {
             let step = match self.judge(&token, now.unix_secs) {
                 Judged::Identity(identity) => GateStep::Passed(parked, Passed { identity }),
                 Judged::Denied(denial) => GateStep::Refused(parked, denial),
-                Judged::NeedKeys => GateStep::Refused(parked, self.invalid(UNPUBLISHED_KEY)),
+                Judged::NeedKeys(kid) => {
+                    if self.unpublished.len() < MAX_UNPUBLISHED {
+                        self.unpublished.insert(kid);
+                    }
+                    GateStep::Refused(parked, self.invalid(UNPUBLISHED_KEY))
+                }
             };
             self.steps.push_back(step);
         }
@@ -271,7 +343,10 @@ impl<P> Gate<P> {
                 self.fetch(now);
             }
         }
-        if !self.waiting.iter().any(|(at, _, _)| *at <= now.instant) {
+        if self.retry_at.is_some_and(|at| at <= now.instant) && self.fetching == Fetching::Nothing {
+            self.fetch(now);
+        }
+        if !self.waiting.iter().any(|w| w.deadline <= now.instant) {
             return;
         }
         let secs = self.settings.bounded_wait().as_secs_f64();
@@ -284,25 +359,34 @@ impl<P> Gate<P> {
             self.down = Some(why.clone());
         }
         let denial = self.unavailable(Some(&why));
-        let (due, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+        let (due, rest): (Vec<_>, Vec<_>) = self
+            .take_waiting()
             .into_iter()
-            .partition(|(at, _, _)| *at <= now.instant);
+            .partition(|w| w.deadline <= now.instant);
+        self.waiting_bytes = rest.iter().map(|w| w.bytes).sum();
         self.waiting = rest;
-        for (_, _, parked) in due {
+        for waiting in due {
             self.steps
-                .push_back(GateStep::Refused(parked, denial.clone()));
+                .push_back(GateStep::Refused(waiting.parked, denial.clone()));
         }
     }
 
     /// Drops the waiting requests `gone` says are gone (their client left).
     pub fn forget(&mut self, mut gone: impl FnMut(&P) -> bool) {
-        self.waiting.retain(|(_, _, p)| !gone(p));
+        self.waiting.retain(|w| !gone(&w.parked));
+        self.waiting_bytes = self.waiting.iter().map(|w| w.bytes).sum();
     }
 
     /// When [`Gate::timeout`] is due next.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let waits = self.waiting.iter().map(|(at, _, _)| *at);
-        waits.chain(self.fetch_at).min()
+        let waits = self.waiting.iter().map(|w| w.deadline);
+        let retry = self.retry_at.filter(|_| self.fetching == Fetching::Nothing);
+        waits.chain(self.fetch_at).chain(retry).min()
+    }
+
+    /// Bytes the requests waiting for keys hold.
+    pub fn waiting_bytes(&self) -> usize {
+        self.waiting_bytes
     }
 
     /// The next step.
@@ -310,25 +394,32 @@ impl<P> Gate<P> {
         self.steps.pop_front()
     }
 
-    /// Why a token could not be checked now, if it could not (`/ready`).
+    /// Why no token can be checked now, if none can (`/ready`): no verified key set is
+    /// at hand. Keys loaded once stay usable while the provider is away.
     pub fn not_ready(&self) -> Option<String> {
         match (&self.down, self.loaded_at) {
-            (Some(why), _) => Some(why.clone()),
+            (_, Some(_)) => None,
+            (Some(why), None) => Some(why.clone()),
             (None, None) => Some(format!(
                 "the signing keys of {} are not fetched yet",
                 self.settings.issuer
             )),
-            (None, Some(_)) => None,
         }
+    }
+
+    /// Why the provider is away while the keys at hand still serve, if it is
+    /// (`/ready`'s body and the metrics say "degraded").
+    pub fn degraded(&self) -> Option<&str> {
+        self.loaded_at.and(self.down.as_deref())
     }
 
     fn judge(&mut self, token: &BearerToken, now: u64) -> Judged {
         if self.loaded_at.is_none() {
-            return Judged::NeedKeys;
+            return Judged::NeedKeys(String::new());
         }
         let claims = match self.verifier.verify(token.expose()) {
             Ok(claims) => claims,
-            Err(TokenError::UnknownKey) => return Judged::NeedKeys,
+            Err(TokenError::UnknownKey(kid)) => return Judged::NeedKeys(kid),
             Err(TokenError::Invalid(why)) => return Judged::Denied(self.invalid(&why)),
         };
         match claims::identity(&self.settings, &claims, now) {

@@ -16,7 +16,7 @@ impl TokenVerifier for Fake {
             .split_once('.')
             .ok_or(TokenError::Invalid("malformed".into()))?;
         if !self.0.iter().any(|k| k == kid) {
-            return Err(TokenError::UnknownKey);
+            return Err(TokenError::UnknownKey(kid.to_owned()));
         }
         serde_json::from_str(claims).map_err(|_| TokenError::Invalid("bad claims".into()))
     }
@@ -69,7 +69,7 @@ fn the_first_request_waits_for_discovery_and_keys_then_passes() {
         )]
     );
     assert!(g.not_ready().is_some_and(|w| w.contains("not fetched yet")));
-    g.admit(at(base, 0), token("k1", "alice"), 1);
+    g.admit(at(base, 0), token("k1", "alice"), 1, 100);
     assert_eq!(steps(&mut g), []);
     // The OpenID path is missing: RFC 8414's is tried next.
     g.fetched(at(base, 0), Err("HTTP 404".into()));
@@ -92,7 +92,12 @@ fn the_first_request_waits_for_discovery_and_keys_then_passes() {
         )]
     );
     assert_eq!(g.not_ready(), None);
-    assert_eq!(g.poll_timeout(), None);
+    // Nothing waits; the keys are read again on their own when they grow old.
+    let refresh = g.settings().refresh_every;
+    assert_eq!(
+        g.poll_timeout(),
+        Some(base + Duration::from_secs(1) + refresh)
+    );
 }
 
 #[test]
@@ -105,8 +110,8 @@ fn an_unknown_key_refetches_at_most_once_per_interval() {
     steps(&mut g);
     // Rotated: k2 is new. Too soon after the last fetch: the requests wait for the
     // interval's end, then one fetch of the keys (the metadata is known) serves both.
-    g.admit(at(base, 1), token("k2", "bob"), 3);
-    g.admit(at(base, 2), token("k2", "carol"), 4);
+    g.admit(at(base, 1), token("k2", "bob"), 3, 100);
+    g.admit(at(base, 2), token("k2", "carol"), 4, 100);
     assert_eq!(steps(&mut g), []);
     assert_eq!(g.poll_timeout(), Some(base + Duration::from_secs(5)));
     g.timeout(at(base, 5));
@@ -122,7 +127,7 @@ fn an_unknown_key_refetches_at_most_once_per_interval() {
     };
     assert_eq!(steps(&mut g), [passed(3, "bob"), passed(4, "carol")]);
     // A forged kid right after: refused once the next fetch shows it is not published.
-    g.admit(at(base, 6), token("k9", "mallory"), 2);
+    g.admit(at(base, 6), token("k9", "mallory"), 2, 100);
     g.timeout(at(base, 10));
     assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
     g.fetched(at(base, 10), Ok(br#"["k2"]"#.to_vec()));
@@ -132,7 +137,7 @@ fn an_unknown_key_refetches_at_most_once_per_interval() {
         "{refused:?}"
     );
     // The withdrawn key no longer verifies, and a forged kid after a refetch is refused.
-    g.admit(at(base, 20), token("k1", "alice"), 5);
+    g.admit(at(base, 20), token("k1", "alice"), 5, 100);
     assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
     g.fetched(at(base, 20), Ok(br#"["k2"]"#.to_vec()));
     assert!(matches!(&steps(&mut g)[..], [GateStep::Refused(5, d)] if d.status == 401));
@@ -142,7 +147,7 @@ fn an_unknown_key_refetches_at_most_once_per_interval() {
 fn a_silent_or_failing_provider_is_a_bounded_503() {
     let base = crate::testing::start_instant();
     let mut g = gate();
-    g.admit(at(base, 0), token("k1", "alice"), 1);
+    g.admit(at(base, 0), token("k1", "alice"), 1, 100);
     assert_eq!(steps(&mut g).len(), 1);
     assert_eq!(g.poll_timeout(), Some(base + Duration::from_secs(5)));
     g.timeout(at(base, 4));
@@ -155,7 +160,7 @@ fn a_silent_or_failing_provider_is_a_bounded_503() {
     );
     assert!(g.not_ready().is_some_and(|w| w.contains("did not answer")));
     // Both metadata URLs fail: whoever waits hears why, and /ready says it.
-    g.admit(at(base, 6), token("k1", "alice"), 2);
+    g.admit(at(base, 6), token("k1", "alice"), 2, 100);
     // (The fetch started at 0 is still the one in flight: the request joins it.)
     g.fetched(at(base, 6), Err("connection refused".into()));
     assert_eq!(
@@ -171,7 +176,7 @@ fn a_silent_or_failing_provider_is_a_bounded_503() {
         "{refused:?}"
     );
     // Within the interval: the request waits for the next fetch, due when it ends.
-    g.admit(at(base, 7), token("k1", "alice"), 3);
+    g.admit(at(base, 7), token("k1", "alice"), 3, 100);
     assert_eq!(steps(&mut g), []);
     g.timeout(at(base, 11));
     assert_eq!(
@@ -181,7 +186,7 @@ fn a_silent_or_failing_provider_is_a_bounded_503() {
         )]
     );
     // Later it works again.
-    g.admit(at(base, 12), token("k1", "alice"), 4);
+    g.admit(at(base, 12), token("k1", "alice"), 4, 100);
     g.forget(|p| *p == 99);
     g.fetched(at(base, 12), Ok(metadata()));
     g.fetched(at(base, 12), Ok(br#"["k1"]"#.to_vec()));
@@ -202,7 +207,7 @@ fn a_silent_or_failing_provider_is_a_bounded_503() {
 fn metadata_for_another_issuer_and_bad_claims_are_refused() {
     let base = crate::testing::start_instant();
     let mut g = gate();
-    g.admit(at(base, 0), token("k1", "alice"), 1);
+    g.admit(at(base, 0), token("k1", "alice"), 1, 100);
     steps(&mut g);
     g.fetched(
         at(base, 0),
@@ -213,7 +218,7 @@ fn metadata_for_another_issuer_and_bad_claims_are_refused() {
         matches!(&refused[..], [GateStep::Refused(1, d)] if d.message.contains("another issuer")),
         "{refused:?}"
     );
-    g.admit(at(base, 10), token("k1", "alice"), 2);
+    g.admit(at(base, 10), token("k1", "alice"), 2, 100);
     g.fetched(at(base, 10), Ok(metadata()));
     g.fetched(at(base, 10), Ok(br#"["k1"]"#.to_vec()));
     steps(&mut g);
@@ -223,6 +228,7 @@ fn metadata_for_another_issuer_and_bad_claims_are_refused() {
         at(base, 10),
         BearerToken::new(&format!("k1.{expired}")).unwrap_or_else(|| unreachable!()),
         3,
+        100,
     );
     let refused = steps(&mut g);
     assert!(
@@ -233,7 +239,115 @@ fn metadata_for_another_issuer_and_bad_claims_are_refused() {
         at(base, 10),
         BearerToken::new("k1.not json").unwrap_or_else(|| unreachable!()),
         4,
+        100,
     );
     assert!(matches!(&steps(&mut g)[..], [GateStep::Refused(4, d)] if d.status == 401));
     assert_eq!(format!("{:?}", token("k1", "alice")), "BearerToken(***)");
+}
+
+#[test]
+fn a_failed_fetch_is_retried_by_itself_and_readiness_comes_back() {
+    let base = crate::testing::start_instant();
+    let mut g = gate();
+    g.start(at(base, 0));
+    steps(&mut g);
+    g.fetched(at(base, 0), Err("connection refused".into()));
+    steps(&mut g);
+    g.fetched(at(base, 0), Err("connection refused".into()));
+    assert!(g.not_ready().is_some());
+    // No request comes: the retries come by themselves, each later than the last, never
+    // more than 15 s apart.
+    let mut last = base;
+    let mut gaps = Vec::new();
+    for _ in 0..6 {
+        let due = g.poll_timeout().expect("a retry is due");
+        gaps.push(due.saturating_duration_since(last).as_secs());
+        let now = Now {
+            instant: due,
+            unix_secs: T0 + due.saturating_duration_since(base).as_secs(),
+        };
+        g.timeout(now);
+        assert_eq!(steps(&mut g).len(), 1, "one fetch");
+        g.fetched(now, Err("connection refused".into()));
+        steps(&mut g);
+        g.fetched(now, Err("connection refused".into()));
+        last = due;
+    }
+    assert_eq!(gaps, [5, 10, 15, 15, 15, 15]);
+    // The provider is back: the next retry loads the keys and /ready is ready.
+    let due = g.poll_timeout().expect("a retry is due");
+    let now = Now {
+        instant: due,
+        unix_secs: T0 + due.saturating_duration_since(base).as_secs(),
+    };
+    g.timeout(now);
+    steps(&mut g);
+    g.fetched(now, Ok(metadata()));
+    steps(&mut g);
+    g.fetched(now, Ok(br#"["k1"]"#.to_vec()));
+    assert_eq!((g.not_ready(), g.degraded()), (None, None));
+    // Later the provider fails a refresh: the keys in hand still serve (ready, degraded).
+    let later = Now {
+        instant: due + g.settings().refresh_every,
+        unix_secs: now.unix_secs + g.settings().refresh_every.as_secs(),
+    };
+    g.timeout(later);
+    assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
+    g.fetched(later, Err("HTTP 502".into()));
+    assert_eq!(g.not_ready(), None);
+    assert!(g.degraded().is_some_and(|why| why.contains("HTTP 502")));
+    let claims = json!({"iss": ISSUER, "aud": "http://127.0.0.1:8/mcp", "exp": later.unix_secs + 300, "sub": "alice"});
+    let fresh = BearerToken::new(&format!("k1.{claims}")).unwrap_or_else(|| unreachable!());
+    g.admit(later, fresh, 7, 100);
+    let passed = steps(&mut g);
+    assert!(
+        matches!(&passed[..], [GateStep::Passed(7, _)]),
+        "{passed:?}"
+    );
+}
+
+#[test]
+fn a_key_id_the_latest_set_lacks_is_refused_at_once_until_the_next_fetch() {
+    let base = crate::testing::start_instant();
+    let mut g = gate();
+    g.start(at(base, 0));
+    g.fetched(at(base, 0), Ok(metadata()));
+    g.fetched(at(base, 0), Ok(br#"["k1"]"#.to_vec()));
+    steps(&mut g);
+    g.admit(at(base, 6), token("k9", "mallory"), 1, 100);
+    assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
+    g.fetched(at(base, 6), Ok(br#"["k1"]"#.to_vec()));
+    assert!(matches!(&steps(&mut g)[..], [GateStep::Refused(1, d)] if d.status == 401));
+    // The same kid again before the next fetch is allowed: refused at once, not parked.
+    g.admit(at(base, 7), token("k9", "mallory"), 2, 100);
+    assert!(matches!(&steps(&mut g)[..], [GateStep::Refused(2, d)] if d.status == 401));
+    assert_eq!(g.waiting_bytes(), 0);
+    // Once a fetch is allowed again, it may have been published meanwhile.
+    g.admit(at(base, 12), token("k9", "mallory"), 3, 100);
+    assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
+    g.fetched(at(base, 12), Ok(br#"["k1","k9"]"#.to_vec()));
+    assert!(matches!(&steps(&mut g)[..], [GateStep::Passed(3, _)]));
+}
+
+#[test]
+fn what_waits_for_keys_is_capped_in_bytes() {
+    let base = crate::testing::start_instant();
+    let mut g = gate();
+    let big = MAX_WAITING_BYTES / 4;
+    for n in 0..4 {
+        g.admit(at(base, 0), token("k1", "alice"), n, big);
+    }
+    steps(&mut g);
+    assert_eq!(g.waiting_bytes(), 4 * big);
+    // Over the cap: 503 at once.
+    g.admit(at(base, 0), token("k1", "alice"), 9, 1);
+    assert!(
+        matches!(&steps(&mut g)[..], [GateStep::Refused(9, d)] if d.status == 503 && d.message.contains("too many requests")),
+    );
+    // Those that leave free their bytes.
+    g.forget(|n| *n < 2);
+    assert_eq!(g.waiting_bytes(), 2 * big);
+    g.timeout(at(base, 5));
+    steps(&mut g);
+    assert_eq!(g.waiting_bytes(), 0);
 }

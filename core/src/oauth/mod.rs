@@ -14,7 +14,7 @@ mod gate;
 
 pub use claims::{identity, Rejection};
 pub use discovery::{jwks_uri, metadata_urls, protected_resource_metadata};
-pub use gate::{Denial, Gate, GateStep, Passed};
+pub use gate::{Denial, Gate, GateStep, Passed, MAX_WAITING_BYTES};
 
 use crate::clients::Limit;
 use serde_json::{Map, Value};
@@ -140,9 +140,9 @@ impl fmt::Debug for BearerToken {
 /// Why a token's signature was not accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TokenError {
-    /// The token names a key (`kid`) the loaded set does not hold, or no key was loaded
-    /// yet: the set may be out of date.
-    UnknownKey,
+    /// The token names a key (this `kid`) the loaded set does not hold, or no key was
+    /// loaded yet: the set may be out of date.
+    UnknownKey(String),
     /// Malformed, an algorithm outside the allow-list, or a signature that does not
     /// verify: what the token's holder is told (never the token).
     Invalid(String),

@@ -8,12 +8,14 @@
 //! headers.
 
 use super::access::{Access, Denied};
-use super::exchange::{Asked, Caller};
+use super::exchange::{Asked, Caller, ExchangeOut, Post};
 use super::headers;
+use crate::clients::ClientId;
 use crate::http::{ReplyHead, Request};
 use crate::jsonrpc::{ErrorKind, RequestId, RpcError};
 use crate::mcp::meta::MetaError;
 use crate::mcp::{shape, ProtocolVersion};
+use crate::oauth::BearerToken;
 use serde_json::{json, Value};
 
 /// The MCP endpoint's path.
@@ -61,9 +63,12 @@ pub struct Health {
     pub full: bool,
     /// The shared store of limits does not answer.
     pub store_down: bool,
-    /// OAuth mode: the identity provider's keys cannot be had (not fetched yet, or its
-    /// last fetch failed or took too long), so a token cannot be checked.
+    /// OAuth mode: no verified key set is at hand (none fetched yet, or none could be),
+    /// so a token cannot be checked.
     pub identity_down: bool,
+    /// OAuth mode: the identity provider does not answer, but the keys at hand still
+    /// verify tokens: ready, and said to be degraded.
+    pub identity_degraded: bool,
 }
 
 impl Health {
@@ -170,7 +175,61 @@ fn decide(request: &Request, access: &Access) -> Routed {
         let message = "the reply is application/json or text/event-stream: accept at least one";
         return refuse(406, RpcError::new(ErrorKind::InvalidRequest, message));
     }
-    exchange(request, access, takes_stream, caller)
+    match caller {
+        Caller::Client(client) => exchange(request, &|v| access.shown(v), takes_stream, client),
+        // The gate judges the token before anything reads the body.
+        Caller::Bearer(token) => unverified(request, takes_stream, token),
+    }
+}
+
+/// A POST whose token the server's gate must verify: held as it came, its body unread.
+fn unverified(request: &Request, takes_stream: bool, token: BearerToken) -> Routed {
+    let mut held = request.clone();
+    held.headers.retain(|(name, _)| name != "authorization");
+    Routed::Exchange {
+        asked: Asked::Unverified {
+            token,
+            post: Post {
+                request: Box::new(held),
+                takes_stream,
+            },
+        },
+        response: ExchangeResponse {
+            keep_alive: request.keep_alive,
+            takes_stream,
+            modern: false,
+            streaming: false,
+            head_only: false,
+        },
+    }
+}
+
+impl Post {
+    /// The held request as its admitted `client` sent it: the JSON-RPC message to serve
+    /// (and the out that tells the response what it is), or the whole response that
+    /// refuses its body.
+    pub fn admit(self, client: ClientId) -> Result<(Asked, ExchangeOut), ExchangeOut> {
+        // Values a client sent are echoed cut short and without control characters; a
+        // verified identity's request holds no static token to mask.
+        let shown = |value: &str| {
+            let cut: String = value
+                .chars()
+                .take(100)
+                .map(|c| if c.is_control() { '?' } else { c })
+                .collect();
+            format!("'{cut}'")
+        };
+        match exchange(&self.request, &shown, self.takes_stream, client) {
+            Routed::Exchange { asked, response } => Ok((
+                asked,
+                ExchangeOut::Admitted {
+                    modern: response.modern,
+                },
+            )),
+            Routed::Respond(bytes) => Err(ExchangeOut::Whole(bytes)),
+            Routed::Health | Routed::Ready => Err(ExchangeOut::Whole(Vec::new())),
+        }
+    }
 }
 
 /// A request the access rules refused: 403, or 401 with the challenge RFC 6750 (section
@@ -223,6 +282,12 @@ fn metrics(request: &Request, access: &Access) -> Routed {
             return Routed::Respond(head.with_body(format!("{denied}\n").as_bytes()));
         }
     };
+    if let Caller::Bearer(_) = caller {
+        // The figures name other identities and their spend: they are for the operators
+        // (the static token, or the metrics listener), not for everyone who signs in.
+        let message = "the metrics are served to the static token (server.http.token_env) or on the metrics listener (server.http.metrics_listen), not to an identity of the identity provider\n";
+        return Routed::Respond(ReplyHead::new(403, keep_alive).with_body(message.as_bytes()));
+    }
     if request.method != "GET" && request.method != "HEAD" {
         return Routed::Respond(
             ReplyHead::new(405, keep_alive)
@@ -231,7 +296,7 @@ fn metrics(request: &Request, access: &Access) -> Routed {
         );
     }
     Routed::Exchange {
-        asked: Asked::Metrics { caller },
+        asked: Asked::Metrics,
         response: ExchangeResponse {
             keep_alive,
             takes_stream: false,
@@ -245,7 +310,12 @@ fn metrics(request: &Request, access: &Access) -> Routed {
 /// A POST that passed the access and content checks: its JSON-RPC message, with its
 /// version header checked against the body (and, for 2026-07-28, its `_meta` and
 /// mirrored headers), becomes an exchange; anything wrong is refused with 400.
-fn exchange(request: &Request, access: &Access, takes_stream: bool, caller: Caller) -> Routed {
+fn exchange(
+    request: &Request,
+    shown: &dyn Fn(&str) -> String,
+    takes_stream: bool,
+    client: ClientId,
+) -> Routed {
     let keep_alive = request.keep_alive;
     let refuse = |status: u16, error: RpcError| {
         Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
@@ -281,7 +351,7 @@ fn exchange(request: &Request, access: &Access, takes_stream: bool, caller: Call
     if let (Some(header), Some(Value::String(body))) = (named, headers::declared_version(&message))
     {
         if header.trim() != body {
-            let message = format!("Header mismatch: MCP-Protocol-Version header value {} does not match body value {}", access.shown(header), access.shown(body));
+            let message = format!("Header mismatch: MCP-Protocol-Version header value {} does not match body value {}", shown(header), shown(body));
             let error = RpcError::new(ErrorKind::HeaderMismatch, message);
             return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
         }
@@ -302,7 +372,7 @@ fn exchange(request: &Request, access: &Access, takes_stream: bool, caller: Call
         asked: Asked::Rpc {
             message,
             version,
-            caller,
+            client,
         },
         response: ExchangeResponse {
             keep_alive,
@@ -354,6 +424,10 @@ pub fn health(request: &Request, health: Health) -> Vec<u8> {
 /// liveness). Like `/health` it needs no token and names no secret.
 pub fn ready(request: &Request, health: Health) -> Vec<u8> {
     let (status, body) = match health.refusal() {
+        None if health.identity_degraded => (
+            200,
+            json!({ "status": "ready", "degraded": "identity provider unreachable: the signing keys in hand still verify tokens" }),
+        ),
         None => (200, json!({ "status": "ready" })),
         Some(why) => (
             503,
@@ -406,8 +480,14 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
 /// message is read still answers that request, so a client that matches errors to its
 /// requests by id (the Python SDK) shows the reason instead of a stand-in.
 fn request_id(body: &[u8]) -> Option<RequestId> {
-    let message: Value = serde_json::from_slice(body).ok()?;
-    message.get("id").and_then(RequestId::from_value)
+    // Only `id` is kept: the rest is skipped as it is read, so a refused caller's large
+    // body builds nothing (a parsed 1 MiB body takes tens of MiB).
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        id: Option<Value>,
+    }
+    let message: IdOnly = serde_json::from_slice(body).ok()?;
+    RequestId::from_value(&message.id?)
 }
 
 fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {

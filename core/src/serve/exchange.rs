@@ -18,45 +18,48 @@ pub enum Caller {
 /// What an HTTP request asks the server, once the endpoint let it through.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Asked {
-    /// A JSON-RPC message POSTed to `/mcp`, with the protocol version its
-    /// `MCP-Protocol-Version` header names (`None`: absent, or not a version).
+    /// A JSON-RPC message POSTed to `/mcp` by a known client, with the protocol version
+    /// its `MCP-Protocol-Version` header names (`None`: absent, or not a version).
     Rpc {
         /// The parsed body.
         message: serde_json::Value,
         /// The header's version; legacy requests are served in it, statelessly.
         version: Option<ProtocolVersion>,
-        /// Who sent it, by its bearer token.
-        caller: Caller,
+        /// Who sent it: a static token's client, or an identity the gate verified.
+        client: ClientId,
     },
-    /// `GET /metrics`: the Prometheus text, answered with [`ExchangeOut::Metrics`].
-    Metrics {
-        /// Who asked (the same access rules as `/mcp`).
-        caller: Caller,
+    /// `GET /metrics` with a static token (or none needed): the Prometheus text,
+    /// answered with [`ExchangeOut::Metrics`].
+    Metrics,
+    /// OAuth mode: a POST to `/mcp` whose bearer token the server's gate has yet to
+    /// verify. Its body is the bytes that came, not parsed until the caller is admitted
+    /// ([`Post::admit`]): nothing is built for a caller nobody has admitted.
+    Unverified {
+        /// The token to verify.
+        token: BearerToken,
+        /// The request, unparsed.
+        post: Post,
     },
 }
 
-impl Asked {
-    /// Who sent it.
-    pub fn caller(&self) -> &Caller {
-        match self {
-            Asked::Rpc { caller, .. } | Asked::Metrics { caller } => caller,
-        }
-    }
+/// A POST to `/mcp` held as it came (without its `Authorization` header, which the
+/// token carries) until its caller is admitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Post {
+    pub(super) request: Box<crate::http::Request>,
+    pub(super) takes_stream: bool,
+}
 
-    /// The same request, as sent by `client` (once the gate verified its token).
-    pub fn as_client(self, client: ClientId) -> Asked {
-        match self {
-            Asked::Rpc {
-                message, version, ..
-            } => Asked::Rpc {
-                message,
-                version,
-                caller: Caller::Client(client),
-            },
-            Asked::Metrics { .. } => Asked::Metrics {
-                caller: Caller::Client(client),
-            },
-        }
+impl Post {
+    /// Bytes it holds, for the cap on what waits for the identity provider.
+    pub fn bytes(&self) -> usize {
+        let headers: usize = self
+            .request
+            .headers
+            .iter()
+            .map(|(n, v)| n.len() + v.len())
+            .sum();
+        self.request.body.len() + headers + self.request.target.len()
     }
 }
 
@@ -86,4 +89,13 @@ pub enum ExchangeOut {
     /// The request's bearer token was refused (401, 403) or could not be checked (503);
     /// the exchange is over.
     Refused(crate::oauth::Denial),
+    /// An [`Asked::Unverified`] request was admitted and its body read: what the
+    /// response needs to know of it before the reply (a 2026-07-28 request).
+    Admitted {
+        /// A 2026-07-28 request: some errors have their own HTTP status.
+        modern: bool,
+    },
+    /// An [`Asked::Unverified`] request was admitted but its body is refused (not JSON,
+    /// a version header that does not match): this whole response; the exchange is over.
+    Whole(Vec<u8>),
 }

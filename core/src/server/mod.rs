@@ -258,6 +258,7 @@ impl Server {
             full: self.calls.is_full(),
             store_down: self.ledger.store_down(),
             identity_down: self.gate.as_ref().is_some_and(|g| g.not_ready().is_some()),
+            identity_degraded: self.gate.as_ref().is_some_and(|g| g.degraded().is_some()),
         }
     }
 
@@ -271,6 +272,12 @@ impl Server {
             tasks: self.tasks.count_by_status(),
             attempts: attempts.clone(),
             retries,
+            identity: self.gate.as_ref().map(|g| {
+                (
+                    g.not_ready().is_none(),
+                    g.degraded().is_none() && g.not_ready().is_none(),
+                )
+            }),
         };
         self.ledger.render(&gauges)
     }

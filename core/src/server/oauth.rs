@@ -7,13 +7,15 @@
 use super::routing::Context;
 use super::{Now, Output, Server};
 use crate::calls::{Planned, Work};
+use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::oauth::{Denial, Gate, GateStep};
 use crate::openai::UpstreamFailure;
-use crate::serve::exchange::{Asked, Caller, ExchangeOut};
+use crate::serve::exchange::{Asked, ExchangeOut, Post};
 
-/// The gate as the server holds it: each waiting request is its exchange and what it asks.
-pub(super) type ExchangeGate = Gate<(ExchangeId, Asked)>;
+/// The gate as the server holds it: each waiting request is its exchange and the POST
+/// it holds, unparsed.
+pub(super) type ExchangeGate = Gate<(ExchangeId, Post)>;
 
 /// The gate of `config`, when OAuth mode is on.
 pub(super) fn gate_of(config: &crate::settings::ServerConfig) -> Option<ExchangeGate> {
@@ -23,49 +25,47 @@ pub(super) fn gate_of(config: &crate::settings::ServerConfig) -> Option<Exchange
 
 impl Server {
     /// An HTTP request the endpoint let through: served as its client, or first through
-    /// the gate when it carries a token to verify.
+    /// the gate when it carries a token to verify (its body still unread).
     pub(super) fn on_asked(&mut self, now: Now, id: ExchangeId, asked: Asked) {
-        let token = match asked.caller() {
-            Caller::Client(client) => {
-                let client = *client;
-                return self.serve_asked(now, id, asked, client);
-            }
-            Caller::Bearer(token) => token.clone(),
-        };
-        match &mut self.gate {
-            Some(gate) => {
-                gate.admit(now, token, (id, asked));
-                self.drain_gate(now);
-            }
-            // The endpoint hands on tokens only in OAuth mode.
-            None => {
-                let denial = Denial {
-                    status: 401,
-                    challenge: Some(r#"Bearer realm="mcp", error="invalid_token""#.into()),
-                    message: "the bearer token is not valid".into(),
-                };
-                self.outputs
-                    .push_back(Output::Exchange(id, ExchangeOut::Refused(denial)));
-            }
-        }
-    }
-
-    fn serve_asked(
-        &mut self,
-        now: Now,
-        id: ExchangeId,
-        asked: Asked,
-        client: crate::clients::ClientId,
-    ) {
         match asked {
             Asked::Rpc {
-                message, version, ..
+                message,
+                version,
+                client,
             } => self.on_exchange(now, id, message, version, client),
-            Asked::Metrics { .. } => {
+            Asked::Metrics => {
                 let text = self.metrics_text();
                 self.outputs
                     .push_back(Output::Exchange(id, ExchangeOut::Metrics(text)));
             }
+            Asked::Unverified { token, post } => match &mut self.gate {
+                Some(gate) => {
+                    let bytes = post.bytes();
+                    gate.admit(now, token, (id, post), bytes);
+                    self.drain_gate(now);
+                }
+                // The endpoint hands on tokens only in OAuth mode.
+                None => {
+                    let denial = Denial {
+                        status: 401,
+                        challenge: Some(r#"Bearer realm="mcp", error="invalid_token""#.into()),
+                        message: "the bearer token is not valid".into(),
+                    };
+                    self.outputs
+                        .push_back(Output::Exchange(id, ExchangeOut::Refused(denial)));
+                }
+            },
+        }
+    }
+
+    /// A POST whose caller the gate admitted as `client`: its body read now, and served.
+    fn serve_admitted(&mut self, now: Now, id: ExchangeId, post: Post, client: ClientId) {
+        match post.admit(client) {
+            Ok((asked, admitted)) => {
+                self.outputs.push_back(Output::Exchange(id, admitted));
+                self.on_asked(now, id, asked);
+            }
+            Err(refused) => self.outputs.push_back(Output::Exchange(id, refused)),
         }
     }
 
@@ -73,13 +73,13 @@ impl Server {
     pub(super) fn drain_gate(&mut self, now: Now) {
         while let Some(step) = self.gate.as_mut().and_then(Gate::poll) {
             match step {
-                GateStep::Passed((id, asked), passed) => {
+                GateStep::Passed((id, post), passed) => {
                     let client = self.gate.as_ref().and_then(|gate| {
                         let claim = &gate.settings().identity_claim;
                         self.ledger.clients_mut().identify(claim, &passed.identity)
                     });
                     match client {
-                        Some(client) => self.serve_asked(now, id, asked, client),
+                        Some(client) => self.serve_admitted(now, id, post, client),
                         None => {
                             let denial = Denial {
                                 status: 503,

@@ -47,7 +47,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mcp: bool) -> Vec<u8> {
                 Step::Write(bytes) if bytes == responses_mcp_core::http::CONTINUE => {}
                 Step::Write(bytes) => written.extend(bytes),
                 Step::Exchange {
-                    asked: responses_mcp_core::Asked::Metrics { .. },
+                    asked: responses_mcp_core::Asked::Metrics,
                 } => {
                     let text = b"# TYPE up gauge\nup 1\n".to_vec();
                     written.extend(conn.reply(responses_mcp_core::ExchangeOut::Metrics(text)));

@@ -10,6 +10,9 @@ use super::http::{read_response, HttpProc};
 use super::*;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 
+/// Instances on a store share the secret that seals task ids (they refuse to start without).
+const SHARED_SECRET: &[(&str, &str)] = &[("MCP_TASKS_SECRET", "bench-secret-0123456789abcdef")];
+
 const IN_A_ROW: usize = 300;
 const AT_ONCE: usize = 200;
 const CANCELS: usize = 30;
@@ -59,8 +62,8 @@ pub fn run() {
     println!("|---|---|---|---|---|---|");
     let hang = FakeOpenAi::start(|_, _| Action::Hang);
     for (name, bin) in binaries() {
-        let a = HttpProc::start(&bin, &hang.url, &with_store);
-        let b = HttpProc::start(&bin, &hang.url, &with_store);
+        let a = HttpProc::start_with(&bin, &hang.url, &with_store, SHARED_SECRET);
+        let b = HttpProc::start_with(&bin, &hang.url, &with_store, SHARED_SECRET);
         let local = cancels(&hang, a.addr, a.addr);
         let across = cancels(&hang, a.addr, b.addr);
         println!(
@@ -115,7 +118,7 @@ fn cancels(fake: &FakeOpenAi, runs_at: SocketAddr, cancel_at: SocketAddr) -> Vec
 
 /// The median seconds per call in a row, and the seconds for calls at once.
 fn measure(bin: &Path, base_url: &str, yaml: &str) -> (f64, f64) {
-    let server = HttpProc::start(bin, base_url, yaml);
+    let server = HttpProc::start_with(bin, base_url, yaml, SHARED_SECRET);
     let mut stream = TcpStream::connect(server.addr).unwrap();
     stream.set_nodelay(true).unwrap();
     let mut buf = Vec::new();

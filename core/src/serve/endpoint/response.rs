@@ -82,6 +82,11 @@ impl ExchangeResponse {
                 }
                 (head.with_body(body.as_bytes()), true)
             }
+            ExchangeOut::Admitted { modern } => {
+                self.modern = modern;
+                (Vec::new(), false)
+            }
+            ExchangeOut::Whole(bytes) => (bytes, true),
             // Cancelled: the response ends without a reply, never with a reset.
             ExchangeOut::Ended => {
                 if self.takes_stream {

@@ -490,7 +490,7 @@ fn metrics_take_the_token_and_answer_as_prometheus_text() {
     let bearer = format!("Bearer {token}");
     let r = request("GET", "/metrics", &[("authorization", &bearer)], "");
     let Routed::Exchange {
-        asked: Asked::Metrics { .. },
+        asked: Asked::Metrics,
         mut response,
     } = route(&r, &access(Some(token)))
     else {
@@ -635,12 +635,68 @@ fn oauth_mode_serves_its_metadata_challenges_and_hands_tokens_to_the_gate() {
     else {
         panic!("the static token refused");
     };
-    assert_eq!(
-        asked.caller(),
-        &Caller::Client(crate::clients::ClientId::DEFAULT)
+    assert!(
+        matches!(asked, Asked::Rpc { client, .. } if client == crate::clients::ClientId::DEFAULT),
+        "{asked:?}"
     );
     let Routed::Exchange { asked, .. } = post(&[("authorization", "Bearer eyJ.a.b")]) else {
         panic!("a token for the gate refused");
     };
-    assert!(matches!(asked.caller(), Caller::Bearer(t) if t.expose() == "eyJ.a.b"));
+    // Held as it came: the body unread, the Authorization header dropped.
+    let Asked::Unverified { token, post: held } = asked else {
+        panic!("not held for the gate: {asked:?}");
+    };
+    assert_eq!(token.expose(), "eyJ.a.b");
+    assert!(held.request.header("authorization").is_none());
+    assert!(held.bytes() >= held.request.body.len());
+    // Once admitted, the body is read and served as the client's.
+    let client = crate::clients::ClientId::DEFAULT;
+    let Ok((
+        Asked::Rpc {
+            message,
+            client: admitted,
+            ..
+        },
+        ExchangeOut::Admitted { modern },
+    )) = held.clone().admit(client)
+    else {
+        panic!("not admitted");
+    };
+    assert_eq!(
+        (message["method"].as_str(), admitted, modern),
+        (Some("ping"), client, false)
+    );
+    // A body that is no JSON is refused only then, with the whole 400.
+    let mut bad = held;
+    bad.request.body = b"{not json".to_vec();
+    let Err(ExchangeOut::Whole(bytes)) = bad.admit(client) else {
+        panic!("a bad body admitted");
+    };
+    assert_eq!(parse(&bytes).0, 400);
+}
+
+#[test]
+fn metrics_are_not_served_to_an_identity_of_the_provider() {
+    let mut a = access(Some("secret-token-1234"));
+    let settings =
+        crate::oauth::OAuthSettings::new("https://idp.example", "https://mcp.example/mcp");
+    a.oauth = Some(crate::serve::access::OAuthDoor::of(&settings));
+    let get = |auth: &str| {
+        route(
+            &request("GET", "/metrics", &[("authorization", auth)], ""),
+            &a,
+        )
+    };
+    let Routed::Respond(bytes) = get("Bearer eyJ.a.b") else {
+        panic!("served to an identity");
+    };
+    assert_eq!(parse(&bytes).0, 403);
+    assert!(String::from_utf8_lossy(&bytes).contains("metrics listener"));
+    assert!(matches!(
+        get("Bearer secret-token-1234"),
+        Routed::Exchange {
+            asked: Asked::Metrics,
+            ..
+        }
+    ));
 }

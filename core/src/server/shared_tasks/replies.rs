@@ -121,7 +121,7 @@ impl Server {
         let read = rows.and_then(|rows| match method {
             Method::TasksCancel => stored::cancelled(&rows).map_err(|e| e.to_string()),
             _ => stored::read(&rows)
-                .map(|t| t.map_or(Cancelled::Missing, |t| Cancelled::Task(t, false)))
+                .map(|t| t.map_or(Cancelled::Missing, |t| Cancelled::Task(Box::new(t), false)))
                 .map_err(|e| e.to_string()),
         });
         let (task, changed) = match read {
@@ -138,7 +138,7 @@ impl Server {
             Ok(Cancelled::Task(task, _)) if task.owner != owner || task.id != task_id => {
                 return self.reply_late(asker, Err(not_found(task_id, Unknown::Foreign)));
             }
-            Ok(Cancelled::Task(task, changed)) => (task, changed),
+            Ok(Cancelled::Task(task, changed)) => (*task, changed),
         };
         let version = asker.version;
         let poll = (self.poll_schedule())(task.created);

@@ -12,7 +12,7 @@ fn post(h: &mut Harness, x: u64, message: Value, version: Option<ProtocolVersion
         asked: Asked::Rpc {
             message,
             version,
-            caller: crate::serve::exchange::Caller::Client(crate::clients::ClientId::DEFAULT),
+            client: crate::clients::ClientId::DEFAULT,
         },
     });
 }
@@ -373,7 +373,7 @@ fn a_client_sees_only_its_own_tasks() {
                 asked: Asked::Rpc {
                     message,
                     version: v,
-                    caller: crate::serve::exchange::Caller::Client(client),
+                    client,
                 },
             });
             if background && method == "tools/call" {

@@ -320,7 +320,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
         asked: Asked::Rpc {
             message: task_call(1, None),
             version: v,
-            caller: crate::serve::exchange::Caller::Client(crate::clients::ClientId::DEFAULT),
+            client: crate::clients::ClientId::DEFAULT,
         },
     });
     let created = h.take_other();
@@ -340,7 +340,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
             asked: Asked::Rpc {
                 message: tasks(x, "tasks/result", &id),
                 version: v,
-                caller: crate::serve::exchange::Caller::Client(crate::clients::ClientId::DEFAULT),
+                client: crate::clients::ClientId::DEFAULT,
             },
         });
         h.feed(Input::ExchangeClosed(ExchangeId(x)));
@@ -352,7 +352,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
         asked: Asked::Rpc {
             message: tasks(40, "tasks/result", &id),
             version: v,
-            caller: crate::serve::exchange::Caller::Client(crate::clients::ClientId::DEFAULT),
+            client: crate::clients::ClientId::DEFAULT,
         },
     });
     let out = h.take_other();

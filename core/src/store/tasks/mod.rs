@@ -276,7 +276,7 @@ pub fn read(rows: &[Vec<String>]) -> Result<Option<StoredTask>, Unreadable> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cancelled {
     /// The task, and whether this cancel changed it.
-    Task(StoredTask, bool),
+    Task(Box<StoredTask>, bool),
     /// Another client's task: the store changed nothing.
     Foreign,
     /// The store does not hold it.
@@ -293,7 +293,7 @@ pub fn cancelled(rows: &[Vec<String>]) -> Result<Cancelled, Unreadable> {
         [head] if head.first().map(String::as_str) == Some("foreign") => Ok(Cancelled::Foreign),
         [head, fields] if head.first().map(String::as_str) == Some("ok") => {
             let changed = head.get(1).map(String::as_str) == Some("changed");
-            parse(fields).map(|t| Cancelled::Task(t, changed))
+            parse(fields).map(|t| Cancelled::Task(Box::new(t), changed))
         }
         _ => Err(unreadable("a reply that is not a cancelled task")),
     }
