@@ -125,6 +125,10 @@ async fn serve(
     store: Option<Store>,
 ) -> i32 {
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
+    // The listeners answer /ready "starting" until they know the server's state.
+    for endpoint in &endpoints {
+        endpoint.set_health(driver.health());
+    }
     loop {
         match driver.poll() {
             Poll::Write(bytes) => {

@@ -69,6 +69,19 @@ pub struct Health {
     /// OAuth mode: the identity provider does not answer, but the keys at hand still
     /// verify tokens: ready, and said to be degraded.
     pub identity_degraded: bool,
+    /// The listener is up but the server has not reported its state yet: `/ready` is
+    /// 503 until it has, so no balancer is told "ready" by a guess.
+    pub starting: bool,
+}
+
+impl Health {
+    /// What a listener reports before the server's first word.
+    pub fn starting() -> Health {
+        Health {
+            starting: true,
+            ..Health::default()
+        }
+    }
 }
 
 impl Health {
@@ -423,7 +436,12 @@ pub fn health(request: &Request, health: Health) -> Vec<u8> {
 /// load balancer or Kubernetes takes the instance out of rotation; `/health` stays
 /// liveness). Like `/health` it needs no token and names no secret.
 pub fn ready(request: &Request, health: Health) -> Vec<u8> {
-    let (status, body) = match health.refusal() {
+    let refusal = health.refusal();
+    let (status, body) = match refusal {
+        _ if health.starting => (
+            503,
+            json!({ "status": "not ready", "reason": "starting: the server has not yet told this listener its state; ask again in a moment" }),
+        ),
         None if health.identity_degraded => (
             200,
             json!({ "status": "ready", "degraded": "identity provider unreachable: the signing keys in hand still verify tokens" }),

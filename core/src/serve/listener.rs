@@ -47,7 +47,7 @@ impl<M> Listener<M> {
         Listener {
             mailboxes: BTreeMap::new(),
             next: if mcp { 0 } else { METRICS_IDS },
-            health: Health::default(),
+            health: Health::starting(),
             connections: 0,
             max_connections,
             retry_after_secs,

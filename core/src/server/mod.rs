@@ -259,6 +259,7 @@ impl Server {
             store_down: self.ledger.store_down(),
             identity_down: self.gate.as_ref().is_some_and(|g| g.not_ready().is_some()),
             identity_degraded: self.gate.as_ref().is_some_and(|g| g.degraded().is_some()),
+            starting: false,
         }
     }
 

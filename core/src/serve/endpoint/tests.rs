@@ -700,3 +700,28 @@ fn metrics_are_not_served_to_an_identity_of_the_provider() {
         }
     ));
 }
+
+#[test]
+fn ready_is_not_said_before_the_server_told_its_state() {
+    let get = request("GET", "/ready", &[], "");
+    let (status, _, body) = parse(&ready(&get, Health::starting()));
+    assert_eq!(status, 503);
+    assert!(String::from_utf8_lossy(&body).contains("starting"));
+    let listener: crate::serve::listener::Listener<()> =
+        crate::serve::listener::Listener::new(true, 8, 1);
+    assert_eq!(listener.health(), Health::starting());
+    let told = Health {
+        key_missing: true,
+        ..Health::default()
+    };
+    let (status, _, body) = parse(&ready(&get, told));
+    assert_eq!(status, 503);
+    assert!(String::from_utf8_lossy(&body).contains("no API key"));
+    let degraded = Health {
+        identity_degraded: true,
+        ..Health::default()
+    };
+    let (status, _, body) = parse(&ready(&get, degraded));
+    assert_eq!(status, 200);
+    assert!(String::from_utf8_lossy(&body).contains("degraded"));
+}
