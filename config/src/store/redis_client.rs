@@ -129,6 +129,7 @@ impl Store {
                     connect,
                     connection: None,
                     up: true,
+                    last_used: Instant::now(),
                 };
                 loop {
                     let wait = if worker.up {
@@ -178,25 +179,32 @@ struct Worker {
     connection: Option<redis::Connection>,
     /// The last operation or look succeeded.
     up: bool,
+    /// When the kept connection last carried anything.
+    last_used: Instant,
 }
 
+/// A kept connection idle longer than this is asked `PING` before it carries a batch.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+
 impl Worker {
-    /// Performs `batch` in one round trip; an answer per operation, in order.
+    /// Performs `batch` in one round trip; an answer per operation, in order. A batch is
+    /// sent once: one that failed (a timeout, a broken connection) may have been done by
+    /// the store all the same, and sent again it would count calls and spend twice and
+    /// leave a claim that nobody holds. So a connection that sat idle (the store may
+    /// have restarted or dropped it meanwhile) is checked with a `PING` first, which is
+    /// harmless to repeat, and made again when that fails.
     fn perform(&mut self, batch: &[(StoreId, StoreOp)]) -> Vec<StoreReply> {
         let ops: Vec<&StoreOp> = batch.iter().map(|(_, op)| op).collect();
         let (pipe, takes) = batch::pipeline(&ops);
-        let reused = self.connection.is_some();
-        let mut done = self.run(&pipe);
-        if reused
-            && done
-                .as_ref()
-                .is_err_and(|e| e.is_io_error() || e.is_connection_dropped())
-        {
-            // A kept connection the store closed meanwhile (it restarted, or dropped idle
-            // clients): once more on a new one.
-            self.connection = None;
-            done = self.run(&pipe);
+        if self.connection.is_some() && self.last_used.elapsed() >= IDLE_CHECK && !self.ping() {
+            // The kept connection is gone; `ping` dropped it, `run` makes a new one.
+            log::debug!(
+                "the kept connection to the store at {} was gone",
+                self.connect.shown
+            );
         }
+        let done = self.run(&pipe);
+        self.last_used = Instant::now();
         let shown = &self.connect.shown;
         match done {
             // What a client may read names no host or port: the log does.
@@ -221,8 +229,9 @@ impl Worker {
         pipe.query(connection)
     }
 
-    /// Whether the store answers a `PING`.
+    /// Whether the store answers a `PING` (on the kept connection, or a new one).
     fn ping(&mut self) -> bool {
+        self.last_used = Instant::now();
         let answered = connect(&mut self.connection, &self.connect)
             .and_then(|c| redis::cmd("PING").query::<String>(c));
         if answered.is_err() {
