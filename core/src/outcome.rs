@@ -82,6 +82,9 @@ pub enum Outcome {
     Upstream(FailureKind),
     /// Refused before any upstream request.
     Refused(Refusal),
+    /// Stopped before its answer (cancelled, or its client left) after its request
+    /// reached OpenAI: no reply, but charged.
+    Cancelled,
 }
 
 impl Outcome {
@@ -91,6 +94,7 @@ impl Outcome {
             Outcome::Ok => "ok".into(),
             Outcome::Upstream(kind) => format!("upstream_{}", kind.as_str()),
             Outcome::Refused(why) => format!("refused_{}", why.label()),
+            Outcome::Cancelled => "cancelled".into(),
         }
     }
 }

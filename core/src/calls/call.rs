@@ -44,6 +44,9 @@ pub struct Call<C> {
     pub admitted: Instant,
     /// The HTTP status of the last reply, and OpenAI's `x-request-id` on it.
     pub upstream: Upstream,
+    /// Bytes of the latest attempt's request body, for the estimate of a cancelled
+    /// call's input.
+    pub sent_bytes: usize,
 }
 
 /// An attempt's reply as it arrives.

@@ -1,11 +1,17 @@
 //! How a call ends: taken off the engine's records (its attempt aborted, its slot or
 //! fetch given back) and reported as the one event its work calls for.
 
-use super::call::{Call, CallState, Ending};
+use super::call::{Call, CallState, Ending, Incoming};
 use super::work::{Stored, StoredState, Work};
 use super::CallId;
 use super::{CallEngine, CallEvent, ModelSource, Report};
-use crate::openai::UpstreamFailure;
+use crate::openai::stream::StreamEnd;
+use crate::openai::{UpstreamFailure, Usage};
+
+/// Bytes of a request body counted as one input token in the estimate of a cancelled
+/// call: English text runs about four characters a token, and JSON punctuation and the
+/// tool definitions fewer, so this errs toward charging more, never less.
+pub const BYTES_PER_TOKEN: u64 = 3;
 
 impl<C: Clone> CallEngine<C> {
     /// Ends call `id` with `failure`, whatever its work.
@@ -53,6 +59,7 @@ impl<C: Clone> CallEngine<C> {
             attempts: call.attempts,
             wall: now.saturating_duration_since(call.admitted),
             upstream: call.upstream,
+            estimated: false,
         };
         let (context, retries) = (call.context, call.retries);
         match ending {
@@ -96,6 +103,50 @@ impl<C: Clone> CallEngine<C> {
                 retries,
                 report,
             },
+        }
+    }
+
+    /// The event of `call` stopped without an outcome. An answer whose request reached
+    /// OpenAI was run there all the same (the model, its searches): it is reported with
+    /// what OpenAI said it used, when a terminal event had said so, else with an
+    /// estimate that counts what is known to have been spent: the input it was sent
+    /// ([`BYTES_PER_TOKEN`]) and the searches the stream had begun.
+    pub(super) fn dropped(&self, call: Call<C>) -> CallEvent<C> {
+        let ran = call.work == Work::Answer && call.attempts > 0;
+        if !ran {
+            return CallEvent::Dropped {
+                context: call.context,
+                spent: None,
+            };
+        }
+        let (usage, estimated) = match &call.incoming {
+            Some(Incoming::Ended(StreamEnd::Answer(_, usage))) => (usage.clone(), false),
+            incoming => {
+                let searches = match incoming {
+                    Some(Incoming::Stream { fold, .. }) => fold.searches_begun(),
+                    _ => 0,
+                };
+                let usage = Usage {
+                    input_tokens: (call.sent_bytes as u64).div_ceil(BYTES_PER_TOKEN),
+                    web_searches: searches,
+                    ..Usage::default()
+                };
+                (usage, true)
+            }
+        };
+        let now = self.last_now.unwrap_or(call.admitted);
+        let report = Report {
+            usage: Some(usage),
+            adjustments: call.adjustments,
+            model: ModelSource::of(call.plan),
+            attempts: call.attempts,
+            wall: now.saturating_duration_since(call.admitted),
+            upstream: call.upstream,
+            estimated,
+        };
+        CallEvent::Dropped {
+            context: call.context,
+            spent: Some(report),
         }
     }
 

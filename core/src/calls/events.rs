@@ -64,6 +64,10 @@ pub enum CallEvent<C> {
     Dropped {
         /// The call's context.
         context: C,
+        /// For an answer whose request reached OpenAI: what it used, as OpenAI reported
+        /// it or, when it did not yet, as estimated ([`Report::estimated`]), so that the
+        /// call is charged all the same.
+        spent: Option<Report>,
     },
 }
 

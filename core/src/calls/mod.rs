@@ -311,6 +311,7 @@ impl<C: Clone> CallEngine<C> {
                 last_byte: now.instant,
                 admitted: now.instant,
                 upstream: Upstream::default(),
+                sent_bytes: 0,
             },
         );
         if !takes_slot || running < self.settings.max_inflight {
@@ -331,9 +332,8 @@ impl<C: Clone> CallEngine<C> {
             return false;
         };
         if let Some(call) = self.remove(id) {
-            self.events.push_back(CallEvent::Dropped {
-                context: call.context,
-            });
+            let event = self.dropped(call);
+            self.events.push_back(event);
         }
         self.start_queued(now);
         self.settle();
@@ -349,9 +349,7 @@ impl<C: Clone> CallEngine<C> {
             };
             let event = match &failure {
                 Some(f) => self.ended(call, call::Ending::Failed(f.clone())),
-                None => CallEvent::Dropped {
-                    context: call.context,
-                },
+                None => self.dropped(call),
             };
             self.events.push_back(event);
         }

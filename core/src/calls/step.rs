@@ -242,6 +242,7 @@ impl<C: Clone> CallEngine<C> {
             call.attempts,
             call.key
         );
+        call.sent_bytes = body.len();
         let first = call.attempts == 1;
         if first && call.work.takes_slot() {
             self.slots += 1;

@@ -166,14 +166,27 @@ fn cancel_aborts_a_running_call_and_drops_it_silently() {
     assert!(b.engine.cancel(b.now, &RequestId::Int("2".into()).into()));
     assert_eq!(
         b.events(),
-        [CallEvent::Dropped { context: 2 }],
-        "queued: no abort"
+        [CallEvent::Dropped {
+            context: 2,
+            spent: None
+        }],
+        "queued: no abort, and nothing spent"
     );
     assert!(b.engine.cancel(b.now, &RequestId::Int("1".into()).into()));
-    assert_eq!(
-        b.events(),
-        [CallEvent::Abort(attempt), CallEvent::Dropped { context: 1 }]
-    );
+    let events = b.events();
+    let [CallEvent::Abort(aborted), CallEvent::Dropped {
+        context: 1,
+        spent: Some(spent),
+    }] = events.as_slice()
+    else {
+        panic!("{events:?}");
+    };
+    assert_eq!(*aborted, attempt);
+    // Its request reached OpenAI: charged an estimate of what it sent.
+    assert!(spent.estimated);
+    let usage = spent.usage.as_ref().expect("an estimate");
+    assert!(usage.input_tokens > 0, "{usage:?}");
+    assert_eq!(spent.attempts, 1);
     assert!(!b.engine.cancel(b.now, &RequestId::Int("1".into()).into()));
     b.ok(attempt);
     assert!(b.events().is_empty(), "a late reply is ignored");

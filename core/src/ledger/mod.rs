@@ -294,6 +294,40 @@ impl Ledger {
         cost
     }
 
+    /// A call stopped before its answer (cancelled, or its client left) after its request
+    /// reached OpenAI: charged what `spent` says it used (OpenAI's report, or the
+    /// engine's estimate of the input sent and the searches begun) against its client's
+    /// spend, as any call is, so that a spend cap cannot be bypassed by cancelling just
+    /// before each answer; counted and recorded as `cancelled`. Never given back.
+    pub fn cancelled(&mut self, call: &CallOf, spent: &Report, now: u64) {
+        let usage = spent.usage.as_ref();
+        let model = spent.model.model.as_str();
+        let cost = self.cost(model, usage, Lane::Direct);
+        if let (Some(usage), false) = (usage, spent.estimated) {
+            let label = self.clients.label(call.client);
+            self.metrics.usage(model, label, usage, &cost);
+        }
+        if let Some(amount) = cost.total().filter(|a| a.0 > 0) {
+            let client = self.clients.name(call.client);
+            match &mut self.shared {
+                Some(shared) => {
+                    shared.send(crate::store::spend(client, amount, now));
+                }
+                None => self.limits.spend(call.client, now, amount),
+            }
+        }
+        self.record(call, Outcome::Cancelled, now, |record| {
+            record.duration = spent.wall;
+            record.attempts = spent.attempts;
+            record.upstream_status = spent.upstream.status;
+            record.model = Some(model).filter(|m| !m.is_empty()).map(str::to_owned);
+            record.usage = usage.cloned();
+            record.cost = cost.total();
+            record.usage_estimated = spent.estimated;
+            record.request_id = spent.upstream.request_id.clone();
+        });
+    }
+
     /// A call the engine ran for a request ended with `outcome` at `now`: [`Ledger::ended`]
     /// at the list price.
     pub fn call_ended(
@@ -386,6 +420,7 @@ impl Ledger {
             model: None,
             usage: None,
             cost: None,
+            usage_estimated: false,
             request_id: None,
             trace: call.trace.map(|t| (t, span)),
         };

@@ -74,6 +74,9 @@ pub struct CallRecord {
     pub usage: Option<Usage>,
     /// The estimated cost, when the model has a price.
     pub cost: Option<Picodollars>,
+    /// The usage is this server's estimate (a cancelled call OpenAI had not yet
+    /// reported), not OpenAI's.
+    pub usage_estimated: bool,
     /// OpenAI's request id of the last reply.
     pub request_id: Option<String>,
     /// The client's trace and this call's span in it.
@@ -102,6 +105,8 @@ struct Line<'a> {
     reasoning_tokens: u64,
     web_searches: u32,
     cost_usd: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    usage_estimated: bool,
     response_id: Option<&'a str>,
     request_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,6 +148,7 @@ impl CallRecord {
             reasoning_tokens: usage.map_or(0, |u| u.reasoning_tokens),
             web_searches: usage.map_or(0, |u| u.web_searches),
             cost_usd: self.cost.map(Picodollars::usd),
+            usage_estimated: self.usage_estimated,
             response_id: usage.and_then(|u| u.response_id.as_deref()),
             request_id: self.request_id.as_deref(),
             trace_id: self.trace.map(|(t, _)| Hex(&t.trace_id).to_string()),

@@ -37,6 +37,7 @@ fn report(output_tokens: u64) -> Report {
         attempts: 1,
         wall: Duration::from_millis(5),
         upstream: crate::calls::Upstream::default(),
+        estimated: false,
     }
 }
 
@@ -224,4 +225,38 @@ fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
         );
     }
     assert_eq!(claims.len(), 3);
+}
+
+#[test]
+fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
+    let mut ledger = Ledger::new(&config());
+    assert_eq!(ledger.admit(ClientId::DEFAULT, 100), Admission::Admitted);
+    let mut spent = report(0);
+    spent.estimated = true;
+    spent.model.model = "gpt-6.1-terra".into();
+    if let Some(usage) = &mut spent.usage {
+        usage.response_id = None;
+        usage.web_searches = 2;
+    }
+    ledger.cancelled(&call(), &spent, 100);
+    let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+    let [record] = records.as_slice() else {
+        panic!("{records:?}");
+    };
+    assert_eq!(record.outcome, Outcome::Cancelled);
+    assert!(record.usage_estimated);
+    assert!(record.cost.is_some_and(|c| c.0 > 0), "{record:?}");
+    let line = record.to_json();
+    assert!(line.contains(r#""outcome":"cancelled""#), "{line}");
+    assert!(line.contains(r#""usage_estimated":true"#), "{line}");
+    // Charged like any call: the day's spend is over the limit, the next is refused.
+    let refused = ledger.admit(ClientId::DEFAULT, 101);
+    assert!(
+        matches!(refused, Admission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
+        "{refused:?}"
+    );
+    // An estimate is no report: the token counters stay OpenAI's.
+    let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
+    assert!(!text.contains("tokens_total{"), "{text}");
+    assert!(text.contains(r#"outcome="cancelled""#), "{text}");
 }

@@ -40,6 +40,9 @@ pub struct Report {
     pub wall: Duration,
     /// The last reply's status and OpenAI request id.
     pub upstream: Upstream,
+    /// The usage is this server's estimate, not OpenAI's report: the call was stopped
+    /// (cancelled, or its client left) before OpenAI said what it used.
+    pub estimated: bool,
 }
 
 /// What the last reply of a call said about itself, for its report.

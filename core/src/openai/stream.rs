@@ -58,6 +58,8 @@ pub struct StreamFold {
     /// Whether the answer text has started (reported once).
     writing: bool,
     web_searches: u32,
+    /// Web search items added (begun), finished or not.
+    searches_added: u32,
 }
 
 /// What the terminal event said.
@@ -73,6 +75,12 @@ impl StreamFold {
     /// A fold for a new stream.
     pub fn new() -> Self {
         StreamFold::default()
+    }
+
+    /// Web searches the stream has shown starting so far (an added search item is
+    /// billed whether or not it finishes).
+    pub fn searches_begun(&self) -> u32 {
+        self.web_searches.max(self.searches_added)
     }
 
     /// Takes one event in. Events that are not JSON, or of types we do not know, are
@@ -157,6 +165,7 @@ impl StreamFold {
     fn item_added(&mut self, item: Option<&Value>) -> Option<StreamHint> {
         match item?.get("type")?.as_str()? {
             kind if super::response::is_search_call(Some(kind)) => {
+                self.searches_added += 1;
                 Some(StreamHint::Searching(None))
             }
             "message" => self.start_writing(),

@@ -75,10 +75,17 @@ impl Server {
                 // A batch still needs to know this slot will stay empty.
                 CallEvent::Dropped {
                     context: Context::Call(context),
-                } => match &context.task {
-                    Some(task) => self.drop_task(task, context.reply_to, context.version),
-                    None => self.route(context.reply_to, None),
-                },
+                    spent,
+                } => {
+                    if let Some(spent) = &spent {
+                        let now = self.latest_unix();
+                        self.ledger.cancelled(&context.call_of(), spent, now);
+                    }
+                    match &context.task {
+                        Some(task) => self.drop_task(task, context.reply_to, context.version),
+                        None => self.route(context.reply_to, None),
+                    }
+                }
                 CallEvent::ModelDate {
                     context: Context::Lookup(model),
                     outcome,

@@ -152,3 +152,26 @@ fn odd_events_are_skipped() {
         assert_eq!(fold.feed(e), Folded::More(None));
     }
 }
+
+#[test]
+fn the_searches_a_cut_stream_had_begun_are_counted() {
+    let all = events("stream-web-search.sse");
+    let added = all
+        .iter()
+        .position(|e| {
+            e.data.contains(r#""type":"web_search_call""#)
+                && e.event == "response.output_item.added"
+        })
+        .expect("the fixture begins a search");
+    let mut fold = StreamFold::new();
+    for e in &all[..=added] {
+        fold.feed(e);
+    }
+    // Begun, not yet done: OpenAI bills it all the same.
+    assert_eq!(fold.searches_begun(), 1);
+    let mut whole = StreamFold::new();
+    for e in &all {
+        whole.feed(e);
+    }
+    assert!(whole.searches_begun() >= 1);
+}
