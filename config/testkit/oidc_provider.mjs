@@ -29,6 +29,9 @@ const clients = [
   ['es-client', 'ES256', SCOPE],
   ['ed-client', 'EdDSA', SCOPE],
   ['noscope-client', 'RS256', 'other'],
+  // An identity far longer than a client name (Auth0's `sub:provider|…`, an email):
+  // `sub:` and this id make 200 bytes.
+  [`long-client-${'x'.repeat(184)}`, 'RS256', SCOPE],
 ].map(([client_id, token_alg, scope]) => ({
   client_id,
   client_secret: `secret-${client_id}`,

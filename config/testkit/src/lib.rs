@@ -208,6 +208,8 @@ pub struct Opts {
     pub env: Vec<(String, String)>,
     pub base_url: Option<String>,
     pub key: bool,
+    /// A program (and its arguments) the binary is run under, such as `unshare`.
+    pub wrapper: Vec<String>,
 }
 
 impl Default for Opts {
@@ -217,6 +219,7 @@ impl Default for Opts {
             env: Vec::new(),
             base_url: None,
             key: true,
+            wrapper: Vec::new(),
         }
     }
 }
@@ -236,6 +239,15 @@ impl Opts {
 
     pub fn arg(mut self, a: &str) -> Opts {
         self.args.push(a.into());
+        self
+    }
+
+    /// Runs the binary under `program` with `args` before it.
+    pub fn under(mut self, program: &str, args: &[&str]) -> Opts {
+        self.wrapper = std::iter::once(program)
+            .chain(args.iter().copied())
+            .map(str::to_owned)
+            .collect();
         self
     }
 
@@ -296,7 +308,14 @@ impl Mcp {
 
     pub fn spawn_framed(opts: Opts, framing: Framing) -> Mcp {
         let home = temp_dir("home");
-        let mut cmd = Command::new(crate::binary());
+        let mut cmd = match opts.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(crate::binary());
+                cmd
+            }
+            None => Command::new(crate::binary()),
+        };
         cmd.args(&opts.args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -507,6 +526,18 @@ impl Mcp {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Stops the server with SIGTERM (an HTTP server does not end with its stdin) and
+    /// returns all it wrote to stderr.
+    pub fn terminate(&mut self) -> String {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success());
+        self.wait_exit(PATIENCE);
+        self.stderr_to_end()
     }
 
     fn check(&mut self, value: &Value) {

@@ -63,6 +63,17 @@ impl Post {
     }
 }
 
+impl ExchangeOut {
+    /// Whether the exchange is over once this is written (progress and the word that a
+    /// held request was admitted come before the reply).
+    pub fn ends_exchange(&self) -> bool {
+        !matches!(
+            self,
+            ExchangeOut::Notification(_) | ExchangeOut::Admitted { .. }
+        )
+    }
+}
+
 /// What goes back on an exchange's response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExchangeOut {

@@ -123,12 +123,13 @@ impl<M: Clone> Listener<M> {
     /// Where the server's `out` for exchange `id` goes (`None` when its client has gone),
     /// after taking the server's load as of this output, so that a client that reads the
     /// reply and asks `/health` at once does not see its call still running. The reply
-    /// (anything but progress) ends the exchange.
+    /// ([`ExchangeOut::ends_exchange`]) ends the exchange.
     pub fn route(&mut self, id: ExchangeId, out: &ExchangeOut, health: Health) -> Option<M> {
         self.health = health;
-        match out {
-            ExchangeOut::Notification(_) => self.mailboxes.get(&id).cloned(),
-            _ => self.mailboxes.remove(&id),
+        if out.ends_exchange() {
+            self.mailboxes.remove(&id)
+        } else {
+            self.mailboxes.get(&id).cloned()
         }
     }
 }
@@ -156,6 +157,9 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(open.route(a, &progress(), load(2)), Some("a"));
         assert_eq!(open.health(), load(2));
+        // A held request admitted by the gate: its reply is still to come.
+        let admitted = ExchangeOut::Admitted { modern: false };
+        assert_eq!(open.route(a, &admitted, load(2)), Some("a"));
         assert_eq!(open.route(a, &ExchangeOut::Accepted, load(1)), Some("a"));
         assert_eq!(open.health(), load(1), "the load as of the reply");
         assert_eq!(open.route(a, &progress(), load(1)), None, "a is over");

@@ -52,6 +52,16 @@ pub(super) fn post_with_token(c: &mut HttpConn, message: &Value, token: &str) ->
     c.post(message, &h)
 }
 
+/// `GET path` with `token`; the response.
+pub(super) fn get_with_token(c: &mut HttpConn, path: &str, token: &str) -> HttpResponse {
+    let bytes = format!(
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\r\n",
+        c.addr
+    );
+    c.send_raw(bytes.as_bytes());
+    c.response()
+}
+
 /// Calls `answer` (request `id`) with `token`; the response.
 pub(super) fn answer_with_token(c: &mut HttpConn, id: u64, token: &str) -> HttpResponse {
     let m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",

@@ -8,6 +8,7 @@ pub mod config;
 pub mod cost;
 pub mod doctor;
 pub mod eras;
+pub mod fleet;
 pub mod http;
 pub mod lifecycle;
 pub mod limits;
@@ -27,6 +28,52 @@ pub mod tasks;
 #[macro_export]
 macro_rules! e2e_suite {
     ($bin:expr) => {
+        mod fleet {
+            #[test]
+            fn replicas_started_together_as_pid_1_never_share_a_task_id() {
+                $crate::run($bin, $crate::suite::fleet::replicas_started_together_as_pid_1_never_share_a_task_id);
+            }
+            #[test]
+            fn a_foreign_cancel_is_refused_and_the_owners_call_runs_on() {
+                $crate::run($bin, $crate::suite::fleet::a_foreign_cancel_is_refused_and_the_owners_call_runs_on);
+            }
+            #[test]
+            fn a_store_that_stalls_never_counts_a_call_twice() {
+                $crate::run($bin, $crate::suite::fleet::a_store_that_stalls_never_counts_a_call_twice);
+            }
+            #[test]
+            fn a_store_password_of_any_characters_is_never_shown() {
+                $crate::run($bin, $crate::suite::fleet::a_store_password_of_any_characters_is_never_shown);
+            }
+            #[test]
+            fn a_store_without_the_task_secret_refuses_to_start() {
+                $crate::run($bin, $crate::suite::fleet::a_store_without_the_task_secret_refuses_to_start);
+            }
+            #[test]
+            fn ready_is_right_from_the_first_request() {
+                $crate::run($bin, $crate::suite::fleet::ready_is_right_from_the_first_request);
+            }
+            #[test]
+            fn a_call_cancelled_mid_stream_is_charged() {
+                $crate::run($bin, $crate::suite::fleet::a_call_cancelled_mid_stream_is_charged);
+            }
+            #[test]
+            fn unauthenticated_bodies_are_not_read_before_the_token() {
+                $crate::run($bin, $crate::suite::fleet::unauthenticated_bodies_are_not_read_before_the_token);
+            }
+            #[test]
+            fn readiness_comes_back_with_the_identity_provider() {
+                $crate::run($bin, $crate::suite::fleet::readiness_comes_back_with_the_identity_provider);
+            }
+            #[test]
+            fn a_long_identity_owns_its_background_tasks_and_their_cost() {
+                $crate::run($bin, $crate::suite::fleet::a_long_identity_owns_its_background_tasks_and_their_cost);
+            }
+            #[test]
+            fn oauth_mode_reads_the_mcp_url_and_keeps_metrics_to_operators() {
+                $crate::run($bin, $crate::suite::fleet::oauth_mode_reads_the_mcp_url_and_keeps_metrics_to_operators);
+            }
+        }
         mod doctor {
             #[test]
             fn doctor_is_all_green_against_a_working_provider() {

@@ -11,18 +11,18 @@ use crate::fake_openai::{Action, FakeOpenAi};
 use crate::http_client::{listening, HttpConn, HttpResponse};
 use crate::*;
 
-const STATIC: &str = "PLANTED-oauth-static-token-0123456789";
+pub(super) const STATIC: &str = "PLANTED-oauth-static-token-0123456789";
 
 /// An oidc-provider on `port` issuing tokens for `resource`; killed on drop.
-struct Provider {
+pub(super) struct Provider {
     child: std::process::Child,
-    issuer: String,
+    pub(super) issuer: String,
     port: u16,
 }
 
 impl Provider {
     /// `None` (after saying why) when the Node packages are missing outside CI.
-    fn start(port: u16, resource: &str) -> Option<Provider> {
+    pub(super) fn start(port: u16, resource: &str) -> Option<Provider> {
         let Some(modules) = crate::sdk_node_modules() else {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -64,7 +64,7 @@ impl Provider {
         text
     }
 
-    fn token(&self, client: &str, resource: &str) -> String {
+    pub(super) fn token(&self, client: &str, resource: &str) -> String {
         let scope = if client == "noscope-client" {
             "other"
         } else {
@@ -84,7 +84,7 @@ impl Drop for Provider {
 }
 
 /// Calls `answer` with `Authorization: Bearer <token>`.
-fn call(c: &mut HttpConn, id: u64, token: &str) -> HttpResponse {
+pub(super) fn call(c: &mut HttpConn, id: u64, token: &str) -> HttpResponse {
     super::http::answer_with_token(c, id, token)
 }
 
@@ -100,7 +100,7 @@ fn server_with(fake: &FakeOpenAi, port: u16, issuer: &str, scopes: &str, tag: &s
 }
 
 /// What [`server_with`] starts, with `more` added under `oauth:`.
-fn server_opts(
+pub(super) fn server_opts(
     fake: &FakeOpenAi,
     port: u16,
     issuer: &str,

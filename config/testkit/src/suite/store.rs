@@ -11,20 +11,25 @@ use crate::http_client::{listening, HttpConn};
 use crate::*;
 use std::path::PathBuf;
 
-const CI_TOKEN: &str = "PLANTED-store-ci-token-0123456789";
-const ALICE_TOKEN: &str = "PLANTED-store-alice-token-0123456789";
+pub(super) const CI_TOKEN: &str = "PLANTED-store-ci-token-0123456789";
+pub(super) const ALICE_TOKEN: &str = "PLANTED-store-alice-token-0123456789";
 
 /// A Redis on `port`, in the foreground; killed on drop (its folder removed unless it
 /// keeps an append-only file for a next start).
-struct Redis {
+pub(super) struct Redis {
     child: std::process::Child,
     dir: PathBuf,
     keep_dir: bool,
 }
 
 impl Redis {
+    /// Its process id.
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Keeping nothing on disk.
-    fn start(binary: &std::path::Path, port: u16) -> Redis {
+    pub(super) fn start(binary: &std::path::Path, port: u16) -> Redis {
         Redis::start_in(binary, port, &temp_dir("redis"), false)
     }
 
@@ -77,7 +82,7 @@ impl Drop for Redis {
 }
 
 /// The integer Redis on `port` holds at `key` (0 when none), by an inline `GET`.
-fn redis_integer(port: u16, key: &str) -> i64 {
+pub(super) fn redis_integer(port: u16, key: &str) -> i64 {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
@@ -114,7 +119,7 @@ fn named_instance(
 }
 
 /// Whether a Redis on `port` answers `PING` (inline command, RESP reply).
-fn ping(port: u16) -> bool {
+pub(super) fn ping(port: u16) -> bool {
     use std::io::{Read, Write};
     let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
         return false;
@@ -131,7 +136,7 @@ fn call(c: &mut HttpConn, id: u64) -> Value {
 }
 
 /// Calls `answer` as the client whose token is `token`; the reply.
-fn call_as(c: &mut HttpConn, id: u64, token: &str) -> Value {
+pub(super) fn call_as(c: &mut HttpConn, id: u64, token: &str) -> Value {
     super::http::answer_with_token(c, id, token).json()
 }
 
@@ -296,7 +301,7 @@ fn task_instances(fake: &FakeOpenAi, port: u16, yaml: &str) -> (Mcp, Mcp) {
 
 /// A fake OpenAI that answers a query holding `slow` after 1.5 s, never answers one
 /// holding `hang`, and answers others at once.
-fn gated_openai() -> FakeOpenAi {
+pub(super) fn gated_openai() -> FakeOpenAi {
     FakeOpenAi::start(|r, _| {
         let body = r.body.to_string();
         if body.contains("please-hang") {
@@ -310,9 +315,9 @@ fn gated_openai() -> FakeOpenAi {
     })
 }
 
-const LEGACY: [(&str, &str); 1] = [("MCP-Protocol-Version", "2025-11-25")];
+pub(super) const LEGACY: [(&str, &str); 1] = [("MCP-Protocol-Version", "2025-11-25")];
 
-fn legacy(c: &mut HttpConn, m: &Value) -> Value {
+pub(super) fn legacy(c: &mut HttpConn, m: &Value) -> Value {
     let reply = c.post(m, &LEGACY).json();
     check_reply("2025-11-25", m, &reply);
     reply
@@ -332,19 +337,19 @@ fn with_tasks_extension(mut m: Value) -> Value {
     m
 }
 
-fn task_call(id: u64, query: &str) -> Value {
+pub(super) fn task_call(id: u64, query: &str) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
         "params":{"name":"answer","arguments":{"query":query},"task":{}}})
 }
 
 /// The task id a task-augmented call's reply holds.
-fn task_id_of(created: &Value) -> String {
+pub(super) fn task_id_of(created: &Value) -> String {
     let id = created["result"]["task"]["taskId"].as_str();
     id.unwrap_or_else(|| panic!("no task in {created}"))
         .to_owned()
 }
 
-fn task_request(id: u64, method: &str, task_id: &str) -> Value {
+pub(super) fn task_request(id: u64, method: &str, task_id: &str) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"taskId":task_id}})
 }
 
