@@ -406,21 +406,43 @@ pub fn a_store_without_the_task_secret_refuses_to_start() {
 }
 
 /// `/ready` is right from the first request: started without an API key, an instance
-/// answers 503 to a `/ready` sent the moment it says it listens, every time.
+/// answers 503 to a `/ready` that connects the moment the port is open, every time.
 pub fn ready_is_right_from_the_first_request() {
+    use std::io::{Read, Write};
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
     for _ in 0..10 {
-        let mcp = Mcp::spawn(Opts {
-            key: false,
-            ..Opts::http(&fake.url)
+        let port = free_port();
+        // Knocking before the server starts: the first connect that succeeds asks.
+        let asker = thread::spawn(move || {
+            let start = Instant::now();
+            let mut stream = loop {
+                if let Ok(s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                    break s;
+                }
+                assert!(start.elapsed() < PATIENCE, "the port never opened");
+                std::thread::yield_now();
+            };
+            let ask = format!(
+                "GET /ready HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+            );
+            stream.write_all(ask.as_bytes()).unwrap();
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            answer
         });
-        let mut c = HttpConn::open(listening(&mcp));
-        let ready = c.get("/ready");
-        let body = String::from_utf8_lossy(&ready.body).into_owned();
-        assert_eq!(ready.status, 503, "{body}");
+        let mut opts = Opts::http(&fake.url);
+        opts.key = false;
+        opts.args = vec![
+            "--http".into(),
+            "--listen".into(),
+            format!("127.0.0.1:{port}"),
+        ];
+        let _mcp = Mcp::spawn(opts);
+        let answer = asker.join().unwrap();
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
         assert!(
-            body.contains("no API key") || body.contains("starting"),
-            "{body}"
+            answer.contains("no API key") || answer.contains("starting"),
+            "{answer}"
         );
     }
 }
