@@ -113,3 +113,8 @@ fn oauth_corpus() {
 fn store_tasks_corpus() {
     replay("store_tasks", targets::store_tasks);
 }
+
+#[test]
+fn seal_corpus() {
+    replay("seal", targets::seal);
+}
