@@ -564,23 +564,37 @@ pub fn unauthenticated_bodies_are_not_read_before_the_token() {
     let mut c = HttpConn::open(addr);
     let ok = super::oauth::call(&mut c, 1, &token).json();
     assert!(ok["result"]["structuredContent"].is_object(), "{ok}");
+    let oauth_peak = peak_under_bodies(addr, mcp.pid(), |n| forged(&format!("forged-{n}")));
+    eprintln!("peak RSS, OAuth mode, 8 unauthenticated 1 MiB bodies: {oauth_peak} kB");
+    assert!(oauth_peak < 64 * 1024, "peak RSS {oauth_peak} kB");
+    // The same bodies with a wrong static token, on a server without OAuth mode.
+    let plain = Mcp::spawn(Opts::http(&fake.url).env("MCP_HTTP_TOKEN", STATIC));
+    let plain_peak = peak_under_bodies(listening(&plain), plain.pid(), |n| format!("wrong-{n}"));
+    eprintln!("peak RSS, static token, 8 unauthenticated 1 MiB bodies: {plain_peak} kB");
+    assert!(plain_peak < 64 * 1024, "peak RSS {plain_peak} kB");
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "only the admitted call reached OpenAI"
+    );
+}
+
+/// Sends eight 1 MiB bodies at once to `addr`, each with the token `token(n)`, and
+/// waits for their refusals; the peak resident memory of process `pid` after, in kB.
+fn peak_under_bodies(addr: std::net::SocketAddr, pid: u32, token: impl Fn(usize) -> String) -> u64 {
     let filler = "x".repeat(1 << 20);
     let senders: Vec<_> = (0..8)
         .map(|n| {
-            let forged = forged(&format!("forged-{n}"));
+            let auth = format!("Bearer {}", token(n));
             let body = json!({"jsonrpc":"2.0","id":n,"method":"tools/call",
                 "params":{"name":"answer","arguments":{"query": filler}}});
             thread::spawn(move || {
                 let mut c = HttpConn::open(addr);
-                let auth = format!("Bearer {forged}");
-                c.post(
-                    &body,
-                    &[
-                        ("MCP-Protocol-Version", "2025-11-25"),
-                        ("Authorization", &auth),
-                    ],
-                )
-                .status
+                let headers = [
+                    ("MCP-Protocol-Version", "2025-11-25"),
+                    ("Authorization", auth.as_str()),
+                ];
+                c.post(&body, &headers).status
             })
         })
         .collect();
@@ -588,20 +602,13 @@ pub fn unauthenticated_bodies_are_not_read_before_the_token() {
         let status = sender.join().unwrap();
         assert!(status == 401 || status == 503, "{status}");
     }
-    let status = std::fs::read_to_string(format!("/proc/{}/status", mcp.pid())).unwrap();
-    let peak_kb: u64 = status
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
         .lines()
         .find(|l| l.starts_with("VmHWM:"))
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|n| n.parse().ok())
-        .unwrap();
-    eprintln!("peak RSS under 8 unauthenticated 1 MiB bodies: {peak_kb} kB");
-    assert!(peak_kb < 64 * 1024, "peak RSS {peak_kb} kB");
-    assert_eq!(
-        fake.requests().len(),
-        1,
-        "only the admitted call reached OpenAI"
-    );
+        .unwrap()
 }
 
 /// `/ready` comes back with the identity provider by itself, with no traffic but probes:
