@@ -632,15 +632,7 @@ pub fn readiness_comes_back_with_the_identity_provider() {
         return;
     };
     let back = Instant::now();
-    let ready_within = |c: &mut HttpConn, what: &str| loop {
-        let ready = c.get("/ready");
-        if ready.status == 200 && !String::from_utf8_lossy(&ready.body).contains("degraded") {
-            return back.elapsed();
-        }
-        assert!(back.elapsed() < Duration::from_secs(30), "{what}");
-        thread::sleep(Duration::from_millis(100));
-    };
-    let took = ready_within(&mut c, "ready within 30 s of the provider's return");
+    let took = ready_within(&mut c, back);
     eprintln!("ready {took:?} after the provider came back");
     let token = idp.token("rs-client", &resource);
     let ok = super::oauth::call(&mut c, 1, &token).json();
@@ -668,6 +660,32 @@ pub fn readiness_comes_back_with_the_identity_provider() {
         text.contains("openai_responses_mcp_identity_provider_keys_usable 1"),
         "{text}"
     );
+    // Back on its port after more than a refetch interval, with new keys: no longer
+    // degraded within 30 s, with nothing but probes, and its new tokens pass.
+    let Some(idp) = Provider::start(idp_port, &resource) else {
+        return;
+    };
+    let took = ready_within(&mut c, Instant::now());
+    eprintln!("no longer degraded {took:?} after the provider came back");
+    let token = idp.token("es-client", &resource);
+    let ok = super::oauth::call(&mut c, 4, &token).json();
+    assert!(ok["result"]["structuredContent"].is_object(), "{ok}");
+}
+
+/// Probes `/ready` (as a balancer does) until it is 200 and not degraded; how long after
+/// `since` that was. At most 30 s.
+fn ready_within(c: &mut HttpConn, since: Instant) -> Duration {
+    loop {
+        let ready = c.get("/ready");
+        if ready.status == 200 && !String::from_utf8_lossy(&ready.body).contains("degraded") {
+            return since.elapsed();
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(30),
+            "not ready within 30 s of the provider's return"
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// An identity of 200 bytes owns its background tasks (it reads its own, another does
