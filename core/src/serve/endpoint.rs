@@ -1,5 +1,5 @@
 //! The endpoint: from a parsed HTTP request to either an answer now or an exchange for
-//! the server, and from the server's [`ExchangeOut`](crate::ExchangeOut)s to the
+//! the server, and from the server's [`ExchangeOut`]s to the
 //! bytes of that exchange's response.
 //!
 //! `POST /mcp` carries one JSON-RPC message; `GET /health` says how the server is. The

@@ -14,7 +14,7 @@ pub mod sha256;
 mod status;
 
 pub use outcome::Outcome;
-pub use seal::{BackgroundRef, Owner};
+pub use seal::{BackgroundRef, ClientDigest, Owner};
 pub use status::Status;
 
 use crate::clients::ClientId;

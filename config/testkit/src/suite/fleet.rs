@@ -519,6 +519,10 @@ pub fn a_call_cancelled_mid_stream_is_charged() {
     assert!(line["input_tokens"].as_u64().unwrap_or(0) > 0, "{line}");
     let cost = line["cost_usd"].as_f64().unwrap_or(0.0);
     assert!(cost > 0.0, "{line}");
+    eprintln!(
+        "cancelled mid-stream: charged ${cost} ({} input tokens estimated, {} search)",
+        line["input_tokens"], line["web_searches"]
+    );
     // The day's spend holds exactly what the record says (picodollars).
     let pico = spent(port) as f64;
     assert!((pico / 1e12 - cost).abs() < 1e-9, "{pico} vs {cost}");
