@@ -394,6 +394,7 @@ fn answer_flows_into_content_and_structured_content() {
 }
 
 mod calls;
+mod desk;
 mod exchanges;
 mod ledger;
 mod modern;
