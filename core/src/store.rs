@@ -94,6 +94,24 @@ pub enum StoreReply {
     Unavailable(String),
 }
 
+/// Why an answer of the store cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The store could not be reached or refused the operation, as the host says (a
+    /// sentence that names no secret and no address).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The answer is of another operation's kind.
+    #[error("the store answered the operation as if it were another one")]
+    Mismatched,
+    /// The answer is not one the script gives.
+    #[error(transparent)]
+    Unreadable(#[from] tasks::Unreadable),
+    /// A reserve named a limit it was not asked about.
+    #[error("the store's reserve answered limit {0}, which it was not asked about")]
+    UnaskedLimit(i64),
+}
+
 /// The script of [`StoreOp::Reserve`]: commands both Redis 7 and Valkey have.
 pub const RESERVE_SCRIPT: &str = r"
 for i = 1, 4 do
@@ -156,7 +174,7 @@ pub fn reserved(
     value: i64,
     (own, service): (Limit, Limit),
     now: u64,
-) -> Result<Result<(), Exceeded>, String> {
+) -> Result<Result<(), Exceeded>, StoreError> {
     let value = u64::try_from(value).unwrap_or(0);
     let calls = |limit: Limit| limit.calls_per_minute.map(LimitKind::CallsPerMinute);
     let spend = |limit: Limit| {
@@ -175,9 +193,7 @@ pub fn reserved(
     };
     match kind {
         Some(kind) => Ok(Err(Exceeded::at(scope, kind, now))),
-        None => Err(format!(
-            "the store's reserve answered limit {reached}, which it was not asked about"
-        )),
+        None => Err(StoreError::UnaskedLimit(reached)),
     }
 }
 

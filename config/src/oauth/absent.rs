@@ -2,7 +2,7 @@
 //! builds that have it.
 
 use crate::error::ConfigError;
-use responses_mcp_core::oauth::{TokenError, TokenVerifier};
+use responses_mcp_core::oauth::{KeySetError, TokenError, TokenVerifier};
 use serde_json::{Map, Value};
 
 /// Refuses `server.http.oauth.issuer`.
@@ -26,8 +26,8 @@ pub fn verifier() -> Box<dyn TokenVerifier> {
 struct Refusing;
 
 impl TokenVerifier for Refusing {
-    fn load(&mut self, _: &[u8]) -> Result<usize, String> {
-        Err("this build has no OAuth mode".into())
+    fn load(&mut self, _: &[u8]) -> Result<usize, KeySetError> {
+        Err(KeySetError::Unsupported)
     }
     fn verify(&mut self, _: &str) -> Result<Map<String, Value>, TokenError> {
         Err(TokenError::Invalid("this build has no OAuth mode".into()))

@@ -6,7 +6,7 @@
 use crate::error::ConfigError;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{decode, decode_header, Algorithm, DecodingKey, Validation};
-use responses_mcp_core::oauth::{TokenError, TokenVerifier};
+use responses_mcp_core::oauth::{KeySetError, TokenError, TokenVerifier};
 use serde_json::{Map, Value};
 
 /// Most keys kept from one set (providers publish a handful).
@@ -116,11 +116,10 @@ fn key_algorithm(alg: Algorithm) -> Option<KeyAlgorithm> {
 }
 
 impl TokenVerifier for Keys {
-    fn load(&mut self, jwks: &[u8]) -> Result<usize, String> {
-        let doc: Value =
-            serde_json::from_slice(jwks).map_err(|_| "the key set is not JSON".to_owned())?;
+    fn load(&mut self, jwks: &[u8]) -> Result<usize, KeySetError> {
+        let doc: Value = serde_json::from_slice(jwks).map_err(|_| KeySetError::NotJson)?;
         let Some(list) = doc.get("keys").and_then(Value::as_array) else {
-            return Err("the key set has no keys array".into());
+            return Err(KeySetError::NoKeys);
         };
         // Key by key: one key of a type this crate does not know spoils nothing else.
         let mut keys = Vec::new();
@@ -142,7 +141,7 @@ impl TokenVerifier for Keys {
             });
         }
         if keys.is_empty() {
-            return Err("the key set holds no signing key for RS256, PS256, ES256 or EdDSA".into());
+            return Err(KeySetError::NoSigningKey);
         }
         self.keys = keys;
         // A token is vouched for (or refused) by the keys that checked it, and those

@@ -186,7 +186,7 @@ impl Ledger {
                 match crate::store::reserved(reached, value, asked.limits, asked.now) {
                     Ok(Ok(())) => Reserved::Admitted { counted: true },
                     Ok(Err(exceeded)) => Reserved::Refused(exceeded),
-                    Err(why) => shared.without_store(asked.limits, why),
+                    Err(why) => shared.without_store(asked.limits, why.to_string()),
                 }
             }
             StoreReply::Unavailable(why) => shared.without_store(asked.limits, why),

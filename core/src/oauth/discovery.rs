@@ -58,30 +58,51 @@ pub fn metadata_urls(issuer: &str) -> Vec<String> {
     urls
 }
 
+/// Why the issuer's metadata is not used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MetadataError {
+    /// Not a JSON document.
+    #[error("the metadata is not JSON")]
+    NotJson,
+    /// It describes another issuer (RFC 8414, 3.3).
+    #[error("the metadata names another issuer ({named}) than server.http.oauth.issuer ({issuer}): set the issuer exactly as the provider writes it")]
+    OtherIssuer {
+        /// What it names (at most 200 characters), or `none`.
+        named: String,
+        /// The configured issuer.
+        issuer: String,
+    },
+    /// It names no key set.
+    #[error("the metadata names no jwks_uri")]
+    NoKeySet,
+    /// Its key set's URL is not one to fetch keys from.
+    #[error("the metadata's jwks_uri is not an https URL")]
+    InsecureKeySet,
+}
+
 /// The `jwks_uri` of the issuer's metadata `body`, which must name `issuer` exactly (RFC
 /// 8414, 3.3: metadata about another issuer is not used). The URL must be https, or http
 /// when the issuer itself is (a provider on loopback, in tests and development).
 ///
 /// # Errors
-/// Why the document is not usable, naming what is wrong.
-pub fn jwks_uri(issuer: &str, body: &[u8]) -> Result<String, String> {
-    let doc: Value =
-        serde_json::from_slice(body).map_err(|_| "the metadata is not JSON".to_owned())?;
+/// Why the document is not usable ([`MetadataError`]).
+pub fn jwks_uri(issuer: &str, body: &[u8]) -> Result<String, MetadataError> {
+    let doc: Value = serde_json::from_slice(body).map_err(|_| MetadataError::NotJson)?;
     let named = doc.get("issuer").and_then(Value::as_str);
     if named != Some(issuer) {
-        return Err(format!(
-            "the metadata names another issuer ({}) than server.http.oauth.issuer ({issuer}): set the issuer exactly as the provider writes it",
-            named.map_or_else(|| "none".to_owned(), |n| n.chars().take(200).collect())
-        ));
+        return Err(MetadataError::OtherIssuer {
+            named: named.map_or_else(|| "none".to_owned(), |n| n.chars().take(200).collect()),
+            issuer: issuer.to_owned(),
+        });
     }
     let uri = doc
         .get("jwks_uri")
         .and_then(Value::as_str)
-        .ok_or("the metadata names no jwks_uri")?;
+        .ok_or(MetadataError::NoKeySet)?;
     let secure = uri.starts_with("https://")
         || (issuer.starts_with("http://") && uri.starts_with("http://"));
     if !secure || uri.len() > MAX_URL || uri.chars().any(|c| c.is_control() || c == ' ') {
-        return Err("the metadata's jwks_uri is not an https URL".into());
+        return Err(MetadataError::InsecureKeySet);
     }
     Ok(uri.to_owned())
 }
@@ -129,11 +150,18 @@ mod tests {
             issuer,
             doc("https://evil.example", "https://e/jwks").as_bytes(),
         );
-        assert!(other.is_err_and(|e| e.contains("another issuer (https://evil.example)")));
-        assert!(jwks_uri(issuer, doc(issuer, "http://idp.example/jwks").as_bytes()).is_err());
-        assert!(jwks_uri(issuer, b"<html>").is_err_and(|e| e.contains("not JSON")));
-        assert!(jwks_uri(issuer, br#"{"issuer":"https://idp.example"}"#)
-            .is_err_and(|e| e.contains("no jwks_uri")));
+        assert!(other.is_err_and(|e| e
+            .to_string()
+            .contains("another issuer (https://evil.example)")));
+        assert_eq!(
+            jwks_uri(issuer, doc(issuer, "http://idp.example/jwks").as_bytes()),
+            Err(MetadataError::InsecureKeySet)
+        );
+        assert_eq!(jwks_uri(issuer, b"<html>"), Err(MetadataError::NotJson));
+        assert_eq!(
+            jwks_uri(issuer, br#"{"issuer":"https://idp.example"}"#),
+            Err(MetadataError::NoKeySet)
+        );
         // A provider on loopback in the clear may name keys in the clear.
         let local = "http://127.0.0.1:9000";
         assert!(jwks_uri(local, doc(local, "http://127.0.0.1:9000/jwks").as_bytes()).is_ok());

@@ -7,7 +7,7 @@
 //! Sans IO: requests, fetched documents and deadlines in; steps out ([`GateStep`]).
 
 use super::BearerToken;
-use super::{claims, discovery, OAuthSettings, Rejection, TokenError, TokenVerifier};
+use super::{claims, discovery, FetchError, OAuthSettings, Rejection, TokenError, TokenVerifier};
 use crate::io::{after, Now};
 use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -240,7 +240,7 @@ impl<P> Gate<P> {
     }
 
     /// The document the last [`GateStep::Fetch`] asked for, or why there is none.
-    pub fn fetched(&mut self, now: Now, document: Result<Vec<u8>, String>) {
+    pub fn fetched(&mut self, now: Now, document: Result<Vec<u8>, FetchError>) {
         let fetching = std::mem::replace(&mut self.fetching, Fetching::Nothing);
         match (fetching, document) {
             (Fetching::Nothing, _) => {}

@@ -1,4 +1,5 @@
 use super::*;
+use crate::oauth::{FetchError, KeySetError};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
@@ -6,8 +7,8 @@ use std::time::Duration;
 struct Fake(Vec<String>);
 
 impl TokenVerifier for Fake {
-    fn load(&mut self, jwks: &[u8]) -> Result<usize, String> {
-        let kids: Vec<String> = serde_json::from_slice(jwks).map_err(|e| e.to_string())?;
+    fn load(&mut self, jwks: &[u8]) -> Result<usize, KeySetError> {
+        let kids: Vec<String> = serde_json::from_slice(jwks).map_err(|_| KeySetError::NotJson)?;
         self.0 = kids;
         Ok(self.0.len())
     }
@@ -20,6 +21,12 @@ impl TokenVerifier for Fake {
         }
         serde_json::from_str(claims).map_err(|_| TokenError::Invalid("bad claims".into()))
     }
+}
+
+/// A fetch that failed saying `why`.
+fn failed<T>(why: &str) -> Result<T, FetchError> {
+    let failure = crate::openai::UpstreamFailure::local(crate::openai::FailureKind::Connect, why);
+    Err(FetchError::Upstream(failure))
 }
 
 const ISSUER: &str = "http://127.0.0.1:9/idp";
@@ -72,7 +79,7 @@ fn the_first_request_waits_for_discovery_and_keys_then_passes() {
     g.admit(at(base, 0), token("k1", "alice"), 1, 100);
     assert_eq!(steps(&mut g), []);
     // The OpenID path is missing: RFC 8414's is tried next.
-    g.fetched(at(base, 0), Err("HTTP 404".into()));
+    g.fetched(at(base, 0), failed("HTTP 404"));
     assert_eq!(
         steps(&mut g),
         [fetch(
@@ -162,14 +169,14 @@ fn a_silent_or_failing_provider_is_a_bounded_503() {
     // Both metadata URLs fail: whoever waits hears why, and /ready says it.
     g.admit(at(base, 6), token("k1", "alice"), 2, 100);
     // (The fetch started at 0 is still the one in flight: the request joins it.)
-    g.fetched(at(base, 6), Err("connection refused".into()));
+    g.fetched(at(base, 6), failed("connection refused"));
     assert_eq!(
         steps(&mut g),
         [fetch(
             "http://127.0.0.1:9/.well-known/oauth-authorization-server/idp"
         )]
     );
-    g.fetched(at(base, 6), Err("connection refused".into()));
+    g.fetched(at(base, 6), failed("connection refused"));
     let refused = steps(&mut g);
     assert!(
         matches!(&refused[..], [GateStep::Refused(2, d)] if d.status == 503 && d.message.contains("connection refused")),
@@ -251,9 +258,9 @@ fn a_failed_fetch_is_retried_by_itself_and_readiness_comes_back() {
     let mut g = gate();
     g.start(at(base, 0));
     steps(&mut g);
-    g.fetched(at(base, 0), Err("connection refused".into()));
+    g.fetched(at(base, 0), failed("connection refused"));
     steps(&mut g);
-    g.fetched(at(base, 0), Err("connection refused".into()));
+    g.fetched(at(base, 0), failed("connection refused"));
     assert!(g.not_ready().is_some());
     // No request comes: the retries come by themselves, each later than the last, never
     // more than 15 s apart.
@@ -268,9 +275,9 @@ fn a_failed_fetch_is_retried_by_itself_and_readiness_comes_back() {
         };
         g.timeout(now);
         assert_eq!(steps(&mut g).len(), 1, "one fetch");
-        g.fetched(now, Err("connection refused".into()));
+        g.fetched(now, failed("connection refused"));
         steps(&mut g);
-        g.fetched(now, Err("connection refused".into()));
+        g.fetched(now, failed("connection refused"));
         last = due;
     }
     assert_eq!(gaps, [5, 10, 15, 15, 15, 15]);
@@ -293,7 +300,7 @@ fn a_failed_fetch_is_retried_by_itself_and_readiness_comes_back() {
     };
     g.timeout(later);
     assert_eq!(steps(&mut g), [fetch("http://127.0.0.1:9/idp/jwks")]);
-    g.fetched(later, Err("HTTP 502".into()));
+    g.fetched(later, failed("HTTP 502"));
     assert_eq!(g.not_ready(), None);
     assert!(g.degraded().is_some_and(|why| why.contains("HTTP 502")));
     let claims = json!({"iss": ISSUER, "aud": "http://127.0.0.1:8/mcp", "exp": later.unix_secs + 300, "sub": "alice"});

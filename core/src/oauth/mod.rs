@@ -13,7 +13,7 @@ mod discovery;
 mod gate;
 
 pub use claims::{identity, Rejection};
-pub use discovery::{jwks_uri, metadata_urls, protected_resource_metadata};
+pub use discovery::{jwks_uri, metadata_urls, protected_resource_metadata, MetadataError};
 pub use gate::{Denial, Gate, GateStep, Passed, MAX_WAITING_BYTES};
 
 use crate::clients::Limit;
@@ -148,6 +148,34 @@ pub enum TokenError {
     Invalid(String),
 }
 
+/// Why a key set document is not used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeySetError {
+    /// Not a JSON document.
+    #[error("the key set is not JSON")]
+    NotJson,
+    /// No `keys` array.
+    #[error("the key set has no keys array")]
+    NoKeys,
+    /// No key an allowed algorithm can use.
+    #[error("the key set holds no signing key for RS256, PS256, ES256 or EdDSA")]
+    NoSigningKey,
+    /// This build cannot check signatures.
+    #[error("this build has no OAuth mode")]
+    Unsupported,
+}
+
+/// Why a document of the identity provider could not be had.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FetchError {
+    /// The request failed, as the call engine says.
+    #[error("{}", .0.message)]
+    Upstream(crate::openai::UpstreamFailure),
+    /// The engine had no room for another fetch.
+    #[error("could not be asked now: the server has too many fetches in flight")]
+    NoRoom,
+}
+
 /// The host's signature check (the core has no cryptography).
 pub trait TokenVerifier {
     /// Replaces the keys with those of a JWKS document (RFC 7517), keeping the ones an
@@ -155,7 +183,7 @@ pub trait TokenVerifier {
     ///
     /// # Errors
     /// The document is not a key set, or holds no usable key.
-    fn load(&mut self, jwks: &[u8]) -> Result<usize, String>;
+    fn load(&mut self, jwks: &[u8]) -> Result<usize, KeySetError>;
 
     /// The claims of `token` when it is a JWS whose signature verifies with a loaded key
     /// under an allowed algorithm (RS256, PS256, ES256, EdDSA; never `none`, never a

@@ -9,7 +9,7 @@ use super::{Now, Output, Server};
 use crate::calls::{Planned, Work};
 use crate::clients::ClientId;
 use crate::io::ExchangeId;
-use crate::oauth::{Denial, Gate, GateStep};
+use crate::oauth::{Denial, FetchError, Gate, GateStep};
 use crate::openai::UpstreamFailure;
 use crate::serve::exchange::{Asked, ExchangeOut, Post};
 
@@ -112,11 +112,8 @@ impl Server {
                     );
                     if started.is_err() {
                         // Reads of stored responses hold every fetch this engine allows.
-                        let why =
-                            "could not be asked now: the server has too many fetches in flight"
-                                .to_owned();
                         if let Some(gate) = &mut self.gate {
-                            gate.fetched(now, Err(why));
+                            gate.fetched(now, Err(FetchError::NoRoom));
                         }
                     }
                 }
@@ -127,7 +124,7 @@ impl Server {
     /// A fetch for the gate ended.
     pub(super) fn on_fetched(&mut self, now: Now, outcome: Result<Vec<u8>, UpstreamFailure>) {
         if let Some(gate) = &mut self.gate {
-            gate.fetched(now, outcome.map_err(|failure| failure.message));
+            gate.fetched(now, outcome.map_err(FetchError::Upstream));
         }
         self.drain_gate(now);
     }

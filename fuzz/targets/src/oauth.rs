@@ -101,7 +101,7 @@ fn gate(bytes: &[u8]) {
                 }
             }
             1 => g.fetched(at(secs), Ok(body.to_vec())),
-            2 => g.fetched(at(secs), Err("no".into())),
+            2 => g.fetched(at(secs), Err(responses_mcp_core::oauth::FetchError::NoRoom)),
             _ => {
                 secs += u64::from(body.first().copied().unwrap_or(1) % 16);
                 g.timeout(at(secs));

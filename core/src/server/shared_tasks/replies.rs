@@ -9,7 +9,7 @@ use crate::server::routing::Asker;
 use crate::server::tasks::payload;
 use crate::server::Server;
 use crate::store::tasks::{self as stored, Cancelled, Finished};
-use crate::store::{StoreId, StoreReply};
+use crate::store::{StoreError, StoreId, StoreReply};
 use crate::tasks::{Status, Unknown};
 use std::time::Duration;
 
@@ -30,10 +30,8 @@ impl Server {
         let rows = match reply {
             StoreReply::Rows(rows) => Ok(rows),
             StoreReply::Done => Ok(Vec::new()),
-            StoreReply::Unavailable(why) => Err(why),
-            StoreReply::Reserve { .. } | StoreReply::Claimed(_) => {
-                Err("the store answered a task's operation as another one".into())
-            }
+            StoreReply::Unavailable(why) => Err(StoreError::Unavailable(why)),
+            StoreReply::Reserve { .. } | StoreReply::Claimed(_) => Err(StoreError::Mismatched),
         };
         match wait {
             TaskWait::Nothing => {}
@@ -78,27 +76,24 @@ impl Server {
                 owner,
             } => self.answer_task_request(now, (asker, method), &task_id, &owner, rows),
             TaskWait::List { asker } => {
-                let result = match rows {
-                    Err(cause) => Err(TaskError::StoreFailed { cause: &cause }.error()),
-                    Ok(rows) => match stored::page(&rows) {
-                        Err(e) => Err(TaskError::StoreFailed {
-                            cause: &e.to_string(),
-                        }
-                        .error()),
-                        Ok(None) => Err(TaskError::BadCursor.error()),
-                        Ok(Some((tasks, next))) => {
-                            let poll = self.poll_schedule();
-                            let version = asker.version;
-                            let tasks = tasks
-                                .into_iter()
-                                .map(|t| {
-                                    let created = t.created;
-                                    shape::task(&view(t, now.instant), poll(created), version)
-                                })
-                                .collect();
-                            Ok(shape::tasks_list_result(tasks, next))
-                        }
-                    },
+                let result = match rows.and_then(|rows| Ok(stored::page(&rows)?)) {
+                    Err(cause) => Err(TaskError::StoreFailed {
+                        cause: &cause.to_string(),
+                    }
+                    .error()),
+                    Ok(None) => Err(TaskError::BadCursor.error()),
+                    Ok(Some((tasks, next))) => {
+                        let poll = self.poll_schedule();
+                        let version = asker.version;
+                        let tasks = tasks
+                            .into_iter()
+                            .map(|t| {
+                                let created = t.created;
+                                shape::task(&view(t, now.instant), poll(created), version)
+                            })
+                            .collect();
+                        Ok(shape::tasks_list_result(tasks, next))
+                    }
                 };
                 self.reply_late(asker, result);
             }
@@ -116,16 +111,16 @@ impl Server {
         (asker, method): (Asker, Method),
         task_id: &str,
         owner: &str,
-        rows: Result<Vec<Vec<String>>, String>,
+        rows: Result<Vec<Vec<String>>, StoreError>,
     ) {
         let read = rows.and_then(|rows| match method {
-            Method::TasksCancel => stored::cancelled(&rows).map_err(|e| e.to_string()),
-            _ => stored::read(&rows)
-                .map(|t| t.map_or(Cancelled::Missing, |t| Cancelled::Task(Box::new(t), false)))
-                .map_err(|e| e.to_string()),
+            Method::TasksCancel => Ok(stored::cancelled(&rows)?),
+            _ => Ok(stored::read(&rows)?
+                .map_or(Cancelled::Missing, |t| Cancelled::Task(Box::new(t), false))),
         });
         let (task, changed) = match read {
             Err(cause) => {
+                let cause = cause.to_string();
                 let error = TaskError::StoreFailed { cause: &cause }.error();
                 return self.reply_late(asker, Err(error));
             }

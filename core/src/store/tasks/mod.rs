@@ -246,14 +246,9 @@ pub fn list(owner: &str, cursor: Option<&str>, limit: usize) -> StoreOp {
 }
 
 /// The store's answer could not be read: what it held instead.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the store answered {0}")]
 pub struct Unreadable(pub String);
-
-impl std::fmt::Display for Unreadable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the store answered {}", self.0)
-    }
-}
 
 fn unreadable(what: &str) -> Unreadable {
     Unreadable(what.chars().take(120).collect())
