@@ -10,7 +10,7 @@ use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
 use responses_mcp_core::serve::access::Access;
 use responses_mcp_core::serve::connection::{Mailbox, FLUSH_AT_EXIT, REFUSAL_WRITE};
 use responses_mcp_core::serve::endpoint::Health;
-use responses_mcp_core::serve::listener::{Admission, Listener};
+use responses_mcp_core::serve::listener::{ConnectionAdmission, Listener};
 use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -136,12 +136,12 @@ fn accept(listener: &TcpListener, shared: &Arc<Shared>) {
         let _ = stream.set_nodelay(true);
         let admitted = lock(&shared.listener).admit();
         match admitted {
-            Admission::Serve => {}
-            Admission::Refuse(bytes) => {
+            ConnectionAdmission::Serve => {}
+            ConnectionAdmission::Refuse(bytes) => {
                 refuse(stream, &bytes);
                 continue;
             }
-            Admission::Draining => return,
+            ConnectionAdmission::Draining => return,
         }
         let serving = shared.clone();
         let started = std::thread::Builder::new()

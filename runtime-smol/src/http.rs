@@ -10,7 +10,7 @@ use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
 use responses_mcp_core::serve::access::Access;
 use responses_mcp_core::serve::connection::{keeps, FLUSH_AT_EXIT, REFUSAL_WRITE};
 use responses_mcp_core::serve::endpoint::Health;
-use responses_mcp_core::serve::listener::{Admission, Listener};
+use responses_mcp_core::serve::listener::{ConnectionAdmission, Listener};
 use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
 use smol::channel::{bounded, Receiver, Sender};
 use smol::io::AsyncWriteExt;
@@ -133,12 +133,12 @@ async fn accept(
                 let _ = stream.get_ref().set_nodelay(true);
                 let admitted = shared.listener.borrow_mut().admit();
                 match admitted {
-                    Admission::Serve => {}
-                    Admission::Refuse(bytes) => {
+                    ConnectionAdmission::Serve => {}
+                    ConnectionAdmission::Refuse(bytes) => {
                         executor.spawn(refuse(stream, bytes)).detach();
                         continue;
                     }
-                    Admission::Draining => return,
+                    ConnectionAdmission::Draining => return,
                 }
                 let shared = shared.clone();
                 executor

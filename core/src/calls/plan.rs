@@ -2,7 +2,7 @@
 //! arguments and the search defaults, then moved inside what the model is known to take
 //! (its family's parameters, and the limits it told us in earlier 400s).
 
-use crate::openai::drift::{fit, Adjustment, Limit, Param, Rejection};
+use crate::openai::drift::{fit, Adjustment, Limit, Param, ParamRejection};
 use crate::openai::request::Hints;
 use crate::openai::{model_supports, RequestPlan};
 use crate::settings::{Profile, SearchDefaults, WebSearch};
@@ -41,7 +41,7 @@ pub struct Ask<'a> {
 
 impl ModelLimits {
     /// Records what `model` takes for the rejection's parameter.
-    pub fn remember(&mut self, model: &str, rejection: &Rejection) {
+    pub fn remember(&mut self, model: &str, rejection: &ParamRejection) {
         if !self.by_model.contains_key(model) {
             if self.order.len() >= MAX_MODELS {
                 let oldest = self.order.remove(0);
@@ -179,7 +179,7 @@ mod tests {
             (Param::ServiceTier, Limit::Unsupported),
             (Param::MaxOutputTokens, Limit::AtMost(128_000)),
         ] {
-            limits.remember("gpt-5.5", &Rejection { param, limit });
+            limits.remember("gpt-5.5", &ParamRejection { param, limit });
         }
         let (plan, adjusted) = limits.plan(&ask_with(&profile, &args, &defaults));
         assert_eq!(
@@ -277,7 +277,7 @@ mod tests {
     #[test]
     fn the_number_of_models_remembered_is_bounded() {
         let mut limits = ModelLimits::default();
-        let rejection = Rejection {
+        let rejection = ParamRejection {
             param: Param::Verbosity,
             limit: Limit::Unsupported,
         };

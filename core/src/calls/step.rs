@@ -6,7 +6,7 @@ use super::work::{self, Stored, Work};
 use super::CallId;
 use super::{CallEngine, CallEvent};
 use crate::openai::{
-    classify_reply, parse_answer, FailureKind, Rejection, ResponseBody, UpstreamFailure,
+    classify_reply, parse_answer, FailureKind, ParamRejection, ResponseBody, UpstreamFailure,
     UpstreamVerdict, Usage,
 };
 
@@ -355,7 +355,13 @@ impl<C: Clone> CallEngine<C> {
 
     /// The model refused a parameter: remember its limit, move the plan inside it and
     /// try again; fail when nothing changes (it was not ours to change).
-    fn fit_limit(&mut self, now: Now, id: CallId, rejection: Rejection, failure: UpstreamFailure) {
+    fn fit_limit(
+        &mut self,
+        now: Now,
+        id: CallId,
+        rejection: ParamRejection,
+        failure: UpstreamFailure,
+    ) {
         let Some(call) = self.calls.get_mut(&id) else {
             return;
         };

@@ -18,7 +18,7 @@ mod record;
 mod shared;
 
 pub use record::{CallRecord, Transport, CALL_LOG_TARGET};
-pub(crate) use shared::{Admission, Reserved};
+pub(crate) use shared::{CallAdmission, Reserved};
 
 use crate::calls::Report;
 use crate::clients::{ClientId, Limits};
@@ -130,12 +130,12 @@ impl Ledger {
 
     /// Admits a call of `client` at `now` (Unix seconds) against the limits and counts
     /// it, or says which limit refuses it; with a shared store, asks it.
-    pub fn admit(&mut self, client: ClientId, now: u64) -> Admission {
+    pub fn admit(&mut self, client: ClientId, now: u64) -> CallAdmission {
         let Some(shared) = &mut self.shared else {
             let limit = self.clients.limit(client);
             return match self.limits.admit(client, limit, now) {
-                Ok(()) => Admission::Admitted,
-                Err(exceeded) => Admission::Refused(exceeded),
+                Ok(()) => CallAdmission::Admitted,
+                Err(exceeded) => CallAdmission::Refused(exceeded),
             };
         };
         let limits = (self.clients.limit(client), self.limits.instance());
@@ -149,7 +149,7 @@ impl Ledger {
                 now,
             },
         );
-        Admission::Asked(id)
+        CallAdmission::Asked(id)
     }
 
     /// The store answered operation `id` with `reply` after `took`: counted, and for a

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 /// Whether a call may go on.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Admission {
+pub(crate) enum CallAdmission {
     /// Yes (counted).
     Admitted,
     /// No: this limit is reached.

@@ -55,7 +55,10 @@ fn end(report: &Report, lane: Lane) -> End<'_> {
 fn a_background_end_is_counted_once_and_spent_against_the_limits() {
     let mut ledger = Ledger::new(&config());
     let report = report(0);
-    assert_eq!(ledger.admit(ClientId::DEFAULT, 100), Admission::Admitted);
+    assert_eq!(
+        ledger.admit(ClientId::DEFAULT, 100),
+        CallAdmission::Admitted
+    );
     let first = ledger.background_ended("resp_1", &call(), &end(&report, Lane::Background), 100);
     let again = ledger.background_ended("resp_1", &call(), &end(&report, Lane::Background), 101);
     assert_eq!(first, again, "a second read is priced the same");
@@ -70,7 +73,7 @@ fn a_background_end_is_counted_once_and_spent_against_the_limits() {
     // The day's spend is over the limit of one picodollar: the next call is refused.
     let refused = ledger.admit(ClientId::DEFAULT, 102);
     assert!(
-        matches!(refused, Admission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
+        matches!(refused, CallAdmission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
     );
     let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
@@ -167,7 +170,7 @@ fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
     // The spend still counts: the next call is refused by the day's limit.
     assert!(matches!(
         ledger.admit(ClientId::DEFAULT, 3),
-        Admission::Refused(_)
+        CallAdmission::Refused(_)
     ));
 }
 
@@ -230,7 +233,10 @@ fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
 #[test]
 fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
     let mut ledger = Ledger::new(&config());
-    assert_eq!(ledger.admit(ClientId::DEFAULT, 100), Admission::Admitted);
+    assert_eq!(
+        ledger.admit(ClientId::DEFAULT, 100),
+        CallAdmission::Admitted
+    );
     let mut spent = report(0);
     spent.estimated = true;
     spent.model.model = "gpt-6.1-terra".into();
@@ -252,7 +258,7 @@ fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
     // Charged like any call: the day's spend is over the limit, the next is refused.
     let refused = ledger.admit(ClientId::DEFAULT, 101);
     assert!(
-        matches!(refused, Admission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
+        matches!(refused, CallAdmission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
     );
     // An estimate is no report: the token counters stay OpenAI's.

@@ -9,7 +9,7 @@ const MAX_IDENTITY: usize = 256;
 
 /// Why verified claims do not admit a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Rejection {
+pub enum TokenRejection {
     /// Not for this server, not now, or without an identity (401 `invalid_token`).
     Invalid(String),
     /// Valid, but without these required scopes (403 `insufficient_scope`).
@@ -23,13 +23,13 @@ pub enum Rejection {
 /// never an absent claim.
 ///
 /// # Errors
-/// See [`Rejection`].
+/// See [`TokenRejection`].
 pub fn identity(
     settings: &OAuthSettings,
     claims: &Map<String, Value>,
     now: u64,
-) -> Result<String, Rejection> {
-    let invalid = |why: String| Err(Rejection::Invalid(why));
+) -> Result<String, TokenRejection> {
+    let invalid = |why: String| Err(TokenRejection::Invalid(why));
     if claims.get("iss").and_then(Value::as_str) != Some(settings.issuer.as_str()) {
         return invalid(format!(
             "the token was not issued by {} (its iss differs)",
@@ -74,7 +74,7 @@ pub fn identity(
         .cloned()
         .collect();
     if !missing.is_empty() {
-        return Err(Rejection::Scope(missing));
+        return Err(TokenRejection::Scope(missing));
     }
     let claim = &settings.identity_claim;
     match claims.get(claim.as_str()) {
@@ -142,9 +142,9 @@ mod tests {
         }
     }
 
-    fn invalid(r: Result<String, Rejection>) -> String {
+    fn invalid(r: Result<String, TokenRejection>) -> String {
         match r {
-            Err(Rejection::Invalid(why)) => why,
+            Err(TokenRejection::Invalid(why)) => why,
             other => format!("not invalid: {other:?}"),
         }
     }
@@ -217,7 +217,7 @@ mod tests {
         let s = settings();
         assert_eq!(
             identity(&s, &claims(|v| v["scope"] = json!("openid")), NOW),
-            Err(Rejection::Scope(vec!["mcp:answer".into()]))
+            Err(TokenRejection::Scope(vec!["mcp:answer".into()]))
         );
         assert!(
             invalid(identity(&s, &claims(|v| v["sub"] = json!(42)), NOW)).contains("sub claim")
@@ -237,13 +237,28 @@ mod tests {
     fn the_challenge_names_the_metadata_scopes_and_error() {
         let s = settings();
         assert_eq!(
-            s.challenge(None),
+            s.challenge(super::super::Challenge::Missing),
             r#"Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp", scope="mcp:answer""#
         );
-        let bad = s.challenge(Some(("invalid_token", "a \"quoted\" \\ reason")));
+        let bad = s.challenge(super::super::Challenge::InvalidToken(
+            "a \"quoted\" \\ reason",
+        ));
         assert!(
             bad.ends_with(r#"error="invalid_token", error_description="a quoted  reason""#),
             "{bad}"
+        );
+        let scope = s.challenge(super::super::Challenge::InsufficientScope(
+            "needs mcp:answer",
+        ));
+        assert!(scope.contains(r#"error="insufficient_scope""#), "{scope}");
+        // The static token's challenge: the realm, the same error parts.
+        assert_eq!(
+            super::super::Challenge::Missing.header(None),
+            r#"Bearer realm="mcp""#
+        );
+        assert_eq!(
+            super::super::Challenge::NOT_VALID.header(None),
+            r#"Bearer realm="mcp", error="invalid_token", error_description="the bearer token is not valid""#
         );
     }
 }

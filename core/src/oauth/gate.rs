@@ -7,7 +7,10 @@
 //! Sans IO: requests, fetched documents and deadlines in; steps out ([`GateStep`]).
 
 use super::BearerToken;
-use super::{claims, discovery, FetchError, OAuthSettings, Rejection, TokenError, TokenVerifier};
+use super::{
+    claims, discovery, Challenge, FetchError, OAuthSettings, TokenError, TokenRejection,
+    TokenVerifier,
+};
 use crate::io::{after, Now};
 use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -424,16 +427,16 @@ impl<P> Gate<P> {
         };
         match claims::identity(&self.settings, &claims, now) {
             Ok(identity) => Judged::Identity(identity),
-            Err(Rejection::Invalid(why)) => Judged::Denied(self.invalid(&why)),
-            Err(Rejection::Scope(missing)) => {
+            Err(TokenRejection::Invalid(why)) => Judged::Denied(self.invalid(&why)),
+            Err(TokenRejection::Scope(missing)) => {
                 let message = format!(
                     "the token lacks the scope {} this server requires: ask the identity provider for a token with it",
                     missing.join(" ")
                 );
-                let error = ("insufficient_scope", message.as_str());
+                let error = Challenge::InsufficientScope(message.as_str());
                 Judged::Denied(Denial {
                     status: 403,
-                    challenge: Some(self.settings.challenge(Some(error))),
+                    challenge: Some(self.settings.challenge(error)),
                     message,
                 })
             }
@@ -444,7 +447,7 @@ impl<P> Gate<P> {
         let message = format!("the bearer token is not valid: {why}");
         Denial {
             status: 401,
-            challenge: Some(self.settings.challenge(Some(("invalid_token", &message)))),
+            challenge: Some(self.settings.challenge(Challenge::InvalidToken(&message))),
             message,
         }
     }

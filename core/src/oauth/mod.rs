@@ -12,7 +12,7 @@ mod claims;
 mod discovery;
 mod gate;
 
-pub use claims::{identity, Rejection};
+pub use claims::{identity, TokenRejection};
 pub use discovery::{jwks_uri, metadata_urls, protected_resource_metadata, MetadataError};
 pub use gate::{Denial, Gate, GateStep, Passed, MAX_WAITING_BYTES};
 
@@ -92,14 +92,48 @@ impl OAuthSettings {
         self.wait.min(MAX_WAIT)
     }
 
-    /// The `WWW-Authenticate` challenge for a request without a token (`error: None`),
-    /// with a token that is not valid (`invalid_token`), or without a scope it needs
-    /// (`insufficient_scope`). MCP clients follow `resource_metadata` to the metadata.
-    pub fn challenge(&self, error: Option<(&str, &str)>) -> String {
-        let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
-        if !self.scopes.is_empty() {
-            challenge.push_str(&format!(", scope=\"{}\"", self.scopes.join(" ")));
-        }
+    /// The `WWW-Authenticate` challenge `what` calls for, under this server's resource.
+    pub fn challenge(&self, what: Challenge<'_>) -> String {
+        what.header(Some(self))
+    }
+}
+
+/// What a `WWW-Authenticate` challenge says (RFC 6750, 3). Every challenge the server
+/// sends is written by [`Challenge::header`]: the static token's (`realm="mcp"`) and
+/// OAuth mode's, which points MCP clients at the Protected Resource Metadata (RFC 9728,
+/// 5.1) and names the scopes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Challenge<'a> {
+    /// No credentials: the bare challenge.
+    Missing,
+    /// A token that is not valid (401 `invalid_token`), and why.
+    InvalidToken(&'a str),
+    /// A valid token without a scope it needs (403 `insufficient_scope`), and why.
+    InsufficientScope(&'a str),
+}
+
+impl Challenge<'_> {
+    /// Why a token is refused when nothing more is known.
+    pub const NOT_VALID: Challenge<'static> =
+        Challenge::InvalidToken("the bearer token is not valid");
+
+    /// The header's value: under OAuth mode's `settings`, or the static token's realm.
+    pub fn header(self, settings: Option<&OAuthSettings>) -> String {
+        let mut challenge = match settings {
+            Some(s) => {
+                let mut c = format!("Bearer resource_metadata=\"{}\"", s.metadata_url());
+                if !s.scopes.is_empty() {
+                    c.push_str(&format!(", scope=\"{}\"", s.scopes.join(" ")));
+                }
+                c
+            }
+            None => r#"Bearer realm="mcp""#.to_owned(),
+        };
+        let error = match self {
+            Challenge::Missing => None,
+            Challenge::InvalidToken(why) => Some(("invalid_token", why)),
+            Challenge::InsufficientScope(why) => Some(("insufficient_scope", why)),
+        };
         if let Some((error, description)) = error {
             // A quoted-string may not hold `"` or `\` unescaped; descriptions are ours.
             let description: String = description

@@ -89,17 +89,17 @@ pub enum Limit {
 
 /// A model's refusal of one parameter, read from a 400.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejection {
+pub struct ParamRejection {
     /// The parameter.
     pub param: Param,
     /// What the model takes instead.
     pub limit: Limit,
 }
 
-impl Rejection {
+impl ParamRejection {
     /// Reads an API `error` object of a 400. `None` when it does not name a parameter
     /// we send, or is not about what the model supports.
-    pub fn from_error(error: &Value) -> Option<Rejection> {
+    pub fn from_error(error: &Value) -> Option<ParamRejection> {
         let field = |k: &str| error.get(k).and_then(Value::as_str);
         let param = Param::from_api(field("param")?)?;
         let message = field("message").unwrap_or("");
@@ -120,7 +120,7 @@ impl Rejection {
             },
             _ => return None,
         };
-        Some(Rejection { param, limit })
+        Some(ParamRejection { param, limit })
     }
 }
 
@@ -298,11 +298,11 @@ mod tests {
 
     #[test]
     fn the_real_unsupported_effort_error_lists_its_values() {
-        let r = Rejection::from_error(&fixture("error-400-unsupported-reasoning-effort.json"));
+        let r = ParamRejection::from_error(&fixture("error-400-unsupported-reasoning-effort.json"));
         let expected = ["none", "low", "medium", "high"].map(String::from).to_vec();
         assert_eq!(
             r,
-            Some(Rejection {
+            Some(ParamRejection {
                 param: Param::ReasoningEffort,
                 limit: Limit::OneOf(expected.clone())
             })
@@ -317,14 +317,14 @@ mod tests {
     fn the_minimal_with_web_search_error_is_not_a_parameter_limit() {
         // param "tools", code null, a message about a combination: nothing to clamp.
         let e = fixture("error-400-web-search-minimal-effort.json");
-        assert_eq!(Rejection::from_error(&e), None);
+        assert_eq!(ParamRejection::from_error(&e), None);
     }
 
     #[test]
     fn verbosity_tier_tokens_and_tool_fields_are_read() {
         let verbosity = json!({"message": "Unsupported value: 'verbosity' does not support 'low' with this model. Supported values are: 'medium'.",
             "type": "invalid_request_error", "param": "text.verbosity", "code": "unsupported_value"});
-        let r = Rejection::from_error(&verbosity).unwrap();
+        let r = ParamRejection::from_error(&verbosity).unwrap();
         assert_eq!(r.limit, Limit::OneOf(vec!["medium".into()]));
         assert_eq!(
             nearest(Verbosity::Low, &["medium".to_owned()]),
@@ -333,20 +333,20 @@ mod tests {
         let tokens = json!({"message": "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= 128000, but got 200000 instead.",
             "param": "max_output_tokens", "code": "integer_above_max_value"});
         assert_eq!(
-            Rejection::from_error(&tokens).unwrap().limit,
+            ParamRejection::from_error(&tokens).unwrap().limit,
             Limit::AtMost(128_000)
         );
         let low = json!({"message": "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 8 instead.",
             "param": "max_output_tokens", "code": "integer_below_min_value"});
         assert_eq!(
-            Rejection::from_error(&low).unwrap().limit,
+            ParamRejection::from_error(&low).unwrap().limit,
             Limit::AtLeast(16)
         );
         let temp = json!({"message": "Unsupported parameter: 'service_tier' is not supported with this model.",
             "param": "service_tier", "code": "unsupported_parameter"});
         assert_eq!(
-            Rejection::from_error(&temp).unwrap(),
-            Rejection {
+            ParamRejection::from_error(&temp).unwrap(),
+            ParamRejection {
                 param: Param::ServiceTier,
                 limit: Limit::Unsupported
             }
@@ -354,13 +354,13 @@ mod tests {
         let tool = json!({"message": "Unsupported parameter: 'tools[0].external_web_access'.",
             "param": "tools[0].external_web_access", "code": null});
         assert_eq!(
-            Rejection::from_error(&tool).unwrap().param,
+            ParamRejection::from_error(&tool).unwrap().param,
             Param::ExternalWebAccess
         );
         let location = json!({"message": "Unsupported value", "param": "tools[0].user_location.country", "code": "unsupported_value"});
         assert_eq!(
-            Rejection::from_error(&location).unwrap(),
-            Rejection {
+            ParamRejection::from_error(&location).unwrap(),
+            ParamRejection {
                 param: Param::UserLocation,
                 limit: Limit::Unsupported
             }
@@ -376,7 +376,7 @@ mod tests {
             json!({"message": "Invalid", "param": "reasoning.effort", "code": "invalid_value"}),
             json!("not an object"),
         ] {
-            assert_eq!(Rejection::from_error(&e), None, "{e}");
+            assert_eq!(ParamRejection::from_error(&e), None, "{e}");
         }
     }
 

@@ -17,7 +17,7 @@ mod status;
 pub mod stream;
 
 pub use body::ResponseBody;
-pub use drift::{Adjustment, Limit, Param, Rejection};
+pub use drift::{Adjustment, Limit, Param, ParamRejection};
 pub use models::{model_supports, Capabilities};
 pub use report::{ModelSource, Report, Upstream};
 pub use request::RequestPlan;

@@ -1,7 +1,7 @@
 //! Deciding what an upstream reply means: an answer to read, a retry, or a failure.
 
 use super::body::ResponseBody;
-use super::drift::Rejection;
+use super::drift::ParamRejection;
 use crate::io::TransportErrorKind;
 use serde_json::Value;
 use std::time::Duration;
@@ -210,7 +210,7 @@ pub enum UpstreamVerdict<'a> {
     /// A transient failure: try again, after the server's wait when it gave one.
     Retry(UpstreamFailure, RetryAfter),
     /// The model refused a parameter or value: try again inside its limits.
-    Unsupported(Rejection, UpstreamFailure),
+    Unsupported(ParamRejection, UpstreamFailure),
     /// A failure retrying cannot fix.
     Fail(UpstreamFailure),
 }
@@ -270,7 +270,7 @@ pub fn classify_reply<'a>(
     match status {
         429 if is_permanent_429(&failure) => UpstreamVerdict::Fail(failure),
         429 | 500 | 502 | 503 | 504 => UpstreamVerdict::Retry(failure, retry_after(headers)),
-        400 => match error.and_then(Rejection::from_error) {
+        400 => match error.and_then(ParamRejection::from_error) {
             Some(rejection) => UpstreamVerdict::Unsupported(rejection, failure),
             None => UpstreamVerdict::Fail(failure),
         },

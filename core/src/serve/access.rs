@@ -45,6 +45,8 @@ pub struct OAuthDoor {
     pub metadata: Vec<u8>,
     /// `WWW-Authenticate` for a request without a token.
     pub challenge: String,
+    /// `WWW-Authenticate` for a token that is not valid.
+    pub invalid: String,
     /// The authorization server, named to clients that look for one here.
     pub issuer: String,
 }
@@ -54,7 +56,8 @@ impl OAuthDoor {
     pub fn of(settings: &OAuthSettings) -> OAuthDoor {
         OAuthDoor {
             metadata: crate::oauth::protected_resource_metadata(settings),
-            challenge: settings.challenge(None),
+            challenge: settings.challenge(crate::oauth::Challenge::Missing),
+            invalid: settings.challenge(crate::oauth::Challenge::NOT_VALID),
             issuer: settings.issuer.clone(),
         }
     }

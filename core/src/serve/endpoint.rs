@@ -15,7 +15,7 @@ use crate::http::{ReplyHead, Request};
 use crate::jsonrpc::{ErrorKind, RequestId, RpcError};
 use crate::mcp::meta::MetaError;
 use crate::mcp::{shape, ProtocolVersion};
-use crate::oauth::BearerToken;
+use crate::oauth::{BearerToken, Challenge};
 use serde_json::{json, Value};
 
 /// The MCP endpoint's path.
@@ -250,28 +250,16 @@ impl Post {
 /// error.
 fn refused(request: &Request, access: &Access, denied: Denied) -> Routed {
     let mut head = ReplyHead::new(denied.status(), request.keep_alive);
-    match (denied.clone(), &access.oauth) {
+    if let Denied::Token(missing) = denied {
         // OAuth mode: the challenge MCP clients follow to the protected resource's
         // metadata (RFC 9728, 5.1).
-        (Denied::Token(missing), Some(door)) => {
-            let challenge = if missing {
-                door.challenge.clone()
-            } else {
-                format!(
-                    r#"{}, error="invalid_token", error_description="the bearer token is not valid""#,
-                    door.challenge
-                )
-            };
-            head = head.header("www-authenticate", challenge);
-        }
-        (Denied::Token(true), None) => {
-            head = head.header("www-authenticate", r#"Bearer realm="mcp""#);
-        }
-        (Denied::Token(false), None) => {
-            let challenge = r#"Bearer realm="mcp", error="invalid_token", error_description="the bearer token is not valid""#;
-            head = head.header("www-authenticate", challenge);
-        }
-        _ => {}
+        let challenge = match (&access.oauth, missing) {
+            (Some(door), true) => door.challenge.clone(),
+            (Some(door), false) => door.invalid.clone(),
+            (None, true) => Challenge::Missing.header(None),
+            (None, false) => Challenge::NOT_VALID.header(None),
+        };
+        head = head.header("www-authenticate", challenge);
     }
     let error = RpcError::new(ErrorKind::InvalidRequest, denied.to_string());
     Routed::Respond(rpc_error(head, request_id(&request.body), error))
@@ -286,10 +274,10 @@ fn metrics(request: &Request, access: &Access) -> Routed {
         Err(denied) => {
             let mut head = ReplyHead::new(denied.status(), keep_alive);
             if let Denied::Token(_) = denied {
-                let challenge = access
-                    .oauth
-                    .as_ref()
-                    .map_or(r#"Bearer realm="mcp""#, |door| door.challenge.as_str());
+                let challenge = access.oauth.as_ref().map_or_else(
+                    || Challenge::Missing.header(None),
+                    |door| door.challenge.clone(),
+                );
                 head = head.header("www-authenticate", challenge);
             }
             return Routed::Respond(head.with_body(format!("{denied}\n").as_bytes()));

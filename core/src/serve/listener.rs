@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// Whether a new connection is served.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Admission {
+pub enum ConnectionAdmission {
     /// Serve it; tell [`Listener::closed`] when it is over.
     Serve,
     /// Over the limit: write these bytes (a 503 with `Retry-After`) if the client takes
@@ -56,15 +56,15 @@ impl<M> Listener<M> {
     }
 
     /// A connection was accepted: whether to serve it, counted when it is.
-    pub fn admit(&mut self) -> Admission {
+    pub fn admit(&mut self) -> ConnectionAdmission {
         if self.draining {
-            Admission::Draining
+            ConnectionAdmission::Draining
         } else if self.connections >= self.max_connections {
             log::debug!("connection refused: {} open", self.connections);
-            Admission::Refuse(too_many_connections(self.retry_after_secs))
+            ConnectionAdmission::Refuse(too_many_connections(self.retry_after_secs))
         } else {
             self.connections += 1;
-            Admission::Serve
+            ConnectionAdmission::Serve
         }
     }
 
@@ -190,9 +190,9 @@ mod tests {
     #[test]
     fn connections_beyond_the_limit_get_a_503_and_a_draining_listener_takes_none() {
         let mut l = Listener::<&str>::new(true, 2, 3);
-        assert_eq!(l.admit(), Admission::Serve);
-        assert_eq!(l.admit(), Admission::Serve);
-        let Admission::Refuse(bytes) = l.admit() else {
+        assert_eq!(l.admit(), ConnectionAdmission::Serve);
+        assert_eq!(l.admit(), ConnectionAdmission::Serve);
+        let ConnectionAdmission::Refuse(bytes) = l.admit() else {
             panic!("a third connection is refused");
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -203,11 +203,15 @@ mod tests {
         );
         assert_eq!(l.connections(), 2, "a refused connection is not counted");
         l.closed();
-        assert_eq!(l.admit(), Admission::Serve, "a closed one made room");
+        assert_eq!(
+            l.admit(),
+            ConnectionAdmission::Serve,
+            "a closed one made room"
+        );
         assert!(!l.closes(Wait::Idle));
         assert!(l.drain(), "the first drain");
         assert!(!l.drain(), "draining already");
-        assert_eq!(l.admit(), Admission::Draining);
+        assert_eq!(l.admit(), ConnectionAdmission::Draining);
         assert!(l.closes(Wait::Idle));
         assert!(
             !l.closes(Wait::Request),

@@ -9,7 +9,7 @@ use crate::calls::{CallKey, Refused, Requester};
 use crate::clients::ClientId;
 use crate::date::Date;
 use crate::jsonrpc::{classify, Incoming, Notification, Reply, Request, RequestId, RpcError};
-use crate::ledger::{Admission, CallOf};
+use crate::ledger::{CallAdmission, CallOf};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
@@ -116,11 +116,11 @@ impl Server {
             };
         }
         match self.ledger.admit(client, now.unix_secs) {
-            Admission::Admitted => self.admitted(now, request, None),
-            Admission::Refused(exceeded) => {
+            CallAdmission::Admitted => self.admitted(now, request, None),
+            CallAdmission::Refused(exceeded) => {
                 refused_by_limit(&mut self.ledger, &self.config, &request, exceeded, now)
             }
-            Admission::Asked(store_id) => {
+            CallAdmission::Asked(store_id) => {
                 self.parked.insert(store_id, request);
                 Dispatched::Pending
             }

@@ -9,7 +9,7 @@ use super::{Now, Output, Server};
 use crate::calls::{Planned, Work};
 use crate::clients::ClientId;
 use crate::io::ExchangeId;
-use crate::oauth::{Denial, FetchError, Gate, GateStep};
+use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
 use crate::openai::UpstreamFailure;
 use crate::serve::exchange::{Asked, ExchangeOut, Post};
 
@@ -48,7 +48,7 @@ impl Server {
                 None => {
                     let denial = Denial {
                         status: 401,
-                        challenge: Some(r#"Bearer realm="mcp", error="invalid_token""#.into()),
+                        challenge: Some(Challenge::NOT_VALID.header(None)),
                         message: "the bearer token is not valid".into(),
                     };
                     self.outputs

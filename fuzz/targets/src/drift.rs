@@ -7,7 +7,7 @@ use serde_json::Value;
 /// plan inside a limit changes it at most once (so a call's retries to fit always end),
 /// and the body still classifies. The first byte picks the status.
 pub fn drift(data: &[u8]) {
-    use responses_mcp_core::openai::drift::{fit, Rejection};
+    use responses_mcp_core::openai::drift::{fit, ParamRejection};
     use responses_mcp_core::openai::RequestPlan;
     use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
     use responses_mcp_core::{SearchOptions, UserLocation};
@@ -17,7 +17,7 @@ pub fn drift(data: &[u8]) {
         return;
     };
     let error = value.get("error").unwrap_or(&value);
-    let Some(rejection) = Rejection::from_error(error) else {
+    let Some(rejection) = ParamRejection::from_error(error) else {
         return;
     };
     let effort = Effort::ALL[usize::from(data[0]) % Effort::ALL.len()];

@@ -65,7 +65,7 @@ fn unsupported_effort_is_recognised() {
     assert!(matches!(
         classify_reply(400, &[], &body),
         UpstreamVerdict::Unsupported(
-            crate::openai::Rejection {
+            crate::openai::ParamRejection {
                 param: crate::openai::Param::ReasoningEffort,
                 ..
             },
