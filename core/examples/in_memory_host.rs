@@ -44,6 +44,8 @@ fn run_session(lines: &[&str]) -> Vec<String> {
         instant: Instant::now(),
         unix_secs: 1_754_708_400,
     };
+    // Once, first: what starts with the server starts now.
+    driver.handle(now, Event::Start);
     let mut stdin: VecDeque<&str> = lines.iter().copied().collect();
     let mut upstream = InMemoryUpstream {
         latency: Duration::from_secs(1),

@@ -49,6 +49,8 @@ pub enum Poll<'a, H> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Event<'a> {
+    /// The host is up: see [`Input::Start`].
+    Start,
     /// Bytes read from stdin.
     Stdin(&'a [u8]),
     /// Stdin reached end of file.
@@ -210,6 +212,7 @@ impl<H> Driver<H> {
     /// Feeds one event.
     pub fn handle(&mut self, now: Now, event: Event<'_>) {
         let input = match event {
+            Event::Start => Input::Start,
             Event::Stdin(bytes) => Input::Stdin(bytes),
             Event::StdinClosed => Input::StdinClosed,
             Event::Timeout => Input::Timeout,

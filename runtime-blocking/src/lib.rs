@@ -78,17 +78,14 @@ pub fn run(startup: Startup) -> i32 {
     let threads = Threads::new(upstream::Upstream::new(&startup), tx);
     let mut server = startup.server;
     server.oauth = endpoints.iter().find_map(http::Endpoint::oauth);
-    let oauth = server.oauth.is_some();
     let mut driver = Driver::new(server);
     // The listeners answer /ready "starting" until they know the server's state: told
     // here, before any request can be served as ready by a guess.
     for endpoint in &endpoints {
         endpoint.set_health(driver.health());
     }
-    if oauth {
-        // The identity provider's keys are fetched now, not at the first request.
-        driver.handle(now(), Event::Timeout);
-    }
+    // What starts with the server (OAuth mode's first key fetch) starts now.
+    driver.handle(now(), Event::Start);
     let mut stdout = std::io::stdout().lock();
     loop {
         match driver.poll() {

@@ -103,12 +103,9 @@ fn run(startup: Startup) -> i32 {
     let attempts = Attempts::new(upstream::Upstream::new(&startup), executor.clone(), tx);
     let mut server = startup.server;
     server.oauth = endpoints.iter().find_map(Endpoint::oauth);
-    let oauth = server.oauth.is_some();
     let mut driver = Driver::new(server);
-    if oauth {
-        // The identity provider's keys are fetched now, not at the first request.
-        driver.handle(now(), Event::Timeout);
-    }
+    // What starts with the server (OAuth mode's first key fetch) starts now.
+    driver.handle(now(), Event::Start);
     smol::block_on(executor.run(serve(driver, attempts, rx, endpoints, store)))
 }
 

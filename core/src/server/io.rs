@@ -9,6 +9,11 @@ use std::time::Duration;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Input<'a> {
+    /// The runtime is up and about to serve: what starts with the server starts now (OAuth
+    /// mode's first fetch of the identity provider's keys, so that the first request
+    /// does not wait for them). Sent once, first; a server that never gets it starts
+    /// such work when a request first needs it.
+    Start,
     /// Bytes read from stdin.
     Stdin(&'a [u8]),
     /// Stdin reached end of file.

@@ -177,6 +177,12 @@ impl Server {
             self.gate_tick(now);
         }
         match input {
+            Input::Start => {
+                if let Some(gate) = &mut self.gate {
+                    gate.start(now);
+                }
+                self.drain_gate(now);
+            }
             Input::Stdin(bytes) => {
                 if !self.stdin_closed {
                     self.framer.push(bytes);

@@ -129,11 +129,9 @@ impl Server {
         self.drain_gate(now);
     }
 
-    /// The gate's deadlines, and its first fetch (at the first input: the runtime sends
-    /// one at startup in OAuth mode).
+    /// The gate's deadlines (its first fetch comes with [`Input::Start`](super::Input)).
     pub(super) fn gate_tick(&mut self, now: Now) {
         if let Some(gate) = &mut self.gate {
-            gate.start(now);
             gate.timeout(now);
         }
         self.drain_gate(now);
