@@ -1,6 +1,7 @@
 //! Deadlines in one min-heap, so the next one is read without a scan: the call engine's
-//! (keyed by call), the task store's expiry, the held task calls' windows and the
-//! background polls' (keyed by response id). It serves them all, so it sits on the floor
+//! (keyed by call), the task store's expiry, the held task calls' windows, the background
+//! polls' (keyed by response id), the shared store's waited-on tasks' checks (keyed by
+//! task id) and the OAuth gate's waiting requests. It serves them all, so it sits on the floor
 //! below them.
 //!
 //! Entries are never updated in place. When a call moves on (a new attempt, a backoff, a

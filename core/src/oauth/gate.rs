@@ -12,7 +12,8 @@ use super::{
     TokenVerifier,
 };
 use crate::io::{after, Now};
-use std::collections::{BTreeSet, VecDeque};
+use crate::timers::Timers;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Why a token whose key the provider's fresh key set lacks is refused.
@@ -99,7 +100,12 @@ pub struct Gate<P> {
     /// Key ids the latest key set lacks: a token naming one is refused at once until
     /// the next fetch is allowed, so forged key ids cannot park requests.
     unpublished: BTreeSet<String>,
-    waiting: Vec<Waiting<P>>,
+    /// The requests waiting for keys, by their number (the order they came in).
+    waiting: BTreeMap<u64, Waiting<P>>,
+    /// The next waiting request's number.
+    next_waiting: u64,
+    /// Their deadlines, soonest first (entries of requests gone are stale).
+    deadlines: Timers<u64>,
     /// Bytes the waiting requests hold.
     waiting_bytes: usize,
     steps: VecDeque<GateStep<P>>,
@@ -128,7 +134,9 @@ impl<P> Gate<P> {
             failures: 0,
             retry_at: None,
             unpublished: BTreeSet::new(),
-            waiting: Vec::new(),
+            waiting: BTreeMap::new(),
+            next_waiting: 0,
+            deadlines: Timers::default(),
             waiting_bytes: 0,
             steps: VecDeque::new(),
         }
@@ -200,12 +208,18 @@ impl<P> Gate<P> {
             self.steps.push_back(GateStep::Refused(parked, denial));
         } else {
             self.waiting_bytes += bytes;
-            self.waiting.push(Waiting {
-                deadline,
-                token,
-                parked,
-                bytes,
-            });
+            let n = self.next_waiting;
+            self.next_waiting += 1;
+            self.deadlines.schedule(n, deadline);
+            self.waiting.insert(
+                n,
+                Waiting {
+                    deadline,
+                    token,
+                    parked,
+                    bytes,
+                },
+            );
         }
     }
 
@@ -314,10 +328,21 @@ impl<P> Gate<P> {
         }
     }
 
-    /// Every waiting request, no longer waiting.
+    /// Every waiting request, no longer waiting, in the order they came.
     fn take_waiting(&mut self) -> Vec<Waiting<P>> {
         self.waiting_bytes = 0;
-        std::mem::take(&mut self.waiting)
+        self.deadlines = Timers::default();
+        std::mem::take(&mut self.waiting).into_values().collect()
+    }
+
+    /// Drops the deadlines of requests no longer waiting from the top of the heap.
+    fn prune_deadlines(&mut self) {
+        let waiting = &self.waiting;
+        self.deadlines.prune(
+            |at, n| waiting.get(n).is_some_and(|w| w.deadline == at),
+            waiting.len(),
+            || waiting.iter().map(|(n, w)| (w.deadline, *n)).collect(),
+        );
     }
 
     /// The keys came: every waiting request judged again, now without waiting.
@@ -349,7 +374,14 @@ impl<P> Gate<P> {
         if self.retry_at.is_some_and(|at| at <= now.instant) && self.fetching == Fetching::Nothing {
             self.fetch(now);
         }
-        if !self.waiting.iter().any(|w| w.deadline <= now.instant) {
+        let due: Vec<u64> = self
+            .deadlines
+            .take_due(now.instant)
+            .into_iter()
+            .filter(|(at, n)| self.waiting.get(n).is_some_and(|w| w.deadline == *at))
+            .map(|(_, n)| n)
+            .collect();
+        if due.is_empty() {
             return;
         }
         let secs = self.settings.bounded_wait().as_secs_f64();
@@ -362,29 +394,34 @@ impl<P> Gate<P> {
             self.down = Some(why.clone());
         }
         let denial = self.unavailable(Some(&why));
-        let (due, rest): (Vec<_>, Vec<_>) = self
-            .take_waiting()
-            .into_iter()
-            .partition(|w| w.deadline <= now.instant);
-        self.waiting_bytes = rest.iter().map(|w| w.bytes).sum();
-        self.waiting = rest;
-        for waiting in due {
-            self.steps
-                .push_back(GateStep::Refused(waiting.parked, denial.clone()));
+        for n in due {
+            if let Some(waiting) = self.waiting.remove(&n) {
+                self.waiting_bytes = self.waiting_bytes.saturating_sub(waiting.bytes);
+                self.steps
+                    .push_back(GateStep::Refused(waiting.parked, denial.clone()));
+            }
         }
+        self.prune_deadlines();
     }
 
     /// Drops the waiting requests `gone` says are gone (their client left).
     pub fn forget(&mut self, mut gone: impl FnMut(&P) -> bool) {
-        self.waiting.retain(|w| !gone(&w.parked));
-        self.waiting_bytes = self.waiting.iter().map(|w| w.bytes).sum();
+        self.waiting.retain(|_, w| !gone(&w.parked));
+        self.waiting_bytes = self.waiting.values().map(|w| w.bytes).sum();
+        self.prune_deadlines();
     }
 
-    /// When [`Gate::timeout`] is due next.
+    /// When [`Gate::timeout`] is due next: the soonest of a waiting request's deadline
+    /// (the top of the heap, kept live), the next allowed fetch and the retry.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let waits = self.waiting.iter().map(|w| w.deadline);
+        let wait = self.deadlines.peek().map(|(at, _)| at);
+        debug_assert_eq!(
+            wait,
+            self.waiting.values().map(|w| w.deadline).min(),
+            "the deadlines' heap is out of step with the waiting requests"
+        );
         let retry = self.retry_at.filter(|_| self.fetching == Fetching::Nothing);
-        waits.chain(self.fetch_at).chain(retry).min()
+        [wait, self.fetch_at, retry].into_iter().flatten().min()
     }
 
     /// Bytes the requests waiting for keys hold.

@@ -70,16 +70,69 @@ pub(super) struct Waiting {
 pub(in crate::server) struct SharedTasks {
     waits: BTreeMap<StoreId, TaskWait>,
     waiting: BTreeMap<String, Waiting>,
+    /// When each waited-on task is read again (entries of tasks being read, or no
+    /// longer waited on, are stale).
+    checks: crate::timers::Timers<String>,
 }
 
 impl SharedTasks {
-    /// The next re-read of a waited-on task.
+    /// The next re-read of a waited-on task (the top of the heap, kept live).
     pub(in crate::server) fn poll_timeout(&self) -> Option<Instant> {
-        self.waiting
-            .values()
-            .filter(|w| !w.reading)
-            .map(|w| w.next_check)
-            .min()
+        let next = self.checks.peek().map(|(at, _)| at);
+        debug_assert_eq!(
+            next,
+            self.waiting
+                .values()
+                .filter(|w| !w.reading)
+                .map(|w| w.next_check)
+                .min(),
+            "the checks' heap is out of step with the waiting tasks"
+        );
+        next
+    }
+
+    /// `task_id`'s next check is at `at`.
+    fn check_at(&mut self, task_id: &str, at: Instant) {
+        if let Some(waiting) = self.waiting.get_mut(task_id) {
+            waiting.next_check = at;
+            self.checks.schedule(task_id.to_owned(), at);
+        }
+    }
+
+    /// Whether the check of `task_id` at `at` is still due.
+    fn is_due(waiting: &BTreeMap<String, Waiting>, at: Instant, task_id: &str) -> bool {
+        waiting
+            .get(task_id)
+            .is_some_and(|w| !w.reading && w.next_check == at)
+    }
+
+    /// Drops the checks no longer due from the top of the heap.
+    fn prune(&mut self) {
+        let waiting = &self.waiting;
+        self.checks.prune(
+            |at, id| SharedTasks::is_due(waiting, at, id),
+            waiting.len(),
+            || {
+                waiting
+                    .iter()
+                    .filter(|(_, w)| !w.reading)
+                    .map(|(id, w)| (w.next_check, id.clone()))
+                    .collect()
+            },
+        );
+    }
+
+    /// The waited-on tasks whose check is due at `now`.
+    fn due(&mut self, now: Instant) -> Vec<String> {
+        let due = self.checks.take_due(now);
+        let waiting = &self.waiting;
+        let due = due
+            .into_iter()
+            .filter(|(at, id)| SharedTasks::is_due(waiting, *at, id))
+            .map(|(_, id)| id)
+            .collect();
+        self.prune();
+        due
     }
 
     /// Whether an answer is owed to a request (a handle not yet sent holds the exit).

@@ -16,14 +16,18 @@ impl Server {
         let Some(shared) = &mut self.shared_tasks else {
             return;
         };
-        let waiting = shared
-            .waiting
-            .entry(task_id.to_owned())
-            .or_insert_with(|| Waiting {
+        if !shared.waiting.contains_key(task_id) {
+            let waiting = Waiting {
                 waiters: Vec::new(),
-                next_check: now.instant + RECHECK,
+                next_check: now.instant,
                 reading: false,
-            });
+            };
+            shared.waiting.insert(task_id.to_owned(), waiting);
+            shared.check_at(task_id, now.instant + RECHECK);
+        }
+        let Some(waiting) = shared.waiting.get_mut(task_id) else {
+            return;
+        };
         if waiting.waiters.len() >= MAX_WAITERS {
             let error = TaskError::TooManyWaiters {
                 task_id,
@@ -37,17 +41,18 @@ impl Server {
 
     /// Reads `task_id` again for its waiters, unless a read is on its way.
     pub(super) fn reread(&mut self, task_id: &str) {
-        let Some(waiting) = self
-            .shared_tasks
-            .as_mut()
-            .and_then(|s| s.waiting.get_mut(task_id))
-        else {
+        let Some(shared) = self.shared_tasks.as_mut() else {
+            return;
+        };
+        let Some(waiting) = shared.waiting.get_mut(task_id) else {
             return;
         };
         if waiting.reading {
             return;
         }
         waiting.reading = true;
+        // Its check waits for the read's answer.
+        shared.prune();
         let wait = TaskWait::Reread {
             task_id: task_id.to_owned(),
         };
@@ -63,7 +68,7 @@ impl Server {
             return;
         };
         waiting.reading = false;
-        waiting.next_check = now.instant + RECHECK;
+        shared.check_at(task_id, now.instant + RECHECK);
         let result = match task {
             // The store did not answer: asked again at the next check.
             None => return,
@@ -76,6 +81,7 @@ impl Server {
             .remove(task_id)
             .map(|w| w.waiters)
             .unwrap_or_default();
+        shared.prune();
         for waiter in waiters {
             self.reply_late(waiter, result.clone());
         }
@@ -83,13 +89,10 @@ impl Server {
 
     /// Reads again the waited-on tasks whose check is due.
     pub(in crate::server) fn recheck_waiting(&mut self, now: Now) {
-        let due: Vec<String> = self.shared_tasks.as_ref().map_or_else(Vec::new, |s| {
-            s.waiting
-                .iter()
-                .filter(|(_, w)| !w.reading && w.next_check <= now.instant)
-                .map(|(id, _)| id.clone())
-                .collect()
-        });
+        let due = self
+            .shared_tasks
+            .as_mut()
+            .map_or_else(Vec::new, |s| s.due(now.instant));
         for task_id in due {
             self.reread(&task_id);
         }
@@ -102,6 +105,7 @@ impl Server {
                 waiting.waiters.retain(|w| !gone(w));
             }
             shared.waiting.retain(|_, w| !w.waiters.is_empty());
+            shared.prune();
         }
     }
 }
