@@ -24,44 +24,13 @@ impl Server {
                     token,
                     progress,
                     message,
-                } => {
-                    let note = shape::progress(&token, progress, &message, context.version);
-                    match context.reply_to {
-                        // A task's HTTP request was answered with its handle: no stream
-                        // is left to carry progress (a held one's request is still open).
-                        ReplyTo::Exchange(_)
-                            if context
-                                .task
-                                .as_ref()
-                                .is_some_and(|t| !self.held.contains(t)) => {}
-                        ReplyTo::Exchange(x) => {
-                            let json = to_json(&note);
-                            self.outputs
-                                .push_back(Output::Exchange(x, ExchangeOut::Notification(json)));
-                        }
-                        ReplyTo::Direct | ReplyTo::Batch { .. } => self.write_json(&note),
-                    }
-                }
+                } => self.on_progress(&context, &token, progress, &message),
                 CallEvent::Finished {
                     context: Context::Call(context),
                     outcome,
                     retries,
                     report,
-                } => {
-                    let now = self.latest_unix();
-                    let cost = self
-                        .ledger
-                        .call_ended(&context.call_of(), &outcome, &report, now);
-                    let result =
-                        self.priced_result(outcome, retries, &report, context.version, &cost);
-                    match &context.task {
-                        // The request was answered (and counted) with the task's handle.
-                        Some(task) => {
-                            self.finish_task(task, result, context.reply_to, context.version)
-                        }
-                        None => self.reply_late(context.asker(), result),
-                    }
-                }
+                } => self.on_call_finished(&context, outcome, retries, &report),
                 CallEvent::Stored {
                     context: Context::Background(job),
                     outcome,
@@ -72,20 +41,10 @@ impl Server {
                         self.on_stored(now, job, outcome, retries, &report);
                     }
                 }
-                // A batch still needs to know this slot will stay empty.
                 CallEvent::Dropped {
                     context: Context::Call(context),
                     spent,
-                } => {
-                    if let Some(spent) = &spent {
-                        let now = self.latest_unix();
-                        self.ledger.cancelled(&context.call_of(), spent, now);
-                    }
-                    match &context.task {
-                        Some(task) => self.drop_task(task, context.reply_to, context.version),
-                        None => self.route(context.reply_to, None),
-                    }
-                }
+                } => self.on_call_dropped(&context, spent.as_ref()),
                 CallEvent::ModelDate {
                     context: Context::Lookup(model),
                     outcome,
@@ -110,6 +69,69 @@ impl Server {
                 | CallEvent::Finished { .. }
                 | CallEvent::Stored { .. } => {}
             }
+        }
+    }
+
+    /// A call's progress, to its request.
+    fn on_progress(
+        &mut self,
+        context: &super::routing::Caller,
+        token: &crate::mcp::ProgressToken,
+        progress: u64,
+        message: &str,
+    ) {
+        let note = shape::progress(token, progress, message, context.version);
+        match context.reply_to {
+            // A task's HTTP request was answered with its handle: no stream is left to
+            // carry progress (a held one's request is still open).
+            ReplyTo::Exchange(_)
+                if context
+                    .task
+                    .as_ref()
+                    .is_some_and(|t| !self.held.contains(t)) => {}
+            ReplyTo::Exchange(x) => {
+                let json = to_json(&note);
+                self.outputs
+                    .push_back(Output::Exchange(x, ExchangeOut::Notification(json)));
+            }
+            ReplyTo::Direct | ReplyTo::Batch { .. } => self.write_json(&note),
+        }
+    }
+
+    /// A call ended with an answer or a failure: counted, priced, and answered (or its
+    /// task finished; the request was answered and counted with the task's handle).
+    fn on_call_finished(
+        &mut self,
+        context: &super::routing::Caller,
+        outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
+        retries: u32,
+        report: &crate::calls::Report,
+    ) {
+        let now = self.latest_unix();
+        let cost = self
+            .ledger
+            .call_ended(&context.call_of(), &outcome, report, now);
+        let result = self.priced_result(outcome, retries, report, context.version, &cost);
+        match &context.task {
+            Some(task) => self.finish_task(task, result, context.reply_to, context.version),
+            None => self.reply_late(context.asker(), result),
+        }
+    }
+
+    /// A call stopped without an outcome: charged what it spent upstream, if anything,
+    /// and its request (or task) told; a batch still needs to know this slot stays empty.
+    fn on_call_dropped(
+        &mut self,
+        context: &super::routing::Caller,
+        spent: Option<&crate::calls::Report>,
+    ) {
+        if let Some(spent) = spent {
+            let now = self.latest_unix();
+            self.ledger.cancelled(&context.call_of(), spent, now);
+        }
+        match &context.task {
+            Some(task) => self.drop_task(task, context.reply_to, context.version),
+            None => self.route(context.reply_to, None),
         }
     }
 

@@ -117,7 +117,8 @@ impl Server {
     }
 
     /// `tasks/*` in `version` (2025-11-25 sessions and requests, or 2026-07-28 requests)
-    /// from `client`, who sees only the tasks it created.
+    /// from `client`, who sees only the tasks it created: routed to the backend its id
+    /// names (a background id, the shared store, or this instance's store).
     pub(super) fn on_task_request(
         &mut self,
         now: Now,
@@ -126,8 +127,6 @@ impl Server {
         (reply_to, client): (ReplyTo, ClientId),
         version: ProtocolVersion,
     ) -> Dispatched {
-        let modern = version.is_modern();
-        let poll = self.poll_schedule();
         let asker = Asker {
             id: request.id.clone(),
             reply_to,
@@ -153,42 +152,57 @@ impl Server {
             }
         };
         if let Ok(reference) = self.tasks.open_background(&task_id) {
-            let end = reference.created.saturating_add(reference.ttl_ms / 1000);
-            let why = if now.unix_secs > end {
-                Some(Unknown::Gone)
-            } else if !reference.client_may_see(self.ledger.clients().name(client)) {
-                Some(Unknown::Foreign)
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                let task_id = &task_id;
-                let error = TaskError::NotFound { task_id, why }.error();
-                return Dispatched::answer(request.id, Err(error));
-            }
-            return self.on_background_task(
-                now,
-                request,
-                method,
-                reply_to,
-                (version, client),
-                reference,
-            );
+            let of = (reference, task_id.as_str(), client);
+            return self.background_task_request(now, request, method, asker, of);
         }
         if self.tasks_shared() && method != Method::TasksUpdate {
             return self.shared_task_request(now, (asker, method), task_id, client);
         }
-        let task = match self.tasks.get_for(&task_id, client) {
+        self.local_task_request(now, request, method, asker, (&task_id, client))
+    }
+
+    /// `tasks/*` of a background task `reference`: refused when it has ended its life or
+    /// is another client's, else served from OpenAI's stored response.
+    fn background_task_request(
+        &mut self,
+        now: Now,
+        request: Request,
+        method: Method,
+        asker: Asker,
+        (reference, task_id, client): (crate::tasks::BackgroundRef, &str, ClientId),
+    ) -> Dispatched {
+        let end = reference.created.saturating_add(reference.ttl_ms / 1000);
+        let why = if now.unix_secs > end {
+            Some(Unknown::Gone)
+        } else if !reference.client_may_see(self.ledger.clients().name(client)) {
+            Some(Unknown::Foreign)
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            let error = TaskError::NotFound { task_id, why }.error();
+            return Dispatched::answer(request.id, Err(error));
+        }
+        let (reply_to, version) = (asker.reply_to, asker.version);
+        self.on_background_task(now, request, method, reply_to, (version, client), reference)
+    }
+
+    /// `tasks/*` of task `task_id` of this instance's store, asked by `client`.
+    fn local_task_request(
+        &mut self,
+        now: Now,
+        request: Request,
+        method: Method,
+        asker: Asker,
+        (task_id, client): (&str, ClientId),
+    ) -> Dispatched {
+        let (reply_to, version) = (asker.reply_to, asker.version);
+        let poll = self.poll_schedule();
+        let task = match self.tasks.get_for(task_id, client) {
             Ok(task) => task,
             Err(why) => {
-                return Dispatched::answer(
-                    request.id,
-                    Err(TaskError::NotFound {
-                        task_id: &task_id,
-                        why,
-                    }
-                    .error()),
-                )
+                let error = TaskError::NotFound { task_id, why }.error();
+                return Dispatched::answer(request.id, Err(error));
             }
         };
         let result = match method {
@@ -197,7 +211,7 @@ impl Server {
             Method::TasksResult => match task.status {
                 Status::Working if task.waiters.len() >= MAX_WAITERS => {
                     let error = TaskError::TooManyWaiters {
-                        task_id: &task_id,
+                        task_id,
                         max: MAX_WAITERS,
                     };
                     Err(error.error())
@@ -213,20 +227,20 @@ impl Server {
                     });
                     return Dispatched::Pending;
                 }
-                _ => payload(task.outcome.as_ref(), &task_id),
+                _ => payload(task.outcome.as_ref(), task_id),
             },
             Method::TasksCancel if task.status.is_terminal() => {
-                if modern {
+                if version.is_modern() {
                     Ok(shape::complete(shape::empty_result(), version))
                 } else {
                     let error = TaskError::AlreadyEnded {
-                        task_id: &task_id,
+                        task_id,
                         status: task.status.as_str(),
                     };
                     Err(error.error())
                 }
             }
-            Method::TasksCancel => Ok(self.cancel_task(now, &task_id, version)),
+            Method::TasksCancel => Ok(self.cancel_task(now, task_id, version)),
             other => Err(shape::method_not_found(other.as_str(), version)),
         };
         Dispatched::answer(request.id, result)

@@ -204,43 +204,8 @@ impl Server {
                 ttl_ms,
                 call,
             } => {
-                let answer = match outcome {
-                    Ok(Stored {
-                        id: Some(id),
-                        state,
-                    }) => {
-                        let reference = BackgroundRef {
-                            response_id: id.clone(),
-                            created,
-                            ttl_ms,
-                            tool: call.tool,
-                            owner: Owner::named(self.ledger.clients().name(call.client)),
-                        };
-                        let counted = Pending {
-                            reference: Some(reference.clone()),
-                            ..pending.clone()
-                        };
-                        let version = pending.asker.version;
-                        let seen = self.seen_of(now, state, version, report, Some(&counted));
-                        self.settled(now, &id, seen.clone());
-                        log::debug!("background task created for response {id}");
-                        let view = self.view(&reference, &seen, pending.asker.version);
-                        Ok(shape::create_task_result(
-                            &view,
-                            self.config.tasks.background_poll(),
-                            pending.asker.version,
-                        ))
-                    }
-                    Ok(Stored { id: None, .. }) => {
-                        let failure = UpstreamFailure::local(
-                            FailureKind::InvalidResponse,
-                            "OpenAI accepted the background request but gave no response id",
-                        );
-                        self.create_failed(&call, failure, retries, report)
-                    }
-                    Err(failure) => self.create_failed(&call, failure, retries, report),
-                };
-                self.reply_late(pending.asker.clone(), answer);
+                let of = (pending, (created, ttl_ms), call);
+                self.on_created(now, of, outcome, (retries, report));
             }
             Job::Read {
                 response_id,
@@ -249,30 +214,82 @@ impl Server {
             Job::Cancel {
                 response_id,
                 pending,
-            } => {
-                let seen = match outcome {
-                    Ok(stored) => {
-                        let version = ProtocolVersion::V2025_11_25;
-                        self.seen_of(now, stored.state, version, report, Some(&pending))
-                    }
-                    Err(failure) if is_gone(&failure) => self.gone(now, report),
-                    Err(failure) => {
-                        let cause = &failure.message;
-                        let error = TaskError::CancelFailed { cause }.error();
-                        return self.reply_late(pending.asker.clone(), Err(error));
-                    }
+            } => self.on_cancelled(now, &response_id, pending, outcome, report),
+        }
+    }
+
+    /// A background create ended: the call is answered with its task, or with why
+    /// there is none.
+    fn on_created(
+        &mut self,
+        now: Now,
+        (pending, (created, ttl_ms), call): (Pending, (u64, u64), CallOf),
+        outcome: Result<Stored, UpstreamFailure>,
+        (retries, report): (u32, &Report),
+    ) {
+        let answer = match outcome {
+            Ok(Stored {
+                id: Some(id),
+                state,
+            }) => {
+                let reference = BackgroundRef {
+                    response_id: id.clone(),
+                    created,
+                    ttl_ms,
+                    tool: call.tool,
+                    owner: Owner::named(self.ledger.clients().name(call.client)),
                 };
-                self.settled(now, &response_id, seen.clone());
-                if let Some(reference) = &pending.reference {
-                    let view = self.view(reference, &seen, pending.asker.version);
-                    let answer = shape::cancel_answer(
-                        &view,
-                        self.config.tasks.background_poll(),
-                        pending.asker.version,
-                    );
-                    self.reply_late(pending.asker.clone(), answer);
-                }
+                let counted = Pending {
+                    reference: Some(reference.clone()),
+                    ..pending.clone()
+                };
+                let version = pending.asker.version;
+                let seen = self.seen_of(now, state, version, report, Some(&counted));
+                self.settled(now, &id, seen.clone());
+                log::debug!("background task created for response {id}");
+                let view = self.view(&reference, &seen, version);
+                let poll = self.config.tasks.background_poll();
+                Ok(shape::create_task_result(&view, poll, version))
             }
+            Ok(Stored { id: None, .. }) => {
+                let failure = UpstreamFailure::local(
+                    FailureKind::InvalidResponse,
+                    "OpenAI accepted the background request but gave no response id",
+                );
+                self.create_failed(&call, failure, retries, report)
+            }
+            Err(failure) => self.create_failed(&call, failure, retries, report),
+        };
+        self.reply_late(pending.asker, answer);
+    }
+
+    /// A cancel of `response_id` ended: the request that asked is told the task's state.
+    fn on_cancelled(
+        &mut self,
+        now: Now,
+        response_id: &str,
+        pending: Pending,
+        outcome: Result<Stored, UpstreamFailure>,
+        report: &Report,
+    ) {
+        let seen = match outcome {
+            Ok(stored) => {
+                let version = ProtocolVersion::V2025_11_25;
+                self.seen_of(now, stored.state, version, report, Some(&pending))
+            }
+            Err(failure) if is_gone(&failure) => self.gone(now, report),
+            Err(failure) => {
+                let cause = &failure.message;
+                let error = TaskError::CancelFailed { cause }.error();
+                return self.reply_late(pending.asker, Err(error));
+            }
+        };
+        self.settled(now, response_id, seen.clone());
+        if let Some(reference) = &pending.reference {
+            let view = self.view(reference, &seen, pending.asker.version);
+            let poll = self.config.tasks.background_poll();
+            let answer = shape::cancel_answer(&view, poll, pending.asker.version);
+            self.reply_late(pending.asker, answer);
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::{not_found, view, TaskWait};
 use crate::io::Now;
+use crate::jsonrpc::RpcError;
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::Method;
 use crate::server::routing::Asker;
@@ -11,6 +12,7 @@ use crate::server::Server;
 use crate::store::tasks::{self as stored, Cancelled, Finished};
 use crate::store::{StoreError, StoreId, StoreReply};
 use crate::tasks::{Status, Unknown};
+use serde_json::Value;
 use std::time::Duration;
 
 impl Server {
@@ -39,26 +41,7 @@ impl Server {
                 asker,
                 result,
                 task_id,
-            } => match rows.as_deref().map(stored::written) {
-                Ok(Ok(false)) => {
-                    // Never reached with ids from the random source; if it is, the task
-                    // that holds the id keeps it, and this call stops unanswered by it.
-                    log::error!("the shared store holds a task {task_id} already: this call's task is dropped");
-                    self.cancel_local_task(now, &task_id, None, "its id was taken");
-                    self.tasks.discard(&task_id);
-                    let error = TaskError::IdTaken { task_id: &task_id }.error();
-                    self.reply_late(asker, Err(error));
-                }
-                Ok(Ok(true)) => self.reply_late(asker, result),
-                Ok(Err(e)) => {
-                    log::warn!("a new task is not in the shared store ({e}): only this instance serves it");
-                    self.reply_late(asker, result);
-                }
-                Err(why) => {
-                    log::warn!("a new task is not in the shared store ({why}): only this instance serves it");
-                    self.reply_late(asker, result);
-                }
-            },
+            } => self.on_task_written(now, (asker, result), &task_id, rows),
             TaskWait::Finished { task_id } => match rows.map(|r| stored::finished(&r)) {
                 Ok(Ok(Finished::Won | Finished::Missing)) => {}
                 Ok(Ok(Finished::Lost)) => {
@@ -75,33 +58,72 @@ impl Server {
                 task_id,
                 owner,
             } => self.answer_task_request(now, (asker, method), &task_id, &owner, rows),
-            TaskWait::List { asker } => {
-                let result = match rows.and_then(|rows| Ok(stored::page(&rows)?)) {
-                    Err(cause) => Err(TaskError::StoreFailed {
-                        cause: &cause.to_string(),
-                    }
-                    .error()),
-                    Ok(None) => Err(TaskError::BadCursor.error()),
-                    Ok(Some((tasks, next))) => {
-                        let poll = self.poll_schedule();
-                        let version = asker.version;
-                        let tasks = tasks
-                            .into_iter()
-                            .map(|t| {
-                                let created = t.created;
-                                shape::task(&view(t, now.instant), poll(created), version)
-                            })
-                            .collect();
-                        Ok(shape::tasks_list_result(tasks, next))
-                    }
-                };
-                self.reply_late(asker, result);
-            }
+            TaskWait::List { asker } => self.answer_task_list(now, asker, rows),
             TaskWait::Reread { task_id } => {
                 let task = rows.ok().and_then(|rows| stored::read(&rows).ok());
                 self.on_reread(now, &task_id, task);
             }
         }
+    }
+
+    /// The store's answer to a new task's put: its handle is answered, unless the store
+    /// holds a task of that id already (then the call stops, and the client is told).
+    fn on_task_written(
+        &mut self,
+        now: Now,
+        (asker, result): (Asker, Result<Value, RpcError>),
+        task_id: &str,
+        rows: Result<Vec<Vec<String>>, StoreError>,
+    ) {
+        match rows.and_then(|rows| Ok(stored::written(&rows)?)) {
+            Ok(false) => {
+                // Never reached with ids from the random source; if it is, the task that
+                // holds the id keeps it, and this call stops unanswered by it.
+                log::error!(
+                    "the shared store holds a task {task_id} already: this call's task is dropped"
+                );
+                self.cancel_local_task(now, task_id, None, "its id was taken");
+                self.tasks.discard(task_id);
+                let error = TaskError::IdTaken { task_id }.error();
+                self.reply_late(asker, Err(error));
+            }
+            Ok(true) => self.reply_late(asker, result),
+            Err(why) => {
+                log::warn!(
+                    "a new task is not in the shared store ({why}): only this instance serves it"
+                );
+                self.reply_late(asker, result);
+            }
+        }
+    }
+
+    /// `tasks/list` answered with the page the store gave.
+    fn answer_task_list(
+        &mut self,
+        now: Now,
+        asker: Asker,
+        rows: Result<Vec<Vec<String>>, StoreError>,
+    ) {
+        let result = match rows.and_then(|rows| Ok(stored::page(&rows)?)) {
+            Err(cause) => Err(TaskError::StoreFailed {
+                cause: &cause.to_string(),
+            }
+            .error()),
+            Ok(None) => Err(TaskError::BadCursor.error()),
+            Ok(Some((tasks, next))) => {
+                let poll = self.poll_schedule();
+                let version = asker.version;
+                let tasks = tasks
+                    .into_iter()
+                    .map(|t| {
+                        let created = t.created;
+                        shape::task(&view(t, now.instant), poll(created), version)
+                    })
+                    .collect();
+                Ok(shape::tasks_list_result(tasks, next))
+            }
+        };
+        self.reply_late(asker, result);
     }
 
     /// Answers a task request with what the store said of the task.
