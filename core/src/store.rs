@@ -15,9 +15,39 @@ pub mod tasks;
 use crate::clients::{Exceeded, Limit, LimitKind, Scope, DAY, MINUTE};
 use crate::money::Picodollars;
 
-/// One operation's number, for its answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct StoreId(pub u64);
+/// One operation's name, for its answer: whose it is (minted with the operation, so that
+/// the answer goes straight to its owner) and its number among that owner's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StoreId {
+    /// Whose operation it is.
+    pub tag: StoreTag,
+    /// Its number, unique among its owner's.
+    pub n: u64,
+}
+
+/// Whose a store operation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StoreTag {
+    /// A call's reserve under the limits: the ledger's, and the call parked on it.
+    Limit,
+    /// A background end's claim: the ledger's.
+    Claim,
+    /// Spend and release: nobody waits on their answers but the store's health.
+    Count,
+    /// A task's operation or an event: the shared tasks'.
+    Task,
+}
+
+impl StoreOp {
+    /// Whose an operation of this kind is, when the ledger sends it.
+    pub fn ledger_tag(&self) -> StoreTag {
+        match self {
+            StoreOp::Reserve { .. } => StoreTag::Limit,
+            StoreOp::Claim { .. } => StoreTag::Claim,
+            _ => StoreTag::Count,
+        }
+    }
+}
 
 /// What the runtime asks the store.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -197,11 +197,6 @@ impl Ledger {
         })
     }
 
-    /// Queues `op` (a task's, or an event) for the shared store, when there is one.
-    pub fn ask_store(&mut self, op: crate::store::StoreOp) -> Option<crate::store::StoreId> {
-        Some(self.shared.as_mut()?.send(op))
-    }
-
     /// The store answered an operation after `took`, or `failed`: counted, and the
     /// store's health follows it.
     pub fn store_observed(&mut self, took: Duration, failed: bool) {

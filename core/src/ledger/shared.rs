@@ -97,10 +97,13 @@ impl Shared {
         }
     }
 
-    /// Queues `op` under a new number.
+    /// Queues `op` under a new number, tagged as the ledger's.
     pub fn send(&mut self, op: StoreOp) -> StoreId {
         self.next += 1;
-        let id = StoreId(self.next);
+        let id = StoreId {
+            tag: op.ledger_tag(),
+            n: self.next,
+        };
         self.ops.push_back((id, op));
         id
     }

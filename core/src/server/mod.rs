@@ -299,6 +299,10 @@ impl Server {
                 let (id, op) = self.ledger.poll_store_op()?;
                 Some(Output::Store(id, op))
             })
+            .or_else(|| {
+                let (id, op) = self.shared_tasks.as_mut()?.poll_op()?;
+                Some(Output::Store(id, op))
+            })
     }
 
     /// When to call `handle(now, Input::Timeout)` next.

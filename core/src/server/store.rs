@@ -61,7 +61,7 @@ impl Server {
         reply: StoreReply,
         took: Duration,
     ) {
-        if self.is_task_op(id) {
+        if id.tag == crate::store::StoreTag::Task {
             self.on_task_store_reply(now, id, reply, took);
             return;
         }

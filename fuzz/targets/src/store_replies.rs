@@ -33,7 +33,7 @@ pub fn store_replies(data: &[u8]) {
     };
     let mut h = Harness::new(config);
     h.init("2025-11-25");
-    let mut asked: Vec<u64> = Vec::new();
+    let mut asked: Vec<responses_mcp_core::store::StoreId> = Vec::new();
     let mut answered: BTreeSet<u64> = BTreeSet::new();
     let mut admitted = 0usize;
     let mut sent = 0usize;
@@ -62,7 +62,20 @@ pub fn store_replies(data: &[u8]) {
                 let id = asked
                     .get(usize::from(arg) % asked.len().max(1))
                     .copied()
-                    .unwrap_or(u64::from(arg));
+                    // Never asked: a number of any owner's.
+                    .unwrap_or_else(|| {
+                        use responses_mcp_core::store::StoreTag;
+                        let tags = [
+                            StoreTag::Limit,
+                            StoreTag::Claim,
+                            StoreTag::Count,
+                            StoreTag::Task,
+                        ];
+                        responses_mcp_core::store::StoreId {
+                            tag: tags[usize::from(arg) % tags.len()],
+                            n: u64::from(arg),
+                        }
+                    });
                 let reply = match arg % 5 {
                     0 => StoreReply::Reserve {
                         reached: 0,
@@ -90,11 +103,7 @@ pub fn store_replies(data: &[u8]) {
                 };
                 admitted += usize::from(admits);
                 let took = Duration::from_millis(u64::from(arg));
-                h.feed(Input::StoreReply {
-                    id: responses_mcp_core::store::StoreId(id),
-                    reply,
-                    took,
-                });
+                h.feed(Input::StoreReply { id, reply, took });
             }
         }
         for frame in h.frames() {
@@ -116,7 +125,7 @@ pub fn store_replies(data: &[u8]) {
         for output in h.take_other() {
             if let Output::Store(id, op) = output {
                 if matches!(op, StoreOp::Reserve { .. }) {
-                    asked.push(id.0);
+                    asked.push(id);
                 }
             }
         }

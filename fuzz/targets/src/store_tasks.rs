@@ -45,7 +45,7 @@ pub fn store_tasks(data: &[u8]) {
     let mut h = Harness::new(config);
     let modern = head.first().is_some_and(|b| b % 2 == 1);
     h.init("2025-11-25");
-    let mut asked: Vec<u64> = Vec::new();
+    let mut asked: Vec<StoreId> = Vec::new();
     let mut task_ids: Vec<String> = vec!["task-0".into()];
     let mut answered: BTreeSet<u64> = BTreeSet::new();
     let mut next = 1u64;
@@ -77,24 +77,38 @@ pub fn store_tasks(data: &[u8]) {
                 next += 1;
             }
             2 => h.feed(Input::StoreEvent(&String::from_utf8_lossy(rest))),
-            3 => h.feed(Input::StoreEvent(&format!(
-                "{} {task}",
-                ["ended", "cancel"][usize::from(arg) % 2]
-            ))),
+            3 => h.feed(Input::StoreEvent(&match arg % 3 {
+                0 => format!("ended {task}"),
+                1 => format!("cancel {task} default"),
+                _ => format!("cancel {task} other"),
+            })),
             4 => h.feed(Input::StoreSubscribed),
             5 => h.feed(Input::Timeout),
             _ => {
                 let id = asked
                     .get(usize::from(arg) % asked.len().max(1))
                     .copied()
-                    .unwrap_or(u64::from(arg));
+                    // Never asked: a number of any owner's.
+                    .unwrap_or_else(|| {
+                        use responses_mcp_core::store::StoreTag;
+                        let tags = [
+                            StoreTag::Limit,
+                            StoreTag::Claim,
+                            StoreTag::Count,
+                            StoreTag::Task,
+                        ];
+                        responses_mcp_core::store::StoreId {
+                            tag: tags[usize::from(arg) % tags.len()],
+                            n: u64::from(arg),
+                        }
+                    });
                 let reply = match arg % 4 {
                     0 | 1 => StoreReply::Rows(rows(rest)),
                     2 => StoreReply::Unavailable("connection refused".into()),
                     _ => StoreReply::Done,
                 };
                 h.feed(Input::StoreReply {
-                    id: StoreId(id),
+                    id,
                     reply,
                     took: Duration::from_millis(1),
                 });
@@ -116,7 +130,7 @@ pub fn store_tasks(data: &[u8]) {
         for output in h.take_other() {
             if let Output::Store(id, op) = output {
                 if !matches!(op, StoreOp::Spend { .. } | StoreOp::Release { .. }) {
-                    asked.push(id.0);
+                    asked.push(id);
                 }
             }
         }

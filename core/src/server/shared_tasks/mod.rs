@@ -19,7 +19,7 @@ use crate::jsonrpc::RpcError;
 use crate::mcp::shape::TaskError;
 use crate::mcp::Method;
 use crate::store::tasks::{self as stored, StoredTask};
-use crate::store::{StoreId, StoreOp};
+use crate::store::{StoreId, StoreOp, StoreTag};
 use crate::tasks::{Status, Task, Unknown};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -68,6 +68,10 @@ pub(super) struct Waiting {
 /// See the module docs.
 #[derive(Default)]
 pub(in crate::server) struct SharedTasks {
+    /// Operations for the store, in order, each tagged as the tasks' own.
+    ops: std::collections::VecDeque<(StoreId, StoreOp)>,
+    /// The last operation's number.
+    sent: u64,
     waits: BTreeMap<StoreId, TaskWait>,
     waiting: BTreeMap<String, Waiting>,
     /// When each waited-on task is read again (entries of tasks being read, or no
@@ -76,6 +80,22 @@ pub(in crate::server) struct SharedTasks {
 }
 
 impl SharedTasks {
+    /// Queues `op`; `wait` gets its answer.
+    fn send(&mut self, op: StoreOp, wait: TaskWait) {
+        self.sent += 1;
+        let id = StoreId {
+            tag: StoreTag::Task,
+            n: self.sent,
+        };
+        self.ops.push_back((id, op));
+        self.waits.insert(id, wait);
+    }
+
+    /// The next operation for the store.
+    pub(in crate::server) fn poll_op(&mut self) -> Option<(StoreId, StoreOp)> {
+        self.ops.pop_front()
+    }
+
     /// The next re-read of a waited-on task (the top of the heap, kept live).
     pub(in crate::server) fn poll_timeout(&self) -> Option<Instant> {
         let next = self.checks.peek().map(|(at, _)| at);
@@ -166,13 +186,8 @@ impl Server {
         let Some(shared) = &mut self.shared_tasks else {
             return false;
         };
-        match self.ledger.ask_store(op) {
-            Some(id) => {
-                shared.waits.insert(id, wait);
-                true
-            }
-            None => false,
-        }
+        shared.send(op, wait);
+        true
     }
 
     /// A new task of `client`: written to the store, and `result` (its handle) answered
@@ -296,13 +311,6 @@ impl Server {
         let op = stored::list(self.ledger.clients().name(client), cursor, PAGE);
         self.ask_tasks_store(op, TaskWait::List { asker });
         super::routing::Dispatched::Pending
-    }
-
-    /// Whether operation `id` was a task's (or an event's).
-    pub(in crate::server) fn is_task_op(&self, id: StoreId) -> bool {
-        self.shared_tasks
-            .as_ref()
-            .is_some_and(|s| s.waits.contains_key(&id))
     }
 }
 
