@@ -91,13 +91,15 @@ pub fn replicas_started_together_as_pid_1_never_share_a_task_id() {
     let port = free_port();
     let _redis = Redis::start(&redis_bin, port);
     let fake = echo_openai();
-    let dir = temp_dir("fleet-replicas");
-    two_clients(&dir);
     let config = format!(
         "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
     );
     let unshare = unshare.to_string_lossy().into_owned();
+    // Each replica reads a folder of its own: one written while another starts would be
+    // read half-written.
     let replica = || {
+        let dir = temp_dir("fleet-replica");
+        two_clients(&dir);
         Mcp::spawn(
             Opts::http(&fake.url)
                 .config(&dir, &config)
@@ -162,12 +164,12 @@ pub fn a_foreign_cancel_is_refused_and_the_owners_call_runs_on() {
     let port = free_port();
     let _redis = Redis::start(&redis_bin, port);
     let fake = gated_openai();
-    let dir = temp_dir("fleet-cancel");
-    two_clients(&dir);
     let config = format!(
         "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
     );
     let spawn = || {
+        let dir = temp_dir("fleet-cancel");
+        two_clients(&dir);
         Mcp::spawn(
             Opts::http(&fake.url)
                 .config(&dir, &config)
