@@ -494,13 +494,30 @@ pub fn a_call_cancelled_mid_stream_is_charged() {
             + redis_integer(port, &format!("orm:s:alice:{}", day + 1))
     };
     assert_eq!(spent(port), 0);
-    let mut calling = HttpConn::open(addr);
+    // The call asks for progress, so that its stream says when the server has seen the
+    // search begin: cancelled only then.
     let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
-        "params":{"name":"answer","arguments":{"query":"fleet-cancelled"}}});
+        "params":{"name":"answer","arguments":{"query":"fleet-cancelled"},"_meta":{"progressToken":"p"}}});
     let auth = format!("Bearer {ALICE_TOKEN}");
-    let headers = [LEGACY[0], ("Authorization", auth.as_str())];
-    calling.send_raw(&crate::http_client::post_bytes(addr, &call, &headers));
-    fake.wait_requests(1, PATIENCE);
+    let headers = [
+        LEGACY[0],
+        ("Authorization", auth.as_str()),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let mut calling = std::net::TcpStream::connect(addr).unwrap();
+    calling.set_read_timeout(Some(PATIENCE)).unwrap();
+    std::io::Write::write_all(
+        &mut calling,
+        &crate::http_client::post_bytes(addr, &call, &headers),
+    )
+    .unwrap();
+    let mut seen = String::new();
+    while !seen.contains(r#""message":"searching the web""#) {
+        let mut chunk = [0u8; 4096];
+        let n = std::io::Read::read(&mut calling, &mut chunk).unwrap();
+        assert!(n > 0, "the stream ended before the search began: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&chunk[..n]));
+    }
     let mut c = HttpConn::open(addr);
     let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled",
         "params":{"requestId":7,"reason":"user"}});
