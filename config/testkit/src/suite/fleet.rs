@@ -17,14 +17,32 @@ use std::collections::BTreeSet;
 const BOB_TOKEN: &str = "PLANTED-fleet-bob-token-0123456789";
 const SECRET: &str = "one-secret-for-every-instance-0123";
 
-/// The clients file of alice and bob (static tokens).
-fn two_clients(dir: &std::path::Path) {
+/// How to start an instance on `fake` sharing the Redis on `port` (`store` adds to its
+/// `server.store` settings, `more` to the configuration), with the clients alice and bob
+/// and the task secret every instance has, in a folder of its own: a configuration
+/// written while another instance starts would be read half-written.
+fn on_store(fake: &FakeOpenAi, port: u16, store: &str, more: &str) -> Opts {
+    let dir = temp_dir("fleet");
     let clients = format!(
         "clients:\n  - name: alice\n    token_sha256: {}\n  - name: bob\n    token_sha256: {}\n",
         sha256_hex(ALICE_TOKEN),
         sha256_hex(BOB_TOKEN)
     );
     std::fs::write(dir.join("clients.yaml"), clients).unwrap();
+    let config = format!(
+        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"{store}}}}}\n{more}"
+    );
+    Opts::http(&fake.url)
+        .config(&dir, &config)
+        .env("MCP_TASKS_SECRET", SECRET)
+}
+
+/// The error message of a JSON-RPC reply (empty when it is none).
+fn error_message(reply: &Value) -> String {
+    reply["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// A fake OpenAI whose answer names the `fleet-…` word of the query it was asked, so
@@ -91,24 +109,10 @@ pub fn replicas_started_together_as_pid_1_never_share_a_task_id() {
     let port = free_port();
     let _redis = Redis::start(&redis_bin, port);
     let fake = echo_openai();
-    let config = format!(
-        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
-    );
     let unshare = unshare.to_string_lossy().into_owned();
-    // Each replica reads a folder of its own: one written while another starts would be
-    // read half-written.
     let replica = || {
-        let dir = temp_dir("fleet-replica");
-        two_clients(&dir);
-        Mcp::spawn(
-            Opts::http(&fake.url)
-                .config(&dir, &config)
-                .env("MCP_TASKS_SECRET", SECRET)
-                .under(
-                    &unshare,
-                    &["--pid", "--fork", "--mount-proc", "--kill-child"],
-                ),
-        )
+        let pid_1 = ["--pid", "--fork", "--mount-proc", "--kill-child"];
+        Mcp::spawn(on_store(&fake, port, "", "").under(&unshare, &pid_1))
     };
     // Started together, as a Deployment starts its replicas.
     let replicas = [replica(), replica(), replica()];
@@ -143,10 +147,7 @@ pub fn replicas_started_together_as_pid_1_never_share_a_task_id() {
             ALICE_TOKEN
         };
         let refused = post_with_token(&mut c, &task_request(101, "tasks/result", task), other);
-        let message = refused.json()["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let message = error_message(&refused.json());
         assert!(
             message.contains("not one of this client's tasks"),
             "{message}"
@@ -164,28 +165,14 @@ pub fn a_foreign_cancel_is_refused_and_the_owners_call_runs_on() {
     let port = free_port();
     let _redis = Redis::start(&redis_bin, port);
     let fake = gated_openai();
-    let config = format!(
-        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
-    );
-    let spawn = || {
-        let dir = temp_dir("fleet-cancel");
-        two_clients(&dir);
-        Mcp::spawn(
-            Opts::http(&fake.url)
-                .config(&dir, &config)
-                .env("MCP_TASKS_SECRET", SECRET),
-        )
-    };
+    let spawn = || Mcp::spawn(on_store(&fake, port, "", ""));
     let (a, b) = (spawn(), spawn());
     let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
     let created = post_with_token(&mut ca, &task_call(1, "please-slow fleet"), ALICE_TOKEN).json();
     let task = task_id_of(&created);
     fake.wait_requests(1, PATIENCE);
     let refused = post_with_token(&mut cb, &task_request(2, "tasks/cancel", &task), BOB_TOKEN);
-    let message = refused.json()["error"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let message = error_message(&refused.json());
     assert!(
         message.contains("not one of this client's tasks"),
         "{message}"
@@ -248,16 +235,7 @@ pub fn a_store_that_stalls_never_counts_a_call_twice() {
     let port = free_port();
     let redis = Redis::start(&redis_bin, port);
     let fake = gated_openai();
-    let dir = temp_dir("fleet-stall");
-    two_clients(&dir);
-    let config = format!(
-        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\", timeout_ms: 300}}}}\n"
-    );
-    let mcp = Mcp::spawn(
-        Opts::http(&fake.url)
-            .config(&dir, &config)
-            .env("MCP_TASKS_SECRET", SECRET),
-    );
+    let mcp = Mcp::spawn(on_store(&fake, port, ", timeout_ms: 300", ""));
     let mut c = HttpConn::open(listening(&mcp));
     let minute = || {
         std::time::SystemTime::now()
@@ -472,17 +450,8 @@ pub fn a_call_cancelled_mid_stream_is_charged() {
         interval: Duration::ZERO,
         then: StreamThen::Hang,
     });
-    let dir = temp_dir("fleet-charge");
-    two_clients(&dir);
-    let config = format!(
-        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\nmodel_profiles: {{answer: {{model: gpt-6.1-terra}}}}\n"
-    );
-    let mut mcp = Mcp::spawn(
-        Opts::http(&fake.url)
-            .config(&dir, &config)
-            .env("MCP_TASKS_SECRET", SECRET)
-            .env("MCP_LOG_FORMAT", "json"),
-    );
+    let priced = "model_profiles: {answer: {model: gpt-6.1-terra}}\n";
+    let mut mcp = Mcp::spawn(on_store(&fake, port, "", priced).env("MCP_LOG_FORMAT", "json"));
     let addr = listening(&mcp);
     let day = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -752,7 +721,7 @@ pub fn a_long_identity_owns_its_background_tasks_and_their_cost() {
     let created = post_with_token(&mut c, &task_call(1, "fleet-long"), &token).json();
     let task = task_id_of(&created);
     let refused = post_with_token(&mut c, &task_request(2, "tasks/result", &task), &other).json();
-    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    let message = error_message(&refused);
     assert!(
         message.contains("not one of this client's tasks"),
         "{refused}"
