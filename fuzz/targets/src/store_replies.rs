@@ -63,19 +63,7 @@ pub fn store_replies(data: &[u8]) {
                     .get(usize::from(arg) % asked.len().max(1))
                     .copied()
                     // Never asked: a number of any owner's.
-                    .unwrap_or_else(|| {
-                        use responses_mcp_core::store::StoreTag;
-                        let tags = [
-                            StoreTag::Limit,
-                            StoreTag::Claim,
-                            StoreTag::Count,
-                            StoreTag::Task,
-                        ];
-                        responses_mcp_core::store::StoreId {
-                            tag: tags[usize::from(arg) % tags.len()],
-                            n: u64::from(arg),
-                        }
-                    });
+                    .unwrap_or_else(|| crate::unasked_store_id(arg));
                 let reply = match arg % 5 {
                     0 => StoreReply::Reserve {
                         reached: 0,

@@ -89,19 +89,7 @@ pub fn store_tasks(data: &[u8]) {
                     .get(usize::from(arg) % asked.len().max(1))
                     .copied()
                     // Never asked: a number of any owner's.
-                    .unwrap_or_else(|| {
-                        use responses_mcp_core::store::StoreTag;
-                        let tags = [
-                            StoreTag::Limit,
-                            StoreTag::Claim,
-                            StoreTag::Count,
-                            StoreTag::Task,
-                        ];
-                        responses_mcp_core::store::StoreId {
-                            tag: tags[usize::from(arg) % tags.len()],
-                            n: u64::from(arg),
-                        }
-                    });
+                    .unwrap_or_else(|| crate::unasked_store_id(arg));
                 let reply = match arg % 4 {
                     0 | 1 => StoreReply::Rows(rows(rest)),
                     2 => StoreReply::Unavailable("connection refused".into()),
