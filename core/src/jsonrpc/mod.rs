@@ -163,6 +163,17 @@ impl RpcError {
         self.data = Some(data);
         self
     }
+
+    /// The error response carrying it, as JSON: with `id` when the request's could be
+    /// read, without one otherwise (the one place an error envelope is written outside a
+    /// [`Reply`]).
+    pub fn envelope(&self, id: Option<&RequestId>) -> Vec<u8> {
+        let mut body = serde_json::json!({ "jsonrpc": "2.0", "error": self });
+        if let Some(id) = id {
+            body["id"] = id.to_value();
+        }
+        body.to_string().into_bytes()
+    }
 }
 
 /// A request that expects a reply.

@@ -21,7 +21,7 @@ use super::access::Access;
 use super::endpoint::{health, ready, route, ExchangeResponse, Health, Routed};
 use super::exchange::{Asked, ExchangeOut};
 use crate::http::{Incoming, ReplyHead, RequestError, RequestLimits, RequestReader, CONTINUE};
-use serde_json::json;
+use crate::jsonrpc::{ErrorKind, RpcError};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -255,17 +255,14 @@ pub fn keeps(queued: usize, out: &ExchangeOut) -> bool {
 /// The whole answer to a connection beyond the open-connection limit: 503 with
 /// `Retry-After`, then close.
 pub fn too_many_connections(retry_after_secs: u32) -> Vec<u8> {
-    let body = json!({
-        "jsonrpc": "2.0",
-        "error": {
-            "code": crate::jsonrpc::code::OVERLOADED,
-            "message": format!("the server has as many open connections as it takes: retry in {retry_after_secs} s, or reuse a kept-alive connection"),
-        },
-    });
+    let error = RpcError::new(
+        ErrorKind::Overloaded,
+        format!("the server has as many open connections as it takes: retry in {retry_after_secs} s, or reuse a kept-alive connection"),
+    );
     ReplyHead::new(503, false)
         .header("content-type", "application/json")
         .header("retry-after", retry_after_secs.to_string())
-        .with_body(body.to_string().as_bytes())
+        .with_body(&error.envelope(None))
 }
 
 /// The answer to bytes that are not a request this server reads; the connection closes.
@@ -275,13 +272,10 @@ fn refusal(e: &RequestError) -> Vec<u8> {
 
 /// A closing response with a JSON-RPC error (no id) saying `message`.
 fn plain(status: u16, message: &str) -> Vec<u8> {
-    let body = json!({
-        "jsonrpc": "2.0",
-        "error": { "code": crate::jsonrpc::code::INVALID_REQUEST, "message": message },
-    });
+    let error = RpcError::new(ErrorKind::InvalidRequest, message);
     ReplyHead::new(status, false)
         .header("content-type", "application/json")
-        .with_body(body.to_string().as_bytes())
+        .with_body(&error.envelope(None))
 }
 
 #[cfg(test)]

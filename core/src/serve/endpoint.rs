@@ -497,12 +497,8 @@ fn request_id(body: &[u8]) -> Option<RequestId> {
 }
 
 fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {
-    let mut body = json!({ "jsonrpc": "2.0", "error": error });
-    if let Some(id) = id {
-        body["id"] = id.to_value();
-    }
     head.header("content-type", "application/json")
-        .with_body(body.to_string().as_bytes())
+        .with_body(&error.envelope(id.as_ref()))
 }
 
 #[path = "endpoint/discovery.rs"]

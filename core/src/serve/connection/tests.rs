@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::json;
 use crate::http::Reader;
 use crate::serve::access::{Token, LOOPBACK_NAMES};
 use crate::Asked;

@@ -67,11 +67,11 @@ impl ExchangeResponse {
                 (head.with_body(&text), true)
             }
             ExchangeOut::Refused(denial) => {
-                let body = serde_json::json!({
-                    "jsonrpc": "2.0",
-                    "error": { "code": crate::jsonrpc::code::INVALID_REQUEST, "message": denial.message },
-                })
-                .to_string();
+                let error = crate::jsonrpc::RpcError::new(
+                    crate::jsonrpc::ErrorKind::InvalidRequest,
+                    denial.message,
+                );
+                let body = error.envelope(None);
                 let mut head = ReplyHead::new(denial.status, self.keep_alive)
                     .header("content-type", "application/json");
                 if let Some(challenge) = denial.challenge {
@@ -80,7 +80,7 @@ impl ExchangeResponse {
                 if denial.status == 503 {
                     head = head.header("retry-after", "5");
                 }
-                (head.with_body(body.as_bytes()), true)
+                (head.with_body(&body), true)
             }
             ExchangeOut::Admitted { modern } => {
                 self.modern = modern;
