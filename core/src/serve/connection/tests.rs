@@ -1,8 +1,8 @@
 use super::*;
-use serde_json::json;
 use crate::http::Reader;
 use crate::serve::access::{Token, LOOPBACK_NAMES};
 use crate::Asked;
+use serde_json::json;
 use serde_json::Value;
 
 const LIMITS: RequestLimits = RequestLimits {
