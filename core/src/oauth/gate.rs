@@ -12,19 +12,17 @@ use super::{
     TokenVerifier,
 };
 use crate::io::{after, Now};
-use crate::timers::Timers;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
+use waiting::{Waiting, WaitingRoom};
+
+mod waiting;
+pub use waiting::MAX_WAITING_BYTES;
 
 /// Why a token whose key the provider's fresh key set lacks is refused.
 const UNPUBLISHED_KEY: &str =
     "the token is signed with a key the identity provider does not publish: get a new token";
 
-/// Requests waiting for keys, at most; beyond, a request is refused as busy at once.
-const MAX_WAITING: usize = 1024;
-/// Bytes the waiting requests hold, at most (their raw requests: nothing of a caller
-/// nobody admitted is parsed); beyond, a request is refused as busy at once.
-pub const MAX_WAITING_BYTES: usize = 16 << 20;
 /// Key ids remembered as unpublished by the latest key set, at most.
 const MAX_UNPUBLISHED: usize = 1024;
 /// The longest wait between two fetches after a failure: a provider back after an
@@ -100,23 +98,9 @@ pub struct Gate<P> {
     /// Key ids the latest key set lacks: a token naming one is refused at once until
     /// the next fetch is allowed, so forged key ids cannot park requests.
     unpublished: BTreeSet<String>,
-    /// The requests waiting for keys, by their number (the order they came in).
-    waiting: BTreeMap<u64, Waiting<P>>,
-    /// The next waiting request's number.
-    next_waiting: u64,
-    /// Their deadlines, soonest first (entries of requests gone are stale).
-    deadlines: Timers<u64>,
-    /// Bytes the waiting requests hold.
-    waiting_bytes: usize,
+    /// The requests waiting for keys (beyond its room, a request is refused as busy).
+    waiting: WaitingRoom<P>,
     steps: VecDeque<GateStep<P>>,
-}
-
-/// A request waiting for keys.
-struct Waiting<P> {
-    deadline: Instant,
-    token: BearerToken,
-    parked: P,
-    bytes: usize,
 }
 
 impl<P> Gate<P> {
@@ -134,10 +118,7 @@ impl<P> Gate<P> {
             failures: 0,
             retry_at: None,
             unpublished: BTreeSet::new(),
-            waiting: BTreeMap::new(),
-            next_waiting: 0,
-            deadlines: Timers::default(),
-            waiting_bytes: 0,
+            waiting: WaitingRoom::default(),
             steps: VecDeque::new(),
         }
     }
@@ -201,25 +182,16 @@ impl<P> Gate<P> {
                 (down, _) => self.unavailable(down.as_deref()),
             };
             self.steps.push_back(GateStep::Refused(parked, denial));
-        } else if self.waiting.len() >= MAX_WAITING
-            || self.waiting_bytes.saturating_add(bytes) > MAX_WAITING_BYTES
-        {
+        } else if !self.waiting.has_room(bytes) {
             let denial = self.unavailable(Some("too many requests are waiting for its keys"));
             self.steps.push_back(GateStep::Refused(parked, denial));
         } else {
-            self.waiting_bytes += bytes;
-            let n = self.next_waiting;
-            self.next_waiting += 1;
-            self.deadlines.schedule(n, deadline);
-            self.waiting.insert(
-                n,
-                Waiting {
-                    deadline,
-                    token,
-                    parked,
-                    bytes,
-                },
-            );
+            self.waiting.enter(Waiting {
+                deadline,
+                token,
+                parked,
+                bytes,
+            });
         }
     }
 
@@ -322,32 +294,15 @@ impl<P> Gate<P> {
             self.settings.issuer
         ));
         let denial = self.unavailable(self.down.as_deref());
-        for waiting in self.take_waiting() {
+        for waiting in self.waiting.take_all() {
             self.steps
                 .push_back(GateStep::Refused(waiting.parked, denial.clone()));
         }
     }
 
-    /// Every waiting request, no longer waiting, in the order they came.
-    fn take_waiting(&mut self) -> Vec<Waiting<P>> {
-        self.waiting_bytes = 0;
-        self.deadlines = Timers::default();
-        std::mem::take(&mut self.waiting).into_values().collect()
-    }
-
-    /// Drops the deadlines of requests no longer waiting from the top of the heap.
-    fn prune_deadlines(&mut self) {
-        let waiting = &self.waiting;
-        self.deadlines.prune(
-            |at, n| waiting.get(n).is_some_and(|w| w.deadline == at),
-            waiting.len(),
-            || waiting.iter().map(|(n, w)| (w.deadline, *n)).collect(),
-        );
-    }
-
     /// The keys came: every waiting request judged again, now without waiting.
     fn release(&mut self, now: Now) {
-        for Waiting { token, parked, .. } in self.take_waiting() {
+        for Waiting { token, parked, .. } in self.waiting.take_all() {
             let step = match self.judge(&token, now.unix_secs) {
                 Judged::Identity(identity) => GateStep::Passed(parked, Passed { identity }),
                 Judged::Denied(denial) => GateStep::Refused(parked, denial),
@@ -374,13 +329,7 @@ impl<P> Gate<P> {
         if self.retry_at.is_some_and(|at| at <= now.instant) && self.fetching == Fetching::Nothing {
             self.fetch(now);
         }
-        let due: Vec<u64> = self
-            .deadlines
-            .take_due(now.instant)
-            .into_iter()
-            .filter(|(at, n)| self.waiting.get(n).is_some_and(|w| w.deadline == *at))
-            .map(|(_, n)| n)
-            .collect();
+        let due = self.waiting.take_due(now.instant);
         if due.is_empty() {
             return;
         }
@@ -394,39 +343,28 @@ impl<P> Gate<P> {
             self.down = Some(why.clone());
         }
         let denial = self.unavailable(Some(&why));
-        for n in due {
-            if let Some(waiting) = self.waiting.remove(&n) {
-                self.waiting_bytes = self.waiting_bytes.saturating_sub(waiting.bytes);
-                self.steps
-                    .push_back(GateStep::Refused(waiting.parked, denial.clone()));
-            }
+        for waiting in due {
+            self.steps
+                .push_back(GateStep::Refused(waiting.parked, denial.clone()));
         }
-        self.prune_deadlines();
     }
 
     /// Drops the waiting requests `gone` says are gone (their client left).
-    pub fn forget(&mut self, mut gone: impl FnMut(&P) -> bool) {
-        self.waiting.retain(|_, w| !gone(&w.parked));
-        self.waiting_bytes = self.waiting.values().map(|w| w.bytes).sum();
-        self.prune_deadlines();
+    pub fn forget(&mut self, gone: impl FnMut(&P) -> bool) {
+        self.waiting.forget(gone);
     }
 
-    /// When [`Gate::timeout`] is due next: the soonest of a waiting request's deadline
-    /// (the top of the heap, kept live), the next allowed fetch and the retry.
+    /// When [`Gate::timeout`] is due next: the soonest of a waiting request's deadline,
+    /// the next allowed fetch and the retry.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let wait = self.deadlines.peek().map(|(at, _)| at);
-        debug_assert_eq!(
-            wait,
-            self.waiting.values().map(|w| w.deadline).min(),
-            "the deadlines' heap is out of step with the waiting requests"
-        );
+        let wait = self.waiting.next_deadline();
         let retry = self.retry_at.filter(|_| self.fetching == Fetching::Nothing);
         [wait, self.fetch_at, retry].into_iter().flatten().min()
     }
 
     /// Bytes the requests waiting for keys hold.
     pub fn waiting_bytes(&self) -> usize {
-        self.waiting_bytes
+        self.waiting.bytes()
     }
 
     /// The next step.
