@@ -2,6 +2,7 @@ use super::*;
 use crate::http::{Incoming, Reader, RequestLimits, RequestReader};
 use crate::serve::access::{Token, LOOPBACK_NAMES};
 use crate::ExchangeOut;
+use serde_json::json;
 
 fn access(token: Option<&str>) -> Access {
     Access {
