@@ -289,23 +289,33 @@ impl Access {
             }
             None => value.to_owned(),
         };
-        // At most 100 characters, and no word cut short: a cut could leave a named
-        // client's token alone where the text had glued it to more.
-        let mut cut: String = value.chars().take(SHOWN).collect();
-        if value.chars().nth(SHOWN).is_some_and(is_token_char) {
-            cut.truncate(cut.trim_end_matches(is_token_char).len());
-        }
+        let mut cut = cut_short(&value);
         if let Some(clients) = &self.clients {
             cut = clients.masked(&cut);
         }
-        // Control characters become `?`: echoing them helps nobody, and their JSON escapes
-        // (`\f`, `\u001f`) could spell a credential's first letter next to its rest.
-        let cut: String = cut
-            .chars()
-            .map(|c| if c.is_control() { '?' } else { c })
-            .collect();
-        format!("'{cut}'")
+        quoted(&cut)
     }
+}
+
+/// `value` at most [`SHOWN`] characters, and no word cut short: a cut could leave a
+/// named client's token alone where the text had glued it to more.
+pub(crate) fn cut_short(value: &str) -> String {
+    let mut cut: String = value.chars().take(SHOWN).collect();
+    if value.chars().nth(SHOWN).is_some_and(is_token_char) {
+        cut.truncate(cut.trim_end_matches(is_token_char).len());
+    }
+    cut
+}
+
+/// `value` quoted for an error message, control characters as `?`: echoing them helps
+/// nobody, and their JSON escapes (`\f`, `\u001f`) could spell a credential's first letter
+/// next to its rest.
+pub(crate) fn quoted(value: &str) -> String {
+    let shown: String = value
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    format!("'{shown}'")
 }
 
 #[cfg(test)]

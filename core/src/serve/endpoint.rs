@@ -7,7 +7,7 @@
 //! token), method, media types, JSON, protocol version header, the 2026-07-28 mirrored
 //! headers.
 
-use super::access::{Access, Denied};
+use super::access::{cut_short, quoted, Access, Denied};
 use super::exchange::{Asked, Caller, ExchangeOut, Post};
 use super::headers;
 use crate::clients::ClientId;
@@ -166,16 +166,8 @@ impl Post {
     /// (and the out that tells the response what it is), or the whole response that
     /// refuses its body.
     pub fn admit(self, client: ClientId) -> Result<(Asked, ExchangeOut), ExchangeOut> {
-        // Values a client sent are echoed cut short and without control characters; a
-        // verified identity's request holds no static token to mask.
-        let shown = |value: &str| {
-            let cut: String = value
-                .chars()
-                .take(100)
-                .map(|c| if c.is_control() { '?' } else { c })
-                .collect();
-            format!("'{cut}'")
-        };
+        // A verified identity's request holds no static token to mask.
+        let shown = |value: &str| quoted(&cut_short(value));
         match exchange(&self.request, &shown, self.takes_stream, client) {
             Routed::Exchange { asked, response } => Ok((
                 asked,
