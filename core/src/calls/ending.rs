@@ -38,7 +38,6 @@ impl<C: Clone> CallEngine<C> {
 
     /// The event that reports `call`'s end.
     pub(super) fn ended(&self, call: Call<C>, ending: Ending) -> CallEvent<C> {
-        let now = self.last_now.unwrap_or(call.admitted);
         let usage = match &ending {
             Ending::Answer(_, usage) => usage.clone(),
             Ending::Stored(Stored {
@@ -52,16 +51,7 @@ impl<C: Clone> CallEngine<C> {
             matches!(call.work, Work::Model(_)),
             matches!(call.work, Work::Fetch(_)),
         );
-        let report = Report {
-            usage,
-            adjustments: call.adjustments,
-            model: ModelSource::of(call.plan),
-            attempts: call.attempts,
-            wall: now.saturating_duration_since(call.admitted),
-            upstream: call.upstream,
-            estimated: false,
-        };
-        let (context, retries) = (call.context, call.retries);
+        let (context, retries, report) = self.report(call, usage, false);
         match ending {
             Ending::Answer(outcome, _) => CallEvent::Finished {
                 context,
@@ -134,9 +124,19 @@ impl<C: Clone> CallEngine<C> {
                 (usage, true)
             }
         };
+        let (context, _, report) = self.report(call, Some(usage), estimated);
+        CallEvent::Dropped {
+            context,
+            spent: Some(report),
+        }
+    }
+
+    /// What `call` used (`usage`, OpenAI's or, `estimated`, ours), with its context and
+    /// the retries it took.
+    fn report(&self, call: Call<C>, usage: Option<Usage>, estimated: bool) -> (C, u32, Report) {
         let now = self.last_now.unwrap_or(call.admitted);
         let report = Report {
-            usage: Some(usage),
+            usage,
             adjustments: call.adjustments,
             model: ModelSource::of(call.plan),
             attempts: call.attempts,
@@ -144,10 +144,7 @@ impl<C: Clone> CallEngine<C> {
             upstream: call.upstream,
             estimated,
         };
-        CallEvent::Dropped {
-            context: call.context,
-            spent: Some(report),
-        }
+        (call.context, call.retries, report)
     }
 
     /// Forgets a call, aborting its attempt if one is still on record.

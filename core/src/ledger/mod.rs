@@ -263,12 +263,7 @@ impl Ledger {
             let label = self.clients.label(call.client);
             self.metrics.usage(end.model, label, usage, &cost);
             if let Some(spent) = cost.total() {
-                match &mut self.shared {
-                    Some(shared) => {
-                        shared.send(crate::store::spend(client, spent, now));
-                    }
-                    None => self.limits.spend(call.client, now, spent),
-                }
+                self.spend(call.client, spent, now);
             }
         } else if let (Some(shared), Some(at), Some(_)) =
             (&mut self.shared, call.reserved_at, end.failure)
@@ -303,13 +298,7 @@ impl Ledger {
             self.metrics.usage(model, label, usage, &cost);
         }
         if let Some(amount) = cost.total().filter(|a| a.0 > 0) {
-            let client = self.clients.name(call.client);
-            match &mut self.shared {
-                Some(shared) => {
-                    shared.send(crate::store::spend(client, amount, now));
-                }
-                None => self.limits.spend(call.client, now, amount),
-            }
+            self.spend(call.client, amount, now);
         }
         self.record(call, Outcome::Cancelled, now, |record| {
             record.duration = spent.wall;
@@ -321,6 +310,18 @@ impl Ledger {
             record.usage_estimated = spent.estimated;
             record.request_id = spent.upstream.request_id.clone();
         });
+    }
+
+    /// `amount` spent by `client` at `now`: against its day, in the store when there is
+    /// one (so that every instance sees it), else here.
+    fn spend(&mut self, client: ClientId, amount: crate::money::Picodollars, now: u64) {
+        match &mut self.shared {
+            Some(shared) => {
+                let name = self.clients.name(client);
+                shared.send(crate::store::spend(name, amount, now));
+            }
+            None => self.limits.spend(client, now, amount),
+        }
     }
 
     /// A call the engine ran for a request ended with `outcome` at `now`: [`Ledger::ended`]
