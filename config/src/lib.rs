@@ -432,13 +432,13 @@ pub fn now() -> Now {
 /// Entropy for the server: retry jitter, and where this process's task numbers start.
 /// From the system's random source (ring's, already linked for TLS): the clock and the
 /// process id are not enough, since replicas start in the same second as PID 1 each.
-/// Only where the system gives none, the clock and the process id.
+/// Only where the system gives none, the clock and the process id (called before the
+/// logger is up, so nothing is said of it).
 pub fn seed() -> u64 {
     let mut bytes = [0u8; 8];
     if ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).is_ok() {
         return u64::from_le_bytes(bytes);
     }
-    log::warn!("the system's random source failed: task ids and jitter seeded from the clock");
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);

@@ -4,7 +4,7 @@
 //! answered, even when the task ends); another client's request is refused.
 
 use super::*;
-use crate::clients::{ClientId, Clients, NamedClient};
+use crate::clients::ClientId;
 use crate::fixture;
 use crate::io::{AttemptId, HttpMethod};
 use crate::store::{StoreOp, StoreReply};
@@ -38,21 +38,11 @@ struct Desk {
 
 impl Desk {
     fn new(backend: Backend) -> Desk {
-        let mut config = Harness::keyed();
-        let named = |name: &str| NamedClient {
-            name: name.into(),
-            limit: crate::clients::Limit::default(),
-            identity: None,
-        };
-        config.clients = Clients::new(vec![named("a"), named("b")]).unwrap_or_default();
+        let (mut config, a, b) = super::two_named_clients();
         config.tasks.background = backend == Backend::Background;
         if backend == Backend::Shared {
             config.store = Some(crate::settings::StoreSettings::default());
         }
-        let (a, b) = (
-            config.clients.id(0).unwrap_or_default(),
-            config.clients.id(1).unwrap_or_default(),
-        );
         Desk {
             h: Harness::new(config),
             backend,

@@ -348,20 +348,10 @@ fn draining_with_nothing_in_flight_exits_at_once() {
 /// `tasks/list` lists its own; local and background tasks alike.
 #[test]
 fn a_client_sees_only_its_own_tasks() {
-    use crate::clients::{ClientId, Clients, NamedClient};
+    use crate::clients::ClientId;
     for background in [false, true] {
-        let mut config = Harness::keyed();
-        let named = |name: &str| NamedClient {
-            name: name.into(),
-            limit: crate::clients::Limit::default(),
-            identity: None,
-        };
-        config.clients = Clients::new(vec![named("a"), named("b")]).unwrap_or_default();
+        let (mut config, a, b) = super::two_named_clients();
         config.tasks.background = background;
-        let (a, b) = (
-            config.clients.id(0).unwrap_or_default(),
-            config.clients.id(1).unwrap_or_default(),
-        );
         let mut h = Harness::new(config);
         let v = Some(ProtocolVersion::V2025_11_25);
         let mut x = 0;

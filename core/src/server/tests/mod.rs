@@ -14,6 +14,25 @@ pub(super) fn body_of(r: &HttpRequest) -> Value {
     serde_json::from_slice(&r.body).unwrap()
 }
 
+/// A keyed configuration with the named clients `a` and `b`, and their ids.
+pub(super) fn two_named_clients() -> (
+    ServerConfig,
+    crate::clients::ClientId,
+    crate::clients::ClientId,
+) {
+    use crate::clients::{Clients, NamedClient};
+    let mut config = Harness::keyed();
+    let named = |name: &str| NamedClient {
+        name: name.into(),
+        limit: crate::clients::Limit::default(),
+        identity: None,
+    };
+    config.clients = Clients::new(vec![named("a"), named("b")]).unwrap_or_default();
+    let a = config.clients.id(0).unwrap_or_default();
+    let b = config.clients.id(1).unwrap_or_default();
+    (config, a, b)
+}
+
 pub(super) fn answer_of(reply: &Value) -> Value {
     serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
 }
