@@ -77,6 +77,7 @@ mod calls;
 pub mod clients;
 #[doc(hidden)]
 pub mod date;
+mod desk;
 mod driver;
 #[doc(hidden)]
 pub mod framing;
@@ -94,6 +95,7 @@ pub mod oauth;
 pub mod openai;
 pub mod outcome;
 pub mod policy;
+mod routing;
 pub mod serve;
 #[doc(hidden)]
 pub mod server;

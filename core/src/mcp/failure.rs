@@ -354,3 +354,40 @@ mod tests {
         );
     }
 }
+
+/// How this server words a call's end for `tools/call`: which variable holds the API key
+/// (named in advice) and whether failures carry their debug details. One value, kept by
+/// whoever answers calls (the server for plain calls, the desk for tasks).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Wording {
+    pub api_key_env: String,
+    pub debug: bool,
+}
+
+impl Wording {
+    /// What `tools/call` returns for a call that ended with `outcome` (priced at `cost`),
+    /// as `version` shapes answers and failures.
+    pub(crate) fn priced_result(
+        &self,
+        outcome: Result<crate::openai::Answer, UpstreamFailure>,
+        retries: u32,
+        report: &crate::openai::Report,
+        version: ProtocolVersion,
+        cost: &crate::openai::pricing::Estimate,
+    ) -> Result<Value, RpcError> {
+        match outcome {
+            Ok(answer) => Ok(shape::tool_result(&answer, version, report, cost)),
+            Err(failure) => ToolFailure::Upstream {
+                failure: &failure,
+                retries,
+                advice: Advice {
+                    api_key_env: &self.api_key_env,
+                    model: Some(report.model.model.as_str()).filter(|m| !m.is_empty()),
+                    model_setting: Some(report.model.setting).filter(|s| !s.is_empty()),
+                },
+                debug: self.debug,
+            }
+            .reply(version),
+        }
+    }
+}

@@ -1,10 +1,10 @@
 //! JSON-RPC batches (protocol 2025-03-26 only): entries are dispatched one by one and the
 //! replies written together, as one array, once the last call among them has ended.
 
-use super::routing::{Dispatched, ReplyTo};
 use super::{Now, Server, Session};
 use crate::jsonrpc::Reply;
 use crate::mcp::shape::RequestError;
+use crate::routing::{Dispatched, ReplyTo};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -37,37 +37,31 @@ impl Server {
             _ => None,
         };
         if let Some(problem) = problem {
-            self.send_reply(Reply::Failure {
-                id: None,
-                error: problem.error(),
-            });
+            let error = problem.error();
+            self.route(
+                ReplyTo::Direct,
+                Some(Reply::Failure { id: None, error }),
+                None,
+            );
             return;
         }
-        let batch = self.batches.open(items.len());
+        let batch = self.out.batches().open(items.len());
         for (slot, item) in items.into_iter().enumerate() {
             match self.dispatch(now, item, ReplyTo::Batch { batch, slot }) {
                 Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => {
-                    self.batches.fill(batch, slot, Some(reply));
+                    self.out.batches().fill(batch, slot, Some(reply));
                 }
-                Dispatched::Nothing => self.batches.fill(batch, slot, None),
+                Dispatched::Nothing => self.out.batches().fill(batch, slot, None),
                 // A batch member's reply goes into its slot; none is sent on its own.
                 Dispatched::Pending | Dispatched::Sent => {}
             }
         }
-        self.flush_batch(batch);
-    }
-
-    pub(super) fn flush_batch(&mut self, batch: u64) {
-        if let Some(replies) = self.batches.take_if_done(batch) {
-            if !replies.is_empty() {
-                self.write_json(&replies);
-            }
-        }
+        self.out.flush_batch(batch);
     }
 }
 
 impl Batches {
-    fn open(&mut self, size: usize) -> u64 {
+    pub(super) fn open(&mut self, size: usize) -> u64 {
         let id = self.next;
         self.next += 1;
         let slots = std::iter::repeat_with(|| None).take(size).collect();
@@ -90,7 +84,7 @@ impl Batches {
         }
     }
 
-    fn take_if_done(&mut self, batch: u64) -> Option<Vec<Reply>> {
+    pub(super) fn take_if_done(&mut self, batch: u64) -> Option<Vec<Reply>> {
         if self.open.get(&batch)?.pending > 0 {
             return None;
         }

@@ -2,7 +2,6 @@
 //! notifications. Methods are parsed once into [`Method`]; params once into typed values.
 
 use super::methods::Scope;
-use super::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
 use super::store::{refused_by_limit, CallRequest};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
@@ -13,6 +12,8 @@ use crate::ledger::{CallAdmission, CallOf};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
+use crate::routing::{Caller, Context, Dispatched, ReplyTo, TaskStart};
+use crate::store::events::StoreEvent;
 use serde_json::Value;
 
 impl Server {
@@ -21,7 +22,7 @@ impl Server {
             Value::Array(items) => self.on_batch(now, items),
             single => match self.dispatch(now, single, ReplyTo::Direct) {
                 Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => {
-                    self.send_reply(reply);
+                    self.route(ReplyTo::Direct, Some(reply), None);
                 }
                 Dispatched::Nothing | Dispatched::Pending | Dispatched::Sent => {}
             },
@@ -168,10 +169,10 @@ impl Server {
                 client,
                 reserved_at,
             };
-            if self.config.tasks.background {
-                return self.start_background_task(now, id, reply_to, version, start);
-            }
-            return self.start_task(now, id, reply_to, version, start);
+            let (desk, floor) = self.desk_floor();
+            let dispatched = desk.start(now, floor, (id, reply_to, version), start);
+            self.drain_desk();
+            return dispatched;
         }
         let key = CallKey {
             from: reply_to.requester(),
@@ -202,10 +203,11 @@ impl Server {
     ) -> Option<(Result<Value, RpcError>, Option<u64>)> {
         let retired = || {
             let profile = self.config.profiles.for_tool(call.tool)?;
-            self.retired(&profile.model, model_setting, now)
+            let of = (&self.calendar, &self.config);
+            super::lookups::retired(of, &profile.model, model_setting, now)
         };
         let reason;
-        let failure = if self.is_closing() {
+        let failure = if self.closing.is_some() {
             ToolFailure::Draining
         } else if !self.config.credentials_ready {
             ToolFailure::MissingKey {
@@ -274,7 +276,7 @@ impl Server {
     /// for the session, and building it as a `Value` per request dominated dispatch.
     pub(super) fn write_tools_list(&mut self, id: &RequestId, version: ProtocolVersion) {
         let json = self.tools_list_reply(id, version);
-        self.write_frame(&json);
+        self.out.write_frame(&json);
     }
 
     /// The compact JSON of a `tools/list` reply to `id`, from the cached result.
@@ -325,13 +327,20 @@ impl Server {
                         // the id: it cancels the calls of open exchanges with that id.
                         let keys = match from {
                             Requester::Stdio => vec![CallKey::from(id.clone())],
-                            Requester::Exchange(_) => self.exchange_calls(&id, client),
+                            Requester::Exchange(_) => {
+                                super::store::exchange_calls(&self.calls, &id, client)
+                            }
                             // Tasks are cancelled with tasks/cancel, never by this.
                             Requester::Task(_) => Vec::new(),
                         };
                         if matches!(from, Requester::Exchange(_)) {
                             // The call may run on another instance.
-                            self.publish_request_cancel(client, &id);
+                            let client = self.ledger.clients().name(client).to_owned();
+                            let event = StoreEvent::Request {
+                                client,
+                                id: id.clone(),
+                            };
+                            self.desk.publish(&event);
                         }
                         let mut cancelled = false;
                         for key in &keys {
@@ -339,10 +348,10 @@ impl Server {
                         }
                         // A call still waiting for its reserve is dropped before it starts.
                         let before = self.parked.len();
-                        self.forget_parked(|p| {
-                            matches!(from, Requester::Stdio)
+                        self.parked.retain(|_, p| {
+                            !(matches!(from, Requester::Stdio)
                                 && matches!(p.reply_to, ReplyTo::Direct | ReplyTo::Batch { .. })
-                                && p.id == id
+                                && p.id == id)
                         });
                         cancelled |= self.parked.len() < before;
                         if cancelled {

@@ -6,13 +6,13 @@
 
 use super::dispatch::fail;
 use super::methods::Scope;
-use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeId, ExchangeOut, Now, Output, Server};
 use crate::calls::{CallKey, Requester};
 use crate::clients::ClientId;
 use crate::jsonrpc::{classify, Incoming, Reply};
 use crate::mcp::shape::RequestError;
 use crate::mcp::{era_of, shape, Era, ProtocolVersion};
+use crate::routing::{Dispatched, ReplyTo};
 use serde_json::Value;
 
 /// The version of a legacy request that names none (the specification's default).
@@ -30,7 +30,7 @@ impl Server {
         let reply_to = ReplyTo::Exchange(x);
         if message.is_array() {
             let error = RequestError::BatchOverHttp.error();
-            self.route(reply_to, Some(Reply::Failure { id: None, error }));
+            self.route(reply_to, Some(Reply::Failure { id: None, error }), None);
             return;
         }
         let dispatched = match classify(message) {
@@ -48,13 +48,11 @@ impl Server {
             },
             Ok(Incoming::Notification(n)) => {
                 self.dispatch_notification(now, n, Requester::Exchange(x), client);
-                self.outputs
-                    .push_back(Output::Exchange(x, ExchangeOut::Accepted));
+                self.out.push(Output::Exchange(x, ExchangeOut::Accepted));
                 return;
             }
             Ok(Incoming::Response) => {
-                self.outputs
-                    .push_back(Output::Exchange(x, ExchangeOut::Accepted));
+                self.out.push(Output::Exchange(x, ExchangeOut::Accepted));
                 return;
             }
             Err(rejected) => Dispatched::Reply(Reply::Failure {
@@ -63,12 +61,12 @@ impl Server {
             }),
         };
         match dispatched {
-            Dispatched::Reply(reply) => self.route(reply_to, Some(reply)),
+            Dispatched::Reply(reply) => self.route(reply_to, Some(reply), None),
             Dispatched::Refused {
                 reply,
                 retry_after_secs,
-            } => self.route_refused(reply_to, reply, retry_after_secs),
-            Dispatched::Nothing => self.route(reply_to, None),
+            } => self.route(reply_to, Some(reply), Some(retry_after_secs)),
+            Dispatched::Nothing => self.route(reply_to, None, None),
             Dispatched::Pending | Dispatched::Sent => {}
         }
     }
@@ -77,13 +75,10 @@ impl Server {
     pub(super) fn on_exchange_closed(&mut self, now: Now, x: ExchangeId) {
         self.forget_subscriptions_of(x);
         self.forget_gated(x);
-        // A `tasks/result` whose client left waits no more (and frees its slot).
-        self.tasks
-            .forget_waiters(|w| w.reply_to == ReplyTo::Exchange(x));
-        self.forget_background_waiters(x);
-        self.forget_shared_waiters(|w| w.reply_to == ReplyTo::Exchange(x));
-        self.forget_held(now, ReplyTo::Exchange(x));
-        self.forget_parked(|p| p.reply_to == ReplyTo::Exchange(x));
+        self.desk.forget(now, &mut self.calls, x);
+        self.drain_desk();
+        self.parked
+            .retain(|_, p| p.reply_to != ReplyTo::Exchange(x));
         let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));
         for key in &keys {
             if self.calls.cancel(now, key) {

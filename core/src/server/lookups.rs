@@ -3,13 +3,14 @@
 //! and again every day; a slow or failing lookup changes nothing. What the provider says decides
 //! whether calls with a model are refused, and is warned about once when near.
 
-use super::routing::Context;
 use super::{Now, Server};
 use crate::calls::{Planned, Work};
 use crate::date::Date;
-use crate::openai::calendar::{Shutdown, WARN_DAYS};
+use crate::openai::calendar::{Calendar, Shutdown, WARN_DAYS};
 use crate::openai::models::retirement;
 use crate::openai::UpstreamFailure;
+use crate::routing::Context;
+use crate::settings::ServerConfig;
 use crate::tools::ALL_TOOLS;
 use std::collections::BTreeMap;
 
@@ -25,7 +26,7 @@ impl Server {
             return;
         }
         self.calendar.looked_up(now.instant);
-        for model in self.profile_models().into_keys() {
+        for model in profile_models(&self.config).into_keys() {
             // Gateways name models `vendor/model`, which is not one path segment.
             if model.contains('/') {
                 continue;
@@ -64,8 +65,7 @@ impl Server {
         log::debug!("the provider's shutdown date for {model}: {date:?}");
         self.calendar.handle_date(model, date);
         let (today, soon) = days(now);
-        let setting = self
-            .profile_models()
+        let setting = profile_models(&self.config)
             .remove(model)
             .unwrap_or("model_profiles.answer.model");
         let said = match self.calendar.shutdown(model, &today, &soon) {
@@ -84,37 +84,42 @@ impl Server {
             );
         }
     }
+}
 
-    /// Why calls to `model` (configured under `setting`) are refused before any request:
-    /// the provider's own shutdown date is past, or, where it gave none, OpenAI's calendar
-    /// says so (when it applies).
-    pub(super) fn retired(&self, model: &str, setting: &'static str, now: Now) -> Option<String> {
-        let (today, soon) = days(now);
-        if let Shutdown::Past(date) = self.calendar.shutdown(model, &today, &soon) {
-            return Some(format!(
-                "model {model} was shut down on {date} (the provider's own shutdown date); set {setting} to {} and restart the server",
-                replacement(model)
-            ));
-        }
-        if !self.config.enforce_retirements {
-            return None;
-        }
-        let retired = retirement(model).filter(|r| r.is_past(&today))?;
-        Some(retired.describe(model, setting, &today))
+/// Why calls to `model` (configured under `setting`) are refused before any request: the
+/// provider's own shutdown date is past, or, where it gave none, OpenAI's calendar says so
+/// (when `config` enforces it).
+pub(super) fn retired(
+    (calendar, config): (&Calendar, &ServerConfig),
+    model: &str,
+    setting: &'static str,
+    now: Now,
+) -> Option<String> {
+    let (today, soon) = days(now);
+    if let Shutdown::Past(date) = calendar.shutdown(model, &today, &soon) {
+        return Some(format!(
+            "model {model} was shut down on {date} (the provider's own shutdown date); set {setting} to {} and restart the server",
+            replacement(model)
+        ));
     }
+    if !config.enforce_retirements {
+        return None;
+    }
+    let retired = retirement(model).filter(|r| r.is_past(&today))?;
+    Some(retired.describe(model, setting, &today))
+}
 
-    /// Each profile's model, with the setting of the first profile that names it.
-    fn profile_models(&self) -> BTreeMap<String, &'static str> {
-        let mut models = BTreeMap::new();
-        for tool in ALL_TOOLS {
-            if let Some(profile) = self.config.profiles.own(tool) {
-                models
-                    .entry(profile.model.clone())
-                    .or_insert(tool.model_setting());
-            }
+/// Each profile's model in `config`, with the setting of the first profile that names it.
+fn profile_models(config: &ServerConfig) -> BTreeMap<String, &'static str> {
+    let mut models = BTreeMap::new();
+    for tool in ALL_TOOLS {
+        if let Some(profile) = config.profiles.own(tool) {
+            models
+                .entry(profile.model.clone())
+                .or_insert(tool.model_setting());
         }
-        models
     }
+    models
 }
 
 /// Today and the day [`WARN_DAYS`] ahead, in Asia/Tokyo.

@@ -2,12 +2,12 @@
 //! session `initialize` opens, a legacy HTTP request served without a session, or a
 //! 2026-07-28 request described by its own `_meta`) and the version it is served in.
 
-use super::routing::{Dispatched, ReplyTo};
 use super::{ExchangeOut, Now, Output, Server, Session};
 use crate::clients::ClientId;
 use crate::jsonrpc::{kind_of, Request, RequestId, RpcError};
 use crate::mcp::shape::RequestError;
 use crate::mcp::{shape, Method, ProtocolVersion};
+use crate::routing::{Dispatched, ReplyTo};
 use crate::tools::Tool;
 use serde_json::Value;
 
@@ -23,6 +23,20 @@ pub(super) enum Scope {
 }
 
 impl Server {
+    /// `tasks/*`, for the desk.
+    fn ask_desk(
+        &mut self,
+        now: Now,
+        request: crate::jsonrpc::Request,
+        method: crate::mcp::Method,
+        asked: (ReplyTo, crate::clients::ClientId, ProtocolVersion),
+    ) -> Dispatched {
+        let (desk, floor) = self.desk_floor();
+        let dispatched = desk.on_request(now, floor, request, method, asked);
+        self.drain_desk();
+        dispatched
+    }
+
     /// Serves `request` as the table below says for its method, scope and version.
     pub(super) fn on_method(
         &mut self,
@@ -43,7 +57,7 @@ impl Server {
         // end in `route`), with its duration; one sent now takes no time to speak of.
         let error = match &dispatched {
             Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => {
-                Some(super::routing::error_type(reply))
+                Some(crate::routing::error_type(reply))
             }
             Dispatched::Sent => Some(None),
             Dispatched::Nothing | Dispatched::Pending => None,
@@ -120,7 +134,7 @@ impl Server {
                 if !crate::mcp::declares_tasks(&request.params) {
                     Err(shape::missing_tasks_capability(m.as_str()))
                 } else {
-                    return self.on_task_request(now, request, m, (reply_to, client), v);
+                    return self.ask_desk(now, request, m, (reply_to, client, v));
                 }
             }
             (
@@ -131,7 +145,7 @@ impl Server {
                 Scope::Session | Scope::Stateless(_),
                 Some(v),
             ) if v.has_session_tasks() => {
-                return self.on_task_request(now, request, m, (reply_to, client), v)
+                return self.ask_desk(now, request, m, (reply_to, client, v))
             }
             (other, _, v) => Err(shape::method_not_found(
                 other.as_str(),
@@ -167,7 +181,7 @@ impl Server {
                     error: None,
                     retry_after_secs: None,
                 };
-                self.outputs.push_back(Output::Exchange(x, out));
+                self.out.push(Output::Exchange(x, out));
                 Dispatched::Sent
             }
             ReplyTo::Batch { .. } => {

@@ -14,21 +14,17 @@
 //! re-arms its single timer from `poll_timeout`. Completions for attempts that were
 //! aborted are normal and ignored. [`crate::Driver`] does this bookkeeping for a host.
 
-mod background;
 mod batch;
 mod dispatch;
 mod exchanges;
-mod held;
 pub mod io;
 mod lookups;
 mod methods;
 mod oauth;
+mod outbox;
 mod route;
-mod routing;
-mod shared_tasks;
 mod store;
 mod subscriptions;
-mod tasks;
 
 use crate::io::{after, ExchangeId, Now};
 use crate::mcp::shape::RequestError;
@@ -37,12 +33,11 @@ use crate::settings::ServerConfig;
 pub use io::{Input, Output};
 
 use crate::calls::{CallEngine, Settings};
-use crate::framing::{FrameError, Framer, Framing};
+use crate::framing::Framer;
 use crate::jsonrpc::Reply;
 use crate::mcp::ProtocolVersion;
-use batch::Batches;
-use routing::Context;
-use std::collections::{BTreeMap, VecDeque};
+use crate::routing::{Context, ReplyTo};
+use std::collections::BTreeMap;
 use std::time::Instant;
 use subscriptions::Subscriptions;
 
@@ -84,12 +79,10 @@ impl Closing {
 pub struct Server {
     config: ServerConfig,
     framer: Framer,
-    /// Framing of replies: the first framing the client used, unless forced to lines.
-    reply_framing: Option<Framing>,
     session: Session,
     calls: CallEngine<Context>,
-    batches: Batches,
-    outputs: VecDeque<Output>,
+    /// What waits to be sent: see [`outbox`].
+    out: outbox::Outbox,
     stdin_closed: bool,
     /// Why no new call is taken and the server exits once the calls in flight end.
     closing: Option<Closing>,
@@ -104,22 +97,18 @@ pub struct Server {
     /// A modern request arrived: before any legacy session, errors without a readable id
     /// leave `id` out, as the modern schema wants.
     modern_seen: bool,
-    /// Tasks: `tools/call`s answered with a handle, their outcomes kept for their ttl.
-    tasks: crate::tasks::TaskStore<tasks::Waiter>,
+    /// Every task, whichever backend keeps it: see [`crate::desk`].
+    desk: crate::desk::Desk,
+    /// How calls' ends are worded (the key's variable, debug details).
+    wording: crate::mcp::failure::Wording,
     /// The time of the latest input, for what happens between inputs.
     last_now: Option<Now>,
     /// What the provider said of the profiles' models' shutdown dates.
     calendar: crate::openai::calendar::Calendar,
-    /// Tasks backed by OpenAI background mode: the last state per response, waiters, polls.
-    background: crate::tasks::background::Polls<routing::Pending>,
-    /// Modern task-augmented calls waiting a moment for their result before their task.
-    held: held::Held,
     /// Metrics, limits, spend and the call records: see [`crate::ledger`].
     ledger: crate::ledger::Ledger,
     /// Calls waiting for the shared store's reserve, by its operation.
     parked: BTreeMap<crate::store::StoreId, store::CallRequest>,
-    /// With a shared store: tasks served from it, and what waits for its answers.
-    shared_tasks: Option<shared_tasks::SharedTasks>,
     /// OAuth mode: the gate that verifies bearer tokens, and the requests it holds.
     gate: Option<oauth::ExchangeGate>,
 }
@@ -127,9 +116,7 @@ pub struct Server {
 impl Server {
     /// A server waiting for its first message.
     pub fn new(config: ServerConfig) -> Self {
-        let tasks = config.tasks.clone();
         let ledger = crate::ledger::Ledger::new(&config);
-        let shared_tasks = config.store.map(|_| shared_tasks::SharedTasks::default());
         let gate = oauth::gate_of(&config);
         // Task numbers start at a random point of a 63-bit space (the runtime's seed is the
         // system's random source): instances sharing a store and a key, started in the same
@@ -137,14 +124,17 @@ impl Server {
         // meet only with a chance of about n²·k/2⁶³ for n instances of k tasks each; a
         // put that would meet an existing task is refused by the store all the same.
         let first_task = (config.jitter_seed >> 1).max(1);
+        let desk = crate::desk::Desk::new(&config, first_task);
+        let wording = crate::mcp::failure::Wording {
+            api_key_env: config.api_key_env.clone(),
+            debug: config.debug,
+        };
         Server {
             framer: Framer::new(config.max_message_bytes),
-            reply_framing: config.force_line_output.then_some(Framing::Line),
+            out: outbox::Outbox::new(config.force_line_output),
             calls: CallEngine::new(Settings::from_config(&config), config.jitter_seed),
             config,
             session: Session::AwaitingInit,
-            batches: Batches::default(),
-            outputs: VecDeque::new(),
             stdin_closed: false,
             closing: None,
             exited: false,
@@ -152,17 +142,12 @@ impl Server {
             tools_list_json: BTreeMap::new(),
             subscriptions: Subscriptions::default(),
             modern_seen: false,
-            tasks: crate::tasks::TaskStore::starting_at(tasks.clone(), first_task),
+            desk,
+            wording,
             last_now: None,
-            background: crate::tasks::background::Polls::new(
-                tasks.max_tasks,
-                tasks.background_poll(),
-            ),
             calendar: crate::openai::calendar::Calendar::default(),
-            held: held::Held::default(),
             ledger,
             parked: BTreeMap::new(),
-            shared_tasks,
             gate,
         }
     }
@@ -224,7 +209,10 @@ impl Server {
             Input::StoreReply { id, reply, took } => self.on_store_reply(now, id, reply, took),
             Input::StoreHealth(up) => self.ledger.store_health(up),
             Input::StoreEvent(message) => self.on_store_event(now, message),
-            Input::StoreSubscribed => self.on_store_subscribed(),
+            Input::StoreSubscribed => {
+                self.desk.on_store_subscribed();
+                self.drain_desk();
+            }
         }
         // After the input's own replies, so that the first reply never waits for them.
         if !self.exited && self.closing.is_none() {
@@ -232,7 +220,7 @@ impl Server {
         }
         self.drain_calls();
         // Answers and creates hold the exit; lookups and task reads do not.
-        let owed = self.shared_tasks.as_ref().is_some_and(|s| s.owes_replies());
+        let owed = self.desk.owes_replies();
         if self.closing.is_some() && self.calls.is_empty() && self.parked.is_empty() && !owed {
             self.exit();
         }
@@ -246,11 +234,6 @@ impl Server {
             self.close_subscriptions();
             self.grace_deadline = Some(after(now.instant, self.config.shutdown_grace));
         }
-    }
-
-    /// Whether new calls are refused because the server is on its way out.
-    pub(super) fn is_closing(&self) -> bool {
-        self.closing.is_some()
     }
 
     /// What `/health` and `/ready` report.
@@ -276,7 +259,7 @@ impl Server {
         let gauges = crate::metrics::Gauges {
             running: self.calls.len() - queued,
             queued,
-            tasks: self.tasks.count_by_status(),
+            tasks: self.desk.count_by_status(),
             attempts: attempts.clone(),
             retries,
             identity: self.gate.as_ref().map(|g| {
@@ -292,15 +275,15 @@ impl Server {
     /// The next action, or `None` when there is nothing to do.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
-        self.outputs
-            .pop_front()
+        self.out
+            .pop()
             .or_else(|| self.ledger.poll_record().map(Output::Record))
             .or_else(|| {
                 let (id, op) = self.ledger.poll_store_op()?;
                 Some(Output::Store(id, op))
             })
             .or_else(|| {
-                let (id, op) = self.shared_tasks.as_mut()?.poll_op()?;
+                let (id, op) = self.desk.poll_op()?;
                 Some(Output::Store(id, op))
             })
     }
@@ -315,10 +298,7 @@ impl Server {
         [
             self.calls.poll_timeout(),
             grace,
-            self.tasks.poll_timeout(),
-            self.held.poll_timeout(),
-            self.background.poll_timeout(),
-            self.shared_tasks.as_ref().and_then(|s| s.poll_timeout()),
+            self.desk.poll_timeout(),
             self.gate.as_ref().and_then(|g| g.poll_timeout()),
             // No lookups start once the server is closing: their time must not wake it.
             self.calendar
@@ -337,7 +317,7 @@ impl Server {
 
     /// Tasks held in the store, working or finished.
     pub fn task_count(&self) -> usize {
-        self.tasks.len()
+        self.desk.len()
     }
 
     /// Number of calls in flight or queued.
@@ -363,27 +343,29 @@ impl Server {
                 ),
                 Some(Err(e)) => (e.framing(), Err(e)),
             };
-            self.reply_framing.get_or_insert(framing);
+            self.out.framing_seen(framing);
             match parsed {
                 Ok(Ok(value)) => self.on_message(now, value),
-                Ok(Err(e)) => self.send_reply(Reply::Failure {
-                    id: None,
-                    error: RequestError::Parse {
-                        cause: &e.to_string(),
-                    }
-                    .error(),
-                }),
-                Err(e) => self.on_frame_error(e),
+                Ok(Err(e)) => {
+                    let cause = &e.to_string();
+                    let error = RequestError::Parse { cause }.error();
+                    self.route(
+                        ReplyTo::Direct,
+                        Some(Reply::Failure { id: None, error }),
+                        None,
+                    );
+                }
+                Err(e) => {
+                    log::debug!("framing error: {e}");
+                    let error = RequestError::Frame(&e).error();
+                    self.route(
+                        ReplyTo::Direct,
+                        Some(Reply::Failure { id: None, error }),
+                        None,
+                    );
+                }
             }
         }
-    }
-
-    fn on_frame_error(&mut self, e: FrameError) {
-        log::debug!("framing error: {e}");
-        self.send_reply(Reply::Failure {
-            id: None,
-            error: RequestError::Frame(&e).error(),
-        });
     }
 
     fn on_timeout(&mut self, now: Now) {
@@ -397,11 +379,9 @@ impl Server {
                 .abort_all(Some(crate::openai::UpstreamFailure::shutdown(why)));
             return;
         }
-        // A window that ends with its task's life answers with the task first.
-        self.release_held(now);
-        self.expire_tasks(now);
-        self.recheck_waiting(now);
-        self.on_background_timeout(now);
+        let (desk, floor) = self.desk_floor();
+        desk.on_timeout(now, floor);
+        self.drain_desk();
         self.calls.handle_timeout(now);
     }
 
@@ -411,10 +391,30 @@ impl Server {
         self.last_now.map_or(0, |n| n.unix_secs)
     }
 
+    /// The desk, and the neighbours it may use in one move.
+    fn desk_floor(&mut self) -> (&mut crate::desk::Desk, crate::desk::Floor<'_>) {
+        let floor = crate::desk::Floor {
+            calls: &mut self.calls,
+            ledger: &mut self.ledger,
+        };
+        (&mut self.desk, floor)
+    }
+
+    /// Sends what the desk answered, in order: the one place its replies leave.
+    fn drain_desk(&mut self) {
+        while let Some(out) = self.desk.poll_output() {
+            match out {
+                crate::desk::DeskOut::Reply(asker, result) => self.reply_late(asker, result),
+                crate::desk::DeskOut::Unanswered(reply_to) => self.route(reply_to, None, None),
+                crate::desk::DeskOut::Notify(note) => self.out.write_json(&note),
+            }
+        }
+    }
+
     fn exit(&mut self) {
         if !self.exited {
             self.exited = true;
-            self.outputs.push_back(Output::Exit);
+            self.out.push(Output::Exit);
         }
     }
 }

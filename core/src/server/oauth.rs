@@ -4,13 +4,13 @@
 //! keys are the call engine's work ([`Work::Fetch`]), retried and bounded like every
 //! upstream request, and never carry the provider's credentials.
 
-use super::routing::Context;
 use super::{Now, Output, Server};
 use crate::calls::{Planned, Work};
 use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
 use crate::openai::UpstreamFailure;
+use crate::routing::Context;
 use crate::serve::exchange::{Asked, ExchangeOut, Post};
 
 /// The gate as the server holds it: each waiting request is its exchange and the POST
@@ -35,8 +35,8 @@ impl Server {
             } => self.on_exchange(now, id, message, version, client),
             Asked::Metrics => {
                 let text = self.metrics_text();
-                self.outputs
-                    .push_back(Output::Exchange(id, ExchangeOut::Metrics(text)));
+                self.out
+                    .push(Output::Exchange(id, ExchangeOut::Metrics(text)));
             }
             Asked::Unverified { token, post } => match &mut self.gate {
                 Some(gate) => {
@@ -51,8 +51,8 @@ impl Server {
                         challenge: Some(Challenge::NOT_VALID.header(None)),
                         message: "the bearer token is not valid".into(),
                     };
-                    self.outputs
-                        .push_back(Output::Exchange(id, ExchangeOut::Refused(denial)));
+                    self.out
+                        .push(Output::Exchange(id, ExchangeOut::Refused(denial)));
                 }
             },
         }
@@ -62,10 +62,10 @@ impl Server {
     fn serve_admitted(&mut self, now: Now, id: ExchangeId, post: Post, client: ClientId) {
         match post.admit(client) {
             Ok((asked, admitted)) => {
-                self.outputs.push_back(Output::Exchange(id, admitted));
+                self.out.push(Output::Exchange(id, admitted));
                 self.on_asked(now, id, asked);
             }
-            Err(refused) => self.outputs.push_back(Output::Exchange(id, refused)),
+            Err(refused) => self.out.push(Output::Exchange(id, refused)),
         }
     }
 
@@ -86,8 +86,8 @@ impl Server {
                                 challenge: None,
                                 message: "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one".into(),
                             };
-                            self.outputs
-                                .push_back(Output::Exchange(id, ExchangeOut::Refused(denial)));
+                            self.out
+                                .push(Output::Exchange(id, ExchangeOut::Refused(denial)));
                         }
                     }
                 }
@@ -97,8 +97,8 @@ impl Server {
                         denial.status,
                         denial.message
                     );
-                    self.outputs
-                        .push_back(Output::Exchange(id, ExchangeOut::Refused(denial)));
+                    self.out
+                        .push(Output::Exchange(id, ExchangeOut::Refused(denial)));
                 }
                 GateStep::Fetch(url) => {
                     log::debug!("oauth: fetching {url}");

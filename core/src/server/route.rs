@@ -1,24 +1,19 @@
-//! Where replies go: the one place that drains the call engine's events, and the writing
-//! of frames in the client's framing.
+//! Where calls' ends go: the one place that drains the call engine's events, and the
+//! replies that leave late (counted once, then sent through the [`super::outbox`]).
 
-use super::routing::{Asker, Context, Dispatched, ReplyTo};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::CallEvent;
-use crate::framing::{encode, Framing};
 use crate::jsonrpc::Reply;
-use crate::mcp::failure::ToolFailure;
 use crate::mcp::{shape, ProtocolVersion};
-use crate::openai::pricing::Estimate;
-
-use serde::Serialize;
+use crate::routing::{Asker, Context, Dispatched, ReplyTo};
 
 impl Server {
     /// Performs everything the call engine asked for, in order.
     pub(super) fn drain_calls(&mut self) {
         while let Some(event) = self.calls.poll_event() {
             match event {
-                CallEvent::Send(request) => self.outputs.push_back(Output::Http(request)),
-                CallEvent::Abort(attempt) => self.outputs.push_back(Output::Abort(attempt)),
+                CallEvent::Send(request) => self.out.push(Output::Http(request)),
+                CallEvent::Abort(attempt) => self.out.push(Output::Abort(attempt)),
                 CallEvent::Progress {
                     context: Context::Call(context),
                     token,
@@ -38,7 +33,9 @@ impl Server {
                     report,
                 } => {
                     if let Some(now) = self.last_now {
-                        self.on_stored(now, job, outcome, retries, &report);
+                        let (desk, floor) = self.desk_floor();
+                        desk.on_stored(now, floor, job, outcome, retries, &report);
+                        self.drain_desk();
                     }
                 }
                 CallEvent::Dropped {
@@ -75,7 +72,7 @@ impl Server {
     /// A call's progress, to its request.
     fn on_progress(
         &mut self,
-        context: &super::routing::Caller,
+        context: &crate::routing::Caller,
         token: &crate::mcp::ProgressToken,
         progress: u64,
         message: &str,
@@ -85,16 +82,13 @@ impl Server {
             // A task's HTTP request was answered with its handle: no stream is left to
             // carry progress (a held one's request is still open).
             ReplyTo::Exchange(_)
-                if context
-                    .task
-                    .as_ref()
-                    .is_some_and(|t| !self.held.contains(t)) => {}
+                if context.task.as_ref().is_some_and(|t| !self.desk.is_held(t)) => {}
             ReplyTo::Exchange(x) => {
-                let json = to_json(&note);
-                self.outputs
-                    .push_back(Output::Exchange(x, ExchangeOut::Notification(json)));
+                let json = super::outbox::to_json(&note);
+                self.out
+                    .push(Output::Exchange(x, ExchangeOut::Notification(json)));
             }
-            ReplyTo::Direct | ReplyTo::Batch { .. } => self.write_json(&note),
+            ReplyTo::Direct | ReplyTo::Batch { .. } => self.out.write_json(&note),
         }
     }
 
@@ -102,7 +96,7 @@ impl Server {
     /// task finished; the request was answered and counted with the task's handle).
     fn on_call_finished(
         &mut self,
-        context: &super::routing::Caller,
+        context: &crate::routing::Caller,
         outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
         retries: u32,
         report: &crate::calls::Report,
@@ -111,9 +105,10 @@ impl Server {
         let cost = self
             .ledger
             .call_ended(&context.call_of(), &outcome, report, now);
-        let result = self.priced_result(outcome, retries, report, context.version, &cost);
+        let version = context.version;
+        let result = (self.wording).priced_result(outcome, retries, report, version, &cost);
         match &context.task {
-            Some(task) => self.finish_task(task, result, context.reply_to, context.version),
+            Some(task) => self.task_call_ended(task, Some(result), context),
             None => self.reply_late(context.asker(), result),
         }
     }
@@ -122,7 +117,7 @@ impl Server {
     /// and its request (or task) told; a batch still needs to know this slot stays empty.
     fn on_call_dropped(
         &mut self,
-        context: &super::routing::Caller,
+        context: &crate::routing::Caller,
         spent: Option<&crate::calls::Report>,
     ) {
         if let Some(spent) = spent {
@@ -130,35 +125,23 @@ impl Server {
             self.ledger.cancelled(&context.call_of(), spent, now);
         }
         match &context.task {
-            Some(task) => self.drop_task(task, context.reply_to, context.version),
-            None => self.route(context.reply_to, None),
+            Some(task) => self.task_call_ended(task, None, context),
+            None => self.route(context.reply_to, None, None),
         }
     }
 
-    /// What `tools/call` returns for work on a background task that ended with
-    /// `outcome` (priced at `cost`), as `version` shapes answers and failures.
-    pub(super) fn priced_result(
-        &self,
-        outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
-        retries: u32,
-        report: &crate::calls::Report,
-        version: ProtocolVersion,
-        cost: &Estimate,
-    ) -> Result<serde_json::Value, crate::jsonrpc::RpcError> {
-        match outcome {
-            Ok(answer) => Ok(shape::tool_result(&answer, version, report, cost)),
-            Err(failure) => ToolFailure::Upstream {
-                failure: &failure,
-                retries,
-                advice: crate::openai::Advice {
-                    api_key_env: &self.config.api_key_env,
-                    model: Some(report.model.model.as_str()).filter(|m| !m.is_empty()),
-                    model_setting: Some(report.model.setting).filter(|s| !s.is_empty()),
-                },
-                debug: self.config.debug,
-            }
-            .reply(version),
-        }
+    /// A task's call ended (`None`: without an outcome): the desk ends its task.
+    fn task_call_ended(
+        &mut self,
+        task_id: &str,
+        outcome: Option<Result<serde_json::Value, crate::jsonrpc::RpcError>>,
+        context: &crate::routing::Caller,
+    ) {
+        let (unix, creator) = (self.latest_unix(), (context.reply_to, context.version));
+        let clients = self.ledger.clients();
+        self.desk
+            .call_ended(unix, task_id, outcome, clients, creator);
+        self.drain_desk();
     }
 
     /// Answers a request whose reply leaves later with `result`, and counts the reply
@@ -187,93 +170,23 @@ impl Server {
             Dispatched::Nothing | Dispatched::Sent | Dispatched::Pending => return,
         };
         self.ledger.replied(asker.operation(&reply), took);
-        self.route_with(asker.reply_to, Some(reply), retry_after);
+        self.route(asker.reply_to, Some(reply), retry_after);
     }
 
-    /// Sends `reply` where it belongs; `None` for a request that ends without a reply.
-    pub(super) fn route(&mut self, reply_to: ReplyTo, reply: Option<Reply>) {
-        self.route_with(reply_to, reply, None);
-    }
-
-    /// Sends the reply to a call a limit refused; over HTTP with `Retry-After`.
-    pub(super) fn route_refused(&mut self, reply_to: ReplyTo, reply: Reply, retry_after_secs: u64) {
-        self.route_with(reply_to, Some(reply), Some(retry_after_secs));
-    }
-
-    fn route_with(
+    /// Sends `reply` where it belongs (`None` for a request that ends without a reply);
+    /// over HTTP with `Retry-After` when a limit refused the call.
+    pub(super) fn route(
         &mut self,
         reply_to: ReplyTo,
         reply: Option<Reply>,
-        retry_after_secs: Option<u64>,
+        retry_after: Option<u64>,
     ) {
-        match reply_to {
-            ReplyTo::Direct => {
-                if let Some(reply) = reply {
-                    self.send_reply(reply);
-                }
-            }
-            ReplyTo::Batch { batch, slot } => {
-                self.batches.fill(batch, slot, reply);
-                self.flush_batch(batch);
-            }
-            ReplyTo::Exchange(x) => {
-                let out = match reply {
-                    // No session: an unreadable id is always left out (2025-11-25 on and
-                    // the modern schema; older clients ignore the absence).
-                    Some(Reply::Failure { id: None, error }) => ExchangeOut::Reply {
-                        error: Some(error.code),
-                        json: to_json(&serde_json::json!({ "jsonrpc": "2.0", "error": error })),
-                        retry_after_secs,
-                    },
-                    Some(reply) => ExchangeOut::Reply {
-                        error: match &reply {
-                            Reply::Failure { error, .. } => Some(error.code),
-                            Reply::Success { .. } => None,
-                        },
-                        json: to_json(&reply),
-                        retry_after_secs,
-                    },
-                    None => ExchangeOut::Ended,
-                };
-                self.outputs.push_back(Output::Exchange(x, out));
-            }
-        }
+        // JSON-RPC answers an unreadable id with `"id": null`; the schemas of 2025-11-25
+        // on make `id` optional and do not allow null, so it is left out in such a
+        // session, or, before any session, once a modern client spoke.
+        let omit = self
+            .protocol_version()
+            .map_or(self.modern_seen, ProtocolVersion::omits_unknown_ids);
+        self.out.route(reply_to, reply, retry_after, omit);
     }
-
-    pub(super) fn send_reply(&mut self, reply: Reply) {
-        match reply {
-            // JSON-RPC answers an unreadable id with `"id": null`; the schemas of
-            // 2025-11-25 on make `id` optional and do not allow null, so it is left out
-            // in such a session, or, before any session, once a modern client spoke.
-            Reply::Failure { id: None, error }
-                if self
-                    .protocol_version()
-                    .map_or(self.modern_seen, ProtocolVersion::omits_unknown_ids) =>
-            {
-                self.write_json(&serde_json::json!({ "jsonrpc": "2.0", "error": error }));
-            }
-            reply => self.write_json(&reply),
-        }
-    }
-
-    /// Serialises `message` and queues it as one frame.
-    pub(super) fn write_json(&mut self, message: &impl Serialize) {
-        let json = to_json(message);
-        self.write_frame(&json);
-    }
-
-    /// Queues compact JSON as one frame in the reply framing.
-    pub(super) fn write_frame(&mut self, json: &[u8]) {
-        let mut out = Vec::with_capacity(json.len() + 24);
-        encode(self.reply_framing.unwrap_or(Framing::Line), json, &mut out);
-        self.outputs.push_back(Output::Write(out));
-    }
-}
-
-/// Compact JSON of an outgoing message.
-pub(super) fn to_json(message: &impl Serialize) -> Vec<u8> {
-    // Everything the server sends is built from `Value`s, strings and numbers, whose
-    // serialisation cannot fail; an error here is a bug, not bad input.
-    #[allow(clippy::expect_used)]
-    serde_json::to_vec(message).expect("outgoing messages are valid JSON")
 }

@@ -2,13 +2,16 @@
 //! waits here, request, until its reserve is answered; then it goes on as if admitted at
 //! once, or gets the refusal the store's answer means.
 
-use super::routing::{Asker, Dispatched, ReplyTo};
 use super::{Now, Server};
+use crate::calls::{CallEngine, CallKey};
 use crate::clients::ClientId;
 use crate::jsonrpc::RequestId;
 use crate::ledger::{CallOf, Reserved};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::{CallParams, ProtocolVersion};
+use crate::routing::Context;
+use crate::routing::{Asker, Dispatched, ReplyTo};
+use crate::store::events::StoreEvent;
 use crate::store::{StoreId, StoreReply};
 use std::time::{Duration, Instant};
 
@@ -62,7 +65,9 @@ impl Server {
         took: Duration,
     ) {
         if id.tag == crate::store::StoreTag::Task {
-            self.on_task_store_reply(now, id, reply, took);
+            let (desk, floor) = self.desk_floor();
+            desk.on_store_reply(now, floor, id, (reply, took));
+            self.drain_desk();
             return;
         }
         // A call whose client left meanwhile is given back if the store counted it.
@@ -99,11 +104,41 @@ impl Server {
         self.reply_dispatched(asker, dispatched);
     }
 
-    /// Parked calls whose request matches `gone` wait no more (their client left or
-    /// cancelled them).
-    pub(super) fn forget_parked(&mut self, gone: impl Fn(&CallRequest) -> bool) {
-        self.parked.retain(|_, p| !gone(p));
+    /// A message on the store's channel: a request's cancel stops its call if it runs
+    /// here; a task's end or cancel is the desk's.
+    pub(super) fn on_store_event(&mut self, now: Now, message: &str) {
+        match StoreEvent::parse(message) {
+            Some(StoreEvent::Request { client, id }) => {
+                // Only a client this instance knows by that very name.
+                let Some(client) = self.ledger.clients().known(&client) else {
+                    return;
+                };
+                for key in &exchange_calls(&self.calls, &id, client) {
+                    if self.calls.cancel(now, key) {
+                        log::debug!("cancelled requestId={id} through the shared store");
+                    }
+                }
+            }
+            Some(event) => {
+                let (desk, floor) = self.desk_floor();
+                desk.on_store_event(now, floor, event);
+                self.drain_desk();
+            }
+            None => log::trace!("ignoring a message on the store's channel"),
+        }
     }
+}
+
+/// The calls of HTTP requests of `client` with request id `id`.
+pub(super) fn exchange_calls(
+    calls: &CallEngine<Context>,
+    id: &RequestId,
+    client: ClientId,
+) -> Vec<CallKey> {
+    calls.exchanges_with_id(
+        id,
+        |context| matches!(context, Context::Call(caller) if caller.client == client),
+    )
 }
 
 /// The answer to `request` when a limit refuses it (`exceeded`), recorded as refused:

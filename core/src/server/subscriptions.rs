@@ -4,13 +4,13 @@
 //! [`Subscriptions`] keeps the open ones as data; the server turns its answers into
 //! replies.
 
-use super::routing::{Dispatched, ReplyTo};
 use super::Server;
 use super::{ExchangeId, ExchangeOut, Output};
 use crate::calls::{CallKey, Requester};
 use crate::jsonrpc::{Reply, RequestId};
 use crate::mcp::shape;
 use crate::mcp::shape::RequestError;
+use crate::routing::{Dispatched, ReplyTo};
 use std::collections::BTreeMap;
 
 /// Most `subscriptions/listen` requests held open at once.
@@ -104,11 +104,11 @@ impl Server {
         let ack = shape::subscription_acknowledged(&id);
         match reply_to {
             ReplyTo::Exchange(x) => {
-                let json = crate::server::route::to_json(&ack);
+                let json = super::outbox::to_json(&ack);
                 let out = ExchangeOut::Notification(json);
-                self.outputs.push_back(Output::Exchange(x, out));
+                self.out.push(Output::Exchange(x, out));
             }
-            _ => self.write_json(&ack),
+            _ => self.out.write_json(&ack),
         }
         Dispatched::Pending
     }
@@ -119,7 +119,7 @@ impl Server {
         let ended = self.subscriptions.handle_cancel(from, id);
         let any = !ended.is_empty();
         for reply_to in ended {
-            self.route(reply_to, None);
+            self.route(reply_to, None, None);
         }
         any
     }
@@ -133,7 +133,7 @@ impl Server {
     pub(super) fn close_subscriptions(&mut self) {
         for (id, reply_to) in self.subscriptions.close_all() {
             let result = shape::subscription_closed(&id);
-            self.route(reply_to, Some(Reply::Success { id, result }));
+            self.route(reply_to, Some(Reply::Success { id, result }), None);
         }
     }
 }

@@ -11,35 +11,35 @@
 //! response, the waiters, one read per poll interval), and what is left here is turning
 //! their answers into JSON-RPC replies.
 
-use super::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
-use super::{Now, Server};
-use crate::calls::{Planned, Refused, Report, Stored, Work};
+use super::{Desk, Floor};
+use crate::calls::{CallEngine, Planned, Refused, Report, Stored, Work};
 use crate::clients::ClientId;
-use crate::jsonrpc::{Request, RequestId, RpcError};
-use crate::ledger::{CallOf, End, Lane};
+use crate::io::Now;
+use crate::jsonrpc::{RequestId, RpcError};
+use crate::ledger::{CallOf, End, Lane, Ledger};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::shape::TaskError;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
+use crate::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
-use crate::tasks::{BackgroundRef, CompletionWindow, Owner};
+use crate::tasks::{BackgroundRef, CompletionWindow, Owner, Unknown};
 use serde_json::Value;
 use std::time::Duration;
 
 mod seen;
 
-impl Server {
+impl Desk {
     /// A task-augmented `tools/call` in background mode: creates the response for OpenAI
     /// to run and store; answered once OpenAI has given it its id.
-    pub(super) fn start_background_task(
+    pub(super) fn start_background(
         &mut self,
         now: Now,
-        request_id: RequestId,
-        reply_to: ReplyTo,
-        version: ProtocolVersion,
+        floor: Floor<'_>,
+        (request_id, reply_to, version): (RequestId, ReplyTo, ProtocolVersion),
         start: TaskStart,
     ) -> Dispatched {
-        let settings = &self.config.tasks;
+        let settings = &self.settings;
         let ttl = settings.background_ttl(
             start
                 .ttl_ms
@@ -83,32 +83,37 @@ impl Server {
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
             call,
         };
-        match self.start_job(now, job, Work::Create, plan, start.today) {
+        match start_job(floor.calls, now, job, Work::Create, plan, start.today) {
             Ok(()) => Dispatched::Pending,
             Err(refused) => Dispatched::answer(request_id, refusal(refused, version)),
         }
     }
 
-    /// `tasks/*` for a background task `reference`.
-    pub(super) fn on_background_task(
+    /// `tasks/*` of a background task `reference`: refused when it has ended its life or
+    /// is another client's, else served from OpenAI's stored response.
+    pub(super) fn background_request(
         &mut self,
         now: Now,
-        request: Request,
-        method: Method,
-        reply_to: ReplyTo,
-        (version, client): (ProtocolVersion, ClientId),
-        reference: BackgroundRef,
+        floor: Floor<'_>,
+        (asker, method): (Asker, Method),
+        (reference, task_id, client): (BackgroundRef, &str, ClientId),
     ) -> Dispatched {
+        let end = reference.created.saturating_add(reference.ttl_ms / 1000);
+        let why = if now.unix_secs > end {
+            Some(Unknown::Gone)
+        } else if !reference.client_may_see(floor.ledger.clients().name(client)) {
+            Some(Unknown::Foreign)
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            let error = TaskError::NotFound { task_id, why };
+            return Dispatched::answer(asker.id, Err(error.error()));
+        }
+        let version = asker.version;
         let id = reference.response_id.clone();
         let pending = Pending {
-            asker: Asker {
-                id: request.id,
-                reply_to,
-                method: method.label(),
-                tool: None,
-                version,
-                received: now.instant,
-            },
+            asker,
             method: method.clone(),
             reference: Some(reference),
             client,
@@ -118,14 +123,14 @@ impl Server {
                 let done = Ok(shape::complete(shape::empty_result(), version));
                 return Dispatched::answer(pending.asker.id, done);
             }
-            Method::TasksCancel => return self.cancel_background(now, id, pending),
+            Method::TasksCancel => return self.cancel_background(now, floor.calls, id, pending),
             Method::TasksResult => Want::End,
             _ => Want::State,
         };
         let served = self
             .background
             .handle_request(now.instant, &id, pending, want);
-        self.start_reads(now);
+        self.start_reads(now, floor.calls);
         match served {
             Served::Answer(pending, seen) => {
                 let answer = self.answer_with(&pending, &seen);
@@ -149,7 +154,13 @@ impl Server {
     }
 
     /// `tasks/cancel`: answered from an ended state, else after OpenAI's cancel.
-    fn cancel_background(&mut self, now: Now, id: String, pending: Pending) -> Dispatched {
+    fn cancel_background(
+        &mut self,
+        now: Now,
+        calls: &mut CallEngine<Context>,
+        id: String,
+        pending: Pending,
+    ) -> Dispatched {
         let ended = self
             .background
             .seen(&id)
@@ -159,7 +170,7 @@ impl Server {
             let view = self.view(reference, &seen, pending.asker.version);
             let answer = shape::cancel_answer(
                 &view,
-                self.config.tasks.background_poll(),
+                self.settings.background_poll(),
                 pending.asker.version,
             );
             return Dispatched::answer(pending.asker.id, answer);
@@ -170,28 +181,17 @@ impl Server {
             pending,
         };
         let today = crate::date::Date::tokyo(now.unix_secs).to_string();
-        match self.start_job(now, job, Work::Cancel(id), Planned::default(), today) {
+        match start_job(calls, now, job, Work::Cancel(id), Planned::default(), today) {
             Ok(()) => Dispatched::Pending,
             Err(refused) => Dispatched::answer(request_id, refusal(refused, version)),
         }
     }
 
-    /// The client of exchange `x` left: its waiting requests wait no more.
-    pub(super) fn forget_background_waiters(&mut self, x: crate::io::ExchangeId) {
-        self.background
-            .forget(|p: &Pending| p.asker.reply_to == ReplyTo::Exchange(x));
-    }
-
-    /// Background polls that came due: their responses are read.
-    pub(super) fn on_background_timeout(&mut self, now: Now) {
-        self.background.handle_timeout(now.instant);
-        self.start_reads(now);
-    }
-
     /// The engine finished work for `job`.
-    pub(super) fn on_stored(
+    pub(crate) fn on_stored(
         &mut self,
         now: Now,
+        floor: Floor<'_>,
         job: Job,
         outcome: Result<Stored, UpstreamFailure>,
         retries: u32,
@@ -205,16 +205,20 @@ impl Server {
                 call,
             } => {
                 let of = (pending, (created, ttl_ms), call);
-                self.on_created(now, of, outcome, (retries, report));
+                self.on_created(now, floor.ledger, of, outcome, (retries, report));
             }
             Job::Read {
                 response_id,
                 waiter,
-            } => self.on_read(now, &response_id, outcome, report, waiter.as_ref()),
+            } => {
+                let waiter = waiter.as_ref();
+                self.on_read(now, floor.ledger, &response_id, outcome, (report, waiter));
+                self.start_reads(now, floor.calls);
+            }
             Job::Cancel {
                 response_id,
                 pending,
-            } => self.on_cancelled(now, &response_id, pending, outcome, report),
+            } => self.on_cancelled(now, floor.ledger, &response_id, pending, (outcome, report)),
         }
     }
 
@@ -223,6 +227,7 @@ impl Server {
     fn on_created(
         &mut self,
         now: Now,
+        ledger: &mut Ledger,
         (pending, (created, ttl_ms), call): (Pending, (u64, u64), CallOf),
         outcome: Result<Stored, UpstreamFailure>,
         (retries, report): (u32, &Report),
@@ -237,18 +242,18 @@ impl Server {
                     created,
                     ttl_ms,
                     tool: call.tool,
-                    owner: Owner::named(self.ledger.clients().name(call.client)),
+                    owner: Owner::named(ledger.clients().name(call.client)),
                 };
                 let counted = Pending {
                     reference: Some(reference.clone()),
                     ..pending.clone()
                 };
                 let version = pending.asker.version;
-                let seen = self.seen_of(now, state, version, report, Some(&counted));
+                let seen = self.seen_of(now, ledger, state, (version, report), Some(&counted));
                 self.settled(now, &id, seen.clone());
                 log::debug!("background task created for response {id}");
                 let view = self.view(&reference, &seen, version);
-                let poll = self.config.tasks.background_poll();
+                let poll = self.settings.background_poll();
                 Ok(shape::create_task_result(&view, poll, version))
             }
             Ok(Stored { id: None, .. }) => {
@@ -256,40 +261,40 @@ impl Server {
                     FailureKind::InvalidResponse,
                     "OpenAI accepted the background request but gave no response id",
                 );
-                self.create_failed(&call, failure, retries, report)
+                self.create_failed(ledger, &call, failure, (retries, report))
             }
-            Err(failure) => self.create_failed(&call, failure, retries, report),
+            Err(failure) => self.create_failed(ledger, &call, failure, (retries, report)),
         };
-        self.reply_late(pending.asker, answer);
+        self.reply(pending.asker, answer);
     }
 
     /// A cancel of `response_id` ended: the request that asked is told the task's state.
     fn on_cancelled(
         &mut self,
         now: Now,
+        ledger: &mut Ledger,
         response_id: &str,
         pending: Pending,
-        outcome: Result<Stored, UpstreamFailure>,
-        report: &Report,
+        (outcome, report): (Result<Stored, UpstreamFailure>, &Report),
     ) {
         let seen = match outcome {
             Ok(stored) => {
                 let version = ProtocolVersion::V2025_11_25;
-                self.seen_of(now, stored.state, version, report, Some(&pending))
+                self.seen_of(now, ledger, stored.state, (version, report), Some(&pending))
             }
-            Err(failure) if is_gone(&failure) => self.gone(now, report),
+            Err(failure) if is_gone(&failure) => self.gone(now, ledger, report),
             Err(failure) => {
                 let cause = &failure.message;
                 let error = TaskError::CancelFailed { cause }.error();
-                return self.reply_late(pending.asker, Err(error));
+                return self.reply(pending.asker, Err(error));
             }
         };
         self.settled(now, response_id, seen.clone());
         if let Some(reference) = &pending.reference {
             let view = self.view(reference, &seen, pending.asker.version);
-            let poll = self.config.tasks.background_poll();
+            let poll = self.settings.background_poll();
             let answer = shape::cancel_answer(&view, poll, pending.asker.version);
-            self.reply_late(pending.asker, answer);
+            self.reply(pending.asker, answer);
         }
     }
 
@@ -298,19 +303,21 @@ impl Server {
     fn on_read(
         &mut self,
         now: Now,
+        ledger: &mut Ledger,
         response_id: &str,
         outcome: Result<Stored, UpstreamFailure>,
-        report: &Report,
-        waiter: Option<&Pending>,
+        (report, waiter): (&Report, Option<&Pending>),
     ) {
         let version = ProtocolVersion::V2025_11_25;
         let (end, failure) = match outcome {
-            Ok(stored) => (
-                ReadEnd::State(self.seen_of(now, stored.state, version, report, waiter)),
-                None,
-            ),
+            Ok(stored) => {
+                let seen = self.seen_of(now, ledger, stored.state, (version, report), waiter);
+                (ReadEnd::State(seen), None)
+            }
             // OpenAI keeps stored responses for a limited time: the task ended.
-            Err(failure) if is_gone(&failure) => (ReadEnd::State(self.gone(now, report)), None),
+            Err(failure) if is_gone(&failure) => {
+                (ReadEnd::State(self.gone(now, ledger, report)), None)
+            }
             Err(failure) => {
                 let again = failure.kind.is_transient()
                     || failure.status.is_some_and(|s| s == 429 || s >= 500);
@@ -325,33 +332,26 @@ impl Server {
                     Err(TaskError::ReadFailed { cause }.error())
                 }
             };
-            self.reply_late(pending.asker.clone(), answer);
+            self.reply(pending.asker.clone(), answer);
         }
-        self.start_reads(now);
     }
 
     /// Records a state learned outside a read and answers whoever waited for it.
     fn settled(&mut self, now: Now, id: &str, seen: Seen) {
         for (pending, seen) in self.background.handle_state(now.instant, id, seen) {
             let answer = self.answer_with(&pending, &seen);
-            self.reply_late(pending.asker.clone(), answer);
+            self.reply(pending.asker.clone(), answer);
         }
     }
 
     /// Starts the reads the poll schedule asks for.
-    fn start_reads(&mut self, now: Now) {
+    pub(super) fn start_reads(&mut self, now: Now, calls: &mut CallEngine<Context>) {
         while let Some(id) = self.background.poll_read() {
             log::debug!("reading background response {id}");
             // A stored answer without a model names the answer profile's.
-            let model = self
-                .config
-                .profiles
-                .for_tool(crate::tools::Tool::Answer)
-                .map(|p| p.model.clone())
-                .unwrap_or_default();
             let plan = Planned {
                 plan: RequestPlan {
-                    model,
+                    model: self.answer_model.clone(),
                     ..RequestPlan::default()
                 },
                 adjustments: Vec::new(),
@@ -362,34 +362,21 @@ impl Server {
                 waiter: self.background.first_waiter(&id).cloned(),
             };
             let work = Work::Read(id.clone());
-            if self.start_job(now, job, work, plan, today).is_err() {
+            if start_job(calls, now, job, work, plan, today).is_err() {
                 // Every fetch slot is taken: the waiters are served at the next poll.
                 self.background.read_refused(now.instant, &id);
             }
         }
     }
 
-    /// Hands `job` to the call engine under a task number of its own.
-    fn start_job(
-        &mut self,
-        now: Now,
-        job: Job,
-        work: Work,
-        plan: Planned,
-        today: String,
-    ) -> Result<(), Refused> {
-        self.calls
-            .start_stored(now, Context::Background(job), work, plan, today)
-    }
-
     /// The create of a background task failed: the call ended (counted as one), and its
     /// failure is the answer.
     fn create_failed(
-        &mut self,
+        &self,
+        ledger: &mut Ledger,
         call: &CallOf,
         failure: UpstreamFailure,
-        retries: u32,
-        report: &Report,
+        (retries, report): (u32, &Report),
     ) -> Result<Value, RpcError> {
         let end = End {
             model: &report.model.model,
@@ -398,9 +385,22 @@ impl Server {
             took: report.wall,
             lane: Lane::Background,
         };
-        let cost = self.ledger.ended(call, &end, self.latest_unix());
-        self.priced_result(Err(failure), retries, report, call.version, &cost)
+        let cost = ledger.ended(call, &end, self.latest_unix);
+        let wording = &self.wording;
+        wording.priced_result(Err(failure), retries, report, call.version, &cost)
     }
+}
+
+/// Hands `job` to the call engine under a task number of its own.
+fn start_job(
+    calls: &mut CallEngine<Context>,
+    now: Now,
+    job: Job,
+    work: Work,
+    plan: Planned,
+    today: String,
+) -> Result<(), Refused> {
+    calls.start_stored(now, Context::Background(job), work, plan, today)
 }
 
 /// Whether a failure says OpenAI no longer has the response.

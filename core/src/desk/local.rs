@@ -1,23 +1,24 @@
-//! Tasks on the server: a `tools/call` answered with a task handle at once (2025-11-25
+//! Tasks of this instance: a `tools/call` answered with a task handle at once (2025-11-25
 //! when the request asks with `params.task`; 2026-07-28 when the client declares the
 //! `io.modelcontextprotocol/tasks` extension), the call running as any call does, and
 //! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `tasks/update` served from
 //! the bounded store ([`crate::tasks`]).
 
-use super::routing::{Asker, Caller, Context, Dispatched, ReplyTo, TaskStart};
-use super::{Now, Server};
-use crate::calls::Refused;
-use crate::clients::ClientId;
-use crate::jsonrpc::{Request, RequestId, RpcError};
+use super::{Desk, DeskOut, Due, Floor};
+use crate::calls::{CallEngine, Refused};
+use crate::clients::{ClientId, Clients};
+use crate::io::Now;
+use crate::jsonrpc::{RequestId, RpcError};
 use crate::mcp::shape::TaskError;
 use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
+use crate::routing::{Asker, Caller, Context, Dispatched, ReplyTo, TaskStart};
 use crate::tasks::{Status, Unknown};
 use serde_json::Value;
 use std::time::Duration;
 
 /// A `tasks/result` waiting for its task to end.
-pub(super) type Waiter = super::routing::Asker;
+pub(crate) type Waiter = Asker;
 
 /// Tasks listed per page.
 pub(super) const PAGE: usize = 50;
@@ -39,15 +40,14 @@ fn task_refused(
     }
 }
 
-impl Server {
-    /// Starts `call` as a task living `ttl_ms` (default when `None`) and answers with its
-    /// handle; a refusal is answered as the plain call's would be.
-    pub(super) fn start_task(
+impl Desk {
+    /// Starts `call` as a task of this instance living `ttl_ms` (default when `None`) and
+    /// answers with its handle; a refusal is answered as the plain call's would be.
+    pub(super) fn start_local(
         &mut self,
         now: Now,
-        request_id: RequestId,
-        reply_to: ReplyTo,
-        version: ProtocolVersion,
+        floor: Floor<'_>,
+        (request_id, reply_to, version): (RequestId, ReplyTo, ProtocolVersion),
         start: TaskStart,
     ) -> Dispatched {
         let poll = self.advertised_poll(now.unix_secs);
@@ -69,140 +69,69 @@ impl Server {
             received: now.instant,
             reserved_at: start.reserved_at,
         };
-        let started = self.calls.start_for_task(
+        let started = floor.calls.start_for_task(
             now,
             Context::Call(caller),
             start.plan,
             start.progress,
             start.today,
         );
-        match started {
-            Ok(key) => {
-                let Ok(task) = self.tasks.get(&task_id) else {
-                    return Dispatched::Pending;
-                };
-                task.call = Some(key);
-                // Never past the task's life: its handle must still serve when given.
-                let window = self.config.tasks.answer_within.min(task.ttl);
-                let asker = Asker {
-                    id: request_id,
-                    reply_to,
-                    method: "tools/call",
-                    tool: Some(start.tool.name()),
-                    version,
-                    received: now.instant,
-                };
-                if version.is_modern() && !window.is_zero() {
-                    // The client takes a result or a task: it gets the result if the
-                    // call ends within the window, else its task at the window's end.
-                    self.held.hold(task_id, asker, now.instant + window);
-                    self.drain_calls();
-                    return Dispatched::Pending;
-                }
-                let result = shape::create_task_result(task, poll, version);
-                log::debug!("task {task_id} created");
-                match self.share_new_task(&task_id, start.client, Some((asker, Ok(result)))) {
-                    Some((asker, result)) => Dispatched::answer(asker.id, result),
-                    None => Dispatched::Pending,
-                }
-            }
+        let key = match started {
+            Ok(key) => key,
             Err(refused) => {
                 self.tasks.discard(&task_id);
-                Dispatched::answer(
-                    request_id.clone(),
-                    task_refused(refused, &request_id, version),
-                )
+                let answer = task_refused(refused, &request_id, version);
+                return Dispatched::answer(request_id, answer);
             }
-        }
-    }
-
-    /// `tasks/*` in `version` (2025-11-25 sessions and requests, or 2026-07-28 requests)
-    /// from `client`, who sees only the tasks it created: routed to the backend its id
-    /// names (a background id, the shared store, or this instance's store).
-    pub(super) fn on_task_request(
-        &mut self,
-        now: Now,
-        request: Request,
-        method: Method,
-        (reply_to, client): (ReplyTo, ClientId),
-        version: ProtocolVersion,
-    ) -> Dispatched {
+        };
+        let Ok(task) = self.tasks.get(&task_id) else {
+            return Dispatched::Pending;
+        };
+        task.call = Some(key);
+        // Never past the task's life: its handle must still serve when given.
+        let window = self.settings.answer_within.min(task.ttl);
         let asker = Asker {
-            id: request.id.clone(),
+            id: request_id,
             reply_to,
-            method: method.label(),
-            tool: None,
+            method: "tools/call",
+            tool: Some(start.tool.name()),
             version,
             received: now.instant,
         };
-        if method == Method::TasksList && self.tasks_shared() {
-            return self.shared_task_list(asker, &request.params, client);
+        if version.is_modern() && !window.is_zero() {
+            // The client takes a result or a task: it gets the result if the call ends
+            // within the window, else its task at the window's end.
+            let until = now.instant + window;
+            self.timers.schedule(Due::Window(task_id.clone()), until);
+            self.held.hold(task_id, asker, until);
+            return Dispatched::Pending;
         }
-        if method == Method::TasksList {
-            let result = self.list_tasks(&request.params, version, client);
-            return Dispatched::answer(request.id, result);
+        let result = shape::create_task_result(task, poll, version);
+        log::debug!("task {task_id} created");
+        let owner = floor.ledger.clients().name(start.client);
+        match self.share_new_task(&task_id, owner, Some((asker, Ok(result)))) {
+            Some((asker, result)) => Dispatched::answer(asker.id, result),
+            None => Dispatched::Pending,
         }
-        let task_id = match request.params.get("taskId") {
-            Some(Value::String(id)) => id.clone(),
-            _ => {
-                let error = TaskError::MissingId {
-                    method: method.as_str(),
-                };
-                return Dispatched::answer(request.id, Err(error.error()));
-            }
-        };
-        if let Ok(reference) = self.tasks.open_background(&task_id) {
-            let of = (reference, task_id.as_str(), client);
-            return self.background_task_request(now, request, method, asker, of);
-        }
-        if self.tasks_shared() && method != Method::TasksUpdate {
-            return self.shared_task_request(now, (asker, method), task_id, client);
-        }
-        self.local_task_request(now, request, method, asker, (&task_id, client))
     }
 
-    /// `tasks/*` of a background task `reference`: refused when it has ended its life or
-    /// is another client's, else served from OpenAI's stored response.
-    fn background_task_request(
+    /// `tasks/*` (not `tasks/list`) of task `task_id` of this instance's store, asked
+    /// by `client`.
+    pub(super) fn local_request(
         &mut self,
         now: Now,
-        request: Request,
-        method: Method,
-        asker: Asker,
-        (reference, task_id, client): (crate::tasks::BackgroundRef, &str, ClientId),
+        floor: Floor<'_>,
+        (asker, method): (Asker, Method),
+        task_id: &str,
+        client: ClientId,
     ) -> Dispatched {
-        let end = reference.created.saturating_add(reference.ttl_ms / 1000);
-        let why = if now.unix_secs > end {
-            Some(Unknown::Gone)
-        } else if !reference.client_may_see(self.ledger.clients().name(client)) {
-            Some(Unknown::Foreign)
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            let error = TaskError::NotFound { task_id, why }.error();
-            return Dispatched::answer(request.id, Err(error));
-        }
-        let (reply_to, version) = (asker.reply_to, asker.version);
-        self.on_background_task(now, request, method, reply_to, (version, client), reference)
-    }
-
-    /// `tasks/*` of task `task_id` of this instance's store, asked by `client`.
-    fn local_task_request(
-        &mut self,
-        now: Now,
-        request: Request,
-        method: Method,
-        asker: Asker,
-        (task_id, client): (&str, ClientId),
-    ) -> Dispatched {
-        let (reply_to, version) = (asker.reply_to, asker.version);
+        let version = asker.version;
         let poll = self.poll_schedule();
         let task = match self.tasks.get_for(task_id, client) {
             Ok(task) => task,
             Err(why) => {
                 let error = TaskError::NotFound { task_id, why }.error();
-                return Dispatched::answer(request.id, Err(error));
+                return Dispatched::answer(asker.id, Err(error));
             }
         };
         let result = match method {
@@ -217,14 +146,7 @@ impl Server {
                     Err(error.error())
                 }
                 Status::Working => {
-                    task.waiters.push(Waiter {
-                        reply_to,
-                        id: request.id,
-                        method: method.label(),
-                        tool: None,
-                        version,
-                        received: now.instant,
-                    });
+                    task.waiters.push(asker);
                     return Dispatched::Pending;
                 }
                 _ => payload(task.outcome.as_ref(), task_id),
@@ -240,14 +162,14 @@ impl Server {
                     Err(error.error())
                 }
             }
-            Method::TasksCancel => Ok(self.cancel_task(now, task_id, version)),
+            Method::TasksCancel => Ok(self.cancel_local(now, floor.calls, task_id, version)),
             other => Err(shape::method_not_found(other.as_str(), version)),
         };
-        Dispatched::answer(request.id, result)
+        Dispatched::answer(asker.id, result)
     }
 
-    /// `tasks/list`: a page of tasks after the cursor.
-    fn list_tasks(
+    /// `tasks/list`: a page of `client`'s tasks after the cursor.
+    pub(super) fn list_local(
         &self,
         params: &serde_json::Map<String, Value>,
         version: ProtocolVersion,
@@ -268,12 +190,18 @@ impl Server {
     }
 
     /// `tasks/cancel` of a working task: its call stops, its waiters hear it.
-    fn cancel_task(&mut self, now: Now, task_id: &str, version: ProtocolVersion) -> Value {
+    fn cancel_local(
+        &mut self,
+        now: Now,
+        calls: &mut CallEngine<Context>,
+        task_id: &str,
+        version: ProtocolVersion,
+    ) -> Value {
         let (call, waiters) = self
             .tasks
             .cancel(task_id, now.unix_secs, "cancelled by the client");
         if let Some(key) = call {
-            self.calls.cancel(now, &key);
+            calls.cancel(now, &key);
         }
         self.answer_waiters(waiters, task_id, None);
         log::debug!("task {task_id} cancelled");
@@ -288,71 +216,87 @@ impl Server {
 
     /// Records a task's call ending with `outcome`; answers whoever waited, and tells a
     /// stdio client of the change (2025-11-25).
-    pub(super) fn finish_task(
+    pub(super) fn finish_local(
         &mut self,
         task_id: &str,
         outcome: Result<Value, RpcError>,
-        creator: ReplyTo,
-        version: ProtocolVersion,
+        clients: &Clients,
+        creator: (ReplyTo, ProtocolVersion),
     ) {
         if let Some(held) = self.held.release(task_id) {
             // Within the window: the result itself, as a plain call's; no task is left.
+            self.prune_timers();
             self.tasks.discard(task_id);
-            self.reply_late(held, outcome);
+            self.reply(held, outcome);
             return;
         }
-        let ending = Ending::of(&outcome, version);
+        let ending = Ending::of(&outcome, creator.1);
         let waiters = self.tasks.finish(
             task_id,
-            self.latest_unix(),
+            self.latest_unix,
             outcome,
             (ending.status, ending.message),
         );
         let outcome = self.tasks.get(task_id).ok().and_then(|t| t.outcome.clone());
         self.answer_waiters(waiters, task_id, outcome.as_ref());
-        self.share_task_end(task_id);
-        self.notify_task(task_id, creator, version);
+        self.share_task_end(task_id, clients);
+        self.notify_task(task_id, creator);
     }
 
     /// A task's call ended without an outcome (cancelled, or stopped at shutdown).
-    pub(super) fn drop_task(&mut self, task_id: &str, creator: ReplyTo, version: ProtocolVersion) {
+    pub(super) fn drop_local(
+        &mut self,
+        task_id: &str,
+        clients: &Clients,
+        creator: (ReplyTo, ProtocolVersion),
+    ) {
         if let Some(held) = self.held.release(task_id) {
+            self.prune_timers();
             self.tasks.discard(task_id);
-            self.route(held.reply_to, None);
+            self.out.push_back(DeskOut::Unanswered(held.reply_to));
             return;
         }
-        let at = self.latest_unix();
+        let at = self.latest_unix;
         let (_, waiters) = self.tasks.cancel(task_id, at, "stopped before it finished");
         self.answer_waiters(waiters, task_id, None);
-        self.share_task_end(task_id);
-        self.notify_task(task_id, creator, version);
+        self.share_task_end(task_id, clients);
+        self.notify_task(task_id, creator);
     }
 
-    /// Answers the held calls whose window ended at `now` with their tasks.
-    pub(super) fn release_held(&mut self, now: Now) {
+    /// Answers the held calls whose window ended with their tasks.
+    pub(super) fn release_held(&mut self, windows: Vec<(String, Asker)>, clients: &Clients) {
         let poll = self.poll_schedule();
-        for (task_id, held) in self.held.due(now.instant) {
+        for (task_id, held) in windows {
             let Ok(task) = self.tasks.get(&task_id) else {
                 continue;
             };
             let result = shape::create_task_result(task, poll(task.created), held.version);
-            let owner = task.owner;
+            let owner = clients.name(task.owner);
             log::debug!("task {task_id} created (its call outlived the answer window)");
             if let Some((held, result)) =
                 self.share_new_task(&task_id, owner, Some((held, Ok(result))))
             {
-                self.reply_late(held, result);
+                self.reply(held, result);
             }
         }
     }
 
     /// The client of held calls left before hearing of their tasks: nobody can reach
     /// those tasks, so their calls stop.
-    pub(super) fn forget_held(&mut self, now: Now, reply_to: ReplyTo) {
-        for task_id in self.held.release_all(reply_to) {
+    pub(super) fn forget_held(
+        &mut self,
+        now: Now,
+        calls: &mut CallEngine<Context>,
+        reply_to: ReplyTo,
+    ) {
+        let released = self.held.release_all(reply_to);
+        if !released.is_empty() {
+            self.prune_timers();
+        }
+        for task_id in released {
             if let Ok(task) = self.tasks.get(&task_id) {
                 if let Some(key) = task.call.take() {
-                    self.calls.cancel(now, &key);
+                    calls.cancel(now, &key);
                 }
             }
             self.tasks.discard(&task_id);
@@ -367,16 +311,16 @@ impl Server {
 
     /// The advertised poll interval by a task's creation time, as of the latest input.
     pub(super) fn poll_schedule(&self) -> impl Fn(u64) -> Duration {
-        let (now, ceiling) = (self.latest_unix(), self.config.tasks.poll_interval);
+        let (now, ceiling) = (self.latest_unix, self.settings.poll_interval);
         move |created| crate::tasks::poll_interval(now.saturating_sub(created), ceiling)
     }
 
     /// Drops the tasks whose ttl ran out, stopping their calls.
-    pub(super) fn expire_tasks(&mut self, now: Now) {
+    pub(super) fn expire_local(&mut self, now: Now, calls: &mut CallEngine<Context>) {
         for expired in self.tasks.expire(now.instant) {
             log::debug!("task {} expired", expired.id);
             if let Some(key) = expired.call {
-                self.calls.cancel(now, &key);
+                calls.cancel(now, &key);
             }
             let error = TaskError::NotFound {
                 task_id: &expired.id,
@@ -384,7 +328,7 @@ impl Server {
             }
             .error();
             for w in expired.waiters {
-                self.reply_late(w, Err(error.clone()));
+                self.reply(w, Err(error.clone()));
             }
         }
     }
@@ -396,20 +340,20 @@ impl Server {
         outcome: Option<&crate::tasks::Outcome>,
     ) {
         for w in waiters {
-            self.reply_late(w, payload(outcome, task_id));
+            self.reply(w, payload(outcome, task_id));
         }
     }
 
     /// `notifications/tasks/status` to a 2025-11-25 client on stdio (over HTTP there is
     /// no stream left to carry it; clients poll).
-    fn notify_task(&mut self, task_id: &str, creator: ReplyTo, version: ProtocolVersion) {
+    fn notify_task(&mut self, task_id: &str, (creator, version): (ReplyTo, ProtocolVersion)) {
         if !version.has_session_tasks() || matches!(creator, ReplyTo::Exchange(_)) {
             return;
         }
         let poll = self.poll_schedule();
         if let Ok(task) = self.tasks.get(task_id) {
             let note = shape::task_status_notification(task, poll(task.created), version);
-            self.write_json(&note);
+            self.out.push_back(DeskOut::Notify(note));
         }
     }
 }

@@ -1,29 +1,30 @@
 //! `tasks/result` requests waiting across instances for a task to end: woken by an
 //! event, or by a check every [`RECHECK`](super::RECHECK).
 
+use super::super::local::{payload, Waiter, MAX_WAITERS};
+use super::super::{Desk, Due};
 use super::{not_found, TaskWait, Waiting, RECHECK};
 use crate::io::Now;
 use crate::mcp::shape::TaskError;
-use crate::server::routing::Asker;
-use crate::server::tasks::{payload, Waiter, MAX_WAITERS};
-use crate::server::Server;
+use crate::routing::Asker;
 use crate::store::tasks::{self as stored, StoredTask};
 use crate::tasks::{Status, Unknown};
 
-impl Server {
+impl Desk {
     /// `asker` waits for `task_id` to end.
     pub(super) fn wait_for(&mut self, now: Now, task_id: &str, asker: Asker) {
-        let Some(shared) = &mut self.shared_tasks else {
+        let Some(shared) = &mut self.shared else {
             return;
         };
         if !shared.waiting.contains_key(task_id) {
+            let at = now.instant + RECHECK;
             let waiting = Waiting {
                 waiters: Vec::new(),
-                next_check: now.instant,
+                next_check: at,
                 reading: false,
             };
             shared.waiting.insert(task_id.to_owned(), waiting);
-            shared.check_at(task_id, now.instant + RECHECK);
+            self.timers.schedule(Due::Recheck(task_id.to_owned()), at);
         }
         let Some(waiting) = shared.waiting.get_mut(task_id) else {
             return;
@@ -33,15 +34,15 @@ impl Server {
                 task_id,
                 max: MAX_WAITERS,
             };
-            self.reply_late(asker, Err(error.error()));
+            self.reply(asker, Err(error.error()));
             return;
         }
         waiting.waiters.push(asker);
     }
 
     /// Reads `task_id` again for its waiters, unless a read is on its way.
-    pub(super) fn reread(&mut self, task_id: &str) {
-        let Some(shared) = self.shared_tasks.as_mut() else {
+    pub(in crate::desk) fn reread(&mut self, task_id: &str) {
+        let Some(shared) = self.shared.as_mut() else {
             return;
         };
         let Some(waiting) = shared.waiting.get_mut(task_id) else {
@@ -52,23 +53,25 @@ impl Server {
         }
         waiting.reading = true;
         // Its check waits for the read's answer.
-        shared.prune();
+        self.prune_timers();
         let wait = TaskWait::Reread {
             task_id: task_id.to_owned(),
         };
-        self.ask_tasks_store(stored::get(task_id), wait);
+        self.ask_store(stored::get(task_id), wait);
     }
 
     /// What a re-read found: an ended or vanished task answers its waiters.
     pub(super) fn on_reread(&mut self, now: Now, task_id: &str, task: Option<Option<StoredTask>>) {
-        let Some(shared) = &mut self.shared_tasks else {
+        let Some(shared) = &mut self.shared else {
             return;
         };
         let Some(waiting) = shared.waiting.get_mut(task_id) else {
             return;
         };
         waiting.reading = false;
-        shared.check_at(task_id, now.instant + RECHECK);
+        let at = now.instant + RECHECK;
+        waiting.next_check = at;
+        self.timers.schedule(Due::Recheck(task_id.to_owned()), at);
         let result = match task {
             // The store did not answer: asked again at the next check.
             None => return,
@@ -81,31 +84,20 @@ impl Server {
             .remove(task_id)
             .map(|w| w.waiters)
             .unwrap_or_default();
-        shared.prune();
+        self.prune_timers();
         for waiter in waiters {
-            self.reply_late(waiter, result.clone());
-        }
-    }
-
-    /// Reads again the waited-on tasks whose check is due.
-    pub(in crate::server) fn recheck_waiting(&mut self, now: Now) {
-        let due = self
-            .shared_tasks
-            .as_mut()
-            .map_or_else(Vec::new, |s| s.due(now.instant));
-        for task_id in due {
-            self.reread(&task_id);
+            self.reply(waiter, result.clone());
         }
     }
 
     /// Waiting requests whose client left wait no more.
-    pub(in crate::server) fn forget_shared_waiters(&mut self, gone: impl Fn(&Waiter) -> bool) {
-        if let Some(shared) = &mut self.shared_tasks {
+    pub(in crate::desk) fn forget_shared_waiters(&mut self, gone: impl Fn(&Waiter) -> bool) {
+        if let Some(shared) = &mut self.shared {
             for waiting in shared.waiting.values_mut() {
                 waiting.waiters.retain(|w| !gone(w));
             }
             shared.waiting.retain(|_, w| !w.waiters.is_empty());
-            shared.prune();
+            self.prune_timers();
         }
     }
 }

@@ -5,28 +5,23 @@
 //! either a result or a task); 2025-11-25 clients that ask with `params.task` get their
 //! task at once, as that version requires.
 //!
-//! A sub-machine: it keeps the held requests and their deadlines, and says which are due;
-//! the server decides what each is answered with.
+//! It keeps the held requests and when their windows end; the desk keeps the deadlines
+//! and decides what each is answered with.
 
-use super::routing::ReplyTo;
-use crate::timers::Timers;
+use crate::routing::{Asker, ReplyTo};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// The request a held task will answer.
-pub(super) type HeldRequest = super::routing::Asker;
-
-/// Held requests by task id, with their deadlines.
+/// Held requests by task id, each with the end of its window (the desk keeps the
+/// deadlines on its one heap).
 #[derive(Default)]
 pub(super) struct Held {
-    requests: BTreeMap<String, (Instant, HeldRequest)>,
-    timers: Timers<String>,
+    requests: BTreeMap<String, (Instant, Asker)>,
 }
 
 impl Held {
     /// Holds `request` for task `task_id` until `until`.
-    pub fn hold(&mut self, task_id: String, request: HeldRequest, until: Instant) {
-        self.timers.schedule(task_id.clone(), until);
+    pub fn hold(&mut self, task_id: String, request: Asker, until: Instant) {
         self.requests.insert(task_id, (until, request));
     }
 
@@ -35,27 +30,35 @@ impl Held {
         self.requests.contains_key(task_id)
     }
 
+    /// When task `task_id`'s window ends, if its request is held.
+    pub fn until(&self, task_id: &str) -> Option<Instant> {
+        self.requests.get(task_id).map(|(until, _)| *until)
+    }
+
+    /// Requests held.
+    pub fn len(&self) -> usize {
+        self.requests.len()
+    }
+
+    /// Every held window's end.
+    pub fn deadlines(&self) -> impl Iterator<Item = (Instant, &str)> {
+        self.requests
+            .iter()
+            .map(|(id, (until, _))| (*until, id.as_str()))
+    }
+
     /// Releases task `task_id`'s request, if held.
-    pub fn release(&mut self, task_id: &str) -> Option<HeldRequest> {
+    pub fn release(&mut self, task_id: &str) -> Option<Asker> {
         self.requests.remove(task_id).map(|(_, request)| request)
     }
 
-    /// The held tasks whose window is over at `now`, released, oldest first.
-    pub fn due(&mut self, now: Instant) -> Vec<(String, HeldRequest)> {
-        let mut due = Vec::new();
-        for (at, task_id) in self.timers.take_due(now) {
-            // A request released meanwhile (answered, or its client left) left its entry.
-            if self
-                .requests
-                .get(&task_id)
-                .is_some_and(|(until, _)| *until == at)
-            {
-                if let Some(request) = self.release(&task_id) {
-                    due.push((task_id, request));
-                }
-            }
+    /// Releases task `task_id`'s request if its window ends at `at` (a request released
+    /// meanwhile, answered or its client gone, left its deadline behind).
+    pub fn release_at(&mut self, task_id: &str, at: Instant) -> Option<Asker> {
+        if self.until(task_id) != Some(at) {
+            return None;
         }
-        due
+        self.release(task_id)
     }
 
     /// The held tasks whose request came over exchange `reply_to`, released.
@@ -71,12 +74,6 @@ impl Held {
         }
         of
     }
-
-    /// When the next window ends (an entry left by a released request wakes the server
-    /// once, for nothing).
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.peek().map(|(at, _)| at)
-    }
 }
 
 #[cfg(test)]
@@ -87,8 +84,8 @@ mod tests {
     use crate::mcp::ProtocolVersion;
     use std::time::Duration;
 
-    fn request(n: u64, reply_to: ReplyTo) -> HeldRequest {
-        HeldRequest {
+    fn request(n: u64, reply_to: ReplyTo) -> Asker {
+        Asker {
             id: RequestId::Int(n.to_string()),
             reply_to,
             method: "tools/call",
@@ -101,36 +98,31 @@ mod tests {
     #[test]
     fn a_window_ends_once_and_a_released_request_is_never_due() {
         let t0 = crate::testing::start_instant();
-        let mut held = Held::default();
-        held.hold(
-            "a".into(),
-            request(1, ReplyTo::Direct),
+        let (t1, t2, t3) = (
             t0 + Duration::from_secs(1),
-        );
-        held.hold(
-            "b".into(),
-            request(2, ReplyTo::Direct),
             t0 + Duration::from_secs(2),
+            t0 + Duration::from_secs(3),
         );
+        let mut held = Held::default();
+        held.hold("a".into(), request(1, ReplyTo::Direct), t1);
+        held.hold("b".into(), request(2, ReplyTo::Direct), t2);
         let x = ReplyTo::Exchange(ExchangeId(7));
-        held.hold("c".into(), request(3, x), t0 + Duration::from_secs(3));
-        assert_eq!(held.poll_timeout(), Some(t0 + Duration::from_secs(1)));
-        assert!(held.due(t0).is_empty());
+        held.hold("c".into(), request(3, x), t3);
+        assert_eq!(held.deadlines().map(|(at, _)| at).min(), Some(t1));
         assert_eq!(
             held.release("a").map(|r| r.id),
             Some(RequestId::Int("1".into()))
         );
         assert!(!held.contains("a"));
-        assert!(
-            held.due(t0 + Duration::from_secs(1)).is_empty(),
-            "a was answered"
+        assert!(held.release_at("a", t1).is_none(), "a was answered");
+        assert!(held.release_at("b", t1).is_none(), "not b's window");
+        assert_eq!(
+            held.release_at("b", t2).map(|r| r.id),
+            Some(RequestId::Int("2".into()))
         );
-        let due = held.due(t0 + Duration::from_secs(2));
-        assert_eq!(due.len(), 1);
-        assert_eq!(due[0].0, "b");
-        assert!(held.due(t0 + Duration::from_secs(2)).is_empty(), "due once");
+        assert!(held.release_at("b", t2).is_none(), "due once");
         assert_eq!(held.release_all(x), vec!["c".to_owned()]);
-        assert!(held.due(t0 + Duration::from_secs(9)).is_empty());
-        assert_eq!(held.poll_timeout(), None);
+        assert!(held.release_at("c", t3).is_none());
+        assert_eq!(held.len(), 0);
     }
 }

@@ -1,34 +1,38 @@
 //! What the store answered to a task's operation: the request's reply, or the wait it
 //! becomes.
 
+use super::super::local::payload;
+use super::super::{Desk, Floor};
 use super::{not_found, view, TaskWait};
+use crate::calls::CallEngine;
+use crate::clients::Clients;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::Method;
-use crate::server::routing::Asker;
-use crate::server::tasks::payload;
-use crate::server::Server;
+use crate::routing::{Asker, Context};
 use crate::store::tasks::{self as stored, Cancelled, Finished};
 use crate::store::{StoreError, StoreId, StoreReply};
 use crate::tasks::{Status, Unknown};
 use serde_json::Value;
 use std::time::Duration;
 
-impl Server {
+impl Desk {
     /// The store answered operation `id`, a task's.
-    pub(in crate::server) fn on_task_store_reply(
+    pub(crate) fn on_store_reply(
         &mut self,
         now: Now,
+        floor: Floor<'_>,
         id: StoreId,
-        reply: StoreReply,
-        took: Duration,
+        (reply, took): (StoreReply, Duration),
     ) {
-        let Some(wait) = self.shared_tasks.as_mut().and_then(|s| s.waits.remove(&id)) else {
+        self.latest_unix = now.unix_secs;
+        let Some(wait) = self.shared.as_mut().and_then(|s| s.waits.remove(&id)) else {
             return;
         };
         let failed = matches!(reply, StoreReply::Unavailable(_));
-        self.ledger.store_observed(took, failed);
+        floor.ledger.store_observed(took, failed);
+        let hands = (floor.calls, floor.ledger.clients());
         let rows = match reply {
             StoreReply::Rows(rows) => Ok(rows),
             StoreReply::Done => Ok(Vec::new()),
@@ -41,7 +45,7 @@ impl Server {
                 asker,
                 result,
                 task_id,
-            } => self.on_task_written(now, (asker, result), &task_id, rows),
+            } => self.on_task_written(now, hands, (asker, result), &task_id, rows),
             TaskWait::Finished { task_id } => match rows.map(|r| stored::finished(&r)) {
                 Ok(Ok(Finished::Won | Finished::Missing)) => {}
                 Ok(Ok(Finished::Lost)) => {
@@ -57,7 +61,10 @@ impl Server {
                 method,
                 task_id,
                 owner,
-            } => self.answer_task_request(now, (asker, method), &task_id, &owner, rows),
+            } => {
+                let of = (task_id.as_str(), owner.as_str());
+                self.answer_task_request(now, hands, (asker, method), of, rows);
+            }
             TaskWait::List { asker } => self.answer_task_list(now, asker, rows),
             TaskWait::Reread { task_id } => {
                 let task = rows.ok().and_then(|rows| stored::read(&rows).ok());
@@ -71,6 +78,7 @@ impl Server {
     fn on_task_written(
         &mut self,
         now: Now,
+        hands: (&mut CallEngine<Context>, &Clients),
         (asker, result): (Asker, Result<Value, RpcError>),
         task_id: &str,
         rows: Result<Vec<Vec<String>>, StoreError>,
@@ -82,17 +90,17 @@ impl Server {
                 log::error!(
                     "the shared store holds a task {task_id} already: this call's task is dropped"
                 );
-                self.cancel_local_task(now, task_id, None, "its id was taken");
+                self.cancel_local_task(now, hands, task_id, (None, "its id was taken"));
                 self.tasks.discard(task_id);
                 let error = TaskError::IdTaken { task_id }.error();
-                self.reply_late(asker, Err(error));
+                self.reply(asker, Err(error));
             }
-            Ok(true) => self.reply_late(asker, result),
+            Ok(true) => self.reply(asker, result),
             Err(why) => {
                 log::warn!(
                     "a new task is not in the shared store ({why}): only this instance serves it"
                 );
-                self.reply_late(asker, result);
+                self.reply(asker, result);
             }
         }
     }
@@ -123,16 +131,16 @@ impl Server {
                 Ok(shape::tasks_list_result(tasks, next))
             }
         };
-        self.reply_late(asker, result);
+        self.reply(asker, result);
     }
 
     /// Answers a task request with what the store said of the task.
-    pub(super) fn answer_task_request(
+    fn answer_task_request(
         &mut self,
         now: Now,
+        hands: (&mut CallEngine<Context>, &Clients),
         (asker, method): (Asker, Method),
-        task_id: &str,
-        owner: &str,
+        (task_id, owner): (&str, &str),
         rows: Result<Vec<Vec<String>>, StoreError>,
     ) {
         let read = rows.and_then(|rows| match method {
@@ -144,16 +152,16 @@ impl Server {
             Err(cause) => {
                 let cause = cause.to_string();
                 let error = TaskError::StoreFailed { cause: &cause }.error();
-                return self.reply_late(asker, Err(error));
+                return self.reply(asker, Err(error));
             }
             Ok(Cancelled::Missing) => {
-                return self.reply_late(asker, Err(not_found(task_id, Unknown::Gone)))
+                return self.reply(asker, Err(not_found(task_id, Unknown::Gone)))
             }
             Ok(Cancelled::Foreign) => {
-                return self.reply_late(asker, Err(not_found(task_id, Unknown::Foreign)));
+                return self.reply(asker, Err(not_found(task_id, Unknown::Foreign)));
             }
             Ok(Cancelled::Task(task, _)) if task.owner != owner || task.id != task_id => {
-                return self.reply_late(asker, Err(not_found(task_id, Unknown::Foreign)));
+                return self.reply(asker, Err(not_found(task_id, Unknown::Foreign)));
             }
             Ok(Cancelled::Task(task, changed)) => (*task, changed),
         };
@@ -166,7 +174,8 @@ impl Server {
             Method::TasksResult => payload(task.outcome.as_ref(), task_id),
             Method::TasksCancel if changed => {
                 // Where the call runs, the event stops it; here at once.
-                self.cancel_local_task(now, task_id, Some(owner), "cancelled by the client");
+                let why = (Some(owner), "cancelled by the client");
+                self.cancel_local_task(now, hands, task_id, why);
                 if version.is_modern() {
                     Ok(shape::complete(shape::empty_result(), version))
                 } else {
@@ -183,6 +192,6 @@ impl Server {
             .error()),
             _ => Ok(shape::task_state(&view(task, now.instant), poll, version)),
         };
-        self.reply_late(asker, result);
+        self.reply(asker, result);
     }
 }

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 /// Where a request's reply goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ReplyTo {
+pub(crate) enum ReplyTo {
     /// Straight to stdout as its own frame.
     Direct,
     /// Into a slot of a batch, written when the whole batch is answered.
@@ -28,7 +28,7 @@ pub(super) enum ReplyTo {
 
 impl ReplyTo {
     /// How the request came.
-    pub(super) fn transport(self) -> Transport {
+    pub(crate) fn transport(self) -> Transport {
         match self {
             ReplyTo::Direct | ReplyTo::Batch { .. } => Transport::Stdio,
             ReplyTo::Exchange(_) => Transport::Http,
@@ -36,7 +36,7 @@ impl ReplyTo {
     }
 
     /// Whose id space the request's id belongs to.
-    pub(super) fn requester(self) -> Requester {
+    pub(crate) fn requester(self) -> Requester {
         match self {
             ReplyTo::Direct | ReplyTo::Batch { .. } => Requester::Stdio,
             ReplyTo::Exchange(x) => Requester::Exchange(x),
@@ -49,7 +49,7 @@ impl ReplyTo {
 /// the operation's labels and when it arrived. Every such reply leaves through
 /// `Server::reply_late`, which routes it and counts it once with its real duration.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Asker {
+pub(crate) struct Asker {
     pub id: RequestId,
     pub reply_to: ReplyTo,
     /// `mcp.method.name`.
@@ -64,7 +64,7 @@ pub(super) struct Asker {
 
 impl Asker {
     /// The operation its `reply` completes, for the ledger.
-    pub(super) fn operation(&self, reply: &Reply) -> crate::metrics::Operation {
+    pub(crate) fn operation(&self, reply: &Reply) -> crate::metrics::Operation {
         crate::metrics::Operation {
             method: self.method,
             tool: self.tool,
@@ -76,7 +76,7 @@ impl Asker {
 }
 
 /// What handling one message produced.
-pub(super) enum Dispatched {
+pub(crate) enum Dispatched {
     /// A reply, available now.
     Reply(Reply),
     /// A reply now to a call a limit refused: the client may ask again in
@@ -92,14 +92,14 @@ pub(super) enum Dispatched {
 
 impl Dispatched {
     /// The reply to request `id`: its result or its error.
-    pub(super) fn answer(id: RequestId, result: Result<Value, RpcError>) -> Dispatched {
+    pub(crate) fn answer(id: RequestId, result: Result<Value, RpcError>) -> Dispatched {
         Dispatched::Reply(Reply::to(id, result))
     }
 }
 
 /// What the server attaches to each piece of the engine's work, to route its end.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Context {
+pub(crate) enum Context {
     /// A `tools/call`, answered to its request or into its task.
     Call(Caller),
     /// Work on a background task's stored response.
@@ -112,7 +112,7 @@ pub(super) enum Context {
 
 /// What the server attaches to each call, to answer it.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Caller {
+pub(crate) struct Caller {
     pub id: RequestId,
     pub reply_to: ReplyTo,
     pub version: ProtocolVersion,
@@ -132,7 +132,7 @@ pub(super) struct Caller {
 
 impl Caller {
     /// The call as the ledger names it.
-    pub(super) fn call_of(&self) -> CallOf {
+    pub(crate) fn call_of(&self) -> CallOf {
         CallOf {
             tool: self.tool,
             version: self.version,
@@ -145,7 +145,7 @@ impl Caller {
     }
 
     /// The request, whose reply the call's end is.
-    pub(super) fn asker(&self) -> Asker {
+    pub(crate) fn asker(&self) -> Asker {
         Asker {
             id: self.id.clone(),
             reply_to: self.reply_to,
@@ -159,7 +159,7 @@ impl Caller {
 
 /// What a piece of the engine's work on a stored response is for.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Job {
+pub(crate) enum Job {
     /// The create of a task-augmented `tools/call`, answered with the task.
     Create {
         pending: Pending,
@@ -183,7 +183,7 @@ pub(super) enum Job {
 
 /// A request waiting for an upstream answer.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Pending {
+pub(crate) struct Pending {
     pub asker: Asker,
     pub method: Method,
     pub reference: Option<BackgroundRef>,
@@ -193,7 +193,7 @@ pub(super) struct Pending {
 }
 
 /// What `start_task` needs of the call besides who asked.
-pub(super) struct TaskStart {
+pub(crate) struct TaskStart {
     pub ttl_ms: Option<u64>,
     pub plan: Planned,
     pub progress: Option<ProgressToken>,
@@ -207,7 +207,7 @@ pub(super) struct TaskStart {
 
 /// `error.type` of an answered request: the JSON-RPC code of an error, `tool_error` for
 /// a tool result with `isError`, none for a success.
-pub(super) fn error_type(reply: &crate::jsonrpc::Reply) -> Option<crate::metrics::ErrorType> {
+pub(crate) fn error_type(reply: &crate::jsonrpc::Reply) -> Option<crate::metrics::ErrorType> {
     match reply {
         crate::jsonrpc::Reply::Failure { error, .. } => {
             Some(crate::metrics::ErrorType::Rpc(error.code))

@@ -11,13 +11,14 @@ mod events;
 mod replies;
 mod waiting;
 
-use super::routing::Asker;
-use super::tasks::{Waiter, PAGE};
-use super::{Now, Server};
-use crate::clients::ClientId;
+use super::local::{Waiter, PAGE};
+use super::Desk;
+use crate::clients::Clients;
+use crate::io::Now;
 use crate::jsonrpc::RpcError;
 use crate::mcp::shape::TaskError;
 use crate::mcp::Method;
+use crate::routing::{Asker, Dispatched};
 use crate::store::tasks::{self as stored, StoredTask};
 use crate::store::{StoreId, StoreOp, StoreTag};
 use crate::tasks::{Status, Task, Unknown};
@@ -30,7 +31,7 @@ use std::time::{Duration, Instant};
 const RECHECK: Duration = Duration::from_secs(2);
 
 /// What waits for a store operation's answer.
-pub(in crate::server) enum TaskWait {
+enum TaskWait {
     /// A task's handle, sent once the store holds the task, so that whichever instance
     /// the client asks next finds it.
     Created {
@@ -57,7 +58,7 @@ pub(in crate::server) enum TaskWait {
 }
 
 /// `tasks/result` requests waiting on one task.
-pub(super) struct Waiting {
+struct Waiting {
     waiters: Vec<Waiter>,
     /// When to read it again without an event.
     next_check: Instant,
@@ -65,18 +66,15 @@ pub(super) struct Waiting {
     reading: bool,
 }
 
-/// See the module docs.
+/// See the module docs. The re-reads' deadlines are on the desk's heap.
 #[derive(Default)]
-pub(in crate::server) struct SharedTasks {
+pub(crate) struct SharedTasks {
     /// Operations for the store, in order, each tagged as the tasks' own.
     ops: std::collections::VecDeque<(StoreId, StoreOp)>,
     /// The last operation's number.
     sent: u64,
     waits: BTreeMap<StoreId, TaskWait>,
     waiting: BTreeMap<String, Waiting>,
-    /// When each waited-on task is read again (entries of tasks being read, or no
-    /// longer waited on, are stale).
-    checks: crate::timers::Timers<String>,
 }
 
 impl SharedTasks {
@@ -92,71 +90,32 @@ impl SharedTasks {
     }
 
     /// The next operation for the store.
-    pub(in crate::server) fn poll_op(&mut self) -> Option<(StoreId, StoreOp)> {
+    pub(super) fn poll_op(&mut self) -> Option<(StoreId, StoreOp)> {
         self.ops.pop_front()
     }
 
-    /// The next re-read of a waited-on task (the top of the heap, kept live).
-    pub(in crate::server) fn poll_timeout(&self) -> Option<Instant> {
-        let next = self.checks.peek().map(|(at, _)| at);
-        debug_assert_eq!(
-            next,
-            self.waiting
-                .values()
-                .filter(|w| !w.reading)
-                .map(|w| w.next_check)
-                .min(),
-            "the checks' heap is out of step with the waiting tasks"
-        );
-        next
-    }
-
-    /// `task_id`'s next check is at `at`.
-    fn check_at(&mut self, task_id: &str, at: Instant) {
-        if let Some(waiting) = self.waiting.get_mut(task_id) {
-            waiting.next_check = at;
-            self.checks.schedule(task_id.to_owned(), at);
-        }
-    }
-
     /// Whether the check of `task_id` at `at` is still due.
-    fn is_due(waiting: &BTreeMap<String, Waiting>, at: Instant, task_id: &str) -> bool {
-        waiting
+    pub(super) fn is_due(&self, at: Instant, task_id: &str) -> bool {
+        self.waiting
             .get(task_id)
             .is_some_and(|w| !w.reading && w.next_check == at)
     }
 
-    /// Drops the checks no longer due from the top of the heap.
-    fn prune(&mut self) {
-        let waiting = &self.waiting;
-        self.checks.prune(
-            |at, id| SharedTasks::is_due(waiting, at, id),
-            waiting.len(),
-            || {
-                waiting
-                    .iter()
-                    .filter(|(_, w)| !w.reading)
-                    .map(|(id, w)| (w.next_check, id.clone()))
-                    .collect()
-            },
-        );
+    /// Tasks waited on.
+    pub(super) fn waited(&self) -> usize {
+        self.waiting.len()
     }
 
-    /// The waited-on tasks whose check is due at `now`.
-    fn due(&mut self, now: Instant) -> Vec<String> {
-        let due = self.checks.take_due(now);
-        let waiting = &self.waiting;
-        let due = due
-            .into_iter()
-            .filter(|(at, id)| SharedTasks::is_due(waiting, *at, id))
-            .map(|(_, id)| id)
-            .collect();
-        self.prune();
-        due
+    /// When each waited-on task not being read is read again.
+    pub(super) fn deadlines(&self) -> impl Iterator<Item = (Instant, &str)> {
+        self.waiting
+            .iter()
+            .filter(|(_, w)| !w.reading)
+            .map(|(id, w)| (w.next_check, id.as_str()))
     }
 
     /// Whether an answer is owed to a request (a handle not yet sent holds the exit).
-    pub(in crate::server) fn owes_replies(&self) -> bool {
+    pub(super) fn owes_replies(&self) -> bool {
         self.waits
             .values()
             .any(|w| matches!(w, TaskWait::Created { .. }))
@@ -164,7 +123,7 @@ impl SharedTasks {
 }
 
 /// The task the store holds as the shape functions take it.
-pub(super) fn view(task: StoredTask, now: Instant) -> Task<Waiter> {
+fn view(task: StoredTask, now: Instant) -> Task<Waiter> {
     Task::view(
         task.id,
         (task.created, task.updated),
@@ -175,42 +134,37 @@ pub(super) fn view(task: StoredTask, now: Instant) -> Task<Waiter> {
     )
 }
 
-impl Server {
-    /// Whether tasks live in the shared store.
-    pub(in crate::server) fn tasks_shared(&self) -> bool {
-        self.shared_tasks.is_some()
-    }
-
+impl Desk {
     /// Sends `op` to the store; `wait` gets its answer. False without a store.
-    pub(super) fn ask_tasks_store(&mut self, op: StoreOp, wait: TaskWait) -> bool {
-        let Some(shared) = &mut self.shared_tasks else {
+    fn ask_store(&mut self, op: StoreOp, wait: TaskWait) -> bool {
+        let Some(shared) = &mut self.shared else {
             return false;
         };
         shared.send(op, wait);
         true
     }
 
-    /// A new task of `client`: written to the store, and `result` (its handle) answered
-    /// to `asker` once it is there. False without a store (answer at once).
-    pub(in crate::server) fn share_new_task(
+    /// A new task of the client named `owner`: written to the store, and `result` (its
+    /// handle) answered to `asker` once it is there. Without a store, handed back to be
+    /// answered at once.
+    pub(super) fn share_new_task(
         &mut self,
         task_id: &str,
-        client: ClientId,
+        owner: &str,
         answer: Option<(Asker, Result<Value, RpcError>)>,
     ) -> Option<(Asker, Result<Value, RpcError>)> {
-        if !self.tasks_shared() {
+        if self.shared.is_none() {
             return answer;
         }
         let Ok(task) = self.tasks.get(task_id) else {
             return answer;
         };
-        let owner = self.ledger.clients().name(client);
         let op = stored::put(
             task_id,
             owner,
             task.created,
             task.ttl,
-            self.config.tasks.max_ttl,
+            self.settings.max_ttl,
         );
         let wait = match answer {
             Some((asker, result)) => TaskWait::Created {
@@ -220,25 +174,24 @@ impl Server {
             },
             None => TaskWait::Nothing,
         };
-        self.ask_tasks_store(op, wait);
+        self.ask_store(op, wait);
         None
     }
 
-    /// A task this instance ran ended (`outcome` `None`: stopped without one): the store
-    /// hears of it, and so does every instance waiting on it.
-    pub(in crate::server) fn share_task_end(&mut self, task_id: &str) {
-        if !self.tasks_shared() {
+    /// A task this instance ran ended (finished, or stopped without an outcome): the
+    /// store hears of it, and so does every instance waiting on it.
+    pub(super) fn share_task_end(&mut self, task_id: &str, clients: &Clients) {
+        if self.shared.is_none() {
             return;
         }
-        let at = self.latest_unix();
+        let at = self.latest_unix;
         let op = match self.tasks.get(task_id) {
             Ok(task) if task.status == Status::Cancelled => {
                 let why = task.message.clone().unwrap_or_default();
-                let owner = self.ledger.clients().name(task.owner);
-                stored::cancel(task_id, owner, at, &why)
+                stored::cancel(task_id, clients.name(task.owner), at, &why)
             }
             Ok(task) => {
-                let max = self.config.max_message_bytes;
+                let max = self.max_message_bytes;
                 let mut status = task.status;
                 let outcome = task.outcome.as_ref().map(|o| {
                     let kept = o.stored();
@@ -260,27 +213,22 @@ impl Server {
         let wait = TaskWait::Finished {
             task_id: task_id.to_owned(),
         };
-        self.ask_tasks_store(op, wait);
+        self.ask_store(op, wait);
     }
 
     /// `tasks/get`, `tasks/result` or `tasks/cancel` of a task id this server sealed,
-    /// answered from the store.
-    pub(in crate::server) fn shared_task_request(
+    /// from the client named `owner`, answered from the store.
+    pub(super) fn shared_request(
         &mut self,
         now: Now,
         (asker, method): (Asker, Method),
         task_id: String,
-        client: ClientId,
-    ) -> super::routing::Dispatched {
+        owner: String,
+    ) -> Dispatched {
         if !self.tasks.minted(&task_id) {
-            let why = Unknown::NotMinted;
-            let error = TaskError::NotFound {
-                task_id: &task_id,
-                why,
-            };
-            return super::routing::Dispatched::answer(asker.id, Err(error.error()));
+            let error = not_found(&task_id, Unknown::NotMinted);
+            return Dispatched::answer(asker.id, Err(error));
         }
-        let owner = self.ledger.clients().name(client).to_owned();
         let op = match method {
             Method::TasksCancel => {
                 stored::cancel(&task_id, &owner, now.unix_secs, "cancelled by the client")
@@ -293,27 +241,27 @@ impl Server {
             task_id,
             owner,
         };
-        self.ask_tasks_store(op, wait);
-        super::routing::Dispatched::Pending
+        self.ask_store(op, wait);
+        Dispatched::Pending
     }
 
-    /// `tasks/list` of `client`'s tasks, from the store.
-    pub(in crate::server) fn shared_task_list(
+    /// `tasks/list` of the tasks of the client named `owner`, from the store.
+    pub(super) fn shared_list(
         &mut self,
         asker: Asker,
         params: &serde_json::Map<String, Value>,
-        client: ClientId,
-    ) -> super::routing::Dispatched {
+        owner: &str,
+    ) -> Dispatched {
         let cursor = params.get("cursor").and_then(Value::as_str);
         if cursor.is_some_and(|c| !self.tasks.minted(c)) {
-            return super::routing::Dispatched::answer(asker.id, Err(TaskError::BadCursor.error()));
+            return Dispatched::answer(asker.id, Err(TaskError::BadCursor.error()));
         }
-        let op = stored::list(self.ledger.clients().name(client), cursor, PAGE);
-        self.ask_tasks_store(op, TaskWait::List { asker });
-        super::routing::Dispatched::Pending
+        let op = stored::list(owner, cursor, PAGE);
+        self.ask_store(op, TaskWait::List { asker });
+        Dispatched::Pending
     }
 }
 
-pub(super) fn not_found(task_id: &str, why: Unknown) -> RpcError {
+fn not_found(task_id: &str, why: Unknown) -> RpcError {
     TaskError::NotFound { task_id, why }.error()
 }

@@ -1,30 +1,31 @@
 //! What a background task's stored response is, as a task: its state read from OpenAI
 //! (counted once in the ledger when it ends), and the view the shapes take.
 
-use super::super::routing::Pending;
-use super::super::{Now, Server};
+use super::super::Desk;
 use crate::calls::{Report, StoredState};
+use crate::io::Now;
 use crate::jsonrpc::RpcError;
-use crate::ledger::{CallOf, End, Lane};
+use crate::ledger::{CallOf, End, Lane, Ledger};
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::task_end::Ending;
 use crate::mcp::{Method, ProtocolVersion};
 use crate::openai::{FailureKind, UpstreamFailure};
+use crate::routing::Pending;
 use crate::tasks::background::Seen;
 use crate::tasks::{BackgroundRef, Outcome, Status, Task};
 use serde_json::Value;
 use std::time::Duration;
 
-impl Server {
+impl Desk {
     /// A response's state as a task's: its status, and the result a plain call returns for
     /// the same upstream response (shaped for `version`). An end is counted in the ledger
     /// under the call `waiter`'s reference names, the first time this instance sees it.
     pub(super) fn seen_of(
-        &mut self,
+        &self,
         now: Now,
+        ledger: &mut Ledger,
         state: StoredState,
-        version: ProtocolVersion,
-        report: &Report,
+        (version, report): (ProtocolVersion, &Report),
         waiter: Option<&Pending>,
     ) -> Seen {
         let (status, outcome) = match state {
@@ -61,13 +62,13 @@ impl Server {
                             ..end
                         };
                         let id = &reference.response_id;
-                        self.ledger.background_ended(id, &call, &end, now.unix_secs)
+                        ledger.background_ended(id, &call, &end, now.unix_secs)
                     }
-                    None => self
-                        .ledger
-                        .cost(model, report.usage.as_ref(), Lane::Background),
+                    None => ledger.cost(model, report.usage.as_ref(), Lane::Background),
                 };
-                let result = self.priced_result(outcome, 0, report, version, &cost);
+                let result = self
+                    .wording
+                    .priced_result(outcome, 0, report, version, &cost);
                 let status = match &result {
                     Ok(_) => Status::Completed,
                     Err(_) => Status::Failed,
@@ -85,14 +86,15 @@ impl Server {
 
     /// The state of a response OpenAI no longer has: the task ended with a tool error
     /// that says so.
-    pub(super) fn gone(&mut self, now: Now, report: &Report) -> Seen {
+    pub(super) fn gone(&self, now: Now, ledger: &mut Ledger, report: &Report) -> Seen {
         let failure = UpstreamFailure::local(
             FailureKind::Expired,
             "OpenAI no longer has this task's stored response (it keeps them for a limited time)",
         );
         let state = StoredState::Ended(Err(failure), Default::default());
         // Not counted: whether and how it ended, and what it cost, is no longer known.
-        self.seen_of(now, state, ProtocolVersion::V2025_11_25, report, None)
+        let version = ProtocolVersion::V2025_11_25;
+        self.seen_of(now, ledger, state, (version, report), None)
     }
 
     /// `tasks/get` or `tasks/result`'s answer from `seen`.
@@ -103,10 +105,10 @@ impl Server {
         };
         let view = self.view(reference, seen, pending.asker.version);
         match pending.method {
-            Method::TasksResult => crate::server::tasks::payload(view.outcome.as_ref(), &view.id),
+            Method::TasksResult => super::super::local::payload(view.outcome.as_ref(), &view.id),
             _ => Ok(shape::task_state(
                 &view,
-                self.config.tasks.background_poll(),
+                self.settings.background_poll(),
                 pending.asker.version,
             )),
         }
