@@ -315,6 +315,8 @@ impl Ledger {
     /// `amount` spent by `client` at `now`: against its day, in the store when there is
     /// one (so that every instance sees it), else here.
     fn spend(&mut self, client: ClientId, amount: crate::money::Picodollars, now: u64) {
+        self.metrics
+            .spent_today(self.clients.label(client), now, amount);
         match &mut self.shared {
             Some(shared) => {
                 let name = self.clients.name(client);
@@ -375,9 +377,19 @@ impl Ledger {
         self.ended(call, end, now)
     }
 
-    /// The Prometheus text: the counters, and `gauges` as of now.
-    pub fn render(&self, gauges: &Gauges) -> Vec<u8> {
-        self.metrics.render(gauges)
+    /// The Prometheus text: the counters, and `gauges` as of now (with the spend limits
+    /// the ledger keeps).
+    pub fn render(&self, gauges: Gauges) -> Vec<u8> {
+        let instance = self.limits.instance().spend_per_day.map(|l| (None, l));
+        let clients = self.clients.iter().filter_map(|(id, client)| {
+            let limit = client.limit.spend_per_day?;
+            Some((Some(self.clients.label(id).to_owned()), limit))
+        });
+        let gauges = Gauges {
+            spend_limits: instance.into_iter().chain(clients).collect(),
+            ..gauges
+        };
+        self.metrics.render(&gauges)
     }
 
     /// The next call record, in the order calls ended.

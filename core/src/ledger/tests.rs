@@ -76,7 +76,7 @@ fn a_background_end_is_counted_once_and_spent_against_the_limits() {
         matches!(refused, CallAdmission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
     );
-    let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
+    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
     let calls: Vec<_> = text
         .lines()
         .filter(|l| l.starts_with("openai_responses_mcp_calls_total{"))
@@ -144,7 +144,7 @@ fn a_refusal_is_counted_and_recorded_under_its_reason_with_a_span_of_its_own() {
     let line: serde_json::Value = serde_json::from_str(&records[0].to_json()).unwrap_or_default();
     assert_eq!(line["outcome"], "refused_no_api_key", "{line}");
     assert_eq!(line["transport"], "http", "{line}");
-    let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
+    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
     assert!(
         text.contains("openai_responses_mcp_refusals_total{reason=\"no_api_key\"} 2"),
         "{text}"
@@ -161,7 +161,7 @@ fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
     ledger.ended(&call(), &end(&report, Lane::Direct), 1);
     ledger.refused(&call(), Refusal::Busy, None, 2);
     assert_eq!(ledger.poll_record(), None);
-    let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
+    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
     let calls = text
         .lines()
         .filter(|l| l.starts_with("openai_responses_mcp_calls_total{"))
@@ -262,7 +262,48 @@ fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
         "{refused:?}"
     );
     // An estimate is no report: the token counters stay OpenAI's.
-    let text = String::from_utf8(ledger.render(&Gauges::default())).unwrap_or_default();
+    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
     assert!(!text.contains("tokens_total{"), "{text}");
     assert!(text.contains(r#"outcome="cancelled""#), "{text}");
+}
+
+#[test]
+fn the_spend_limits_are_gauges_under_the_labels_the_cost_counter_uses() {
+    let named = crate::clients::NamedClient {
+        name: "alice".into(),
+        limit: Limit {
+            calls_per_minute: Some(5),
+            spend_per_day: Picodollars::from_usd(2.5),
+        },
+        identity: None,
+    };
+    let unlimited = crate::clients::NamedClient {
+        name: "bob".into(),
+        limit: Limit::default(),
+        identity: None,
+    };
+    let config = ServerConfig {
+        clients: crate::clients::Clients::new(vec![named, unlimited]).unwrap_or_default(),
+        instance_limit: Limit {
+            calls_per_minute: None,
+            spend_per_day: Picodollars::from_usd(40.0),
+        },
+        ..ServerConfig::default()
+    };
+    let ledger = Ledger::new(&config);
+    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
+    let limits: Vec<_> = text
+        .lines()
+        .filter(|l| l.starts_with("openai_responses_mcp_spend_limit_usd"))
+        .collect();
+    assert_eq!(
+        limits,
+        [
+            r#"openai_responses_mcp_spend_limit_usd{scope="instance"} 40"#,
+            r#"openai_responses_mcp_spend_limit_usd{scope="client",client="alice"} 2.5"#,
+        ],
+        "{text}"
+    );
+    assert!(text.contains("\nopenai_responses_mcp_ready 0\n"), "{text}");
+    assert!(!text.contains("store_up"), "no store, no gauge: {text}");
 }

@@ -138,6 +138,9 @@ pub struct Metrics {
     calls: Tally<(&'static str, String, Outcome), u64>,
     /// The shared store's answers: how long each took, and how many failed.
     store: Option<(Histogram, u64)>,
+    /// Estimated spend by client on the UTC day it was last counted (the day's number
+    /// since the epoch), as the daily limits count it.
+    today: Tally<String, (u64, Picodollars)>,
 }
 
 impl Metrics {
@@ -153,6 +156,16 @@ impl Metrics {
             |(t, c, o)| *t == tool && c == client && *o == outcome,
             || (tool, client.to_owned(), outcome),
         ) += 1;
+    }
+
+    /// `amount` spent by `client` at `now` (Unix seconds), on that UTC day.
+    pub fn spent_today(&mut self, client: &str, now: u64, amount: Picodollars) {
+        let day = now / crate::clients::DAY;
+        let spent = entry_by(&mut self.today, |c| c == client, || client.to_owned());
+        if spent.0 != day {
+            *spent = (day, Picodollars::default());
+        }
+        spent.1 = spent.1.plus(amount);
     }
 
     /// Counts a store operation that took `took`, and whether it failed.
@@ -217,6 +230,15 @@ pub struct Gauges {
     /// OAuth mode: whether a verified key set is at hand, and whether the identity
     /// provider answered its last fetch.
     pub identity: Option<(bool, bool)>,
+    /// Whether `/ready` would answer 200 now (a call can work).
+    pub ready: bool,
+    /// Unix seconds now: the UTC day whose spend is reported.
+    pub now: u64,
+    /// With a shared store: whether it answers.
+    pub store_up: Option<bool>,
+    /// The spend limits per UTC day in US dollars: the instance's (`None`), and each
+    /// named client's own under its metrics label.
+    pub spend_limits: Vec<(Option<String>, crate::money::Picodollars)>,
 }
 
 impl Metrics {
@@ -228,7 +250,26 @@ impl Metrics {
         self.write_usage(&mut out);
         self.write_store(&mut out);
         write_identity(&mut out, gauges.identity);
+        write_readiness(&mut out, gauges);
+        self.write_today(&mut out, gauges.now);
         out.finish()
+    }
+
+    /// What each client spent today on this instance (0 for one that spent on an earlier
+    /// day): summed over the instances, what the daily limits count.
+    fn write_today(&self, out: &mut Exposition, now: u64) {
+        if self.today.is_empty() {
+            return;
+        }
+        let day = now / crate::clients::DAY;
+        out.gauge_family(
+            &format!("{PREFIX}spend_today_usd"),
+            "Estimated spend of the current UTC day on this instance in US dollars, by client (sum over instances to compare with the daily limits).",
+            self.today.iter().map(|(client, (on, spent))| {
+                let usd = if *on == day { spent.usd() } else { 0.0 };
+                (vec![("client", client.clone())], usd)
+            }),
+        );
     }
 
     /// The shared store's round trips and errors, once it was asked anything.
@@ -394,6 +435,37 @@ fn write_identity(out: &mut Exposition, identity: Option<(bool, bool)>) {
         "1 when the identity provider answered its last fetch, else 0 (with usable keys: degraded).",
         std::iter::once((Vec::new(), f64::from(u8::from(answering)))),
     );
+}
+
+/// Whether the instance can serve, the store answers, and what the spend limits are: what
+/// alert rules compare against (`packaging/observability/alerts.yml`).
+fn write_readiness(out: &mut Exposition, gauges: &Gauges) {
+    let p = PREFIX;
+    out.gauge_family(
+        &format!("{p}ready"),
+        "1 when /ready would answer 200 (a call can work now), else 0.",
+        std::iter::once((Vec::new(), f64::from(u8::from(gauges.ready)))),
+    );
+    if let Some(up) = gauges.store_up {
+        out.gauge_family(
+            &format!("{p}store_up"),
+            "1 while the shared store (server.store.url) answers, else 0.",
+            std::iter::once((Vec::new(), f64::from(u8::from(up)))),
+        );
+    }
+    if !gauges.spend_limits.is_empty() {
+        out.gauge_family(
+            &format!("{p}spend_limit_usd"),
+            "Estimated spend allowed per UTC day in US dollars: the instance's (scope=\"instance\") and each named client's own (scope=\"client\").",
+            gauges.spend_limits.iter().map(|(client, usd)| {
+                let labels = match client {
+                    None => vec![("scope", "instance".to_owned())],
+                    Some(name) => vec![("scope", "client".to_owned()), ("client", name.clone())],
+                };
+                (labels, usd.usd())
+            }),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -254,11 +254,11 @@ impl Server {
 
     /// The Prometheus text of `/metrics`: the counters, and the gauges as of now.
     pub(crate) fn metrics_text(&self) -> Vec<u8> {
-        let queued = self.calls.queued();
         let (attempts, retries) = self.calls.attempt_counts();
+        let health = self.health();
         let gauges = crate::metrics::Gauges {
-            running: self.calls.len() - queued,
-            queued,
+            running: health.running,
+            queued: health.queued,
             tasks: self.desk.count_by_status(),
             attempts: attempts.clone(),
             retries,
@@ -268,8 +268,12 @@ impl Server {
                     g.degraded().is_none() && g.not_ready().is_none(),
                 )
             }),
+            ready: health.refusal().is_none(),
+            now: self.latest_unix(),
+            store_up: self.config.store.map(|_| !health.store_down),
+            spend_limits: Vec::new(),
         };
-        self.ledger.render(&gauges)
+        self.ledger.render(gauges)
     }
 
     /// The next action, or `None` when there is nothing to do.
