@@ -6,6 +6,7 @@ pub mod clients;
 pub mod concurrency;
 pub mod config;
 pub mod cost;
+pub mod dashboard;
 pub mod doctor;
 pub mod eras;
 pub mod fleet;
@@ -142,6 +143,12 @@ macro_rules! e2e_suite {
             #[test]
             fn a_retired_model_warns_at_startup_and_a_404_says_what_to_set() {
                 $crate::run($bin, $crate::suite::providers::a_retired_model_warns_at_startup_and_a_404_says_what_to_set);
+            }
+        }
+        mod dashboard {
+            #[test]
+            fn every_dashboard_query_runs_on_prometheus_and_the_panels_have_data() {
+                $crate::run($bin, $crate::suite::dashboard::every_dashboard_query_runs_on_prometheus_and_the_panels_have_data);
             }
         }
         mod observability {
