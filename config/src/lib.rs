@@ -39,6 +39,7 @@ pub mod signals;
 pub mod stdin;
 pub mod store;
 pub mod tls;
+pub mod traces;
 pub mod view;
 
 pub use cli::{Cli, USAGE};
@@ -122,6 +123,8 @@ pub struct Startup {
     pub metrics: Option<http::HttpServe>,
     /// The store instances share their limits through (`server.store.url`).
     pub store: Option<store::StoreConnect>,
+    /// Where spans go (`OTEL_*`); `None`: no traces.
+    pub traces: Option<traces::TraceExport>,
 }
 
 /// What the binary should do after [`launch`].
@@ -247,6 +250,14 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     };
     let metrics = http::HttpServe::resolve_metrics(&resolved, env, tokens)?;
     let store = store::StoreConnect::resolve(&resolved, env, ca_pem.as_deref())?;
+    let traces = match traces::resolve(env)? {
+        Some((export, sampler)) => {
+            log::debug!("traces go to {} ({sampler:?})", export.endpoint);
+            server.traces = Some(sampler);
+            Some(export)
+        }
+        None => None,
+    };
     if cli.serves() && store.is_some() && secret(env, secret_env).is_none() {
         // Instances would each seal with a random key of their own: the fleet would look
         // healthy and refuse every task made elsewhere.
@@ -259,6 +270,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         http,
         metrics,
         store,
+        traces,
         proxy,
         auth,
         organization: non_empty("OPENAI_ORG_ID"),

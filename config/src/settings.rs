@@ -359,6 +359,7 @@ impl Resolved {
                     },
                 }
             }),
+            traces: None,
         }
     }
 }

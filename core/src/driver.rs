@@ -38,6 +38,9 @@ pub enum Poll<'a, H> {
     /// A call ended: write its record to the call log when the host keeps one
     /// ([`crate::ledger::CallRecord::to_json`] is its line).
     Record(crate::ledger::CallRecord),
+    /// A span ended: hand it to the trace exporter, which must never make the loop wait
+    /// (a full queue drops it). Only when [`crate::ServerConfig::traces`] is on.
+    Span(crate::spans::Span),
     /// Nothing to do: wait for input, or until this instant and then call
     /// [`Driver::handle`] with [`Event::Timeout`].
     Wait(Option<Instant>),
@@ -157,6 +160,7 @@ impl<H> Driver<H> {
                         }
                     }
                     Output::Record(record) => return Poll::Record(record),
+                    Output::Span(span) => return Poll::Span(span),
                     Output::Store(id, op) => return Poll::Store(id, op),
                     Output::Exit => self.exit = true,
                 }

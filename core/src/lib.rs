@@ -100,6 +100,7 @@ pub mod serve;
 #[doc(hidden)]
 pub mod server;
 pub mod settings;
+pub mod spans;
 pub mod sse;
 pub mod store;
 pub mod tasks;

@@ -60,6 +60,8 @@ pub(crate) struct Asker {
     pub version: ProtocolVersion,
     /// When the request arrived.
     pub received: Instant,
+    /// The request's span, when it is traced: ended when the reply leaves.
+    pub span: Option<crate::spans::SpanStart>,
 }
 
 impl Asker {
@@ -128,6 +130,8 @@ pub(crate) struct Caller {
     pub received: Instant,
     /// When the shared store counted the call, Unix seconds.
     pub reserved_at: Option<u64>,
+    /// The request's span, when it is traced: the parent of the call's attempts.
+    pub span: Option<crate::spans::SpanStart>,
 }
 
 impl Caller {
@@ -153,6 +157,7 @@ impl Caller {
             tool: Some(self.tool.name()),
             version: self.version,
             received: self.received,
+            span: self.span,
         }
     }
 }
@@ -181,6 +186,16 @@ pub(crate) enum Job {
     },
 }
 
+impl Job {
+    /// The span of the request the work is for, when it is traced.
+    pub(crate) fn span(&self) -> Option<crate::spans::SpanStart> {
+        match self {
+            Job::Create { pending, .. } | Job::Cancel { pending, .. } => pending.asker.span,
+            Job::Read { waiter, .. } => waiter.as_ref().and_then(|w| w.asker.span),
+        }
+    }
+}
+
 /// A request waiting for an upstream answer.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Pending {
@@ -203,6 +218,8 @@ pub(crate) struct TaskStart {
     pub client: ClientId,
     /// When the shared store counted the call, Unix seconds.
     pub reserved_at: Option<u64>,
+    /// The request's span, when it is traced.
+    pub span: Option<crate::spans::SpanStart>,
 }
 
 /// `error.type` of an answered request: the JSON-RPC code of an error, `tool_error` for

@@ -141,6 +141,9 @@ pub struct ServerConfig {
     /// Whether the host writes the call log: without it the ledger counts every call but
     /// builds no [`crate::ledger::CallRecord`]s.
     pub call_records: bool,
+    /// Traces (`OTEL_*`): which are recorded; `None`: no span is made
+    /// ([`crate::spans`]).
+    pub traces: Option<crate::spans::Sampler>,
 }
 
 impl Default for ServerConfig {
@@ -191,6 +194,7 @@ impl Default for ServerConfig {
             oauth: None,
             call_records: true,
             store: None,
+            traces: None,
         }
     }
 }

@@ -11,6 +11,7 @@
 pub mod doctor;
 mod http;
 mod threads;
+mod traces;
 pub mod upstream;
 
 use responses_mcp_config::{now, signals, stdin, Startup};
@@ -75,6 +76,7 @@ pub fn run(startup: Startup) -> i32 {
         }
         None => None,
     };
+    let exporter = traces::exporter(&startup);
     let threads = Threads::new(upstream::Upstream::new(&startup), tx);
     let mut server = startup.server;
     server.oauth = endpoints.iter().find_map(http::Endpoint::oauth);
@@ -100,6 +102,11 @@ pub fn run(startup: Startup) -> i32 {
             }
             Poll::Abort(attempt) => attempt.abort(),
             Poll::Record(record) => responses_mcp_config::write_call(&record),
+            Poll::Span(span) => {
+                if let Some(exporter) = &exporter {
+                    exporter.offer(span);
+                }
+            }
             Poll::Store(id, op) => match &store {
                 Some(store) => store.perform(id, op),
                 None => log::warn!("a store operation without a store"),
@@ -129,6 +136,9 @@ pub fn run(startup: Startup) -> i32 {
             Poll::Exit => {
                 for endpoint in &endpoints {
                     endpoint.flush();
+                }
+                if let Some(exporter) = exporter {
+                    exporter.finish(std::time::Duration::from_secs(2));
                 }
                 return 0;
             }

@@ -12,19 +12,24 @@
 mod attempts;
 mod doctor;
 mod http;
+mod traces;
 mod upstream;
 
 use attempts::Attempts;
 use http::Endpoint;
 use responses_mcp_config::stdin::{self, READ_CHUNK};
 use responses_mcp_config::store::Store;
+use responses_mcp_config::traces::export::Exporter;
 use responses_mcp_config::{now, signals, Startup};
 use responses_mcp_core::{Driver, Event, Message, Poll};
 use smol::channel::{bounded, Receiver};
 use smol::io::AsyncWriteExt;
 use smol::{LocalExecutor, Task, Timer};
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long the last spans may take to leave at exit.
+const EXPORT_AT_EXIT: Duration = Duration::from_secs(2);
 
 /// Messages waiting for the main task. Bounded, so that a flood on stdin waits in the pipe
 /// rather than in our memory.
@@ -100,13 +105,15 @@ fn run(startup: Startup) -> i32 {
         }
         None => None,
     };
+    let exporter = traces::exporter(&startup);
     let attempts = Attempts::new(upstream::Upstream::new(&startup), executor.clone(), tx);
     let mut server = startup.server;
     server.oauth = endpoints.iter().find_map(Endpoint::oauth);
     let mut driver = Driver::new(server);
     // What starts with the server (OAuth mode's first key fetch) starts now.
     driver.handle(now(), Event::Start);
-    smol::block_on(executor.run(serve(driver, attempts, rx, endpoints, store)))
+    let around = (endpoints, store, exporter);
+    smol::block_on(executor.run(serve(driver, attempts, rx, around)))
 }
 
 fn writeln_stderr(text: &str) -> std::io::Result<()> {
@@ -118,8 +125,7 @@ async fn serve(
     mut driver: Driver<Task<()>>,
     attempts: Attempts,
     rx: Receiver<Message>,
-    endpoints: Vec<Endpoint>,
-    store: Option<Store>,
+    (endpoints, store, exporter): (Vec<Endpoint>, Option<Store>, Option<Exporter>),
 ) -> i32 {
     let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
     // The listeners answer /ready "starting" until they know the server's state.
@@ -143,6 +149,11 @@ async fn serve(
             // Dropping the task drops its socket: the connection closes.
             Poll::Abort(task) => drop(task),
             Poll::Record(record) => responses_mcp_config::write_call(&record),
+            Poll::Span(span) => {
+                if let Some(exporter) = &exporter {
+                    exporter.offer(span);
+                }
+            }
             Poll::Store(id, op) => match &store {
                 Some(store) => store.perform(id, op),
                 None => log::warn!("a store operation without a store"),
@@ -173,6 +184,9 @@ async fn serve(
             Poll::Exit => {
                 for endpoint in &endpoints {
                     endpoint.flush().await;
+                }
+                if let Some(exporter) = exporter {
+                    exporter.finish(EXPORT_AT_EXIT);
                 }
                 return 0;
             }

@@ -47,6 +47,8 @@ pub struct Call<C> {
     /// Bytes of the latest attempt's request body, for the estimate of a cancelled
     /// call's input.
     pub sent_bytes: usize,
+    /// With traces on: the running attempt's start, method and URL, taken when it ends.
+    pub traced: Option<(Instant, crate::io::HttpMethod, String)>,
 }
 
 /// An attempt's reply as it arrives.

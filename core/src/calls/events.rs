@@ -60,6 +60,13 @@ pub enum CallEvent<C> {
         /// The body of a 2xx reply, or the failure.
         outcome: Result<Vec<u8>, UpstreamFailure>,
     },
+    /// An attempt ended (only with [`super::Settings::trace_attempts`]): its span's facts.
+    Attempted {
+        /// The call's context.
+        context: C,
+        /// The attempt.
+        attempt: AttemptTrace,
+    },
     /// The call ended without an outcome (cancelled, or aborted silently).
     Dropped {
         /// The call's context.
@@ -69,6 +76,25 @@ pub enum CallEvent<C> {
         /// call is charged all the same.
         spent: Option<Report>,
     },
+}
+
+/// What a trace says of one upstream attempt (the HTTP client conventions).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttemptTrace {
+    /// When it started and ended.
+    pub started: std::time::Instant,
+    /// When it ended.
+    pub ended: std::time::Instant,
+    /// Its method.
+    pub method: crate::io::HttpMethod,
+    /// Its URL (the span names only its host and port).
+    pub url: String,
+    /// The reply's status, when one came.
+    pub status: Option<u16>,
+    /// Why it failed without a usable reply (`timeout`, `connect`, …).
+    pub failure: Option<&'static str>,
+    /// Attempts of the call before this one.
+    pub resend: u32,
 }
 
 /// A call's request, and what was changed in it to fit the model's known limits.

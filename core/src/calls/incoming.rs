@@ -148,6 +148,8 @@ impl<C: Clone> CallEngine<C> {
             log::trace!("ignoring the end of finished attempt {attempt}");
             return;
         };
+        let status = self.calls.get(&id).and_then(|c| c.upstream.status);
+        self.attempt_traced(now.instant, id, (status, None));
         let incoming = self.calls.get_mut(&id).and_then(|c| c.incoming.take());
         match incoming {
             Some(Incoming::Whole {

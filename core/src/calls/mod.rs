@@ -39,7 +39,7 @@ use crate::openai::UpstreamFailure;
 pub use crate::openai::{ModelSource, Report, Upstream};
 use crate::timers::Timers;
 use call::{Call, CallState, Progress};
-pub use events::{CallEvent, Planned, Refused};
+pub use events::{AttemptTrace, CallEvent, Planned, Refused};
 pub use plan::Ask;
 use plan::ModelLimits;
 use retry::Jitter;
@@ -312,6 +312,7 @@ impl<C: Clone> CallEngine<C> {
                 admitted: now.instant,
                 upstream: Upstream::default(),
                 sent_bytes: 0,
+                traced: None,
             },
         );
         if !takes_slot || running < self.settings.max_inflight {

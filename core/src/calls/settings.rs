@@ -24,6 +24,8 @@ pub struct Settings {
     /// Least wait before a read or cancel of a stored response is retried (the tasks'
     /// poll interval), so a response is fetched at most once per interval.
     pub fetch_pace: Duration,
+    /// Report each attempt's end ([`super::CallEvent::Attempted`]), for traces.
+    pub trace_attempts: bool,
 }
 
 impl Settings {
@@ -46,6 +48,7 @@ impl Settings {
             stream: config.stream,
             idle_timeout: config.idle_timeout,
             fetch_pace: config.tasks.background_poll(),
+            trace_attempts: config.traces.is_some(),
         }
     }
 }

@@ -16,7 +16,7 @@ const MAX_DRIFT_RETRIES: u32 = 7;
 use crate::io::{after, AttemptId, Destination, HttpReply, HttpRequest, Now, TransportError};
 use crate::metrics::AttemptEnd;
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 impl<C: Clone> CallEngine<C> {
     /// An attempt got a whole HTTP reply. Replies of attempts no longer on record
@@ -27,6 +27,7 @@ impl<C: Clone> CallEngine<C> {
             log::trace!("ignoring the reply of finished attempt {attempt}");
             return;
         };
+        self.attempt_traced(now.instant, id, (Some(reply.status), None));
         self.on_reply(now, id, reply);
         self.start_queued(now);
         self.settle();
@@ -122,6 +123,8 @@ impl<C: Clone> CallEngine<C> {
             return;
         };
         let failure = UpstreamFailure::local(FailureKind::from(error.kind), error.detail);
+        let status = self.calls.get(&id).and_then(|c| c.upstream.status);
+        self.attempt_traced(now.instant, id, (status, Some(failure.kind.as_str())));
         self.transport_failed(now, id, failure);
         self.start_queued(now);
         self.settle();
@@ -172,9 +175,12 @@ impl<C: Clone> CallEngine<C> {
         self.end_attempt(attempt);
         self.events.push_back(CallEvent::Abort(attempt));
         let incoming = self.calls.get_mut(&id).and_then(|c| c.incoming.take());
+        let status = self.calls.get(&id).and_then(|c| c.upstream.status);
         if let Some(Incoming::Ended(outcome)) = incoming {
+            self.attempt_traced(now.instant, id, (status, None));
             return self.apply(now, id, outcome);
         }
+        self.attempt_traced(now.instant, id, (status, Some("timeout")));
         let secs = self.settings.timeout.as_secs_f64();
         let failure =
             UpstreamFailure::local(FailureKind::Timeout, format!("no reply within {secs} s"));
@@ -202,6 +208,8 @@ impl<C: Clone> CallEngine<C> {
         }
         self.end_attempt(attempt);
         self.events.push_back(CallEvent::Abort(attempt));
+        let status = self.calls.get(&id).and_then(|c| c.upstream.status);
+        self.attempt_traced(now.instant, id, (status, Some("timeout")));
         let secs = idle.as_secs_f64();
         let failure =
             UpstreamFailure::local(FailureKind::Io, format!("no data from OpenAI for {secs} s"));
@@ -243,6 +251,9 @@ impl<C: Clone> CallEngine<C> {
             call.key
         );
         call.sent_bytes = body.len();
+        if self.settings.trace_attempts {
+            call.traced = Some((now.instant, method, url.clone()));
+        }
         let first = call.attempts == 1;
         if first && call.work.takes_slot() {
             self.slots += 1;
@@ -266,6 +277,34 @@ impl<C: Clone> CallEngine<C> {
             "waiting for OpenAI"
         };
         self.set_progress(now, id, message.into());
+    }
+
+    /// With traces on, reports the end of call `id`'s running attempt at `now` (once per
+    /// attempt: its start is taken).
+    pub(super) fn attempt_traced(
+        &mut self,
+        now: Instant,
+        id: CallId,
+        (status, failure): (Option<u16>, Option<&'static str>),
+    ) {
+        let Some(call) = self.calls.get_mut(&id) else {
+            return;
+        };
+        let Some((started, method, url)) = call.traced.take() else {
+            return;
+        };
+        let attempt = super::AttemptTrace {
+            started,
+            ended: now,
+            method,
+            url,
+            status,
+            failure,
+            resend: call.attempts.saturating_sub(1),
+        };
+        let context = call.context.clone();
+        self.events
+            .push_back(CallEvent::Attempted { context, attempt });
     }
 
     /// Takes `attempt` off the record; the call it was for, if any.

@@ -92,6 +92,7 @@ mod tests {
             tool: Some("answer"),
             version: ProtocolVersion::V2026_07_28,
             received: crate::testing::start_instant(),
+            span: None,
         }
     }
 

@@ -68,6 +68,7 @@ impl Desk {
             client: start.client,
             received: now.instant,
             reserved_at: start.reserved_at,
+            span: start.span,
         };
         let started = floor.calls.start_for_task(
             now,
@@ -97,6 +98,7 @@ impl Desk {
             tool: Some(start.tool.name()),
             version,
             received: now.instant,
+            span: start.span,
         };
         if version.is_modern() && !window.is_zero() {
             // The client takes a result or a task: it gets the result if the call ends

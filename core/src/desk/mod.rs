@@ -160,6 +160,7 @@ impl Desk {
         request: Request,
         method: Method,
         (reply_to, client, version): (ReplyTo, ClientId, ProtocolVersion),
+        span: Option<crate::spans::SpanStart>,
     ) -> Dispatched {
         self.latest_unix = now.unix_secs;
         let asker = Asker {
@@ -169,6 +170,7 @@ impl Desk {
             tool: None,
             version,
             received: now.instant,
+            span,
         };
         if method == Method::TasksList && self.shared.is_some() {
             return self.shared_list(asker, &request.params, floor.ledger.clients().name(client));

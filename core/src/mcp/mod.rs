@@ -12,6 +12,7 @@ mod version;
 
 pub use meta::{era_of, Era, MetaError};
 pub use method::{Method, NotificationMethod};
+pub(crate) use params::trace_parent;
 pub use params::{declares_tasks, CallParams, CallParamsError, ProgressToken, TASKS_EXTENSION};
 pub use shape::{INSTRUCTIONS, SERVER_NAME, SERVER_VERSION};
 pub use version::ProtocolVersion;

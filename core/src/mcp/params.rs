@@ -152,7 +152,7 @@ impl CallParams {
 }
 
 /// `_meta.traceparent`; an invalid one is dropped, as W3C Trace Context says.
-fn trace_parent(params: &Map<String, Value>) -> Option<TraceParent> {
+pub(crate) fn trace_parent(params: &Map<String, Value>) -> Option<TraceParent> {
     let value = params.get("_meta")?.get("traceparent")?;
     match value.as_str().map(TraceParent::parse) {
         Some(Ok(parent)) => Some(parent),

@@ -234,6 +234,8 @@ pub struct Gauges {
     pub ready: bool,
     /// Unix seconds now: the UTC day whose spend is reported.
     pub now: u64,
+    /// With traces on: spans dropped because they could not be queued for the exporter.
+    pub spans_dropped: Option<u64>,
     /// With a shared store: whether it answers.
     pub store_up: Option<bool>,
     /// The spend limits per UTC day in US dollars: the instance's (`None`), and each
@@ -252,6 +254,14 @@ impl Metrics {
         write_identity(&mut out, gauges.identity);
         write_readiness(&mut out, gauges);
         self.write_today(&mut out, gauges.now);
+        if let Some(dropped) = gauges.spans_dropped {
+            out.counter_family(
+                &format!("{PREFIX}spans_dropped_total"),
+                "Spans dropped because the queue to the trace exporter was full (traces on).",
+                #[allow(clippy::cast_precision_loss)]
+                std::iter::once((Vec::new(), dropped as f64)),
+            );
+        }
         out.finish()
     }
 

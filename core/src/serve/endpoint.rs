@@ -310,6 +310,9 @@ fn exchange(
             message,
             version,
             client,
+            trace: request
+                .header("traceparent")
+                .and_then(|v| crate::mcp::trace::TraceParent::parse(v.trim()).ok()),
         },
         response: ExchangeResponse {
             keep_alive,

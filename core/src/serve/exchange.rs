@@ -27,6 +27,9 @@ pub enum Asked {
         version: Option<ProtocolVersion>,
         /// Who sent it: a static token's client, or an identity the gate verified.
         client: ClientId,
+        /// The caller's W3C trace context from its `traceparent` header (an invalid one
+        /// is dropped); `params._meta.traceparent` wins over it.
+        trace: Option<crate::mcp::trace::TraceParent>,
     },
     /// `GET /metrics` with a static token (or none needed): the Prometheus text,
     /// answered with [`ExchangeOut::Metrics`].

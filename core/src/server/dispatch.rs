@@ -50,12 +50,20 @@ impl Server {
     fn on_request(&mut self, now: Now, request: Request, reply_to: ReplyTo) -> Dispatched {
         log::debug!("recv method={} id={}", request.method, request.id);
         match era_of(&request.params) {
-            Ok(Era::Legacy) => {
-                self.on_method(now, request, reply_to, Scope::Session, ClientId::DEFAULT)
-            }
-            Ok(Era::Modern(v)) => {
-                self.on_method(now, request, reply_to, Scope::Modern(v), ClientId::DEFAULT)
-            }
+            Ok(Era::Legacy) => self.on_method(
+                now,
+                request,
+                (reply_to, None),
+                Scope::Session,
+                ClientId::DEFAULT,
+            ),
+            Ok(Era::Modern(v)) => self.on_method(
+                now,
+                request,
+                (reply_to, None),
+                Scope::Modern(v),
+                ClientId::DEFAULT,
+            ),
             Err(e) => {
                 self.modern_seen = true;
                 log::debug!("refusing a modern request: {e}");
@@ -102,6 +110,7 @@ impl Server {
             model_setting,
             received: now.instant,
             asked_at: now.unix_secs,
+            span: self.asking,
         };
         let checked = request.call_of();
         if let Some((answer, retry_after_secs)) =
@@ -144,6 +153,7 @@ impl Server {
             client,
             call,
             model_setting,
+            span,
             ..
         } = request;
         let today = Date::tokyo(now.unix_secs).to_string();
@@ -168,6 +178,7 @@ impl Server {
                 trace: call.trace,
                 client,
                 reserved_at,
+                span,
             };
             let (desk, floor) = self.desk_floor();
             let dispatched = desk.start(now, floor, (id, reply_to, version), start);
@@ -188,6 +199,7 @@ impl Server {
             client,
             received: now.instant,
             reserved_at,
+            span,
         };
         self.start_call(now, key, caller, plan, call.progress_token, today)
     }

@@ -24,7 +24,10 @@ impl Server {
         now: Now,
         x: ExchangeId,
         message: Value,
-        version: Option<ProtocolVersion>,
+        (version, trace): (
+            Option<ProtocolVersion>,
+            Option<crate::mcp::trace::TraceParent>,
+        ),
         client: ClientId,
     ) {
         let reply_to = ReplyTo::Exchange(x);
@@ -36,13 +39,13 @@ impl Server {
         let dispatched = match classify(message) {
             Ok(Incoming::Request(request)) => match era_of(&request.params) {
                 Ok(Era::Modern(v)) => {
-                    self.on_method(now, request, reply_to, Scope::Modern(v), client)
+                    self.on_method(now, request, (reply_to, trace), Scope::Modern(v), client)
                 }
                 Ok(Era::Legacy) => {
                     let v = version
                         .filter(|v| !v.is_modern())
                         .unwrap_or(UNNAMED_VERSION);
-                    self.on_method(now, request, reply_to, Scope::Stateless(v), client)
+                    self.on_method(now, request, (reply_to, trace), Scope::Stateless(v), client)
                 }
                 Err(e) => fail(request.id, shape::meta_error(&e)),
             },

@@ -65,7 +65,7 @@ pub enum Input<'a> {
 }
 
 /// An action for the runtime.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Output {
     /// Write these bytes (one whole frame) to stdout and flush.
@@ -81,6 +81,9 @@ pub enum Output {
     /// Perform this operation on the shared store and answer with
     /// [`Input::StoreReply`].
     Store(StoreId, StoreOp),
+    /// A span ended: for the host's trace exporter ([`crate::spans`]), off the request
+    /// path.
+    Span(crate::spans::Span),
     /// Exit the process with status 0.
     Exit,
 }

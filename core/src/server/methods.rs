@@ -31,8 +31,9 @@ impl Server {
         method: crate::mcp::Method,
         asked: (ReplyTo, crate::clients::ClientId, ProtocolVersion),
     ) -> Dispatched {
+        let span = self.asking;
         let (desk, floor) = self.desk_floor();
-        let dispatched = desk.on_request(now, floor, request, method, asked);
+        let dispatched = desk.on_request(now, floor, request, method, asked, span);
         self.drain_desk();
         dispatched
     }
@@ -42,7 +43,7 @@ impl Server {
         &mut self,
         now: Now,
         request: Request,
-        reply_to: ReplyTo,
+        (reply_to, trace): (ReplyTo, Option<crate::mcp::trace::TraceParent>),
         scope: Scope,
         client: ClientId,
     ) -> Dispatched {
@@ -52,7 +53,13 @@ impl Server {
             .flatten()
             .and_then(Tool::from_name)
             .map(Tool::name);
+        if self.tracer.is_on() {
+            // The caller's context: its `_meta` first, then its HTTP header.
+            let parent = crate::mcp::trace_parent(&request.params).or(trace);
+            self.asking = self.tracer.begin(parent.as_ref(), now.instant);
+        }
         let dispatched = self.answer_method(now, request, reply_to, scope, client);
+        let span = self.asking.take();
         // A reply that leaves later is counted where it leaves (`reply_late`, and a call's
         // end in `route`), with its duration; one sent now takes no time to speak of.
         let error = match &dispatched {
@@ -75,6 +82,10 @@ impl Server {
                 transport: reply_to.transport().network(),
                 version,
             };
+            if let Some(span) = span {
+                let span = super::traced::request(&span, &op, now.instant, Vec::new());
+                self.tracer.end(span);
+            }
             self.ledger.replied(op, std::time::Duration::ZERO);
         }
         dispatched

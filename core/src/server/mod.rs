@@ -25,6 +25,7 @@ mod outbox;
 mod route;
 mod store;
 mod subscriptions;
+mod traced;
 
 use crate::io::{after, ExchangeId, Now};
 use crate::mcp::shape::RequestError;
@@ -111,6 +112,11 @@ pub struct Server {
     parked: BTreeMap<crate::store::StoreId, store::CallRequest>,
     /// OAuth mode: the gate that verifies bearer tokens, and the requests it holds.
     gate: Option<oauth::ExchangeGate>,
+    /// The spans made of the work, for the host to export ([`crate::spans`]).
+    tracer: crate::spans::Tracer,
+    /// The span of the request being dispatched, while `on_method` runs: what a call or
+    /// a task started for it continues.
+    asking: Option<crate::spans::SpanStart>,
 }
 
 impl Server {
@@ -129,6 +135,7 @@ impl Server {
             api_key_env: config.api_key_env.clone(),
             debug: config.debug,
         };
+        let tracer = crate::spans::Tracer::new(config.traces, config.jitter_seed.rotate_left(29));
         Server {
             framer: Framer::new(config.max_message_bytes),
             out: outbox::Outbox::new(config.force_line_output),
@@ -149,6 +156,8 @@ impl Server {
             ledger,
             parked: BTreeMap::new(),
             gate,
+            tracer,
+            asking: None,
         }
     }
 
@@ -270,6 +279,7 @@ impl Server {
             }),
             ready: health.refusal().is_none(),
             now: self.latest_unix(),
+            spans_dropped: self.tracer.is_on().then(|| self.tracer.dropped()),
             store_up: self.config.store.map(|_| !health.store_down),
             spend_limits: Vec::new(),
         };
@@ -282,6 +292,7 @@ impl Server {
         self.out
             .pop()
             .or_else(|| self.ledger.poll_record().map(Output::Record))
+            .or_else(|| self.tracer.poll().map(Output::Span))
             .or_else(|| {
                 let (id, op) = self.ledger.poll_store_op()?;
                 Some(Output::Store(id, op))

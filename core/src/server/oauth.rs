@@ -32,7 +32,8 @@ impl Server {
                 message,
                 version,
                 client,
-            } => self.on_exchange(now, id, message, version, client),
+                trace,
+            } => self.on_exchange(now, id, message, (version, trace), client),
             Asked::Metrics => {
                 let text = self.metrics_text();
                 self.out

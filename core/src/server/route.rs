@@ -42,6 +42,21 @@ impl Server {
                     context: Context::Call(context),
                     spent,
                 } => self.on_call_dropped(&context, spent.as_ref()),
+                CallEvent::Attempted { context, attempt } => {
+                    // A call's attempts continue its request's trace; the identity
+                    // provider's fetches serve every request, so each is a trace of
+                    // its own. Model lookups are not traced.
+                    let parent = match &context {
+                        Context::Call(caller) => caller.span,
+                        Context::Background(job) => job.span(),
+                        Context::Identity => self.tracer.begin(None, attempt.started),
+                        Context::Lookup(_) => None,
+                    };
+                    if let Some(parent) = parent {
+                        let child = self.tracer.child(&parent, attempt.started);
+                        self.tracer.end(super::traced::attempt(&child, &attempt));
+                    }
+                }
                 CallEvent::ModelDate {
                     context: Context::Lookup(model),
                     outcome,
@@ -105,11 +120,18 @@ impl Server {
         let cost = self
             .ledger
             .call_ended(&context.call_of(), &outcome, report, now);
+        let usage = match context.span {
+            Some(_) if context.task.is_none() => super::traced::call_usage(&outcome, report, &cost),
+            _ => Vec::new(),
+        };
         let version = context.version;
         let result = (self.wording).priced_result(outcome, retries, report, version, &cost);
         match &context.task {
             Some(task) => self.task_call_ended(task, Some(result), context),
-            None => self.reply_late(context.asker(), result),
+            None => {
+                let reply = Reply::to(context.id.clone(), result);
+                self.reply_dispatched(context.asker(), Dispatched::Reply(reply), usage);
+            }
         }
     }
 
@@ -152,12 +174,18 @@ impl Server {
         result: Result<serde_json::Value, crate::jsonrpc::RpcError>,
     ) {
         let reply = Reply::to(asker.id.clone(), result);
-        self.reply_dispatched(asker, Dispatched::Reply(reply));
+        self.reply_dispatched(asker, Dispatched::Reply(reply), Vec::new());
     }
 
     /// Sends what handling `asker`'s request produced, late, and counts the reply once,
-    /// with how long the request waited for it.
-    pub(super) fn reply_dispatched(&mut self, asker: Asker, dispatched: Dispatched) {
+    /// with how long the request waited for it; its span ends with `usage` (what a call
+    /// used) among its attributes.
+    pub(super) fn reply_dispatched(
+        &mut self,
+        asker: Asker,
+        dispatched: Dispatched,
+        usage: Vec<(&'static str, crate::spans::Value)>,
+    ) {
         let took = self.last_now.map_or(std::time::Duration::ZERO, |now| {
             now.instant.saturating_duration_since(asker.received)
         });
@@ -169,7 +197,12 @@ impl Server {
             } => (reply, Some(retry_after_secs)),
             Dispatched::Nothing | Dispatched::Sent | Dispatched::Pending => return,
         };
-        self.ledger.replied(asker.operation(&reply), took);
+        let op = asker.operation(&reply);
+        if let (Some(span), Some(now)) = (asker.span, self.last_now) {
+            self.tracer
+                .end(super::traced::request(&span, &op, now.instant, usage));
+        }
+        self.ledger.replied(op, took);
         self.route(asker.reply_to, Some(reply), retry_after);
     }
 

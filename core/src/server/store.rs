@@ -28,6 +28,8 @@ pub(super) struct CallRequest {
     pub received: Instant,
     /// When the reserve was sent, Unix seconds.
     pub asked_at: u64,
+    /// The request's span, when it is traced.
+    pub span: Option<crate::spans::SpanStart>,
 }
 
 impl CallRequest {
@@ -39,6 +41,7 @@ impl CallRequest {
             tool: Some(self.call.tool.name()),
             version: self.version,
             received: self.received,
+            span: self.span,
         }
     }
 
@@ -72,6 +75,13 @@ impl Server {
         }
         // A call whose client left meanwhile is given back if the store counted it.
         let request = self.parked.remove(&id);
+        if let Some(span) = request.as_ref().and_then(|r| r.span) {
+            let failed = matches!(reply, StoreReply::Unavailable(_));
+            let start = now.instant.checked_sub(took).unwrap_or(now.instant);
+            let trip = self.tracer.child(&span, start);
+            self.tracer
+                .end(super::traced::store_round_trip(&trip, now.instant, failed));
+        }
         let decision = self
             .ledger
             .store_answered(id, reply, took, request.is_some());
@@ -101,7 +111,7 @@ impl Server {
                 Dispatched::answer(request.id, answer)
             }
         };
-        self.reply_dispatched(asker, dispatched);
+        self.reply_dispatched(asker, dispatched, Vec::new());
     }
 
     /// A message on the store's channel: a request's cancel stops its call if it runs

@@ -288,7 +288,7 @@ fn ureq_proxy(proxy: &ProxyUrl) -> Option<ureq::Proxy> {
 
 /// The built-in web PKI roots, or only the certificates of `roots_pem`
 /// (`openai.ca_file` / `SSL_CERT_FILE`), with the narrowed crypto provider.
-fn tls_config(roots_pem: Option<&[u8]>) -> ureq::tls::TlsConfig {
+pub(crate) fn tls_config(roots_pem: Option<&[u8]>) -> ureq::tls::TlsConfig {
     use ureq::tls::{parse_pem, PemItem, RootCerts};
     let roots = match roots_pem {
         Some(pem) => {

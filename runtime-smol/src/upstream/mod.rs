@@ -68,6 +68,41 @@ impl Upstream {
         }
     }
 
+    /// A client for the trace collector: direct (no proxy: collectors sit beside the
+    /// service), the built-in roots, no credentials of the provider.
+    pub fn collector() -> Upstream {
+        Upstream {
+            headers: Err("the collector's client sends no provider requests"),
+            bare: Err("the collector's client sends no identity provider requests"),
+            key: None,
+            connector: Connector::new(None, None),
+            pool: Pool::default(),
+        }
+    }
+
+    /// POSTs an OTLP/HTTP protobuf `body` to `url` with `headers`: the reply's status.
+    pub async fn export(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+    ) -> Result<u16, TransportError> {
+        let mut lines = format!(
+            "User-Agent: {}\r\nContent-Type: application/x-protobuf\r\n",
+            responses_mcp_config::USER_AGENT
+        );
+        for (name, value) in headers {
+            lines.push_str(&format!("{name}: {value}\r\n"));
+        }
+        match self
+            .send_lines(HttpMethod::Post, lines.as_bytes(), url, body, None)
+            .await?
+        {
+            Delivered::Whole(reply) => Ok(reply.status),
+            Delivered::Streamed => Err(invalid("the collector answered with an event stream")),
+        }
+    }
+
     /// Performs one attempt: POSTs `body` to `url`. A 2xx event stream goes to `stream_to`
     /// as it arrives (its head, then body pieces; the caller sends the end); any other
     /// reply is read whole.
@@ -79,12 +114,24 @@ impl Upstream {
         body: Vec<u8>,
         stream_to: Option<StreamTo<'_>>,
     ) -> Result<Delivered, TransportError> {
-        let target = Target::parse(url).map_err(invalid)?;
         let headers = match to {
             Destination::Provider => &self.headers,
             Destination::IdentityProvider => &self.bare,
         };
         let headers = headers.as_deref().map_err(|why| invalid(why))?;
+        self.send_lines(method, headers, url, body, stream_to).await
+    }
+
+    /// One request with these header lines; see [`Upstream::deliver`].
+    async fn send_lines(
+        &self,
+        method: HttpMethod,
+        headers: &[u8],
+        url: &str,
+        body: Vec<u8>,
+        stream_to: Option<StreamTo<'_>>,
+    ) -> Result<Delivered, TransportError> {
+        let target = Target::parse(url).map_err(invalid)?;
         // The body is only needed inside the message, which lives until the reply.
         let message = message(method, &target, headers, &body);
         drop(body);

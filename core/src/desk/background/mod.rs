@@ -63,6 +63,7 @@ impl Desk {
                 tool: Some(start.tool.name()),
                 version,
                 received: now.instant,
+                span: start.span,
             },
             method: Method::ToolsCall,
             reference: None,

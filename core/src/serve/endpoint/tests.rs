@@ -656,6 +656,7 @@ fn oauth_mode_serves_its_metadata_challenges_and_hands_tokens_to_the_gate() {
         Asked::Rpc {
             message,
             client: admitted,
+            trace: None,
             ..
         },
         ExchangeOut::Admitted { modern },

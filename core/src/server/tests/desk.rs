@@ -66,6 +66,7 @@ impl Desk {
                 message,
                 version: Some(ProtocolVersion::V2025_11_25),
                 client,
+                trace: None,
             },
         });
         x

@@ -13,6 +13,7 @@ fn post(h: &mut Harness, x: u64, message: Value, version: Option<ProtocolVersion
             message,
             version,
             client: crate::clients::ClientId::DEFAULT,
+            trace: None,
         },
     });
 }
@@ -364,6 +365,7 @@ fn a_client_sees_only_its_own_tasks() {
                     message,
                     version: v,
                     client,
+                    trace: None,
                 },
             });
             if background && method == "tools/call" {

@@ -421,3 +421,4 @@ mod shared_tasks;
 mod store;
 mod stream;
 mod tasks;
+mod traces;

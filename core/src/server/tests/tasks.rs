@@ -321,6 +321,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
             message: task_call(1, None),
             version: v,
             client: crate::clients::ClientId::DEFAULT,
+            trace: None,
         },
     });
     let created = h.take_other();
@@ -341,6 +342,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
                 message: tasks(x, "tasks/result", &id),
                 version: v,
                 client: crate::clients::ClientId::DEFAULT,
+                trace: None,
             },
         });
         h.feed(Input::ExchangeClosed(ExchangeId(x)));
@@ -353,6 +355,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
             message: tasks(40, "tasks/result", &id),
             version: v,
             client: crate::clients::ClientId::DEFAULT,
+            trace: None,
         },
     });
     let out = h.take_other();

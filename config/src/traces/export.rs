@@ -1,0 +1,231 @@
+//! The exporter: spans go from the runtime's loop into a bounded queue (a full queue
+//! drops the span and counts it; the loop never waits), and a thread of their own sends
+//! them in batches as OTLP/HTTP protobuf (`ExportTraceServiceRequest`, the official
+//! messages of `opentelemetry-proto`, encoded by `prost`). A collector that is slow or
+//! down delays nothing but the exporter: a failed batch is dropped, counted and logged.
+//! How a batch is POSTed is the runtime's ([`Post`]), so each keeps its own HTTP client.
+
+use super::TraceExport;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{
+    span, status, ResourceSpans, ScopeSpans, Span, Status,
+};
+use prost::Message;
+use responses_mcp_core::spans::{self as core_spans, SpanKind, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Spans waiting for the exporter at most.
+pub const QUEUE: usize = 2048;
+/// Spans in one export at most.
+pub const BATCH: usize = 512;
+/// How long a span waits for others to fill its batch.
+pub const LINGER: Duration = Duration::from_secs(1);
+
+/// How the runtime POSTs one export: `(url, headers, body)` to the status it got, or
+/// why none came. Runs on the exporter's thread.
+pub type Post = Box<dyn FnMut(&str, &[(String, String)], Vec<u8>) -> Result<u16, String> + Send>;
+
+/// The runtime's end of the exporter.
+pub struct Exporter {
+    queue: Option<SyncSender<core_spans::Span>>,
+    dropped: Arc<AtomicU64>,
+    done: Receiver<()>,
+}
+
+impl Exporter {
+    /// Starts the exporter's thread, sending to `export` through `post`.
+    pub fn start(export: TraceExport, mut post: Post) -> Exporter {
+        let (queue, spans) = sync_channel(QUEUE);
+        let (finished, done) = sync_channel(1);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let lost = Arc::clone(&dropped);
+        // One reading of both clocks for the exporter's life: every span's times are
+        // converted alike, so a child never starts before its parent.
+        let clock = Clock::now();
+        let started = std::thread::Builder::new()
+            .name("otlp-export".into())
+            .spawn(move || {
+                while let Some(batch) = next_batch(&spans) {
+                    let body = encode(&export, &batch, &clock);
+                    match post(&export.endpoint, &export.headers, body) {
+                        Ok(status) if (200..300).contains(&status) => {}
+                        Ok(status) => drop_batch(
+                            &lost,
+                            batch.len(),
+                            &format!("the collector answered HTTP {status}"),
+                        ),
+                        Err(why) => drop_batch(&lost, batch.len(), &why),
+                    }
+                }
+                let _ = finished.send(());
+            });
+        if let Err(e) = started {
+            log::warn!("traces are not exported: the exporter's thread did not start ({e})");
+        }
+        Exporter {
+            queue: Some(queue),
+            dropped,
+            done,
+        }
+    }
+
+    /// Queues `span` for export, or drops and counts it when the queue is full.
+    pub fn offer(&self, span: core_spans::Span) {
+        let Some(queue) = &self.queue else {
+            return;
+        };
+        match queue.try_send(span) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => drop_batch(&self.dropped, 1, "the export queue is full"),
+            Err(TrySendError::Disconnected(_)) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Spans dropped so far (a full queue, or a failed export).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Sends what is queued, waiting at most `wait` for it (at exit).
+    pub fn finish(mut self, wait: Duration) {
+        drop(self.queue.take());
+        if self.done.recv_timeout(wait).is_err() {
+            log::debug!("the last spans were not exported within {wait:?}");
+        }
+    }
+}
+
+/// Counts `n` spans lost and says why, at most once per thousand.
+fn drop_batch(lost: &AtomicU64, n: usize, why: &str) {
+    let before = lost.fetch_add(n as u64, Ordering::Relaxed);
+    if before / 1000 != (before + n as u64) / 1000 || before == 0 {
+        log::warn!(
+            "traces: {n} span(s) dropped ({why}); {} in all",
+            before + n as u64
+        );
+    }
+}
+
+/// The next batch: the first span waited for, then up to [`BATCH`] arriving within
+/// [`LINGER`]; `None` once the runtime is gone and nothing is left.
+fn next_batch(spans: &Receiver<core_spans::Span>) -> Option<Vec<core_spans::Span>> {
+    let first = spans.recv().ok()?;
+    let until = Instant::now() + LINGER;
+    let mut batch = vec![first];
+    while batch.len() < BATCH {
+        let left = until.saturating_duration_since(Instant::now());
+        match spans.recv_timeout(left) {
+            Ok(span) => batch.push(span),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    Some(batch)
+}
+
+/// The two clocks read together: a span's `Instant`s become Unix nanoseconds by their
+/// distance from this reading.
+pub struct Clock {
+    instant: Instant,
+    unix_nanos: u128,
+}
+
+impl Clock {
+    /// Both clocks, now.
+    pub fn now() -> Clock {
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        Clock {
+            instant: Instant::now(),
+            unix_nanos: wall.as_nanos(),
+        }
+    }
+
+    fn unix_nanos(&self, at: Instant) -> u64 {
+        let nanos = match at.checked_duration_since(self.instant) {
+            Some(after) => self.unix_nanos.saturating_add(after.as_nanos()),
+            None => self
+                .unix_nanos
+                .saturating_sub(self.instant.duration_since(at).as_nanos()),
+        };
+        u64::try_from(nanos).unwrap_or(u64::MAX)
+    }
+}
+
+/// One `ExportTraceServiceRequest` of `batch`, its times made wall-clock by `clock`.
+pub fn encode(export: &TraceExport, batch: &[core_spans::Span], clock: &Clock) -> Vec<u8> {
+    let nanos = |at: Instant| clock.unix_nanos(at);
+    let spans = batch
+        .iter()
+        .map(|s| Span {
+            trace_id: s.trace_id.to_vec(),
+            span_id: s.span_id.to_vec(),
+            parent_span_id: s.parent_id.map(|p| p.to_vec()).unwrap_or_default(),
+            name: s.name.clone(),
+            kind: match s.kind {
+                SpanKind::Server => span::SpanKind::Server,
+                SpanKind::Client => span::SpanKind::Client,
+            } as i32,
+            start_time_unix_nano: nanos(s.start),
+            end_time_unix_nano: nanos(s.end),
+            attributes: s
+                .attributes
+                .iter()
+                .map(|(k, v)| attribute(k, v.clone()))
+                .collect(),
+            status: Some(Status {
+                code: if s.failed {
+                    status::StatusCode::Error
+                } else {
+                    status::StatusCode::Unset
+                } as i32,
+                ..Status::default()
+            }),
+            ..Span::default()
+        })
+        .collect();
+    let resource = Resource {
+        attributes: export
+            .resource
+            .iter()
+            .map(|(k, v)| attribute(k, Value::Str(v.clone())))
+            .collect(),
+        ..Resource::default()
+    };
+    let request = ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(resource),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: super::SERVICE_NAME.into(),
+                    version: crate::VERSION.into(),
+                    ..InstrumentationScope::default()
+                }),
+                spans,
+                ..ScopeSpans::default()
+            }],
+            ..ResourceSpans::default()
+        }],
+    };
+    request.encode_to_vec()
+}
+
+fn attribute(key: &str, value: Value) -> KeyValue {
+    let value = match value {
+        Value::Str(s) => any_value::Value::StringValue(s),
+        Value::Int(i) => any_value::Value::IntValue(i),
+        Value::Float(f) => any_value::Value::DoubleValue(f),
+    };
+    KeyValue {
+        key: key.to_owned(),
+        value: Some(AnyValue { value: Some(value) }),
+        ..KeyValue::default()
+    }
+}

@@ -1,0 +1,161 @@
+//! The spans the server makes ([`crate::spans`]), named and described as the OpenTelemetry
+//! conventions say: the MCP ones for a request (`mcp.method.name`, `gen_ai.tool.name`,
+//! `error.type`, …), the HTTP client ones for an upstream attempt, the database ones for
+//! a store round trip. Plain functions of what the server already knows; no secret or
+//! content goes into an attribute.
+
+use crate::calls::AttemptTrace;
+use crate::metrics::{ErrorType, Operation};
+use crate::spans::{Span, SpanKind, SpanStart, Value};
+use std::time::Instant;
+
+/// The span of a request answered at `end`, as `op` describes its reply; `extra` adds
+/// what a call used.
+pub(super) fn request(
+    start: &SpanStart,
+    op: &Operation,
+    end: Instant,
+    extra: Vec<(&'static str, Value)>,
+) -> Span {
+    let name = match op.tool {
+        Some(tool) => format!("{} {tool}", op.method),
+        None => op.method.to_owned(),
+    };
+    let mut attributes = vec![("mcp.method.name", Value::Str(op.method.to_owned()))];
+    if let Some(tool) = op.tool {
+        attributes.push(("gen_ai.tool.name", Value::Str(tool.to_owned())));
+        attributes.push(("gen_ai.operation.name", Value::Str("execute_tool".into())));
+    }
+    if !op.version.is_empty() {
+        attributes.push(("mcp.protocol.version", Value::Str(op.version.to_owned())));
+    }
+    attributes.push(("network.transport", Value::Str(op.transport.to_owned())));
+    if let Some(error) = op.error {
+        let error = match error {
+            ErrorType::Tool => "tool_error".to_owned(),
+            ErrorType::Rpc(code) => code.to_string(),
+        };
+        attributes.push(("error.type", Value::Str(error)));
+    }
+    attributes.extend(extra);
+    start.ended(
+        (name, SpanKind::Server),
+        end,
+        attributes,
+        op.error.is_some(),
+    )
+}
+
+/// What a finished call used, for its request's span: the models, the tokens, the web
+/// searches and the estimated cost.
+pub(super) fn call_usage(
+    outcome: &Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
+    report: &crate::openai::Report,
+    cost: &crate::openai::pricing::Estimate,
+) -> Vec<(&'static str, Value)> {
+    let mut attributes = Vec::new();
+    if !report.model.model.is_empty() {
+        let model = Value::Str(report.model.model.clone());
+        attributes.push(("gen_ai.request.model", model));
+    }
+    if let Ok(answer) = outcome {
+        attributes.push(("gen_ai.response.model", Value::Str(answer.model.clone())));
+    }
+    if let Some(usage) = &report.usage {
+        let count = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        attributes.push(("gen_ai.usage.input_tokens", count(usage.input_tokens)));
+        attributes.push(("gen_ai.usage.output_tokens", count(usage.output_tokens)));
+        let searches = u64::from(usage.web_searches);
+        attributes.push(("openai_responses_mcp.web_searches", count(searches)));
+    }
+    if let Some(total) = cost.total() {
+        attributes.push(("openai_responses_mcp.cost_usd", Value::Float(total.usd())));
+    }
+    attributes.push((
+        "openai_responses_mcp.attempts",
+        Value::Int(i64::from(report.attempts)),
+    ));
+    attributes
+}
+
+/// The span of one upstream attempt, a child of `parent`.
+pub(super) fn attempt(span: &SpanStart, attempt: &AttemptTrace) -> Span {
+    let method = attempt.method.as_str();
+    let mut attributes = vec![("http.request.method", Value::Str(method.into()))];
+    if let Some((host, port)) = host_and_port(&attempt.url) {
+        attributes.push(("server.address", Value::Str(host.to_owned())));
+        attributes.push(("server.port", Value::Int(i64::from(port))));
+    }
+    if let Some(status) = attempt.status {
+        attributes.push(("http.response.status_code", Value::Int(i64::from(status))));
+    }
+    if attempt.resend > 0 {
+        let resend = Value::Int(i64::from(attempt.resend));
+        attributes.push(("http.request.resend_count", resend));
+    }
+    let error = match (attempt.failure, attempt.status) {
+        (Some(failure), _) => Some(failure.to_owned()),
+        (None, Some(status)) if status >= 400 => Some(status.to_string()),
+        _ => None,
+    };
+    let failed = error.is_some();
+    if let Some(error) = error {
+        attributes.push(("error.type", Value::Str(error)));
+    }
+    let name = (method.to_owned(), SpanKind::Client);
+    SpanStart {
+        start: attempt.started,
+        ..*span
+    }
+    .ended(name, attempt.ended, attributes, failed)
+}
+
+/// The span of a round trip to the shared store for a call's admission.
+pub(super) fn store_round_trip(span: &SpanStart, end: Instant, failed: bool) -> Span {
+    let attributes = vec![
+        ("db.system.name", Value::Str("redis".into())),
+        ("db.operation.name", Value::Str("EVAL".into())),
+    ];
+    span.ended(("EVAL".into(), SpanKind::Client), end, attributes, failed)
+}
+
+/// The host and port of `url` (`scheme://host[:port]/…`; the scheme's port when none).
+fn host_and_port(url: &str) -> Option<(&str, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit('@').next()?;
+    let default = if scheme.eq_ignore_ascii_case("https") {
+        443
+    } else {
+        80
+    };
+    if let Some(inner) = authority.strip_prefix('[') {
+        let (host, after) = inner.split_once(']')?;
+        let port = after.strip_prefix(':').and_then(|p| p.parse().ok());
+        return Some((host, port.unwrap_or(default)));
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) => Some((host, port.parse().ok()?)),
+        None => Some((authority, default)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_and_port;
+
+    #[test]
+    fn a_url_names_its_host_and_port() {
+        assert_eq!(
+            host_and_port("https://api.openai.com/v1/responses"),
+            Some(("api.openai.com", 443))
+        );
+        assert_eq!(
+            host_and_port("http://127.0.0.1:8080/v1"),
+            Some(("127.0.0.1", 8080))
+        );
+        assert_eq!(host_and_port("http://[::1]:9/x"), Some(("::1", 9)));
+        assert_eq!(host_and_port("http://u:p@h/x"), Some(("h", 80)));
+        assert_eq!(host_and_port("not a url"), None);
+    }
+}

@@ -1,0 +1,38 @@
+//! The trace exporter's client: a ureq agent of its own on the exporter's thread, direct
+//! (collectors sit beside the service) with the built-in roots and no provider
+//! credentials.
+
+use responses_mcp_config::traces::export::Exporter;
+use responses_mcp_config::Startup;
+use std::time::Duration;
+
+/// An export that takes longer than this fails (the batch is dropped and counted).
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The exporter `startup` asks for (`OTEL_*`), or none.
+pub fn exporter(startup: &Startup) -> Option<Exporter> {
+    let export = startup.traces.clone()?;
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .tls_config(crate::upstream::tls_config(None))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .user_agent(responses_mcp_config::USER_AGENT)
+        .timeout_global(Some(EXPORT_TIMEOUT))
+        .build()
+        .into();
+    let post = Box::new(
+        move |url: &str, headers: &[(String, String)], body: Vec<u8>| {
+            let mut request = agent
+                .post(url)
+                .header("content-type", "application/x-protobuf");
+            for (name, value) in headers {
+                request = request.header(name.as_str(), value.as_str());
+            }
+            match request.send(&body[..]) {
+                Ok(response) => Ok(response.status().as_u16()),
+                Err(e) => Err(e.to_string()),
+            }
+        },
+    );
+    Some(Exporter::start(export, post))
+}
