@@ -14,6 +14,7 @@
     clippy::print_stderr
 )]
 
+pub mod collector;
 pub mod fake_openai;
 pub mod http_client;
 pub mod proxies;

@@ -118,3 +118,8 @@ fn store_tasks_corpus() {
 fn seal_corpus() {
     replay("seal", targets::seal);
 }
+
+#[test]
+fn otel_env_corpus() {
+    replay("otel_env", targets::otel_env);
+}

@@ -2,7 +2,7 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector|store|oauth` runs one part; `BENCH_BIN_DIR` measures
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector|store|oauth|traces` runs one part; `BENCH_BIN_DIR` measures
 //! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part;
 //! `BENCH_STATIC_DIRS=name=dir,...` compares static builds, e.g. with other allocators, in `builds`)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
@@ -25,6 +25,7 @@ mod scrape;
 mod store;
 mod streaming;
 mod tasks;
+mod traces;
 
 use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
 use std::io::{BufRead, BufReader, Write};
@@ -439,7 +440,7 @@ fn cpu() {
     println!("| binary | build | total Ir | Ir per call | ratio to baseline |");
     println!("|---|---|---|---|---|");
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
-    let measure = |bin: &Path| callgrind_calls(bin, &fake.url, "{}\n", CALLS);
+    let measure = |bin: &Path| callgrind_calls(bin, &fake.url, "{}\n", CALLS, &[]);
     let baseline_dir = std::env::var_os("BENCH_BASELINE_DIR").map(PathBuf::from);
     for (name, bin) in binaries() {
         let ir = measure(&bin);
@@ -474,7 +475,13 @@ fn serve_args(command: &mut Command, dir: &Path, base_url: &str, yaml: &str) {
 
 /// Instructions (callgrind) for `initialize` then `calls` sequential `tools/call`s of
 /// `bin` against `base_url`, with `yaml` as its configuration.
-fn callgrind_calls(bin: &Path, base_url: &str, yaml: &str, calls: u64) -> u64 {
+fn callgrind_calls(
+    bin: &Path,
+    base_url: &str,
+    yaml: &str,
+    calls: u64,
+    env: &[(&str, &str)],
+) -> u64 {
     let dir = std::env::temp_dir().join(format!("orm-cpu-{}", rand_suffix()));
     let out_file = dir.join("callgrind.out");
     let mut command = Command::new("valgrind");
@@ -483,6 +490,7 @@ fn callgrind_calls(bin: &Path, base_url: &str, yaml: &str, calls: u64) -> u64 {
         .arg(format!("--callgrind-out-file={}", out_file.display()))
         .arg(bin);
     serve_args(&mut command, &dir, base_url, yaml);
+    command.envs(env.iter().copied());
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -556,5 +564,8 @@ fn main() {
     }
     if only.is_empty() || only == "oauth" {
         oauth::run();
+    }
+    if only.is_empty() || only == "traces" {
+        traces::run();
     }
 }

@@ -27,8 +27,14 @@ fn cpu_streamed_vs_whole() {
     let streaming =
         FakeOpenAi::start(move |_, _| Action::stream(&stream, 16 * 1024, Duration::ZERO));
     for (name, bin) in binaries() {
-        let base = callgrind_calls(&bin, &whole.url, "responses: {stream: false}\n", CALLS);
-        let streamed = callgrind_calls(&bin, &streaming.url, "responses: {stream: true}\n", CALLS);
+        let base = callgrind_calls(&bin, &whole.url, "responses: {stream: false}\n", CALLS, &[]);
+        let streamed = callgrind_calls(
+            &bin,
+            &streaming.url,
+            "responses: {stream: true}\n",
+            CALLS,
+            &[],
+        );
         println!(
             "| {name} | {} | {} | {:.2} |",
             base / CALLS,

@@ -23,6 +23,7 @@ pub mod sdks;
 pub mod store;
 pub mod streaming;
 pub mod tasks;
+pub mod traces;
 
 /// Instantiates the whole end-to-end suite for the binary at `$bin` (a `&'static str`,
 /// usually `env!("CARGO_BIN_EXE_<name>")`): one `#[test]` per suite function.
@@ -143,6 +144,24 @@ macro_rules! e2e_suite {
             #[test]
             fn a_retired_model_warns_at_startup_and_a_404_says_what_to_set() {
                 $crate::run($bin, $crate::suite::providers::a_retired_model_warns_at_startup_and_a_404_says_what_to_set);
+            }
+        }
+        mod traces {
+            #[test]
+            fn a_retried_call_and_a_refused_call_are_traced_over_stdio() {
+                $crate::run($bin, $crate::suite::traces::a_retried_call_and_a_refused_call_are_traced_over_stdio);
+            }
+            #[test]
+            fn an_http_call_continues_the_traceparent_header() {
+                $crate::run($bin, $crate::suite::traces::an_http_call_continues_the_traceparent_header);
+            }
+            #[test]
+            fn nothing_is_exported_without_the_variables_or_when_disabled() {
+                $crate::run($bin, $crate::suite::traces::nothing_is_exported_without_the_variables_or_when_disabled);
+            }
+            #[test]
+            fn a_dead_collector_changes_no_reply() {
+                $crate::run($bin, $crate::suite::traces::a_dead_collector_changes_no_reply);
             }
         }
         mod dashboard {
