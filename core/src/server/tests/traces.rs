@@ -153,3 +153,61 @@ fn a_refused_call_is_a_failed_span_without_attempts_and_off_makes_none() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[test]
+fn a_shared_store_round_trip_is_a_child_of_the_call_it_admits() {
+    use crate::settings::{OnUnavailable, StoreSettings};
+    use crate::store::{StoreOp, StoreReply};
+    let config = ServerConfig {
+        traces: Some(Sampler::AlwaysOn),
+        store: Some(StoreSettings {
+            on_unavailable: OnUnavailable::Refuse,
+        }),
+        instance_limit: crate::clients::Limit {
+            calls_per_minute: Some(10),
+            spend_per_day: None,
+        },
+        ..Harness::keyed()
+    };
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    spans(&mut h);
+    h.send(
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+        "name":"answer","arguments":{"query":"q"},"_meta":{"traceparent": TRACEPARENT}}}),
+    );
+    let reserve = h
+        .take_other()
+        .into_iter()
+        .find_map(|o| match o {
+            Output::Store(id, StoreOp::Reserve { .. }) => Some(id),
+            _ => None,
+        })
+        .unwrap();
+    h.advance(std::time::Duration::from_millis(3));
+    let took = std::time::Duration::from_millis(3);
+    let reply = StoreReply::Reserve {
+        reached: 0,
+        value: 0,
+    };
+    h.feed(crate::Input::StoreReply {
+        id: reserve,
+        reply,
+        took,
+    });
+    let attempt = h.take_http().remove(0).attempt;
+    h.reply(attempt, 200, &fixture("response-no-search.json"), &[]);
+    let spans = spans(&mut h);
+    let call = spans.iter().find(|s| s.kind == SpanKind::Server).unwrap();
+    let trip = spans.iter().find(|s| s.name == "EVAL").unwrap();
+    assert_eq!(
+        (trip.trace_id, trip.parent_id),
+        (call.trace_id, Some(call.span_id))
+    );
+    assert_eq!(trip.end - trip.start, took);
+    assert_eq!(
+        attribute(trip, "db.system.name"),
+        Some(&Value::Str("redis".into()))
+    );
+    assert!(!trip.failed);
+}
