@@ -49,12 +49,15 @@ impl Server {
                     let parent = match &context {
                         Context::Call(caller) => caller.span,
                         Context::Background(job) => job.span(),
-                        Context::Identity => self.tracer.begin(None, attempt.started),
-                        Context::Lookup(_) => None,
+                        Context::Identity | Context::Lookup(_) => None,
                     };
-                    if let Some(parent) = parent {
-                        let child = self.tracer.child(&parent, attempt.started);
-                        self.tracer.end(super::traced::attempt(&child, &attempt));
+                    let span = match (parent, &context) {
+                        (Some(parent), _) => Some(self.tracer.child(&parent, attempt.started)),
+                        (None, Context::Identity) => self.tracer.begin(None, attempt.started),
+                        (None, _) => None,
+                    };
+                    if let Some(span) = span {
+                        self.tracer.end(super::traced::attempt(&span, &attempt));
                     }
                 }
                 CallEvent::ModelDate {

@@ -163,6 +163,10 @@ macro_rules! e2e_suite {
             fn a_dead_collector_changes_no_reply() {
                 $crate::run($bin, $crate::suite::traces::a_dead_collector_changes_no_reply);
             }
+            #[test]
+            fn key_fetches_of_the_identity_provider_are_traced() {
+                $crate::run($bin, $crate::suite::traces::key_fetches_of_the_identity_provider_are_traced);
+            }
         }
         mod dashboard {
             #[test]

@@ -187,32 +187,49 @@ pub fn a_retried_call_and_a_refused_call_are_traced_over_stdio() {
 }
 
 pub fn an_http_call_continues_the_traceparent_header() {
-    let fake = FakeOpenAi::fixed(200, super::observability::answered());
+    // Over HTTP too: a call retried after a 500 and answered, then one the spend limit
+    // refuses.
+    let fake = FakeOpenAi::start(|_, i| match i {
+        0 => Action::json(500, &fixture("error-500-server-error.json")),
+        _ => Action::json(200, &super::observability::answered()),
+    });
     let collector = Collector::start();
-    let mcp = Mcp::spawn(traced(
-        Opts::http(&fake.url).env("MCP_HTTP_TOKEN", TOKEN),
-        &collector,
-    ));
+    let opts = Opts::http(&fake.url)
+        .env("MCP_HTTP_TOKEN", TOKEN)
+        .env("MCP_LIMIT_SPEND_PER_DAY_USD", "0.05");
+    let mcp = Mcp::spawn(traced(opts, &collector));
     let addr = listening(&mcp);
     let auth = format!("Bearer {TOKEN}");
-    let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{
-        "name":"answer","arguments":{"query": QUERY}}});
-    let response = HttpConn::open(addr).post(
-        &call,
-        &[
+    let post = |id: u64, tool: &str, traceparent: Option<&str>| {
+        let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+            "name": tool,"arguments":{"query": QUERY}}});
+        let mut headers = vec![
             ("MCP-Protocol-Version", "2025-11-25"),
-            ("Authorization", &auth),
-            ("traceparent", &traceparent()),
-        ],
+            ("Authorization", auth.as_str()),
+        ];
+        if let Some(t) = traceparent {
+            headers.push(("traceparent", t));
+        }
+        let response = HttpConn::open(addr).post(&call, &headers);
+        assert_eq!(
+            response.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&response.body)
+        );
+        response.json()
+    };
+    let answered = post(7, "answer", Some(&traceparent()));
+    assert!(
+        answered["result"]["structuredContent"].is_object(),
+        "{answered}"
     );
-    assert_eq!(
-        response.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&response.body)
-    );
+    let refused = post(8, "answer_quick", None);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
     let spans = collector.wait_for(PATIENCE, |spans| {
-        !named(spans, "tools/call answer").is_empty() && !named(spans, "POST").is_empty()
+        !named(spans, "tools/call answer").is_empty()
+            && !named(spans, "tools/call answer_quick").is_empty()
+            && named(spans, "POST").len() >= 2
     });
     let call = named(&spans, "tools/call answer")[0];
     assert_eq!(
@@ -223,8 +240,19 @@ pub fn an_http_call_continues_the_traceparent_header() {
         attribute(&call.attributes, "network.transport").as_deref(),
         Some("tcp")
     );
-    let attempt = named(&spans, "POST")[0];
-    assert_eq!(attempt.parent_span_id, call.span_id);
+    let attempts = named(&spans, "POST");
+    assert_eq!(attempts.len(), 2, "{spans:#?}");
+    assert!(attempts.iter().all(|a| a.parent_span_id == call.span_id));
+    assert_eq!(
+        attribute(&attempts[1].attributes, "http.request.resend_count").as_deref(),
+        Some("1")
+    );
+    let refused = named(&spans, "tools/call answer_quick")[0];
+    assert!(has_error(refused) && refused.trace_id != call.trace_id);
+    assert_eq!(
+        attribute(&refused.attributes, "error.type").as_deref(),
+        Some("tool_error")
+    );
     drop(mcp);
 }
 
@@ -264,4 +292,76 @@ pub fn a_dead_collector_changes_no_reply() {
     }
     mcp.close_stdin();
     assert!(mcp.wait_exit(PATIENCE).success());
+}
+
+/// The identity provider's key fetches (OAuth mode) are client spans of traces of their
+/// own, and a verified caller's call is traced as any other.
+pub fn key_fetches_of_the_identity_provider_are_traced() {
+    let fake = FakeOpenAi::fixed(200, super::observability::answered());
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let Some(provider) = super::oauth::Provider::start(free_port(), &resource) else {
+        return;
+    };
+    let collector = Collector::start();
+    let opts = super::oauth::server_opts(
+        &fake,
+        port,
+        &provider.issuer,
+        "[mcp:answer]",
+        "",
+        "traces-oauth",
+    );
+    let mcp = Mcp::spawn(traced(opts, &collector));
+    listening(&mcp);
+    let token = provider.token("ed-client", &resource);
+    let mut c = HttpConn::open(([127, 0, 0, 1], port).into());
+    let reply = super::oauth::call(&mut c, 1, &token);
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let provider_port = provider
+        .issuer
+        .trim_start_matches("http://")
+        .split(['/', ':'])
+        .nth(1);
+    let spans = collector.wait_for(PATIENCE, |spans| {
+        spans.iter().filter(|s| s.name == "GET").count() >= 2
+            && !named(spans, "tools/call answer").is_empty()
+    });
+    let fetches: Vec<&Span> = spans.iter().filter(|s| s.name == "GET").collect();
+    for fetch in &fetches {
+        assert_eq!(kind(fetch), SpanKind::Client);
+        assert!(
+            fetch.parent_span_id.is_empty(),
+            "a trace of its own: {fetch:?}"
+        );
+        assert_eq!(
+            attribute(&fetch.attributes, "http.request.method").as_deref(),
+            Some("GET")
+        );
+        assert_eq!(
+            attribute(&fetch.attributes, "server.port").as_deref(),
+            provider_port
+        );
+        assert_eq!(
+            attribute(&fetch.attributes, "http.response.status_code").as_deref(),
+            Some("200")
+        );
+    }
+    // Metadata, then keys: each its own trace.
+    assert_ne!(fetches[0].trace_id, fetches[1].trace_id);
+    let raw: Vec<u8> = collector
+        .exports()
+        .iter()
+        .flat_map(|e| e.raw.clone())
+        .collect();
+    assert!(
+        !String::from_utf8_lossy(&raw).contains(&token),
+        "the bearer token was exported"
+    );
+    drop(mcp);
 }
