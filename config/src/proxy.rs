@@ -291,7 +291,7 @@ fn bracketed(host: &str) -> String {
 
 /// `%XX` escapes decoded; the result must be UTF-8 without control characters (it goes
 /// into a header or a handshake).
-fn percent_decode(s: &str) -> Option<String> {
+pub(crate) fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -186,31 +186,11 @@ pub fn pairs(list: &str, variable: &'static str) -> Result<Vec<(String, String)>
         if key.is_empty() || key.bytes().any(|b| b.is_ascii_control() || b == b' ') {
             return Err(bad());
         }
-        let value = percent_decode(value.trim()).ok_or_else(bad)?;
+        // Decoded as the proxy's credentials are: UTF-8, no control character (a header).
+        let value = crate::proxy::percent_decode(value.trim()).ok_or_else(bad)?;
         out.push((key.to_owned(), value));
     }
     Ok(out)
-}
-
-/// `%XX` escapes decoded; `None` for a broken escape, invalid UTF-8 or a control byte
-/// (a header value must not carry one).
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    let text = String::from_utf8(out).ok()?;
-    (!text.chars().any(char::is_control)).then_some(text)
 }
 
 #[cfg(test)]
