@@ -15,6 +15,7 @@
 //! or is capped ([`MAX_MODELS`] models, the rest counted as `_OTHER`): no query, id or
 //! other unbounded text becomes a series.
 
+mod health;
 mod text;
 
 use crate::openai::pricing::{Estimate, Picodollars};
@@ -251,8 +252,8 @@ impl Metrics {
         self.write_calls(&mut out, gauges);
         self.write_usage(&mut out);
         self.write_store(&mut out);
-        write_identity(&mut out, gauges.identity);
-        write_readiness(&mut out, gauges);
+        health::write_identity(&mut out, gauges.identity);
+        health::write_readiness(&mut out, gauges);
         self.write_today(&mut out, gauges.now);
         if let Some(dropped) = gauges.spans_dropped {
             out.counter_family(
@@ -427,56 +428,6 @@ impl Metrics {
 
 /// The prefix of our own metric names.
 const PREFIX: &str = "openai_responses_mcp_";
-
-/// OAuth mode's identity provider: whether tokens can be checked, and whether the
-/// provider answers (keys usable while it does not: degraded).
-fn write_identity(out: &mut Exposition, identity: Option<(bool, bool)>) {
-    let Some((keys, answering)) = identity else {
-        return;
-    };
-    let p = PREFIX;
-    out.gauge_family(
-        &format!("{p}identity_provider_keys_usable"),
-        "1 when a verified key set of the identity provider is at hand (tokens can be checked), else 0.",
-        std::iter::once((Vec::new(), f64::from(u8::from(keys)))),
-    );
-    out.gauge_family(
-        &format!("{p}identity_provider_up"),
-        "1 when the identity provider answered its last fetch, else 0 (with usable keys: degraded).",
-        std::iter::once((Vec::new(), f64::from(u8::from(answering)))),
-    );
-}
-
-/// Whether the instance can serve, the store answers, and what the spend limits are: what
-/// alert rules compare against (`packaging/observability/alerts.yml`).
-fn write_readiness(out: &mut Exposition, gauges: &Gauges) {
-    let p = PREFIX;
-    out.gauge_family(
-        &format!("{p}ready"),
-        "1 when /ready would answer 200 (a call can work now), else 0.",
-        std::iter::once((Vec::new(), f64::from(u8::from(gauges.ready)))),
-    );
-    if let Some(up) = gauges.store_up {
-        out.gauge_family(
-            &format!("{p}store_up"),
-            "1 while the shared store (server.store.url) answers, else 0.",
-            std::iter::once((Vec::new(), f64::from(u8::from(up)))),
-        );
-    }
-    if !gauges.spend_limits.is_empty() {
-        out.gauge_family(
-            &format!("{p}spend_limit_usd"),
-            "Estimated spend allowed per UTC day in US dollars: the instance's (scope=\"instance\") and each named client's own (scope=\"client\").",
-            gauges.spend_limits.iter().map(|(client, usd)| {
-                let labels = match client {
-                    None => vec![("scope", "instance".to_owned())],
-                    Some(name) => vec![("scope", "client".to_owned()), ("client", name.clone())],
-                };
-                (labels, usd.usd())
-            }),
-        );
-    }
-}
 
 #[cfg(test)]
 mod tests;
