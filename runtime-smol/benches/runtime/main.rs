@@ -491,6 +491,24 @@ fn callgrind_calls(
         .arg(bin);
     serve_args(&mut command, &dir, base_url, yaml);
     command.envs(env.iter().copied());
+    sequential_calls(command, calls, |_, line| {
+        assert!(line.contains("\"result\""), "{line}");
+    });
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("summary: ")
+                .or_else(|| l.strip_prefix("totals: "))
+        })
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap()
+}
+
+/// Runs `command` (a server on stdio, or a tool running one): `initialize`, then `calls`
+/// sequential `tools/call`s, each reply handed to `each` with the time it took; then
+/// closes stdin and waits for the exit.
+fn sequential_calls(mut command: Command, calls: u64, mut each: impl FnMut(Duration, &str)) {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -503,22 +521,14 @@ fn callgrind_calls(
     writeln!(stdin, "{INIT}").unwrap();
     stdout.read_line(&mut line).unwrap();
     for id in 1..=calls {
+        let start = Instant::now();
         writeln!(stdin, "{}", call(id)).unwrap();
         line.clear();
         stdout.read_line(&mut line).unwrap();
-        assert!(line.contains("\"result\""), "{line}");
+        each(start.elapsed(), &line);
     }
     drop(stdin);
     let _ = child.wait();
-    let text = std::fs::read_to_string(&out_file).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    text.lines()
-        .find_map(|l| {
-            l.strip_prefix("summary: ")
-                .or_else(|| l.strip_prefix("totals: "))
-        })
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap()
 }
 
 fn main() {

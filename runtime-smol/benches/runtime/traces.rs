@@ -69,27 +69,10 @@ fn latency_p50(bin: &Path, base_url: &str, calls: u64, env: &[(&str, &str)]) -> 
     let mut command = Command::new(bin);
     serve_args(&mut command, &dir, base_url, "{}\n");
     command.envs(env.iter().copied());
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    writeln!(stdin, "{INIT}").unwrap();
-    stdout.read_line(&mut line).unwrap();
     let mut times = Vec::new();
-    for id in 1..=calls {
-        let start = Instant::now();
-        writeln!(stdin, "{}", call(id)).unwrap();
-        line.clear();
-        stdout.read_line(&mut line).unwrap();
-        times.push(start.elapsed().as_secs_f64() * 1000.0);
-    }
-    drop(stdin);
-    let _ = child.wait();
+    sequential_calls(command, calls, |took, _| {
+        times.push(took.as_secs_f64() * 1000.0);
+    });
     let _ = std::fs::remove_dir_all(&dir);
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
