@@ -3,6 +3,11 @@
 //! `error.type`, …), the HTTP client ones for an upstream attempt, the database ones for
 //! a store round trip. Plain functions of what the server already knows; no secret or
 //! content goes into an attribute.
+//!
+//! Sources, read 2026-11-28: the MCP conventions (`open-telemetry/semantic-conventions-genai`,
+//! `docs/gen-ai/mcp.md` and `model/mcp/spans.yaml`, status Development: span name
+//! `{mcp.method.name} {target}`, `_meta` propagation), the HTTP client span and the
+//! database span conventions of `open-telemetry/semantic-conventions`.
 
 use crate::calls::AttemptTrace;
 use crate::metrics::{ErrorType, Operation};
