@@ -107,6 +107,10 @@ package = {"openai-responses-mcp": "openai-responses-mcp", "openai-responses-mcp
 missing = {package, "responses-mcp-core", "responses-mcp-config", "rustls", "ring", "redis", "jsonwebtoken"} - names
 if missing:
     sys.exit(f"{sys.argv[2]}: its embedded dependency list lacks {sorted(missing)}")
+# Token signatures are ring's (config/src/oauth/signatures.rs), not RustCrypto's.
+rust_crypto = {"rsa", "p256", "p384", "ed25519-dalek"} & names
+if rust_crypto:
+    sys.exit(f"{sys.argv[2]}: RustCrypto's {sorted(rust_crypto)} is linked; jsonwebtoken must verify on ring")
 print(f"{sys.argv[2]}: {len(names)} crates listed in the binary")
 PY
     case "$target" in

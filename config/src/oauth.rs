@@ -1,7 +1,7 @@
 //! OAuth mode (`server.http.oauth.*`): its settings resolved and checked at startup, and
 //! the signature check the core leaves to the host (`jwt.rs`, with the `oauth` feature:
-//! jsonwebtoken; without it, `absent.rs` refuses the issuer naming the builds that have
-//! it).
+//! jsonwebtoken, its signatures checked by ring in `signatures.rs`; without it,
+//! `absent.rs` refuses the issuer naming the builds that have it).
 
 use crate::error::ConfigError;
 use crate::resolve::Resolved;
@@ -17,6 +17,9 @@ mod jwt;
 #[cfg(not(feature = "oauth"))]
 #[path = "oauth/absent.rs"]
 mod jwt;
+#[cfg(feature = "oauth")]
+#[path = "oauth/signatures.rs"]
+mod signatures;
 
 pub use jwt::verifier;
 

@@ -1,4 +1,4 @@
-//! The signature check of OAuth mode, with jsonwebtoken (RustCrypto's verifiers): the
+//! The signature check of OAuth mode, with jsonwebtoken (on ring, `signatures.rs`): the
 //! provider's key set parsed key by key, and a token verified only under the algorithm
 //! its key allows, from RS256, PS256, ES256 and EdDSA. Claims are the core's to judge
 //! (its clock, its rules), so nothing else is validated here.
@@ -70,9 +70,9 @@ fn algorithms(jwk: &Jwk) -> Vec<Algorithm> {
         AlgorithmParameters::EllipticCurve(p) if p.curve == EllipticCurve::P256 => {
             vec![Algorithm::ES256]
         }
-        // jsonwebtoken 11.1 slices an Ed25519 key's first 32 bytes without looking at
-        // its length, so a short `x` would panic at the first verification (found by
-        // the fuzz target `oauth`): only a key of exactly 32 bytes is kept.
+        // Ed25519 public keys are 32 bytes; a key of another length verifies nothing
+        // (and jsonwebtoken's RustCrypto backend panicked on a short one, found by the
+        // fuzz target `oauth`), so it is not kept.
         AlgorithmParameters::OctetKeyPair(p)
             if p.curve == EllipticCurve::Ed25519 && is_32_bytes_base64url(&p.x) =>
         {
@@ -117,6 +117,8 @@ fn key_algorithm(alg: Algorithm) -> Option<KeyAlgorithm> {
 
 impl TokenVerifier for Keys {
     fn load(&mut self, jwks: &[u8]) -> Result<usize, KeySetError> {
+        // No token is checked before a key set is loaded.
+        super::signatures::install();
         let doc: Value = serde_json::from_slice(jwks).map_err(|_| KeySetError::NotJson)?;
         let Some(list) = doc.get("keys").and_then(Value::as_array) else {
             return Err(KeySetError::NoKeys);
