@@ -2,7 +2,9 @@
 
 use crate::resolve::Resolved;
 use crate::view::UserLocationNode;
-use responses_mcp_core::openai::pricing::{ModelPrice, PerToken, Picodollars, Prices};
+use responses_mcp_core::openai::pricing::{
+    residency_region, ModelPrice, PerToken, Picodollars, Prices,
+};
 use responses_mcp_core::policy::SYSTEM_POLICY;
 use responses_mcp_core::tools::{Tool, ALL_TOOLS};
 use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
@@ -247,6 +249,7 @@ impl Resolved {
     pub fn prices(&self) -> Prices {
         let pricing = &self.settings.pricing;
         let mut prices = Prices::default();
+        prices.residency = residency_region(&self.settings.openai.base_url);
         if let Some(per_call) = Picodollars::from_usd(pricing.web_search_per_1k_usd / 1000.0) {
             prices.web_search_call = per_call;
         }

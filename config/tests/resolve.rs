@@ -915,3 +915,15 @@ fn a_bad_price_says_what_a_price_looks_like() {
         "{err}"
     );
 }
+
+#[test]
+fn a_data_residency_base_url_prices_built_in_models_with_the_uplift() {
+    let at = |url: &str| {
+        let r = run(None, &env(&[("OPENAI_BASE_URL", url)]), &Cli::default()).unwrap();
+        r.prices().residency
+    };
+    assert_eq!(at("https://eu.api.openai.com/v1"), Some("eu"));
+    assert_eq!(at("https://us.api.openai.com/v1/"), Some("us"));
+    assert_eq!(at("https://api.openai.com/v1"), None);
+    assert_eq!(at("https://gateway.example/v1"), None);
+}

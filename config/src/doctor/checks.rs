@@ -7,7 +7,7 @@ use super::DoctorHttp;
 use crate::cli::DoctorFlags;
 use crate::proxy::ProxyRoute;
 use crate::{ConfigError, Source, Startup};
-use responses_mcp_core::openai::pricing::{PerToken, PriceSource, PRICES_AS_OF};
+use responses_mcp_core::openai::pricing::{PerToken, PriceSource, PRICES_AS_OF, RESIDENCY_PERCENT};
 use responses_mcp_core::openai::{
     classify_reply, models, parse_answer, RequestPlan, UpstreamVerdict, Usage,
 };
@@ -92,9 +92,12 @@ fn prices(startup: &Startup) -> Check {
     for (tool, model, _) in startup.resolved.profile_models() {
         match prices.of(&model) {
             Some((price, source)) => {
-                let origin = match source {
-                    PriceSource::BuiltIn => format!("built-in, as of {PRICES_AS_OF}"),
-                    PriceSource::Configured => "configured".to_owned(),
+                let origin = match (source, prices.residency) {
+                    (PriceSource::BuiltIn, Some(region)) => format!(
+                        "built-in, as of {PRICES_AS_OF}; billed at {RESIDENCY_PERCENT} % at the {region} data-residency endpoint"
+                    ),
+                    (PriceSource::BuiltIn, None) => format!("built-in, as of {PRICES_AS_OF}"),
+                    (PriceSource::Configured, _) => "configured".to_owned(),
                 };
                 lines.push(format!(
                     "{model} {} / {} cached / {} cache writes / {} output per million tokens ({origin})",
@@ -113,6 +116,7 @@ fn prices(startup: &Startup) -> Check {
                         "output_per_mtok": price.output.usd_per_million(),
                         "long_context_above_tokens": price.long_context_above,
                         "source": source.as_str(),
+                        "data_residency": prices.residency,
                     }),
                 );
             }

@@ -35,6 +35,15 @@
 //! output. Other models are priced by configuration (`pricing.models.<model>`); a model
 //! with no price gets no estimate, never a guess.
 //!
+//! Data residency: OpenAI's regional endpoints (`us.`, `eu.`, `au.`, `in.`, `jp.` and
+//! `ae.api.openai.com`) are "charged a 10% uplift for models released on or after March
+//! 5, 2026, that are eligible for data residency" (developers.openai.com/api/docs/guides/
+//! data-residency, checked 2026-11-28; the `ae` region from openai-node's
+//! `src/internal/data-residency.ts`). Every built-in model was released after that day,
+//! so with a regional base URL their token rates are 110 % of the table's; searches are
+//! not uplifted, and a configured price is taken as the operator wrote it (it knows its
+//! model's release and its contract).
+//!
 //! Money is counted in picodollars (10^-12 USD) in integers, so an estimate is exact
 //! for rates given to the millionth of a dollar per million tokens, and repeatable.
 
@@ -51,6 +60,24 @@ pub const WEB_SEARCH_PER_CALL: Picodollars = Picodollars(10_000_000_000);
 /// The input size above which the built-in models bill a whole request at long-context
 /// rates.
 const LONG_CONTEXT_ABOVE: u64 = 272_000;
+
+/// The percentage OpenAI's data-residency endpoints bill built-in models at.
+pub const RESIDENCY_PERCENT: u64 = 110;
+
+/// The regions whose `<region>.api.openai.com` endpoints bill the residency uplift.
+const RESIDENCY_REGIONS: [&str; 6] = ["us", "eu", "au", "in", "jp", "ae"];
+
+/// The data-residency region of an OpenAI base URL (`eu` for
+/// `https://eu.api.openai.com/v1`); `None` for the global endpoint and every other host.
+pub fn residency_region(base_url: &str) -> Option<&'static str> {
+    let rest = base_url.strip_prefix("https://")?;
+    let host = rest
+        .split(['/', '?', '#', ':'])
+        .next()?
+        .to_ascii_lowercase();
+    let region = host.strip_suffix(".api.openai.com")?;
+    RESIDENCY_REGIONS.into_iter().find(|r| *r == region)
+}
 
 /// One model's rates at the standard tier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +120,9 @@ pub struct Prices {
     models: Vec<(String, ModelPrice, PriceSource)>,
     /// What one web search call costs.
     pub web_search_call: Picodollars,
+    /// The data-residency region the base URL names: built-in models' tokens cost
+    /// [`RESIDENCY_PERCENT`] of the table.
+    pub residency: Option<&'static str>,
 }
 
 impl Default for Prices {
@@ -121,6 +151,7 @@ impl Default for Prices {
                 model("gpt-6.2-sol", 200, 10, 1000),
             ],
             web_search_call: WEB_SEARCH_PER_CALL,
+            residency: None,
         }
     }
 }
@@ -179,7 +210,12 @@ impl Prices {
             + scaled(cached, price.cached_input, input_factor)
             + scaled(written, price.cache_write, input_factor)
             + scaled(usage.output_tokens, price.output, output_factor);
-        let tokens = Picodollars(u64::try_from(tokens * num / den).unwrap_or(u64::MAX));
+        let (up, down) = match (self.residency, source) {
+            (Some(_), PriceSource::BuiltIn) => (u128::from(RESIDENCY_PERCENT), 100),
+            _ => (1, 1),
+        };
+        let tokens = tokens * num / den * up / down;
+        let tokens = Picodollars(u64::try_from(tokens).unwrap_or(u64::MAX));
         let searches = Picodollars(
             self.web_search_call
                 .0

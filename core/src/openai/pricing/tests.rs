@@ -188,3 +188,40 @@ fn gpt_6_2_astra_and_sol_are_priced_as_published() {
     // The 1.25 rule where the pages give no separate figure.
     assert_eq!(rates("gpt-6-luna")[2], 0.125);
 }
+
+#[test]
+fn regional_endpoints_bill_built_in_models_ten_percent_more() {
+    assert_eq!(residency_region("https://eu.api.openai.com/v1"), Some("eu"));
+    assert_eq!(
+        residency_region("https://JP.api.openai.com:443/v1"),
+        Some("jp")
+    );
+    assert_eq!(residency_region("https://api.openai.com/v1"), None);
+    assert_eq!(residency_region("https://xx.api.openai.com/v1"), None);
+    assert_eq!(residency_region("http://eu.api.openai.com/v1"), None);
+    assert_eq!(residency_region("https://eu.api.openai.com.evil/v1"), None);
+    let mut prices = Prices::default();
+    prices.residency = Some("eu");
+    // gpt-6.1-terra at eu: 9,000 fresh input at $1.10/M, 1,000 cached at $0.055/M, 2,000
+    // output at $5.50/M, 3 searches at $0.01 (not uplifted):
+    // 0.0099 + 0.000055 + 0.011 + 0.03.
+    let b = bill(10_000, 1_000, 2_000, 3, None);
+    assert_eq!(usd(prices.estimate("gpt-6.1-terra", &b)), 0.050_955);
+    // Flex halves the uplifted rates: gpt-6-luna, 200,000 input at $0.11/M and 1M output
+    // at $0.55/M, halved, plus one search: 0.011 + 0.275 + 0.01.
+    let luna = bill(200_000, 0, 1_000_000, 1, Some("flex"));
+    assert_eq!(usd(prices.estimate("gpt-6-luna", &luna)), 0.296);
+    // A configured price is the operator's: no uplift.
+    let price = ModelPrice {
+        input: PerToken::from_usd_per_million(1.0).unwrap(),
+        cached_input: PerToken::from_usd_per_million(1.0).unwrap(),
+        cache_write: PerToken::from_usd_per_million(1.0).unwrap(),
+        output: PerToken::from_usd_per_million(1.0).unwrap(),
+        long_context_above: None,
+    };
+    prices.configure("mine", price);
+    assert_eq!(
+        usd(prices.estimate("mine", &bill(1_000_000, 0, 0, 0, None))),
+        1.0
+    );
+}
