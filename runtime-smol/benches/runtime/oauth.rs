@@ -3,7 +3,8 @@
 //! tokens of a real oidc-provider (started here on loopback; keys cached after the
 //! first), one per algorithm: the same token every call (as a client sends it, so its
 //! signature is checked once) and a new token every call (each signature checked). The
-//! median time per call of each, and the difference.
+//! cases' calls are interleaved, one per case per round; the median time per call of
+//! each, and the difference.
 //! Needs the Node packages `.ci/test` installs under `target/sdk/node`.
 
 use super::http::{read_response, HttpProc};
@@ -63,10 +64,22 @@ pub fn run() {
     for (name, bin) in binaries() {
         let server = HttpProc::start_with(&bin, &fake.url, &yaml, &[("MCP_HTTP_TOKEN", STATIC)]);
         let same = |t: &str| vec![t.to_owned(); IN_A_ROW + 20];
-        let baseline = p50(server.addr, &same(STATIC));
-        for (alg, jwts) in &tokens {
-            let t = p50(server.addr, &same(&jwts[0]));
-            let fresh = p50(server.addr, jwts);
+        // Every case on its own connection, their calls interleaved round by round, so a
+        // drift in the machine's speed reaches every case alike.
+        let mut cases = vec![Case::new(server.addr, same(STATIC))];
+        for (_, jwts) in &tokens {
+            cases.push(Case::new(server.addr, same(&jwts[0])));
+            cases.push(Case::new(server.addr, jwts.clone()));
+        }
+        for round in 0..IN_A_ROW + 20 {
+            for case in &mut cases {
+                case.call(server.addr, round);
+            }
+        }
+        let p50s: Vec<f64> = cases.into_iter().map(Case::p50).collect();
+        let baseline = p50s[0];
+        for (i, (alg, _)) in tokens.iter().enumerate() {
+            let (t, fresh) = (p50s[1 + 2 * i], p50s[2 + 2 * i]);
             println!(
                 "| {name} | {:.3} ms | {alg} | {:.3} ms | {:+.3} ms | {:.2} | {:.3} ms | {:+.3} ms | {:.2} |",
                 baseline * 1e3,
@@ -113,26 +126,44 @@ fn token(port: u16, client: &str, resource: &str) -> String {
         .to_owned()
 }
 
-/// The median seconds per call, the `n`-th with `tokens[n]`, after 20 to warm up (the
-/// first fetches the keys).
-fn p50(addr: SocketAddr, tokens: &[String]) -> f64 {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_nodelay(true).unwrap();
-    let mut buf = Vec::new();
-    let mut times = Vec::with_capacity(IN_A_ROW);
-    for (id, token) in tokens.iter().enumerate() {
-        let request = super::store::call_as(addr, id, Some(token));
+/// One case: a kept-alive connection, the token of each of its calls, and their times.
+struct Case {
+    stream: TcpStream,
+    tokens: Vec<String>,
+    buf: Vec<u8>,
+    times: Vec<f64>,
+}
+
+impl Case {
+    fn new(addr: SocketAddr, tokens: Vec<String>) -> Case {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream.set_nodelay(true).unwrap();
+        Case {
+            stream,
+            tokens,
+            buf: Vec::new(),
+            times: Vec::with_capacity(IN_A_ROW),
+        }
+    }
+
+    /// Call `id` with its token; timed after 20 to warm up (the first fetches the keys).
+    fn call(&mut self, addr: SocketAddr, id: usize) {
+        let request = super::store::call_as(addr, id, Some(&self.tokens[id]));
         let start = Instant::now();
-        stream.write_all(&request).unwrap();
-        let answer = read_response(&mut stream, &mut buf);
+        self.stream.write_all(&request).unwrap();
+        let answer = read_response(&mut self.stream, &mut self.buf);
         assert!(
             answer.windows(17).any(|w| w == b"structuredContent"),
             "{}",
             String::from_utf8_lossy(&answer)
         );
         if id >= 20 {
-            times.push(start.elapsed().as_secs_f64());
+            self.times.push(start.elapsed().as_secs_f64());
         }
     }
-    percentile(&sorted(times), 0.5)
+
+    /// The median seconds per call.
+    fn p50(self) -> f64 {
+        percentile(&sorted(self.times), 0.5)
+    }
 }
