@@ -47,8 +47,24 @@ choice!(
         Ollama = "ollama",
         /// A local LM Studio.
         LmStudio = "lmstudio",
+        /// Perplexity's Agent API.
+        Perplexity = "perplexity",
+        /// Parallel's Responses API.
+        Parallel = "parallel",
     }
 );
+
+impl Provider {
+    /// Whose Responses API the provider speaks.
+    pub fn api(self) -> responses_mcp_core::settings::Api {
+        use responses_mcp_core::settings::Api;
+        match self {
+            Provider::Perplexity => Api::Perplexity,
+            Provider::Parallel => Api::Parallel,
+            _ => Api::OpenAi,
+        }
+    }
+}
 
 choice!(
     /// `openai.auth`: how the API key is sent.
@@ -67,6 +83,10 @@ choice!(
         OpenAi = "openai",
         /// OpenRouter's `openrouter:web_search` server tool.
         OpenRouter = "openrouter",
+        /// Perplexity's `web_search` tool.
+        Perplexity = "perplexity",
+        /// The service searches on every request, without a tool (Parallel).
+        Always = "always",
         /// No hosted search.
         None = "none",
     }
@@ -99,6 +119,8 @@ impl From<SearchMode> for responses_mcp_core::WebSearch {
         match mode {
             SearchMode::OpenAi => responses_mcp_core::WebSearch::OpenAi,
             SearchMode::OpenRouter => responses_mcp_core::WebSearch::OpenRouter,
+            SearchMode::Perplexity => responses_mcp_core::WebSearch::Perplexity,
+            SearchMode::Always => responses_mcp_core::WebSearch::Always,
             SearchMode::None => responses_mcp_core::WebSearch::Unavailable,
         }
     }

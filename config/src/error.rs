@@ -76,6 +76,20 @@ pub enum ConfigError {
     /// The trace variables (`OTEL_*`) cannot be read.
     #[error(transparent)]
     Traces(#[from] crate::traces::TraceError),
+    /// A setting asks the provider for something its API does not offer.
+    #[error("{setting} is {value}, but {service}'s Responses API has no {feature}: {advice}")]
+    NotOffered {
+        /// The setting.
+        setting: &'static str,
+        /// Its value.
+        value: String,
+        /// The service.
+        service: &'static str,
+        /// What it lacks.
+        feature: &'static str,
+        /// What to do.
+        advice: &'static str,
+    },
     /// A shared store without the secret that seals task ids alike on every instance.
     #[error("server.store.url is set but the {variable} environment variable is not: every instance sharing the store must seal task ids with the same secret, or a task made on one instance is refused by the others. Set {variable} to the same long random secret on every instance (for example `openssl rand -hex 32`), or name another variable in tasks.secret_env")]
     StoreWithoutTaskSecret {

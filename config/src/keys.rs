@@ -58,7 +58,7 @@ pub enum Kind {
 }
 
 /// The fields of one `pricing.models.<model>` entry: name, whether required, what it is.
-pub const PRICE_FIELDS: [(&str, bool, &str); 5] = [
+pub const PRICE_FIELDS: [(&str, bool, &str); 9] = [
     ("input_per_mtok", true, "USD per million input tokens"),
     (
         "cached_input_per_mtok",
@@ -75,6 +75,26 @@ pub const PRICE_FIELDS: [(&str, bool, &str); 5] = [
         "long_context_above_tokens",
         false,
         "above this many input tokens the request is billed at twice the input rates and 1.5 times the output rate (unset: never)",
+    ),
+    (
+        "per_request_usd",
+        false,
+        "USD per request besides its tokens, at every reasoning effort without its own fee (unset: none)",
+    ),
+    (
+        "per_request_usd_low",
+        false,
+        "USD per request sent with reasoning effort low",
+    ),
+    (
+        "per_request_usd_medium",
+        false,
+        "USD per request sent with reasoning effort medium, or with none",
+    ),
+    (
+        "per_request_usd_high",
+        false,
+        "USD per request sent with reasoning effort high",
     ),
 ];
 
@@ -102,6 +122,8 @@ pub const VERBOSITIES: &[&str] = &Verbosity::NAMES;
 pub const CONTEXT_SIZES: &[&str] = &SearchContextSize::NAMES;
 /// Service tiers.
 pub const SERVICE_TIERS: &[&str] = &ServiceTier::NAMES;
+/// `tasks.flex_unavailable` values.
+pub const FLEX_UNAVAILABLE: &[&str] = &["default", "retry"];
 /// Where `--http` listens unless told otherwise: loopback only, a fixed documented port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// The variable that holds the bearer token unless `server.http.token_env` names another.
@@ -437,6 +459,18 @@ const AFTER_PROFILES: &[Key] = &[
         Kind::OptInt { min: 1, max: 100 },
         None,
         "The price of a windowed background response's tokens, in percent of the standard rates, for the cost estimate; unset: the published discount (70 for 2h, 60 for 8h)."
+    ),
+    key!(
+        "tasks.service_tier",
+        Kind::OptOneOf(SERVICE_TIERS),
+        None,
+        "The service_tier of every call made for a task, over its profile's: flex (OpenAI's half-price tier for work that tolerates a slower, sometimes refused answer) is the natural lane; not with a completion_window other than soonest (only the standard tier takes one)."
+    ),
+    key!(
+        "tasks.flex_unavailable",
+        Kind::OneOf(FLEX_UNAVAILABLE),
+        None,
+        "When OpenAI answers a task's flex call 429 because flex capacity is unavailable: default sends it again at once at the default tier (priced as such); retry retries it at flex with the usual backoff, up to request.max_retries."
     ),
     key!(
         "tasks.secret_env",
@@ -846,6 +880,8 @@ pub fn defaults() -> Value {
             "openai_background": core.tasks.background,
             "completion_window": core.tasks.completion_window.as_str(),
             "completion_window_price_percent": null,
+            "service_tier": null,
+            "flex_unavailable": "default",
             "secret_env": DEFAULT_TASKS_SECRET_ENV,
         },
         "pricing": {

@@ -10,6 +10,19 @@
 //!   search through its own `openrouter:web_search` server tool.
 //! - Ollama (since 0.13.3) and LM Studio (since 0.3.29): local, no key needed, and no
 //!   hosted web search.
+//! - Perplexity's Agent API: `https://api.perplexity.ai/v1` (`POST /v1/responses`, an
+//!   alias of `/v1/agent` for OpenAI's SDKs), Bearer `PERPLEXITY_API_KEY`, models named
+//!   `provider/model` (`openai/gpt-5.5`, `perplexity/sonar`), its own `web_search` tool
+//!   at $5 per 1,000 searches, and each response's `usage.cost` says what it billed
+//!   (docs.perplexity.ai: agent-api/openai-compatibility, grounded-llm/responses/tools,
+//!   api-reference/responses-post; read 2026-11-28).
+//! - Parallel's Responses API (released 2026-07-21): `https://api.parallel.ai/v1`, the
+//!   OpenAI SDK's Bearer key (`PARALLEL_API_KEY`), one model `parallel` whose
+//!   `reasoning.effort` picks the research tier, search on every request without a tool,
+//!   $10 per 1,000 low requests and $50 per 1,000 medium ones (docs.parallel.ai:
+//!   responses-api/responses-quickstart, responses-api/openai-compatibility; the prices as
+//!   re-read from docs.parallel.ai/getting-started/pricing on 2026-11-10 by the
+//!   `parallel-efficiency` skill's snapshot; no published figure for `high` was found).
 
 use crate::choices::{Auth, Provider, SearchMode};
 use serde_json::{json, Value};
@@ -29,8 +42,12 @@ pub struct Preset {
     api_key_required: bool,
     /// `openai.web_search`.
     web_search: SearchMode,
-    /// `model_profiles.answer.model`, where the provider names models its own way.
-    model: Option<&'static str>,
+    /// Profiles the provider names its own way: tool, model, `reasoning_effort`.
+    profiles: &'static [(&'static str, &'static str, Option<&'static str>)],
+    /// `pricing.web_search_per_1k_usd`, where the provider bills searches otherwise.
+    search_per_1k_usd: Option<u64>,
+    /// `openai.model_lookups`: whether the provider answers `GET /models/{id}`.
+    model_lookups: bool,
 }
 
 const OPENAI: Preset = Preset {
@@ -40,7 +57,9 @@ const OPENAI: Preset = Preset {
     auth: Auth::Bearer,
     api_key_required: true,
     web_search: SearchMode::OpenAi,
-    model: None,
+    profiles: &[],
+    search_per_1k_usd: None,
+    model_lookups: true,
 };
 
 const AZURE: Preset = Preset {
@@ -50,7 +69,9 @@ const AZURE: Preset = Preset {
     auth: Auth::ApiKey,
     api_key_required: true,
     web_search: SearchMode::OpenAi,
-    model: None,
+    profiles: &[],
+    search_per_1k_usd: None,
+    model_lookups: true,
 };
 
 const OPENROUTER: Preset = Preset {
@@ -60,7 +81,9 @@ const OPENROUTER: Preset = Preset {
     auth: Auth::Bearer,
     api_key_required: true,
     web_search: SearchMode::OpenRouter,
-    model: Some("openai/gpt-6.1-terra"),
+    profiles: &[("answer", "openai/gpt-6.1-terra", None)],
+    search_per_1k_usd: None,
+    model_lookups: true,
 };
 
 const OLLAMA: Preset = Preset {
@@ -70,7 +93,9 @@ const OLLAMA: Preset = Preset {
     auth: Auth::Bearer,
     api_key_required: false,
     web_search: SearchMode::None,
-    model: Some("gpt-oss:20b"),
+    profiles: &[("answer", "gpt-oss:20b", None)],
+    search_per_1k_usd: None,
+    model_lookups: true,
 };
 
 const LMSTUDIO: Preset = Preset {
@@ -80,7 +105,41 @@ const LMSTUDIO: Preset = Preset {
     auth: Auth::Bearer,
     api_key_required: false,
     web_search: SearchMode::None,
-    model: Some("openai/gpt-oss-20b"),
+    profiles: &[("answer", "openai/gpt-oss-20b", None)],
+    search_per_1k_usd: None,
+    model_lookups: true,
+};
+
+const PERPLEXITY: Preset = Preset {
+    name: Provider::Perplexity,
+    base_url: Some("https://api.perplexity.ai/v1"),
+    api_key_env: "PERPLEXITY_API_KEY",
+    auth: Auth::Bearer,
+    api_key_required: true,
+    web_search: SearchMode::Perplexity,
+    profiles: &[
+        ("answer", "openai/gpt-5.5", Some("medium")),
+        ("answer_detailed", "openai/gpt-5.5", Some("high")),
+        ("answer_quick", "perplexity/sonar", Some("low")),
+    ],
+    search_per_1k_usd: Some(5),
+    model_lookups: false,
+};
+
+const PARALLEL: Preset = Preset {
+    name: Provider::Parallel,
+    base_url: Some("https://api.parallel.ai/v1"),
+    api_key_env: "PARALLEL_API_KEY",
+    auth: Auth::Bearer,
+    api_key_required: true,
+    web_search: SearchMode::Always,
+    profiles: &[
+        ("answer", "parallel", Some("medium")),
+        ("answer_detailed", "parallel", Some("high")),
+        ("answer_quick", "parallel", Some("low")),
+    ],
+    search_per_1k_usd: None,
+    model_lookups: false,
 };
 
 /// The preset of `provider`.
@@ -91,6 +150,8 @@ pub fn preset(provider: Provider) -> &'static Preset {
         Provider::OpenRouter => &OPENROUTER,
         Provider::Ollama => &OLLAMA,
         Provider::LmStudio => &LMSTUDIO,
+        Provider::Perplexity => &PERPLEXITY,
+        Provider::Parallel => &PARALLEL,
     }
 }
 
@@ -113,8 +174,21 @@ impl Preset {
             (None, Some(url)) => values.push(("openai.base_url", json!(url))),
             (None, None) => {}
         }
-        if let Some(model) = self.model {
-            values.push(("model_profiles.answer.model", json!(model)));
+        for (tool, model, effort) in self.profiles {
+            let path = |leaf: &str| -> &'static str {
+                // Preset paths are few and fixed: made once per resolve.
+                Box::leak(format!("model_profiles.{tool}.{leaf}").into_boxed_str())
+            };
+            values.push((path("model"), json!(model)));
+            if let Some(effort) = effort {
+                values.push((path("reasoning_effort"), json!(effort)));
+            }
+        }
+        if !self.model_lookups {
+            values.push(("openai.model_lookups", json!(false)));
+        }
+        if let Some(usd) = self.search_per_1k_usd {
+            values.push(("pricing.web_search_per_1k_usd", json!(usd)));
         }
         values
     }

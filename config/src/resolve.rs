@@ -304,7 +304,8 @@ impl Resolved {
             None => (None, None),
         };
         for (path, value) in preset.values(azure_url) {
-            if self.sources.get(path) == Some(&Source::Default) {
+            // A profile other than answer's has no default: nobody set it either.
+            if matches!(self.sources.get(path), Some(&Source::Default) | None) {
                 self.set(path, value, Source::Preset(preset.name.as_str()));
             }
         }
@@ -316,7 +317,55 @@ impl Resolved {
         Ok(())
     }
 
+    /// Settings the provider's API does not offer.
+    fn offered(&self) -> Result<(), ConfigError> {
+        let provider = self
+            .get("openai.provider")
+            .and_then(Value::as_str)
+            .and_then(crate::choices::Provider::parse)
+            .unwrap_or(crate::choices::Provider::OpenAi);
+        let api = provider.api();
+        if let Some(tier) = self.get("tasks.service_tier").and_then(Value::as_str) {
+            if !api.takes_openai_options() {
+                return Err(ConfigError::NotOffered {
+                    setting: "tasks.service_tier",
+                    value: tier.to_owned(),
+                    service: api.name(),
+                    feature: "service tiers",
+                    advice: "remove tasks.service_tier: the service prices every request alike",
+                });
+            }
+            let window = self.get("tasks.completion_window").and_then(Value::as_str);
+            if window.is_some_and(|w| w != "soonest") {
+                let source = self
+                    .sources
+                    .get("tasks.service_tier")
+                    .cloned()
+                    .unwrap_or(Source::Default);
+                return Err(invalid(
+                    "tasks.service_tier",
+                    &Value::String(tier.to_owned()),
+                    &source,
+                    "unset while tasks.completion_window is not soonest: only the standard tier takes a completion window; choose the window's discount or the tier",
+                ));
+            }
+        }
+        if !api.has_background()
+            && self.get("tasks.openai_background").and_then(Value::as_bool) == Some(true)
+        {
+            return Err(ConfigError::NotOffered {
+                setting: "tasks.openai_background",
+                value: "true".into(),
+                service: api.name(),
+                feature: "background mode (it answers every request while the client waits)",
+                advice: "set tasks.openai_background to false: task-augmented calls are then kept by this server and answered when the request ends",
+            });
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<(), ConfigError> {
+        self.offered()?;
         for (path, source) in &self.sources {
             let (Some(key), Some(value)) = (keys::key(path), self.get(path)) else {
                 continue;
@@ -454,7 +503,16 @@ fn is_price(entry: &Value) -> bool {
     };
     let known = fields.iter().all(|(name, value)| match name.as_str() {
         "long_context_above_tokens" => value.is_null() || value.as_u64().is_some_and(|n| n > 0),
-        "cached_input_per_mtok" | "cache_write_per_mtok" if value.is_null() => true,
+        "cached_input_per_mtok"
+        | "cache_write_per_mtok"
+        | "per_request_usd"
+        | "per_request_usd_low"
+        | "per_request_usd_medium"
+        | "per_request_usd_high"
+            if value.is_null() =>
+        {
+            true
+        }
         other => {
             keys::PRICE_FIELDS
                 .iter()

@@ -3,7 +3,7 @@
 use crate::resolve::Resolved;
 use crate::view::UserLocationNode;
 use responses_mcp_core::openai::pricing::{
-    residency_region, ModelPrice, PerToken, Picodollars, Prices,
+    residency_region, ModelPrice, PerToken, Picodollars, Prices, RequestFees,
 };
 use responses_mcp_core::policy::SYSTEM_POLICY;
 use responses_mcp_core::tools::{Tool, ALL_TOOLS};
@@ -266,6 +266,12 @@ impl Resolved {
                         .map_or(PerToken::cache_write_of(input), rate),
                     output: rate(node.output_per_mtok),
                     long_context_above: node.long_context_above_tokens,
+                    fees: RequestFees {
+                        any: node.per_request_usd.and_then(Picodollars::from_usd),
+                        low: node.per_request_usd_low.and_then(Picodollars::from_usd),
+                        medium: node.per_request_usd_medium.and_then(Picodollars::from_usd),
+                        high: node.per_request_usd_high.and_then(Picodollars::from_usd),
+                    },
                 },
             );
         }
@@ -304,6 +310,7 @@ impl Resolved {
             api_key_env: s.openai.api_key_env.clone(),
             credentials_ready: credentials_ready || !s.openai.api_key_required,
             web_search: self.web_search(),
+            api: s.openai.provider.api(),
             enforce_retirements: self.is_openai_api(),
             model_lookups: s.openai.model_lookups,
             timeout: self.timeout(),
@@ -345,6 +352,11 @@ impl Resolved {
                 )
                 .unwrap_or_default(),
                 window_price_percent: s.tasks.completion_window_price_percent,
+                service_tier: s.tasks.service_tier.as_deref().and_then(ServiceTier::parse),
+                flex_unavailable: match s.tasks.flex_unavailable.as_str() {
+                    "retry" => responses_mcp_core::settings::FlexUnavailable::Retry,
+                    _ => responses_mcp_core::settings::FlexUnavailable::Default,
+                },
             },
             // The named clients are filled in by `load`, from the clients file.
             clients: responses_mcp_core::clients::Clients::default(),

@@ -48,6 +48,14 @@ pub struct ModelPriceNode {
     pub output_per_mtok: f64,
     #[serde(default)]
     pub long_context_above_tokens: Option<u64>,
+    #[serde(default)]
+    pub per_request_usd: Option<f64>,
+    #[serde(default)]
+    pub per_request_usd_low: Option<f64>,
+    #[serde(default)]
+    pub per_request_usd_medium: Option<f64>,
+    #[serde(default)]
+    pub per_request_usd_high: Option<f64>,
 }
 
 /// `tasks.*`.
@@ -64,6 +72,8 @@ pub struct Tasks {
     pub openai_background: bool,
     pub completion_window: String,
     pub completion_window_price_percent: Option<u64>,
+    pub service_tier: Option<String>,
+    pub flex_unavailable: String,
     pub secret_env: String,
 }
 

@@ -927,3 +927,54 @@ fn a_data_residency_base_url_prices_built_in_models_with_the_uplift() {
     assert_eq!(at("https://api.openai.com/v1"), None);
     assert_eq!(at("https://gateway.example/v1"), None);
 }
+
+#[test]
+fn a_tasks_tier_is_refused_where_it_cannot_apply() {
+    let flex = "tasks: {service_tier: flex}\n";
+    let r = run(Some(flex), &env(&[]), &Cli::default()).unwrap();
+    let config = r.server_config(false, None, 1);
+    assert_eq!(
+        config.tasks.service_tier,
+        Some(responses_mcp_core::vocab::ServiceTier::Flex)
+    );
+    let windowed = "tasks: {service_tier: flex, completion_window: 2h}\n";
+    let why = run(Some(windowed), &env(&[]), &Cli::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        why.contains("only the standard tier takes a completion window"),
+        "{why}"
+    );
+    let parallel = Cli {
+        provider: Some("parallel".into()),
+        ..Cli::default()
+    };
+    let why = run(Some(flex), &env(&[]), &parallel)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        why.contains(
+            "tasks.service_tier is flex, but Parallel's Responses API has no service tiers"
+        ),
+        "{why}"
+    );
+    let why = run(
+        Some("tasks: {openai_background: true}\n"),
+        &env(&[]),
+        &parallel,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(why.contains("no background mode"), "{why}");
+    // Perplexity runs background responses.
+    let perplexity = Cli {
+        provider: Some("perplexity".into()),
+        ..Cli::default()
+    };
+    assert!(run(
+        Some("tasks: {openai_background: true}\n"),
+        &env(&[]),
+        &perplexity
+    )
+    .is_ok());
+}

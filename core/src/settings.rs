@@ -1,7 +1,7 @@
 //! What the core needs to know, resolved by the runtime before start. No secrets.
 
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
-pub use crate::openai::options::{CompletionWindow, SearchOptions, UserLocation, WebSearch};
+pub use crate::openai::options::{Api, CompletionWindow, SearchOptions, UserLocation, WebSearch};
 use crate::policy::SYSTEM_POLICY;
 use crate::tools::Tool;
 use crate::vocab::{Effort, ServiceTier, Verbosity};
@@ -91,6 +91,8 @@ pub struct ServerConfig {
     pub credentials_ready: bool,
     /// How the provider searches the web.
     pub web_search: WebSearch,
+    /// Whose Responses API the provider speaks, where it differs from OpenAI's.
+    pub api: Api,
     /// Refuse calls to models OpenAI has shut down ([`crate::openai::models`]), without
     /// asking upstream: on for OpenAI's own API, whose calendar the table follows.
     pub enforce_retirements: bool,
@@ -155,6 +157,7 @@ impl Default for ServerConfig {
             api_key_env: "OPENAI_API_KEY".into(),
             credentials_ready: false,
             web_search: WebSearch::OpenAi,
+            api: Api::OpenAi,
             enforce_retirements: true,
             model_lookups: true,
             timeout: Duration::from_millis(120_000),
@@ -259,6 +262,24 @@ pub struct TaskSettings {
     /// What a windowed response's tokens cost, in percent of the standard rates; `None`:
     /// the published discount ([`CompletionWindow::published_price_percent`]).
     pub window_price_percent: Option<u64>,
+    /// `tasks.service_tier`: the tier every call made for a task is sent at (`flex`, half
+    /// the price for work that can wait), over its profile's.
+    pub service_tier: Option<ServiceTier>,
+    /// What a task's call does when flex capacity is unavailable.
+    pub flex_unavailable: FlexUnavailable,
+}
+
+/// What a call sent at `flex` does when OpenAI answers 429 because flex capacity is
+/// unavailable (OpenAI's flex processing guide: such a request is not billed, and may be
+/// retried later or sent at the standard tier; developers.openai.com/api/docs/guides/
+/// flex-processing, read 2026-11-28).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlexUnavailable {
+    /// Send it again at once at the default tier (priced as such).
+    #[default]
+    Default,
+    /// Retry it at flex with the usual backoff, up to `request.max_retries`.
+    Retry,
 }
 
 impl TaskSettings {
@@ -299,6 +320,8 @@ impl Default for TaskSettings {
             background: false,
             completion_window: CompletionWindow::Soonest,
             window_price_percent: None,
+            service_tier: None,
+            flex_unavailable: FlexUnavailable::Default,
         }
     }
 }

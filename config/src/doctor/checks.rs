@@ -7,7 +7,9 @@ use super::DoctorHttp;
 use crate::cli::DoctorFlags;
 use crate::proxy::ProxyRoute;
 use crate::{ConfigError, Source, Startup};
-use responses_mcp_core::openai::pricing::{PerToken, PriceSource, PRICES_AS_OF, RESIDENCY_PERCENT};
+use responses_mcp_core::openai::pricing::{
+    PerToken, PriceSource, RequestFees, PRICES_AS_OF, RESIDENCY_PERCENT,
+};
 use responses_mcp_core::openai::{
     classify_reply, models, parse_answer, RequestPlan, UpstreamVerdict, Usage,
 };
@@ -97,10 +99,27 @@ fn prices(startup: &Startup) -> Check {
                         "built-in, as of {PRICES_AS_OF}; billed at {RESIDENCY_PERCENT} % at the {region} data-residency endpoint"
                     ),
                     (PriceSource::BuiltIn, None) => format!("built-in, as of {PRICES_AS_OF}"),
-                    (PriceSource::Configured, _) => "configured".to_owned(),
+                    (PriceSource::Configured | PriceSource::Reported, _) => {
+                        "configured".to_owned()
+                    }
+                };
+                let fees = price.fees;
+                let fee = |f: Option<responses_mcp_core::money::Picodollars>| {
+                    f.or(fees.any)
+                        .map_or("unknown".to_owned(), |f| format!("${}", f.usd()))
+                };
+                let per_request = if fees == RequestFees::default() {
+                    String::new()
+                } else {
+                    format!(
+                        "; per request: low {}, medium {}, high {}",
+                        fee(fees.low),
+                        fee(fees.medium),
+                        fee(fees.high)
+                    )
                 };
                 lines.push(format!(
-                    "{model} {} / {} cached / {} cache writes / {} output per million tokens ({origin})",
+                    "{model} {} / {} cached / {} cache writes / {} output per million tokens{per_request} ({origin})",
                     per_million(price.input),
                     per_million(price.cached_input),
                     per_million(price.cache_write),
@@ -117,6 +136,11 @@ fn prices(startup: &Startup) -> Check {
                         "long_context_above_tokens": price.long_context_above,
                         "source": source.as_str(),
                         "data_residency": prices.residency,
+                        "per_request_usd": (fees != RequestFees::default()).then(|| json!({
+                            "low": fees.low.or(fees.any).map(|f| f.usd()),
+                            "medium": fees.medium.or(fees.any).map(|f| f.usd()),
+                            "high": fees.high.or(fees.any).map(|f| f.usd()),
+                        })),
                     }),
                 );
             }
@@ -136,6 +160,13 @@ fn prices(startup: &Startup) -> Check {
     details.insert("web_search_per_1k_usd".into(), json!(per_1k));
     let summary = lines.join("; ");
     if unpriced.is_empty() {
+        return Check::new("prices", Status::Ok, summary).details(Value::Object(details));
+    }
+    let api = startup.resolved.settings.openai.provider.api();
+    if api == responses_mcp_core::settings::Api::Perplexity {
+        // Its responses carry what they cost (`usage.cost`), which the estimate takes.
+        let summary =
+            format!("{summary}; Perplexity reports each response's cost, which calls use");
         return Check::new("prices", Status::Ok, summary).details(Value::Object(details));
     }
     unpriced.sort();
@@ -194,7 +225,24 @@ fn provider(report: &mut Report, startup: &Startup) -> Option<Target> {
     let search = match r.web_search() {
         WebSearch::OpenAi => "web_search tool",
         WebSearch::OpenRouter => "openrouter:web_search tool",
+        WebSearch::Perplexity => "Perplexity's web_search tool",
+        WebSearch::Always => "the service searches on every request",
         WebSearch::Unavailable => "no web search",
+    };
+    let api = openai.provider.api();
+    let search = if api.takes_openai_options() {
+        search.to_owned()
+    } else {
+        // What this provider's API leaves out of ours, so nobody looks for it.
+        let background = if api.has_background() {
+            ""
+        } else {
+            ", no background mode"
+        };
+        format!(
+            "{search}; {} API: answers not streamed, no text.verbosity or service_tier, reasoning effort low to high{background}",
+            api.name()
+        )
     };
     let summary = format!(
         "{} ({}), base URL {} ({}), {search}",
@@ -398,6 +446,13 @@ fn model_exists(
             name,
             Status::Skip,
             format!("{model}: Azure deployment names are not listed by /models; --live calls it"),
+        );
+    }
+    if !r.settings.openai.model_lookups {
+        return Check::new(
+            name,
+            Status::Skip,
+            format!("{model}: openai.model_lookups is off (the provider lists no models); --live calls it"),
         );
     }
     let by_list = model.contains('/');

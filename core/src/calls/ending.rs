@@ -43,7 +43,7 @@ impl<C: Clone> CallEngine<C> {
             Ending::Stored(Stored {
                 state: StoredState::Ended(_, usage),
                 ..
-            }) => Some(usage.clone()),
+            }) => Some(Usage::clone(usage)),
             Ending::Stored(_) | Ending::Model(_) | Ending::Fetched(_) | Ending::Failed(_) => None,
         };
         let (answers, models, fetches) = (
@@ -135,6 +135,11 @@ impl<C: Clone> CallEngine<C> {
     /// the retries it took.
     fn report(&self, call: Call<C>, usage: Option<Usage>, estimated: bool) -> (C, u32, Report) {
         let now = self.last_now.unwrap_or(call.admitted);
+        // A service that prices a request by its effort (Parallel) does not echo it back.
+        let usage = usage.map(|usage| Usage {
+            effort: call.plan.effort,
+            ..usage
+        });
         let report = Report {
             usage,
             adjustments: call.adjustments,

@@ -167,7 +167,8 @@ impl<C: Clone> CallEngine<C> {
     /// see [`ModelLimits::plan`].
     pub fn plan(&self, ask: &Ask<'_>) -> Planned {
         let (mut plan, adjustments) = self.limits.plan(ask);
-        plan.stream = self.settings.stream;
+        // Only OpenAI's event stream is known; other services answer in one body.
+        plan.stream = self.settings.stream && plan.api.streams();
         Planned { plan, adjustments }
     }
 

@@ -5,7 +5,7 @@
 use crate::openai::drift::{fit, Adjustment, Limit, Param, ParamRejection};
 use crate::openai::request::Hints;
 use crate::openai::{model_supports, RequestPlan};
-use crate::settings::{Profile, SearchDefaults, WebSearch};
+use crate::settings::{Api, Profile, SearchDefaults, WebSearch};
 use crate::tools::AnswerArgs;
 use crate::vocab::Effort;
 use std::collections::BTreeMap;
@@ -35,6 +35,8 @@ pub struct Ask<'a> {
     pub defaults: &'a SearchDefaults,
     /// How the provider searches.
     pub web_search: WebSearch,
+    /// Whose API the provider speaks.
+    pub api: Api,
     /// Today in Asia/Tokyo, `YYYY-MM-DD`.
     pub today: &'a str,
 }
@@ -69,7 +71,12 @@ impl ModelLimits {
             style: args.style,
             domains: &domains,
         };
-        let supports = model_supports(&profile.model);
+        let mut supports = model_supports(&profile.model);
+        if !ask.api.takes_openai_options() {
+            // The service decides what its models take: efforts it names, no verbosity.
+            supports.reasoning = ask.api.efforts().is_some();
+            supports.verbosity = false;
+        }
         let mut effort = args.reasoning_effort.or(profile.reasoning_effort);
         if effort == Some(Effort::Minimal) && ask.web_search.available() {
             // The API rejects `minimal` together with web_search, which we send.
@@ -85,17 +92,23 @@ impl ModelLimits {
                 .verbosity
                 .or(profile.verbosity)
                 .filter(|_| supports.verbosity),
+            api: ask.api,
             web_search: ask.web_search,
             allowed_domains: domains,
             search: profile.search.clone(),
-            service_tier: profile.service_tier,
+            service_tier: profile
+                .service_tier
+                .filter(|_| ask.api.takes_openai_options()),
             max_output_tokens: profile.max_output_tokens,
             stream: false,
             background: false,
             completion_window: None,
         };
         let mut adjustments = Vec::new();
-        if !supports.efforts.is_empty() {
+        if let Some(efforts) = ask.api.efforts() {
+            let known = Limit::OneOf(efforts.iter().map(|e| (*e).to_owned()).collect());
+            adjustments.extend(fit(&mut plan, Param::ReasoningEffort, &known));
+        } else if !supports.efforts.is_empty() {
             // What the model's family is known to take: a request never carries an effort
             // the model refuses (`minimal` to gpt-6.1-terra).
             let known = Limit::OneOf(supports.efforts.iter().map(|e| e.to_string()).collect());
@@ -120,6 +133,8 @@ impl ModelLimits {
             match plan.web_search {
                 WebSearch::OpenAi => "web_search(on)",
                 WebSearch::OpenRouter => "openrouter:web_search(on)",
+                WebSearch::Perplexity => "perplexity web_search(on)",
+                WebSearch::Always => "none (the service searches)",
                 WebSearch::Unavailable => "none",
             },
             on_off(plan.effort.is_some()),
@@ -149,6 +164,7 @@ mod tests {
             args,
             defaults: d,
             web_search: WebSearch::OpenAi,
+            api: Api::OpenAi,
             today: "2026-11-23",
         }
     }

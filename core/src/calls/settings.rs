@@ -26,6 +26,8 @@ pub struct Settings {
     pub fetch_pace: Duration,
     /// Report each attempt's end ([`super::CallEvent::Attempted`]), for traces.
     pub trace_attempts: bool,
+    /// What a call sent at `flex` does when flex capacity is unavailable.
+    pub flex_unavailable: crate::settings::FlexUnavailable,
 }
 
 impl Settings {
@@ -49,6 +51,7 @@ impl Settings {
             idle_timeout: config.idle_timeout,
             fetch_pace: config.tasks.background_poll(),
             trace_attempts: config.traces.is_some(),
+            flex_unavailable: config.tasks.flex_unavailable,
         }
     }
 }

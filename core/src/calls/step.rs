@@ -88,6 +88,9 @@ impl<C: Clone> CallEngine<C> {
                 };
                 self.finish_as(id, ending);
             }
+            UpstreamVerdict::Retry(failure, _) if self.falls_back_from_flex(id, &failure) => {
+                self.start_attempt(now, id)
+            }
             UpstreamVerdict::Retry(failure, wait) => self.retry_or_fail(now, id, failure, wait),
             UpstreamVerdict::Unsupported(rejection, failure) => {
                 self.fit_limit(now, id, rejection, failure)
@@ -392,6 +395,33 @@ impl<C: Clone> CallEngine<C> {
         self.set_progress(now, id, message);
     }
 
+    /// Whether a call sent at `flex` that OpenAI refused for want of flex capacity goes
+    /// again at the default tier (as configured): its plan then says so, and its usage
+    /// `_meta` lists the change.
+    fn falls_back_from_flex(&mut self, id: CallId, failure: &UpstreamFailure) -> bool {
+        if self.settings.flex_unavailable != crate::settings::FlexUnavailable::Default
+            || !is_flex_unavailable(failure)
+        {
+            return false;
+        }
+        let Some(call) = self.calls.get_mut(&id) else {
+            return false;
+        };
+        if call.plan.service_tier != Some(crate::vocab::ServiceTier::Flex) {
+            return false;
+        }
+        call.plan.service_tier = None;
+        log::debug!(
+            "openai: flex capacity is unavailable: sending the request again at the default tier"
+        );
+        call.adjustments.push(crate::openai::Adjustment {
+            param: crate::openai::Param::ServiceTier,
+            from: "flex".into(),
+            to: None,
+        });
+        true
+    }
+
     /// The model refused a parameter: remember its limit, move the plan inside it and
     /// try again; fail when nothing changes (it was not ours to change).
     fn fit_limit(
@@ -420,4 +450,15 @@ impl<C: Clone> CallEngine<C> {
         call.adjustments.push(adjustment);
         self.start_attempt(now, id);
     }
+}
+
+/// A 429 that says flex capacity is unavailable, not a rate limit: OpenAI names it
+/// "Resource Unavailable" (the flex guide), in the code or the message.
+fn is_flex_unavailable(failure: &UpstreamFailure) -> bool {
+    let says = |text: &str| {
+        let text = text.to_ascii_lowercase();
+        text.contains("resource unavailable") || text.contains("resource_unavailable")
+    };
+    failure.status == Some(429)
+        && (failure.code.as_deref().is_some_and(says) || says(&failure.message))
 }

@@ -23,6 +23,7 @@ fn settings(max_inflight: usize, max_queue: usize) -> Settings {
         idle_timeout: Duration::from_secs(60),
         fetch_pace: Duration::from_secs(1),
         trace_attempts: false,
+        flex_unavailable: crate::settings::FlexUnavailable::Default,
     }
 }
 

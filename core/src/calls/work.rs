@@ -99,7 +99,8 @@ pub enum StoredState {
     Cancelled,
     /// `completed`, `failed` or `incomplete` (or an unknown status): the outcome a plain
     /// call would have for the same body, with the usage it reported.
-    Ended(Result<Answer, UpstreamFailure>, Usage),
+    /// The usage is boxed: it is the largest part, and the other states carry nothing.
+    Ended(Result<Answer, UpstreamFailure>, Box<Usage>),
 }
 
 impl Stored {
@@ -116,7 +117,7 @@ impl Stored {
             Some("cancelled") => StoredState::Cancelled,
             _ => StoredState::Ended(
                 parse_answer(body, max_citations, model, access_date),
-                Usage::of(body),
+                Box::new(Usage::of(body)),
             ),
         };
         Stored {

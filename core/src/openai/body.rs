@@ -250,6 +250,18 @@ lenient_struct! {
         phase: Text<'a> = "phase",
         content: List<Part<'a>> = "content",
         action: Action<'a> = "action",
+        /// Perplexity's `search_results` item: the pages its `web_search` tool found.
+        results: List<SearchResult<'a>> = "results",
+    }
+}
+
+lenient_struct! {
+    /// One page of a Perplexity `search_results` item.
+    SearchResult {
+        url: Text<'a> = "url",
+        title: Text<'a> = "title",
+        /// When the page was published, as the service reports it (`YYYY-MM-DD`).
+        date: Text<'a> = "date",
     }
 }
 

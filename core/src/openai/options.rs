@@ -52,8 +52,72 @@ pub enum WebSearch {
     OpenAi,
     /// OpenRouter's `openrouter:web_search` server tool.
     OpenRouter,
+    /// Perplexity's `web_search` tool: the same name, its own options
+    /// (`filters.search_domain_filter`, `user_location` without a time zone).
+    Perplexity,
+    /// The service searches on its own, without a tool (Parallel): none is sent.
+    Always,
     /// No hosted search (Ollama, LM Studio): no tool is sent and no answer claims one.
     Unavailable,
+}
+
+/// Whose Responses API the server calls, where their requests differ. OpenAI's is the
+/// reference; Azure, OpenRouter and the local servers take it whole.
+///
+/// Perplexity's Agent API (docs.perplexity.ai/api-reference/responses-post and the
+/// perplexity-py SDK's `ResponseCreateParams`, read 2026-11-28) takes `model`, `input`,
+/// `instructions`, `max_output_tokens`, `reasoning.effort` (low, medium, high), `tools`
+/// and `stream`, and background runs (docs.perplexity.ai/docs/agent-api/background-mode);
+/// it has no `text.verbosity`, `service_tier`, `include` or `store`. Parallel's Responses
+/// API (docs.parallel.ai/responses-api/openai-compatibility, read 2026-11-28) honours
+/// `model` (`parallel` only), `input`, `instructions` and `reasoning.effort` (low,
+/// medium, high: the research tier); it ignores `tools`, `include`, `store` and
+/// `max_output_tokens`, searches on every request, and runs no background mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Api {
+    /// OpenAI's Responses API.
+    #[default]
+    OpenAi,
+    /// Perplexity's Agent API (`POST /v1/responses`).
+    Perplexity,
+    /// Parallel's Responses API (`POST /v1/responses`).
+    Parallel,
+}
+
+impl Api {
+    /// The service's name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::OpenAi => "OpenAI",
+            Api::Perplexity => "Perplexity",
+            Api::Parallel => "Parallel",
+        }
+    }
+
+    /// Whether requests may carry `text.verbosity` and `service_tier`.
+    pub fn takes_openai_options(self) -> bool {
+        self == Api::OpenAi
+    }
+
+    /// The `reasoning.effort` values the service names for every model, when it names
+    /// them (OpenAI's depend on the model).
+    pub fn efforts(self) -> Option<&'static [&'static str]> {
+        match self {
+            Api::OpenAi => None,
+            Api::Perplexity | Api::Parallel => Some(&["low", "medium", "high"]),
+        }
+    }
+
+    /// Whether the service runs responses in the background (`"background": true`).
+    pub fn has_background(self) -> bool {
+        self != Api::Parallel
+    }
+
+    /// Whether the server reads the service's answers as an event stream: only OpenAI's
+    /// events are known to it.
+    pub fn streams(self) -> bool {
+        self == Api::OpenAi
+    }
 }
 
 impl WebSearch {

@@ -49,7 +49,7 @@
 
 use super::Usage;
 pub use crate::money::{PerToken, Picodollars};
-use crate::vocab::ServiceTier;
+use crate::vocab::{Effort, ServiceTier};
 
 /// The day the built-in prices were checked.
 pub const PRICES_AS_OF: &str = "2026-11-27";
@@ -93,6 +93,38 @@ pub struct ModelPrice {
     /// Above this many input tokens the whole request is billed at long-context rates
     /// (input and cached ×2, output ×1.5); `None` when the model has no such rule.
     pub long_context_above: Option<u64>,
+    /// What each request costs besides its tokens (Parallel's are priced per request).
+    pub fees: RequestFees,
+}
+
+/// What a service charges per request, by the `reasoning.effort` the request sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RequestFees {
+    /// Every effort without a fee of its own.
+    pub any: Option<Picodollars>,
+    /// `low`.
+    pub low: Option<Picodollars>,
+    /// `medium`, and a request that sends no effort (Parallel's default tier).
+    pub medium: Option<Picodollars>,
+    /// `high`.
+    pub high: Option<Picodollars>,
+}
+
+impl RequestFees {
+    /// The fee of a request that sent `effort`: nothing when the model has no fees,
+    /// `None` when it has some but not this effort's.
+    pub fn of(&self, effort: Option<Effort>) -> Option<Picodollars> {
+        if *self == RequestFees::default() {
+            return Some(Picodollars(0));
+        }
+        let own = match effort {
+            Some(Effort::Low) => self.low,
+            None | Some(Effort::Medium) => self.medium,
+            Some(Effort::High) => self.high,
+            Some(_) => None,
+        };
+        own.or(self.any)
+    }
 }
 
 /// Where a model's price came from.
@@ -102,6 +134,8 @@ pub enum PriceSource {
     BuiltIn,
     /// `pricing.models.<model>` in the configuration.
     Configured,
+    /// What the service said it billed for the response (Perplexity's `usage.cost`).
+    Reported,
 }
 
 impl PriceSource {
@@ -110,6 +144,7 @@ impl PriceSource {
         match self {
             PriceSource::BuiltIn => "built-in",
             PriceSource::Configured => "configured",
+            PriceSource::Reported => "reported by the provider",
         }
     }
 }
@@ -136,8 +171,24 @@ impl Default for Prices {
                 cache_write: PerToken::cache_write_of(input),
                 output: rate(output),
                 long_context_above: Some(LONG_CONTEXT_ABOVE),
+                fees: RequestFees::default(),
             };
             (name.to_owned(), price, PriceSource::BuiltIn)
+        };
+        let usd = |usd_times_1000: u64| Some(Picodollars(usd_times_1000 * 1_000_000_000));
+        // Parallel's one model: no token rates, a fee per request by effort.
+        let parallel = ModelPrice {
+            input: PerToken(0),
+            cached_input: PerToken(0),
+            cache_write: PerToken(0),
+            output: PerToken(0),
+            long_context_above: None,
+            fees: RequestFees {
+                any: None,
+                low: usd(10),
+                medium: usd(50),
+                high: None,
+            },
         };
         // Cents per million tokens, from the table in the module's documentation (sorted
         // by name, as `configure` keeps it).
@@ -149,6 +200,7 @@ impl Default for Prices {
                 model("gpt-6.1-terra", 100, 5, 500),
                 model("gpt-6.2-astra", 800, 40, 4000),
                 model("gpt-6.2-sol", 200, 10, 1000),
+                ("parallel".to_owned(), parallel, PriceSource::BuiltIn),
             ],
             web_search_call: WEB_SEARCH_PER_CALL,
             residency: None,
@@ -184,6 +236,16 @@ impl Prices {
 
     /// What a call with `usage` on `model` cost.
     pub fn estimate(&self, model: &str, usage: &Usage) -> Estimate {
+        if let Some(billed) = usage.billed {
+            // The service's own figure beats any table.
+            return Estimate::Usd(Cost {
+                tokens: Picodollars(billed.total.0 - billed.tools.0),
+                searches: billed.tools,
+                fees: Picodollars(0),
+                source: PriceSource::Reported,
+                long_context: false,
+            });
+        }
         let Some((price, source)) = self.of(model) else {
             return Estimate::Unknown(Unpriced::Model);
         };
@@ -221,9 +283,13 @@ impl Prices {
                 .0
                 .saturating_mul(u64::from(usage.web_searches)),
         );
+        let Some(fees) = price.fees.of(usage.effort) else {
+            return Estimate::Unknown(Unpriced::Fee);
+        };
         Estimate::Usd(Cost {
             tokens,
             searches,
+            fees,
             source,
             long_context: long,
         })
@@ -270,6 +336,8 @@ pub struct Cost {
     pub tokens: Picodollars,
     /// Web search calls.
     pub searches: Picodollars,
+    /// The service's fee per request, by effort.
+    pub fees: Picodollars,
     /// Where the model's price came from.
     pub source: PriceSource,
     /// Whether the long-context rates applied.
@@ -279,7 +347,7 @@ pub struct Cost {
 impl Cost {
     /// Tokens and searches.
     pub fn total(&self) -> Picodollars {
-        self.tokens.plus(self.searches)
+        self.tokens.plus(self.searches).plus(self.fees)
     }
 }
 
@@ -290,6 +358,8 @@ pub enum Unpriced {
     Model,
     /// The response names a service tier whose price multiplier is not known.
     Tier,
+    /// The model is priced per request, but not at the effort the request sent.
+    Fee,
 }
 
 /// The factor a service tier applies to token rates, as a fraction; `None` when unknown.

@@ -1,6 +1,6 @@
 //! Building the `POST /responses` body.
 
-use super::options::{CompletionWindow, SearchOptions, WebSearch};
+use super::options::{Api, CompletionWindow, SearchOptions, WebSearch};
 use crate::vocab::{Effort, ServiceTier, Style, Verbosity};
 
 /// Everything that goes into one call's request body, decided when the call starts (and
@@ -17,6 +17,8 @@ pub struct RequestPlan {
     pub effort: Option<Effort>,
     /// `text.verbosity`, when sent.
     pub verbosity: Option<Verbosity>,
+    /// Whose API the request goes to.
+    pub api: Api,
     /// How the provider searches; [`WebSearch::Unavailable`] sends no tool.
     pub web_search: WebSearch,
     /// `filters.allowed_domains` on the web_search tool; empty means no filter.
@@ -118,7 +120,11 @@ impl RequestPlan {
             b.extend_from_slice(format!(r#","max_output_tokens":{n}"#).as_bytes());
         }
         if self.background {
-            b.extend_from_slice(br#","background":true,"store":true"#);
+            b.extend_from_slice(br#","background":true"#);
+            if self.api == Api::OpenAi {
+                // OpenAI keeps a background response only when asked to store it.
+                b.extend_from_slice(br#","store":true"#);
+            }
             if let Some(window) = self.completion_window {
                 b.extend_from_slice(br#","background_options":{"completion_window":""#);
                 b.extend_from_slice(window.as_str().as_bytes());
@@ -142,7 +148,8 @@ impl RequestPlan {
             let _ = serde_json::to_writer(&mut *b, s);
         };
         match self.web_search {
-            WebSearch::Unavailable => {}
+            WebSearch::Unavailable | WebSearch::Always => {}
+            WebSearch::Perplexity => self.write_perplexity_tool(b),
             // OpenRouter's server tool takes no OpenAI options; the domains are in the
             // input's hints.
             WebSearch::OpenRouter => {
@@ -188,6 +195,49 @@ impl RequestPlan {
                 b.extend_from_slice(br#"}],"include":["web_search_call.action.sources"]"#);
             }
         }
+    }
+
+    /// Perplexity's `web_search` tool: the domains as `filters.search_domain_filter`
+    /// (at most 20, its limit) and the location without a time zone; no `include`.
+    fn write_perplexity_tool(&self, b: &mut Vec<u8>) {
+        let string = |b: &mut Vec<u8>, s: &str| {
+            // Writing a str into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *b, s);
+        };
+        b.extend_from_slice(br#","tools":[{"type":"web_search""#);
+        if !self.allowed_domains.is_empty() {
+            b.extend_from_slice(br#","filters":{"search_domain_filter":["#);
+            for (i, d) in self.allowed_domains.iter().take(20).enumerate() {
+                if i > 0 {
+                    b.push(b',');
+                }
+                string(b, d);
+            }
+            b.extend_from_slice(b"]}");
+        }
+        if let Some(at) = &self.search.user_location {
+            let fields = [
+                ("country", &at.country),
+                ("region", &at.region),
+                ("city", &at.city),
+            ];
+            if fields.iter().any(|(_, v)| v.is_some()) {
+                b.extend_from_slice(br#","user_location":{"#);
+                let mut first = true;
+                for (name, value) in fields {
+                    if let Some(value) = value {
+                        if !first {
+                            b.push(b',');
+                        }
+                        first = false;
+                        b.extend_from_slice(format!(r#""{name}":"#).as_bytes());
+                        string(b, value);
+                    }
+                }
+                b.push(b'}');
+            }
+        }
+        b.extend_from_slice(b"}]");
     }
 }
 

@@ -1,6 +1,6 @@
 //! Reading the answer, `used_search` and citations out of a Responses API body.
 
-use super::body::{Item, ResponseBody};
+use super::body::{Item, ResponseBody, SearchResult};
 use super::status::{FailureKind, UpstreamFailure};
 use serde::Serialize;
 
@@ -38,6 +38,20 @@ pub struct Usage {
     pub searches_from: SearchCount,
     /// The `service_tier` OpenAI says it processed the request with (what it bills).
     pub service_tier: Option<String>,
+    /// What the service says it billed, when it says (Perplexity's `usage.cost`).
+    pub billed: Option<Billed>,
+    /// The `reasoning.effort` the request sent, for services that price a request by it
+    /// (Parallel echoes none back).
+    pub effort: Option<crate::vocab::Effort>,
+}
+
+/// A cost the service reported with its response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Billed {
+    /// The whole response.
+    pub total: crate::money::Picodollars,
+    /// Of it, the tool calls (searches, page fetches).
+    pub tools: crate::money::Picodollars,
 }
 
 /// Where a call's count of web searches came from.
@@ -55,7 +69,7 @@ impl SearchCount {
     /// How the usage report names it.
     pub fn as_str(self) -> &'static str {
         match self {
-            SearchCount::Reported => "reported by OpenAI",
+            SearchCount::Reported => "reported by the provider",
             SearchCount::Counted => "counted from the output",
         }
     }
@@ -105,6 +119,13 @@ impl Usage {
         // OpenAI's count of billed searches: on the response, or inside its usage.
         let reported = at(parts.tool_usage, &["web_search", "num_requests"])
             .or_else(|| at(parts.usage, &["tool_usage", "web_search", "num_requests"]));
+        // Perplexity counts its tool calls by name, and reports what it billed.
+        let reported = reported.or_else(|| {
+            at(
+                parts.usage,
+                &["tool_calls_details", "web_search", "invocation"],
+            )
+        });
         let (web_searches, searches_from) = match reported {
             Some(n) => (u32::try_from(n).unwrap_or(u32::MAX), SearchCount::Reported),
             None => (parts.searches_counted, SearchCount::Counted),
@@ -121,8 +142,29 @@ impl Usage {
             searches_from,
             // A tier name is a short word; anything else is not one.
             service_tier: service_tier.filter(|t| t.len() <= 32).map(str::to_owned),
+            billed: billed(parts.usage),
+            effort: None,
         }
     }
+}
+
+/// `usage.cost` of a service that reports what it billed: `total_cost` and
+/// `tool_calls_cost` in US dollars (Perplexity's Agent API).
+fn billed(usage: Option<&serde_json::Value>) -> Option<Billed> {
+    let cost = usage?.get("cost")?;
+    if cost.get("currency").and_then(serde_json::Value::as_str) != Some("USD") {
+        return None;
+    }
+    let usd = |key: &str| {
+        cost.get(key)
+            .and_then(serde_json::Value::as_f64)
+            .and_then(crate::money::Picodollars::from_usd)
+    };
+    let total = usd("total_cost")?;
+    let tools = usd("tool_calls_cost").map_or(crate::money::Picodollars(0), |t| {
+        crate::money::Picodollars(t.0.min(total.0))
+    });
+    Some(Billed { total, tools })
 }
 
 /// One source.
@@ -133,9 +175,9 @@ pub struct Citation {
     /// The page title, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// The source's publication date, `YYYY-MM-DD`, only when the source gives one (the
-    /// Responses API gives none today, so this is absent: a date the page was read is not
-    /// a publication date).
+    /// The source's publication date, `YYYY-MM-DD`, only when the service gives one
+    /// (Perplexity's `search_results` do; OpenAI's Responses API gives none today, so
+    /// there it is absent: a date the page was read is not a publication date).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub published_at: Option<String>,
     /// The day the source was read, `YYYY-MM-DD` in Asia/Tokyo: the day of the answer.
@@ -163,7 +205,22 @@ pub fn parse_answer(
         .iter()
         .filter(|i| is_search_call(i.kind.get()))
         .collect();
-    let used_search = !cited.list.is_empty() || !searches.is_empty();
+    // Perplexity lists the pages its searches found as `search_results` items, with
+    // their publication dates.
+    let found: Vec<&SearchResult<'_>> = output
+        .iter()
+        .filter(|i| i.kind.get() == Some("search_results"))
+        .flat_map(|i| i.results.iter())
+        .collect();
+    let used_search = !cited.list.is_empty() || !searches.is_empty() || !found.is_empty();
+    if cited.list.is_empty() {
+        for page in &found {
+            if let Some(url) = page.url.get() {
+                cited.add(url, page.title.get());
+            }
+        }
+    }
+    cited.date_from(&found);
     if cited.list.is_empty() {
         for source in searches.iter().flat_map(|call| call.action.sources.iter()) {
             match source.url.get() {
@@ -316,6 +373,34 @@ impl Sources {
             }),
         }
     }
+}
+
+impl Sources {
+    /// Gives each source the publication date a search result of its URL reports, when
+    /// that is a `YYYY-MM-DD` date.
+    fn date_from(&mut self, found: &[&SearchResult<'_>]) {
+        for page in found {
+            let (Some(url), Some(date)) = (page.url.get(), page.date.get()) else {
+                continue;
+            };
+            let date = date.get(..10).filter(|d| is_date(d) && date.len() <= 32);
+            let url = strip_tracking(url.trim());
+            if let Some(c) = self.list.iter_mut().find(|c| c.url == url) {
+                if c.published_at.is_none() {
+                    c.published_at = date.map(str::to_owned);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `s` is shaped `YYYY-MM-DD`.
+fn is_date(s: &str) -> bool {
+    s.len() == 10
+        && s.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            _ => b.is_ascii_digit(),
+        })
 }
 
 /// Removes `utm_*` query parameters, which OpenAI adds to cited URLs.

@@ -1,7 +1,7 @@
 //! The estimated cost of each call in its usage `_meta` (platform issue, cost per call):
 //! the fake's usage priced by hand, for every price rule.
 
-use crate::fake_openai::FakeOpenAi;
+use crate::fake_openai::{Action, FakeOpenAi};
 use crate::*;
 
 /// The real web-search payload with its model, usage and service tier replaced.
@@ -134,7 +134,7 @@ pub fn each_call_reports_its_cost_at_the_built_in_prices() {
             usage["web_searches_from"].clone(),
             usage["cache_write_tokens"].clone()
         ),
-        (json!(2), json!("reported by OpenAI"), json!(8_000))
+        (json!(2), json!("reported by the provider"), json!(8_000))
     );
 }
 
@@ -166,4 +166,68 @@ pub fn configured_prices_win_and_an_unpriced_model_says_what_to_set() {
     );
     // The tokens are still reported.
     assert_eq!(usage["input_tokens"], 10_000);
+}
+
+/// OpenAI's answer when flex capacity is unavailable (the flex processing guide: a 429
+/// "Resource Unavailable", not billed).
+const FLEX_UNAVAILABLE: &[u8] = br#"{"error":{"message":"Resource Unavailable: flex capacity is not available right now. Please try again later or use the default service tier.","type":"resource_unavailable","param":null,"code":"resource_unavailable"}}"#;
+
+/// A task's calls go in the flex lane: sent at `flex`, priced at half, and on a 429 for
+/// want of flex capacity sent again at once at the default tier (or retried at flex, as
+/// configured); a plain call keeps its profile's tier.
+pub fn a_tasks_flex_lane_is_sent_priced_and_falls_back_as_configured() {
+    for (fallback, second_tier) in [("default", None), ("retry", Some("flex"))] {
+        let fake = FakeOpenAi::start(|req, n| {
+            let tier = req.body["service_tier"].as_str().unwrap_or("default");
+            match n {
+                0 => Action::json(429, FLEX_UNAVAILABLE),
+                _ => Action::json(200, &priced_body("gpt-6.1-terra", 100_000, 0, 10_000, tier)),
+            }
+        });
+        let yaml = format!(
+            "tasks: {{service_tier: flex, flex_unavailable: {fallback}}}\nrequest: {{max_retries: 2}}\n"
+        );
+        let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&temp_dir("flex"), &yaml));
+        mcp.initialize("2025-11-25");
+        let (created, _) = mcp.ask(
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+            "name":"answer","arguments":{"query":"q"},"task":{"ttl":60_000}}}),
+        );
+        let id = created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (result, _) =
+            mcp.ask(json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":id}}));
+        let usage = &result["result"]["_meta"]["com.github.openai-responses-mcp/usage"];
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 2, "{fallback}: {result}");
+        assert_eq!(requests[0].body["service_tier"], "flex", "{fallback}");
+        assert_eq!(
+            requests[1].body["service_tier"].as_str(),
+            second_tier,
+            "{fallback}: {}",
+            requests[1].body
+        );
+        // gpt-6.1-terra: 100,000 input at $1/M and 10,000 output at $5/M = $0.15, and
+        // half at flex; plus the fixture's searches at $0.01.
+        let tokens = usage["cost"]["tokens_usd"].as_f64().unwrap();
+        let expected = if second_tier.is_some() { 0.075 } else { 0.15 };
+        assert!(close(tokens, expected), "{fallback}: {usage}");
+        match fallback {
+            "default" => assert_eq!(
+                usage["adjusted"],
+                json!([{"param": "service_tier", "from": "flex", "to": null}]),
+                "{usage}"
+            ),
+            _ => assert!(usage.get("adjusted").is_none(), "{usage}"),
+        }
+        // A call that is not a task keeps its profile's tier (none here).
+        let (plain, _) = mcp.ask(
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{
+            "name":"answer","arguments":{"query":"q"}}}),
+        );
+        assert!(plain["result"]["structuredContent"].is_object(), "{plain}");
+        assert!(fake.requests()[2].body.get("service_tier").is_none());
+    }
 }

@@ -250,3 +250,60 @@ pub fn doctor_json_has_one_entry_per_check() {
         .unwrap()
         .contains("OPENAI_MAX_RETRIES"));
 }
+
+pub fn doctor_describes_the_perplexity_and_parallel_presets() {
+    let fake = FakeOpenAi::start(|req, _| match req.method.as_str() {
+        "POST" if req.body["model"] == "parallel" => {
+            Action::json(200, super::providers::PARALLEL_REPLY.as_bytes())
+        }
+        "POST" => Action::json(200, super::providers::PERPLEXITY_REPLY.as_bytes()),
+        _ => Action::json(404, br#"{"error":{"message":"not here"}}"#),
+    });
+    for (provider, key_env, says) in [
+        (
+            "perplexity",
+            "PERPLEXITY_API_KEY",
+            "perplexity (cli:--provider), base URL",
+        ),
+        (
+            "parallel",
+            "PARALLEL_API_KEY",
+            "parallel (cli:--provider), base URL",
+        ),
+    ] {
+        let env = [("OPENAI_BASE_URL", fake.url.as_str()), (key_env, PLANTED)];
+        let (code, out, _) = doctor(&["--live", "--provider", provider], &env);
+        assert_eq!(code, 0, "{provider}: {out}");
+        let line_of = |check| line(&out, check);
+        let described = line_of("provider");
+        assert!(
+            described.starts_with("[ok]")
+                && described.contains(says)
+                && described.contains("answers not streamed, no text.verbosity or service_tier"),
+            "{out}"
+        );
+        assert!(line_of("api key").starts_with("[ok]"), "{out}");
+        let live = line_of("live answer");
+        assert!(
+            live.starts_with("[ok]") && live.contains("searched: yes"),
+            "{out}"
+        );
+        // No model lookups: neither service documents GET /models/{id}.
+        assert!(
+            fake.requests().iter().all(|r| r.method == "POST"),
+            "{provider}: {:?}",
+            fake.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
+        );
+        match provider {
+            "parallel" => {
+                let prices = line_of("prices");
+                assert!(
+                    prices.contains("per request: low $0.01, medium $0.05, high unknown"),
+                    "{out}"
+                );
+                assert!(described.contains("no background mode"), "{out}");
+            }
+            _ => assert!(described.contains("Perplexity's web_search tool"), "{out}"),
+        }
+    }
+}

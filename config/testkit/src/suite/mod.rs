@@ -82,6 +82,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::doctor::doctor_is_all_green_against_a_working_provider);
             }
             #[test]
+            fn doctor_describes_the_perplexity_and_parallel_presets() {
+                $crate::run($bin, $crate::suite::doctor::doctor_describes_the_perplexity_and_parallel_presets);
+            }
+            #[test]
             fn doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted() {
                 $crate::run($bin, $crate::suite::doctor::doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted);
             }
@@ -144,6 +148,18 @@ macro_rules! e2e_suite {
             #[test]
             fn a_retired_model_warns_at_startup_and_a_404_says_what_to_set() {
                 $crate::run($bin, $crate::suite::providers::a_retired_model_warns_at_startup_and_a_404_says_what_to_set);
+            }
+            #[test]
+            fn perplexity_is_asked_in_its_shape_and_its_sources_and_cost_come_back() {
+                $crate::run($bin, $crate::suite::providers::perplexity_is_asked_in_its_shape_and_its_sources_and_cost_come_back);
+            }
+            #[test]
+            fn parallel_is_asked_without_a_tool_and_priced_per_request_by_effort() {
+                $crate::run($bin, $crate::suite::providers::parallel_is_asked_without_a_tool_and_priced_per_request_by_effort);
+            }
+            #[test]
+            fn the_new_presets_show_their_values_and_refuse_what_their_api_lacks() {
+                $crate::run($bin, $crate::suite::providers::the_new_presets_show_their_values_and_refuse_what_their_api_lacks);
             }
         }
         mod traces {
@@ -219,6 +235,10 @@ macro_rules! e2e_suite {
             }
         }
         mod cost {
+            #[test]
+            fn a_tasks_flex_lane_is_sent_priced_and_falls_back_as_configured() {
+                $crate::run($bin, $crate::suite::cost::a_tasks_flex_lane_is_sent_priced_and_falls_back_as_configured);
+            }
             #[test]
             fn each_call_reports_its_cost_at_the_built_in_prices() {
                 $crate::run($bin, $crate::suite::cost::each_call_reports_its_cost_at_the_built_in_prices);

@@ -179,3 +179,195 @@ pub fn a_retired_model_warns_at_startup_and_a_404_says_what_to_set() {
         "{stderr}"
     );
 }
+
+/// A Perplexity Agent API reply, in the shape its API reference and SDK types give
+/// (perplexity-py `OutputItem`, `SearchResult`, `ResponsesUsage`): a `search_results`
+/// item with dates, a message citing one page, and `usage.cost` as billed.
+pub(super) const PERPLEXITY_REPLY: &str = r#"{"id":"resp_pplx_1","object":"response","created_at":1764300000,"model":"openai/gpt-5.5","status":"completed",
+"output":[
+ {"type":"search_results","queries":["what changed"],"results":[
+   {"id":1,"url":"https://example.org/a?utm_source=perplexity","title":"Page A","snippet":"…","date":"2026-11-20","last_updated":"2026-11-21","source":"web"},
+   {"id":2,"url":"https://example.org/b","title":"Page B","snippet":"…","date":null}]},
+ {"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[
+   {"type":"output_text","text":"It changed on 20 November [1].","annotations":[{"type":"url_citation","url":"https://example.org/a","title":"Page A","start_index":0,"end_index":10}]}]}],
+"usage":{"input_tokens":1900,"output_tokens":300,"total_tokens":2200,
+ "cost":{"currency":"USD","input_cost":0.003325,"output_cost":0.0042,"tool_calls_cost":0.015,"total_cost":0.022525},
+ "tool_calls_details":{"web_search":{"invocation":3}}}}"#;
+
+/// A Parallel Responses API reply: a standard Responses object (its compatibility page),
+/// the answer's sources as `url_citation` annotations, `reasoning` echoed as null.
+pub(super) const PARALLEL_REPLY: &str = r#"{"id":"resp_par_1","object":"response","created_at":1764300000,"model":"parallel","status":"completed","reasoning":null,"text":null,"tools":[],
+"output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[
+  {"type":"output_text","text":"Parallel found it.","annotations":[{"type":"url_citation","url":"https://example.net/x","title":"X","start_index":0,"end_index":8}]}]}],
+"usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0}}"#;
+
+fn usage(reply: &Value) -> &Value {
+    &reply["result"]["_meta"]["com.github.openai-responses-mcp/usage"]
+}
+
+pub fn perplexity_is_asked_in_its_shape_and_its_sources_and_cost_come_back() {
+    let fake = FakeOpenAi::fixed(200, PERPLEXITY_REPLY.as_bytes().to_vec());
+    let mut mcp = spawn(&fake, "perplexity", Some("PERPLEXITY_API_KEY"));
+    let reply = mcp.call(
+        1,
+        "answer",
+        json!({"query": "what changed", "domains": ["example.org"]}),
+    );
+    let answer = &reply["result"]["structuredContent"];
+    assert_eq!(answer["used_search"], true, "{reply}");
+    assert_eq!(answer["model"], "openai/gpt-5.5");
+    let citations = answer["citations"].as_array().unwrap();
+    assert_eq!(citations.len(), 1, "the cited page only: {reply}");
+    assert_eq!(citations[0]["url"], "https://example.org/a");
+    assert_eq!(citations[0]["title"], "Page A");
+    assert_eq!(
+        citations[0]["published_at"], "2026-11-20",
+        "its date from the search results: {reply}"
+    );
+    let cost = &usage(&reply)["cost"];
+    assert_eq!(cost["usd"], 0.022525, "{reply}");
+    assert_eq!(cost["web_searches_usd"], 0.015);
+    assert!(cost["prices"]
+        .as_str()
+        .unwrap()
+        .contains("reported by the provider"));
+    assert_eq!(usage(&reply)["web_searches"], 3);
+    let r = &fake.requests()[0];
+    assert_eq!(r.path, "/v1/responses");
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {PLANTED_KEY}").as_str())
+    );
+    assert_eq!(r.body["model"], "openai/gpt-5.5");
+    assert_eq!(r.body["reasoning"], json!({"effort": "medium"}));
+    assert_eq!(
+        r.body["tools"],
+        json!([{"type": "web_search", "filters": {"search_domain_filter": ["example.org"]}}])
+    );
+    for absent in [
+        "include",
+        "text",
+        "service_tier",
+        "stream",
+        "store",
+        "background",
+    ] {
+        assert!(r.body.get(absent).is_none(), "{absent}: {}", r.body);
+    }
+    // The quick profile: Perplexity's own model at low effort; an effort Perplexity does
+    // not name moves to the nearest it does.
+    mcp.call(2, "answer_quick", json!({"query": "q"}));
+    mcp.call(
+        3,
+        "answer_detailed",
+        json!({"query": "q", "reasoning_effort": "xhigh"}),
+    );
+    let requests = fake.requests();
+    assert_eq!(requests[1].body["model"], "perplexity/sonar");
+    assert_eq!(requests[1].body["reasoning"], json!({"effort": "low"}));
+    assert_eq!(requests[2].body["reasoning"], json!({"effort": "high"}));
+}
+
+pub fn parallel_is_asked_without_a_tool_and_priced_per_request_by_effort() {
+    let fake = FakeOpenAi::fixed(200, PARALLEL_REPLY.as_bytes().to_vec());
+    let mut mcp = spawn(&fake, "parallel", Some("PARALLEL_API_KEY"));
+    let quick = mcp.call(1, "answer_quick", json!({"query": "q"}));
+    let answer = &quick["result"]["structuredContent"];
+    assert_eq!(answer["used_search"], true, "{quick}");
+    assert_eq!(answer["citations"][0]["url"], "https://example.net/x");
+    let cost = &usage(&quick)["cost"];
+    assert_eq!(cost["usd"], 0.01, "$10 per 1,000 low requests: {quick}");
+    assert_eq!(cost["request_fee_usd"], 0.01);
+    let medium = mcp.call(2, "answer", json!({"query": "q"}));
+    assert_eq!(usage(&medium)["cost"]["usd"], 0.05, "{medium}");
+    let high = mcp.call(3, "answer_detailed", json!({"query": "q"}));
+    let cost = &usage(&high)["cost"];
+    assert!(cost["usd"].is_null(), "no published fee for high: {high}");
+    assert!(
+        cost["why"]
+            .as_str()
+            .unwrap()
+            .contains("per_request_usd_high"),
+        "{high}"
+    );
+    let requests = fake.requests();
+    let efforts: Vec<&Value> = requests
+        .iter()
+        .map(|r| &r.body["reasoning"]["effort"])
+        .collect();
+    assert_eq!(efforts, [&json!("low"), &json!("medium"), &json!("high")]);
+    for r in &requests {
+        assert_eq!(r.path, "/v1/responses");
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("Bearer {PLANTED_KEY}").as_str())
+        );
+        assert_eq!(r.body["model"], "parallel");
+        for absent in [
+            "tools",
+            "include",
+            "text",
+            "service_tier",
+            "stream",
+            "store",
+            "background",
+        ] {
+            assert!(r.body.get(absent).is_none(), "{absent}: {}", r.body);
+        }
+    }
+}
+
+pub fn the_new_presets_show_their_values_and_refuse_what_their_api_lacks() {
+    for (provider, key_env, base) in [
+        (
+            "perplexity",
+            "PERPLEXITY_API_KEY",
+            "https://api.perplexity.ai/v1",
+        ),
+        ("parallel", "PARALLEL_API_KEY", "https://api.parallel.ai/v1"),
+    ] {
+        let out = super::config::run(
+            &["--show-config", "--provider", provider],
+            &[(key_env, PLANTED_KEY)],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains(PLANTED_KEY), "{stderr}");
+        let shown: Value = serde_json::from_str(stderr.trim()).unwrap();
+        let preset = format!("preset:{provider}");
+        assert_eq!(shown["effective"]["openai"]["base_url"], base, "{shown}");
+        for key in [
+            "openai.base_url",
+            "openai.web_search",
+            "openai.model_lookups",
+            "model_profiles.answer.model",
+            "model_profiles.answer_quick.model",
+            "model_profiles.answer_detailed.reasoning_effort",
+        ] {
+            assert_eq!(shown["sources"][key], preset.as_str(), "{key}: {shown}");
+        }
+        assert_eq!(shown["api_key"], json!({"env": key_env, "set": true}));
+    }
+    // Parallel answers every request while the client waits: no background tasks.
+    let home = temp_dir("parallel-bg");
+    let config = home.join("c.yaml");
+    std::fs::write(&config, "tasks:\n  openai_background: true\n").unwrap();
+    let out = super::config::run(
+        &[
+            "--provider",
+            "parallel",
+            "--config",
+            config.to_str().unwrap(),
+            "--show-config",
+        ],
+        &[("PARALLEL_API_KEY", PLANTED_KEY)],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tasks.openai_background is true, but Parallel's Responses API has no background mode"
+        ) && stderr.contains("set tasks.openai_background to false"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(home);
+}

@@ -16,16 +16,23 @@ pub(super) fn report(report: &Report, cost: &Estimate, model: &str) -> Value {
 /// no figure and what would give one.
 fn cost_report(cost: &Estimate, model: &str) -> Value {
     match cost {
-        Estimate::Usd(cost) => json!({
-            "usd": cost.total().usd(),
-            "tokens_usd": cost.tokens.usd(),
-            "web_searches_usd": cost.searches.usd(),
-            "long_context": cost.long_context,
-            "prices": match cost.source {
-                PriceSource::BuiltIn => format!("built-in, as of {PRICES_AS_OF}"),
-                PriceSource::Configured => "configured (pricing.models)".to_owned(),
-            },
-        }),
+        Estimate::Usd(cost) => {
+            let mut report = json!({
+                "usd": cost.total().usd(),
+                "tokens_usd": cost.tokens.usd(),
+                "web_searches_usd": cost.searches.usd(),
+                "long_context": cost.long_context,
+                "prices": match cost.source {
+                    PriceSource::BuiltIn => format!("built-in, as of {PRICES_AS_OF}"),
+                    PriceSource::Configured => "configured (pricing.models)".to_owned(),
+                    PriceSource::Reported => "reported by the provider with the response".to_owned(),
+                },
+            });
+            if cost.fees.0 > 0 {
+                report["request_fee_usd"] = cost.fees.usd().into();
+            }
+            report
+        }
         Estimate::Unknown(why) => json!({ "usd": null, "why": unpriced(*why, model) }),
     }
 }
@@ -36,6 +43,11 @@ fn unpriced(why: Unpriced, model: &str) -> String {
         Unpriced::Model => format!(
             "no price is known for model {model}; set pricing.models.{model} \
              (input_per_mtok, cached_input_per_mtok, output_per_mtok) to estimate its cost"
+        ),
+        Unpriced::Fee => format!(
+            "model {model} is priced per request by reasoning effort, and no fee is known \
+             for the effort this call sent; set pricing.models.{model}.per_request_usd_high \
+             (or _low, _medium, or per_request_usd for every effort) to estimate its cost"
         ),
         Unpriced::Tier => format!(
             "the response's service tier has no known price multiplier for model {model}; \

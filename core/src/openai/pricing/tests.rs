@@ -98,6 +98,7 @@ fn configuration_adds_and_replaces_models() {
         cache_write: PerToken::from_usd_per_million(0.5).unwrap(),
         output: PerToken::from_usd_per_million(1.6).unwrap(),
         long_context_above: None,
+        fees: RequestFees::default(),
     };
     prices.configure("my-model", price);
     prices.configure("gpt-6-luna", price);
@@ -200,8 +201,10 @@ fn regional_endpoints_bill_built_in_models_ten_percent_more() {
     assert_eq!(residency_region("https://xx.api.openai.com/v1"), None);
     assert_eq!(residency_region("http://eu.api.openai.com/v1"), None);
     assert_eq!(residency_region("https://eu.api.openai.com.evil/v1"), None);
-    let mut prices = Prices::default();
-    prices.residency = Some("eu");
+    let mut prices = Prices {
+        residency: Some("eu"),
+        ..Prices::default()
+    };
     // gpt-6.1-terra at eu: 9,000 fresh input at $1.10/M, 1,000 cached at $0.055/M, 2,000
     // output at $5.50/M, 3 searches at $0.01 (not uplifted):
     // 0.0099 + 0.000055 + 0.011 + 0.03.
@@ -218,10 +221,67 @@ fn regional_endpoints_bill_built_in_models_ten_percent_more() {
         cache_write: PerToken::from_usd_per_million(1.0).unwrap(),
         output: PerToken::from_usd_per_million(1.0).unwrap(),
         long_context_above: None,
+        fees: RequestFees::default(),
     };
     prices.configure("mine", price);
     assert_eq!(
         usd(prices.estimate("mine", &bill(1_000_000, 0, 0, 0, None))),
         1.0
     );
+}
+
+#[test]
+fn parallel_is_priced_per_request_by_effort_and_a_reported_cost_wins() {
+    let prices = Prices::default();
+    let with = |effort| Usage {
+        effort,
+        ..bill(5_000, 0, 800, 0, None)
+    };
+    // Parallel: $10 per 1,000 low requests, $50 per 1,000 medium ones (also the tier of
+    // a request that sends no effort); no token rates.
+    let low = prices.estimate("parallel", &with(Some(Effort::Low)));
+    assert_eq!(usd(low), 0.01);
+    assert_eq!(
+        usd(prices.estimate("parallel", &with(Some(Effort::Medium)))),
+        0.05
+    );
+    assert_eq!(usd(prices.estimate("parallel", &with(None))), 0.05);
+    let Estimate::Usd(cost) = low else { panic!() };
+    assert_eq!(
+        (cost.tokens, cost.fees),
+        (Picodollars(0), Picodollars(10_000_000_000))
+    );
+    // No published fee for high: no guess.
+    assert_eq!(
+        prices.estimate("parallel", &with(Some(Effort::High))),
+        Estimate::Unknown(Unpriced::Fee)
+    );
+    // A configured fee for every effort.
+    let mut configured = Prices::default();
+    let flat = ModelPrice {
+        fees: RequestFees {
+            any: Picodollars::from_usd(0.2),
+            ..RequestFees::default()
+        },
+        ..*prices.of("parallel").unwrap().0
+    };
+    configured.configure("parallel", flat);
+    assert_eq!(
+        usd(configured.estimate("parallel", &with(Some(Effort::High)))),
+        0.2
+    );
+    // What the service billed (Perplexity's usage.cost) is the cost, whatever the table.
+    let billed = Usage {
+        billed: Some(crate::openai::response::Billed {
+            total: Picodollars::from_usd(0.022_525).unwrap(),
+            tools: Picodollars::from_usd(0.015).unwrap(),
+        }),
+        ..bill(1_900, 0, 300, 3, None)
+    };
+    let Estimate::Usd(cost) = prices.estimate("openai/gpt-5.5", &billed) else {
+        panic!()
+    };
+    assert_eq!(cost.source, PriceSource::Reported);
+    assert_eq!(cost.total().usd(), 0.022_525);
+    assert_eq!(cost.searches.usd(), 0.015);
 }
