@@ -287,11 +287,7 @@ impl Resolved {
     /// Fills what the provider's preset decides and nobody set (the value is still the
     /// default), recording the preset as its source.
     fn apply_preset(&mut self, env: &Env) -> Result<(), ConfigError> {
-        let provider = self
-            .get("openai.provider")
-            .and_then(Value::as_str)
-            .and_then(crate::choices::Provider::parse)
-            .unwrap_or(crate::choices::Provider::OpenAi);
+        let provider = self.provider();
         let preset = crate::providers::preset(provider);
         let azure = (provider == crate::choices::Provider::Azure).then(|| {
             let resource = self.get("openai.azure_resource").and_then(Value::as_str);
@@ -317,14 +313,22 @@ impl Resolved {
         Ok(())
     }
 
-    /// Settings the provider's API does not offer.
-    fn offered(&self) -> Result<(), ConfigError> {
-        let provider = self
-            .get("openai.provider")
+    /// Where `path`'s value came from.
+    fn source_of(&self, path: &str) -> Source {
+        self.sources.get(path).cloned().unwrap_or(Source::Default)
+    }
+
+    /// `openai.provider` as set (the resolver checks its spelling).
+    fn provider(&self) -> crate::choices::Provider {
+        self.get("openai.provider")
             .and_then(Value::as_str)
             .and_then(crate::choices::Provider::parse)
-            .unwrap_or(crate::choices::Provider::OpenAi);
-        let api = provider.api();
+            .unwrap_or(crate::choices::Provider::OpenAi)
+    }
+
+    /// Settings the provider's API does not offer.
+    fn offered(&self) -> Result<(), ConfigError> {
+        let api = self.provider().api();
         if let Some(tier) = self.get("tasks.service_tier").and_then(Value::as_str) {
             if !api.takes_openai_options() {
                 return Err(ConfigError::NotOffered {
@@ -337,11 +341,7 @@ impl Resolved {
             }
             let window = self.get("tasks.completion_window").and_then(Value::as_str);
             if window.is_some_and(|w| w != "soonest") {
-                let source = self
-                    .sources
-                    .get("tasks.service_tier")
-                    .cloned()
-                    .unwrap_or(Source::Default);
+                let source = self.source_of("tasks.service_tier");
                 return Err(invalid(
                     "tasks.service_tier",
                     &Value::String(tier.to_owned()),
@@ -380,11 +380,7 @@ impl Resolved {
                 .and_then(Value::as_str)
                 .is_none()
         {
-            let source = self
-                .sources
-                .get("policy.system.source")
-                .cloned()
-                .unwrap_or(Source::Default);
+            let source = self.source_of("policy.system.source");
             return Err(invalid(
                 "policy.system.path",
                 &Value::Null,
