@@ -247,6 +247,62 @@ mod tests {
     use serde_json::{json, Value};
 
     #[test]
+    fn perplexity_and_parallel_bodies_carry_their_own_search() {
+        let domains: Vec<String> = (0..25).map(|i| format!("d{i}.example")).collect();
+        let plan = RequestPlan {
+            model: "openai/gpt-5.5".into(),
+            input: "q".into(),
+            api: Api::Perplexity,
+            web_search: WebSearch::Perplexity,
+            allowed_domains: domains,
+            search: SearchOptions {
+                user_location: Some(super::super::options::UserLocation {
+                    country: Some("JP".into()),
+                    city: Some("Tokyo".into()),
+                    timezone: Some("Asia/Tokyo".into()),
+                    ..Default::default()
+                }),
+                ..SearchOptions::default()
+            },
+            background: true,
+            ..RequestPlan::default()
+        };
+        let v: Value = serde_json::from_slice(&plan.body("P")).unwrap();
+        let tool = &v["tools"][0];
+        assert_eq!(tool["type"], "web_search");
+        // Perplexity's limit, and no time zone (its location has none).
+        assert_eq!(
+            tool["filters"]["search_domain_filter"]
+                .as_array()
+                .unwrap()
+                .len(),
+            20
+        );
+        assert_eq!(
+            tool["user_location"],
+            json!({"country": "JP", "city": "Tokyo"})
+        );
+        assert!(v.get("include").is_none());
+        // Background without OpenAI's `store`.
+        assert_eq!(
+            (v["background"].clone(), v.get("store")),
+            (json!(true), None)
+        );
+        let parallel = RequestPlan {
+            model: "parallel".into(),
+            api: Api::Parallel,
+            web_search: WebSearch::Always,
+            background: false,
+            ..plan
+        };
+        let v: Value = serde_json::from_slice(&parallel.body("P")).unwrap();
+        assert!(
+            v.get("tools").is_none() && v.get("include").is_none(),
+            "{v}"
+        );
+    }
+
+    #[test]
     fn body_has_every_field() {
         let plan = RequestPlan {
             model: "gpt-5".into(),

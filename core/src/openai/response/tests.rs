@@ -217,3 +217,49 @@ fn cache_writes_are_read_from_the_input_details() {
     v["usage"]["input_tokens_details"]["cache_write_tokens"] = json!(1200);
     assert_eq!(usage_of(&v).cache_write_tokens, 1200);
 }
+
+#[test]
+fn perplexity_search_results_are_sources_with_their_dates_and_its_cost_is_read() {
+    let body = json!({"status": "completed", "model": "openai/gpt-5.5", "output": [
+        {"type": "search_results", "results": [
+            {"url": "https://a.example/x?utm_source=p", "title": "A", "date": "2026-11-20T08:00:00Z"},
+            {"url": "https://b.example/", "title": "B", "date": "20 November"},
+            {"url": "https://c.example/", "date": 2026},
+            {"title": "no url"}]},
+        {"type": "message", "content": [{"type": "output_text", "text": "Answer."}]}],
+        "usage": {"input_tokens": 10, "output_tokens": 5,
+                  "cost": {"currency": "USD", "total_cost": 0.02, "tool_calls_cost": 0.05},
+                  "tool_calls_details": {"web_search": {"invocation": 2}}}});
+    let a = parse(&body).unwrap();
+    assert!(a.used_search);
+    let got: Vec<(&str, Option<&str>)> = a
+        .citations
+        .iter()
+        .map(|c| (c.url.as_str(), c.published_at.as_deref()))
+        .collect();
+    // Only a YYYY-MM-DD date is a publication date.
+    assert_eq!(
+        got,
+        [
+            ("https://a.example/x", Some("2026-11-20")),
+            ("https://b.example/", None),
+            ("https://c.example/", None)
+        ]
+    );
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let usage = Usage::of(&ResponseBody::parse(&bytes).unwrap());
+    assert_eq!(
+        (usage.web_searches, usage.searches_from),
+        (2, SearchCount::Reported)
+    );
+    // A tool cost above the total is held to it; another currency is no figure.
+    let billed = usage.billed.unwrap();
+    assert_eq!((billed.total, billed.tools), (billed.total, billed.total));
+    let mut other = body.clone();
+    other["usage"]["cost"]["currency"] = "EUR".into();
+    let bytes = serde_json::to_vec(&other).unwrap();
+    assert_eq!(
+        Usage::of(&ResponseBody::parse(&bytes).unwrap()).billed,
+        None
+    );
+}
