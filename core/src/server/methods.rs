@@ -58,6 +58,7 @@ impl Server {
             let parent = crate::mcp::trace_parent(&request.params).or(trace);
             self.asking = self.tracer.begin(parent.as_ref(), now.instant);
         }
+        let id = self.asking.is_some().then(|| request.id.clone());
         let dispatched = self.answer_method(now, request, reply_to, scope, client);
         let span = self.asking.take();
         // A reply that leaves later is counted where it leaves (`reply_late`, and a call's
@@ -82,8 +83,8 @@ impl Server {
                 transport: reply_to.transport().network(),
                 version,
             };
-            if let Some(span) = span {
-                let span = super::traced::request(&span, &op, now.instant, Vec::new());
+            if let (Some(span), Some(id)) = (span, &id) {
+                let span = super::traced::request(&span, (&op, id), now.instant, Vec::new());
                 self.tracer.end(span);
             }
             self.ledger.replied(op, std::time::Duration::ZERO);

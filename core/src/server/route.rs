@@ -202,8 +202,8 @@ impl Server {
         };
         let op = asker.operation(&reply);
         if let (Some(span), Some(now)) = (asker.span, self.last_now) {
-            self.tracer
-                .end(super::traced::request(&span, &op, now.instant, usage));
+            let span = super::traced::request(&span, (&op, &asker.id), now.instant, usage);
+            self.tracer.end(span);
         }
         self.ledger.replied(op, took);
         self.route(asker.reply_to, Some(reply), retry_after);

@@ -10,6 +10,7 @@
 //! database span conventions of `open-telemetry/semantic-conventions`.
 
 use crate::calls::AttemptTrace;
+use crate::jsonrpc::RequestId;
 use crate::metrics::{ErrorType, Operation};
 use crate::spans::{Span, SpanKind, SpanStart, Value};
 use std::time::Instant;
@@ -18,7 +19,7 @@ use std::time::Instant;
 /// what a call used.
 pub(super) fn request(
     start: &SpanStart,
-    op: &Operation,
+    (op, id): (&Operation, &RequestId),
     end: Instant,
     extra: Vec<(&'static str, Value)>,
 ) -> Span {
@@ -26,7 +27,10 @@ pub(super) fn request(
         Some(tool) => format!("{} {tool}", op.method),
         None => op.method.to_owned(),
     };
-    let mut attributes = vec![("mcp.method.name", Value::Str(op.method.to_owned()))];
+    let mut attributes = vec![
+        ("mcp.method.name", Value::Str(op.method.to_owned())),
+        ("jsonrpc.request.id", request_id(id)),
+    ];
     if let Some(tool) = op.tool {
         attributes.push(("gen_ai.tool.name", Value::Str(tool.to_owned())));
         attributes.push(("gen_ai.operation.name", Value::Str("execute_tool".into())));
@@ -49,6 +53,19 @@ pub(super) fn request(
         attributes,
         op.error.is_some(),
     )
+}
+
+/// `jsonrpc.request.id`: the id as the client sent it, cut at 64 bytes (the client picks
+/// it, and a span is no place for a megabyte).
+fn request_id(id: &RequestId) -> Value {
+    let text = match id {
+        RequestId::Int(text) | RequestId::Str(text) => text.as_str(),
+    };
+    let mut end = text.len().min(64);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Value::Str(text[..end].to_owned())
 }
 
 /// What a finished call used, for its request's span: the models, the tokens, the web
@@ -147,7 +164,7 @@ fn host_and_port(url: &str) -> Option<(&str, u16)> {
 
 #[cfg(test)]
 mod tests {
-    use super::host_and_port;
+    use super::*;
 
     #[test]
     fn a_url_names_its_host_and_port() {
@@ -162,5 +179,18 @@ mod tests {
         assert_eq!(host_and_port("http://[::1]:9/x"), Some(("::1", 9)));
         assert_eq!(host_and_port("http://u:p@h/x"), Some(("h", 80)));
         assert_eq!(host_and_port("not a url"), None);
+    }
+
+    #[test]
+    fn a_request_id_is_its_text_cut_at_64_bytes_on_a_character() {
+        let of = |id: RequestId| match request_id(&id) {
+            Value::Str(s) => s,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(of(RequestId::Int("42".into())), "42");
+        assert_eq!(of(RequestId::Str("a\"b".into())), "a\"b");
+        // 63 ASCII bytes, then a two-byte character across the 64th: cut before it.
+        let long = format!("{}é{}", "x".repeat(63), "y".repeat(1000));
+        assert_eq!(of(RequestId::Str(long)), "x".repeat(63));
     }
 }

@@ -82,6 +82,11 @@ pub fn a_retried_call_and_a_refused_call_are_traced_over_stdio() {
         Some("tools/call")
     );
     assert_eq!(
+        attribute(attrs, "jsonrpc.request.id").as_deref(),
+        Some("1"),
+        "the MCP span conventions require the request id"
+    );
+    assert_eq!(
         attribute(attrs, "gen_ai.tool.name").as_deref(),
         Some("answer")
     );

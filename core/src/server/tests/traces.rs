@@ -85,6 +85,10 @@ fn a_retried_call_continues_the_callers_trace_with_a_span_per_attempt() {
         Some(&Value::Str("tools/call".into()))
     );
     assert_eq!(
+        attribute(call, "jsonrpc.request.id"),
+        Some(&Value::Str("1".into()))
+    );
+    assert_eq!(
         attribute(call, "gen_ai.tool.name"),
         Some(&Value::Str("answer".into()))
     );
