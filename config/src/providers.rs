@@ -175,13 +175,15 @@ impl Preset {
             (None, None) => {}
         }
         for (tool, model, effort) in self.profiles {
-            let path = |leaf: &str| -> &'static str {
-                // Preset paths are few and fixed: made once per resolve.
-                Box::leak(format!("model_profiles.{tool}.{leaf}").into_boxed_str())
+            // The key table's own paths: they live as long as the process.
+            let path = |leaf: &str| {
+                crate::keys::key(&format!("model_profiles.{tool}.{leaf}")).map(|k| k.path)
             };
-            values.push((path("model"), json!(model)));
-            if let Some(effort) = effort {
-                values.push((path("reasoning_effort"), json!(effort)));
+            if let Some(path) = path("model") {
+                values.push((path, json!(model)));
+            }
+            if let (Some(path), Some(effort)) = (path("reasoning_effort"), effort) {
+                values.push((path, json!(effort)));
             }
         }
         if !self.model_lookups {
