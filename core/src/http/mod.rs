@@ -8,11 +8,13 @@ mod head;
 mod reply;
 mod request;
 mod response;
+mod url;
 
 pub(crate) use head::head_end;
 pub use reply::{event, ReplyHead, CONTINUE, STREAM_END};
 pub use request::{Incoming, Request, RequestError, RequestLimits, RequestReader};
 pub use response::{tunnel_reply, ReadError, Reader, Response};
+pub(crate) use url::host_and_port;
 
 /// Largest upstream response body a host should read; larger ones fail the attempt.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;

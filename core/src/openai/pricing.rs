@@ -70,11 +70,10 @@ const RESIDENCY_REGIONS: [&str; 6] = ["us", "eu", "au", "in", "jp", "ae"];
 /// The data-residency region of an OpenAI base URL (`eu` for
 /// `https://eu.api.openai.com/v1`); `None` for the global endpoint and every other host.
 pub fn residency_region(base_url: &str) -> Option<&'static str> {
-    let rest = base_url.strip_prefix("https://")?;
-    let host = rest
-        .split(['/', '?', '#', ':'])
-        .next()?
-        .to_ascii_lowercase();
+    if !base_url.starts_with("https://") {
+        return None;
+    }
+    let host = crate::http::host_and_port(base_url)?.0.to_ascii_lowercase();
     let region = host.strip_suffix(".api.openai.com")?;
     RESIDENCY_REGIONS.into_iter().find(|r| *r == region)
 }

@@ -383,7 +383,7 @@ impl Sources {
             let (Some(url), Some(date)) = (page.url.get(), page.date.get()) else {
                 continue;
             };
-            let date = date.get(..10).filter(|d| is_date(d) && date.len() <= 32);
+            let date = date.get(..10).filter(|d| crate::date::is_iso_date(d));
             let url = strip_tracking(url.trim());
             if let Some(c) = self.list.iter_mut().find(|c| c.url == url) {
                 if c.published_at.is_none() {
@@ -392,15 +392,6 @@ impl Sources {
             }
         }
     }
-}
-
-/// Whether `s` is shaped `YYYY-MM-DD`.
-fn is_date(s: &str) -> bool {
-    s.len() == 10
-        && s.bytes().enumerate().all(|(i, b)| match i {
-            4 | 7 => b == b'-',
-            _ => b.is_ascii_digit(),
-        })
 }
 
 /// Removes `utm_*` query parameters, which OpenAI adds to cited URLs.

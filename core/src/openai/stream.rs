@@ -389,11 +389,7 @@ fn search_hint(action: &Value) -> Option<StreamHint> {
 
 /// The host of an `http(s)://` URL.
 fn host_of(url: &str) -> Option<&str> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.split(':').next()?;
-    (!host.is_empty()).then_some(host)
+    crate::http::host_and_port(url).map(|(host, _)| host)
 }
 
 fn usage(meta: &Value, searches_counted: u32) -> Usage {

@@ -104,7 +104,7 @@ pub(super) fn call_usage(
 pub(super) fn attempt(span: &SpanStart, attempt: &AttemptTrace) -> Span {
     let method = attempt.method.as_str();
     let mut attributes = vec![("http.request.method", Value::Str(method.into()))];
-    if let Some((host, port)) = host_and_port(&attempt.url) {
+    if let Some((host, port)) = crate::http::host_and_port(&attempt.url) {
         attributes.push(("server.address", Value::Str(host.to_owned())));
         attributes.push(("server.port", Value::Int(i64::from(port))));
     }
@@ -141,45 +141,9 @@ pub(super) fn store_round_trip(span: &SpanStart, end: Instant, failed: bool) -> 
     span.ended(("EVAL".into(), SpanKind::Client), end, attributes, failed)
 }
 
-/// The host and port of `url` (`scheme://host[:port]/…`; the scheme's port when none).
-fn host_and_port(url: &str) -> Option<(&str, u16)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit('@').next()?;
-    let default = if scheme.eq_ignore_ascii_case("https") {
-        443
-    } else {
-        80
-    };
-    if let Some(inner) = authority.strip_prefix('[') {
-        let (host, after) = inner.split_once(']')?;
-        let port = after.strip_prefix(':').and_then(|p| p.parse().ok());
-        return Some((host, port.unwrap_or(default)));
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) => Some((host, port.parse().ok()?)),
-        None => Some((authority, default)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_url_names_its_host_and_port() {
-        assert_eq!(
-            host_and_port("https://api.openai.com/v1/responses"),
-            Some(("api.openai.com", 443))
-        );
-        assert_eq!(
-            host_and_port("http://127.0.0.1:8080/v1"),
-            Some(("127.0.0.1", 8080))
-        );
-        assert_eq!(host_and_port("http://[::1]:9/x"), Some(("::1", 9)));
-        assert_eq!(host_and_port("http://u:p@h/x"), Some(("h", 80)));
-        assert_eq!(host_and_port("not a url"), None);
-    }
 
     #[test]
     fn a_request_id_is_its_text_cut_at_64_bytes_on_a_character() {
