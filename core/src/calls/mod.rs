@@ -25,6 +25,7 @@ mod events;
 mod incoming;
 mod plan;
 mod progress;
+mod recover;
 pub mod retry;
 mod settings;
 mod step;

@@ -272,7 +272,7 @@ fn parallel_is_priced_per_request_by_effort_and_a_reported_cost_wins() {
     );
     // What the service billed (Perplexity's usage.cost) is the cost, whatever the table.
     let billed = Usage {
-        billed: Some(crate::openai::response::Billed {
+        billed: Some(crate::openai::Billed {
             total: Picodollars::from_usd(0.022_525).unwrap(),
             tools: Picodollars::from_usd(0.015).unwrap(),
         }),
