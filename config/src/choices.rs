@@ -114,6 +114,26 @@ choice!(
     }
 );
 
+choice!(
+    /// `tasks.flex_unavailable`: what a task's flex call does when OpenAI has no flex
+    /// capacity for it.
+    FlexUnavailable {
+        /// Send it again at once at the default tier.
+        Default = "default",
+        /// Back off and retry at flex.
+        Retry = "retry",
+    }
+);
+
+impl From<FlexUnavailable> for responses_mcp_core::settings::FlexUnavailable {
+    fn from(choice: FlexUnavailable) -> Self {
+        match choice {
+            FlexUnavailable::Default => responses_mcp_core::settings::FlexUnavailable::Default,
+            FlexUnavailable::Retry => responses_mcp_core::settings::FlexUnavailable::Retry,
+        }
+    }
+}
+
 impl From<SearchMode> for responses_mcp_core::WebSearch {
     fn from(mode: SearchMode) -> Self {
         match mode {

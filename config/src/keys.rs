@@ -122,8 +122,7 @@ pub const VERBOSITIES: &[&str] = &Verbosity::NAMES;
 pub const CONTEXT_SIZES: &[&str] = &SearchContextSize::NAMES;
 /// Service tiers.
 pub const SERVICE_TIERS: &[&str] = &ServiceTier::NAMES;
-/// `tasks.flex_unavailable` values.
-pub const FLEX_UNAVAILABLE: &[&str] = &["default", "retry"];
+
 /// Where `--http` listens unless told otherwise: loopback only, a fixed documented port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// The variable that holds the bearer token unless `server.http.token_env` names another.
@@ -468,7 +467,7 @@ const AFTER_PROFILES: &[Key] = &[
     ),
     key!(
         "tasks.flex_unavailable",
-        Kind::OneOf(FLEX_UNAVAILABLE),
+        Kind::OneOf(crate::choices::FlexUnavailable::NAMES),
         None,
         "When OpenAI answers a task's flex call 429 because flex capacity is unavailable: default sends it again at once at the default tier (priced as such); retry retries it at flex with the usual backoff, up to request.max_retries."
     ),

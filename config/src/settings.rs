@@ -353,10 +353,7 @@ impl Resolved {
                 .unwrap_or_default(),
                 window_price_percent: s.tasks.completion_window_price_percent,
                 service_tier: s.tasks.service_tier.as_deref().and_then(ServiceTier::parse),
-                flex_unavailable: match s.tasks.flex_unavailable.as_str() {
-                    "retry" => responses_mcp_core::settings::FlexUnavailable::Retry,
-                    _ => responses_mcp_core::settings::FlexUnavailable::Default,
-                },
+                flex_unavailable: s.tasks.flex_unavailable.into(),
             },
             // The named clients are filled in by `load`, from the clients file.
             clients: responses_mcp_core::clients::Clients::default(),

@@ -2,7 +2,7 @@
 //! table; this view is what the rest of the program reads, so a misspelt setting is a
 //! compile error instead of a silent zero. A test ties its fields to the key table.
 
-use crate::choices::{Auth, PolicyMerge, Provider, SearchMode};
+use crate::choices::{Auth, FlexUnavailable, PolicyMerge, Provider, SearchMode};
 use crate::error::ConfigError;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -73,7 +73,7 @@ pub struct Tasks {
     pub completion_window: String,
     pub completion_window_price_percent: Option<u64>,
     pub service_tier: Option<String>,
-    pub flex_unavailable: String,
+    pub flex_unavailable: FlexUnavailable,
     pub secret_env: String,
 }
 

@@ -66,20 +66,26 @@ fn verifier(algorithm: &Algorithm, key: &DecodingKey) -> Result<Box<dyn JwtVerif
         return Err(ErrorKind::InvalidKeyFormat.into());
     }
     let key = match (scheme, key.kind()) {
-        (Scheme::Rsa(_), DecodingKeyKind::RsaModulusExponent { n, e }) => PublicKey::Rsa {
+        (Scheme::Rsa(params), DecodingKeyKind::RsaModulusExponent { n, e }) => RingKey::Rsa {
+            params,
             n: minimal(n).to_vec(),
             e: minimal(e).to_vec(),
         },
-        (Scheme::Rsa(_), DecodingKeyKind::SecretOrDer(der)) => PublicKey::Der(der.clone()),
+        (Scheme::Rsa(params), DecodingKeyKind::SecretOrDer(der)) => RingKey::Bytes {
+            algorithm: params,
+            bytes: der.clone(),
+        },
         // An EC key is the uncompressed point (0x04 ‖ x ‖ y), an Ed25519 key its 32 bytes.
-        (_, DecodingKeyKind::SecretOrDer(bytes)) => PublicKey::Der(bytes.clone()),
-        (_, DecodingKeyKind::RsaModulusExponent { .. }) => {
+        (Scheme::Other(algorithm), DecodingKeyKind::SecretOrDer(bytes)) => RingKey::Bytes {
+            algorithm,
+            bytes: bytes.clone(),
+        },
+        (Scheme::Other(_), DecodingKeyKind::RsaModulusExponent { .. }) => {
             return Err(ErrorKind::InvalidKeyFormat.into())
         }
     };
     Ok(Box::new(RingVerifier {
         algorithm: *algorithm,
-        scheme,
         key,
     }))
 }
@@ -117,33 +123,36 @@ impl Scheme {
     }
 }
 
-/// A public key as ring takes it.
-enum PublicKey {
-    /// RSA as its modulus and exponent (a JWK's `n` and `e`).
-    Rsa { n: Vec<u8>, e: Vec<u8> },
-    /// An RSAPublicKey DER, an uncompressed EC point, or Ed25519's 32 bytes.
-    Der(Vec<u8>),
+/// A public key with the algorithm ring checks it under.
+enum RingKey {
+    /// RSA as a JWK gives it: its modulus and exponent.
+    Rsa {
+        params: &'static ring_sig::RsaParameters,
+        n: Vec<u8>,
+        e: Vec<u8>,
+    },
+    /// Bytes ring parses itself: an RSAPublicKey DER, an uncompressed EC point, or
+    /// Ed25519's 32 bytes.
+    Bytes {
+        algorithm: &'static dyn ring_sig::VerificationAlgorithm,
+        bytes: Vec<u8>,
+    },
 }
 
 struct RingVerifier {
     algorithm: Algorithm,
-    scheme: Scheme,
-    key: PublicKey,
+    key: RingKey,
 }
 
 impl Verifier<Vec<u8>> for RingVerifier {
     fn verify(&self, message: &[u8], sig: &Vec<u8>) -> Result<(), signature::Error> {
-        let checked = match (&self.key, self.scheme) {
-            (PublicKey::Rsa { n, e }, Scheme::Rsa(params)) => {
+        let checked = match &self.key {
+            RingKey::Rsa { params, n, e } => {
                 ring_sig::RsaPublicKeyComponents { n, e }.verify(params, message, sig)
             }
-            (PublicKey::Der(bytes), Scheme::Rsa(params)) => {
-                ring_sig::UnparsedPublicKey::new(params, bytes).verify(message, sig)
+            RingKey::Bytes { algorithm, bytes } => {
+                ring_sig::UnparsedPublicKey::new(*algorithm, bytes).verify(message, sig)
             }
-            (PublicKey::Der(bytes), Scheme::Other(algorithm)) => {
-                ring_sig::UnparsedPublicKey::new(algorithm, bytes).verify(message, sig)
-            }
-            (PublicKey::Rsa { .. }, Scheme::Other(_)) => Err(ring::error::Unspecified),
         };
         checked.map_err(|_| signature::Error::new())
     }
