@@ -1,14 +1,12 @@
-//! A loopback OTLP/HTTP trace receiver: it accepts `POST /v1/traces`, decodes each body
-//! with the official OTLP protobuf messages (`opentelemetry-proto`), answers 200, and
-//! keeps what it received for the test to look at.
+//! A loopback OTLP/HTTP trace receiver: the fake provider's server (which records every
+//! request) answering `POST /v1/traces` with 200, each body decoded with the official
+//! OTLP protobuf messages (`opentelemetry-proto`) for the test to look at.
 
+use crate::fake_openai::{Action, FakeOpenAi};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -25,35 +23,37 @@ pub struct Export {
     pub request: ExportTraceServiceRequest,
 }
 
-/// See the module docs.
+/// See the module docs: the fake provider's HTTP server, answering every export 200.
 pub struct Collector {
-    pub addr: SocketAddr,
-    exports: Arc<Mutex<Vec<Export>>>,
+    server: FakeOpenAi,
 }
 
 impl Collector {
     pub fn start() -> Collector {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let exports = Arc::new(Mutex::new(Vec::new()));
-        let kept = Arc::clone(&exports);
-        thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let kept = Arc::clone(&kept);
-                thread::spawn(move || serve(stream, &kept));
-            }
-        });
-        Collector { addr, exports }
+        // An empty 200: the exporter reads only the status.
+        let server = FakeOpenAi::start(|_, _| Action::json(200, b""));
+        Collector { server }
     }
 
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` for this receiver.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let url = &self.server.url;
+        url.strip_suffix("/v1").unwrap_or(url).to_owned()
     }
 
-    /// Every export so far.
+    /// Every export so far, decoded.
     pub fn exports(&self) -> Vec<Export> {
-        self.exports.lock().unwrap().clone()
+        self.server
+            .requests()
+            .into_iter()
+            .map(|r| Export {
+                request: ExportTraceServiceRequest::decode(&r.raw_body[..])
+                    .unwrap_or_else(|e| panic!("not an OTLP trace export: {e}")),
+                path: r.path,
+                headers: r.headers,
+                raw: r.raw_body,
+            })
+            .collect()
     }
 
     /// Every span so far, with its resource's attributes.
@@ -85,59 +85,6 @@ impl Collector {
                 "spans did not arrive in time: {spans:#?}"
             );
             thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-/// Reads requests off one connection until it closes.
-fn serve(stream: TcpStream, exports: &Mutex<Vec<Export>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut writer = stream;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let path = line
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or_default()
-            .to_owned();
-        let mut headers = Vec::new();
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-            }
-        }
-        let length = headers
-            .iter()
-            .find(|(n, _)| n == "content-length")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(0usize);
-        let mut raw = vec![0; length];
-        if reader.read_exact(&mut raw).is_err() {
-            return;
-        }
-        let request = ExportTraceServiceRequest::decode(&raw[..])
-            .unwrap_or_else(|e| panic!("not an OTLP trace export: {e}"));
-        exports.lock().unwrap().push(Export {
-            path,
-            headers,
-            raw,
-            request,
-        });
-        let reply =
-            "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
-        if writer.write_all(reply.as_bytes()).is_err() {
-            return;
         }
     }
 }

@@ -42,6 +42,26 @@ fn has_error(span: &Span) -> bool {
     span.status.as_ref().is_some_and(|s| s.code == 2)
 }
 
+/// The spans of an answered `answer` (two attempts) and a refused `answer_quick`, once
+/// all have arrived.
+fn answered_and_refused(collector: &Collector) -> Vec<Span> {
+    collector.wait_for(PATIENCE, |spans| {
+        !named(spans, "tools/call answer").is_empty()
+            && !named(spans, "tools/call answer_quick").is_empty()
+            && named(spans, "POST").len() >= 2
+    })
+}
+
+/// The `answer` call's span, which continues the client's trace.
+fn continuing_call(spans: &[Span]) -> &Span {
+    let call = named(spans, "tools/call answer")[0];
+    assert_eq!(
+        (hex(&call.trace_id), hex(&call.parent_span_id)),
+        (TRACE.into(), PARENT.into())
+    );
+    call
+}
+
 pub fn a_retried_call_and_a_refused_call_are_traced_over_stdio() {
     // The first attempt meets a 500 (retried), the second answers at a price over the
     // $0.05 a day allowed, so the next call is refused before any request.
@@ -64,17 +84,9 @@ pub fn a_retried_call_and_a_refused_call_are_traced_over_stdio() {
     );
     let refused = mcp.call(2, "answer_quick", json!({"query": QUERY}));
     assert_eq!(refused["result"]["isError"], true, "{refused}");
-    let spans = collector.wait_for(PATIENCE, |spans| {
-        !named(spans, "tools/call answer").is_empty()
-            && !named(spans, "tools/call answer_quick").is_empty()
-            && named(spans, "POST").len() >= 2
-    });
+    let spans = answered_and_refused(&collector);
     // The call continues the client's trace; each attempt is its child.
-    let call = named(&spans, "tools/call answer")[0];
-    assert_eq!(
-        (hex(&call.trace_id), hex(&call.parent_span_id)),
-        (TRACE.into(), PARENT.into())
-    );
+    let call = continuing_call(&spans);
     assert_eq!(kind(call), SpanKind::Server);
     let attrs = &call.attributes;
     assert_eq!(
@@ -231,16 +243,8 @@ pub fn an_http_call_continues_the_traceparent_header() {
     );
     let refused = post(8, "answer_quick", None);
     assert_eq!(refused["result"]["isError"], true, "{refused}");
-    let spans = collector.wait_for(PATIENCE, |spans| {
-        !named(spans, "tools/call answer").is_empty()
-            && !named(spans, "tools/call answer_quick").is_empty()
-            && named(spans, "POST").len() >= 2
-    });
-    let call = named(&spans, "tools/call answer")[0];
-    assert_eq!(
-        (hex(&call.trace_id), hex(&call.parent_span_id)),
-        (TRACE.into(), PARENT.into())
-    );
+    let spans = answered_and_refused(&collector);
+    let call = continuing_call(&spans);
     assert_eq!(
         attribute(&call.attributes, "network.transport").as_deref(),
         Some("tcp")
