@@ -212,15 +212,18 @@ cargo publish --workspace --dry-run --locked --target-dir "$publish_target" > "$
   || { cat "$out/publish.log" >&2; exit 1; }
 grep -E "Packaged|Verifying" "$out/publish.log"
 crates=$(mktemp -d)
+trap 'rm -rf "$prefix" "$bare" "$crates"' EXIT
 for crate in responses-mcp-alloc responses-mcp-core responses-mcp-config openai-responses-mcp; do
   tar -xzf "$publish_target/package/tmp-crate/$crate-$version.crate" -C "$crates"
 done
-cargo install -q --locked --debug --force --root "$out/install" \
+# Built in the dry run's folder, whose dependency builds it shares, then the folder goes:
+# nothing reads it again, and it is the largest thing this script leaves.
+cargo install -q --locked --debug --force --root "$out/install" --target-dir "$publish_target" \
   --path "$crates/openai-responses-mcp-$version" \
   --config "patch.crates-io.responses-mcp-alloc.path='$crates/responses-mcp-alloc-$version'" \
   --config "patch.crates-io.responses-mcp-core.path='$crates/responses-mcp-core-$version'" \
   --config "patch.crates-io.responses-mcp-config.path='$crates/responses-mcp-config-$version'"
-rm -rf "$crates"
+rm -rf "$crates" "$publish_target"
 "$out/install/bin/openai-responses-mcp" --version
 node packaging/smoke.js "$out/install/bin/openai-responses-mcp" --stdio 2>/dev/null
 
