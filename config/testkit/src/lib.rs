@@ -92,6 +92,7 @@ pub fn faketime_lib() -> Option<PathBuf> {
 /// time written last.
 pub struct Clock {
     file: PathBuf,
+    _dir: TempDir,
 }
 
 impl Clock {
@@ -110,8 +111,10 @@ impl Opts {
     /// (deadlines, timers) is left alone.
     pub fn frozen_clock(self, utc: &str) -> Option<(Opts, Clock)> {
         let lib = faketime_lib()?;
+        let dir = temp_dir("clock");
         let clock = Clock {
-            file: temp_dir("clock").join("faketime"),
+            file: dir.join("faketime"),
+            _dir: dir,
         };
         clock.set(utc);
         let opts = self
@@ -211,6 +214,8 @@ pub struct Opts {
     pub key: bool,
     /// A program (and its arguments) the binary is run under, such as `unshare`.
     pub wrapper: Vec<String>,
+    /// Folders the server will read from, kept until it ends ([`Opts::temp_config`]).
+    pub dirs: Vec<TempDir>,
 }
 
 impl Default for Opts {
@@ -221,6 +226,7 @@ impl Default for Opts {
             base_url: None,
             key: true,
             wrapper: Vec::new(),
+            dirs: Vec::new(),
         }
     }
 }
@@ -258,6 +264,19 @@ impl Opts {
         std::fs::write(&path, yaml).unwrap();
         self.arg("--config").arg(path.to_str().unwrap())
     }
+
+    /// Keeps `dir` until the server ends (a folder it reads from after starting).
+    pub fn keeping(mut self, dir: TempDir) -> Opts {
+        self.dirs.push(dir);
+        self
+    }
+
+    /// Writes `yaml` to `config.yaml` in a new temporary folder named for `tag`, passes
+    /// it with `--config`, and keeps the folder until the server ends.
+    pub fn temp_config(self, tag: &str, yaml: &str) -> Opts {
+        let dir = temp_dir(tag);
+        self.config(&dir, yaml).keeping(dir)
+    }
 }
 
 /// One message from stdout, with how it was framed.
@@ -289,17 +308,53 @@ pub struct Mcp {
     /// Progress tokens (as JSON text) of modern requests.
     modern_tokens: std::collections::BTreeSet<String>,
     /// Temporary HOME so no user configuration is read.
-    home: PathBuf,
+    home: TempDir,
+    /// Folders the server reads from (its configuration's), removed after it ends.
+    _dirs: Vec<TempDir>,
     /// The thread that gathers stderr, joined by [`Mcp::stderr_to_end`].
     stderr_reader: Option<thread::JoinHandle<()>>,
 }
 
-pub fn temp_dir(tag: &str) -> PathBuf {
+/// A new folder for one test's files under the system's temporary folder, removed with
+/// what it holds when dropped: a run starts thousands of servers, and none may leave
+/// its configuration behind. Bind it to a name that lives as long as whatever reads it
+/// (a server started from a file in it, say); [`Opts::temp_config`] ties one to a server.
+pub fn temp_dir(tag: &str) -> TempDir {
     static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!("orm-e2e-{}-{tag}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
+}
+
+/// See [`temp_dir`].
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 impl Mcp {
@@ -364,6 +419,7 @@ impl Mcp {
             modern_ids: Default::default(),
             modern_tokens: Default::default(),
             home,
+            _dirs: opts.dirs,
             stderr_reader: Some(stderr_reader),
         }
     }
@@ -607,7 +663,6 @@ impl Drop for Mcp {
             thread::panicking() || !stderr.contains("panicked"),
             "the server panicked:\n{stderr}"
         );
-        let _ = std::fs::remove_dir_all(&self.home);
     }
 }
 

@@ -4,11 +4,14 @@ use crate::fake_openai::{self, Action, FakeOpenAi};
 use crate::*;
 
 /// A server configured by `yaml` and pointed at `fake`.
+/// Its folder (with its configuration and log) lasts as long as it does.
 fn spawn_with(fake: &FakeOpenAi, yaml: &str) -> (Mcp, PathBuf) {
     let dir = temp_dir("conc");
-    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&dir, yaml).arg("--debug"));
+    let path = dir.to_path_buf();
+    let opts = Opts::upstream(&fake.url).config(&dir, yaml);
+    let mut mcp = Mcp::spawn(opts.arg("--debug").keeping(dir));
     mcp.initialize("2025-06-18");
-    (mcp, dir)
+    (mcp, path)
 }
 
 /// A completed Responses body whose answer names the query it was asked.

@@ -187,7 +187,7 @@ pub fn a_tasks_flex_lane_is_sent_priced_and_falls_back_as_configured() {
         let yaml = format!(
             "tasks: {{service_tier: flex, flex_unavailable: {fallback}}}\nrequest: {{max_retries: 2}}\n"
         );
-        let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&temp_dir("flex"), &yaml));
+        let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).temp_config("flex", &yaml));
         mcp.initialize("2025-11-25");
         let (created, _) = mcp.ask(
             json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{

@@ -44,7 +44,8 @@ fn observability(file: &str) -> PathBuf {
 struct Prometheus {
     child: std::process::Child,
     addr: SocketAddr,
-    dir: PathBuf,
+    /// Its configuration, data and stderr, removed after it ends.
+    dir: TempDir,
 }
 
 impl Prometheus {
@@ -130,7 +131,6 @@ impl Drop for Prometheus {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -35,6 +35,7 @@ fn on_store(fake: &FakeOpenAi, port: u16, store: &str, more: &str) -> Opts {
     Opts::http(&fake.url)
         .config(&dir, &config)
         .env("MCP_TASKS_SECRET", SECRET)
+        .keeping(dir)
 }
 
 /// The error message of a JSON-RPC reply (empty when it is none).
@@ -347,7 +348,7 @@ pub fn a_store_password_of_any_characters_is_never_shown() {
         let config =
             format!("server: {{store: {{url: \"{url}\", password_env: MCP_STORE_PASSWORD}}}}\n");
         let mut opts = Opts::http(&fake.url)
-            .config(&temp_dir("fleet-password"), &config)
+            .temp_config("fleet-password", &config)
             .env("MCP_TASKS_SECRET", SECRET)
             .arg("--debug");
         for (k, v) in env {

@@ -12,7 +12,7 @@ const LEGACY: &str = "2025-11-25";
 /// A server on a free port, with `yaml` as its configuration.
 fn serve(fake: &FakeOpenAi, yaml: &str, env: &[(&str, &str)]) -> (Mcp, SocketAddr) {
     let dir = temp_dir("http");
-    let mut opts = Opts::http(&fake.url).config(&dir, yaml);
+    let mut opts = Opts::http(&fake.url).config(&dir, yaml).keeping(dir);
     for (k, v) in env {
         opts = opts.env(k, v);
     }

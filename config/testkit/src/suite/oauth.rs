@@ -127,6 +127,7 @@ pub(super) fn server_opts(
         .arg(&format!("127.0.0.1:{port}"))
         .env("MCP_HTTP_TOKEN", STATIC)
         .arg("--debug")
+        .keeping(dir)
 }
 
 /// POSTs `message` (2025-11-25) with `token`; the JSON reply.

@@ -23,10 +23,12 @@ fn port_of(url: &str) -> &str {
     url.rsplit(':').next().unwrap().trim_end_matches("/v1")
 }
 
-fn ca_file(ca: &TestCa) -> PathBuf {
-    let path = temp_dir("proxy-ca").join("ca.pem");
+/// `ca`'s certificate in a file, and the folder that holds it (kept while it is read).
+fn ca_file(ca: &TestCa) -> (TempDir, PathBuf) {
+    let dir = temp_dir("proxy-ca");
+    let path = dir.join("ca.pem");
     std::fs::write(&path, ca.pem()).unwrap();
-    path
+    (dir, path)
 }
 
 pub fn https_proxy_carries_tls_to_the_origin_inside_tls_to_the_proxy() {
@@ -35,7 +37,7 @@ pub fn https_proxy_carries_tls_to_the_origin_inside_tls_to_the_proxy() {
         crate::fake_openai::Action::json(200, &fixture("response-no-search.json"))
     });
     let proxy = TestProxy::https(&ca);
-    let ca_path = ca_file(&ca);
+    let (_ca_dir, ca_path) = ca_file(&ca);
     // Only the calls' connections, to compare with the tunnels (model lookups would add one).
     let opts = Opts::upstream(&origin.url)
         .env("HTTPS_PROXY", &proxy.url)
@@ -60,7 +62,7 @@ pub fn https_proxy_tunnels_a_plain_http_origin() {
     let ca = TestCa::new();
     let origin = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
     let proxy = TestProxy::https(&ca);
-    let ca_path = ca_file(&ca);
+    let (_ca_dir, ca_path) = ca_file(&ca);
     let opts = Opts::upstream(&origin.url)
         .env("HTTP_PROXY", &proxy.url)
         .env("SSL_CERT_FILE", ca_path.to_str().unwrap());
@@ -94,7 +96,7 @@ pub fn socks5_resolves_locally_and_carries_tls() {
         crate::fake_openai::Action::json(200, &fixture("response-no-search.json"))
     });
     let proxy = TestProxy::socks5("socks5", None);
-    let ca_path = ca_file(&ca);
+    let (_ca_dir, ca_path) = ca_file(&ca);
     let opts = Opts::upstream(&origin.url)
         .env("HTTPS_PROXY", &proxy.url)
         .env("SSL_CERT_FILE", ca_path.to_str().unwrap());

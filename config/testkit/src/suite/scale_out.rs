@@ -13,7 +13,8 @@ use std::path::Path;
 /// docs/deployment.md says (HTTP/1.1 upstream keep-alive, no buffering for SSE).
 pub(crate) struct Nginx {
     child: std::process::Child,
-    dir: PathBuf,
+    /// Its configuration, removed after it ends.
+    _dir: TempDir,
 }
 
 impl Nginx {
@@ -66,7 +67,7 @@ http {{
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("start nginx");
-        Nginx { child, dir }
+        Nginx { child, _dir: dir }
     }
 }
 
@@ -74,7 +75,6 @@ impl Drop for Nginx {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -91,8 +91,8 @@ pub fn two_instances_behind_nginx_serve_one_client_alternately() {
     };
     let (fake_a, fake_b) = (slow(), slow());
     let yaml = "server: {progress_interval_ms: 100}\n";
-    let a = Mcp::spawn(Opts::http(&fake_a.url).config(&temp_dir("a"), yaml));
-    let b = Mcp::spawn(Opts::http(&fake_b.url).config(&temp_dir("b"), yaml));
+    let a = Mcp::spawn(Opts::http(&fake_a.url).temp_config("a", yaml));
+    let b = Mcp::spawn(Opts::http(&fake_b.url).temp_config("b", yaml));
     let backends = [listening(&a), listening(&b)];
     let port = free_port();
     let _nginx = Nginx::start(&binary, port, &backends);
@@ -152,7 +152,7 @@ pub fn a_background_task_created_on_one_instance_is_fetched_from_the_other() {
     let spawn = || {
         Mcp::spawn(
             Opts::http(&fake.url)
-                .config(&temp_dir("bg-scale"), yaml)
+                .temp_config("bg-scale", yaml)
                 .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
                 .arg("--debug"),
         )

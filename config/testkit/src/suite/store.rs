@@ -9,7 +9,6 @@ use super::observability::answered as priced_answer;
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::http_client::{listening, HttpConn};
 use crate::*;
-use std::path::PathBuf;
 
 pub(super) const CI_TOKEN: &str = "PLANTED-store-ci-token-0123456789";
 pub(super) const ALICE_TOKEN: &str = "PLANTED-store-alice-token-0123456789";
@@ -18,8 +17,9 @@ pub(super) const ALICE_TOKEN: &str = "PLANTED-store-alice-token-0123456789";
 /// keeps an append-only file for a next start).
 pub(super) struct Redis {
     child: std::process::Child,
-    dir: PathBuf,
-    keep_dir: bool,
+    /// The folder it was started in when it is its own (not the caller's), removed after
+    /// it ends.
+    _dir: Option<TempDir>,
 }
 
 impl Redis {
@@ -30,12 +30,15 @@ impl Redis {
 
     /// Keeping nothing on disk.
     pub(super) fn start(binary: &std::path::Path, port: u16) -> Redis {
-        Redis::start_in(binary, port, &temp_dir("redis"), false)
+        let dir = temp_dir("redis");
+        let mut redis = Redis::start_in(binary, port, &dir, false);
+        redis._dir = Some(dir);
+        redis
     }
 
-    /// In `dir`; with `aof`, every write is in an append-only file there, synced at once.
+    /// In `dir`, which the caller keeps; with `aof`, every write is in an append-only
+    /// file there, synced at once.
     fn start_in(binary: &std::path::Path, port: u16, dir: &std::path::Path, aof: bool) -> Redis {
-        let dir = dir.to_path_buf();
         let appendonly = if aof { "yes" } else { "no" };
         let child = Command::new(binary)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
@@ -49,16 +52,12 @@ impl Redis {
             ])
             .args(["--appendfsync", "always"])
             .arg("--dir")
-            .arg(&dir)
+            .arg(dir)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("start redis-server");
-        let redis = Redis {
-            child,
-            dir,
-            keep_dir: aof,
-        };
+        let redis = Redis { child, _dir: None };
         // Ready once it answers PING.
         let start = Instant::now();
         loop {
@@ -75,9 +74,6 @@ impl Drop for Redis {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        if !self.keep_dir {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
     }
 }
 
@@ -115,6 +111,7 @@ fn named_instance(
         .config(&dir, &config)
         .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
         .arg("--debug")
+        .keeping(dir)
         .frozen_clock("2026-11-26 23:58:10")
 }
 
@@ -291,7 +288,7 @@ fn task_instances(fake: &FakeOpenAi, port: u16, yaml: &str) -> (Mcp, Mcp) {
     let spawn = |name: &str| {
         Mcp::spawn(
             Opts::http(&fake.url)
-                .config(&temp_dir(name), &config)
+                .temp_config(name, &config)
                 .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
                 .arg("--debug"),
         )
@@ -677,11 +674,7 @@ pub fn a_rediss_store_is_reached_over_tls_with_the_upstream_roots() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("start redis-server");
-    let _redis = Redis {
-        child,
-        dir: dir.clone(),
-        keep_dir: false,
-    };
+    let _redis = Redis { child, _dir: None };
     waits_for("redis-server to listen for TLS", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
@@ -689,7 +682,7 @@ pub fn a_rediss_store_is_reached_over_tls_with_the_upstream_roots() {
     let config = format!("server: {{store: {{url: \"rediss://127.0.0.1:{port}/0\"}}}}\n");
     let spawn = |trust: Option<&str>| {
         let mut opts = Opts::http(&fake.url)
-            .config(&temp_dir("store-tls"), &config)
+            .temp_config("store-tls", &config)
             .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123");
         if let Some(ca) = trust {
             opts = opts.env("SSL_CERT_FILE", ca);

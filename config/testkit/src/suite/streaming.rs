@@ -6,12 +6,15 @@ use crate::fake_openai::{completed_response, Action, FakeOpenAi, StreamThen};
 use crate::*;
 
 /// A server with streaming on (and whatever else `yaml` says).
+/// Its folder (with its configuration and log) lasts as long as it does.
 fn spawn_streaming(fake: &FakeOpenAi, yaml: &str) -> (Mcp, PathBuf) {
     let dir = temp_dir("stream");
+    let path = dir.to_path_buf();
     let yaml = format!("responses: {{stream: true}}\n{yaml}");
-    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&dir, &yaml).arg("--debug"));
+    let opts = Opts::upstream(&fake.url).config(&dir, &yaml);
+    let mut mcp = Mcp::spawn(opts.arg("--debug").keeping(dir));
     mcp.initialize("2025-06-18");
-    (mcp, dir)
+    (mcp, path)
 }
 
 fn sse(name: &str) -> Vec<u8> {

@@ -205,7 +205,7 @@ pub fn a_modern_client_with_the_extension_polls_its_task_to_the_result() {
         Action::json(200, &fixture("response-web-search.json")).after(Duration::from_secs(2))
     });
     let yaml = "tasks: {answer_within_ms: 100}\n";
-    let mcp = Mcp::spawn(Opts::http(&fake.url).config(&temp_dir("modern-task"), yaml));
+    let mcp = Mcp::spawn(Opts::http(&fake.url).temp_config("modern-task", yaml));
     let addr = listening(&mcp);
     let mut c = HttpConn::open(addr);
     let mut call = modern(
@@ -315,7 +315,8 @@ fn background_server(fake: &FakeOpenAi, http: bool) -> Mcp {
     Mcp::spawn(
         opts.config(&dir, yaml)
             .env("MCP_TASKS_SECRET", SHARED_SECRET)
-            .arg("--debug"),
+            .arg("--debug")
+            .keeping(dir),
     )
 }
 
@@ -363,7 +364,7 @@ pub fn a_background_task_survives_a_restart_of_the_server() {
     // A process without the secret refuses the id without asking OpenAI.
     let before = fake.requests().len();
     let mut stranger = Mcp::spawn(
-        Opts::upstream(&fake.url).config(&temp_dir("bg"), "tasks: {openai_background: true}\n"),
+        Opts::upstream(&fake.url).temp_config("bg", "tasks: {openai_background: true}\n"),
     );
     stranger.initialize("2025-11-25");
     let (refused, _) = stranger.ask(on_task(1, "tasks/get", &id));
@@ -629,7 +630,7 @@ pub fn a_modern_task_call_that_outlives_the_window_becomes_a_task_when_it_ends()
         Action::json(200, &fixture("response-no-search.json")).after(Duration::from_secs(3))
     });
     let yaml = "tasks: {answer_within_ms: 300}\n";
-    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).config(&temp_dir("window"), yaml));
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).temp_config("window", yaml));
     let sent = Instant::now();
     let created = mcp.request(modern_task_call(1));
     let took = sent.elapsed();
@@ -736,7 +737,7 @@ pub fn a_tool_error_ends_a_task_as_each_era_says() {
     // answer window (10 ms) by far, so it becomes a task.
     let slow = FakeOpenAi::start(|_, _| Action::json(429, QUOTA).after(Duration::from_millis(500)));
     let yaml = "tasks: {answer_within_ms: 10}\n";
-    let mcp = Mcp::spawn(Opts::http(&slow.url).config(&temp_dir("task-end"), yaml));
+    let mcp = Mcp::spawn(Opts::http(&slow.url).temp_config("task-end", yaml));
     let done = modern_task_to_its_end(&mcp);
     assert_eq!(done["result"]["status"], "completed", "{done}");
     assert!(done["result"].get("statusMessage").is_none(), "{done}");
@@ -759,7 +760,7 @@ pub fn a_completion_window_is_asked_of_openai_and_fits_the_task() {
     let yaml = "tasks: {openai_background: true, completion_window: 2h}\n";
     let mut mcp = Mcp::spawn(
         Opts::upstream(&fake.url)
-            .config(&temp_dir("window"), yaml)
+            .temp_config("window", yaml)
             .env("MCP_TASKS_SECRET", SHARED_SECRET),
     );
     mcp.initialize("2025-11-25");
