@@ -3,6 +3,7 @@
 use super::body::{Item, ResponseBody, SearchResult};
 use super::status::{FailureKind, UpstreamFailure};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 mod usage;
 pub use usage::{Billed, SearchCount, Usage, UsageParts};
@@ -200,6 +201,10 @@ fn check_status(body: &ResponseBody<'_>) -> Result<(), UpstreamFailure> {
 #[derive(Default)]
 struct Sources {
     list: Vec<Citation>,
+    /// Each URL's place in `list`: a reply may cite thousands of pages (a 16 MiB body,
+    /// hundreds of thousands), and a search of the list per citation made reading it
+    /// quadratic.
+    at: BTreeMap<String, usize>,
 }
 
 impl Sources {
@@ -212,20 +217,26 @@ impl Sources {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .map(str::to_owned);
-        match self.list.iter_mut().find(|c| c.url == url) {
-            Some(existing) => {
-                if existing.title.is_none() {
-                    existing.title = title;
-                }
+        if let Some(existing) = self.find_mut(&url) {
+            if existing.title.is_none() {
+                existing.title = title;
             }
-            None => self.list.push(Citation {
-                url,
-                title,
-                published_at: None,
-                accessed_at: String::new(),
-            }),
+            return;
         }
+        self.at.insert(url.clone(), self.list.len());
+        self.list.push(Citation {
+            url,
+            title,
+            published_at: None,
+            accessed_at: String::new(),
+        });
     }
+
+    fn find_mut(&mut self, url: &str) -> Option<&mut Citation> {
+        let &i = self.at.get(url)?;
+        self.list.get_mut(i)
+    }
+
     /// Gives each source the publication date a search result of its URL reports, when
     /// that is a `YYYY-MM-DD` date.
     fn date_from(&mut self, found: &[&SearchResult<'_>]) {
@@ -235,7 +246,7 @@ impl Sources {
             };
             let date = date.get(..10).filter(|d| crate::date::is_iso_date(d));
             let url = strip_tracking(url.trim());
-            if let Some(c) = self.list.iter_mut().find(|c| c.url == url) {
+            if let Some(c) = self.find_mut(&url) {
                 if c.published_at.is_none() {
                     c.published_at = date.map(str::to_owned);
                 }
