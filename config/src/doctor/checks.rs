@@ -7,12 +7,11 @@ use super::DoctorHttp;
 use crate::cli::DoctorFlags;
 use crate::proxy::ProxyRoute;
 use crate::{ConfigError, Source, Startup};
-use responses_mcp_core::openai::pricing::{
-    PerToken, PriceSource, RequestFees, PRICES_AS_OF, RESIDENCY_PERCENT,
-};
+use responses_mcp_core::openai::pricing::{PerToken, PriceSource, PRICES_AS_OF, RESIDENCY_PERCENT};
 use responses_mcp_core::openai::{
     classify_reply, models, parse_answer, RequestPlan, UpstreamVerdict, Usage,
 };
+use responses_mcp_core::vocab::Effort;
 use responses_mcp_core::{HttpMethod, WebSearch};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -104,19 +103,17 @@ fn prices(startup: &Startup) -> Check {
                     }
                 };
                 let fees = price.fees;
-                let fee = |f: Option<responses_mcp_core::money::Picodollars>| {
-                    f.or(fees.any)
-                        .map_or("unknown".to_owned(), |f| format!("${}", f.usd()))
-                };
-                let per_request = if fees == RequestFees::default() {
-                    String::new()
-                } else {
-                    format!(
-                        "; per request: low {}, medium {}, high {}",
-                        fee(fees.low),
-                        fee(fees.medium),
-                        fee(fees.high)
-                    )
+                let efforts = [Effort::Low, Effort::Medium, Effort::High];
+                let per_request = match fees.any_set() {
+                    false => String::new(),
+                    true => {
+                        let fee = |e: Effort| {
+                            let usd = fees.at(e).map(|f| format!("${}", f.usd()));
+                            format!("{e} {}", usd.as_deref().unwrap_or("unknown"))
+                        };
+                        let listed: Vec<String> = efforts.into_iter().map(fee).collect();
+                        format!("; per request: {}", listed.join(", "))
+                    }
                 };
                 lines.push(format!(
                     "{model} {} / {} cached / {} cache writes / {} output per million tokens{per_request} ({origin})",
@@ -136,11 +133,12 @@ fn prices(startup: &Startup) -> Check {
                         "long_context_above_tokens": price.long_context_above,
                         "source": source.as_str(),
                         "data_residency": prices.residency,
-                        "per_request_usd": (fees != RequestFees::default()).then(|| json!({
-                            "low": fees.low.or(fees.any).map(|f| f.usd()),
-                            "medium": fees.medium.or(fees.any).map(|f| f.usd()),
-                            "high": fees.high.or(fees.any).map(|f| f.usd()),
-                        })),
+                        "per_request_usd": fees.any_set().then(|| {
+                            efforts
+                                .into_iter()
+                                .map(|e| (e.to_string(), json!(fees.at(e).map(|f| f.usd()))))
+                                .collect::<serde_json::Map<_, _>>()
+                        }),
                     }),
                 );
             }

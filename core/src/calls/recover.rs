@@ -14,6 +14,9 @@ use std::time::Duration;
 const MAX_DRIFT_RETRIES: u32 = 7;
 
 impl<C: Clone> CallEngine<C> {
+    /// An attempt failed in a way another may not: a flex call out of flex capacity goes
+    /// again at once at the default tier (as configured); any other backs off and
+    /// retries, or fails when its retries are spent.
     pub(super) fn retry_or_fail(
         &mut self,
         now: Now,
@@ -21,6 +24,9 @@ impl<C: Clone> CallEngine<C> {
         failure: UpstreamFailure,
         wait: Option<Duration>,
     ) {
+        if self.falls_back_from_flex(id, &failure) {
+            return self.start_attempt(now, id);
+        }
         let Some(call) = self.calls.get(&id) else {
             return;
         };
@@ -65,7 +71,7 @@ impl<C: Clone> CallEngine<C> {
     /// Whether a call sent at `flex` that OpenAI refused for want of flex capacity goes
     /// again at the default tier (as configured): its plan then says so, and its usage
     /// `_meta` lists the change.
-    pub(super) fn falls_back_from_flex(&mut self, id: CallId, failure: &UpstreamFailure) -> bool {
+    fn falls_back_from_flex(&mut self, id: CallId, failure: &UpstreamFailure) -> bool {
         if self.settings.flex_unavailable != crate::settings::FlexUnavailable::Default
             || !is_flex_unavailable(failure)
         {

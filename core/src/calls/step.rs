@@ -85,9 +85,6 @@ impl<C: Clone> CallEngine<C> {
                 };
                 self.finish_as(id, ending);
             }
-            UpstreamVerdict::Retry(failure, _) if self.falls_back_from_flex(id, &failure) => {
-                self.start_attempt(now, id)
-            }
             UpstreamVerdict::Retry(failure, wait) => self.retry_or_fail(now, id, failure, wait),
             UpstreamVerdict::Unsupported(rejection, failure) => {
                 self.fit_limit(now, id, rejection, failure)

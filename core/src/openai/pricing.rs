@@ -110,19 +110,31 @@ pub struct RequestFees {
 }
 
 impl RequestFees {
-    /// The fee of a request that sent `effort`: nothing when the model has no fees,
-    /// `None` when it has some but not this effort's.
-    pub fn of(&self, effort: Option<Effort>) -> Option<Picodollars> {
-        if *self == RequestFees::default() {
-            return Some(Picodollars(0));
-        }
+    /// Whether the model is priced per request at all.
+    pub fn any_set(&self) -> bool {
+        *self != RequestFees::default()
+    }
+
+    /// The fee at `effort`: its own, else the one for every effort; `None` when neither
+    /// is known.
+    pub fn at(&self, effort: Effort) -> Option<Picodollars> {
         let own = match effort {
-            Some(Effort::Low) => self.low,
-            None | Some(Effort::Medium) => self.medium,
-            Some(Effort::High) => self.high,
-            Some(_) => None,
+            Effort::Low => self.low,
+            Effort::Medium => self.medium,
+            Effort::High => self.high,
+            _ => None,
         };
         own.or(self.any)
+    }
+
+    /// The fee of a request that sent `effort` (none is `medium`, Parallel's default
+    /// tier): nothing when the model has no fees, `None` when it has some but not this
+    /// effort's.
+    pub fn of(&self, effort: Option<Effort>) -> Option<Picodollars> {
+        if !self.any_set() {
+            return Some(Picodollars(0));
+        }
+        self.at(effort.unwrap_or(Effort::Medium))
     }
 }
 
@@ -238,7 +250,7 @@ impl Prices {
         if let Some(billed) = usage.billed {
             // The service's own figure beats any table.
             return Estimate::Usd(Cost {
-                tokens: Picodollars(billed.total.0 - billed.tools.0),
+                tokens: Picodollars(billed.total.0.saturating_sub(billed.tools.0)),
                 searches: billed.tools,
                 fees: Picodollars(0),
                 source: PriceSource::Reported,

@@ -381,15 +381,11 @@ fn search_hint(action: &Value) -> Option<StreamHint> {
         }
         Some("open_page" | "find_in_page") => {
             let url = action.get("url").and_then(Value::as_str)?;
-            Some(StreamHint::Reading(host_of(url)?.to_owned()))
+            let (host, _) = crate::http::host_and_port(url)?;
+            Some(StreamHint::Reading(host.to_owned()))
         }
         _ => None,
     }
-}
-
-/// The host of an `http(s)://` URL.
-fn host_of(url: &str) -> Option<&str> {
-    crate::http::host_and_port(url).map(|(host, _)| host)
 }
 
 fn usage(meta: &Value, searches_counted: u32) -> Usage {

@@ -170,13 +170,6 @@ impl Server {
             today: &today,
         });
         if let Some(ttl_ms) = self.task_wanted(&call, version) {
-            let mut plan = plan;
-            if let Some(tier) = self.config.tasks.service_tier {
-                // Work for a task can wait: its lane's tier (flex) over the profile's.
-                if plan.plan.api.takes_openai_options() {
-                    plan.plan.service_tier = Some(tier);
-                }
-            }
             let start = TaskStart {
                 ttl_ms,
                 plan,
