@@ -754,12 +754,50 @@ pub fn system_program(name: &str) -> Option<PathBuf> {
     found
 }
 
-/// A loopback port free now.
+/// A loopback port free now, for a program a test starts later (the server under test, an
+/// identity provider, Redis, nginx), and given to no other caller in this process.
+///
+/// Never from the kernel's ephemeral range: a port found by binding `:0` and released is
+/// free for the kernel to give again, as the local end of any of the loopback
+/// connections the tests running beside this one open, before the program binds it (the
+/// program then fails with "Address already in use"). Outside that range only this
+/// function hands ports out: in turn from a counter, starting where the process id says so
+/// two test processes at once walk different stretches, each port checked by binding it.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free loopback port: {e}"))
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    static PORTS: std::sync::OnceLock<(u32, u32, u32)> = std::sync::OnceLock::new();
+    let &(low, len, start) = PORTS.get_or_init(|| {
+        let (low, len) = outside_ephemeral_range();
+        (low, len, std::process::id().wrapping_mul(7_919) % len)
+    });
+    for _ in 0..len {
+        let turn = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let port = u16::try_from(low + (start + turn) % len).expect("a port below 65536");
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port among {len} from {low} (outside the ephemeral range)");
+}
+
+/// The widest run of unprivileged ports the kernel never picks on its own: below or above
+/// `net.ipv4.ip_local_port_range` (Linux's default is 32768–60999), as `(first, count)`.
+fn outside_ephemeral_range() -> (u32, u32) {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| {
+            let mut ends = text.split_whitespace().map(str::parse::<u32>);
+            Some((ends.next()?.ok()?, ends.next()?.ok()?))
+        })
+        .unwrap_or((32_768, 60_999));
+    let below = (1_024, range.0.saturating_sub(1_024));
+    let above = (range.1 + 1, 65_535u32.saturating_sub(range.1));
+    let (low, len) = if below.1 >= above.1 { below } else { above };
+    assert!(
+        len >= 1_000,
+        "the ephemeral port range {range:?} leaves no room for the tests' own ports"
+    );
+    (low, len)
 }
 
 /// A token's digest as the documentation says to make it: `printf %s "$TOKEN" |
@@ -775,4 +813,24 @@ pub fn sha256_hex(token: &str) -> String {
         .next()
         .unwrap_or_default()
         .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{free_port, outside_ephemeral_range};
+
+    #[test]
+    fn free_ports_are_distinct_and_never_ephemeral() {
+        let (low, len) = outside_ephemeral_range();
+        let ports: Vec<u16> = (0..500).map(|_| free_port()).collect();
+        let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len(), "a port handed out twice");
+        for port in ports {
+            let port = u32::from(port);
+            assert!(
+                (low..low + len).contains(&port),
+                "{port} outside {low}+{len}"
+            );
+        }
+    }
 }
