@@ -229,7 +229,14 @@ impl<C: Clone> CallEngine<C> {
             _ => self.settings.timeout,
         };
         let deadline = after(now.instant, timeout);
-        let idle_at = after(now.instant, self.settings.idle_timeout);
+        // A streamed answer sends events all along, so silence means a stalled connection.
+        // A whole read is silent until the service has the whole answer (a long reasoning
+        // answer, Parallel's `high` tier: a minute or more), so only its deadline bounds it.
+        let idle_at = if call.plan.stream {
+            after(now.instant, self.settings.idle_timeout)
+        } else {
+            deadline
+        };
         call.state = CallState::Running {
             attempt,
             deadline,

@@ -113,8 +113,11 @@ impl Api {
         self != Api::Parallel
     }
 
-    /// Whether the server reads the service's answers as an event stream: only OpenAI's
-    /// events are known to it.
+    /// Whether the server reads the service's answers as an event stream: only OpenAI's.
+    /// Perplexity's events are its own. Parallel's follow OpenAI's sequence, but the answer
+    /// comes as one delta once its research is done (docs.parallel.ai/responses-api/
+    /// features/streaming-events, read 2026-11-28): a stream would bring nothing a whole
+    /// read does not, and its silence of up to a minute would meet the idle timeout.
     pub fn streams(self) -> bool {
         self == Api::OpenAi
     }

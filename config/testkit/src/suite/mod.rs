@@ -158,6 +158,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::providers::parallel_is_asked_without_a_tool_and_priced_per_request_by_effort);
             }
             #[test]
+            fn a_whole_answer_slower_than_the_idle_timeout_is_waited_for() {
+                $crate::run($bin, $crate::suite::providers::a_whole_answer_slower_than_the_idle_timeout_is_waited_for);
+            }
+            #[test]
             fn the_new_presets_show_their_values_and_refuse_what_their_api_lacks() {
                 $crate::run($bin, $crate::suite::providers::the_new_presets_show_their_values_and_refuse_what_their_api_lacks);
             }

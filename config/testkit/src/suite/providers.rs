@@ -310,6 +310,32 @@ pub fn parallel_is_asked_without_a_tool_and_priced_per_request_by_effort() {
     }
 }
 
+/// Parallel answers only once its research is done (up to a minute at `high`), in one
+/// body: silence longer than `request.idle_timeout_ms` is no stall, and the answer is
+/// asked for, and paid for, once.
+pub fn a_whole_answer_slower_than_the_idle_timeout_is_waited_for() {
+    let fake = FakeOpenAi::start(|_, _| {
+        Action::json(200, PARALLEL_REPLY.as_bytes()).after(Duration::from_millis(2_500))
+    });
+    let opts = Opts {
+        key: false,
+        ..Opts::upstream(&fake.url)
+    }
+    .arg("--provider")
+    .arg("parallel")
+    .env("PARALLEL_API_KEY", PLANTED_KEY)
+    .temp_config("slow-whole", "request: {idle_timeout_ms: 1000}\n");
+    let mut mcp = Mcp::spawn(opts);
+    mcp.initialize("2025-11-25");
+    let reply = mcp.call(1, "answer", json!({"query": "q"}));
+    let answer = &reply["result"]["structuredContent"];
+    assert_eq!(
+        answer["citations"][0]["url"], "https://example.net/x",
+        "{reply}"
+    );
+    assert_eq!(fake.requests().len(), 1, "asked once, never retried");
+}
+
 pub fn the_new_presets_show_their_values_and_refuse_what_their_api_lacks() {
     for (provider, key_env, base) in [
         (

@@ -118,6 +118,41 @@ fn timeout_aborts_the_attempt_and_retries() {
     assert!(h.take_other().contains(&Output::Abort(second.attempt)));
 }
 
+/// A whole read (a service without a stream, or `responses.stream: false`) sends nothing
+/// until the answer is ready: a minute of silence is no stall, and only the attempt's
+/// deadline ends it.
+#[test]
+fn a_whole_read_waits_out_the_idle_timeout_until_its_deadline() {
+    let mut h = Harness::new(ServerConfig {
+        stream: false,
+        timeout: Duration::from_secs(120),
+        idle_timeout: Duration::from_secs(10),
+        max_retries: 0,
+        ..Harness::keyed()
+    });
+    h.init("2025-06-18");
+    let slow = h.call(1, "answer", json!({"query":"q"})).unwrap();
+    assert_eq!(body_of(&slow).get("stream"), None);
+    let t0 = h.now.instant;
+    assert_eq!(
+        h.server.poll_timeout(),
+        Some(t0 + Duration::from_secs(120)),
+        "no idle deadline"
+    );
+    h.advance(Duration::from_secs(75));
+    h.feed(Input::Timeout);
+    assert!(!h.take_other().contains(&Output::Abort(slow.attempt)));
+    h.reply(slow.attempt, 200, &fixture("response-no-search.json"), &[]);
+    assert_eq!(answer_of(&h.frames()[0])["used_search"], false);
+
+    let silent = h.call(2, "answer", json!({"query":"q"})).unwrap();
+    h.fire();
+    assert_eq!(h.now.instant, t0 + Duration::from_secs(75 + 120));
+    let message = h.frames()[0]["error"]["message"].to_string();
+    assert!(message.contains("no reply within 120 s"), "{message}");
+    assert!(h.take_other().contains(&Output::Abort(silent.attempt)));
+}
+
 #[test]
 fn a_refused_effort_is_moved_to_the_nearest_supported_once_and_remembered() {
     let mut h = Harness::ready("2025-06-18");
