@@ -643,6 +643,7 @@ fn live_call(
         | UpstreamVerdict::Unsupported(_, f)
         | UpstreamVerdict::Fail(f) => {
             let advice = f.advice(&responses_mcp_core::openai::Advice {
+                service: config.api.name(),
                 api_key_env: &config.api_key_env,
                 model: Some(model),
                 model_setting: None,

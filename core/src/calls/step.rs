@@ -192,6 +192,7 @@ impl<C: Clone> CallEngine<C> {
             return;
         };
         let silent_until = after(call.last_byte, idle);
+        let service = call.plan.api.name();
         if silent_until > now.instant {
             if let CallState::Running {
                 deadline, idle_at, ..
@@ -208,8 +209,10 @@ impl<C: Clone> CallEngine<C> {
         let status = self.calls.get(&id).and_then(|c| c.upstream.status);
         self.attempt_traced(now.instant, id, (status, Some("timeout")));
         let secs = idle.as_secs_f64();
-        let failure =
-            UpstreamFailure::local(FailureKind::Io, format!("no data from OpenAI for {secs} s"));
+        let failure = UpstreamFailure::local(
+            FailureKind::Io,
+            format!("no data from {service} for {secs} s"),
+        );
         self.transport_failed(now, id, failure);
     }
 
@@ -222,6 +225,7 @@ impl<C: Clone> CallEngine<C> {
         };
         call.attempts += 1;
         call.upstream = crate::openai::Upstream::default();
+        let service = call.plan.api.name();
         // A document of the identity provider is small: a request never waits on it
         // longer than the gate's bound.
         let timeout = match call.work {
@@ -276,11 +280,11 @@ impl<C: Clone> CallEngine<C> {
         }));
         self.timers.schedule(id, deadline.min(idle_at));
         let message = if first {
-            "searching the web and waiting for OpenAI"
+            format!("searching the web and waiting for {service}")
         } else {
-            "waiting for OpenAI"
+            format!("waiting for {service}")
         };
-        self.set_progress(now, id, message.into());
+        self.set_progress(now, id, message);
     }
 
     /// With traces on, reports the end of call `id`'s running attempt at `now` (once per

@@ -116,6 +116,7 @@ impl Desk {
             ),
             settings,
             wording: Wording {
+                service: config.api.name(),
                 api_key_env: config.api_key_env.clone(),
                 debug: config.debug,
             },

@@ -19,8 +19,8 @@ pub(crate) enum ToolFailure<'a> {
     Arguments { tool: Tool, error: &'a ArgError },
     /// No profile serves the tool.
     MissingProfile,
-    /// The runtime found no API key in this variable.
-    MissingKey { env: &'a str },
+    /// The runtime found no API key for `service` in this variable.
+    MissingKey { service: &'a str, env: &'a str },
     /// Every slot and the queue are taken.
     Busy { running: usize, queued: usize },
     /// The server is shutting down and takes no new calls.
@@ -84,7 +84,7 @@ impl ToolFailure<'_> {
                 ErrorKind::MissingProfile,
                 "model_profiles.answer is required",
             ),
-            ToolFailure::MissingKey { env } => RpcError::new(
+            ToolFailure::MissingKey { env, .. } => RpcError::new(
                 ErrorKind::UpstreamFailed,
                 format!("openai responses failed: no API key; set the {env} environment variable for the server"),
             )
@@ -157,8 +157,8 @@ impl ToolFailure<'_> {
                 "{tool} was called with invalid arguments: {error}. Fix that and call {tool} again."
             ),
             ToolFailure::MissingProfile => "No model is configured for this tool. Set model_profiles.answer.model in the server's configuration and restart it.".into(),
-            ToolFailure::MissingKey { env } => format!(
-                "The server has no OpenAI API key, so it cannot search. Set the {env} environment variable for the server and restart it."
+            ToolFailure::MissingKey { service, env } => format!(
+                "The server has no {service} API key, so it cannot search. Set the {env} environment variable for the server and restart it."
             ),
             ToolFailure::Busy { running, queued } => format!(
                 "The server is busy ({running} calls running, {queued} waiting). Try again in a few seconds."
@@ -194,7 +194,8 @@ impl ToolFailure<'_> {
                         failure.message
                     ),
                     _ => format!(
-                        "The OpenAI request failed{after}: {}. {}.",
+                        "The {} request failed{after}: {}. {}.",
+                        advice.service,
                         failure.message.trim_end_matches('.'),
                         sentence(&failure.advice(&advice))
                     ),
@@ -210,7 +211,7 @@ impl ToolFailure<'_> {
                 json!({ "kind": "invalid_arguments", "tool": tool.name(), "reason": error.to_string() })
             }
             ToolFailure::MissingProfile => json!({ "kind": "missing_profile" }),
-            ToolFailure::MissingKey { env } => json!({ "kind": "missing_api_key", "env": env }),
+            ToolFailure::MissingKey { env, .. } => json!({ "kind": "missing_api_key", "env": env }),
             ToolFailure::Busy { running, queued } => {
                 json!({ "kind": "busy", "running": running, "queued": queued })
             }
@@ -347,10 +348,33 @@ mod tests {
             f.text(),
             "The OpenAI request failed after 3 retries: Rate limit reached. Rate limited by OpenAI: wait a little, lower concurrency, or raise the rate limit."
         );
-        let key = ToolFailure::MissingKey { env: "MY_KEY" }.text();
+        let key = ToolFailure::MissingKey {
+            service: "Parallel",
+            env: "PARALLEL_API_KEY",
+        }
+        .text();
         assert!(
-            key.contains("MY_KEY") && key.ends_with("restart it."),
+            key.starts_with("The server has no Parallel API key")
+                && key.contains("PARALLEL_API_KEY")
+                && key.ends_with("restart it."),
             "{key}"
+        );
+        let parallel = ToolFailure::Upstream {
+            failure: &UpstreamFailure {
+                status: Some(503),
+                ..UpstreamFailure::local(FailureKind::HttpError, "Service Unavailable")
+            },
+            retries: 0,
+            advice: Advice {
+                service: "Parallel",
+                api_key_env: "PARALLEL_API_KEY",
+                ..Advice::default()
+            },
+            debug: false,
+        };
+        assert_eq!(
+            parallel.text(),
+            "The Parallel request failed: Service Unavailable. Parallel had a server error; try again later."
         );
     }
 }
@@ -360,6 +384,8 @@ mod tests {
 /// whoever answers calls (the server for plain calls, the desk for tasks).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Wording {
+    /// The service called ([`crate::settings::Api::name`]).
+    pub service: &'static str,
     pub api_key_env: String,
     pub debug: bool,
 }
@@ -381,6 +407,7 @@ impl Wording {
                 failure: &failure,
                 retries,
                 advice: Advice {
+                    service: self.service,
                     api_key_env: &self.api_key_env,
                     model: Some(report.model.model.as_str()).filter(|m| !m.is_empty()),
                     model_setting: Some(report.model.setting).filter(|s| !s.is_empty()),

@@ -140,6 +140,7 @@ impl UpstreamFailure {
         let code = self.code.as_deref().unwrap_or("");
         let ty = self.error_type.as_deref().unwrap_or("");
         let api_key_env = context.api_key_env;
+        let service = context.service;
         match (self.status, self.kind) {
             (Some(401), _) => format!("check that {api_key_env} holds a valid API key for this provider"),
             (Some(403), _) => "check that the API key's project may use this model and the Responses API".into(),
@@ -150,29 +151,43 @@ impl UpstreamFailure {
             (Some(429), _) if code == "insufficient_quota" || ty == "insufficient_quota" => {
                 "the account is out of quota: check the plan and billing details".into()
             }
-            (Some(429), _) => "rate limited by OpenAI: wait a little, lower concurrency, or raise the rate limit".into(),
+            (Some(429), _) => format!("rate limited by {service}: wait a little, lower concurrency, or raise the rate limit"),
             (Some(400), _) => "the request was rejected; check the model profile (model, reasoning_effort, verbosity)".into(),
-            (Some(s), _) if s >= 500 => "OpenAI had a server error; try again later".into(),
+            (Some(s), _) if s >= 500 => format!("{service} had a server error; try again later"),
             (_, FailureKind::Timeout) => "the request timed out; try again or raise request.timeout_ms".into(),
-            (_, FailureKind::Connect) => "could not reach OpenAI; check the network, proxy settings and openai.base_url".into(),
+            (_, FailureKind::Connect) => format!("could not reach {service}; check the network, proxy settings and openai.base_url"),
             (_, FailureKind::Tls) => "the TLS handshake failed; check openai.base_url (https vs http), any proxy, and openai.ca_file (SSL_CERT_FILE) if a gateway uses its own certificate".into(),
             (_, FailureKind::Incomplete) => "the answer was cut short; try a narrower question or a higher verbosity".into(),
             (_, FailureKind::Refusal) => "the model declined to answer; rephrase the question".into(),
-            (_, FailureKind::Expired) => "OpenAI keeps a background answer only for a limited time: call the tool again for a new one".into(),
+            (_, FailureKind::Expired) => format!("{service} keeps a background answer only for a limited time: call the tool again for a new one"),
             _ => "try again; if it keeps failing, run with --debug and check the log".into(),
         }
     }
 }
 
-/// What advice may name: the key's variable, and the model with the setting it came from.
-#[derive(Clone, Copy, Debug, Default)]
+/// What advice may name: the service, the key's variable, and the model with the setting
+/// it came from.
+#[derive(Clone, Copy, Debug)]
 pub struct Advice<'a> {
+    /// The service called, as its users know it ([`super::options::Api::name`]).
+    pub service: &'a str,
     /// The variable that holds the API key.
     pub api_key_env: &'a str,
     /// The model called.
     pub model: Option<&'a str>,
     /// Where it was configured, such as `model_profiles.answer.model`.
     pub model_setting: Option<&'a str>,
+}
+
+impl Default for Advice<'_> {
+    fn default() -> Self {
+        Advice {
+            service: super::options::Api::OpenAi.name(),
+            api_key_env: "",
+            model: None,
+            model_setting: None,
+        }
+    }
 }
 
 impl Advice<'_> {

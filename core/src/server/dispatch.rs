@@ -224,6 +224,7 @@ impl Server {
             ToolFailure::Draining
         } else if !self.config.credentials_ready {
             ToolFailure::MissingKey {
+                service: self.config.api.name(),
                 env: &self.config.api_key_env,
             }
         } else if let Some(why) = retired() {

@@ -132,6 +132,7 @@ impl Server {
         let first_task = (config.jitter_seed >> 1).max(1);
         let desk = crate::desk::Desk::new(&config, first_task);
         let wording = crate::mcp::failure::Wording {
+            service: config.api.name(),
             api_key_env: config.api_key_env.clone(),
             debug: config.debug,
         };

@@ -162,6 +162,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::providers::a_whole_answer_slower_than_the_idle_timeout_is_waited_for);
             }
             #[test]
+            fn failures_name_the_service_that_failed() {
+                $crate::run($bin, $crate::suite::providers::failures_name_the_service_that_failed);
+            }
+            #[test]
             fn the_new_presets_show_their_values_and_refuse_what_their_api_lacks() {
                 $crate::run($bin, $crate::suite::providers::the_new_presets_show_their_values_and_refuse_what_their_api_lacks);
             }

@@ -336,6 +336,44 @@ pub fn a_whole_answer_slower_than_the_idle_timeout_is_waited_for() {
     assert_eq!(fake.requests().len(), 1, "asked once, never retried");
 }
 
+/// A failure names the service that failed, so neither the model nor its user goes
+/// looking at OpenAI for a Parallel or Perplexity outage or key.
+pub fn failures_name_the_service_that_failed() {
+    for (provider, service, key_env) in [
+        ("parallel", "Parallel", "PARALLEL_API_KEY"),
+        ("perplexity", "Perplexity", "PERPLEXITY_API_KEY"),
+    ] {
+        let fake = FakeOpenAi::fixed(500, fixture("error-500-server-error.json"));
+        let opts = Opts {
+            key: false,
+            ..Opts::upstream(&fake.url)
+        }
+        .arg("--provider")
+        .arg(provider)
+        .env(key_env, PLANTED_KEY)
+        .env("OPENAI_MAX_RETRIES", "0");
+        let mut mcp = Mcp::spawn(opts);
+        mcp.initialize("2025-11-25");
+        let reply = mcp.call(1, "answer", json!({"query": "q"}));
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert!(
+            text.starts_with(&format!("The {service} request failed: "))
+                && text.contains(&format!("{service} had a server error")),
+            "{reply}"
+        );
+        assert!(!text.contains("OpenAI"), "{reply}");
+
+        let mut keyless = spawn(&fake, provider, None);
+        let reply = keyless.call(1, "answer", json!({"query": "q"}));
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert!(
+            text.starts_with(&format!("The server has no {service} API key"))
+                && text.contains(key_env),
+            "{reply}"
+        );
+    }
+}
+
 pub fn the_new_presets_show_their_values_and_refuse_what_their_api_lacks() {
     for (provider, key_env, base) in [
         (
