@@ -77,11 +77,12 @@ pub enum Incoming {
 pub enum CallState {
     /// Waiting for a free slot.
     Queued,
-    /// An attempt is in flight until `deadline`; at `idle_at` it is checked for silence.
+    /// An attempt is in flight until `deadline`; at `idle_at` it is checked for silence
+    /// (only a streamed answer is: a whole read is silent until it is ready).
     Running {
         attempt: AttemptId,
         deadline: Instant,
-        idle_at: Instant,
+        idle_at: Option<Instant>,
     },
     /// Waiting to retry.
     Backoff { until: Instant },
@@ -130,7 +131,7 @@ impl<C> Call<C> {
         let state = match self.state {
             CallState::Running {
                 deadline, idle_at, ..
-            } => Some(deadline.min(idle_at)),
+            } => Some(idle_at.map_or(deadline, |idle| deadline.min(idle))),
             CallState::Backoff { until } => Some(until),
             CallState::Queued => None,
         };

@@ -155,7 +155,9 @@ impl<C: Clone> CallEngine<C> {
                     attempt, deadline, ..
                 } if deadline <= now.instant => self.attempt_deadline(now, id, attempt),
                 CallState::Running {
-                    attempt, idle_at, ..
+                    attempt,
+                    idle_at: Some(idle_at),
+                    ..
                 } if idle_at <= now.instant => self.idle_check(now, id, attempt),
                 CallState::Backoff { until } if until <= now.instant => self.start_attempt(now, id),
                 _ if progress_due => self.tick_progress(now, id),
@@ -192,18 +194,18 @@ impl<C: Clone> CallEngine<C> {
             return;
         };
         let silent_until = after(call.last_byte, idle);
-        let service = call.plan.api.name();
         if silent_until > now.instant {
             if let CallState::Running {
                 deadline, idle_at, ..
             } = &mut call.state
             {
-                *idle_at = silent_until;
+                *idle_at = Some(silent_until);
                 let at = (*deadline).min(silent_until);
                 self.timers.schedule(id, at);
             }
             return;
         }
+        let service = call.plan.api.name();
         self.end_attempt(attempt);
         self.events.push_back(CallEvent::Abort(attempt));
         let status = self.calls.get(&id).and_then(|c| c.upstream.status);
@@ -236,11 +238,10 @@ impl<C: Clone> CallEngine<C> {
         // A streamed answer sends events all along, so silence means a stalled connection.
         // A whole read is silent until the service has the whole answer (a long reasoning
         // answer, Parallel's `high` tier: a minute or more), so only its deadline bounds it.
-        let idle_at = if call.plan.stream {
-            after(now.instant, self.settings.idle_timeout)
-        } else {
-            deadline
-        };
+        let idle_at = call
+            .plan
+            .stream
+            .then(|| after(now.instant, self.settings.idle_timeout));
         call.state = CallState::Running {
             attempt,
             deadline,
@@ -278,7 +279,8 @@ impl<C: Clone> CallEngine<C> {
             body,
             to,
         }));
-        self.timers.schedule(id, deadline.min(idle_at));
+        self.timers
+            .schedule(id, idle_at.map_or(deadline, |idle| deadline.min(idle)));
         let message = if first {
             format!("searching the web and waiting for {service}")
         } else {
