@@ -115,11 +115,7 @@ impl Desk {
                 settings.background_poll(),
             ),
             settings,
-            wording: Wording {
-                service: config.api.name(),
-                api_key_env: config.api_key_env.clone(),
-                debug: config.debug,
-            },
+            wording: Wording::new(config),
             max_message_bytes: config.max_message_bytes,
             answer_model: config
                 .profiles

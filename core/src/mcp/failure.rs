@@ -379,18 +379,28 @@ mod tests {
     }
 }
 
-/// How this server words a call's end for `tools/call`: which variable holds the API key
-/// (named in advice) and whether failures carry their debug details. One value, kept by
-/// whoever answers calls (the server for plain calls, the desk for tasks).
-#[derive(Clone, Debug, Default)]
+/// How this server words a call's end for `tools/call`: the service and the variable
+/// holding its API key (named in advice), and whether failures carry their debug details.
+/// One value, kept by whoever answers calls (the server for plain calls, the desk for
+/// tasks).
+#[derive(Clone, Debug)]
 pub(crate) struct Wording {
     /// The service called ([`crate::settings::Api::name`]).
-    pub service: &'static str,
-    pub api_key_env: String,
-    pub debug: bool,
+    service: &'static str,
+    api_key_env: String,
+    debug: bool,
 }
 
 impl Wording {
+    /// The wording `config` asks for.
+    pub(crate) fn new(config: &crate::settings::ServerConfig) -> Self {
+        Wording {
+            service: config.api.name(),
+            api_key_env: config.api_key_env.clone(),
+            debug: config.debug,
+        }
+    }
+
     /// What `tools/call` returns for a call that ended with `outcome` (priced at `cost`),
     /// as `version` shapes answers and failures.
     pub(crate) fn priced_result(

@@ -131,11 +131,7 @@ impl Server {
         // put that would meet an existing task is refused by the store all the same.
         let first_task = (config.jitter_seed >> 1).max(1);
         let desk = crate::desk::Desk::new(&config, first_task);
-        let wording = crate::mcp::failure::Wording {
-            service: config.api.name(),
-            api_key_env: config.api_key_env.clone(),
-            debug: config.debug,
-        };
+        let wording = crate::mcp::failure::Wording::new(&config);
         let tracer = crate::spans::Tracer::new(config.traces, config.jitter_seed.rotate_left(29));
         Server {
             framer: Framer::new(config.max_message_bytes),
