@@ -7,15 +7,24 @@ use crate::*;
 /// A server for `provider` whose base URL is the fake (set explicitly, so it wins over
 /// the preset), with `key_env` holding the planted key when given.
 fn spawn(fake: &FakeOpenAi, provider: &str, key_env: Option<&str>) -> Mcp {
-    let mut opts = Opts {
+    initialized(preset(fake, provider, key_env))
+}
+
+/// The options of [`spawn`]'s server, for a test that adds its own.
+fn preset(fake: &FakeOpenAi, provider: &str, key_env: Option<&str>) -> Opts {
+    let opts = Opts {
         key: false,
         ..Opts::upstream(&fake.url)
     }
     .arg("--provider")
     .arg(provider);
-    if let Some(name) = key_env {
-        opts = opts.env(name, PLANTED_KEY);
+    match key_env {
+        Some(name) => opts.env(name, PLANTED_KEY),
+        None => opts,
     }
+}
+
+fn initialized(opts: Opts) -> Mcp {
     let mut mcp = Mcp::spawn(opts);
     mcp.initialize("2025-11-25");
     mcp
@@ -317,16 +326,10 @@ pub fn a_whole_answer_slower_than_the_idle_timeout_is_waited_for() {
     let fake = FakeOpenAi::start(|_, _| {
         Action::json(200, PARALLEL_REPLY.as_bytes()).after(Duration::from_millis(2_500))
     });
-    let opts = Opts {
-        key: false,
-        ..Opts::upstream(&fake.url)
-    }
-    .arg("--provider")
-    .arg("parallel")
-    .env("PARALLEL_API_KEY", PLANTED_KEY)
-    .temp_config("slow-whole", "request: {idle_timeout_ms: 1000}\n");
-    let mut mcp = Mcp::spawn(opts);
-    mcp.initialize("2025-11-25");
+    let mut mcp = initialized(
+        preset(&fake, "parallel", Some("PARALLEL_API_KEY"))
+            .temp_config("slow-whole", "request: {idle_timeout_ms: 1000}\n"),
+    );
     let reply = mcp.call(1, "answer", json!({"query": "q"}));
     let answer = &reply["result"]["structuredContent"];
     assert_eq!(
@@ -344,16 +347,8 @@ pub fn failures_name_the_service_that_failed() {
         ("perplexity", "Perplexity", "PERPLEXITY_API_KEY"),
     ] {
         let fake = FakeOpenAi::fixed(500, fixture("error-500-server-error.json"));
-        let opts = Opts {
-            key: false,
-            ..Opts::upstream(&fake.url)
-        }
-        .arg("--provider")
-        .arg(provider)
-        .env(key_env, PLANTED_KEY)
-        .env("OPENAI_MAX_RETRIES", "0");
-        let mut mcp = Mcp::spawn(opts);
-        mcp.initialize("2025-11-25");
+        let mut mcp =
+            initialized(preset(&fake, provider, Some(key_env)).env("OPENAI_MAX_RETRIES", "0"));
         let reply = mcp.call(1, "answer", json!({"query": "q"}));
         let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
         assert!(
