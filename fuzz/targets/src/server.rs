@@ -33,6 +33,9 @@ pub fn server(data: &[u8]) {
             calls_per_minute: Some(6),
             spend_per_day: responses_mcp_core::openai::pricing::Picodollars::from_usd(0.05),
         },
+        // Streamed answers (an idle deadline) and whole reads (none) alike, without
+        // spending a script byte on the choice.
+        stream: data.len() % 2 == 0,
         ..ServerConfig::default()
     };
     let mut server = Harness::new(config);
