@@ -281,11 +281,15 @@ impl<C: Clone> CallEngine<C> {
         }));
         self.timers
             .schedule(id, idle_at.map_or(deadline, |idle| deadline.min(idle)));
-        let message = if first {
-            format!("searching the web and waiting for {service}")
+        // One allocation of the right size, as the message was before it named the service.
+        let doing = if first {
+            "searching the web and waiting for "
         } else {
-            format!("waiting for {service}")
+            "waiting for "
         };
+        let mut message = String::with_capacity(doing.len() + service.len());
+        message.push_str(doing);
+        message.push_str(service);
         self.set_progress(now, id, message);
     }
 
