@@ -156,6 +156,9 @@ impl<C: Clone> CallEngine<C> {
     pub(super) fn remove(&mut self, id: CallId) -> Option<Call<C>> {
         let call = self.calls.remove(&id)?;
         self.by_request.remove(&call.key);
+        if matches!(call.work, Work::Fetch(_)) {
+            self.identity_fetches -= 1;
+        }
         if !call.work.takes_slot() {
             self.fetches -= 1;
         } else if call.state != CallState::Queued {

@@ -50,7 +50,7 @@ use std::time::Instant;
 
 /// An internal call number; never the client's request id.
 pub type CallId = u64;
-pub use work::{Stored, StoredState, Work, MAX_FETCHES};
+pub use work::{Stored, StoredState, Work, MAX_FETCHES, MAX_IDENTITY_FETCHES};
 
 /// The call engine. `C` is what the owner attaches to each call to route its outcome.
 ///
@@ -60,7 +60,8 @@ pub use work::{Stored, StoredState, Work, MAX_FETCHES};
 /// - `slots` counts the calls whose work takes a slot and that left the queue: a slot is
 ///   held from the first attempt to the end, backoffs included, so retries never run
 ///   beyond `max_inflight`;
-/// - `fetches` counts the calls whose work is a read or cancel;
+/// - `fetches` counts the calls that take no slot (reads, cancels, lookups, identity
+///   fetches), `identity_fetches` those of them fetching for the identity provider;
 /// - `queue` holds exactly the `Queued` calls, each once, oldest first;
 /// - `timers` holds a live entry for every deadline of every call (stale extra entries
 ///   allowed), and its top is live after [`Timers::prune`](crate::timers::Timers::prune).
@@ -73,6 +74,8 @@ pub struct CallEngine<C> {
     slots: usize,
     /// Reads and cancels in the engine (they take no slot).
     fetches: usize,
+    /// Of `fetches`, those of the identity provider's documents (their own room).
+    identity_fetches: usize,
     queue: VecDeque<CallId>,
     timers: Timers<CallId>,
     limits: ModelLimits,
@@ -108,6 +111,7 @@ impl<C: Clone> CallEngine<C> {
             by_attempt: BTreeMap::new(),
             slots: 0,
             fetches: 0,
+            identity_fetches: 0,
             queue: VecDeque::new(),
             timers: Timers::default(),
             limits: ModelLimits::default(),
@@ -266,10 +270,10 @@ impl<C: Clone> CallEngine<C> {
             return Err(Refused::DuplicateId);
         }
         let running = self.slots;
-        let busy = if work.takes_slot() {
-            self.is_full()
-        } else {
-            self.fetches >= MAX_FETCHES
+        let busy = match &work {
+            work if work.takes_slot() => self.is_full(),
+            Work::Fetch(_) => self.identity_fetches >= MAX_IDENTITY_FETCHES,
+            _ => self.fetches - self.identity_fetches >= MAX_FETCHES,
         };
         if busy {
             return Err(Refused::Busy {
@@ -293,6 +297,9 @@ impl<C: Clone> CallEngine<C> {
         let takes_slot = work.takes_slot();
         if !takes_slot {
             self.fetches += 1;
+        }
+        if matches!(work, Work::Fetch(_)) {
+            self.identity_fetches += 1;
         }
         self.by_request.insert(key.clone(), id);
         self.calls.insert(
@@ -419,6 +426,12 @@ impl<C: Clone> CallEngine<C> {
         assert_eq!(slots, self.slots);
         let fetches = self.calls.values().filter(|c| !c.work.takes_slot()).count();
         assert_eq!(fetches, self.fetches);
+        let identity = self
+            .calls
+            .values()
+            .filter(|c| matches!(c.work, Work::Fetch(_)))
+            .count();
+        assert_eq!(identity, self.identity_fetches);
         for (attempt, id) in &self.by_attempt {
             let state = self.calls.get(id).map(|c| c.state);
             assert!(matches!(state, Some(CallState::Running { attempt: a, .. }) if a == *attempt));

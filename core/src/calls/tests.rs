@@ -266,3 +266,35 @@ fn progress_increases_at_the_interval_and_stops_at_the_end() {
     );
     assert_eq!(b.engine.poll_timeout(), None, "no progress after the end");
 }
+
+#[test]
+fn identity_fetches_have_a_room_of_their_own_beside_full_reads() {
+    let mut b = Bench::new(2, 2);
+    let now = b.now;
+    let stored = |work: Work| (work, Planned::default());
+    for n in 0..MAX_FETCHES {
+        let (work, planned) = stored(Work::Read(format!("resp_{n}")));
+        b.engine
+            .start_stored(now, 1, work, planned, String::new())
+            .unwrap();
+    }
+    let (work, planned) = stored(Work::Read("resp_more".into()));
+    assert!(
+        b.engine
+            .start_stored(now, 1, work, planned, String::new())
+            .is_err(),
+        "reads are full"
+    );
+    // The identity provider's documents still go out, up to their own room.
+    for n in 0..MAX_IDENTITY_FETCHES {
+        let (work, planned) = stored(Work::Fetch(format!("http://idp/{n}")));
+        b.engine
+            .start_stored(now, 2, work, planned, String::new())
+            .unwrap();
+    }
+    let (work, planned) = stored(Work::Fetch("http://idp/more".into()));
+    assert!(b
+        .engine
+        .start_stored(now, 2, work, planned, String::new())
+        .is_err());
+}

@@ -10,8 +10,12 @@
 use crate::io::HttpMethod;
 use crate::openai::{parse_answer, Answer, FailureKind, ResponseBody, UpstreamFailure, Usage};
 
-/// Most reads and cancels in flight or waiting to retry at once.
+/// Most reads, cancels and model lookups in flight or waiting to retry at once.
 pub const MAX_FETCHES: usize = 64;
+/// Most identity-provider documents in flight at once: a room of their own, so that
+/// background reads filling [`MAX_FETCHES`] never keep the gate from its keys (it asks
+/// for one document at a time).
+pub const MAX_IDENTITY_FETCHES: usize = 4;
 
 /// What a piece of work does upstream.
 #[derive(Clone, Debug, PartialEq, Eq)]

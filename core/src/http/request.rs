@@ -106,8 +106,14 @@ pub enum Incoming {
     /// The client sent `Expect: 100-continue` and waits: write
     /// [`CONTINUE`](super::CONTINUE) before reading the body.
     Continue,
-    /// A whole request.
+    /// A whole request (its body empty when it was skipped).
     Request(Request),
+    /// A request's head is in ([`RequestReader::head`]), none of its body taken yet;
+    /// said only by a reader [announcing heads](RequestReader::announcing_heads).
+    Head,
+    /// The next bytes of a body the host skips ([`RequestReader::skip_body`]), to look
+    /// at and drop.
+    Skipped(Vec<u8>),
 }
 
 /// Reads the requests of one connection.
@@ -115,6 +121,8 @@ pub struct RequestReader {
     buf: Vec<u8>,
     state: State,
     limits: RequestLimits,
+    /// Say [`Incoming::Head`] once each head is in.
+    announce_heads: bool,
 }
 
 enum State {
@@ -122,24 +130,29 @@ enum State {
     Body {
         head: Head,
         body: Body,
+        /// The host will not use the body: it is handed out as it comes
+        /// ([`Incoming::Skipped`]), never held.
+        skip: bool,
     },
     /// An error was reported; nothing more is read.
     Failed(RequestError),
 }
 
-/// A parsed head waiting for its body.
+/// A parsed head waiting for its body: the request, its body still empty.
 struct Head {
-    method: String,
-    target: String,
-    headers: Vec<(String, String)>,
-    keep_alive: bool,
+    request: Request,
     /// `Continue` is yet to be reported.
     wants_continue: bool,
 }
 
 enum Body {
     Length(usize),
-    Chunked { decoded: usize, chunk: Chunk },
+    Chunked {
+        decoded: usize,
+        chunk: Chunk,
+    },
+    /// A skipped body that has all come.
+    Skipped,
 }
 
 impl RequestReader {
@@ -149,6 +162,17 @@ impl RequestReader {
             buf: Vec::new(),
             state: State::Head,
             limits,
+            announce_heads: false,
+        }
+    }
+
+    /// A reader that says [`Incoming::Head`] as soon as each request's head is in, before
+    /// any of its body is taken: for a host that judges a request by its head and
+    /// [skips](RequestReader::skip_body) the body of one it refuses.
+    pub fn announcing_heads(limits: RequestLimits) -> Self {
+        RequestReader {
+            announce_heads: true,
+            ..RequestReader::new(limits)
         }
     }
 
@@ -162,6 +186,24 @@ impl RequestReader {
     /// Bytes held: the part of a request that arrived so far.
     pub fn buffered(&self) -> usize {
         self.buf.len()
+    }
+
+    /// The head of the request whose body is being read, once it is all in (its `body`
+    /// is empty): enough to decide whether the body is wanted at all.
+    pub fn head(&self) -> Option<&Request> {
+        match &self.state {
+            State::Body { head, .. } => Some(&head.request),
+            State::Head | State::Failed(_) => None,
+        }
+    }
+
+    /// The body of the request whose head is in will not be used: from now on it is
+    /// handed out as it comes, as [`Incoming::Skipped`] pieces of at most what one feed
+    /// brought, and the request comes out with an empty body. Nothing of it is held.
+    pub fn skip_body(&mut self) {
+        if let State::Body { skip, .. } = &mut self.state {
+            *skip = true;
+        }
     }
 
     /// Whether bytes of a request arrived that no request came out of yet: a connection
@@ -180,24 +222,37 @@ impl RequestReader {
                     return Err(e);
                 }
                 State::Head => match self.read_head() {
+                    Ok(Some(state)) if self.announce_heads => {
+                        self.state = state;
+                        return Ok(Some(Incoming::Head));
+                    }
                     Ok(Some(state)) => self.state = state,
                     Ok(None) => return Ok(None),
                     Err(e) => return Err(self.fail(e)),
                 },
-                State::Body { mut head, body } => {
-                    match self.read_body(body) {
-                        Ok(Ok(bytes)) => {
-                            return Ok(Some(Incoming::Request(Request {
-                                method: head.method,
-                                target: head.target,
-                                headers: head.headers,
-                                body: bytes,
-                                keep_alive: head.keep_alive,
-                            })));
+                State::Body {
+                    mut head,
+                    body,
+                    skip,
+                } => {
+                    let read = if skip {
+                        self.skip(body)
+                    } else {
+                        self.read_body(body)
+                    };
+                    match read {
+                        Ok(Read::Whole(bytes)) => {
+                            let mut request = head.request;
+                            request.body = bytes;
+                            return Ok(Some(Incoming::Request(request)));
                         }
-                        Ok(Err(body)) => {
+                        Ok(Read::Skipped(bytes, body)) => {
+                            self.state = State::Body { head, body, skip };
+                            return Ok(Some(Incoming::Skipped(bytes)));
+                        }
+                        Ok(Read::More(body)) => {
                             let ask = std::mem::take(&mut head.wants_continue);
-                            self.state = State::Body { head, body };
+                            self.state = State::Body { head, body, skip };
                             return Ok(ask.then_some(Incoming::Continue));
                         }
                         Err(e) => return Err(self.fail(e)),
@@ -230,39 +285,98 @@ impl RequestReader {
         };
         let (head, body) = parse_head(&self.buf[..end], self.limits.max_body)?;
         self.buf.drain(..end);
-        Ok(Some(State::Body { head, body }))
+        Ok(Some(State::Body {
+            head,
+            body,
+            skip: false,
+        }))
     }
 
-    /// The body once it is all in (`Ok(Ok)`), or the state to wait in (`Ok(Err)`).
-    fn read_body(&mut self, body: Body) -> Result<Result<Vec<u8>, Body>, RequestError> {
+    /// The body once it is all in, or the state to wait in.
+    fn read_body(&mut self, body: Body) -> Result<Read, RequestError> {
         match body {
             Body::Length(n) if self.buf.len() >= n => {
                 let rest = self.buf.split_off(n);
-                Ok(Ok(std::mem::replace(&mut self.buf, rest)))
+                Ok(Read::Whole(std::mem::replace(&mut self.buf, rest)))
             }
-            Body::Length(n) => Ok(Err(Body::Length(n))),
+            Body::Length(n) => Ok(Read::More(Body::Length(n))),
             Body::Chunked {
                 mut decoded,
                 mut chunk,
             } => {
                 let max = self.limits.max_body;
-                let (used, end) = decode_chunks(&mut self.buf, &mut decoded, &mut chunk, max)
-                    .map_err(|e| match e {
-                        ReadError::TooLarge => RequestError::BodyTooLarge(max),
-                        ReadError::Malformed(m) => RequestError::Malformed(m),
-                        ReadError::Closed => RequestError::Malformed("the body was cut short"),
-                    })?;
+                let (used, end) = self.decode(&mut decoded, &mut chunk, max)?;
                 self.buf.truncate(used);
                 match end {
                     Some(end) => {
                         let rest = self.buf.split_off(end);
-                        Ok(Ok(std::mem::replace(&mut self.buf, rest)))
+                        Ok(Read::Whole(std::mem::replace(&mut self.buf, rest)))
                     }
-                    None => Ok(Err(Body::Chunked { decoded, chunk })),
+                    None => Ok(Read::More(Body::Chunked { decoded, chunk })),
                 }
+            }
+            Body::Skipped => Ok(Read::Whole(Vec::new())),
+        }
+    }
+
+    /// What arrived of a skipped body, handed out (the limit still applies to its
+    /// de-chunked size), or its end.
+    fn skip(&mut self, body: Body) -> Result<Read, RequestError> {
+        match body {
+            Body::Length(0) | Body::Skipped => Ok(Read::Whole(Vec::new())),
+            Body::Length(n) if self.buf.is_empty() => Ok(Read::More(Body::Length(n))),
+            Body::Length(n) => {
+                let take = n.min(self.buf.len());
+                let bytes = self.buf.drain(..take).collect();
+                Ok(Read::Skipped(bytes, Body::Length(n - take)))
+            }
+            Body::Chunked { decoded, mut chunk } => {
+                // `decode` writes what it decodes at the front of the buffer: counted
+                // from zero on each call, handed out, and added to what came before.
+                let mut fresh = 0;
+                let max = self.limits.max_body.saturating_sub(decoded);
+                let (used, end) = self.decode(&mut fresh, &mut chunk, max)?;
+                self.buf.truncate(used);
+                let taken = end.unwrap_or(fresh);
+                let bytes: Vec<u8> = self.buf.drain(..taken).collect();
+                let next = match end {
+                    Some(_) => Body::Skipped,
+                    None => Body::Chunked {
+                        decoded: decoded + taken,
+                        chunk,
+                    },
+                };
+                if bytes.is_empty() && end.is_none() {
+                    return Ok(Read::More(next));
+                }
+                Ok(Read::Skipped(bytes, next))
             }
         }
     }
+
+    fn decode(
+        &mut self,
+        decoded: &mut usize,
+        chunk: &mut Chunk,
+        max: usize,
+    ) -> Result<(usize, Option<usize>), RequestError> {
+        let limit = self.limits.max_body;
+        decode_chunks(&mut self.buf, decoded, chunk, max).map_err(|e| match e {
+            ReadError::TooLarge => RequestError::BodyTooLarge(limit),
+            ReadError::Malformed(m) => RequestError::Malformed(m),
+            ReadError::Closed => RequestError::Malformed("the body was cut short"),
+        })
+    }
+}
+
+/// What reading a body gave.
+enum Read {
+    /// The whole body (empty when skipped).
+    Whole(Vec<u8>),
+    /// A piece of a skipped body, and the state after it.
+    Skipped(Vec<u8>, Body),
+    /// Nothing yet: the state to wait in.
+    More(Body),
 }
 
 /// The request line and headers, and how the body is framed.
@@ -321,10 +435,13 @@ fn parse_head(bytes: &[u8], max_body: usize) -> Result<(Head, Body), RequestErro
     let empty = matches!(body, Body::Length(0));
     Ok((
         Head {
-            method,
-            target,
-            headers,
-            keep_alive: !close,
+            request: Request {
+                method,
+                target,
+                headers,
+                body: Vec::new(),
+                keep_alive: !close,
+            },
             wants_continue: wants_continue && !empty,
         },
         body,

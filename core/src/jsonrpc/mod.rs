@@ -9,6 +9,9 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use std::fmt;
 
+mod id_scan;
+pub use id_scan::{IdScan, MAX_ID};
+
 /// Every kind of error this server answers with. [`ErrorKind::code`] is the one place
 /// that maps them to wire codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,11 +17,16 @@
 //! mailbox rule (progress may be dropped, the reply never) and the host's constants; a
 //! host only moves bytes and keeps time.
 
-use super::access::Access;
-use super::endpoint::{health, ready, route, ExchangeResponse, Health, Routed};
-use super::exchange::{Asked, ExchangeOut};
-use crate::http::{Incoming, ReplyHead, RequestError, RequestLimits, RequestReader, CONTINUE};
-use crate::jsonrpc::{ErrorKind, RpcError};
+use super::access::{cut_short, quoted, Access};
+use super::endpoint::{
+    answer, health, judge, read, ready, verify, Early, ExchangeResponse, Health, Routed, Verdict,
+};
+use super::exchange::{Asked, Caller, ExchangeOut};
+use crate::clients::ClientId;
+use crate::http::{
+    Incoming, ReplyHead, Request, RequestError, RequestLimits, RequestReader, CONTINUE,
+};
+use crate::jsonrpc::{ErrorKind, IdScan, RpcError};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -75,9 +80,34 @@ pub struct Timeouts {
     pub request: Duration,
 }
 
+/// What the connection made of the request being read, judged by its head before any of
+/// its body is taken: nothing of a caller who is not admitted is held or built.
+enum Current {
+    /// No head yet.
+    Unjudged,
+    /// Admitted: the body is read whole, then served as `client`.
+    Admitted {
+        client: ClientId,
+        takes_stream: bool,
+        /// By the gate, from a token (no static token to mask in what is echoed).
+        verified: bool,
+    },
+    /// Its bearer token is with the server's gate (an exchange is open); the body waits
+    /// in the client's socket.
+    Verifying { takes_stream: bool },
+    /// The body is skipped as it comes (scanned for a bounded id when the answer is a
+    /// refusal), then `early` answers it.
+    Skipping(Box<(Early, Option<IdScan>)>),
+    /// The body is skipped; the answer was written already (a refused token).
+    Discarding,
+}
+
 /// One connection's state. See the module docs.
 pub struct Connection {
     reader: RequestReader,
+    current: Current,
+    /// The client sent `Expect: 100-continue` and waits for it.
+    continue_owed: bool,
     limits: RequestLimits,
     timeouts: Timeouts,
     /// The response of the exchange in progress.
@@ -94,7 +124,9 @@ impl Connection {
     /// A new connection whose requests are held to `limits` and `timeouts`.
     pub fn new(limits: RequestLimits, timeouts: Timeouts) -> Self {
         Connection {
-            reader: RequestReader::new(limits),
+            reader: RequestReader::announcing_heads(limits),
+            current: Current::Unjudged,
+            continue_owed: false,
             limits,
             timeouts,
             exchange: None,
@@ -110,10 +142,15 @@ impl Connection {
     }
 
     /// Whether the host may read more now. While an exchange is open the host keeps
-    /// reading (to see the client leave), but holds at most one more whole request;
-    /// beyond that it stops reading until the exchange is over.
+    /// reading (to see the client leave), but holds at most one more whole request, and
+    /// while a token is verified at most one read of the body that waits for it; beyond
+    /// that it stops reading until the exchange is over.
     pub fn wants_bytes(&self) -> bool {
-        self.reader.buffered() <= self.limits.max_head + self.limits.max_body
+        let holds = match self.current {
+            Current::Verifying { .. } => READ_CHUNK,
+            _ => self.limits.max_head + self.limits.max_body,
+        };
+        self.reader.buffered() <= holds
     }
 
     /// What bounds the wait for the next bytes.
@@ -135,35 +172,129 @@ impl Connection {
         if self.exchange.is_some() {
             return Step::Await;
         }
-        if self.closing {
-            return Step::Close;
-        }
-        let request = match self.reader.next_incoming() {
-            Ok(None) => {
-                self.deadline = Some(match self.wait() {
-                    Wait::Idle => {
-                        self.request_began = None;
-                        crate::io::after(now, self.timeouts.idle)
-                    }
-                    Wait::Request => {
-                        let began = *self.request_began.get_or_insert(now);
-                        crate::io::after(began, self.timeouts.request)
-                    }
-                });
-                return Step::Read;
+        loop {
+            if self.closing {
+                return Step::Close;
             }
-            Ok(Some(Incoming::Continue)) => return Step::Write(CONTINUE.to_vec()),
-            Ok(Some(Incoming::Request(request))) => request,
-            Err(e) => {
+            match self.reader.next_incoming() {
+                Ok(None) => {}
+                Ok(Some(Incoming::Head)) => match self.judge_head(access) {
+                    Some(step) => return step,
+                    None => continue,
+                },
+                Ok(Some(Incoming::Continue)) => self.continue_owed = true,
+                Ok(Some(Incoming::Skipped(bytes))) => {
+                    if let Current::Skipping(skipping) = &mut self.current {
+                        if let (_, Some(scan)) = skipping.as_mut() {
+                            scan.feed(&bytes);
+                        }
+                    }
+                    continue;
+                }
+                Ok(Some(Incoming::Request(request))) => match self.whole(&request, access) {
+                    Some(routed) => return self.routed(&request, routed, load),
+                    // Answered already, or closing.
+                    None => continue,
+                },
+                Err(e) => {
+                    self.closing = true;
+                    return Step::Write(refusal(&e));
+                }
+            }
+            // A body is to come.
+            if self.continue_owed && !matches!(self.current, Current::Verifying { .. }) {
+                self.continue_owed = false;
+                return Step::Write(CONTINUE.to_vec());
+            }
+            self.deadline = Some(match self.wait() {
+                Wait::Idle => {
+                    self.request_began = None;
+                    crate::io::after(now, self.timeouts.idle)
+                }
+                Wait::Request => {
+                    let began = *self.request_began.get_or_insert(now);
+                    crate::io::after(began, self.timeouts.request)
+                }
+            });
+            return Step::Read;
+        }
+    }
+
+    /// Judges the head just in: the body is read for an admitted caller, waits while a
+    /// token is verified (the exchange that asks it is the step), or is skipped.
+    fn judge_head(&mut self, access: &Access) -> Option<Step> {
+        let head = self.reader.head()?;
+        match judge(head, access) {
+            Verdict::Read {
+                caller: Caller::Client(client),
+                takes_stream,
+            } => {
+                self.current = Current::Admitted {
+                    client,
+                    takes_stream,
+                    verified: false,
+                };
+                None
+            }
+            Verdict::Read {
+                caller: Caller::Bearer(token),
+                takes_stream,
+            } => match verify(head, token, takes_stream) {
+                Routed::Exchange { asked, response } => {
+                    self.current = Current::Verifying { takes_stream };
+                    self.exchange = Some(response);
+                    Some(Step::Exchange { asked })
+                }
+                Routed::Respond(bytes) => Some(Step::Write(bytes)),
+                Routed::Health | Routed::Ready => None,
+            },
+            Verdict::Answer(early) => {
+                let scan = matches!(early, Early::Refused { .. }).then(IdScan::new);
+                self.current = Current::Skipping(Box::new((early, scan)));
+                self.reader.skip_body();
+                None
+            }
+        }
+    }
+
+    /// A whole request, as its head was judged: what it gets (`None`: nothing, its
+    /// answer was written already, or the connection closes).
+    fn whole(&mut self, request: &Request, access: &Access) -> Option<Routed> {
+        let current = std::mem::replace(&mut self.current, Current::Unjudged);
+        self.continue_owed = false;
+        self.closing = !request.keep_alive;
+        let routed = match current {
+            Current::Admitted {
+                client,
+                takes_stream,
+                verified: false,
+            } => read(request, &|v| access.shown(v), takes_stream, client),
+            Current::Admitted {
+                client,
+                takes_stream,
+                verified: true,
+            } => read(request, &|v| quoted(&cut_short(v)), takes_stream, client),
+            Current::Skipping(skipping) => {
+                let (early, scan) = *skipping;
+                answer(request, early, scan.and_then(IdScan::finish))
+            }
+            Current::Discarding => return None,
+            // Every head is judged as it comes; a body never completes while its token
+            // is with the gate (the exchange is open, and nothing is read from it).
+            Current::Unjudged | Current::Verifying { .. } => {
+                log::warn!("a request completed before its head was judged; closing");
                 self.closing = true;
-                return Step::Write(refusal(&e));
+                return None;
             }
         };
-        self.closing = !request.keep_alive;
-        match route(&request, access) {
+        Some(routed)
+    }
+
+    fn routed(&mut self, request: &Request, routed: Routed, load: impl FnOnce() -> Health) -> Step {
+        match routed {
             Routed::Respond(bytes) => Step::Write(bytes),
-            Routed::Health => Step::Write(health(&request, load())),
-            Routed::Ready => Step::Write(ready(&request, load())),
+            Routed::Health => Step::Write(health(request, load())),
+            Routed::Ready => Step::Write(ready(request, load())),
             Routed::Exchange { asked, response } => {
                 self.exchange = Some(response);
                 Step::Exchange { asked }
@@ -172,14 +303,34 @@ impl Connection {
     }
 
     /// The bytes to write for the server's `out` on the open exchange (none when no
-    /// exchange is open: the server spoke to a connection that has moved on).
+    /// exchange is open: the server spoke to a connection that has moved on). A verified
+    /// token's request is read on as that client; a refused one's body is skipped.
     pub fn reply(&mut self, out: ExchangeOut) -> Vec<u8> {
         let Some(response) = self.exchange.as_mut() else {
             return Vec::new();
         };
+        if let Current::Verifying { takes_stream } = self.current {
+            if let ExchangeOut::Verified(client) = out {
+                self.exchange = None;
+                self.current = Current::Admitted {
+                    client,
+                    takes_stream,
+                    verified: true,
+                };
+                // The body's time runs from now: the gate's wait is not the client's.
+                self.request_began = None;
+                return Vec::new();
+            }
+        }
         let (bytes, done) = response.write(out);
         if done {
             self.exchange = None;
+            if let Current::Verifying { .. } = self.current {
+                // Refused: its body, still unread, is dropped as it comes.
+                self.current = Current::Discarding;
+                self.continue_owed = false;
+                self.reader.skip_body();
+            }
         }
         bytes
     }

@@ -7,8 +7,8 @@
 //! token), method, media types, JSON, protocol version header, the 2026-07-28 mirrored
 //! headers.
 
-use super::access::{cut_short, quoted, Access, Denied};
-use super::exchange::{Asked, Caller, ExchangeOut, Post};
+use super::access::{Access, Denied};
+use super::exchange::{Asked, Caller};
 use super::headers;
 use crate::clients::ClientId;
 use crate::http::{ReplyHead, Request};
@@ -48,11 +48,95 @@ pub enum Routed {
     },
 }
 
-/// Decides what `request` gets. A `HEAD` request gets the head `GET` would, never a body
-/// (RFC 9110, 9.3.2): a client reads the head's `Content-Length` as the size of a body
-/// that does not come, and bytes after the head would be read as the next response.
+/// What a request's head decides, before any of its body is read.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Read the body: the request goes on as `caller` (a bearer token is verified by
+    /// the server's gate first, its body still unread).
+    Read {
+        /// Who sent it, as far as the head tells.
+        caller: Caller,
+        /// The reply may be an event stream.
+        takes_stream: bool,
+    },
+    /// The body is not needed: it is skipped as it comes, then this is the answer.
+    Answer(Early),
+}
+
+/// An answer decided by the head alone.
+#[derive(Debug)]
+pub enum Early {
+    /// This whole response.
+    Respond(Vec<u8>),
+    /// A caller the access rules refused, answered with the id of its request when the
+    /// body, skipped as it came, held a bounded one ([`crate::jsonrpc::IdScan`]).
+    Refused {
+        /// The status and challenge.
+        head: ReplyHead,
+        /// Why.
+        error: RpcError,
+    },
+    /// `GET /health`.
+    Health,
+    /// `GET /ready`.
+    Ready,
+    /// `GET /metrics` by a caller allowed to read them.
+    Metrics,
+}
+
+/// Decides what `request` gets, all at once: the head's verdict, then its answer (the
+/// id of a refused caller scanned from the body), the token to verify, or the message
+/// to serve. A host that reads bodies as they come uses [`judge`], [`answer`] and
+/// [`read`] instead, so that no body is held before its caller is admitted.
 pub fn route(request: &Request, access: &Access) -> Routed {
-    let routed = decide(request, access);
+    match judge(request, access) {
+        Verdict::Answer(early) => {
+            let mut scan = crate::jsonrpc::IdScan::new();
+            scan.feed(&request.body);
+            answer(request, early, scan.finish())
+        }
+        Verdict::Read {
+            caller: Caller::Client(client),
+            takes_stream,
+        } => read(request, &|v| access.shown(v), takes_stream, client),
+        Verdict::Read {
+            caller: Caller::Bearer(token),
+            takes_stream,
+        } => verify(request, token, takes_stream),
+    }
+}
+
+/// The answer a head decided, for `request` (whose body was skipped) and the `id` its
+/// body held. A `HEAD` request gets the head `GET` would, never a body.
+pub fn answer(request: &Request, early: Early, id: Option<RequestId>) -> Routed {
+    let routed = match early {
+        Early::Respond(bytes) => Routed::Respond(bytes),
+        Early::Refused { head, error } => Routed::Respond(rpc_error(head, id, error)),
+        Early::Health => Routed::Health,
+        Early::Ready => Routed::Ready,
+        Early::Metrics => Routed::Exchange {
+            asked: Asked::Metrics,
+            response: ExchangeResponse::new(request.keep_alive, false),
+        },
+    };
+    head_only(request, routed)
+}
+
+/// The JSON-RPC message of an admitted `client`'s POST, read from its whole body (see
+/// [`exchange`]); `shown` quotes the request's own values in errors.
+pub fn read(
+    request: &Request,
+    shown: &dyn Fn(&str) -> String,
+    takes_stream: bool,
+    client: ClientId,
+) -> Routed {
+    head_only(request, exchange(request, shown, takes_stream, client))
+}
+
+/// A `HEAD` request gets the head `GET` would, never a body (RFC 9110, 9.3.2): a client
+/// reads the head's `Content-Length` as the size of a body that does not come, and
+/// bytes after the head would be read as the next response.
+fn head_only(request: &Request, routed: Routed) -> Routed {
     if request.method != "HEAD" {
         return routed;
     }
@@ -73,14 +157,17 @@ pub fn route(request: &Request, access: &Access) -> Routed {
     }
 }
 
-fn decide(request: &Request, access: &Access) -> Routed {
+/// Judges a request by its head: path, access (`Host`, `Origin`, token), method, media
+/// types. Nothing here reads the body.
+pub fn judge(request: &Request, access: &Access) -> Verdict {
     let keep_alive = request.keep_alive;
     let path = request.path();
+    let respond = |bytes: Vec<u8>| Verdict::Answer(Early::Respond(bytes));
     if path == HEALTH_PATH || path == READY_PATH {
         return match request.method.as_str() {
-            "GET" | "HEAD" if path == READY_PATH => Routed::Ready,
-            "GET" | "HEAD" => Routed::Health,
-            _ => Routed::Respond(
+            "GET" | "HEAD" if path == READY_PATH => Verdict::Answer(Early::Ready),
+            "GET" | "HEAD" => Verdict::Answer(Early::Health),
+            _ => respond(
                 ReplyHead::new(405, keep_alive)
                     .header("allow", "GET")
                     .with_body(b""),
@@ -88,10 +175,10 @@ fn decide(request: &Request, access: &Access) -> Routed {
         };
     }
     let refuse = |status: u16, error: RpcError| {
-        Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
+        respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
     };
     if is_oauth_path(path) {
-        return Routed::Respond(match &access.oauth {
+        return respond(match &access.oauth {
             Some(door) => oauth_path(request, door),
             None => no_oauth(keep_alive),
         });
@@ -108,7 +195,7 @@ fn decide(request: &Request, access: &Access) -> Routed {
     }
     let caller = match access.check(request) {
         Ok(caller) => caller,
-        Err(denied) => return refused(request, access, denied),
+        Err(denied) => return Verdict::Answer(refused(request, access, denied)),
     };
     if request.method != "POST" {
         let head = ReplyHead::new(405, keep_alive).header("allow", "POST");
@@ -117,7 +204,7 @@ fn decide(request: &Request, access: &Access) -> Routed {
             access.shown(&request.method)
         );
         let error = RpcError::new(ErrorKind::InvalidRequest, message);
-        return Routed::Respond(rpc_error(head, None, error));
+        return respond(rpc_error(head, None, error));
     }
     let json_body = request
         .header("content-type")
@@ -132,59 +219,28 @@ fn decide(request: &Request, access: &Access) -> Routed {
         let message = "the reply is application/json or text/event-stream: accept at least one";
         return refuse(406, RpcError::new(ErrorKind::InvalidRequest, message));
     }
-    match caller {
-        Caller::Client(client) => exchange(request, &|v| access.shown(v), takes_stream, client),
-        // The gate judges the token before anything reads the body.
-        Caller::Bearer(token) => unverified(request, takes_stream, token),
+    Verdict::Read {
+        caller,
+        takes_stream,
     }
 }
 
-/// A POST whose token the server's gate must verify: held as it came, its body unread.
-fn unverified(request: &Request, takes_stream: bool, token: BearerToken) -> Routed {
-    let mut held = request.clone();
-    held.headers.retain(|(name, _)| name != "authorization");
+/// A POST whose bearer token the server's gate must verify before its body is read: the
+/// exchange that asks it. Its end ([`super::exchange::ExchangeOut::Verified`], or a refusal) comes before
+/// any byte of the body is taken in.
+pub fn verify(request: &Request, token: BearerToken, takes_stream: bool) -> Routed {
+    let mut response = ExchangeResponse::new(request.keep_alive, takes_stream);
+    response.head_only = request.method == "HEAD";
     Routed::Exchange {
-        asked: Asked::Unverified {
-            token,
-            post: Post {
-                request: Box::new(held),
-                takes_stream,
-            },
-        },
-        response: ExchangeResponse {
-            keep_alive: request.keep_alive,
-            takes_stream,
-            modern: false,
-            streaming: false,
-            head_only: false,
-        },
-    }
-}
-
-impl Post {
-    /// The held request as its admitted `client` sent it: the JSON-RPC message to serve
-    /// (and the out that tells the response what it is), or the whole response that
-    /// refuses its body.
-    pub fn admit(self, client: ClientId) -> Result<(Asked, ExchangeOut), ExchangeOut> {
-        // A verified identity's request holds no static token to mask.
-        let shown = |value: &str| quoted(&cut_short(value));
-        match exchange(&self.request, &shown, self.takes_stream, client) {
-            Routed::Exchange { asked, response } => Ok((
-                asked,
-                ExchangeOut::Admitted {
-                    modern: response.modern,
-                },
-            )),
-            Routed::Respond(bytes) => Err(ExchangeOut::Whole(bytes)),
-            Routed::Health | Routed::Ready => Err(ExchangeOut::Whole(Vec::new())),
-        }
+        asked: Asked::Token(token),
+        response,
     }
 }
 
 /// A request the access rules refused: 403, or 401 with the challenge RFC 6750 (section
 /// 3) asks for: no credentials get the bare challenge, a wrong token the `invalid_token`
 /// error.
-fn refused(request: &Request, access: &Access, denied: Denied) -> Routed {
+fn refused(request: &Request, access: &Access, denied: Denied) -> Early {
     let mut head = ReplyHead::new(denied.status(), request.keep_alive);
     if let Denied::Token(missing) = denied {
         // OAuth mode: the challenge MCP clients follow to the protected resource's
@@ -198,12 +254,12 @@ fn refused(request: &Request, access: &Access, denied: Denied) -> Routed {
         head = head.header("www-authenticate", challenge);
     }
     let error = RpcError::new(ErrorKind::InvalidRequest, denied.to_string());
-    Routed::Respond(rpc_error(head, request_id(&request.body), error))
+    Early::Refused { head, error }
 }
 
 /// `GET /metrics`, under the same Host, Origin and token rules as `/mcp` (the figures
 /// say how the service is used, so they are not for anyone who can reach the port).
-fn metrics(request: &Request, access: &Access) -> Routed {
+fn metrics(request: &Request, access: &Access) -> Verdict {
     let keep_alive = request.keep_alive;
     let caller = match access.check(request) {
         Ok(caller) => caller,
@@ -216,32 +272,27 @@ fn metrics(request: &Request, access: &Access) -> Routed {
                 );
                 head = head.header("www-authenticate", challenge);
             }
-            return Routed::Respond(head.with_body(format!("{denied}\n").as_bytes()));
+            return Verdict::Answer(Early::Respond(
+                head.with_body(format!("{denied}\n").as_bytes()),
+            ));
         }
     };
     if let Caller::Bearer(_) = caller {
         // The figures name other identities and their spend: they are for the operators
         // (the static token, or the metrics listener), not for everyone who signs in.
         let message = "the metrics are served to the static token (server.http.token_env) or on the metrics listener (server.http.metrics_listen), not to an identity of the identity provider\n";
-        return Routed::Respond(ReplyHead::new(403, keep_alive).with_body(message.as_bytes()));
+        return Verdict::Answer(Early::Respond(
+            ReplyHead::new(403, keep_alive).with_body(message.as_bytes()),
+        ));
     }
     if request.method != "GET" && request.method != "HEAD" {
-        return Routed::Respond(
+        return Verdict::Answer(Early::Respond(
             ReplyHead::new(405, keep_alive)
                 .header("allow", "GET")
                 .with_body(b""),
-        );
+        ));
     }
-    Routed::Exchange {
-        asked: Asked::Metrics,
-        response: ExchangeResponse {
-            keep_alive,
-            takes_stream: false,
-            modern: false,
-            streaming: false,
-            head_only: false,
-        },
-    }
+    Verdict::Answer(Early::Metrics)
 }
 
 /// A POST that passed the access and content checks: its JSON-RPC message, with its
@@ -315,11 +366,8 @@ fn exchange(
                 .and_then(|v| crate::mcp::trace::TraceParent::parse(v.trim()).ok()),
         },
         response: ExchangeResponse {
-            keep_alive,
-            takes_stream,
             modern,
-            streaming: false,
-            head_only: false,
+            ..ExchangeResponse::new(keep_alive, takes_stream)
         },
     }
 }
@@ -370,20 +418,6 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
 }
 
 /// A response carrying a JSON-RPC error (without `id` when none could be read).
-/// The id of the JSON-RPC request in `body`, when it holds one: a refusal before the
-/// message is read still answers that request, so a client that matches errors to its
-/// requests by id (the Python SDK) shows the reason instead of a stand-in.
-fn request_id(body: &[u8]) -> Option<RequestId> {
-    // Only `id` is kept: the rest is skipped as it is read, so a refused caller's large
-    // body builds nothing (a parsed 1 MiB body takes tens of MiB).
-    #[derive(serde::Deserialize)]
-    struct IdOnly {
-        id: Option<Value>,
-    }
-    let message: IdOnly = serde_json::from_slice(body).ok()?;
-    RequestId::from_value(&message.id?)
-}
-
 fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {
     head.header("content-type", "application/json")
         .with_body(&error.envelope(id.as_ref()))

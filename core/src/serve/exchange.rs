@@ -35,45 +35,17 @@ pub enum Asked {
     /// answered with [`ExchangeOut::Metrics`].
     Metrics,
     /// OAuth mode: a POST to `/mcp` whose bearer token the server's gate has yet to
-    /// verify. Its body is the bytes that came, not parsed until the caller is admitted
-    /// ([`Post::admit`]): nothing is built for a caller nobody has admitted.
-    Unverified {
-        /// The token to verify.
-        token: BearerToken,
-        /// The request, unparsed.
-        post: Post,
-    },
-}
-
-/// A POST to `/mcp` held as it came (without its `Authorization` header, which the
-/// token carries) until its caller is admitted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Post {
-    pub(super) request: Box<crate::http::Request>,
-    pub(super) takes_stream: bool,
-}
-
-impl Post {
-    /// Bytes it holds, for the cap on what waits for the identity provider.
-    pub fn bytes(&self) -> usize {
-        let headers: usize = self
-            .request
-            .headers
-            .iter()
-            .map(|(n, v)| n.len() + v.len())
-            .sum();
-        self.request.body.len() + headers + self.request.target.len()
-    }
+    /// verify, asked before any byte of its body is read: nothing of a caller nobody
+    /// admitted is held or built. Answered with [`ExchangeOut::Verified`] (the
+    /// connection then reads the body and asks again as that client) or a refusal.
+    Token(BearerToken),
 }
 
 impl ExchangeOut {
-    /// Whether the exchange is over once this is written (progress and the word that a
-    /// held request was admitted come before the reply).
+    /// Whether the exchange is over once this is written (progress comes before the
+    /// reply).
     pub fn ends_exchange(&self) -> bool {
-        !matches!(
-            self,
-            ExchangeOut::Notification(_) | ExchangeOut::Admitted { .. }
-        )
+        !matches!(self, ExchangeOut::Notification(_))
     }
 }
 
@@ -103,13 +75,7 @@ pub enum ExchangeOut {
     /// The request's bearer token was refused (401, 403) or could not be checked (503);
     /// the exchange is over.
     Refused(crate::oauth::Denial),
-    /// An [`Asked::Unverified`] request was admitted and its body read: what the
-    /// response needs to know of it before the reply (a 2026-07-28 request).
-    Admitted {
-        /// A 2026-07-28 request: some errors have their own HTTP status.
-        modern: bool,
-    },
-    /// An [`Asked::Unverified`] request was admitted but its body is refused (not JSON,
-    /// a version header that does not match): this whole response; the exchange is over.
-    Whole(Vec<u8>),
+    /// An [`Asked::Token`] was verified: its request is this client's, and its body is
+    /// read now; the exchange is over.
+    Verified(ClientId),
 }

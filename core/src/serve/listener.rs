@@ -157,9 +157,6 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(open.route(a, &progress(), load(2)), Some("a"));
         assert_eq!(open.health(), load(2));
-        // A held request admitted by the gate: its reply is still to come.
-        let admitted = ExchangeOut::Admitted { modern: false };
-        assert_eq!(open.route(a, &admitted, load(2)), Some("a"));
         assert_eq!(open.route(a, &ExchangeOut::Accepted, load(1)), Some("a"));
         assert_eq!(open.health(), load(1), "the load as of the reply");
         assert_eq!(open.route(a, &progress(), load(1)), None, "a is over");

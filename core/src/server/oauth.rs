@@ -6,16 +6,15 @@
 
 use super::{Now, Output, Server};
 use crate::calls::{Planned, Work};
-use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
 use crate::openai::UpstreamFailure;
 use crate::routing::Context;
-use crate::serve::exchange::{Asked, ExchangeOut, Post};
+use crate::serve::exchange::{Asked, ExchangeOut};
 
-/// The gate as the server holds it: each waiting request is its exchange and the POST
-/// it holds, unparsed.
-pub(super) type ExchangeGate = Gate<(ExchangeId, Post)>;
+/// The gate as the server holds it: each waiting request is its exchange alone (its body
+/// is still in the client's socket).
+pub(super) type ExchangeGate = Gate<ExchangeId>;
 
 /// The gate of `config`, when OAuth mode is on.
 pub(super) fn gate_of(config: &crate::settings::ServerConfig) -> Option<ExchangeGate> {
@@ -39,10 +38,11 @@ impl Server {
                 self.out
                     .push(Output::Exchange(id, ExchangeOut::Metrics(text)));
             }
-            Asked::Unverified { token, post } => match &mut self.gate {
+            Asked::Token(token) => match &mut self.gate {
                 Some(gate) => {
-                    let bytes = post.bytes();
-                    gate.admit(now, token, (id, post), bytes);
+                    // All it holds while it waits: the body is still the client's.
+                    let bytes = token.expose().len();
+                    gate.admit(now, token, id, bytes);
                     self.drain_gate(now);
                 }
                 // The endpoint hands on tokens only in OAuth mode.
@@ -59,28 +59,20 @@ impl Server {
         }
     }
 
-    /// A POST whose caller the gate admitted as `client`: its body read now, and served.
-    fn serve_admitted(&mut self, now: Now, id: ExchangeId, post: Post, client: ClientId) {
-        match post.admit(client) {
-            Ok((asked, admitted)) => {
-                self.out.push(Output::Exchange(id, admitted));
-                self.on_asked(now, id, asked);
-            }
-            Err(refused) => self.out.push(Output::Exchange(id, refused)),
-        }
-    }
-
     /// Acts on what the gate says: requests passed or refused, documents to fetch.
     pub(super) fn drain_gate(&mut self, now: Now) {
         while let Some(step) = self.gate.as_mut().and_then(Gate::poll) {
             match step {
-                GateStep::Passed((id, post), passed) => {
+                GateStep::Passed(id, passed) => {
                     let client = self.gate.as_ref().and_then(|gate| {
                         let claim = &gate.settings().identity_claim;
                         self.ledger.clients_mut().identify(claim, &passed.identity)
                     });
                     match client {
-                        Some(client) => self.serve_admitted(now, id, post, client),
+                        // The connection reads the body now, and asks as `client`.
+                        Some(client) => self
+                            .out
+                            .push(Output::Exchange(id, ExchangeOut::Verified(client))),
                         None => {
                             let denial = Denial {
                                 status: 503,
@@ -92,7 +84,7 @@ impl Server {
                         }
                     }
                 }
-                GateStep::Refused((id, _), denial) => {
+                GateStep::Refused(id, denial) => {
                     log::debug!(
                         "oauth: a request refused with {}: {}",
                         denial.status,
@@ -141,7 +133,7 @@ impl Server {
     /// A waiting request whose client left is dropped.
     pub(super) fn forget_gated(&mut self, x: ExchangeId) {
         if let Some(gate) = &mut self.gate {
-            gate.forget(|(id, _)| *id == x);
+            gate.forget(|id| *id == x);
         }
     }
 }

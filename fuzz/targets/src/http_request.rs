@@ -1,14 +1,23 @@
 //! The `http_request` fuzz target.
 
 /// Everything a request reader makes of `wire` fed in pieces cut at `cuts`, until its
-/// first error; `Continue` is left out (it depends on where a read ended).
+/// first error; `Continue` is left out (it depends on where a read ended). With `skip`,
+/// the reader announces each head and skips every body: the pieces it hands out are put
+/// back together as the request's body, and it never holds more than a head, a chunk
+/// size line and a read.
 fn read_requests(
     wire: &[u8],
     cuts: &[usize],
     limits: responses_mcp_core::http::RequestLimits,
+    skip: bool,
 ) -> Vec<Result<responses_mcp_core::http::Request, responses_mcp_core::http::RequestError>> {
     use responses_mcp_core::http::{Incoming, RequestReader};
-    let mut reader = RequestReader::new(limits);
+    let mut reader = if skip {
+        RequestReader::announcing_heads(limits)
+    } else {
+        RequestReader::new(limits)
+    };
+    let mut skipped = Vec::new();
     let mut out = Vec::new();
     let mut from = 0;
     for &cut in cuts.iter().chain(std::iter::once(&wire.len())) {
@@ -18,7 +27,22 @@ fn read_requests(
         from = cut;
         loop {
             match reader.next_incoming() {
-                Ok(Some(Incoming::Request(r))) => out.push(Ok(r)),
+                Ok(Some(Incoming::Request(mut r))) => {
+                    if skip {
+                        assert!(r.body.is_empty(), "a skipped body was held");
+                        r.body = std::mem::take(&mut skipped);
+                    }
+                    out.push(Ok(r));
+                }
+                Ok(Some(Incoming::Head)) => {
+                    assert!(skip, "a plain reader announced a head");
+                    assert!(reader.head().is_some_and(|h| h.body.is_empty()));
+                    reader.skip_body();
+                }
+                Ok(Some(Incoming::Skipped(piece))) => {
+                    assert!(skip && piece.len() <= read.max(1) + limits.max_body);
+                    skipped.extend(piece);
+                }
                 Ok(Some(Incoming::Continue)) => {}
                 Ok(None) => break,
                 Err(e) => {
@@ -27,8 +51,13 @@ fn read_requests(
                 }
             }
         }
-        // One request at most (head, and a chunked body with its framing) and this read.
-        let bound = limits.max_head + 2 * limits.max_body + 8 * 1024 + read;
+        // One request at most (head, and a chunked body with its framing) and this read;
+        // when bodies are skipped, no body.
+        let bound = if skip {
+            limits.max_head + 4 * 1024 + 2 + read
+        } else {
+            limits.max_head + 2 * limits.max_body + 8 * 1024 + read
+        };
         assert!(
             reader.buffered() <= bound,
             "the reader holds {} bytes",
@@ -49,7 +78,7 @@ pub fn http_request(data: &[u8]) {
         max_head: 256,
         max_body: 256,
     };
-    let whole = read_requests(wire, &[], limits);
+    let whole = read_requests(wire, &[], limits, false);
     let cuts: Vec<usize> = head
         .iter()
         .scan(0usize, |at, b| {
@@ -57,8 +86,13 @@ pub fn http_request(data: &[u8]) {
             Some(*at)
         })
         .collect();
-    let cut = read_requests(wire, &cuts, limits);
+    let cut = read_requests(wire, &cuts, limits, false);
     assert_eq!(whole, cut, "the cut changed the requests");
+    assert_eq!(
+        whole,
+        read_requests(wire, &cuts, limits, true),
+        "skipping the bodies changed the requests"
+    );
     let bytes: Vec<usize> = (1..=7).collect();
     let bytewise: Vec<usize> = bytes
         .iter()
@@ -69,7 +103,7 @@ pub fn http_request(data: &[u8]) {
         .collect();
     assert_eq!(
         whole,
-        read_requests(wire, &bytewise, limits),
+        read_requests(wire, &bytewise, limits, false),
         "small reads changed the requests"
     );
     // The decisions taken on a parsed request never panic, and refusals never echo the

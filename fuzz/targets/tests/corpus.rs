@@ -123,3 +123,8 @@ fn seal_corpus() {
 fn otel_env_corpus() {
     replay("otel_env", targets::otel_env);
 }
+
+#[test]
+fn id_scan_corpus() {
+    replay("id_scan", targets::id_scan);
+}

@@ -1,5 +1,6 @@
 /// The end-to-end tests, as plain functions; [`e2e_suite!`](crate::e2e_suite) makes a
 /// `#[test]` of each for one binary.
+pub mod admission;
 pub mod answers;
 pub mod bad_upstream;
 pub mod clients;
@@ -30,6 +31,16 @@ pub mod traces;
 #[macro_export]
 macro_rules! e2e_suite {
     ($bin:expr) => {
+        mod admission {
+            #[test]
+            fn refused_bodies_are_skipped_and_their_ids_never_built() {
+                $crate::run($bin, $crate::suite::admission::refused_bodies_are_skipped_and_their_ids_never_built);
+            }
+            #[test]
+            fn a_flood_of_unknown_key_ids_never_crowds_out_a_known_key() {
+                $crate::run($bin, $crate::suite::admission::a_flood_of_unknown_key_ids_never_crowds_out_a_known_key);
+            }
+        }
         mod fleet {
             #[test]
             fn replicas_started_together_as_pid_1_never_share_a_task_id() {

@@ -287,3 +287,143 @@ fn too_many_connections_says_when_to_retry() {
     let body: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(body["error"]["code"], crate::jsonrpc::code::OVERLOADED);
 }
+
+/// Feeds `bytes` as a host would, a read at a time, stepping after each; what the steps
+/// wrote, and the most the reader held at once.
+fn feed_in_reads(c: &mut Connection, a: &Access, bytes: &[u8]) -> (Vec<u8>, usize) {
+    let (mut out, mut held) = (Vec::new(), 0);
+    for piece in bytes.chunks(READ_CHUNK) {
+        c.feed(piece);
+        held = held.max(c.reader.buffered());
+        loop {
+            match c.step(t0(), a, idle) {
+                Step::Write(bytes) => out.extend(bytes),
+                Step::Read => break,
+                other => panic!("a refused request reached {other:?}"),
+            }
+        }
+    }
+    (out, held)
+}
+
+#[test]
+fn a_refused_callers_body_is_never_held_and_its_reply_has_a_bounded_id() {
+    let a = access();
+    let limits = RequestLimits {
+        max_head: 1024,
+        max_body: 4 << 20,
+    };
+    let refused = |body: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    // A 3.8 MB id array: refused 401 without a token, nothing of it kept, no id.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/list","id":[{}0]}}"#,
+        "0,".repeat(1_900_000)
+    );
+    let mut c = Connection::new(limits, TIMEOUTS);
+    let (out, held) = feed_in_reads(&mut c, &a, refused(&huge).as_bytes());
+    assert!(
+        held <= READ_CHUNK + 1024,
+        "held {held} bytes of a refused body"
+    );
+    let (status, _, body) = read(&out);
+    assert_eq!(status, 401);
+    let reply: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    // The same connection goes on: a bounded id is echoed, after a large params.
+    let params = format!(
+        r#"{{"jsonrpc":"2.0","method":"ping","params":{{"x":"{}"}},"id":"req-7"}}"#,
+        "y".repeat(100_000)
+    );
+    let (out, held) = feed_in_reads(&mut c, &a, refused(&params).as_bytes());
+    assert!(held <= READ_CHUNK + 1024);
+    let reply: Value = serde_json::from_slice(&read(&out).2).unwrap();
+    assert_eq!(reply["id"], "req-7", "{reply}");
+    // Chunked, the same.
+    let chunked = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"id\"\r\n3\r\n:42\r\n1\r\n}\r\n0\r\n\r\n";
+    let (out, _) = feed_in_reads(&mut c, &a, chunked.as_bytes());
+    let reply: Value = serde_json::from_slice(&read(&out).2).unwrap();
+    assert_eq!(reply["id"], 42, "{reply}");
+}
+
+fn oauth_access() -> Access {
+    let settings = crate::oauth::OAuthSettings::new("https://idp.example", "http://localhost/mcp");
+    Access {
+        oauth: Some(crate::serve::access::OAuthDoor::of(&settings)),
+        ..access()
+    }
+}
+
+fn bearer_post(body: &str) -> String {
+    post(body, "").replace("Bearer secret-token-123", "Bearer eyJ.for.the-gate")
+}
+
+#[test]
+fn a_token_is_verified_before_any_of_its_body_is_taken() {
+    let a = oauth_access();
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let wire = bearer_post(PING);
+    let (head, body) = wire.split_at(wire.find("\r\n\r\n").unwrap() + 4);
+    c.feed(head.as_bytes());
+    let Step::Exchange {
+        asked: Asked::Token(token),
+    } = c.step(t0(), &a, idle)
+    else {
+        panic!("the token is not asked about first");
+    };
+    assert_eq!(token.expose(), "eyJ.for.the-gate");
+    // While the gate decides, at most one read of the body is taken in.
+    assert!(c.wants_bytes());
+    c.feed(&vec![b' '; READ_CHUNK + 1]);
+    assert!(!c.wants_bytes(), "the body is left in the client's socket");
+    assert!(matches!(c.step(t0(), &a, idle), Step::Await));
+    // Verified: the body is read, and served as the gate's client.
+    let alice = ClientId::DEFAULT;
+    assert!(c.reply(ExchangeOut::Verified(alice)).is_empty());
+    assert!(!c.in_exchange());
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    c.feed(head.as_bytes());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
+    assert!(c.reply(ExchangeOut::Verified(alice)).is_empty());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Read));
+    c.feed(body.as_bytes());
+    let Step::Exchange {
+        asked: Asked::Rpc {
+            message, client, ..
+        },
+    } = c.step(t0(), &a, idle)
+    else {
+        panic!("the verified request is not served");
+    };
+    assert_eq!((message["method"].as_str(), client), (Some("ping"), alice));
+}
+
+#[test]
+fn a_refused_tokens_body_is_dropped_and_the_connection_goes_on() {
+    let a = oauth_access();
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let big = format!(r#"{{"id":[{}0]}}"#, "0,".repeat(1500));
+    c.feed(bearer_post(&big).as_bytes());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
+    let denial = crate::oauth::Denial {
+        status: 401,
+        challenge: Some("Bearer error=\"invalid_token\"".into()),
+        message: "the bearer token is not valid: expired".into(),
+    };
+    let bytes = c.reply(ExchangeOut::Refused(denial));
+    assert_eq!(read(&bytes).0, 401);
+    assert!(!c.in_exchange());
+    // The next request on the connection is read after the dropped body.
+    c.feed(post(PING, "").as_bytes());
+    let Step::Exchange {
+        asked: Asked::Rpc { message, .. },
+    } = c.step(t0(), &a, idle)
+    else {
+        panic!("the next request is lost");
+    };
+    assert_eq!(message["method"], "ping");
+}

@@ -21,6 +21,18 @@ pub struct ExchangeResponse {
 }
 
 impl ExchangeResponse {
+    /// The response of an exchange on a connection kept alive or not, whose client does or
+    /// does not take an event stream.
+    pub(super) fn new(keep_alive: bool, takes_stream: bool) -> Self {
+        ExchangeResponse {
+            keep_alive,
+            takes_stream,
+            modern: false,
+            streaming: false,
+            head_only: false,
+        }
+    }
+
     /// The bytes to write for `out`, and whether the response is then complete.
     pub fn write(&mut self, out: ExchangeOut) -> (Vec<u8>, bool) {
         match out {
@@ -82,11 +94,8 @@ impl ExchangeResponse {
                 }
                 (head.with_body(&body), true)
             }
-            ExchangeOut::Admitted { modern } => {
-                self.modern = modern;
-                (Vec::new(), false)
-            }
-            ExchangeOut::Whole(bytes) => (bytes, true),
+            // The connection reads the body now; the request's own exchange follows.
+            ExchangeOut::Verified(_) => (Vec::new(), true),
             // Cancelled: the response ends without a reply, never with a reset.
             ExchangeOut::Ended => {
                 if self.takes_stream {
