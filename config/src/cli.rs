@@ -3,8 +3,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// Usage text for `--help` and errors.
-pub const USAGE: &str = "\
+/// The help's text; [`usage`] fills `{providers}` from the provider table.
+const USAGE: &str = "\
 Usage: openai-responses-mcp [OPTIONS]
        openai-responses-mcp doctor [--live] [--json] [OPTIONS]
 
@@ -23,7 +23,11 @@ Options:
   --show-config         Print the effective configuration and its sources to stderr
                         (exits unless --stdio is given too)
   --config <path>       YAML configuration file
-  --provider <name>     openai, azure, openrouter, ollama or lmstudio (openai.provider)
+  --provider <name>     The service's preset (openai.provider), one of
+                        {providers}
+  --base-url <url>      Responses API base URL (openai.base_url); a preset other
+                        than openai ignores OPENAI_BASE_URL: set it here or in
+                        the config file
   --model <id>          Override model_profiles.answer.model
   --debug [<path>]      Debug log to stderr, mirrored to <path> when given
   --log-format <fmt>    text (default) or json: JSON lines, one per finished call
@@ -34,6 +38,37 @@ Options:
 The API key is read from the environment variable named by openai.api_key_env
 (default OPENAI_API_KEY). Over HTTP, set MCP_HTTP_TOKEN to require a bearer token.
 See docs/reference/config-reference.md.";
+
+/// The column where the help's descriptions start.
+const DESCRIPTION_COLUMN: usize = 24;
+/// The width the provider list wraps at.
+const WIDTH: usize = 80;
+
+/// Usage text for `--help` and errors, naming every provider of the table.
+pub fn usage() -> String {
+    let names = crate::choices::Provider::NAMES;
+    let indent = " ".repeat(DESCRIPTION_COLUMN);
+    let mut list = String::new();
+    let mut column = DESCRIPTION_COLUMN;
+    for (i, name) in names.iter().enumerate() {
+        let word = match names.len() - i {
+            1 => (*name).to_owned(),
+            2 => format!("{name} or"),
+            _ => format!("{name},"),
+        };
+        if i > 0 && column + 1 + word.len() > WIDTH {
+            list.push('\n');
+            list.push_str(&indent);
+            column = DESCRIPTION_COLUMN;
+        } else if i > 0 {
+            list.push(' ');
+            column += 1;
+        }
+        column += word.len();
+        list.push_str(&word);
+    }
+    USAGE.replace("{providers}", &list)
+}
 
 /// Parsed command-line arguments.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -52,6 +87,8 @@ pub struct Cli {
     pub model: Option<String>,
     /// `--provider <name>`.
     pub provider: Option<String>,
+    /// `--base-url <url>`.
+    pub base_url: Option<String>,
     /// The `doctor` command, with its flags.
     pub doctor: Option<DoctorFlags>,
     /// `--log-format <text|json>`.
@@ -75,7 +112,7 @@ pub struct DoctorFlags {
     pub json: bool,
 }
 
-/// A command-line error; the binary prints it with [`USAGE`] and exits 2.
+/// A command-line error; the binary prints it with [`usage`] and exits 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct CliError(String);
@@ -123,6 +160,15 @@ impl Cli {
                 Long("provider") => {
                     let provider = parser.value().map_err(err)?.string().map_err(err)?;
                     cli.provider = Some(provider);
+                }
+                Long("base-url") => {
+                    let url = parser.value().map_err(err)?.string().map_err(err)?;
+                    if url.trim().is_empty() {
+                        return Err(CliError(
+                            "--base-url needs a URL such as https://gateway.example/v1".into(),
+                        ));
+                    }
+                    cli.base_url = Some(url.trim().to_owned());
                 }
                 Long("metrics-listen") => {
                     let addr = parser.value().map_err(err)?.string().map_err(err)?;
@@ -220,6 +266,7 @@ mod tests {
                 config: Some("/c.yaml".into()),
                 model: Some("gpt-5".into()),
                 provider: None,
+                base_url: None,
                 log_format: None,
                 metrics_listen: None,
                 doctor: None,
@@ -244,7 +291,30 @@ mod tests {
             })
         );
         assert_eq!(doctor.provider.as_deref(), Some("ollama"));
+        let gateway = parse(&["--stdio", "--base-url=https://gw.example/v1"]).unwrap();
+        assert_eq!(gateway.base_url.as_deref(), Some("https://gw.example/v1"));
         assert!(!doctor.serves());
+    }
+
+    #[test]
+    fn the_help_names_every_provider_of_the_table_within_its_width() {
+        let help = usage();
+        let listed: String = help
+            .lines()
+            .skip_while(|l| !l.contains("--provider"))
+            .skip(1)
+            .take_while(|l| !l.trim_start().starts_with("--"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let named: Vec<&str> = listed
+            .split([' ', ','])
+            .filter(|w| !w.is_empty() && *w != "or")
+            .collect();
+        assert_eq!(named, crate::choices::Provider::NAMES, "{help}");
+        assert!(!help.contains("{providers}"));
+        for line in help.lines() {
+            assert!(line.len() <= 86, "{line:?}");
+        }
     }
 
     #[test]
@@ -263,6 +333,8 @@ mod tests {
             &["doctor", "--stdio"],
             &["doctor", "doctor"],
             &["--provider"],
+            &["--base-url"],
+            &["--base-url", " "],
         ] {
             assert!(parse(args).is_err(), "{args:?}");
         }

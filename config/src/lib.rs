@@ -19,6 +19,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+mod base_url;
 pub mod choices;
 pub mod cli;
 pub mod client;
@@ -42,7 +43,7 @@ pub mod tls;
 pub mod traces;
 pub mod view;
 
-pub use cli::{Cli, USAGE};
+pub use cli::{usage, Cli};
 pub use logging::{announce_listening, write_call};
 pub use resolve::{resolve, ConfigError, Env, Resolved, Source, YamlInput};
 pub use settings::{PolicyMerge, PolicySource};
@@ -144,7 +145,11 @@ pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> 
     let cli = match Cli::parse(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "openai-responses-mcp: {e}\n\n{USAGE}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "openai-responses-mcp: {e}\n\n{}",
+                usage()
+            );
             return Launch::Exit(2);
         }
     };
@@ -159,7 +164,7 @@ pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> 
         return Launch::Doctor(Box::new(doctor::Doctor::new(flags, loaded, config_file)));
     }
     if cli.help || (!cli.serves() && !cli.show_config) {
-        let _ = writeln!(std::io::stdout(), "{USAGE}");
+        let _ = writeln!(std::io::stdout(), "{}", usage());
         return Launch::Exit(0);
     }
     let startup = match load(cli, &env, seed) {

@@ -1,7 +1,9 @@
 //! Provider presets: what differs between the services that speak the Responses API.
 //!
 //! A preset fills a setting only where nobody set it (its value is still the built-in
-//! default); `--show-config` then names the preset as the source. Facts per provider
+//! default); `--show-config` then names the preset as the source. One exception keeps a
+//! preset's key where the operator pointed it: `OPENAI_BASE_URL` does not count as set
+//! for any preset but `openai` ([`Preset::follows_openai_base_url`]). Facts per provider
 //! (shared/reference/openai/README.md, section 3.6):
 //! - Azure OpenAI: `https://NAME.openai.azure.com/openai/v1` (the v1 surface needs no
 //!   `api-version`), the key in an `api-key` header, the model is the deployment name,
@@ -156,6 +158,21 @@ pub fn preset(provider: Provider) -> &'static Preset {
 }
 
 impl Preset {
+    /// Whether `OPENAI_BASE_URL` from the environment may move this preset's requests.
+    ///
+    /// Only `openai`'s: the variable is the OpenAI SDKs' own (openai-python and
+    /// openai-node read it beside `OPENAI_API_KEY`), so a shell that sets it meant
+    /// OpenAI's key to go there, and a gateway in front of OpenAI is configured this way.
+    /// Every other preset sends another service's key (Azure's, OpenRouter's,
+    /// Perplexity's, Parallel's), or talks to a server on this machine (Ollama, LM
+    /// Studio, with their own key when one is set): a variable left in a developer's
+    /// shell for a gateway or a local server would hand that key to a host the operator
+    /// never chose for it, over plain http if that is what it names. For them, only
+    /// `openai.base_url` in the file or `--base-url` moves the URL.
+    pub fn follows_openai_base_url(&self) -> bool {
+        self.name == Provider::OpenAi
+    }
+
     /// The settings the preset decides, by dotted path; `azure_url` is Azure's base URL
     /// when it could be built.
     pub fn values(&self, azure_url: Option<String>) -> Vec<(&'static str, Value)> {

@@ -44,6 +44,9 @@ impl fmt::Display for Source {
 
 pub use crate::error::ConfigError;
 
+/// The key whose value decides where the API key is sent.
+const BASE_URL: &str = "openai.base_url";
+
 /// The YAML input: its text and the path it was read from.
 #[derive(Clone, Copy, Debug)]
 pub struct YamlInput<'a> {
@@ -84,10 +87,13 @@ pub fn resolve(yaml: Option<YamlInput<'_>>, env: &Env, cli: &Cli) -> Result<Reso
     if let Some(yaml) = yaml {
         r.apply_yaml(yaml)?;
     }
+    let beneath_env = r.layer(BASE_URL);
     r.apply_env(env)?;
     r.apply_cli(cli);
+    let ignored = r.unset_env_base_url(beneath_env);
     r.validate()?;
-    r.apply_preset(env)?;
+    r.apply_preset(env, ignored)?;
+    r.warn_key_in_the_clear(env);
     r.settings = Settings::from_tree(&r.tree)?;
     Ok(r)
 }
@@ -256,6 +262,10 @@ impl Resolved {
             let value = Value::String(provider.clone());
             self.set("openai.provider", value, Source::Cli("--provider"));
         }
+        if let Some(url) = &cli.base_url {
+            let url = Value::String(url.clone());
+            self.set(BASE_URL, url, Source::Cli("--base-url"));
+        }
         if let Some(addr) = &cli.metrics_listen {
             let value = Value::String(addr.clone());
             self.set(
@@ -286,7 +296,13 @@ impl Resolved {
 
     /// Fills what the provider's preset decides and nobody set (the value is still the
     /// default), recording the preset as its source.
-    fn apply_preset(&mut self, env: &Env) -> Result<(), ConfigError> {
+    ///
+    /// `ignored` is the variable and URL [`Resolved::unset_env_base_url`] took back.
+    fn apply_preset(
+        &mut self,
+        env: &Env,
+        ignored: Option<(String, String)>,
+    ) -> Result<(), ConfigError> {
         let provider = self.provider();
         let preset = crate::providers::preset(provider);
         let azure = (provider == crate::choices::Provider::Azure).then(|| {
@@ -306,11 +322,91 @@ impl Resolved {
             }
         }
         if let Some(why) = azure_unknown {
-            if self.sources.get("openai.base_url") == Some(&Source::Default) {
+            if self.sources.get(BASE_URL) == Some(&Source::Default) {
+                let why = match &ignored {
+                    Some((variable, _)) => format!("{why} ({variable} is not used for provider azure: it is the OpenAI SDKs' variable)"),
+                    None => why,
+                };
                 return Err(ConfigError::AzureResource { why });
             }
         }
+        if let Some((variable, url)) = ignored {
+            self.warn_ignored_base_url(&variable, &url);
+        }
         Ok(())
+    }
+
+    /// The value at `path` and its source, to put back later.
+    fn layer(&self, path: &str) -> (Option<Value>, Source) {
+        (self.get(path).cloned(), self.source_of(path))
+    }
+
+    /// Puts back what the layers below the environment set for the base URL (the file's,
+    /// or the default the preset then fills) when the environment set it and the preset
+    /// must not follow it ([`crate::providers::Preset::follows_openai_base_url`]); returns
+    /// the variable and the URL it held.
+    fn unset_env_base_url(
+        &mut self,
+        (beneath, source): (Option<Value>, Source),
+    ) -> Option<(String, String)> {
+        let Some(Source::Env(variable)) = self.sources.get(BASE_URL) else {
+            return None;
+        };
+        if crate::providers::preset(self.provider()).follows_openai_base_url() {
+            return None;
+        }
+        let variable = variable.clone();
+        let url = self.get(BASE_URL).and_then(Value::as_str)?.to_owned();
+        self.set(BASE_URL, beneath.unwrap_or(Value::Null), source);
+        Some((variable, url))
+    }
+
+    /// Says that `variable`'s `url` was not used, why, and how to use it; only its origin
+    /// is shown (a path or the part before `@` may hold a secret).
+    fn warn_ignored_base_url(&mut self, variable: &str, url: &str) {
+        let used = self
+            .get(BASE_URL)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if used.trim_end_matches('/') == url.trim_end_matches('/') {
+            return;
+        }
+        let warning = format!(
+            "{variable} ({}) is ignored: provider {} sends its key ({}) to {used}, from {}. {variable} is the OpenAI SDKs' variable, often left set for another gateway or a local server, so it moves only the openai provider's requests; to send this provider's requests to that URL, set openai.base_url in the config file or pass --base-url",
+            crate::base_url::origin(url),
+            self.provider(),
+            self.key_env(),
+            self.source_of(BASE_URL),
+        );
+        self.warnings.push(warning);
+    }
+
+    /// Warns when the key would cross the network unencrypted: an `http://` base URL to
+    /// another machine while the key's variable holds a key.
+    fn warn_key_in_the_clear(&mut self, env: &Env) {
+        let url = self
+            .get(BASE_URL)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let key_env = self.key_env();
+        let has_key = env.get(key_env).is_some_and(|k| !k.trim().is_empty());
+        if !has_key || !crate::base_url::in_the_clear(url) {
+            return;
+        }
+        let warning = format!(
+            "openai.base_url ({}, from {}) is plain http to another machine: the key in {key_env} is sent unencrypted with every request, readable by anyone on the network path; use an https:// URL, or a loopback address for a server on this machine",
+            crate::base_url::origin(url),
+            self.source_of(BASE_URL),
+        );
+        self.warnings.push(warning);
+    }
+
+    /// `openai.api_key_env` as resolved so far (the typed settings are built last; the
+    /// key always has a value, its default at least).
+    fn key_env(&self) -> &str {
+        self.get("openai.api_key_env")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// Where `path`'s value came from.

@@ -978,3 +978,155 @@ fn a_tasks_tier_is_refused_where_it_cannot_apply() {
     )
     .is_ok());
 }
+
+/// `OPENAI_BASE_URL` moves only the `openai` preset (its own SDKs' variable); every other
+/// preset keeps its URL unless the file or `--base-url` sets one, and says what it ignored.
+#[test]
+fn a_presets_key_goes_only_where_the_operator_pointed_it() {
+    let shell = "http://user:s3cret@127.0.0.1:4010/v1/tok_path";
+    let cli = |provider: &str| Cli {
+        provider: Some(provider.into()),
+        ..Cli::default()
+    };
+    for provider in responses_mcp_config::keys::PROVIDERS {
+        let mut vars = vec![("OPENAI_BASE_URL", shell)];
+        if *provider == "azure" {
+            vars.push(("AZURE_OPENAI_ENDPOINT", "https://contoso.openai.azure.com"));
+        }
+        let r = run(None, &env(&vars), &cli(provider)).unwrap();
+        let url = r.get("openai.base_url").unwrap().as_str().unwrap();
+        let warned = r.warnings.iter().find(|w| w.contains("is ignored"));
+        if *provider == "openai" {
+            assert_eq!(url, shell);
+            assert_eq!(
+                r.sources["openai.base_url"],
+                Source::Env("OPENAI_BASE_URL".into())
+            );
+            assert!(warned.is_none(), "{:?}", r.warnings);
+            continue;
+        }
+        assert_ne!(url, shell, "{provider}");
+        assert_eq!(r.sources["openai.base_url"], Source::Preset(provider));
+        let warned = warned.unwrap_or_else(|| panic!("{provider}: {:?}", r.warnings));
+        assert!(
+            warned.starts_with("OPENAI_BASE_URL (http://127.0.0.1:4010) is ignored")
+                && warned.contains(&format!(
+                    "provider {provider} sends its key ({}) to {url}, from preset:{provider}.",
+                    r.api_key_env()
+                ))
+                && warned.contains("set openai.base_url in the config file or pass --base-url"),
+            "{warned}"
+        );
+        assert!(
+            !warned.contains("s3cret") && !warned.contains("tok_path"),
+            "only the origin is shown: {warned}"
+        );
+    }
+    // The file and the command line still point a preset anywhere, the command line first.
+    let shell_env = env(&[("OPENAI_BASE_URL", shell)]);
+    let yaml = "openai:\n  base_url: https://gw.example/v1\n";
+    let r = run(Some(yaml), &shell_env, &cli("perplexity")).unwrap();
+    assert_eq!(
+        r.get("openai.base_url"),
+        Some(&json!("https://gw.example/v1"))
+    );
+    assert_eq!(r.sources["openai.base_url"], yaml_source());
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].contains(
+            "sends its key (PERPLEXITY_API_KEY) to https://gw.example/v1, from yaml:/etc/orm/config.yaml."
+        ),
+        "{:?}",
+        r.warnings
+    );
+    let pointed = Cli {
+        base_url: Some("https://other.example/v1".into()),
+        ..cli("parallel")
+    };
+    let r = run(Some(yaml), &shell_env, &pointed).unwrap();
+    assert_eq!(
+        r.get("openai.base_url"),
+        Some(&json!("https://other.example/v1"))
+    );
+    assert_eq!(r.sources["openai.base_url"], Source::Cli("--base-url"));
+    // However the provider is chosen.
+    let both = env(&[
+        ("OPENAI_BASE_URL", shell),
+        ("OPENAI_PROVIDER", "openrouter"),
+    ]);
+    let r = run(None, &both, &Cli::default()).unwrap();
+    assert_eq!(
+        r.get("openai.base_url"),
+        Some(&json!("https://openrouter.ai/api/v1"))
+    );
+    // The variable naming the preset's own URL changes nothing: nothing to warn about.
+    let same = env(&[("OPENAI_BASE_URL", "https://api.parallel.ai/v1/")]);
+    let r = run(None, &same, &cli("parallel")).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // Azure without a resource: the variable does not stand in for one, and the error says so.
+    let why = run(None, &shell_env, &cli("azure"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        why.contains("neither openai.azure_resource nor")
+            && why.contains("OPENAI_BASE_URL is not used for provider azure")
+            && !why.contains("s3cret"),
+        "{why}"
+    );
+    // A bad URL on the command line is refused like one in the file.
+    let bad = Cli {
+        base_url: Some("ftp://gw.example".into()),
+        ..cli("perplexity")
+    };
+    let why = run(None, &env(&[]), &bad).unwrap_err().to_string();
+    assert!(
+        why.contains("openai.base_url") && why.contains("cli:--base-url"),
+        "{why}"
+    );
+}
+
+/// A key that would cross the network unencrypted is warned about, whoever set the URL.
+#[test]
+fn a_key_sent_in_plain_http_to_another_machine_is_warned_about() {
+    let perplexity = Cli {
+        provider: Some("perplexity".into()),
+        ..Cli::default()
+    };
+    let yaml = "openai:\n  base_url: http://gw.example:8080/v1\n";
+    let key = env(&[("PERPLEXITY_API_KEY", "pplx-planted-key")]);
+    let r = run(Some(yaml), &key, &perplexity).unwrap();
+    let warning = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("plain http"))
+        .unwrap_or_else(|| panic!("{:?}", r.warnings));
+    assert!(
+        warning.starts_with("openai.base_url (http://gw.example:8080, from yaml:/etc/orm/config.yaml) is plain http to another machine")
+            && warning.contains("PERPLEXITY_API_KEY is sent unencrypted")
+            && warning.contains("use an https:// URL"),
+        "{warning}"
+    );
+    assert!(!warning.contains("pplx-planted-key"));
+    // No key set: nothing to leak.
+    let r = run(Some(yaml), &env(&[]), &perplexity).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // The same machine, or TLS: nothing to say.
+    for url in ["http://127.0.0.1:8080/v1", "https://gw.example/v1"] {
+        let yaml = format!("openai:\n  base_url: {url}\n");
+        let r = run(Some(&yaml), &key, &perplexity).unwrap();
+        assert!(r.warnings.is_empty(), "{url}: {:?}", r.warnings);
+    }
+    // OpenAI's key too, from the variable that may point it.
+    let shell = env(&[
+        ("OPENAI_BASE_URL", "http://gw.example/v1"),
+        ("OPENAI_API_KEY", "sk-planted"),
+    ]);
+    let r = run(None, &shell, &Cli::default()).unwrap();
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].contains("from env:OPENAI_BASE_URL")
+            && r.warnings[0].contains("OPENAI_API_KEY is sent unencrypted"),
+        "{:?}",
+        r.warnings
+    );
+}
