@@ -194,7 +194,7 @@ const BEFORE_PROFILES: &[Key] = &[
         "openai.base_url",
         Kind::Url,
         Some("OPENAI_BASE_URL"),
-        "Responses API base URL; requests go to <base_url>/responses."
+        "Responses API base URL; requests go to <base_url>/responses. OPENAI_BASE_URL sets it for provider openai only: another preset keeps its own URL unless the config file or --base-url sets one."
     ),
     key!(
         "openai.ca_file",

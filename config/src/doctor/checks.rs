@@ -200,7 +200,7 @@ fn configuration(startup: &Startup, file: Option<&(PathBuf, bool)>) -> Check {
             Status::Warn,
             format!("{where_}; {}", warnings.join("; ")),
         )
-        .advice("remove or correct the keys named (a misspelt key is ignored)")
+        .advice("correct or remove each misspelt key (it is ignored); a warning about the base URL says how to set it")
         .details(details),
     }
 }

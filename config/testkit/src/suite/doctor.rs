@@ -271,8 +271,8 @@ pub fn doctor_describes_the_perplexity_and_parallel_presets() {
             "parallel (cli:--provider), base URL",
         ),
     ] {
-        let env = [("OPENAI_BASE_URL", fake.url.as_str()), (key_env, PLANTED)];
-        let (code, out, _) = doctor(&["--live", "--provider", provider], &env);
+        let args = ["--live", "--provider", provider, "--base-url", &fake.url];
+        let (code, out, _) = doctor(&args, &[(key_env, PLANTED)]);
         assert_eq!(code, 0, "{provider}: {out}");
         let line_of = |check| line(&out, check);
         let described = line_of("provider");

@@ -180,6 +180,14 @@ macro_rules! e2e_suite {
             fn the_new_presets_show_their_values_and_refuse_what_their_api_lacks() {
                 $crate::run($bin, $crate::suite::providers::the_new_presets_show_their_values_and_refuse_what_their_api_lacks);
             }
+            #[test]
+            fn a_presets_key_does_not_follow_openai_base_url() {
+                $crate::run($bin, $crate::suite::providers::a_presets_key_does_not_follow_openai_base_url);
+            }
+            #[test]
+            fn a_presets_key_in_plain_http_to_another_machine_is_warned_about() {
+                $crate::run($bin, $crate::suite::providers::a_presets_key_in_plain_http_to_another_machine_is_warned_about);
+            }
         }
         mod traces {
             #[test]

@@ -4,8 +4,9 @@
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::*;
 
-/// A server for `provider` whose base URL is the fake (set explicitly, so it wins over
-/// the preset), with `key_env` holding the planted key when given.
+/// A server for `provider` whose base URL is the fake (given with `--base-url`: a
+/// preset other than openai does not follow `OPENAI_BASE_URL`), with `key_env` holding
+/// the planted key when given.
 fn spawn(fake: &FakeOpenAi, provider: &str, key_env: Option<&str>) -> Mcp {
     initialized(preset(fake, provider, key_env))
 }
@@ -14,10 +15,12 @@ fn spawn(fake: &FakeOpenAi, provider: &str, key_env: Option<&str>) -> Mcp {
 fn preset(fake: &FakeOpenAi, provider: &str, key_env: Option<&str>) -> Opts {
     let opts = Opts {
         key: false,
-        ..Opts::upstream(&fake.url)
+        ..Opts::default()
     }
     .arg("--provider")
-    .arg(provider);
+    .arg(provider)
+    .arg("--base-url")
+    .arg(&fake.url);
     match key_env {
         Some(name) => opts.env(name, PLANTED_KEY),
         None => opts,
@@ -422,4 +425,166 @@ pub fn the_new_presets_show_their_values_and_refuse_what_their_api_lacks() {
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(home);
+}
+
+/// `OPENAI_BASE_URL` left in a shell does not move a preset's key (issue 47). Exported at
+/// the test's fake service, Perplexity's and Parallel's keys never arrive there: the call
+/// heads for the preset's own host, which a loopback SOCKS5 proxy is asked for and
+/// refuses (it resolves names itself and opens tunnels to loopback only, so nothing
+/// leaves this machine), and startup and `--show-config` say what was ignored and why.
+/// With `openai.base_url` in the file, the key goes there, and not to the variable's URL.
+pub fn a_presets_key_does_not_follow_openai_base_url() {
+    for (provider, key_env, base, answer) in [
+        (
+            "perplexity",
+            "PERPLEXITY_API_KEY",
+            "https://api.perplexity.ai/v1",
+            PERPLEXITY_REPLY,
+        ),
+        (
+            "parallel",
+            "PARALLEL_API_KEY",
+            "https://api.parallel.ai/v1",
+            PARALLEL_REPLY,
+        ),
+    ] {
+        let fake = FakeOpenAi::fixed(200, answer.as_bytes().to_vec());
+        let origin = fake.url.trim_end_matches("/v1");
+        let ignored = format!(
+            "OPENAI_BASE_URL ({origin}) is ignored: provider {provider} sends its key ({key_env}) to {base}, from preset:{provider}."
+        );
+        let proxy = crate::proxies::TestProxy::socks5("socks5h", None);
+        let mut mcp = initialized(
+            Opts {
+                key: false,
+                ..Opts::upstream(&fake.url)
+            }
+            .arg("--provider")
+            .arg(provider)
+            .env(key_env, PLANTED_KEY)
+            .env("ALL_PROXY", &proxy.url)
+            .env("OPENAI_MAX_RETRIES", "0"),
+        );
+        let reply = mcp.call(1, "answer", json!({"query": "q"}));
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert!(
+            reply["result"]["isError"] == true && text.contains("the proxy refused the connection"),
+            "{provider}: {reply}"
+        );
+        assert!(
+            fake.requests().is_empty(),
+            "{provider}: the key went to OPENAI_BASE_URL"
+        );
+        let host = base.trim_start_matches("https://").trim_end_matches("/v1");
+        let tunnels = proxy.tunnels();
+        assert!(
+            !tunnels.is_empty()
+                && tunnels
+                    .iter()
+                    .all(|t| t.target == format!("{host}:443") && !t.opened),
+            "{provider}: {tunnels:?}"
+        );
+        mcp.close_stdin();
+        mcp.wait_exit(Duration::from_secs(10));
+        let stderr = mcp.stderr_to_end();
+        assert!(stderr.contains(&ignored), "{provider}: {stderr}");
+        assert!(!stderr.contains(PLANTED_KEY));
+
+        let out = super::config::run(
+            &["--show-config", "--provider", provider],
+            &[(key_env, PLANTED_KEY), ("OPENAI_BASE_URL", &fake.url)],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains(PLANTED_KEY), "{stderr}");
+        let (shown, log) = shown_and_logged(&stderr);
+        assert!(log.contains(&ignored), "{log}");
+        assert_eq!(shown["effective"]["openai"]["base_url"], base, "{shown}");
+        assert_eq!(
+            shown["sources"]["openai.base_url"],
+            format!("preset:{provider}")
+        );
+        let warnings = shown["warnings"].as_array().unwrap();
+        assert!(
+            warnings.len() == 1 && warnings[0].as_str().unwrap().contains(&ignored),
+            "{shown}"
+        );
+
+        // The operator points it in the file: the key arrives there, nowhere else.
+        let decoy = FakeOpenAi::fixed(200, answer.as_bytes().to_vec());
+        let yaml = format!("openai:\n  base_url: {}\n", fake.url);
+        let mut mcp = initialized(
+            Opts {
+                key: false,
+                ..Opts::upstream(&decoy.url)
+            }
+            .arg("--provider")
+            .arg(provider)
+            .env(key_env, PLANTED_KEY)
+            .temp_config("pointed", &yaml),
+        );
+        let reply = mcp.call(1, "answer", json!({"query": "q"}));
+        assert!(
+            reply["result"]["structuredContent"].is_object(),
+            "{provider}: {reply}"
+        );
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 1, "{provider}");
+        assert_eq!(
+            requests[0].header("authorization"),
+            Some(format!("Bearer {PLANTED_KEY}").as_str())
+        );
+        assert!(decoy.requests().is_empty(), "{provider}");
+    }
+}
+
+/// A preset's key in plain http to another machine is said at startup and in
+/// `--show-config`, without the key (no call is made: the host is not reached).
+pub fn a_presets_key_in_plain_http_to_another_machine_is_warned_about() {
+    let yaml = "openai:\n  base_url: http://gw.example:8080/v1\n";
+    let says = "openai.base_url (http://gw.example:8080, from yaml:";
+    let then =
+        ") is plain http to another machine: the key in PERPLEXITY_API_KEY is sent unencrypted";
+    let opts = Opts {
+        key: false,
+        ..Opts::default()
+    }
+    .arg("--provider")
+    .arg("perplexity")
+    .arg("--show-config")
+    .env("PERPLEXITY_API_KEY", PLANTED_KEY)
+    .temp_config("plain", yaml);
+    let mut mcp = initialized(opts);
+    mcp.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+    mcp.close_stdin();
+    mcp.wait_exit(Duration::from_secs(10));
+    let stderr = mcp.stderr_to_end();
+    assert!(!stderr.contains(PLANTED_KEY), "{stderr}");
+    let (shown, log) = shown_and_logged(&stderr);
+    let warning = shown["warnings"][0].as_str().unwrap_or_default();
+    assert!(warning.contains(says) && warning.contains(then), "{shown}");
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains(says) && l.contains(then))
+            .count(),
+        1,
+        "said once at startup: {log}"
+    );
+}
+
+/// `--show-config`'s JSON and the log lines around it (stderr holds both: the log lines
+/// first, then the configuration as pretty JSON).
+fn shown_and_logged(stderr: &str) -> (Value, String) {
+    let start = match stderr.starts_with("{\n") {
+        true => 0,
+        false => stderr
+            .find("\n{\n")
+            .map(|i| i + 1)
+            .unwrap_or_else(|| panic!("no configuration in {stderr}")),
+    };
+    let end = stderr[start..]
+        .find("\n}\n")
+        .map(|i| start + i + 2)
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let shown = serde_json::from_str(&stderr[start..end]).unwrap();
+    (shown, format!("{}{}", &stderr[..start], &stderr[end..]))
 }
