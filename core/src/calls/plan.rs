@@ -7,7 +7,7 @@ use crate::openai::request::Hints;
 use crate::openai::{model_supports, RequestPlan};
 use crate::settings::{Api, Profile, SearchDefaults, WebSearch};
 use crate::tools::AnswerArgs;
-use crate::vocab::Effort;
+use crate::vocab::{Effort, ServiceTier};
 use std::collections::BTreeMap;
 
 /// Most models whose limits are kept; a process that meets more forgets the oldest
@@ -39,6 +39,10 @@ pub struct Ask<'a> {
     pub api: Api,
     /// Today in Asia/Tokyo, `YYYY-MM-DD`.
     pub today: &'a str,
+    /// The tier of the call's lane over the profile's (`tasks.service_tier` for a
+    /// task's call): decided here, before the model's known limits are applied, so a
+    /// model that refused the lane's tier is not sent it again.
+    pub lane: Option<ServiceTier>,
 }
 
 impl ModelLimits {
@@ -96,8 +100,9 @@ impl ModelLimits {
             web_search: ask.web_search,
             allowed_domains: domains,
             search: profile.search.clone(),
-            service_tier: profile
-                .service_tier
+            service_tier: ask
+                .lane
+                .or(profile.service_tier)
                 .filter(|_| ask.api.takes_openai_options()),
             max_output_tokens: profile.max_output_tokens,
             stream: false,
@@ -155,7 +160,7 @@ fn on_off(on: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::{ServiceTier, Verbosity};
+    use crate::vocab::Verbosity;
 
     fn ask_with<'a>(profile: &'a Profile, args: &'a AnswerArgs, d: &'a SearchDefaults) -> Ask<'a> {
         Ask {
@@ -166,6 +171,7 @@ mod tests {
             web_search: WebSearch::OpenAi,
             api: Api::OpenAi,
             today: "2026-11-23",
+            lane: None,
         }
     }
 

@@ -137,15 +137,9 @@ impl Desk {
         now: Now,
         floor: Floor<'_>,
         asked: (crate::jsonrpc::RequestId, ReplyTo, ProtocolVersion),
-        mut start: TaskStart,
+        start: TaskStart,
     ) -> Dispatched {
         self.latest_unix = now.unix_secs;
-        if let Some(tier) = self.settings.service_tier {
-            // Work for a task can wait: its lane's tier (flex) over the profile's.
-            if start.plan.plan.api.takes_openai_options() {
-                start.plan.plan.service_tier = Some(tier);
-            }
-        }
         if self.settings.background {
             self.start_background(now, floor, asked, start)
         } else {

@@ -160,6 +160,7 @@ impl Server {
         let Some(profile) = self.config.profiles.for_tool(call.tool) else {
             return Dispatched::answer(id, ToolFailure::MissingProfile.reply(version));
         };
+        let task = self.task_wanted(&call, version);
         let plan = self.calls.plan(&crate::calls::Ask {
             profile,
             model_setting,
@@ -168,8 +169,10 @@ impl Server {
             web_search: self.config.web_search,
             api: self.config.api,
             today: &today,
+            // Work for a task can wait: its lane's tier (flex) over the profile's.
+            lane: task.and(self.config.tasks.service_tier),
         });
-        if let Some(ttl_ms) = self.task_wanted(&call, version) {
+        if let Some(ttl_ms) = task {
             let start = TaskStart {
                 ttl_ms,
                 plan,

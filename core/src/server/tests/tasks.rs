@@ -959,3 +959,42 @@ fn a_window_longer_than_the_tasks_life_still_answers_with_the_task() {
     assert_eq!(r["result"]["resultType"], "task", "{r}");
     assert_eq!(r["result"]["ttlMs"], 2000);
 }
+
+#[test]
+fn a_model_that_refused_the_task_lanes_tier_is_not_sent_it_again() {
+    let mut config = Harness::keyed();
+    config.tasks.service_tier = Some(crate::vocab::ServiceTier::Flex);
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    let tier = |post: &crate::io::HttpRequest| {
+        let body: Value = serde_json::from_slice(&post.body).unwrap();
+        body.get("service_tier").cloned()
+    };
+    h.send(task_call(1, None));
+    let first = h.take_http().remove(0);
+    assert_eq!(tier(&first), Some(json!("flex")), "the lane's tier");
+    let refused = br#"{"error":{"message":"Unsupported value: 'service_tier' does not support 'flex' with this model. Supported values are: 'auto' and 'default'.","type":"invalid_request_error","param":"service_tier","code":"unsupported_value"}}"#;
+    h.reply(first.attempt, 400, refused, &[]);
+    let again = h.take_http().remove(0);
+    assert_eq!(tier(&again), Some(json!("auto")), "fitted inside the limit");
+    h.reply(again.attempt, 200, &fixture("response-no-search.json"), &[]);
+    h.frames();
+    // The next task is planned inside what the model said: no 400 paid again.
+    h.send(task_call(2, None));
+    let next = h.take_http().remove(0);
+    assert_eq!(tier(&next), Some(json!("auto")), "not flex again");
+}
+
+#[test]
+fn a_task_is_sent_at_the_lanes_tier_and_a_plain_call_at_the_profiles() {
+    let mut config = Harness::keyed();
+    config.tasks.service_tier = Some(crate::vocab::ServiceTier::Flex);
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    h.send(task_call(1, None));
+    let task: Value = serde_json::from_slice(&h.take_http().remove(0).body).unwrap();
+    assert_eq!(task["service_tier"], "flex", "{task}");
+    let call = h.call(2, "answer", json!({"query": "q"})).unwrap();
+    let call: Value = serde_json::from_slice(&call.body).unwrap();
+    assert!(call.get("service_tier").is_none(), "{call}");
+}
