@@ -96,4 +96,10 @@ pub enum ConfigError {
         /// The variable `tasks.secret_env` names.
         variable: String,
     },
+    /// No secret, and the system's random source gave nothing to seal task ids with.
+    #[error("the system's random source gave no bytes for the key that seals task ids, and the {variable} environment variable is not set: set {variable} to a long random secret (for example `openssl rand -hex 32`), or name another variable in tasks.secret_env")]
+    NoTaskKey {
+        /// The variable `tasks.secret_env` names.
+        variable: String,
+    },
 }

@@ -39,6 +39,7 @@ pub mod show;
 pub mod signals;
 pub mod stdin;
 pub mod store;
+mod task_key;
 pub mod tls;
 pub mod traces;
 pub mod view;
@@ -230,7 +231,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     }
     let mut server = resolved.server_config(api_key.is_some(), policy_text.as_deref(), seed);
     let secret_env = &resolved.settings.tasks.secret_env;
-    server.tasks.key = task_key(env, secret_env, seed);
+    server.tasks.key = task_key::task_key(env, secret_env, task_key::system_random)?;
     server.call_records = logging::call_log_enabled();
     let non_empty = |name: &str| {
         env.get(name)
@@ -263,7 +264,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
         }
         None => None,
     };
-    if cli.serves() && store.is_some() && secret(env, secret_env).is_none() {
+    if cli.serves() && store.is_some() && task_key::secret(env, secret_env).is_none() {
         // Instances would each seal with a random key of their own: the fleet would look
         // healthy and refuse every task made elsewhere.
         return Err(ConfigError::StoreWithoutTaskSecret {
@@ -386,35 +387,6 @@ pub fn startup_warnings(resolved: &Resolved, unix_secs: u64) -> Vec<String> {
         }
     }
     warnings
-}
-
-/// The task secret in `variable`, when it holds one.
-fn secret<'a>(env: &'a Env, variable: &str) -> Option<&'a str> {
-    env.get(variable)
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-}
-
-/// The key that seals task ids: from the secret in `variable` (instances that share it
-/// serve each other's tasks), else random for this process.
-fn task_key(env: &Env, variable: &str, seed: u64) -> responses_mcp_core::tasks::TaskKey {
-    use responses_mcp_core::tasks::{sha256::sha256, TaskKey};
-    if let Some(secret) = secret(env, variable) {
-        if secret.len() < 16 {
-            log::warn!("{variable} is shorter than 16 characters: task ids sealed with it are easier to forge");
-        }
-        return TaskKey(sha256(secret.as_bytes()));
-    }
-    let mut random = [0u8; 32];
-    let read = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut random));
-    if read.is_err() {
-        // No system entropy (not Unix): the clock and pid, hashed; ids stay unique per
-        // process, only harder to guess than to forge with a shared secret.
-        log::debug!("no /dev/urandom: sealing task ids with a key from the clock");
-        random = sha256(&seed.to_le_bytes());
-    }
-    TaskKey(random)
 }
 
 /// A relative policy path is taken relative to the config file's folder.
