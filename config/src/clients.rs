@@ -7,6 +7,8 @@
 //!     token_sha256: 9f86d0...  # printf %s "$TOKEN" | sha256sum
 //!     calls_per_minute: 30     # optional
 //!     spend_per_day_usd: 5     # optional, estimated
+//!     metrics: true            # optional: this token reads /metrics (every client's
+//!                              # spend); only an operator's client should
 //!   - name: alice
 //!     identity: 00u1b2c3d4     # OAuth mode: the identity claim's value this client is
 //! ```
@@ -31,10 +33,11 @@ struct Entry {
     identity: Option<String>,
     calls_per_minute: Option<u32>,
     spend_per_day_usd: Option<f64>,
+    metrics: bool,
 }
 
 /// What each client may hold.
-const FIELDS: &str = "name, token_sha256 or identity (or both), and optionally calls_per_minute and spend_per_day_usd";
+const FIELDS: &str = "name, token_sha256 or identity (or both), and optionally calls_per_minute, spend_per_day_usd and metrics";
 
 impl Entry {
     /// Reads one client (the `i`-th, from 0); the error names it and the field. Read
@@ -51,6 +54,7 @@ impl Entry {
             identity: None,
             calls_per_minute: None,
             spend_per_day_usd: None,
+            metrics: false,
         };
         for (key, value) in map {
             let wrong =
@@ -77,6 +81,9 @@ impl Entry {
                 Some("spend_per_day_usd") => {
                     entry.spend_per_day_usd =
                         Some(value.as_f64().ok_or_else(|| wrong("a number"))?);
+                }
+                Some("metrics") => {
+                    entry.metrics = value.as_bool().ok_or_else(|| wrong("true or false"))?;
                 }
                 _ => return Err(format!("{which}: unknown field (a client has {FIELDS})")),
             }
@@ -180,7 +187,7 @@ pub fn parse(text: &str) -> Result<NamedClients, String> {
                 format!("{which}: token_sha256 must be 64 hex digits, the SHA-256 of the token (printf %s \"$TOKEN\" | sha256sum)")
             })?),
         };
-        if digest.is_some_and(|d| digests.iter().any(|(_, known)| *known == d)) {
+        if digest.is_some_and(|d| digests.iter().any(|(_, known, _)| *known == d)) {
             return Err(format!("{which}: an earlier client has the same token"));
         }
         if entry.identity.is_some()
@@ -189,6 +196,9 @@ pub fn parse(text: &str) -> Result<NamedClients, String> {
                 .any(|c: &NamedClient| c.identity == entry.identity)
         {
             return Err(format!("{which}: an earlier client has the same identity"));
+        }
+        if entry.metrics && digest.is_none() {
+            return Err(format!("{which}: metrics: true needs token_sha256: /metrics takes a client's token, never an identity of the identity provider"));
         }
         if entry.calls_per_minute == Some(0) {
             return Err(format!(
@@ -212,17 +222,27 @@ pub fn parse(text: &str) -> Result<NamedClients, String> {
             identity: entry.identity,
         });
         if let Some(digest) = digest {
-            digests.push((named.len() - 1, digest));
+            digests.push((named.len() - 1, digest, entry.metrics));
         }
     }
     let clients = Clients::new(named).ok_or("names more than 65,534 clients")?;
-    let digests = digests
+    let ids: Vec<_> = digests
         .into_iter()
-        .filter_map(|(i, d)| Some((clients.id(i)?, d)))
+        .filter_map(|(i, d, metrics)| Some((clients.id(i)?, d, metrics)))
         .collect();
+    let metrics = ids
+        .iter()
+        .filter(|(_, _, m)| *m)
+        .map(|(id, ..)| *id)
+        .collect();
+    let digests = ids.into_iter().map(|(id, d, _)| (id, d)).collect();
     Ok(NamedClients {
         clients,
-        tokens: ClientTokens { sha256, digests },
+        tokens: ClientTokens {
+            sha256,
+            digests,
+            metrics,
+        },
     })
 }
 

@@ -101,10 +101,40 @@ fn each_mistake_is_named_without_the_digest() {
             format!("clients:\n  - name: ci\n    token_sha256: {ci}\n    spend_per_day_usd: -1\n"),
             "spend_per_day_usd must be an amount".to_owned(),
         ),
+        (
+            format!("clients:\n  - name: ci\n    token_sha256: {ci}\n    metrics: yes please\n"),
+            "client 1: metrics must be true or false".to_owned(),
+        ),
+        (
+            "clients:\n  - name: a\n    identity: u1\n    metrics: true\n".to_owned(),
+            "client 1 (\"a\"): metrics: true needs token_sha256".to_owned(),
+        ),
     ] {
         let e = parse(&text).unwrap_err();
         assert!(e.contains(&why), "{text}: {e}");
         assert!(!e.contains(&ci), "{e}");
         assert!(!e.contains("ci-token") || why.contains("64 hex"), "{e}");
     }
+}
+
+#[test]
+fn only_the_clients_marked_metrics_read_them() {
+    let text = format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n  - name: ops\n    token_sha256: {}\n    metrics: true\n  - name: bob\n    token_sha256: {}\n    metrics: false\n",
+        hex("ci-token"),
+        hex("ops-token"),
+        hex("bob-token")
+    );
+    let named = parse(&text).unwrap();
+    let id = |name: &str| {
+        named
+            .clients
+            .iter()
+            .find(|(_, c)| c.name == name)
+            .map(|(id, _)| id)
+            .unwrap()
+    };
+    assert_eq!(named.tokens.metrics, vec![id("ops")]);
+    assert!(named.tokens.reads_metrics(id("ops")));
+    assert!(!named.tokens.reads_metrics(id("ci")) && !named.tokens.reads_metrics(id("bob")));
 }

@@ -99,9 +99,17 @@ pub struct ClientTokens {
     pub sha256: fn(&[u8]) -> [u8; 32],
     /// Each client's token digest.
     pub digests: Vec<(ClientId, [u8; 32])>,
+    /// The clients the file marks `metrics: true`: their token reads `/metrics`, which
+    /// names every client and its spend.
+    pub metrics: Vec<ClientId>,
 }
 
 impl ClientTokens {
+    /// Whether `client` may read `/metrics`.
+    pub fn reads_metrics(&self, client: ClientId) -> bool {
+        self.metrics.contains(&client)
+    }
+
     /// The client whose token is `offered`. Every digest is compared, each in constant
     /// time, so that the time taken says nothing about which bytes or which client
     /// matched.

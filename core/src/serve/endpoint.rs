@@ -277,10 +277,16 @@ fn metrics(request: &Request, access: &Access) -> Verdict {
             ));
         }
     };
-    if let Caller::Bearer(_) = caller {
-        // The figures name other identities and their spend: they are for the operators
-        // (the static token, or the metrics listener), not for everyone who signs in.
-        let message = "the metrics are served to the static token (server.http.token_env) or on the metrics listener (server.http.metrics_listen), not to an identity of the identity provider\n";
+    // The figures name every client and identity and their spend: they are for the
+    // operators (the static token, a client the file marks `metrics: true`), not for
+    // every client or everyone who signs in.
+    let refused = match caller {
+        Caller::Bearer(_) => Some("the metrics are served to the static token (server.http.token_env), to a client the clients file marks `metrics: true`, or on the metrics listener (server.metrics_listen), not to an identity of the identity provider\n"),
+        Caller::Client(ClientId::DEFAULT) => None,
+        Caller::Client(client) if access.clients.as_ref().is_some_and(|c| c.reads_metrics(client)) => None,
+        Caller::Client(_) => Some("the metrics name every client and its spend: this client's token does not read them. Mark the client `metrics: true` in the clients file (server.http.clients_file) if it is an operator's, or scrape with the static token (server.http.token_env)\n"),
+    };
+    if let Some(message) = refused {
         return Verdict::Answer(Early::Respond(
             ReplyHead::new(403, keep_alive).with_body(message.as_bytes()),
         ));

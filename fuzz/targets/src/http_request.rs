@@ -120,6 +120,7 @@ pub fn http_request(data: &[u8]) {
                 named_client(),
                 responses_mcp_config::clients::sha256(b"fuzz-client-5678"),
             )],
+            metrics: vec![],
         }),
         mcp: true,
         oauth: None,

@@ -12,6 +12,7 @@ use crate::*;
 const CI_TOKEN: &str = "PLANTED-ci-token-0123456789";
 const ALICE_TOKEN: &str = "PLANTED-alice-token-0123456789";
 const SHARED_TOKEN: &str = "PLANTED-shared-token-0123456789";
+const OPS_TOKEN: &str = "PLANTED-ops-token-0123456789";
 
 fn call(id: u64) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
@@ -42,9 +43,10 @@ pub fn named_clients_are_told_apart_and_their_limits_refuse_then_recover() {
     let fake = FakeOpenAi::start(|_, _| Action::json(200, &priced_answer()));
     let dir = temp_dir("clients");
     let clients = format!(
-        "clients:\n  - name: ci\n    token_sha256: {}\n    calls_per_minute: 2\n  - name: alice\n    token_sha256: {}\n    spend_per_day_usd: 0.05\n",
+        "clients:\n  - name: ci\n    token_sha256: {}\n    calls_per_minute: 2\n  - name: alice\n    token_sha256: {}\n    spend_per_day_usd: 0.05\n  - name: ops\n    token_sha256: {}\n    metrics: true\n",
         sha256_hex(CI_TOKEN),
-        sha256_hex(ALICE_TOKEN)
+        sha256_hex(ALICE_TOKEN),
+        sha256_hex(OPS_TOKEN)
     );
     std::fs::write(dir.join("clients.yaml"), clients).unwrap();
     let opts = Opts::http(&fake.url)
@@ -126,10 +128,22 @@ pub fn named_clients_are_told_apart_and_their_limits_refuse_then_recover() {
     let wrong = post(&mut c, 10, "Bearer PLANTED-ci-token-012345678");
     assert_eq!(wrong.status, 401);
 
-    // The metrics and the log lines tell the clients apart.
+    // The metrics name every client's spend: not for ci's token, which calls tools,
+    // but for the client the file marks `metrics: true`.
     let mut m = HttpConn::open(addr);
     m.send_raw(
         format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {ci}\r\n\r\n").as_bytes(),
+    );
+    let refused = m.response();
+    let why = String::from_utf8_lossy(&refused.body);
+    assert_eq!(refused.status, 403, "{why}");
+    assert!(
+        why.contains("metrics: true") && !why.contains("alice"),
+        "{why}"
+    );
+    let ops = as_client(OPS_TOKEN);
+    m.send_raw(
+        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {ops}\r\n\r\n").as_bytes(),
     );
     let metrics = String::from_utf8(m.response().body).unwrap();
     for (client, outcome, n) in [
@@ -166,7 +180,13 @@ pub fn named_clients_are_told_apart_and_their_limits_refuse_then_recover() {
     assert!(kill.success());
     assert_eq!(server.wait_exit(PATIENCE).code(), Some(0));
     let stderr = server.stderr_to_end();
-    for secret in [CI_TOKEN, ALICE_TOKEN, SHARED_TOKEN, &sha256_hex(CI_TOKEN)] {
+    for secret in [
+        CI_TOKEN,
+        ALICE_TOKEN,
+        SHARED_TOKEN,
+        OPS_TOKEN,
+        &sha256_hex(CI_TOKEN),
+    ] {
         assert!(!stderr.contains(secret), "{secret} was logged:\n{stderr}");
     }
     let calls: Vec<Value> = stderr

@@ -194,6 +194,7 @@ fn named_clients_are_told_apart_by_their_tokens() {
         clients: Some(ClientTokens {
             sha256: pad,
             digests: vec![(ci, pad(b"ci-token")), (alice, pad(b"alice-token"))],
+            metrics: vec![],
         }),
         allowed_hosts: None,
         ..local()

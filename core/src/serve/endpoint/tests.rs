@@ -678,6 +678,66 @@ fn metrics_are_not_served_to_an_identity_of_the_provider() {
 }
 
 #[test]
+fn metrics_are_served_to_a_named_client_only_when_the_file_marks_it() {
+    let clients = crate::clients::Clients::new(
+        ["ci", "ops"]
+            .map(|name| crate::clients::NamedClient {
+                name: name.into(),
+                limit: crate::clients::Limit::default(),
+                identity: None,
+            })
+            .to_vec(),
+    )
+    .unwrap();
+    let (ci, ops) = (clients.id(0).unwrap(), clients.id(1).unwrap());
+    let pad = |t: &[u8]| {
+        let mut d = [0u8; 32];
+        d[..t.len()].copy_from_slice(t);
+        d
+    };
+    let mut a = access(Some("secret-token-1234"));
+    a.clients = Some(crate::serve::access::ClientTokens {
+        sha256: |t| {
+            let mut d = [0u8; 32];
+            d[..t.len().min(32)].copy_from_slice(&t[..t.len().min(32)]);
+            d
+        },
+        digests: vec![(ci, pad(b"ci-token")), (ops, pad(b"ops-token"))],
+        metrics: vec![ops],
+    });
+    let get = |token: &str| {
+        let auth = format!("Bearer {token}");
+        route(
+            &request("GET", "/metrics", &[("authorization", &auth)], ""),
+            &a,
+        )
+    };
+    // A client's token calls tools; the figures name every client's spend.
+    let Routed::Respond(bytes) = get("ci-token") else {
+        panic!("served to a client the file does not mark");
+    };
+    let (status, _, body) = parse(&bytes);
+    assert_eq!(status, 403);
+    let body = String::from_utf8_lossy(&body);
+    assert!(
+        body.contains("metrics: true") && !body.contains("ci-token"),
+        "{body}"
+    );
+    for token in ["ops-token", "secret-token-1234"] {
+        assert!(
+            matches!(
+                get(token),
+                Routed::Exchange {
+                    asked: Asked::Metrics,
+                    ..
+                }
+            ),
+            "{token}"
+        );
+    }
+}
+
+#[test]
 fn ready_is_not_said_before_the_server_told_its_state() {
     let get = request("GET", "/ready", &[], "");
     let (status, _, body) = parse(&ready(&get, Health::starting()));
