@@ -10,6 +10,7 @@ pub mod export;
 
 use crate::resolve::Env;
 use responses_mcp_core::spans::{Ratio, Root, Sampler};
+use std::time::Duration;
 
 /// Where spans go and what describes this service in them.
 #[derive(Clone, PartialEq, Eq)]
@@ -21,6 +22,10 @@ pub struct TraceExport {
     pub headers: Vec<(String, String)>,
     /// The resource's attributes, `service.name` first.
     pub resource: Vec<(String, String)>,
+    /// How long one export may take, connecting, writing and reading its answer
+    /// included (`OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` or `OTEL_EXPORTER_OTLP_TIMEOUT`);
+    /// past it the batch is dropped and counted, and the connection closed.
+    pub timeout: Duration,
 }
 
 impl std::fmt::Debug for TraceExport {
@@ -30,6 +35,7 @@ impl std::fmt::Debug for TraceExport {
             .field("endpoint", &self.endpoint)
             .field("headers", &names)
             .field("resource", &self.resource)
+            .field("timeout", &self.timeout)
             .finish()
     }
 }
@@ -51,10 +57,24 @@ pub enum TraceError {
         /// The 1-based position of the first bad entry (its text may be a secret).
         entry: usize,
     },
+    /// A timeout that is no whole number of milliseconds in range.
+    #[error("{variable} is not a whole number of milliseconds from 1 to {MAX_TIMEOUT_MS}: set it to how long one export to the collector may take, such as 10000 (the default)")]
+    Timeout {
+        /// The variable.
+        variable: &'static str,
+    },
 }
 
 /// The default service name.
 pub const SERVICE_NAME: &str = "openai-responses-mcp";
+
+/// How long one export may take unless a variable says otherwise: the OTLP exporter
+/// specification's default (10 s).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest export timeout taken, in milliseconds: an export that never ends must not
+/// be configurable, or one collector that stops answering holds every later batch.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
 
 /// Reads the variables: `None` when traces are off; warnings for what is ignored.
 ///
@@ -123,15 +143,33 @@ pub fn resolve(env: &Env) -> Result<Option<(TraceExport, Sampler)>, TraceError> 
     if !resource.iter().any(|(k, _)| k == "service.version") {
         resource.push(("service.version".into(), crate::VERSION.into()));
     }
+    let timeout = match (
+        get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"),
+        get("OTEL_EXPORTER_OTLP_TIMEOUT"),
+    ) {
+        (Some(ms), _) => timeout(&ms, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")?,
+        (None, Some(ms)) => timeout(&ms, "OTEL_EXPORTER_OTLP_TIMEOUT")?,
+        (None, None) => DEFAULT_TIMEOUT,
+    };
     let sampler = sampler(get("OTEL_TRACES_SAMPLER"), get("OTEL_TRACES_SAMPLER_ARG"));
     Ok(Some((
         TraceExport {
             endpoint,
             headers,
             resource,
+            timeout,
         },
         sampler,
     )))
+}
+
+/// An export timeout in milliseconds, 1 to [`MAX_TIMEOUT_MS`]. Some SDKs read 0 as "no
+/// timeout"; here it is refused, since an export without one is what stops exports.
+fn timeout(ms: &str, variable: &'static str) -> Result<Duration, TraceError> {
+    match ms.parse::<u64>() {
+        Ok(ms) if (1..=MAX_TIMEOUT_MS).contains(&ms) => Ok(Duration::from_millis(ms)),
+        _ => Err(TraceError::Timeout { variable }),
+    }
 }
 
 /// `OTEL_TRACES_SAMPLER` and its argument; what is not understood is warned about and
@@ -276,6 +314,37 @@ mod tests {
             ("service.name".into(), SERVICE_NAME.into())
         );
         assert_eq!(sampler, Sampler::ParentBased(Root::AlwaysOn));
+        assert_eq!(export.timeout, DEFAULT_TIMEOUT);
+    }
+
+    #[test]
+    fn the_export_timeout_is_read_and_never_unbounded() {
+        let base = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318");
+        let timeout = |vars: &[(&str, &str)]| {
+            let mut all = vec![base];
+            all.extend_from_slice(vars);
+            resolve(&env(&all)).map(|r| r.map(|(export, _)| export.timeout))
+        };
+        assert_eq!(
+            timeout(&[("OTEL_EXPORTER_OTLP_TIMEOUT", "2500")]),
+            Ok(Some(Duration::from_millis(2500)))
+        );
+        assert_eq!(
+            timeout(&[
+                ("OTEL_EXPORTER_OTLP_TIMEOUT", "2500"),
+                ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "700")
+            ]),
+            Ok(Some(Duration::from_millis(700)))
+        );
+        for bad in ["0", "-1", "10s", "600001"] {
+            assert_eq!(
+                timeout(&[("OTEL_EXPORTER_OTLP_TIMEOUT", bad)]),
+                Err(TraceError::Timeout {
+                    variable: "OTEL_EXPORTER_OTLP_TIMEOUT"
+                }),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

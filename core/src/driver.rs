@@ -62,6 +62,8 @@ pub enum Event<'a> {
     Timeout,
     /// SIGINT/SIGTERM: abort everything and exit.
     Shutdown,
+    /// The trace exporter dropped this many more spans: see [`Input::SpansDropped`].
+    SpansDropped(u64),
 }
 
 /// What happened, owned, so that a host's threads and tasks can send it over a channel
@@ -221,6 +223,7 @@ impl<H> Driver<H> {
             Event::StdinClosed => Input::StdinClosed,
             Event::Timeout => Input::Timeout,
             Event::Shutdown => Input::Shutdown,
+            Event::SpansDropped(n) => Input::SpansDropped(n),
         };
         self.server.handle(now, input);
     }

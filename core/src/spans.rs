@@ -247,7 +247,13 @@ impl Tracer {
         self.spans.pop_front()
     }
 
-    /// Spans dropped because the host did not take them in time.
+    /// Counts `n` spans the host's exporter dropped (its queue full, or an export that
+    /// failed or timed out): one count of every span lost, whichever queue lost it.
+    pub(crate) fn lost_by_host(&mut self, n: u64) {
+        self.dropped = self.dropped.saturating_add(n);
+    }
+
+    /// Spans dropped: not taken by the host in time, or lost by its exporter.
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }

@@ -120,7 +120,13 @@ pub fn run(startup: Startup) -> i32 {
                 for endpoint in &endpoints {
                     endpoint.set_health(driver.health());
                 }
-                match wait(&rx, deadline) {
+                let next = wait(&rx, deadline);
+                // Before the input, so that a scrape counts every span lost so far.
+                let dropped = exporter.as_ref().map(|e| e.newly_dropped());
+                if let Some(n) = dropped.filter(|n| *n > 0) {
+                    driver.handle(now(), Event::SpansDropped(n));
+                }
+                match next {
                     Err(Disconnected) => return 0,
                     Ok(Some(message)) => {
                         if matches!(message, Message::Drain) {

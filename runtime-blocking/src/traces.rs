@@ -4,11 +4,6 @@
 
 use responses_mcp_config::traces::export::Exporter;
 use responses_mcp_config::Startup;
-use std::time::Duration;
-
-/// An export that takes longer than this fails (the batch is dropped and counted).
-const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// The exporter `startup` asks for (`OTEL_*`), or none.
 pub fn exporter(startup: &Startup) -> Option<Exporter> {
     let export = startup.traces.clone()?;
@@ -17,7 +12,9 @@ pub fn exporter(startup: &Startup) -> Option<Exporter> {
         .http_status_as_error(false)
         .max_redirects(0)
         .user_agent(responses_mcp_config::USER_AGENT)
-        .timeout_global(Some(EXPORT_TIMEOUT))
+        // One deadline over connecting, writing and reading (`OTEL_EXPORTER_OTLP_TIMEOUT`):
+        // past it the batch is dropped and counted.
+        .timeout_global(Some(export.timeout))
         .build()
         .into();
     let post = Box::new(

@@ -167,7 +167,10 @@ async fn serve(
                 for endpoint in &endpoints {
                     endpoint.set_health(driver.health());
                 }
-                match next_message(&rx, deadline).await {
+                let next = next_message(&rx, deadline).await;
+                // Before the input, so that a scrape counts every span lost so far.
+                report_drops(&mut driver, exporter.as_ref());
+                match next {
                     Err(Disconnected) => return 0,
                     Ok(Some(message)) => {
                         if matches!(message, Message::Drain) {
@@ -191,6 +194,14 @@ async fn serve(
                 return 0;
             }
         }
+    }
+}
+
+/// Tells the core of the spans the exporter dropped since last told.
+fn report_drops(driver: &mut Driver<Task<()>>, exporter: Option<&Exporter>) {
+    match exporter.map(Exporter::newly_dropped) {
+        Some(0) | None => {}
+        Some(n) => driver.handle(now(), Event::SpansDropped(n)),
     }
 }
 

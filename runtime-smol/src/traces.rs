@@ -9,9 +9,23 @@ use responses_mcp_config::Startup;
 pub fn exporter(startup: &Startup) -> Option<Exporter> {
     let export = startup.traces.clone()?;
     let client = Upstream::collector();
+    let timeout = export.timeout;
     let post = Box::new(
         move |url: &str, headers: &[(String, String)], body: Vec<u8>| {
-            smol::block_on(client.export(url, headers, body)).map_err(|e| e.detail)
+            // One deadline over connecting, writing and reading: past it the export is
+            // dropped, and with it its connection, so a collector that accepts and never
+            // answers holds one batch, not every batch after it.
+            let export = async {
+                client
+                    .export(url, headers, body)
+                    .await
+                    .map_err(|e| e.detail)
+            };
+            let expired = async {
+                smol::Timer::after(timeout).await;
+                Err(format!("the collector did not answer within {timeout:?}"))
+            };
+            smol::block_on(smol::future::or(export, expired))
         },
     );
     Some(Exporter::start(export, post))

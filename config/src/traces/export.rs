@@ -2,8 +2,13 @@
 //! drops the span and counts it; the loop never waits), and a thread of their own sends
 //! them in batches as OTLP/HTTP protobuf (`ExportTraceServiceRequest`, the official
 //! messages of `opentelemetry-proto`, encoded by `prost`). A collector that is slow or
-//! down delays nothing but the exporter: a failed batch is dropped, counted and logged.
-//! How a batch is POSTed is the runtime's ([`Post`]), so each keeps its own HTTP client.
+//! down delays nothing but the exporter: a failed batch is dropped, counted and logged,
+//! and no export outlives [`TraceExport::timeout`] (connecting, writing and reading
+//! included), so a collector that accepts and never answers costs one batch per timeout,
+//! not every batch after it. The runtime hands the count of what was dropped to the core
+//! ([`Exporter::newly_dropped`]), which adds it to its own in `spans_dropped_total`.
+//! How a batch is POSTed is the runtime's ([`Post`]), so each keeps its own HTTP client;
+//! it must end within the timeout it is given.
 
 use super::TraceExport;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -27,13 +32,16 @@ pub const BATCH: usize = 512;
 pub const LINGER: Duration = Duration::from_secs(1);
 
 /// How the runtime POSTs one export: `(url, headers, body)` to the status it got, or
-/// why none came. Runs on the exporter's thread.
+/// why none came, within [`TraceExport::timeout`] (else an error). Runs on the
+/// exporter's thread.
 pub type Post = Box<dyn FnMut(&str, &[(String, String)], Vec<u8>) -> Result<u16, String> + Send>;
 
 /// The runtime's end of the exporter.
 pub struct Exporter {
     queue: Option<SyncSender<core_spans::Span>>,
     dropped: Arc<AtomicU64>,
+    /// How many of `dropped` the core has been told of.
+    reported: AtomicU64,
     done: Receiver<()>,
 }
 
@@ -70,6 +78,7 @@ impl Exporter {
         Exporter {
             queue: Some(queue),
             dropped,
+            reported: AtomicU64::new(0),
             done,
         }
     }
@@ -91,6 +100,13 @@ impl Exporter {
     /// Spans dropped so far (a full queue, or a failed export).
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Spans dropped since the last call: what the runtime hands the core
+    /// (`Event::SpansDropped`) before each input, so a scrape counts every drop so far.
+    pub fn newly_dropped(&self) -> u64 {
+        let total = self.dropped();
+        total.saturating_sub(self.reported.swap(total, Ordering::Relaxed))
     }
 
     /// Sends what is queued, waiting at most `wait` for it (at exit).

@@ -35,6 +35,22 @@ impl Collector {
         Collector { server }
     }
 
+    /// A collector whose first export is accepted, read and never answered (a collector
+    /// that stopped answering: the connection stays open until the exporter closes it),
+    /// and every later one answered 200.
+    pub fn silent_first() -> Collector {
+        let server = FakeOpenAi::start(|_, i| match i {
+            0 => Action::Hang,
+            _ => Action::json(200, b""),
+        });
+        Collector { server }
+    }
+
+    /// The exports whose connection the exporter closed without an answer, by index.
+    pub fn abandoned(&self) -> Vec<usize> {
+        self.server.closed().into_iter().map(|(i, _)| i).collect()
+    }
+
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` for this receiver.
     pub fn base_url(&self) -> String {
         let url = &self.server.url;

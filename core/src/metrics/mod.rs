@@ -235,7 +235,8 @@ pub struct Gauges {
     pub ready: bool,
     /// Unix seconds now: the UTC day whose spend is reported.
     pub now: u64,
-    /// With traces on: spans dropped because they could not be queued for the exporter.
+    /// With traces on: spans dropped, whichever queue lost them (the core's to the
+    /// host, the exporter's, or a failed export).
     pub spans_dropped: Option<u64>,
     /// With a shared store: whether it answers.
     pub store_up: Option<bool>,
@@ -258,7 +259,7 @@ impl Metrics {
         if let Some(dropped) = gauges.spans_dropped {
             out.counter_family(
                 &format!("{PREFIX}spans_dropped_total"),
-                "Spans dropped because the queue to the trace exporter was full (traces on).",
+                "Spans dropped before reaching the collector: a queue to the trace exporter was full, or an export failed or timed out (traces on).",
                 #[allow(clippy::cast_precision_loss)]
                 std::iter::once((Vec::new(), dropped as f64)),
             );

@@ -62,6 +62,10 @@ pub enum Input<'a> {
     StoreEvent(&'a str),
     /// The runtime (re)subscribed to the store's channel: events may have been missed.
     StoreSubscribed,
+    /// The runtime's trace exporter dropped this many more spans (its queue was full, or
+    /// an export failed or timed out): counted with the core's own drops in
+    /// `spans_dropped_total`.
+    SpansDropped(u64),
 }
 
 /// An action for the runtime.

@@ -214,6 +214,7 @@ impl Server {
             Input::ExchangeClosed(id) => self.on_exchange_closed(now, id),
             Input::StoreReply { id, reply, took } => self.on_store_reply(now, id, reply, took),
             Input::StoreHealth(up) => self.ledger.store_health(up),
+            Input::SpansDropped(n) => self.tracer.lost_by_host(n),
             Input::StoreEvent(message) => self.on_store_event(now, message),
             Input::StoreSubscribed => {
                 self.desk.on_store_subscribed();

@@ -207,6 +207,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::traces::a_dead_collector_changes_no_reply);
             }
             #[test]
+            fn a_collector_that_never_answers_costs_one_batch_and_it_is_counted() {
+                $crate::run($bin, $crate::suite::traces::a_collector_that_never_answers_costs_one_batch_and_it_is_counted);
+            }
+            #[test]
             fn key_fetches_of_the_identity_provider_are_traced() {
                 $crate::run($bin, $crate::suite::traces::key_fetches_of_the_identity_provider_are_traced);
             }

@@ -374,3 +374,63 @@ pub fn key_fetches_of_the_identity_provider_are_traced() {
     );
     drop(mcp);
 }
+
+/// A collector that accepts an export and never answers holds one batch for the export
+/// timeout, not every batch after it: the exporter gives up on that connection, the next
+/// batch arrives, and the abandoned one is counted in `spans_dropped_total` (issue 47).
+pub fn a_collector_that_never_answers_costs_one_batch_and_it_is_counted() {
+    let fake = FakeOpenAi::fixed(200, super::observability::answered());
+    let collector = Collector::silent_first();
+    let opts = Opts::http(&fake.url)
+        .env("MCP_HTTP_TOKEN", TOKEN)
+        .env("OTEL_TRACES_SAMPLER", "always_on")
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "1000");
+    let mcp = Mcp::spawn(traced(opts, &collector));
+    let addr = listening(&mcp);
+    let auth = format!("Bearer {TOKEN}");
+    let call = |id: u64| {
+        let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+            "name": "answer","arguments":{"query": QUERY}}});
+        let headers = [
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Authorization", auth.as_str()),
+        ];
+        let reply = HttpConn::open(addr).post(&call, &headers).json();
+        assert!(reply["result"]["structuredContent"].is_object(), "{reply}");
+    };
+    // The first call's spans go in the export the collector never answers.
+    call(1);
+    super::http::waits_for("the first export", || !collector.exports().is_empty());
+    // Sent after that export began, the second call's spans are a batch of their own,
+    // which reaches the collector once the exporter gives up on the first.
+    call(2);
+    let by_request = |spans: &[Span], id: &str| {
+        spans
+            .iter()
+            .filter(|s| attribute(&s.attributes, "jsonrpc.request.id").as_deref() == Some(id))
+            .count()
+    };
+    collector.wait_for(PATIENCE, |spans| by_request(spans, "2") > 0);
+    assert_eq!(
+        collector.abandoned(),
+        [0],
+        "the exporter closed the unanswered export's connection"
+    );
+    let hung = &collector.exports()[0].request;
+    let lost: usize = hung
+        .resource_spans
+        .iter()
+        .flat_map(|r| &r.scope_spans)
+        .map(|s| s.spans.len())
+        .sum();
+    assert!(lost > 0);
+    let mut c = HttpConn::open(addr);
+    let metrics = super::http::get_with_token(&mut c, "/metrics", TOKEN);
+    let text = String::from_utf8_lossy(&metrics.body);
+    let line = format!("openai_responses_mcp_spans_dropped_total {lost}");
+    assert!(
+        text.lines().any(|l| l == line),
+        "want {line}: the unanswered export's spans\n{text}"
+    );
+    drop(mcp);
+}

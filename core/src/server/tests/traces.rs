@@ -215,3 +215,35 @@ fn a_shared_store_round_trip_is_a_child_of_the_call_it_admits() {
     );
     assert!(!trip.failed);
 }
+
+/// `spans_dropped_total` is one count: the core's queue to the host and the host's
+/// exporter (its queue, a failed or timed-out export) both add to it.
+#[test]
+fn spans_the_exporter_dropped_are_counted_with_the_cores() {
+    let mut h = traced();
+    let dropped = |h: &Harness| {
+        let text = String::from_utf8(h.server.metrics_text()).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("openai_responses_mcp_spans_dropped_total "))
+            .map(str::to_owned)
+    };
+    assert_eq!(dropped(&h).as_deref(), Some("0"));
+    h.feed(crate::Input::SpansDropped(3));
+    h.feed(crate::Input::SpansDropped(4));
+    assert_eq!(dropped(&h).as_deref(), Some("7"));
+    // The core's own drops: beyond its queue, while the host takes none.
+    for _ in 0..crate::spans::MAX_QUEUED + 2 {
+        h.server.tracer.end(Span {
+            trace_id: [1; 16],
+            span_id: [2; 8],
+            parent_id: None,
+            name: "x".into(),
+            kind: SpanKind::Server,
+            start: h.now.instant,
+            end: h.now.instant,
+            attributes: Vec::new(),
+            failed: false,
+        });
+    }
+    assert_eq!(dropped(&h).as_deref(), Some("9"));
+}
