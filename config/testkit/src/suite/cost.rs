@@ -231,3 +231,47 @@ pub fn a_tasks_flex_lane_is_sent_priced_and_falls_back_as_configured() {
         assert!(fake.requests()[2].body.get("service_tier").is_none());
     }
 }
+
+/// A model that refuses the flex lane's tier (a 400 naming the tiers it takes) is
+/// remembered: the task that met the refusal is sent again inside the limit, and the next
+/// task goes at that tier at once, not at flex again (issue 47).
+pub fn a_model_that_refuses_flex_is_not_sent_flex_again() {
+    let fake = FakeOpenAi::start(|req, _| {
+        let tier = req.body["service_tier"].as_str().unwrap_or("default");
+        match tier {
+            "flex" => Action::json(400, br#"{"error":{"message":"Unsupported value: 'service_tier' does not support 'flex' with this model. Supported values are: 'auto' and 'default'.","type":"invalid_request_error","param":"service_tier","code":"unsupported_value"}}"#),
+            _ => Action::json(200, &priced_body("gpt-6.1-terra", 1_000, 0, 100, tier)),
+        }
+    });
+    let yaml = "tasks: {service_tier: flex}\n";
+    let mut mcp = Mcp::spawn(Opts::upstream(&fake.url).temp_config("flex-refused", yaml));
+    mcp.initialize("2025-11-25");
+    for n in [1u64, 3] {
+        let (created, _) = mcp.ask(
+            json!({"jsonrpc":"2.0","id":n,"method":"tools/call","params":{
+            "name":"answer","arguments":{"query":"q"},"task":{"ttl":60_000}}}),
+        );
+        let id = created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (result, _) = mcp.ask(
+            json!({"jsonrpc":"2.0","id":n + 1,"method":"tasks/result","params":{"taskId":id}}),
+        );
+        assert!(
+            result["result"]["structuredContent"].is_object(),
+            "{result}"
+        );
+    }
+    let tiers: Vec<Option<String>> = fake
+        .requests()
+        .iter()
+        .map(|r| r.body["service_tier"].as_str().map(str::to_owned))
+        .collect();
+    let tier = |t: &str| Some(t.to_owned());
+    assert_eq!(
+        tiers,
+        [tier("flex"), tier("auto"), tier("auto")],
+        "one 400 for flex, then the tier the model named"
+    );
+}

@@ -271,6 +271,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::cost::a_tasks_flex_lane_is_sent_priced_and_falls_back_as_configured);
             }
             #[test]
+            fn a_model_that_refuses_flex_is_not_sent_flex_again() {
+                $crate::run($bin, $crate::suite::cost::a_model_that_refuses_flex_is_not_sent_flex_again);
+            }
+            #[test]
             fn each_call_reports_its_cost_at_the_built_in_prices() {
                 $crate::run($bin, $crate::suite::cost::each_call_reports_its_cost_at_the_built_in_prices);
             }
