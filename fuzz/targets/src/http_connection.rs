@@ -1,24 +1,45 @@
 //! The `http_connection` fuzz target.
 
+/// Which access rules the connection serves under.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// `/mcp` open to every caller.
+    Open,
+    /// A metrics-only listener.
+    Metrics,
+    /// `/mcp` behind a static token: refused callers' bodies are skipped.
+    Token,
+    /// OAuth mode: other bearer tokens are asked of the gate first, which passes those
+    /// whose text ends in an even digit and refuses the rest.
+    OAuth,
+}
+
 /// Drives a [`Connection`](responses_mcp_core::serve::connection::Connection) over `wire`
 /// cut at `cuts`, answering each exchange at once (progress, then a reply); returns what
 /// it wrote. Every step terminates; the connection never holds more than one request
-/// and one read beyond the exchange in progress.
-fn serve_connection(wire: &[u8], cuts: &[usize], mcp: bool) -> Vec<u8> {
+/// and one read beyond the exchange in progress, and nothing of a body while its token
+/// is verified or after its caller was refused.
+fn serve_connection(wire: &[u8], cuts: &[usize], mode: Mode) -> Vec<u8> {
     use responses_mcp_core::serve::connection::{Connection, Step, Timeouts};
     use responses_mcp_core::serve::endpoint::Health;
     let limits = responses_mcp_core::http::RequestLimits {
         max_head: 256,
         max_body: 256,
     };
+    let settings =
+        responses_mcp_core::oauth::OAuthSettings::new("https://idp.example", "http://h/mcp");
     let access = responses_mcp_core::serve::access::Access {
         allowed_hosts: None,
         allowed_origins: Vec::new(),
         loopback_origins: true,
-        token: None,
+        token: match mode {
+            Mode::Token | Mode::OAuth => responses_mcp_core::serve::access::Token::new("t0k3n"),
+            Mode::Open | Mode::Metrics => None,
+        },
         clients: None,
-        mcp,
-        oauth: None,
+        mcp: !matches!(mode, Mode::Metrics),
+        oauth: matches!(mode, Mode::OAuth)
+            .then(|| responses_mcp_core::serve::access::OAuthDoor::of(&settings)),
     };
     let load = || Health {
         running: 1,
@@ -46,6 +67,28 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mcp: bool) -> Vec<u8> {
                 // `100 Continue` depends on whether the body came with the head.
                 Step::Write(bytes) if bytes == responses_mcp_core::http::CONTINUE => {}
                 Step::Write(bytes) => written.extend(bytes),
+                Step::Exchange {
+                    asked: responses_mcp_core::Asked::Token(token),
+                } => {
+                    let passes = token
+                        .expose()
+                        .bytes()
+                        .last()
+                        .is_some_and(|b| b.is_ascii_digit() && b % 2 == 0);
+                    let out = if passes {
+                        responses_mcp_core::ExchangeOut::Verified(
+                            responses_mcp_core::clients::ClientId::DEFAULT,
+                        )
+                    } else {
+                        responses_mcp_core::ExchangeOut::Refused(responses_mcp_core::oauth::Denial {
+                            status: 401,
+                            challenge: Some("Bearer error=\"invalid_token\"".into()),
+                            message: "the bearer token is not valid".into(),
+                        })
+                    };
+                    written.extend(conn.reply(out));
+                    assert!(!conn.in_exchange(), "the gate's word ends the exchange");
+                }
                 Step::Exchange {
                     asked: responses_mcp_core::Asked::Metrics,
                 } => {
@@ -82,9 +125,9 @@ pub fn http_connection(data: &[u8]) {
     let Some((head, wire)) = data.split_first_chunk::<4>() else {
         return;
     };
-    // A listener without /mcp (`--metrics-listen`) when the first byte is odd.
-    let mcp = head[0] % 2 == 0;
-    let whole = serve_connection(wire, &[], mcp);
+    // The first byte's low bits choose the access rules.
+    let mode = [Mode::Open, Mode::Metrics, Mode::Token, Mode::OAuth][usize::from(head[0] % 4)];
+    let whole = serve_connection(wire, &[], mode);
     let cuts: Vec<usize> = head
         .iter()
         .scan(0usize, |at, b| {
@@ -94,7 +137,7 @@ pub fn http_connection(data: &[u8]) {
         .collect();
     assert_eq!(
         whole,
-        serve_connection(wire, &cuts, mcp),
+        serve_connection(wire, &cuts, mode),
         "the cut changed the responses"
     );
 }
