@@ -157,12 +157,24 @@ impl IdScan {
     }
 
     /// The next bytes of the body.
-    pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some((&b, rest)) = bytes.split_first() {
             if self.lex == Lex::Failed {
                 return;
             }
+            if let Lex::Str(Str::Skipped | Str::SkippedKey, Escape::No) = self.lex {
+                // The plain run of a skipped string, passed over at once.
+                let plain = bytes
+                    .iter()
+                    .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                    .unwrap_or(bytes.len());
+                if plain > 0 {
+                    bytes = &bytes[plain..];
+                    continue;
+                }
+            }
             self.byte(b);
+            bytes = rest;
         }
     }
 

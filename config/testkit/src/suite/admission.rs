@@ -135,27 +135,34 @@ pub fn refused_bodies_are_skipped_and_their_ids_never_built() {
         assert!(reply["result"]["tools"].is_array(), "{mode}: {reply}");
     };
 
-    let unauthorized: fn(u16) -> bool = |s| s == 401;
-    let forbidden: fn(u16) -> bool = |s| s == 403;
-    // A static token: no token, a wrong one, a refused Host, a refused Origin.
-    let mcp = Mcp::spawn(Opts::http(&fake.url).env("MCP_HTTP_TOKEN", TOKEN));
+    // A static token: no token, a wrong one, a refused Origin, a refused Host, in turn.
+    // The request timeout is the test's, not the memory's: debug builds on a loaded
+    // 2-core machine may take more than the default 10 s to skip 61 MB.
+    let slow_ok = "server:\n  http:\n    request_timeout_ms: 120000\n";
+    let dir = temp_dir("admission-static");
+    let mcp = Mcp::spawn(
+        Opts::http(&fake.url)
+            .env("MCP_HTTP_TOKEN", TOKEN)
+            .config(&dir, slow_ok)
+            .keeping(dir),
+    );
     let flood = |addr: SocketAddr| {
-        flood_refused(addr, unauthorized, |_| Vec::new());
-        flood_refused(addr, unauthorized, |n| {
-            vec![format!("Authorization: Bearer wrong-{n}")]
-        });
         let good = format!("Authorization: Bearer {TOKEN}");
-        flood_refused(addr, forbidden, |_| {
-            vec!["Origin: https://evil.example".into(), good.clone()]
-        });
-        flood_refused(addr, forbidden, |_| {
-            vec!["Host: evil.example".into(), good.clone()]
-        });
+        flood_refused(
+            addr,
+            |s| s == 401 || s == 403,
+            |n| match n % 4 {
+                0 => Vec::new(),
+                1 => vec![format!("Authorization: Bearer wrong-{n}")],
+                2 => vec!["Origin: https://evil.example".into(), good.clone()],
+                _ => vec!["Host: evil.example".into(), good.clone()],
+            },
+        );
     };
     check("static token", &mcp, &flood, TOKEN);
 
     // A clients file: a wrong token.
-    let yaml = "server:\n  http:\n    clients_file: clients.yaml\n";
+    let yaml = "server:\n  http:\n    clients_file: clients.yaml\n    request_timeout_ms: 120000\n";
     let dir = temp_dir("admission-clients");
     std::fs::write(
         dir.join("clients.yaml"),
@@ -167,9 +174,11 @@ pub fn refused_bodies_are_skipped_and_their_ids_never_built() {
     .unwrap();
     let mcp = Mcp::spawn(Opts::http(&fake.url).config(&dir, yaml).keeping(dir));
     let flood = |addr: SocketAddr| {
-        flood_refused(addr, unauthorized, |n| {
-            vec![format!("Authorization: Bearer wrong-{n}")]
-        });
+        flood_refused(
+            addr,
+            |s| s == 401,
+            |n| vec![format!("Authorization: Bearer wrong-{n}")],
+        );
     };
     check("clients file", &mcp, &flood, NAMED);
 
@@ -179,25 +188,22 @@ pub fn refused_bodies_are_skipped_and_their_ids_never_built() {
     let Some(idp) = Provider::start(free_port(), &resource) else {
         return;
     };
-    let mcp = Mcp::spawn(server_opts(
-        &fake,
-        port,
-        &idp.issuer,
-        "[]",
-        "",
-        "admission-oauth",
-    ));
+    // Back at `server.http`'s level, after the `oauth` block.
+    let more = "    request_timeout_ms: 120000\n";
+    let opts = server_opts(&fake, port, &idp.issuer, "[]", more, "admission-oauth");
+    let mcp = Mcp::spawn(opts);
     let flood = |addr: SocketAddr| {
-        flood_refused(addr, unauthorized, |_| Vec::new());
-        // Refused once the fresh key set lacks the key (401), or busy (503).
+        // No token (401), or tokens refused once the fresh key set lacks their key (401)
+        // or while the keys are fetched (503).
         flood_refused(
             addr,
             |s| s == 401 || s == 503,
-            |n| {
-                vec![format!(
+            |n| match n % 2 {
+                0 => Vec::new(),
+                _ => vec![format!(
                     "Authorization: Bearer {}",
                     forged(&format!("kid-{n}"))
-                )]
+                )],
             },
         );
     };
