@@ -80,11 +80,13 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mode: Mode) -> Vec<u8> {
                             responses_mcp_core::clients::ClientId::DEFAULT,
                         )
                     } else {
-                        responses_mcp_core::ExchangeOut::Refused(responses_mcp_core::oauth::Denial {
-                            status: 401,
-                            challenge: Some("Bearer error=\"invalid_token\"".into()),
-                            message: "the bearer token is not valid".into(),
-                        })
+                        responses_mcp_core::ExchangeOut::Refused(
+                            responses_mcp_core::oauth::Denial {
+                                status: 401,
+                                challenge: Some("Bearer error=\"invalid_token\"".into()),
+                                message: "the bearer token is not valid".into(),
+                            },
+                        )
                     };
                     written.extend(conn.reply(out));
                     assert!(!conn.in_exchange(), "the gate's word ends the exchange");
