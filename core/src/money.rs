@@ -28,6 +28,12 @@ impl Picodollars {
     pub fn plus(self, other: Picodollars) -> Picodollars {
         Picodollars(self.0.saturating_add(other.0))
     }
+
+    /// The difference, never below zero.
+    #[must_use]
+    pub fn minus(self, other: Picodollars) -> Picodollars {
+        Picodollars(self.0.saturating_sub(other.0))
+    }
 }
 
 /// A token rate: picodollars per token, which is USD per million tokens times 10^6.

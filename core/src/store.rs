@@ -86,11 +86,14 @@ pub enum StoreOp {
         /// Its arguments.
         args: Vec<String>,
     },
-    /// Claims `key` for this instance when nobody has (`SET NX`), for `ttl_secs`: the
-    /// first instance to see a background task end counts it.
+    /// Claims `key` for this instance when nobody has, for `ttl_secs`, and gives back
+    /// the run's hold at `hold` ([`CLAIM_SCRIPT`], atomically): the first instance to see
+    /// a background task end counts it, and its hold leaves the day's spend with it.
     Claim {
         /// `orm:b:<response id>`.
         key: String,
+        /// `orm:h:<response id>`, the hold [`hold_background`] charged.
+        hold: String,
         /// How long the claim is remembered.
         ttl_secs: u64,
     },
@@ -158,6 +161,36 @@ for i = 1, 2 do
   redis.call('EXPIRE', KEYS[i], ARGV[5])
 end
 return {0, 0}
+";
+
+/// The script of [`hold_background`]: the hold added to the client's and the service's
+/// day, and remembered with the keys it went to, so that whichever instance claims the
+/// run's end gives it back from the right day.
+pub const HOLD_SCRIPT: &str = r"
+for i = 1, 2 do
+  redis.call('INCRBY', KEYS[i], ARGV[1])
+  redis.call('EXPIRE', KEYS[i], ARGV[2])
+end
+redis.call('HSET', KEYS[3], 'amount', ARGV[1], 'client', KEYS[1], 'service', KEYS[2])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+return {}
+";
+
+/// The script of [`StoreOp::Claim`]: `1` when this instance claimed the end (and the
+/// run's hold, if any, left the days it was added to), nil when another had. The hold's
+/// day keys are read from the hold, as the task list reads its tasks' keys.
+pub const CLAIM_SCRIPT: &str = r"
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return false end
+local hold = redis.call('HMGET', KEYS[2], 'amount', 'client', 'service')
+if hold[1] then
+  for i = 2, 3 do
+    if hold[i] and redis.call('EXISTS', hold[i]) == 1 then
+      redis.call('DECRBY', hold[i], hold[1])
+    end
+  end
+  redis.call('DEL', KEYS[2])
+end
+return 1
 ";
 
 /// The service's own name in keys.
@@ -237,12 +270,36 @@ pub fn spend(client: &str, cost: Picodollars, now: u64) -> StoreOp {
 }
 
 /// Claiming the count of background response `response_id`'s end (remembered two days,
-/// longer than a background task lives).
+/// longer than a background task lives), its hold given back with it.
 pub fn claim_background_end(response_id: &str) -> StoreOp {
     StoreOp::Claim {
         key: format!("orm:b:{response_id}"),
+        hold: hold_key(response_id),
         ttl_secs: 2 * DAY,
     }
+}
+
+/// Charging `amount`, the estimate of background run `response_id` of `client` started
+/// at `now`, to the day's spend until its end is claimed ([`HOLD_SCRIPT`]): admission
+/// then counts the runs still going, whichever instance admits.
+pub fn hold_background(client: &str, response_id: &str, amount: Picodollars, now: u64) -> StoreOp {
+    StoreOp::Script {
+        script: HOLD_SCRIPT,
+        keys: vec![
+            spend_key(client, now),
+            spend_key(SERVICE, now),
+            hold_key(response_id),
+        ],
+        args: vec![
+            amount.0.to_string(),
+            (2 * DAY).to_string(),
+            (2 * DAY).to_string(),
+        ],
+    }
+}
+
+fn hold_key(response_id: &str) -> String {
+    format!("orm:h:{response_id}")
 }
 
 /// Giving back the call of `client` reserved in the minute of `admitted` (Unix seconds).

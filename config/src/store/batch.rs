@@ -5,7 +5,7 @@
 //! a restarted store never answers `NOSCRIPT`.
 
 use redis::Value;
-use responses_mcp_core::store::{StoreOp, StoreReply, RESERVE_SCRIPT};
+use responses_mcp_core::store::{StoreOp, StoreReply, CLAIM_SCRIPT, RESERVE_SCRIPT};
 
 /// Gives a call back, never below zero (a count that expired meanwhile stays gone).
 const RELEASE_SCRIPT: &str =
@@ -48,12 +48,16 @@ pub(super) fn pipeline(ops: &[&StoreOp]) -> (redis::Pipeline, Vec<usize>) {
                     .arg(keys)
                     .arg(args);
             }
-            StoreOp::Claim { key, ttl_secs } => {
-                pipe.cmd("SET")
+            StoreOp::Claim {
+                key,
+                hold,
+                ttl_secs,
+            } => {
+                pipe.cmd("EVAL")
+                    .arg(CLAIM_SCRIPT)
+                    .arg(2)
                     .arg(key)
-                    .arg(1)
-                    .arg("NX")
-                    .arg("EX")
+                    .arg(hold)
                     .arg(*ttl_secs);
             }
             StoreOp::Publish { channel, message } => {
@@ -131,6 +135,7 @@ mod tests {
             },
             StoreOp::Claim {
                 key: "orm:b:r".into(),
+                hold: "orm:h:r".into(),
                 ttl_secs: 9,
             },
             StoreOp::Script {
@@ -140,6 +145,7 @@ mod tests {
             },
             StoreOp::Claim {
                 key: "orm:b:r".into(),
+                hold: "orm:h:r".into(),
                 ttl_secs: 9,
             },
         ];
@@ -153,7 +159,7 @@ mod tests {
             Value::Int(1),
             Value::Int(5),
             Value::Int(1),
-            Value::Okay,
+            Value::Int(1),
             Value::Array(vec![Value::Array(vec![s("ok")])]),
             Value::Nil,
         ];

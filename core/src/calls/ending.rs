@@ -38,12 +38,22 @@ impl<C: Clone> CallEngine<C> {
 
     /// The event that reports `call`'s end.
     pub(super) fn ended(&self, call: Call<C>, ending: Ending) -> CallEvent<C> {
+        let mut estimated = false;
         let usage = match &ending {
             Ending::Answer(_, usage) => usage.clone(),
             Ending::Stored(Stored {
-                state: StoredState::Ended(_, usage),
+                state: StoredState::Ended(_, usage) | StoredState::Cancelled(Some(usage)),
                 ..
             }) => Some(Usage::clone(usage)),
+            // A background run OpenAI took on: what it was sent, for the hold its
+            // client's spend carries while it runs.
+            Ending::Stored(_) if call.work == Work::Create => {
+                estimated = true;
+                Some(Usage {
+                    input_tokens: (call.sent_bytes as u64).div_ceil(BYTES_PER_TOKEN),
+                    ..Usage::default()
+                })
+            }
             Ending::Stored(_) | Ending::Model(_) | Ending::Fetched(_) | Ending::Failed(_) => None,
         };
         let (answers, models, fetches) = (
@@ -51,7 +61,7 @@ impl<C: Clone> CallEngine<C> {
             matches!(call.work, Work::Model(_)),
             matches!(call.work, Work::Fetch(_)),
         );
-        let (context, retries, report) = self.report(call, usage, false);
+        let (context, retries, report) = self.report(call, usage, estimated);
         match ending {
             Ending::Answer(outcome, _) => CallEvent::Finished {
                 context,

@@ -99,8 +99,9 @@ pub struct Stored {
 pub enum StoredState {
     /// `queued` or `in_progress`.
     Working,
-    /// `cancelled`.
-    Cancelled,
+    /// `cancelled`, with the usage it reported when it did (a run cancelled mid-way has
+    /// used what it read and wrote so far).
+    Cancelled(Option<Box<Usage>>),
     /// `completed`, `failed` or `incomplete` (or an unknown status): the outcome a plain
     /// call would have for the same body, with the usage it reported.
     /// The usage is boxed: it is the largest part, and the other states carry nothing.
@@ -118,7 +119,12 @@ impl Stored {
     ) -> Stored {
         let state = match body.status.get() {
             Some("queued" | "in_progress") => StoredState::Working,
-            Some("cancelled") => StoredState::Cancelled,
+            Some("cancelled") => StoredState::Cancelled(
+                body.usage
+                    .get()
+                    .is_some()
+                    .then(|| Box::new(Usage::of(body))),
+            ),
             _ => StoredState::Ended(
                 parse_answer(body, max_citations, model, access_date),
                 Box::new(Usage::of(body)),
@@ -187,7 +193,7 @@ mod tests {
         );
         assert_eq!(
             stored(r#"{"id":"resp_1","status":"cancelled"}"#).state,
-            StoredState::Cancelled
+            StoredState::Cancelled(None)
         );
         let completed = stored(
             r#"{"id":"resp_1","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"42"}]}]}"#,

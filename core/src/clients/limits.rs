@@ -188,4 +188,17 @@ impl Limits {
         self.instance_used.roll(now);
         self.instance_used.spent = self.instance_used.spent.plus(cost);
     }
+
+    /// Gives back `cost` that `client` was counted at `at` (a background run's hold,
+    /// settled at its end); nothing once that UTC day is over.
+    pub fn give_back(&mut self, client: ClientId, at: u64, cost: Picodollars) {
+        let day = at / DAY;
+        let used = self.used(client);
+        if used.day == day {
+            used.spent = used.spent.minus(cost);
+        }
+        if self.instance_used.day == day {
+            self.instance_used.spent = self.instance_used.spent.minus(cost);
+        }
+    }
 }

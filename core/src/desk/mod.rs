@@ -92,6 +92,8 @@ pub(crate) struct Desk {
     tasks: crate::tasks::TaskStore<Waiter>,
     /// Tasks backed by OpenAI background mode: the last state per response, waiters, polls.
     background: crate::tasks::background::Polls<crate::routing::Pending>,
+    /// The background runs this instance started, followed until each is charged.
+    follows: background::Follows,
     /// Modern task-augmented calls waiting a moment for their result before their task.
     held: held::Held,
     /// With a shared store: what waits for its answers.
@@ -114,6 +116,7 @@ impl Desk {
                 settings.max_tasks,
                 settings.background_poll(),
             ),
+            follows: background::Follows::default(),
             settings,
             wording: Wording::new(config),
             max_message_bytes: config.max_message_bytes,

@@ -10,13 +10,20 @@
 //!                                        background_ended(..)      spend, record
 //! ```
 //!
-//! and asked once before each call (`Ledger::admit`). A background task ends when an
-//! instance first reads its stored response as ended; the ledger counts that end once per
-//! response id it has seen (a bounded memory of the latest ids).
+//! and asked once before each call (`Ledger::admit`). A background run is charged its
+//! estimate when OpenAI takes it on (`background_started`: a hold, so that admission
+//! counts the runs still going) and settled when an instance first reads it ended,
+//! cancelled or gone (`background_ended`: the hold given back, what OpenAI reported
+//! charged, or the estimate when it reported nothing), once per response id (a bounded
+//! memory of the latest ids here, a claim in the store across instances). Estimates
+//! come from what calls of the same profile cost lately ([`recent`]).
 
+mod holds;
+mod recent;
 mod record;
 mod shared;
 
+pub(crate) use holds::MAX_HELD;
 pub use record::{CallRecord, Transport, CALL_LOG_TARGET};
 pub(crate) use shared::{CallAdmission, Reserved};
 
@@ -64,6 +71,8 @@ pub(crate) struct End<'a> {
     pub took: Duration,
     /// Where it ran, which sets its price.
     pub lane: Lane,
+    /// It was cancelled (a background run): recorded as such, whatever it used.
+    pub cancelled: bool,
 }
 
 /// Where a call ran upstream.
@@ -94,6 +103,10 @@ pub(crate) struct Ledger {
     /// Background responses whose end was counted, oldest first.
     counted: VecDeque<String>,
     counted_set: BTreeSet<String>,
+    /// The background runs this instance started and charged a hold for.
+    holds: holds::Holds,
+    /// What each profile's calls cost lately, for the estimates.
+    recent: recent::Recent,
     /// The limits' counts shared through a store, when there is one.
     shared: Option<shared::Shared>,
 }
@@ -119,6 +132,8 @@ impl Ledger {
             records: VecDeque::new(),
             counted: VecDeque::new(),
             counted_set: BTreeSet::new(),
+            holds: holds::Holds::default(),
+            recent: recent::Recent::default(),
             shared: config.store.map(|s| shared::Shared::new(s.on_unavailable)),
         }
     }
@@ -257,11 +272,17 @@ impl Ledger {
     /// and recorded. Returns its cost, for its result's `_meta`.
     pub fn ended(&mut self, call: &CallOf, end: &End<'_>, now: u64) -> Estimate {
         let usage = end.report.usage.as_ref();
+        let estimated = end.report.estimated;
         let cost = self.cost(end.model, usage, end.lane);
         let client = self.clients.name(call.client);
         if let Some(usage) = usage {
-            let label = self.clients.label(call.client);
-            self.metrics.usage(end.model, label, usage, &cost);
+            if !estimated {
+                let label = self.clients.label(call.client);
+                self.metrics.usage(end.model, label, usage, &cost);
+                if let Some(total) = cost.total() {
+                    self.recent.observe(call.tool, total, usage);
+                }
+            }
             if let Some(spent) = cost.total() {
                 self.spend(call.client, spent, now);
             }
@@ -271,7 +292,11 @@ impl Ledger {
             // Failed before OpenAI reported any use: the call is given back.
             shared.send(crate::store::release(client, at));
         }
-        let outcome = end.failure.map_or(Outcome::Ok, Outcome::Upstream);
+        let outcome = match end.failure {
+            _ if end.cancelled => Outcome::Cancelled,
+            Some(failure) => Outcome::Upstream(failure),
+            None => Outcome::Ok,
+        };
         self.record(call, outcome, now, |record| {
             record.duration = end.took;
             record.attempts = end.report.attempts;
@@ -279,18 +304,25 @@ impl Ledger {
             record.model = Some(end.model).filter(|m| !m.is_empty()).map(str::to_owned);
             record.usage = usage.cloned();
             record.cost = usage.and(cost.total());
+            record.usage_estimated = estimated;
             record.request_id = end.report.upstream.request_id.clone();
         });
         cost
     }
 
     /// A call stopped before its answer (cancelled, or its client left) after its request
-    /// reached OpenAI: charged what `spent` says it used (OpenAI's report, or the
-    /// engine's estimate of the input sent and the searches begun) against its client's
-    /// spend, as any call is, so that a spend cap cannot be bypassed by cancelling just
-    /// before each answer; counted and recorded as `cancelled`. Never given back.
+    /// reached OpenAI: charged what `spent` says it used (OpenAI's report or, when OpenAI
+    /// had not said, the estimate [`recent`] makes: the profile's median recent call,
+    /// never below the input sent and the searches begun) against its client's spend, as
+    /// any call is, so that a spend cap cannot be bypassed by cancelling just before each
+    /// answer; counted and recorded as `cancelled`. Never given back.
     pub fn cancelled(&mut self, call: &CallOf, spent: &Report, now: u64) {
-        let usage = spent.usage.as_ref();
+        let estimate = spent
+            .usage
+            .as_ref()
+            .filter(|_| spent.estimated)
+            .map(|known| self.recent.estimate(call.tool, known));
+        let usage = estimate.as_ref().or(spent.usage.as_ref());
         let model = spent.model.model.as_str();
         let cost = self.cost(model, usage, Lane::Direct);
         if let (Some(usage), false) = (usage, spent.estimated) {
@@ -345,12 +377,69 @@ impl Ledger {
             report,
             took: report.wall,
             lane: Lane::Direct,
+            cancelled: false,
         };
         self.ended(call, &end, now)
     }
 
-    /// A background task's stored response `response_id` was read as ended: counted as
-    /// [`Ledger::ended`] the first time this instance sees it, and only priced after.
+    /// OpenAI took on background run `response_id` of `call` on `model` at `now`, sent
+    /// what `sent` says (the engine's estimate of its input): its client's day is charged
+    /// the run's estimate at once, as a hold that [`Ledger::background_ended`] settles,
+    /// so that a spend cap counts the runs still going and cannot be outrun by starting
+    /// many. With a store, the hold is the store's, so every instance's admission sees it.
+    pub fn background_started(
+        &mut self,
+        response_id: &str,
+        call: &CallOf,
+        model: &str,
+        sent: Option<&Usage>,
+        now: u64,
+    ) {
+        let usage = self
+            .recent
+            .estimate(call.tool, sent.unwrap_or(&Usage::default()));
+        let Some(amount) = self
+            .cost(model, Some(&usage), Lane::Background)
+            .total()
+            .filter(|a| a.0 > 0)
+        else {
+            return;
+        };
+        self.metrics
+            .spent_today(self.clients.label(call.client), now, amount);
+        match &mut self.shared {
+            Some(shared) => {
+                let name = self.clients.name(call.client);
+                shared.send(crate::store::hold_background(
+                    name,
+                    response_id,
+                    amount,
+                    now,
+                ));
+            }
+            None => self.limits.spend(call.client, now, amount),
+        }
+        let hold = holds::Hold {
+            client: call.client,
+            amount,
+            at: now,
+            usage,
+        };
+        if let Some((id, dropped)) = self.holds.insert(response_id, hold) {
+            // Its hold stays charged: the estimate of a run this instance stopped
+            // following, never less than nothing.
+            log::warn!(
+                "background response {id} is no longer followed here (more than {} are);                  its estimate of ${:.6} stays charged",
+                holds::MAX_HELD,
+                dropped.amount.usd()
+            );
+        }
+    }
+
+    /// A background task's stored response `response_id` was read as ended (or
+    /// cancelled, or gone): counted as [`Ledger::ended`] the first time this instance
+    /// sees it, and only priced after. Its hold is given back; a run whose usage OpenAI
+    /// did not report is charged the estimate (the hold's, else [`recent`]'s).
     pub fn background_ended(
         &mut self,
         response_id: &str,
@@ -368,8 +457,37 @@ impl Ledger {
         }
         self.counted.push_back(response_id.to_owned());
         self.counted_set.insert(response_id.to_owned());
+        let hold = self.holds.remove(response_id);
+        let (report, estimated_end);
+        let end = match &end.report.usage {
+            Some(_) => end,
+            None => {
+                let usage = match &hold {
+                    Some(hold) => hold.usage.clone(),
+                    None => self.recent.estimate(call.tool, &Usage::default()),
+                };
+                report = Report {
+                    usage: Some(usage),
+                    estimated: true,
+                    ..end.report.clone()
+                };
+                estimated_end = End {
+                    report: &report,
+                    ..*end
+                };
+                &estimated_end
+            }
+        };
+        if let Some(hold) = &hold {
+            let label = self.clients.label(hold.client);
+            self.metrics.unspent_today(label, hold.at, hold.amount);
+            if self.shared.is_none() {
+                self.limits.give_back(hold.client, hold.at, hold.amount);
+            }
+        }
         if let Some(shared) = &mut self.shared {
-            // Another instance may have counted it: whoever claims it first does.
+            // Another instance may have counted it: whoever claims it first does (and
+            // the claim gives the store's hold back).
             let id = shared.send(crate::store::claim_background_end(response_id));
             shared.claims.insert(id, shared::Claim::new(call, end, now));
             return self.cost(end.model, end.report.usage.as_ref(), end.lane);

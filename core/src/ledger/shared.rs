@@ -46,6 +46,7 @@ pub(super) struct Claim {
     report: crate::openai::report::Report,
     took: std::time::Duration,
     lane: super::Lane,
+    cancelled: bool,
     pub now: u64,
 }
 
@@ -58,6 +59,7 @@ impl Claim {
             report: end.report.clone(),
             took: end.took,
             lane: end.lane,
+            cancelled: end.cancelled,
             now,
         }
     }
@@ -69,6 +71,7 @@ impl Claim {
             report: &self.report,
             took: self.took,
             lane: self.lane,
+            cancelled: self.cancelled,
         }
     }
 }

@@ -48,6 +48,7 @@ fn end(report: &Report, lane: Lane) -> End<'_> {
         report,
         took: Duration::from_secs(90),
         lane,
+        cancelled: false,
     }
 }
 
@@ -197,7 +198,7 @@ fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
             "nothing is counted before the claim"
         );
         let (id, op) = ledger.poll_store_op().expect("a claim is asked");
-        let StoreOp::Claim { key, ttl_secs } = &op else {
+        let StoreOp::Claim { key, ttl_secs, .. } = &op else {
             panic!("not a claim: {op:?}");
         };
         assert_eq!(
@@ -265,6 +266,186 @@ fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
     let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
     assert!(!text.contains("tokens_total{"), "{text}");
     assert!(text.contains(r#"outcome="cancelled""#), "{text}");
+}
+
+/// A config whose client has a day's spend limit of `usd`, and no instance limit.
+fn capped(usd: f64) -> ServerConfig {
+    ServerConfig {
+        instance_limit: Limit {
+            calls_per_minute: None,
+            spend_per_day: Picodollars::from_usd(usd),
+        },
+        call_records: true,
+        ..ServerConfig::default()
+    }
+}
+
+fn sent(input_tokens: u64) -> Usage {
+    Usage {
+        input_tokens,
+        ..Usage::default()
+    }
+}
+
+/// The cost of `usage` on gpt-6.1-terra, in picodollars.
+fn priced(ledger: &Ledger, usage: &Usage, lane: Lane) -> u64 {
+    ledger
+        .cost("gpt-6.1-terra", Some(usage), lane)
+        .total()
+        .map_or(0, |c| c.0)
+}
+
+#[test]
+fn a_cancelled_call_is_charged_its_profiles_median_never_below_its_input() {
+    let mut ledger = Ledger::new(&capped(1000.0));
+    let mut answered = report(4_416);
+    answered.model.model = "gpt-6.1-terra".into();
+    for input in [31_073, 20_000, 45_000] {
+        if let Some(usage) = &mut answered.usage {
+            usage.input_tokens = input;
+        }
+        let end = End {
+            model: "gpt-6.1-terra",
+            ..end(&answered, Lane::Direct)
+        };
+        ledger.ended(&call(), &end, 100);
+    }
+    let mut spent = report(0);
+    spent.estimated = true;
+    spent.model.model = "gpt-6.1-terra".into();
+    spent.usage = Some(sent(789));
+    ledger.cancelled(&call(), &spent, 100);
+    let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+    let Some(record) = records.last() else {
+        panic!("no record");
+    };
+    let usage = record.usage.clone().unwrap_or_default();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (31_073, 4_416));
+    assert!(record.usage_estimated);
+    // The input sent wins over a smaller median.
+    spent.usage = Some(sent(60_000));
+    ledger.cancelled(&call(), &spent, 100);
+    let record = std::iter::from_fn(|| ledger.poll_record()).last();
+    let usage = record.and_then(|r| r.usage).unwrap_or_default();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (60_000, 4_416));
+    // Another profile's calls are no ground for this one's estimate.
+    let other = CallOf {
+        tool: Tool::AnswerDetailed,
+        ..call()
+    };
+    spent.usage = Some(sent(789));
+    ledger.cancelled(&other, &spent, 100);
+    let record = std::iter::from_fn(|| ledger.poll_record()).last();
+    let usage = record.and_then(|r| r.usage).unwrap_or_default();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (789, 0));
+}
+
+#[test]
+fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
+    // A cap the hold alone reaches: the owner is refused while the run goes on.
+    let mut ledger = Ledger::new(&capped(0.00001));
+    assert_eq!(
+        ledger.admit(ClientId::DEFAULT, 100),
+        CallAdmission::Admitted
+    );
+    let known = sent(1_000);
+    ledger.background_started("resp_h", &call(), "gpt-6.1-terra", Some(&known), 100);
+    assert!(
+        matches!(
+            ledger.admit(ClientId::DEFAULT, 101),
+            CallAdmission::Refused(_)
+        ),
+        "a running task counts against the cap"
+    );
+    assert!(ledger.poll_record().is_none(), "no line until it ends");
+    // It ends, reporting less than the hold: the day holds what OpenAI reported.
+    let mut ended = report(0);
+    if let Some(usage) = &mut ended.usage {
+        usage.input_tokens = 10;
+    }
+    ledger.background_ended("resp_h", &call(), &end(&ended, Lane::Background), 102);
+    let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+    let [record] = records.as_slice() else {
+        panic!("{records:?}");
+    };
+    let reported = priced(&ledger, &sent(10), Lane::Background);
+    assert_eq!(record.cost, Some(Picodollars(reported)));
+    assert!(!record.usage_estimated);
+    let text = String::from_utf8(ledger.render(Gauges {
+        now: 102,
+        ..Gauges::default()
+    }))
+    .unwrap_or_default();
+    let today = text
+        .lines()
+        .find(|l| l.starts_with("openai_responses_mcp_spend_today_usd{"))
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        today.ends_with(&format!(" {}", Picodollars(reported).usd())),
+        "the hold left the day's spend: {today}"
+    );
+}
+
+#[test]
+fn a_background_task_cancelled_or_gone_without_a_report_is_charged_its_hold() {
+    for cancelled in [true, false] {
+        let mut ledger = Ledger::new(&capped(1000.0));
+        let known = sent(2_000);
+        ledger.background_started("resp_c", &call(), "gpt-6.1-terra", Some(&known), 100);
+        let mut silent = report(0);
+        silent.usage = None;
+        let end = End {
+            failure: (!cancelled).then_some(FailureKind::Expired),
+            cancelled,
+            ..end(&silent, Lane::Background)
+        };
+        ledger.background_ended("resp_c", &call(), &end, 130);
+        let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+        let [record] = records.as_slice() else {
+            panic!("{records:?}");
+        };
+        let expected = priced(&ledger, &known, Lane::Background);
+        assert!(expected > 0);
+        assert_eq!(record.cost, Some(Picodollars(expected)), "{cancelled}");
+        assert!(record.usage_estimated);
+        let outcome = if cancelled {
+            Outcome::Cancelled
+        } else {
+            Outcome::Upstream(FailureKind::Expired)
+        };
+        assert_eq!(record.outcome, outcome);
+    }
+}
+
+#[test]
+fn with_a_store_the_hold_is_the_stores_and_the_claim_gives_it_back() {
+    use crate::settings::{OnUnavailable, StoreSettings};
+    use crate::store::{StoreOp, CLAIM_SCRIPT, HOLD_SCRIPT};
+    let config = ServerConfig {
+        store: Some(StoreSettings {
+            on_unavailable: OnUnavailable::Refuse,
+        }),
+        ..capped(1000.0)
+    };
+    let mut ledger = Ledger::new(&config);
+    ledger.background_started("resp_s", &call(), "gpt-6.1-terra", Some(&sent(500)), 100);
+    let (_, hold) = ledger.poll_store_op().expect("the hold goes to the store");
+    let StoreOp::Script { script, keys, .. } = &hold else {
+        panic!("not a hold: {hold:?}");
+    };
+    assert_eq!(*script, HOLD_SCRIPT);
+    assert_eq!(keys[2], "orm:h:resp_s");
+    ledger.background_ended("resp_s", &call(), &end(&report(3), Lane::Background), 101);
+    let (_, claim) = ledger.poll_store_op().expect("a claim");
+    let StoreOp::Claim { key, hold, .. } = &claim else {
+        panic!("not a claim: {claim:?}");
+    };
+    assert_eq!(
+        (key.as_str(), hold.as_str()),
+        ("orm:b:resp_s", "orm:h:resp_s")
+    );
+    assert!(CLAIM_SCRIPT.contains("DECRBY"));
 }
 
 #[test]

@@ -169,6 +169,17 @@ impl Metrics {
         spent.1 = spent.1.plus(amount);
     }
 
+    /// `amount` counted for `client` at `at` given back (a background run's hold settled
+    /// at its end); nothing once that UTC day is over here.
+    pub fn unspent_today(&mut self, client: &str, at: u64, amount: Picodollars) {
+        let day = at / crate::clients::DAY;
+        if let Some((_, spent)) = self.today.iter_mut().find(|(c, _)| c == client) {
+            if spent.0 == day {
+                spent.1 = spent.1.minus(amount);
+            }
+        }
+    }
+
     /// Counts a store operation that took `took`, and whether it failed.
     pub fn store(&mut self, took: Duration, failed: bool) {
         let (times, errors) = self.store.get_or_insert_with(Default::default);

@@ -12,10 +12,17 @@
 //!   handle_read(Failed) ─▶ tasks/get: the last state, else the failure; tasks/result waits
 //! ```
 //!
+//! A response the desk started is also *followed* ([`Polls::follow`]) until it ends,
+//! read or not, so that its end is charged: nobody waiting, it is read every
+//! [`Polls::follow_pace`] (the poll interval, at least [`FOLLOW_EVERY`]), at most
+//! [`MAX_FOLLOW_READS`] such reads at once; a waiter's read serves the follow too.
+//!
 //! Invariants: at most one read per response in flight, and reads start at least one
 //! poll interval apart, whatever their outcomes; a live entry of `polls` is `(at, id)`
-//! with `responses[id].poll_at == Some(at)`, and every response with waiters and no read
-//! in flight has a `poll_at`.
+//! with `responses[id].poll_at == Some(at)`, and every response with waiters, or
+//! followed and not ended, and no read in flight has a `poll_at` or a place in
+//! `deferred`; at most [`MAX_FOLLOW_READS`] reads for followed responses nobody waits on
+//! are in flight, and those refused for it are read first as those end.
 
 use super::{Outcome, Status};
 use crate::io::after;
@@ -25,6 +32,13 @@ use std::time::{Duration, Instant};
 
 /// Requests one response may hold waiting.
 pub const MAX_WAITING: usize = 16;
+
+/// The least time between two reads of a followed response nobody waits on.
+pub const FOLLOW_EVERY: Duration = Duration::from_secs(2);
+
+/// Reads of followed responses nobody waits on in flight at once (each is a `GET` to
+/// OpenAI; the engine allows [`crate::calls::MAX_FETCHES`] reads in all).
+pub const MAX_FOLLOW_READS: usize = 8;
 
 /// A response's last known state.
 #[derive(Clone, Debug)]
@@ -85,6 +99,10 @@ pub struct Polls<P> {
     cap: usize,
     /// Least time between two reads of one response.
     pace: Duration,
+    /// Reads in flight for followed responses nobody waits on.
+    follow_reads: usize,
+    /// Followed responses whose read waits for one of those to end, oldest first.
+    deferred: VecDeque<String>,
 }
 
 struct Response<P> {
@@ -96,6 +114,12 @@ struct Response<P> {
     waiting: Vec<(P, Want)>,
     /// When the waiters get their next read.
     poll_at: Option<Instant>,
+    /// Read until it ends, waited on or not.
+    followed: bool,
+    /// The read in flight is a follow's alone (counted in `follow_reads`).
+    follow_read: bool,
+    /// In `deferred`, waiting for a follow read to end.
+    deferred: bool,
 }
 
 impl<P> Default for Response<P> {
@@ -106,6 +130,9 @@ impl<P> Default for Response<P> {
             next_read: None,
             waiting: Vec::new(),
             poll_at: None,
+            followed: false,
+            follow_read: false,
+            deferred: false,
         }
     }
 }
@@ -120,7 +147,38 @@ impl<P> Polls<P> {
             reads: VecDeque::new(),
             cap,
             pace,
+            follow_reads: 0,
+            deferred: VecDeque::new(),
         }
+    }
+
+    /// How often a followed response nobody waits on is read.
+    pub fn follow_pace(&self) -> Duration {
+        self.pace.max(FOLLOW_EVERY)
+    }
+
+    /// Follows `id`, a response just started: read every [`Polls::follow_pace`] until a
+    /// state read says it ended, or [`Polls::unfollow`].
+    pub fn follow(&mut self, now: Instant, id: &str) {
+        self.response(id).followed = true;
+        self.refollow(now, id);
+        self.settle();
+    }
+
+    /// Stops following `id` (it ended, or it is given up).
+    pub fn unfollow(&mut self, id: &str) {
+        if let Some(r) = self.responses.get_mut(id) {
+            r.followed = false;
+            if r.waiting.is_empty() {
+                r.poll_at = None;
+            }
+        }
+        self.settle();
+    }
+
+    /// Whether `id` is followed.
+    pub fn followed(&self, id: &str) -> bool {
+        self.responses.get(id).is_some_and(|r| r.followed)
     }
 
     /// The last state of `id`, if one is known.
@@ -170,6 +228,7 @@ impl<P> Polls<P> {
         let answered = self.answer_waiters(now, id, |want| {
             (want == Want::State || seen.status.is_terminal()).then(|| seen.clone())
         });
+        self.refollow(now, id);
         self.settle();
         answered
     }
@@ -182,6 +241,14 @@ impl<P> Polls<P> {
         let r = self.response(id);
         r.reading = false;
         r.next_read = Some(r.next_read.map_or(next, |at| at.max(next)));
+        // Whatever poll was planned is planned again from this read (for the waiters
+        // left, and the follow), never before the next read may start.
+        r.poll_at = None;
+        if std::mem::take(&mut r.follow_read) {
+            self.follow_reads -= 1;
+            self.read_deferred(now);
+        }
+        let r = self.response(id);
         let answered = match end {
             ReadEnd::State(seen) => {
                 r.seen = Some(seen.clone());
@@ -198,6 +265,7 @@ impl<P> Polls<P> {
                 })
             }
         };
+        self.refollow(now, id);
         self.settle();
         answered
     }
@@ -208,6 +276,9 @@ impl<P> Polls<P> {
         let at = after(now, self.pace);
         if let Some(r) = self.responses.get_mut(id) {
             r.reading = false;
+            if std::mem::take(&mut r.follow_read) {
+                self.follow_reads -= 1;
+            }
         }
         self.schedule_poll(id, at);
         self.settle();
@@ -242,7 +313,7 @@ impl<P> Polls<P> {
     pub fn forget(&mut self, gone: impl Fn(&P) -> bool) {
         for r in self.responses.values_mut() {
             r.waiting.retain(|(p, _)| !gone(p));
-            if r.waiting.is_empty() {
+            if r.waiting.is_empty() && !r.followed {
                 r.poll_at = None;
             }
         }
@@ -260,9 +331,55 @@ impl<P> Polls<P> {
             self.schedule_poll(id, at);
             return;
         }
+        let follow_only = r.waiting.is_empty();
+        if follow_only {
+            if self.follow_reads >= MAX_FOLLOW_READS {
+                // Its turn comes when a follow read ends, before any later poll's.
+                if !std::mem::replace(&mut self.response(id).deferred, true) {
+                    self.deferred.push_back(id.to_owned());
+                }
+                return;
+            }
+            self.follow_reads += 1;
+        }
+        let r = self.response(id);
+        r.follow_read = follow_only;
+        // The read serves whatever poll was planned; the next is planned at its end.
+        r.poll_at = None;
         r.reading = true;
         r.next_read = Some(after(now, pace));
         self.reads.push_back(id.to_owned());
+    }
+
+    /// Starts the read of the oldest deferred followed response still waiting for one.
+    fn read_deferred(&mut self, now: Instant) {
+        while let Some(id) = self.deferred.pop_front() {
+            let due = self.responses.get_mut(&id).is_some_and(|r| {
+                r.deferred = false;
+                r.followed && !r.reading && r.poll_at.is_none()
+            });
+            if due {
+                self.read(now, &id);
+                return;
+            }
+        }
+    }
+
+    /// Keeps a followed response read: an end stops the follow; else, with no read in
+    /// flight or planned, the next read is planned a follow pace on.
+    fn refollow(&mut self, now: Instant, id: &str) {
+        let follow = self.follow_pace();
+        let Some(r) = self.responses.get_mut(id) else {
+            return;
+        };
+        if r.seen.as_ref().is_some_and(|s| s.status.is_terminal()) {
+            r.followed = false;
+        }
+        if !r.followed || r.reading || r.deferred || r.poll_at.is_some() {
+            return;
+        }
+        let at = after(now, follow).max(r.next_read.unwrap_or(now));
+        self.schedule_poll(id, at);
     }
 
     /// Hands each waiter of `id` what `answer` gives for what it wants (`None`: it keeps
@@ -309,7 +426,7 @@ impl<P> Polls<P> {
             let busy = self
                 .responses
                 .get(&old)
-                .is_some_and(|r| r.reading || !r.waiting.is_empty());
+                .is_some_and(|r| r.reading || r.followed || !r.waiting.is_empty());
             if busy {
                 kept.push_back(old);
             } else {

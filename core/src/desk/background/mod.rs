@@ -12,7 +12,7 @@
 //! their answers into JSON-RPC replies.
 
 use super::{Desk, Floor};
-use crate::calls::{CallEngine, Planned, Refused, Report, Stored, Work};
+use crate::calls::{CallEngine, Planned, Refused, Report, Stored, StoredState, Work};
 use crate::clients::ClientId;
 use crate::io::Now;
 use crate::jsonrpc::{RequestId, RpcError};
@@ -24,10 +24,14 @@ use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
 use crate::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
 use crate::tasks::{BackgroundRef, CompletionWindow, Owner, Unknown};
+use follow::Followed;
 use serde_json::Value;
 use std::time::Duration;
 
+mod follow;
 mod seen;
+
+pub(crate) use follow::Follows;
 
 impl Desk {
     /// A task-augmented `tools/call` in background mode: creates the response for OpenAI
@@ -250,7 +254,19 @@ impl Desk {
                     ..pending.clone()
                 };
                 let version = pending.asker.version;
-                let seen = self.seen_of(now, ledger, state, (version, report), Some(&counted));
+                let working = state == StoredState::Working;
+                let seen = self.seen_of(now, ledger, &id, state, (version, report), Some(&counted));
+                if working {
+                    let followed = Followed {
+                        reference: reference.clone(),
+                        call: CallOf {
+                            reserved_at: None,
+                            ..call
+                        },
+                        model: report.model.model.clone(),
+                    };
+                    self.follow(now, ledger, followed, report);
+                }
                 self.settled(now, &id, seen.clone());
                 log::debug!("background task created for response {id}");
                 let view = self.view(&reference, &seen, version);
@@ -278,12 +294,16 @@ impl Desk {
         pending: Pending,
         (outcome, report): (Result<Stored, UpstreamFailure>, &Report),
     ) {
+        let waiter = Some(&pending);
         let seen = match outcome {
             Ok(stored) => {
                 let version = ProtocolVersion::V2025_11_25;
-                self.seen_of(now, ledger, stored.state, (version, report), Some(&pending))
+                let of = (version, report);
+                self.seen_of(now, ledger, response_id, stored.state, of, waiter)
             }
-            Err(failure) if is_gone(&failure) => self.gone(now, ledger, report),
+            Err(failure) if is_gone(&failure) => {
+                self.gone(now, ledger, response_id, report, waiter)
+            }
             Err(failure) => {
                 let cause = &failure.message;
                 let error = TaskError::CancelFailed { cause }.error();
@@ -291,6 +311,7 @@ impl Desk {
             }
         };
         self.settled(now, response_id, seen.clone());
+        self.after_follow_read(now, ledger, response_id);
         if let Some(reference) = &pending.reference {
             let view = self.view(reference, &seen, pending.asker.version);
             let poll = self.settings.background_poll();
@@ -312,12 +333,14 @@ impl Desk {
         let version = ProtocolVersion::V2025_11_25;
         let (end, failure) = match outcome {
             Ok(stored) => {
-                let seen = self.seen_of(now, ledger, stored.state, (version, report), waiter);
+                let of = (version, report);
+                let seen = self.seen_of(now, ledger, response_id, stored.state, of, waiter);
                 (ReadEnd::State(seen), None)
             }
             // OpenAI keeps stored responses for a limited time: the task ended.
             Err(failure) if is_gone(&failure) => {
-                (ReadEnd::State(self.gone(now, ledger, report)), None)
+                let seen = self.gone(now, ledger, response_id, report, waiter);
+                (ReadEnd::State(seen), None)
             }
             Err(failure) => {
                 let again = failure.kind.is_transient()
@@ -335,6 +358,7 @@ impl Desk {
             };
             self.reply(pending.asker.clone(), answer);
         }
+        self.after_follow_read(now, ledger, response_id);
     }
 
     /// Records a state learned outside a read and answers whoever waited for it.
@@ -385,6 +409,7 @@ impl Desk {
             report,
             took: report.wall,
             lane: Lane::Background,
+            cancelled: false,
         };
         let cost = ledger.ended(call, &end, self.latest_unix);
         let wording = &self.wording;

@@ -9,6 +9,7 @@ use crate::ledger::{CallOf, End, Lane, Ledger};
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::task_end::Ending;
 use crate::mcp::{Method, ProtocolVersion};
+use crate::openai::pricing::Estimate;
 use crate::openai::{FailureKind, UpstreamFailure};
 use crate::routing::Pending;
 use crate::tasks::background::Seen;
@@ -18,23 +19,45 @@ use std::time::Duration;
 
 impl Desk {
     /// A response's state as a task's: its status, and the result a plain call returns for
-    /// the same upstream response (shaped for `version`). An end is counted in the ledger
-    /// under the call `waiter`'s reference names, the first time this instance sees it.
+    /// the same upstream response (shaped for `version`). An end (completed, failed,
+    /// cancelled or gone) is counted in the ledger the first time this instance sees it,
+    /// charged to the run this instance follows, else to the call `waiter`'s reference
+    /// names.
     pub(super) fn seen_of(
         &self,
         now: Now,
         ledger: &mut Ledger,
+        response_id: &str,
         state: StoredState,
         (version, report): (ProtocolVersion, &Report),
         waiter: Option<&Pending>,
     ) -> Seen {
+        let followed = self.follows.get(response_id);
         let (status, outcome) = match state {
             StoredState::Working => (Status::Working, None),
-            StoredState::Cancelled => (Status::Cancelled, None),
+            StoredState::Cancelled(usage) => {
+                let report = Report {
+                    usage: usage.map(|u| *u),
+                    ..report.clone()
+                };
+                let model = followed.map_or(report.model.model.as_str(), |f| f.model.as_str());
+                let end = End {
+                    model,
+                    failure: None,
+                    report: &report,
+                    took: report.wall,
+                    lane: Lane::Background,
+                    cancelled: true,
+                };
+                self.count_end(now, ledger, (response_id, &end), waiter);
+                (Status::Cancelled, None)
+            }
             StoredState::Ended(outcome, _) => {
-                let model = match &outcome {
-                    Ok(answer) => answer.model.as_str(),
-                    Err(_) => report.model.model.as_str(),
+                let model = match (&outcome, followed) {
+                    (Ok(answer), _) => answer.model.as_str(),
+                    // A failure or a response gone: priced at the model it was sent to.
+                    (Err(_), Some(f)) => f.model.as_str(),
+                    (Err(_), None) => report.model.model.as_str(),
                 };
                 let end = End {
                     model,
@@ -42,30 +65,9 @@ impl Desk {
                     report,
                     took: report.wall,
                     lane: Lane::Background,
+                    cancelled: false,
                 };
-                let counted = waiter.and_then(|w| Some((w.reference.as_ref()?, w)));
-                let cost = match counted {
-                    Some((reference, Pending { asker, client, .. })) => {
-                        let call = CallOf {
-                            tool: reference.tool,
-                            version: asker.version,
-                            transport: asker.reply_to.transport(),
-                            client: *client,
-                            task: true,
-                            trace: None,
-                            reserved_at: None,
-                        };
-                        let end = End {
-                            took: Duration::from_secs(
-                                now.unix_secs.saturating_sub(reference.created),
-                            ),
-                            ..end
-                        };
-                        let id = &reference.response_id;
-                        ledger.background_ended(id, &call, &end, now.unix_secs)
-                    }
-                    None => ledger.cost(model, report.usage.as_ref(), Lane::Background),
-                };
+                let cost = self.count_end(now, ledger, (response_id, &end), waiter);
                 let result = self
                     .wording
                     .priced_result(outcome, 0, report, version, &cost);
@@ -84,17 +86,68 @@ impl Desk {
         }
     }
 
+    /// Counts the end of `response_id` once: as the call this instance follows it for,
+    /// else as the one `waiter`'s reference names; only priced when neither is known.
+    fn count_end(
+        &self,
+        now: Now,
+        ledger: &mut Ledger,
+        (response_id, end): (&str, &End<'_>),
+        waiter: Option<&Pending>,
+    ) -> Estimate {
+        let (call, created) = match (self.follows.get(response_id), waiter) {
+            (Some(followed), _) => (followed.call, followed.reference.created),
+            (
+                None,
+                Some(Pending {
+                    asker,
+                    client,
+                    reference: Some(reference),
+                    ..
+                }),
+            ) => {
+                let call = CallOf {
+                    tool: reference.tool,
+                    version: asker.version,
+                    transport: asker.reply_to.transport(),
+                    client: *client,
+                    task: true,
+                    trace: None,
+                    reserved_at: None,
+                };
+                (call, reference.created)
+            }
+            (None, _) => return ledger.cost(end.model, end.report.usage.as_ref(), end.lane),
+        };
+        let end = End {
+            took: Duration::from_secs(now.unix_secs.saturating_sub(created)),
+            ..*end
+        };
+        ledger.background_ended(response_id, &call, &end, now.unix_secs)
+    }
+
     /// The state of a response OpenAI no longer has: the task ended with a tool error
-    /// that says so.
-    pub(super) fn gone(&self, now: Now, ledger: &mut Ledger, report: &Report) -> Seen {
+    /// that says so, charged the run's estimate (whether and how it ended, and what it
+    /// cost, is no longer known).
+    pub(super) fn gone(
+        &self,
+        now: Now,
+        ledger: &mut Ledger,
+        response_id: &str,
+        report: &Report,
+        waiter: Option<&Pending>,
+    ) -> Seen {
         let failure = UpstreamFailure::local(
             FailureKind::Expired,
             "OpenAI no longer has this task's stored response (it keeps them for a limited time)",
         );
         let state = StoredState::Ended(Err(failure), Default::default());
-        // Not counted: whether and how it ended, and what it cost, is no longer known.
+        let report = Report {
+            usage: None,
+            ..report.clone()
+        };
         let version = ProtocolVersion::V2025_11_25;
-        self.seen_of(now, ledger, state, (version, report), None)
+        self.seen_of(now, ledger, response_id, state, (version, &report), waiter)
     }
 
     /// `tasks/get` or `tasks/result`'s answer from `seen`.

@@ -115,3 +115,73 @@ fn idle_responses_beyond_the_cap_are_forgotten_busy_ones_kept() {
         "the busy one was kept"
     );
 }
+
+#[test]
+fn a_followed_response_is_read_at_the_follow_pace_until_it_ends_unread() {
+    let t0 = crate::testing::start_instant();
+    let mut p: Polls<u32> = Polls::new(1, Duration::from_millis(100));
+    let pace = p.follow_pace();
+    assert_eq!(
+        pace, FOLLOW_EVERY,
+        "a short poll interval is not the follow's"
+    );
+    p.handle_state(t0, "r", seen(Status::Working, t0));
+    p.follow(t0, "r");
+    assert!(p.followed("r"));
+    // Nobody asks: it is read all the same, one follow pace apart.
+    assert_eq!(p.poll_timeout(), Some(t0 + pace));
+    p.handle_timeout(t0 + pace);
+    assert_eq!(p.poll_read().as_deref(), Some("r"));
+    p.handle_read(t0 + pace, "r", ReadEnd::Failed { again: true });
+    assert_eq!(
+        p.poll_timeout(),
+        Some(t0 + 2 * pace),
+        "a failure keeps the pace"
+    );
+    // Kept beyond the cap while followed.
+    p.handle_state(t0, "other", seen(Status::Working, t0));
+    assert!(p.followed("r"));
+    p.handle_timeout(t0 + 2 * pace);
+    assert_eq!(p.poll_read().as_deref(), Some("r"));
+    p.handle_read(
+        t0 + 2 * pace,
+        "r",
+        ReadEnd::State(seen(Status::Cancelled, t0)),
+    );
+    assert!(!p.followed("r"), "an end ends the follow");
+    assert_eq!(p.poll_timeout(), None);
+}
+
+#[test]
+fn at_most_a_few_follow_reads_are_in_flight_and_waiters_are_not_held_back() {
+    let t0 = crate::testing::start_instant();
+    let mut p: Polls<u32> = Polls::new(100, PACE);
+    let ids: Vec<String> = (0..MAX_FOLLOW_READS + 3).map(|n| format!("r{n}")).collect();
+    for id in &ids {
+        p.follow(t0, id);
+    }
+    let due = t0 + p.follow_pace();
+    p.handle_timeout(due);
+    let reads: Vec<String> = std::iter::from_fn(|| p.poll_read()).collect();
+    assert_eq!(reads.len(), MAX_FOLLOW_READS);
+    let left_out: Vec<&String> = ids.iter().filter(|id| !reads.contains(id)).collect();
+    assert_eq!(left_out.len(), 3);
+    // A client's poll of one left out is read at once.
+    let waited = left_out[0];
+    assert!(matches!(
+        p.handle_request(due, waited, 1, Want::End),
+        Served::Parked
+    ));
+    assert_eq!(p.poll_read().as_deref(), Some(waited.as_str()));
+    // As follow reads end, the rest are read, one follow pace later.
+    for id in &reads {
+        p.handle_read(due, id, ReadEnd::State(seen(Status::Working, due)));
+    }
+    p.handle_timeout(due + p.follow_pace());
+    let later: Vec<String> = std::iter::from_fn(|| p.poll_read()).collect();
+    assert!(
+        left_out[1..].iter().all(|id| later.contains(id)),
+        "{later:?}"
+    );
+    assert!(later.len() <= MAX_FOLLOW_READS, "{later:?}");
+}

@@ -1,0 +1,129 @@
+//! The background runs this instance started, followed to their end whether or not a
+//! client reads them, so that each is charged: what OpenAI reported when it ended, or the
+//! estimate when it was cancelled without a report, vanished, or outlived its task's life
+//! (its ttl, which is at least its completion window).
+//!
+//! The reads are the poll schedule's ([`crate::tasks::background::Polls::follow`]); this
+//! keeps who each run is charged to, at most [`MAX_FOLLOWED`] runs (beyond, the oldest
+//! is given up and its hold stays charged).
+
+use super::super::Desk;
+use crate::calls::{Report, StoredState};
+use crate::io::Now;
+use crate::ledger::{CallOf, Ledger};
+use crate::openai::{FailureKind, UpstreamFailure};
+use crate::tasks::BackgroundRef;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Runs followed at once (as many as the ledger holds).
+pub(super) const MAX_FOLLOWED: usize = crate::ledger::MAX_HELD;
+
+/// A run followed: its task, and the call its end is charged as.
+#[derive(Clone, Debug)]
+pub(crate) struct Followed {
+    pub reference: BackgroundRef,
+    pub call: CallOf,
+    /// The model it was sent to, which prices its estimate.
+    pub model: String,
+}
+
+/// See the module docs.
+#[derive(Debug, Default)]
+pub(crate) struct Follows {
+    by_id: BTreeMap<String, Followed>,
+    /// Response ids, oldest first.
+    order: VecDeque<String>,
+}
+
+impl Follows {
+    /// Follows `followed`; the oldest run given up to make room, if any.
+    pub fn insert(&mut self, followed: Followed) -> Option<String> {
+        let mut dropped = None;
+        if self.by_id.len() >= MAX_FOLLOWED {
+            while let Some(oldest) = self.order.pop_front() {
+                if self.by_id.remove(&oldest).is_some() {
+                    dropped = Some(oldest);
+                    break;
+                }
+            }
+        }
+        let id = followed.reference.response_id.clone();
+        if self.by_id.insert(id.clone(), followed).is_none() {
+            self.order.push_back(id);
+        }
+        dropped
+    }
+
+    /// The run `response_id`, if it is followed.
+    pub fn get(&self, response_id: &str) -> Option<&Followed> {
+        self.by_id.get(response_id)
+    }
+
+    /// Stops following `response_id`.
+    pub fn remove(&mut self, response_id: &str) {
+        if self.by_id.remove(response_id).is_some() && self.order.len() > 2 * self.by_id.len() + 16
+        {
+            let by_id = &self.by_id;
+            self.order.retain(|id| by_id.contains_key(id));
+        }
+    }
+}
+
+impl Desk {
+    /// Follows run `followed`, which OpenAI took on at `now` (`report`: its create's,
+    /// with the input it was sent): its client is charged its estimate at once.
+    pub(super) fn follow(
+        &mut self,
+        now: Now,
+        ledger: &mut Ledger,
+        followed: Followed,
+        report: &Report,
+    ) {
+        let id = followed.reference.response_id.clone();
+        let sent = report.usage.as_ref();
+        ledger.background_started(&id, &followed.call, &followed.model, sent, now.unix_secs);
+        if let Some(dropped) = self.follows.insert(followed) {
+            self.background.unfollow(&dropped);
+        }
+        self.background.follow(now.instant, &id);
+    }
+
+    /// After a state of `response_id` was learned: a run no longer followed by the
+    /// schedule (it ended) is forgotten; one that outlived its task's life is charged as
+    /// expired and given up.
+    pub(super) fn after_follow_read(&mut self, now: Now, ledger: &mut Ledger, response_id: &str) {
+        let Some(followed) = self.follows.get(response_id) else {
+            return;
+        };
+        if !self.background.followed(response_id) {
+            self.follows.remove(response_id);
+            return;
+        }
+        let r = &followed.reference;
+        if now.unix_secs <= r.created.saturating_add(r.ttl_ms / 1000) {
+            return;
+        }
+        log::debug!("background response {response_id} outlived its task: charged as expired");
+        let failure = UpstreamFailure::local(
+            FailureKind::Expired,
+            "the task's life ended before OpenAI said the background response ended",
+        );
+        let state = StoredState::Ended(Err(failure), Default::default());
+        let report = Report {
+            usage: None,
+            adjustments: Vec::new(),
+            model: crate::openai::report::ModelSource {
+                model: followed.model.clone(),
+                setting: "",
+            },
+            attempts: 0,
+            wall: std::time::Duration::ZERO,
+            upstream: crate::openai::report::Upstream::default(),
+            estimated: false,
+        };
+        let version = crate::mcp::ProtocolVersion::V2025_11_25;
+        let _ = self.seen_of(now, ledger, response_id, state, (version, &report), None);
+        self.background.unfollow(response_id);
+        self.follows.remove(response_id);
+    }
+}
