@@ -8,6 +8,8 @@
 //! `orm:s:<client>:<day>` (estimated spend in picodollars in a UTC day), with `*` as the
 //! client for the whole service (a client's name never holds `*`). Each expires one window
 //! after its own, so an instance that crashes mid-call leaks a count for a minute at most.
+//! A background run's end is claimed once at `orm:b:<response id>`, and its hold (its
+//! estimate, added to the days at its start) kept at `orm:h:<response id>` until then.
 
 pub mod events;
 pub mod tasks;

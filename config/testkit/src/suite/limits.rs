@@ -11,6 +11,7 @@ use crate::*;
 
 const CI_TOKEN: &str = "PLANTED-ci-token-0123456789";
 const ALICE_TOKEN: &str = "PLANTED-alice-token-0123456789";
+const BO_TOKEN: &str = "PLANTED-bo-token-0123456789";
 const SHARED_TOKEN: &str = "PLANTED-shared-token-0123456789";
 const OPS_TOKEN: &str = "PLANTED-ops-token-0123456789";
 
@@ -354,5 +355,149 @@ pub fn each_named_client_sees_only_its_own_tasks() {
         for secret in [CI_TOKEN, ALICE_TOKEN] {
             assert!(!stderr.contains(secret));
         }
+    }
+}
+
+/// The call lines (`--log-format json`) in `stderr` of background tasks.
+fn task_lines(stderr: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["event"] == "call" && l["task"] == true)
+        .collect()
+}
+
+/// What `/metrics` says `client` spent today, in dollars.
+fn spent_today(c: &mut HttpConn, client: &str) -> f64 {
+    let metrics = super::http::get_with_token(c, "/metrics", SHARED_TOKEN);
+    let text = String::from_utf8_lossy(&metrics.body).into_owned();
+    let prefix = format!("openai_responses_mcp_spend_today_usd{{client=\"{client}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no spend of {client} today: {text}"))
+}
+
+/// Every background run is charged, whatever its client does: under a $0.00001 daily
+/// cap, a task never read and one cancelled mid-run each count against their owner at
+/// once (its next call refused while the run goes on), and at their end leave one call
+/// line with OpenAI's figures (the unread one) or the estimate (the cancelled one, of
+/// which OpenAI says nothing), the day's spend being that charge; a control client
+/// without a cap is admitted throughout.
+pub fn background_tasks_are_charged_read_or_not_under_a_spend_cap() {
+    let openai =
+        crate::fake_openai::Background::new(&priced_answer(), Duration::from_millis(2_500));
+    // Plain calls are answered at once; background ones are stored and run 2.5 s.
+    let fake = FakeOpenAi::start(move |r, _| {
+        let create = r.method == "POST" && r.path.ends_with("/responses");
+        if create && r.body["background"] != true {
+            Action::json(200, &priced_answer())
+        } else {
+            openai.answer_for(r)
+        }
+    });
+    let dir = temp_dir("bg-charged");
+    let clients = format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n    spend_per_day_usd: 0.00001\n  - name: bo\n    token_sha256: {}\n    spend_per_day_usd: 0.00001\n  - name: alice\n    token_sha256: {}\n",
+        sha256_hex(CI_TOKEN),
+        sha256_hex(BO_TOKEN),
+        sha256_hex(ALICE_TOKEN)
+    );
+    std::fs::write(dir.join("clients.yaml"), clients).unwrap();
+    let yaml = "server: {http: {clients_file: clients.yaml}}\n\
+                tasks: {openai_background: true, poll_interval_ms: 100}\n";
+    let server = Mcp::spawn(
+        Opts::http(&fake.url)
+            .config(&dir, yaml)
+            .env("MCP_HTTP_TOKEN", SHARED_TOKEN)
+            .env("MCP_TASKS_SECRET", "a-secret-for-the-charges-test")
+            .arg("--log-format")
+            .arg("json"),
+    );
+    let addr = listening(&server);
+    let mut c = HttpConn::open(addr);
+    let post = |c: &mut HttpConn, token: &str, m: &Value| {
+        let auth = format!("Bearer {token}");
+        let h = [
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Authorization", auth.as_str()),
+        ];
+        c.post(m, &h)
+    };
+    let task_of = |c: &mut HttpConn, token: &str, id: u64| {
+        let mut m = call(id);
+        m["params"]["task"] = json!({});
+        let created = post(c, token, &m).json();
+        created["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no task: {created}"))
+            .to_owned()
+    };
+    let spend_refused = |r: &crate::http_client::HttpResponse| {
+        let (_, details) = refusal(r);
+        assert_eq!(details["limit"], "spend_per_day_usd", "{details}");
+    };
+
+    // The control client has no cap: admitted (its call is the profile's recent cost).
+    answered(&post(&mut c, ALICE_TOKEN, &call(6)));
+    // ci starts a task and never reads it: its next call is refused at once.
+    let _unread = task_of(&mut c, CI_TOKEN, 1);
+    spend_refused(&post(&mut c, CI_TOKEN, &call(2)));
+    // bo starts one and cancels it mid-run (it runs 2.5 s).
+    let cancelled = task_of(&mut c, BO_TOKEN, 3);
+    let cancel =
+        json!({"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":cancelled}});
+    let state = post(&mut c, BO_TOKEN, &cancel).json();
+    assert_eq!(state["result"]["status"], "cancelled", "{state}");
+    spend_refused(&post(&mut c, BO_TOKEN, &call(5)));
+
+    // Each run leaves one line once it ended, the unread one without any read by ci.
+    super::http::waits_for("both background runs' lines", || {
+        task_lines(&server.stderr()).len() >= 2
+    });
+    let lines = task_lines(&server.stderr());
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let line_of = |client: &str| {
+        lines
+            .iter()
+            .find(|l| l["client"] == client)
+            .unwrap_or_else(|| panic!("no line of {client}: {lines:?}"))
+            .clone()
+    };
+    let (unread, stopped) = (line_of("ci"), line_of("bo"));
+    assert_eq!(
+        (
+            &unread["outcome"],
+            &unread["input_tokens"],
+            &unread["output_tokens"]
+        ),
+        (&json!("ok"), &json!(20_000), &json!(1_000)),
+        "{unread}"
+    );
+    assert_ne!(unread["usage_estimated"], true, "{unread}");
+    // OpenAI's figures: $0.06025 at the built-in prices (the soonest window's list price).
+    let unread_cost = unread["cost_usd"].as_f64().unwrap_or(f64::NAN);
+    assert!((unread_cost - 0.06025).abs() < 1e-9, "{unread}");
+    assert_eq!(
+        (&stopped["outcome"], &stopped["usage_estimated"]),
+        (&json!("cancelled"), &json!(true)),
+        "{stopped}"
+    );
+    // OpenAI said nothing of it: the estimate is the profile's median recent call
+    // (alice's), being more than the input sent, so $0.06025 again, not the input alone.
+    let stopped_cost = stopped["cost_usd"].as_f64().unwrap_or(f64::NAN);
+    assert!((stopped_cost - 0.06025).abs() < 1e-9, "{stopped}");
+    assert_eq!(stopped["input_tokens"], 20_000, "{stopped}");
+    // The day's spend is the charge, once; the owners stay refused, alice admitted.
+    let mut m = HttpConn::open(addr);
+    assert!((spent_today(&mut m, "ci") - unread_cost).abs() < 1e-9);
+    assert!((spent_today(&mut m, "bo") - stopped_cost).abs() < 1e-9);
+    spend_refused(&post(&mut c, CI_TOKEN, &call(7)));
+    spend_refused(&post(&mut c, BO_TOKEN, &call(8)));
+    answered(&post(&mut c, ALICE_TOKEN, &call(9)));
+    // ci never asked about its task: no read of it was a client's (the follow's only).
+    let stderr = server.stderr();
+    for secret in [CI_TOKEN, BO_TOKEN, ALICE_TOKEN] {
+        assert!(!stderr.contains(secret));
     }
 }

@@ -264,6 +264,10 @@ macro_rules! e2e_suite {
             fn the_instance_spend_limit_holds_until_the_utc_day_ends() {
                 $crate::run($bin, $crate::suite::limits::the_instance_spend_limit_holds_until_the_utc_day_ends);
             }
+            #[test]
+            fn background_tasks_are_charged_read_or_not_under_a_spend_cap() {
+                $crate::run($bin, $crate::suite::limits::background_tasks_are_charged_read_or_not_under_a_spend_cap);
+            }
         }
         mod cost {
             #[test]
@@ -735,6 +739,10 @@ macro_rules! e2e_suite {
             #[test]
             fn tasks_and_cancels_reach_across_instances_through_redis() {
                 $crate::run($bin, $crate::suite::store::tasks_and_cancels_reach_across_instances_through_redis);
+            }
+            #[test]
+            fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once() {
+                $crate::run($bin, $crate::suite::store::a_killed_replicas_background_task_is_answered_by_another_and_charged_once);
             }
             #[test]
             fn finished_tasks_outlive_a_store_restart_with_aof() {

@@ -102,8 +102,18 @@ fn named_instance(
     clients: &str,
     name: &str,
 ) -> Option<(Opts, Clock)> {
+    named_instance_with(fake, port, (clients, ""), name)
+}
+
+/// [`named_instance`], its configuration followed by `yaml`.
+fn named_instance_with(
+    fake: &FakeOpenAi,
+    port: u16,
+    (clients, yaml): (&str, &str),
+    name: &str,
+) -> Option<(Opts, Clock)> {
     let config = format!(
-        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
+        "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n{yaml}"
     );
     let dir = temp_dir(name);
     std::fs::write(dir.join("clients.yaml"), clients).unwrap();
@@ -710,4 +720,85 @@ pub fn a_rediss_store_is_reached_over_tls_with_the_upstream_roots() {
         "the certificate is named: {message}\n{}",
         distrusting.stderr()
     );
+}
+
+/// A background task outlives its replica: two replicas on one Redis, replica a
+/// SIGKILLed a second into a 4 s run it started; `tasks/result` on b returns OpenAI's
+/// stored answer, and the run is charged once in the shared day (a's hold, counted
+/// from its start, given back by b's claim of the end; b's charge what OpenAI reported).
+pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once() {
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
+    let port = free_port();
+    let _redis = Redis::start(&binary, port);
+    let openai =
+        crate::fake_openai::Background::new(&priced_answer(), Duration::from_millis(4_000));
+    let fake = openai.serve();
+    let clients = format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n",
+        sha256_hex(CI_TOKEN)
+    );
+    let yaml = "tasks: {openai_background: true, poll_interval_ms: 100, answer_within_ms: 0}\n";
+    let instance = |name: &str| named_instance_with(&fake, port, (&clients, yaml), name);
+    let (Some((a_opts, _a_clock)), Some((b_opts, _b_clock))) = (instance("bg-a"), instance("bg-b"))
+    else {
+        eprintln!("skipping: libfaketime is not installed (run .ci/test)");
+        return;
+    };
+    let json_logs = |o: Opts| o.arg("--log-format").arg("json");
+    let (mut a, b) = (Mcp::spawn(json_logs(a_opts)), Mcp::spawn(json_logs(b_opts)));
+    let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
+    let started = Instant::now();
+    let created = super::http::post_with_token(&mut ca, &task_call(1, "killed"), CI_TOKEN).json();
+    let task = task_id_of(&created);
+    // The run counts against ci's day from its start, in the store every replica reads
+    // (the clocks are frozen on 2026-11-26, day 20783).
+    let spent = "orm:s:ci:20783";
+    waits_for("a's hold to reach the store", || {
+        redis_integer(port, spent) > 0
+    });
+    let held = redis_integer(port, spent);
+    // A second into the run, a dies as an out-of-memory kill would end it.
+    thread::sleep(Duration::from_secs(1).saturating_sub(started.elapsed()));
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &a.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    a.wait_exit(PATIENCE);
+    let result =
+        super::http::post_with_token(&mut cb, &task_request(2, "tasks/result", &task), CI_TOKEN)
+            .json();
+    assert_eq!(answer_of(&result)["used_search"], true, "{result}");
+    // b charged the end, once: $0.06025 (OpenAI's figures at the built-in prices), and
+    // the day holds exactly that, a's hold given back.
+    let lines: Vec<Value> = b
+        .stderr()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["event"] == "call" && l["task"] == true)
+        .collect();
+    let [line] = lines.as_slice() else {
+        panic!("one line on b: {lines:?}");
+    };
+    let cost = line["cost_usd"].as_f64().unwrap_or(f64::NAN);
+    assert!((cost - 0.06025).abs() < 1e-9, "{line}");
+    let charged = 60_250_000_000;
+    assert_ne!(held, charged, "the hold is an estimate, not the charge");
+    let start = Instant::now();
+    while redis_integer(port, spent) != charged && start.elapsed() < PATIENCE {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        redis_integer(port, spent),
+        charged,
+        "charged once (a's hold was {held})"
+    );
+    // A second read of the ended task on b charges nothing more.
+    let again =
+        super::http::post_with_token(&mut cb, &task_request(3, "tasks/result", &task), CI_TOKEN)
+            .json();
+    assert_eq!(answer_of(&again)["used_search"], true, "{again}");
+    assert_eq!(redis_integer(port, spent), charged);
 }
