@@ -488,6 +488,10 @@ pub fn background_tasks_are_charged_read_or_not_under_a_spend_cap() {
     let stopped_cost = stopped["cost_usd"].as_f64().unwrap_or(f64::NAN);
     assert!((stopped_cost - 0.06025).abs() < 1e-9, "{stopped}");
     assert_eq!(stopped["input_tokens"], 20_000, "{stopped}");
+    eprintln!(
+        "unread: ${unread_cost} charged after {} ms; cancelled: ${stopped_cost} estimated",
+        unread["duration_ms"]
+    );
     // The day's spend is the charge, once; the owners stay refused, alice admitted.
     let mut m = HttpConn::open(addr);
     assert!((spent_today(&mut m, "ci") - unread_cost).abs() < 1e-9);

@@ -772,13 +772,17 @@ pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once
             .json();
     assert_eq!(answer_of(&result)["used_search"], true, "{result}");
     // b charged the end, once: $0.06025 (OpenAI's figures at the built-in prices), and
-    // the day holds exactly that, a's hold given back.
-    let lines: Vec<Value> = b
-        .stderr()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["event"] == "call" && l["task"] == true)
-        .collect();
+    // the day holds exactly that, a's hold given back. Its line leaves once the store
+    // granted b the claim, which may be just after the answer.
+    let task_lines = || -> Vec<Value> {
+        b.stderr()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l["event"] == "call" && l["task"] == true)
+            .collect()
+    };
+    waits_for("b's line of the run", || !task_lines().is_empty());
+    let lines = task_lines();
     let [line] = lines.as_slice() else {
         panic!("one line on b: {lines:?}");
     };
@@ -795,10 +799,12 @@ pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once
         charged,
         "charged once (a's hold was {held})"
     );
+    eprintln!("a's hold: {held} picodollars; the day after b's claim: {charged}");
     // A second read of the ended task on b charges nothing more.
     let again =
         super::http::post_with_token(&mut cb, &task_request(3, "tasks/result", &task), CI_TOKEN)
             .json();
     assert_eq!(answer_of(&again)["used_search"], true, "{again}");
     assert_eq!(redis_integer(port, spent), charged);
+    assert_eq!(task_lines().len(), 1);
 }
