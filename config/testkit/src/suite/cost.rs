@@ -275,3 +275,96 @@ pub fn a_model_that_refuses_flex_is_not_sent_flex_again() {
         "one 400 for flex, then the tier the model named"
     );
 }
+
+/// A call cancelled before OpenAI said what it used is charged what the profile's calls
+/// cost lately, not its question alone: after one answered call that reported 31,073
+/// input and 4,416 output tokens (the figures OpenAI gave for a call whose cancelled
+/// twin was once estimated at 789 input tokens), a call of the same profile cancelled
+/// once its stream began a search is charged those counts, with its own search.
+pub fn a_cancelled_call_is_charged_its_profiles_recent_cost() {
+    use crate::fake_openai::StreamThen;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let whole = fixture("stream-web-search.sse");
+    let text = String::from_utf8_lossy(&whole).into_owned();
+    let cut = text
+        .find("\"type\":\"web_search_call\"")
+        .and_then(|at| text[at..].find("\n\n").map(|end| at + end + 2))
+        .expect("the fixture begins a search");
+    let begun = whole[..cut].to_vec();
+    let answered = priced_body("gpt-6.1-terra", 31_073, 0, 4_416, "default");
+    let seen = AtomicUsize::new(0);
+    // The first call is answered whole; the next streams up to its first search, then
+    // goes silent.
+    let fake = FakeOpenAi::start(move |_, _| {
+        if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            Action::json(200, &answered)
+        } else {
+            Action::Stream {
+                body: begun.clone(),
+                size: 1 << 16,
+                interval: Duration::ZERO,
+                then: StreamThen::Hang,
+            }
+        }
+    });
+    let yaml = "model_profiles: {answer: {model: gpt-6.1-terra}}\n";
+    let mut mcp = Mcp::spawn(
+        Opts::upstream(&fake.url)
+            .temp_config("cancel-median", yaml)
+            .arg("--log-format")
+            .arg("json"),
+    );
+    mcp.initialize("2025-11-25");
+    let first = mcp.call(1, "answer", json!({"query": "q"}));
+    assert!(first["result"]["structuredContent"].is_object(), "{first}");
+    mcp.send(&json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":"p"}}}));
+    // Cancelled once the server has seen the search begin.
+    loop {
+        let m = mcp.recv();
+        assert!(
+            m.get("id").is_none(),
+            "answered before the search began: {m}"
+        );
+        if m["params"]["message"] == "searching the web" {
+            break;
+        }
+    }
+    mcp.send(&json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":2,"reason":"user"}}));
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(PATIENCE).success());
+    let log = mcp.stderr_to_end();
+    let lines: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["event"] == "call")
+        .collect();
+    let [ok, cancelled] = lines.as_slice() else {
+        panic!("two call lines: {log}");
+    };
+    assert_eq!(ok["outcome"], "ok", "{ok}");
+    assert_eq!(
+        (
+            &cancelled["outcome"],
+            &cancelled["usage_estimated"],
+            &cancelled["input_tokens"],
+            &cancelled["output_tokens"],
+        ),
+        (
+            &json!("cancelled"),
+            &json!(true),
+            &json!(31_073),
+            &json!(4_416)
+        ),
+        "{cancelled}"
+    );
+    let (paid, estimated) = (
+        ok["cost_usd"].as_f64().unwrap_or(f64::NAN),
+        cancelled["cost_usd"].as_f64().unwrap_or(f64::NAN),
+    );
+    // The same tokens and searches as the answered call (its searches outnumber the one
+    // begun), so the same cost.
+    assert!((estimated - paid).abs() < 1e-9, "{ok} {cancelled}");
+    eprintln!("cancelled after an answered call of ${paid}: charged ${estimated} (estimated)");
+}

@@ -286,6 +286,10 @@ macro_rules! e2e_suite {
             fn configured_prices_win_and_an_unpriced_model_says_what_to_set() {
                 $crate::run($bin, $crate::suite::cost::configured_prices_win_and_an_unpriced_model_says_what_to_set);
             }
+            #[test]
+            fn a_cancelled_call_is_charged_its_profiles_recent_cost() {
+                $crate::run($bin, $crate::suite::cost::a_cancelled_call_is_charged_its_profiles_recent_cost);
+            }
         }
         mod answers {
             #[test]
