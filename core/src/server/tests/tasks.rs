@@ -416,6 +416,85 @@ mod background {
         task["taskId"].as_str().unwrap().to_owned()
     }
 
+    /// Fires deadlines until the follow reads `resp_1`; that read, answered with `body`
+    /// (status 200 unless `status` says).
+    fn follow_read(h: &mut Harness, status: u16, body: &[u8]) {
+        for _ in 0..4 {
+            // The wall clock moves with the deadline (the harness's `fire` moves only
+            // the monotonic one).
+            let at = h.server.poll_timeout().expect("a deadline");
+            h.advance(at.saturating_duration_since(h.now.instant));
+            h.fire();
+            let reads = h.take_http();
+            if let Some(read) = reads.first() {
+                assert_eq!(reads.len(), 1, "one read at a time");
+                assert!(read.url.ends_with("/responses/resp_1"), "{}", read.url);
+                h.reply(read.attempt, status, body, &[]);
+                return;
+            }
+        }
+        panic!("the run was not read");
+    }
+
+    #[test]
+    fn an_unread_background_task_is_followed_to_its_end_and_charged_once() {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        created(&mut h);
+        assert!(h.take_records().is_empty(), "no line while it runs");
+        follow_read(&mut h, 200, &state("resp_1", "in_progress"));
+        assert!(h.take_records().is_empty());
+        follow_read(&mut h, 200, &finished("resp_1"));
+        let records = h.take_records();
+        let [record] = records.as_slice() else {
+            panic!("{records:?}");
+        };
+        assert_eq!(
+            (record.task, record.outcome),
+            (true, crate::outcome::Outcome::Ok)
+        );
+        // OpenAI's figures (the fixture's model has no built-in price).
+        let input = record.usage.as_ref().map(|u| u.input_tokens);
+        assert_eq!(input, Some(36), "{record:?}");
+        assert!(!record.usage_estimated);
+        // Ended: no more reads, nothing counted again.
+        assert_eq!(h.server.poll_timeout(), None, "nothing left to follow");
+        assert!(h.frames().is_empty(), "nobody asked: nobody is answered");
+    }
+
+    #[test]
+    fn a_followed_task_gone_or_outliving_its_ttl_is_charged_its_estimate() {
+        use crate::openai::FailureKind;
+        use crate::outcome::Outcome;
+        // OpenAI no longer has it.
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        created(&mut h);
+        follow_read(&mut h, 404, br#"{"error":{"message":"No response found"}}"#);
+        let records = h.take_records();
+        let [gone] = records.as_slice() else {
+            panic!("{records:?}");
+        };
+        assert_eq!(gone.outcome, Outcome::Upstream(FailureKind::Expired));
+        assert!(
+            gone.usage_estimated && gone.cost.is_some_and(|c| c.0 > 0),
+            "{gone:?}"
+        );
+        assert_eq!(h.server.poll_timeout(), None);
+        // Still running when its task's 60 s life ends.
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        created(&mut h);
+        let mut reads = 0;
+        while h.take_records().is_empty() {
+            follow_read(&mut h, 200, &state("resp_1", "in_progress"));
+            reads += 1;
+            assert!(reads <= 40, "followed past its ttl");
+        }
+        assert!(reads >= 30, "read every 2 s for 60 s: {reads}");
+        assert_eq!(h.server.poll_timeout(), None, "given up once charged");
+    }
+
     #[test]
     fn a_completion_window_is_asked_for_and_fits_the_task_its_polls_and_its_price() {
         use crate::tasks::CompletionWindow;
