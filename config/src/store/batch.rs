@@ -5,7 +5,7 @@
 //! a restarted store never answers `NOSCRIPT`.
 
 use redis::Value;
-use responses_mcp_core::store::{StoreOp, StoreReply, CLAIM_SCRIPT, RESERVE_SCRIPT};
+use responses_mcp_core::store::{StoreOp, StoreReply, RESERVE_SCRIPT};
 
 /// Gives a call back, never below zero (a count that expired meanwhile stays gone).
 const RELEASE_SCRIPT: &str =
@@ -47,18 +47,6 @@ pub(super) fn pipeline(ops: &[&StoreOp]) -> (redis::Pipeline, Vec<usize>) {
                     .arg(keys.len())
                     .arg(keys)
                     .arg(args);
-            }
-            StoreOp::Claim {
-                key,
-                hold,
-                ttl_secs,
-            } => {
-                pipe.cmd("EVAL")
-                    .arg(CLAIM_SCRIPT)
-                    .arg(2)
-                    .arg(key)
-                    .arg(hold)
-                    .arg(*ttl_secs);
             }
             StoreOp::Publish { channel, message } => {
                 pipe.cmd("PUBLISH").arg(channel).arg(message);
@@ -106,7 +94,6 @@ fn reply(op: &StoreOp, values: Vec<Value>) -> redis::RedisResult<StoreReply> {
             StoreReply::Reserve { reached, value }
         }
         StoreOp::Script { .. } => StoreReply::Rows(redis::from_redis_value(first())?),
-        StoreOp::Claim { .. } => StoreReply::Claimed(!matches!(first(), Value::Nil)),
         StoreOp::Spend { .. } | StoreOp::Release { .. } | StoreOp::Publish { .. } => {
             StoreReply::Done
         }
@@ -133,35 +120,23 @@ mod tests {
                 amount: 5,
                 ttl_secs: 9,
             },
-            StoreOp::Claim {
-                key: "orm:b:r".into(),
-                hold: "orm:h:r".into(),
-                ttl_secs: 9,
-            },
             StoreOp::Script {
                 script: "return {{'ok'}}",
                 keys: Vec::new(),
                 args: Vec::new(),
             },
-            StoreOp::Claim {
-                key: "orm:b:r".into(),
-                hold: "orm:h:r".into(),
-                ttl_secs: 9,
-            },
         ];
         let refs: Vec<&StoreOp> = ops.iter().collect();
         let (pipe, takes) = pipeline(&refs);
-        assert_eq!(takes, [1, 4, 1, 1, 1]);
-        assert_eq!(pipe.len(), 8);
+        assert_eq!(takes, [1, 4, 1]);
+        assert_eq!(pipe.len(), 6);
         let values = vec![
             Value::Array(vec![Value::Int(2), Value::Int(7)]),
             Value::Int(5),
             Value::Int(1),
             Value::Int(5),
             Value::Int(1),
-            Value::Int(1),
             Value::Array(vec![Value::Array(vec![s("ok")])]),
-            Value::Nil,
         ];
         let got = replies(&refs, &takes, values, |e| e.to_string());
         assert_eq!(
@@ -172,9 +147,7 @@ mod tests {
                     value: 7
                 },
                 StoreReply::Done,
-                StoreReply::Claimed(true),
                 StoreReply::Rows(vec![vec!["ok".into()]]),
-                StoreReply::Claimed(false),
             ]
         );
     }

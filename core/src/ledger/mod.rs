@@ -181,11 +181,37 @@ impl Ledger {
         self.store_observed(took, matches!(reply, StoreReply::Unavailable(_)));
         let shared = self.shared.as_mut()?;
         if let Some(claim) = shared.claims.remove(&id) {
-            // Counted here unless another instance claimed it; with the store down, here
-            // too (a line twice rather than none).
-            if !matches!(reply, StoreReply::Claimed(false)) {
-                self.ended(&claim.call, &claim.end(), claim.now);
-            }
+            // Counted here unless another instance claimed it; with the store down or an
+            // answer not the script's, here too (a line twice rather than none).
+            let held = match &reply {
+                StoreReply::Rows(rows) => match crate::store::end_claimed(rows) {
+                    Ok(crate::store::EndClaim::Lost) => return None,
+                    Ok(crate::store::EndClaim::Won { held }) => held,
+                    Err(why) => {
+                        log::warn!("counting a background end here: {why}");
+                        None
+                    }
+                },
+                _ => None,
+            };
+            let end = claim.end();
+            // OpenAI reported nothing: the estimate is the one its hold made at its start,
+            // wherever that was.
+            let report;
+            let end = match held.filter(|_| end.report.estimated) {
+                Some(usage) => {
+                    report = Report {
+                        usage: Some(usage),
+                        ..end.report.clone()
+                    };
+                    End {
+                        report: &report,
+                        ..end
+                    }
+                }
+                None => end,
+            };
+            self.ended(&claim.call, &end, claim.now);
             return None;
         }
         let asked = shared.asked.remove(&id)?;
@@ -205,7 +231,7 @@ impl Ledger {
                 }
             }
             StoreReply::Unavailable(why) => shared.without_store(asked.limits, why),
-            StoreReply::Done | StoreReply::Rows(_) | StoreReply::Claimed(_) => {
+            StoreReply::Done | StoreReply::Rows(_) => {
                 let why = "the store answered a reserve as if it were another operation".to_owned();
                 shared.without_store(asked.limits, why)
             }
@@ -410,12 +436,8 @@ impl Ledger {
         match &mut self.shared {
             Some(shared) => {
                 let name = self.clients.name(call.client);
-                shared.send(crate::store::hold_background(
-                    name,
-                    response_id,
-                    amount,
-                    now,
-                ));
+                let op = crate::store::hold_background(name, response_id, (amount, &usage), now);
+                shared.send(op);
             }
             None => self.limits.spend(call.client, now, amount),
         }
@@ -488,7 +510,8 @@ impl Ledger {
         if let Some(shared) = &mut self.shared {
             // Another instance may have counted it: whoever claims it first does (and
             // the claim gives the store's hold back).
-            let id = shared.send(crate::store::claim_background_end(response_id));
+            let claim = crate::store::claim_background_end(response_id);
+            let id = shared.send_as(crate::store::StoreTag::Claim, claim);
             shared.claims.insert(id, shared::Claim::new(call, end, now));
             return self.cost(end.model, end.report.usage.as_ref(), end.lane);
         }

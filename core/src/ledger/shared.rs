@@ -102,11 +102,14 @@ impl Shared {
 
     /// Queues `op` under a new number, tagged as the ledger's.
     pub fn send(&mut self, op: StoreOp) -> StoreId {
+        self.send_as(op.ledger_tag(), op)
+    }
+
+    /// Queues `op` under a new number and `tag` (a script whose answer someone waits
+    /// for: a background end's claim).
+    pub fn send_as(&mut self, tag: crate::store::StoreTag, op: StoreOp) -> StoreId {
         self.next += 1;
-        let id = StoreId {
-            tag: op.ledger_tag(),
-            n: self.next,
-        };
+        let id = StoreId { tag, n: self.next };
         self.ops.push_back((id, op));
         id
     }

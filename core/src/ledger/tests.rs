@@ -178,7 +178,7 @@ fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
 #[test]
 fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
     use crate::settings::{OnUnavailable, StoreSettings};
-    use crate::store::{StoreOp, StoreReply};
+    use crate::store::StoreOp;
     let config = ServerConfig {
         store: Some(StoreSettings {
             on_unavailable: OnUnavailable::Refuse,
@@ -198,19 +198,19 @@ fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
             "nothing is counted before the claim"
         );
         let (id, op) = ledger.poll_store_op().expect("a claim is asked");
-        let StoreOp::Claim { key, ttl_secs, .. } = &op else {
+        let StoreOp::Script { script, keys, args } = &op else {
             panic!("not a claim: {op:?}");
         };
+        assert_eq!(*script, crate::store::CLAIM_SCRIPT);
         assert_eq!(
-            (key.as_str(), *ttl_secs),
-            (format!("orm:b:{response}").as_str(), 2 * 86_400)
+            (keys[0].as_str(), args[0].as_str()),
+            (format!("orm:b:{response}").as_str(), "172800")
         );
-        claims.push(key.clone());
+        claims.push(keys[0].clone());
         // A second read on this instance asks nothing more.
         ledger.background_ended(response, &call(), &end(&report, Lane::Background), 8);
         assert!(ledger.poll_store_op().is_none());
-        let decided =
-            ledger.store_answered(id, StoreReply::Claimed(claimed), Duration::ZERO, false);
+        let decided = ledger.store_answered(id, claim_answer(claimed, None), Duration::ZERO, false);
         assert!(decided.is_none(), "a claim decides no call");
         let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
         assert_eq!(
@@ -229,6 +229,13 @@ fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
         );
     }
     assert_eq!(claims.len(), 3);
+}
+
+/// What the claim script answers: `won` (with the hold's estimate) or `lost`.
+fn claim_answer(won: bool, held: Option<[u64; 4]>) -> crate::store::StoreReply {
+    let mut row = vec![if won { "won" } else { "lost" }.to_owned()];
+    row.extend(held.into_iter().flatten().map(|n| n.to_string()));
+    crate::store::StoreReply::Rows(vec![row])
 }
 
 #[test]
@@ -438,14 +445,51 @@ fn with_a_store_the_hold_is_the_stores_and_the_claim_gives_it_back() {
     assert_eq!(keys[2], "orm:h:resp_s");
     ledger.background_ended("resp_s", &call(), &end(&report(3), Lane::Background), 101);
     let (_, claim) = ledger.poll_store_op().expect("a claim");
-    let StoreOp::Claim { key, hold, .. } = &claim else {
+    let StoreOp::Script { script, keys, .. } = &claim else {
         panic!("not a claim: {claim:?}");
     };
-    assert_eq!(
-        (key.as_str(), hold.as_str()),
-        ("orm:b:resp_s", "orm:h:resp_s")
-    );
-    assert!(CLAIM_SCRIPT.contains("DECRBY"));
+    assert_eq!(*script, CLAIM_SCRIPT);
+    assert_eq!(keys.as_slice(), ["orm:b:resp_s", "orm:h:resp_s"]);
+}
+
+#[test]
+fn an_end_claimed_elsewhere_without_a_report_is_charged_the_holds_estimate() {
+    use crate::settings::{OnUnavailable, StoreSettings};
+    let config = ServerConfig {
+        store: Some(StoreSettings {
+            on_unavailable: OnUnavailable::Refuse,
+        }),
+        ..capped(1000.0)
+    };
+    // This instance did not start the run: it knows no hold, and no call of the profile.
+    let mut ledger = Ledger::new(&config);
+    let mut silent = report(0);
+    silent.usage = None;
+    let cancelled = End {
+        cancelled: true,
+        ..end(&silent, Lane::Background)
+    };
+    ledger.background_ended("resp_x", &call(), &cancelled, 200);
+    let (id, _) = ledger.poll_store_op().expect("a claim");
+    // The store's hold had estimated 2,000 input tokens and 2 searches.
+    let answer = claim_answer(true, Some([2_000, 0, 0, 2]));
+    ledger.store_answered(id, answer, Duration::ZERO, true);
+    let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+    let [record] = records.as_slice() else {
+        panic!("{records:?}");
+    };
+    let usage = record.usage.clone().unwrap_or_default();
+    assert_eq!((usage.input_tokens, usage.web_searches), (2_000, 2));
+    assert!(record.usage_estimated && record.cost.is_some_and(|c| c.0 > 0));
+    assert_eq!(record.outcome, Outcome::Cancelled);
+    // What the store answered is read as untrusted: an answer the script never gives
+    // counts the end here, at this instance's own estimate.
+    let mut ledger = Ledger::new(&config);
+    ledger.background_ended("resp_y", &call(), &cancelled, 200);
+    let (id, _) = ledger.poll_store_op().expect("a claim");
+    let odd = crate::store::StoreReply::Rows(vec![vec!["won".into(), "x".into()]]);
+    ledger.store_answered(id, odd, Duration::ZERO, true);
+    assert_eq!(std::iter::from_fn(|| ledger.poll_record()).count(), 1);
 }
 
 #[test]

@@ -93,3 +93,57 @@ fn spend_and_release_name_the_same_windows_and_never_overflow() {
         [format!("orm:c:ci:{minute}"), format!("orm:c:*:{minute}")]
     );
 }
+
+#[test]
+fn a_hold_and_its_claim_name_the_same_keys_and_the_claim_is_read_as_untrusted() {
+    let usage = crate::openai::Usage {
+        input_tokens: 781,
+        web_searches: 2,
+        ..crate::openai::Usage::default()
+    };
+    let StoreOp::Script { script, keys, args } =
+        hold_background("ci", "resp_1", (Picodollars(781_000_000), &usage), NOW)
+    else {
+        panic!("a script");
+    };
+    let day = NOW / 86_400;
+    assert_eq!(script, HOLD_SCRIPT);
+    assert_eq!(
+        keys,
+        [
+            format!("orm:s:ci:{day}"),
+            format!("orm:s:*:{day}"),
+            "orm:h:resp_1".to_owned()
+        ]
+    );
+    assert_eq!(args[0], "781000000");
+    assert_eq!(args[3..], ["781", "0", "0", "2"]);
+    let StoreOp::Script { script, keys, .. } = claim_background_end("resp_1") else {
+        panic!("a script");
+    };
+    assert_eq!(script, CLAIM_SCRIPT);
+    assert_eq!(keys, ["orm:b:resp_1", "orm:h:resp_1"]);
+    let row = |cells: &[&str]| vec![cells.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>()];
+    assert_eq!(end_claimed(&row(&["lost"])), Ok(EndClaim::Lost));
+    assert_eq!(
+        end_claimed(&row(&["won"])),
+        Ok(EndClaim::Won { held: None })
+    );
+    let Ok(EndClaim::Won { held: Some(held) }) = end_claimed(&row(&["won", "781", "0", "5", "2"]))
+    else {
+        panic!("a hold's estimate");
+    };
+    assert_eq!(
+        (held.input_tokens, held.output_tokens, held.web_searches),
+        (781, 5, 2)
+    );
+    for odd in [
+        row(&[]),
+        row(&["won", "1"]),
+        row(&["won", "-1", "0", "0", "0"]),
+        row(&["maybe"]),
+        Vec::new(),
+    ] {
+        assert!(end_claimed(&odd).is_err(), "{odd:?}");
+    }
+}

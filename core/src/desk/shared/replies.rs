@@ -37,7 +37,7 @@ impl Desk {
             StoreReply::Rows(rows) => Ok(rows),
             StoreReply::Done => Ok(Vec::new()),
             StoreReply::Unavailable(why) => Err(StoreError::Unavailable(why)),
-            StoreReply::Reserve { .. } | StoreReply::Claimed(_) => Err(StoreError::Mismatched),
+            StoreReply::Reserve { .. } => Err(StoreError::Mismatched),
         };
         match wait {
             TaskWait::Nothing => {}
