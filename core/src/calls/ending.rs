@@ -42,7 +42,11 @@ impl<C: Clone> CallEngine<C> {
         let usage = match &ending {
             Ending::Answer(_, usage) => usage.clone(),
             Ending::Stored(Stored {
-                state: StoredState::Ended(_, usage) | StoredState::Cancelled(Some(usage)),
+                state:
+                    StoredState::Ended(_, usage)
+                    | StoredState::Cancelled {
+                        usage: Some(usage), ..
+                    },
                 ..
             }) => Some(Usage::clone(usage)),
             // A background run OpenAI took on: what it was sent, for the hold its

@@ -100,8 +100,14 @@ pub enum StoredState {
     /// `queued` or `in_progress`.
     Working,
     /// `cancelled`, with the usage it reported when it did (a run cancelled mid-way has
-    /// used what it read and wrote so far).
-    Cancelled(Option<Box<Usage>>),
+    /// used what it read and wrote so far), and the model it ran on (the body's, else
+    /// the one the read named), which prices it.
+    Cancelled {
+        /// OpenAI's usage, when the body had one.
+        usage: Option<Box<Usage>>,
+        /// The model.
+        model: String,
+    },
     /// `completed`, `failed` or `incomplete` (or an unknown status): the outcome a plain
     /// call would have for the same body, with the usage it reported.
     /// The usage is boxed: it is the largest part, and the other states carry nothing.
@@ -119,12 +125,14 @@ impl Stored {
     ) -> Stored {
         let state = match body.status.get() {
             Some("queued" | "in_progress") => StoredState::Working,
-            Some("cancelled") => StoredState::Cancelled(
-                body.usage
+            Some("cancelled") => StoredState::Cancelled {
+                usage: body
+                    .usage
                     .get()
                     .is_some()
                     .then(|| Box::new(Usage::of(body))),
-            ),
+                model: body.model.get().unwrap_or(model).to_owned(),
+            },
             _ => StoredState::Ended(
                 parse_answer(body, max_citations, model, access_date),
                 Box::new(Usage::of(body)),
@@ -193,7 +201,10 @@ mod tests {
         );
         assert_eq!(
             stored(r#"{"id":"resp_1","status":"cancelled"}"#).state,
-            StoredState::Cancelled(None)
+            StoredState::Cancelled {
+                usage: None,
+                model: "gpt-6.1-terra".into()
+            }
         );
         let completed = stored(
             r#"{"id":"resp_1","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"42"}]}]}"#,

@@ -723,9 +723,11 @@ pub fn a_rediss_store_is_reached_over_tls_with_the_upstream_roots() {
 }
 
 /// A background task outlives its replica: two replicas on one Redis, replica a
-/// SIGKILLed a second into a 4 s run it started; `tasks/result` on b returns OpenAI's
-/// stored answer, and the run is charged once in the shared day (a's hold, counted
-/// from its start, given back by b's claim of the end; b's charge what OpenAI reported).
+/// SIGKILLed a second into two 4 s runs it started; `tasks/result` of one on b returns
+/// OpenAI's stored answer, `tasks/cancel` of the other on b stops it, and each run is
+/// charged once in the shared day: a's holds, counted from their start, given back by
+/// b's claims; b's charges what OpenAI reported, or for the cancelled run (of which
+/// OpenAI reports nothing) the estimate a's hold made.
 pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once() {
     let Some(binary) = system_program("redis-server") else {
         return;
@@ -749,17 +751,24 @@ pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once
     let json_logs = |o: Opts| o.arg("--log-format").arg("json");
     let (mut a, b) = (Mcp::spawn(json_logs(a_opts)), Mcp::spawn(json_logs(b_opts)));
     let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
-    let started = Instant::now();
-    let created = super::http::post_with_token(&mut ca, &task_call(1, "killed"), CI_TOKEN).json();
-    let task = task_id_of(&created);
-    // The run counts against ci's day from its start, in the store every replica reads
+    // The runs count against ci's day from their start, in the store every replica reads
     // (the clocks are frozen on 2026-11-26, day 20783).
     let spent = "orm:s:ci:20783";
-    waits_for("a's hold to reach the store", || {
-        redis_integer(port, spent) > 0
-    });
-    let held = redis_integer(port, spent);
-    // A second into the run, a dies as an out-of-memory kill would end it.
+    let started = Instant::now();
+    let mut holds = Vec::new();
+    let mut tasks = Vec::new();
+    for id in [1, 2] {
+        let created =
+            super::http::post_with_token(&mut ca, &task_call(id, "killed"), CI_TOKEN).json();
+        tasks.push(task_id_of(&created));
+        let before: i64 = holds.iter().sum();
+        waits_for("a's hold to reach the store", || {
+            redis_integer(port, spent) > before
+        });
+        holds.push(redis_integer(port, spent) - before);
+    }
+    let (answered, cancelled) = (&tasks[0], &tasks[1]);
+    // A second into the runs, a dies as an out-of-memory kill would end it.
     thread::sleep(Duration::from_secs(1).saturating_sub(started.elapsed()));
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &a.pid().to_string()])
@@ -767,13 +776,14 @@ pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once
         .expect("run kill");
     assert!(killed.success());
     a.wait_exit(PATIENCE);
-    let result =
-        super::http::post_with_token(&mut cb, &task_request(2, "tasks/result", &task), CI_TOKEN)
-            .json();
+    let cancel = task_request(2, "tasks/cancel", cancelled);
+    let state = super::http::post_with_token(&mut cb, &cancel, CI_TOKEN).json();
+    assert_eq!(state["result"]["status"], "cancelled", "{state}");
+    let result = task_request(3, "tasks/result", answered);
+    let result = super::http::post_with_token(&mut cb, &result, CI_TOKEN).json();
     assert_eq!(answer_of(&result)["used_search"], true, "{result}");
-    // b charged the end, once: $0.06025 (OpenAI's figures at the built-in prices), and
-    // the day holds exactly that, a's hold given back. Its line leaves once the store
-    // granted b the claim, which may be just after the answer.
+    // b charged each end, once. Its lines leave once the store granted b the claims,
+    // which may be just after the answers.
     let task_lines = || -> Vec<Value> {
         b.stderr()
             .lines()
@@ -781,15 +791,31 @@ pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once
             .filter(|l| l["event"] == "call" && l["task"] == true)
             .collect()
     };
-    waits_for("b's line of the run", || !task_lines().is_empty());
+    waits_for("b's lines of the runs", || task_lines().len() >= 2);
     let lines = task_lines();
-    let [line] = lines.as_slice() else {
-        panic!("one line on b: {lines:?}");
+    let line = |outcome: &str| {
+        let of: Vec<&Value> = lines.iter().filter(|l| l["outcome"] == outcome).collect();
+        assert_eq!(of.len(), 1, "one {outcome} line on b: {lines:?}");
+        of[0].clone()
     };
-    let cost = line["cost_usd"].as_f64().unwrap_or(f64::NAN);
-    assert!((cost - 0.06025).abs() < 1e-9, "{line}");
-    let charged = 60_250_000_000;
-    assert_ne!(held, charged, "the hold is an estimate, not the charge");
+    let (ok, stopped) = (line("ok"), line("cancelled"));
+    // OpenAI's figures at the built-in prices: $0.06025.
+    let cost = ok["cost_usd"].as_f64().unwrap_or(f64::NAN);
+    assert!((cost - 0.06025).abs() < 1e-9, "{ok}");
+    // The cancelled run: the estimate a made when it started, not b's own.
+    assert_eq!(stopped["usage_estimated"], true, "{stopped}");
+    #[allow(clippy::cast_precision_loss)]
+    let held_usd = holds[1] as f64 / 1e12;
+    let estimated = stopped["cost_usd"].as_f64().unwrap_or(f64::NAN);
+    assert!(
+        (estimated - held_usd).abs() < 1e-9,
+        "{stopped} vs {holds:?}"
+    );
+    let charged = 60_250_000_000 + holds[1];
+    assert_ne!(
+        holds[0], 60_250_000_000,
+        "a hold is an estimate, not the charge"
+    );
     let start = Instant::now();
     while redis_integer(port, spent) != charged && start.elapsed() < PATIENCE {
         thread::sleep(Duration::from_millis(10));
@@ -797,14 +823,13 @@ pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once
     assert_eq!(
         redis_integer(port, spent),
         charged,
-        "charged once (a's hold was {held})"
+        "each run charged once (a's holds were {holds:?})"
     );
-    eprintln!("a's hold: {held} picodollars; the day after b's claim: {charged}");
+    eprintln!("a's holds: {holds:?} picodollars; the day after b's claims: {charged}");
     // A second read of the ended task on b charges nothing more.
-    let again =
-        super::http::post_with_token(&mut cb, &task_request(3, "tasks/result", &task), CI_TOKEN)
-            .json();
+    let again = task_request(4, "tasks/result", answered);
+    let again = super::http::post_with_token(&mut cb, &again, CI_TOKEN).json();
     assert_eq!(answer_of(&again)["used_search"], true, "{again}");
     assert_eq!(redis_integer(port, spent), charged);
-    assert_eq!(task_lines().len(), 1);
+    assert_eq!(task_lines().len(), 2);
 }

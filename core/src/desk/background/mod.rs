@@ -186,7 +186,8 @@ impl Desk {
             pending,
         };
         let today = crate::date::Date::tokyo(now.unix_secs).to_string();
-        match start_job(calls, now, job, Work::Cancel(id), Planned::default(), today) {
+        let plan = self.read_plan();
+        match start_job(calls, now, job, Work::Cancel(id), plan, today) {
             Ok(()) => Dispatched::Pending,
             Err(refused) => Dispatched::answer(request_id, refusal(refused, version)),
         }
@@ -373,14 +374,7 @@ impl Desk {
     pub(super) fn start_reads(&mut self, now: Now, calls: &mut CallEngine<Context>) {
         while let Some(id) = self.background.poll_read() {
             log::debug!("reading background response {id}");
-            // A stored answer without a model names the answer profile's.
-            let plan = Planned {
-                plan: RequestPlan {
-                    model: self.answer_model.clone(),
-                    ..RequestPlan::default()
-                },
-                adjustments: Vec::new(),
-            };
+            let plan = self.read_plan();
             let today = crate::date::Date::tokyo(now.unix_secs).to_string();
             let job = Job::Read {
                 response_id: id.clone(),
@@ -391,6 +385,18 @@ impl Desk {
                 // Every fetch slot is taken: the waiters are served at the next poll.
                 self.background.read_refused(now.instant, &id);
             }
+        }
+    }
+
+    /// The plan of a read or a cancel: a stored response without a model names the
+    /// answer profile's.
+    fn read_plan(&self) -> Planned {
+        Planned {
+            plan: RequestPlan {
+                model: self.answer_model.clone(),
+                ..RequestPlan::default()
+            },
+            adjustments: Vec::new(),
         }
     }
 

@@ -35,12 +35,12 @@ impl Desk {
         let followed = self.follows.get(response_id);
         let (status, outcome) = match state {
             StoredState::Working => (Status::Working, None),
-            StoredState::Cancelled(usage) => {
+            StoredState::Cancelled { usage, model } => {
                 let report = Report {
                     usage: usage.map(|u| *u),
                     ..report.clone()
                 };
-                let model = followed.map_or(report.model.model.as_str(), |f| f.model.as_str());
+                let model = followed.map_or(model.as_str(), |f| f.model.as_str());
                 let end = End {
                     model,
                     failure: None,
