@@ -11,8 +11,14 @@
 //! A background run's end is claimed once at `orm:b:<response id>`, and its hold (its
 //! estimate, added to the days at its start) kept at `orm:h:<response id>` until then.
 
+mod background;
 pub mod events;
 pub mod tasks;
+
+pub use background::{
+    claim_background_end, end_claimed, hold_background, sweep_background, swept, EndClaim, HeldRun,
+    Swept, CLAIM_SCRIPT, HOLD_SCRIPT, SWEEP_SCRIPT,
+};
 
 use crate::clients::{Exceeded, Limit, LimitKind, Scope, DAY, MINUTE};
 use crate::money::Picodollars;
@@ -151,79 +157,6 @@ end
 return {0, 0}
 ";
 
-/// The script of [`hold_background`]: the hold added to the client's and the service's
-/// day, and remembered with the keys it went to and the usage it estimated, so that
-/// whichever instance claims the run's end gives it back from the right day and, when
-/// OpenAI reports nothing, charges that same estimate.
-pub const HOLD_SCRIPT: &str = r"
-for i = 1, 2 do
-  redis.call('INCRBY', KEYS[i], ARGV[1])
-  redis.call('EXPIRE', KEYS[i], ARGV[2])
-end
-redis.call('HSET', KEYS[3], 'amount', ARGV[1], 'client', KEYS[1], 'service', KEYS[2],
-  'input', ARGV[4], 'cached', ARGV[5], 'output', ARGV[6], 'searches', ARGV[7])
-redis.call('EXPIRE', KEYS[3], ARGV[3])
-return {}
-";
-
-/// The script of [`claim_background_end`]: `won` when this instance claimed the end
-/// (followed by the hold's estimated usage when there was one, the hold then gone from
-/// the days it was added to), `lost` when another instance had. The hold's day keys are
-/// read from the hold, as the task list reads its tasks' keys.
-pub const CLAIM_SCRIPT: &str = r"
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return {{'lost'}} end
-local h = redis.call('HMGET', KEYS[2], 'amount', 'client', 'service', 'input', 'cached',
-  'output', 'searches')
-if not h[1] then return {{'won'}} end
-for i = 2, 3 do
-  if h[i] and redis.call('EXISTS', h[i]) == 1 then
-    redis.call('DECRBY', h[i], h[1])
-  end
-end
-redis.call('DEL', KEYS[2])
-return {{'won', h[4] or '0', h[5] or '0', h[6] or '0', h[7] or '0'}}
-";
-
-/// What [`CLAIM_SCRIPT`] answered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EndClaim {
-    /// Another instance counts the end.
-    Lost,
-    /// This instance counts it; `held` is the usage the run's hold estimated, if it had
-    /// one (what to charge when OpenAI reported none).
-    Won {
-        /// The hold's estimate: input, cached input and output tokens, and searches.
-        held: Option<crate::openai::Usage>,
-    },
-}
-
-/// Reads [`CLAIM_SCRIPT`]'s answer.
-///
-/// # Errors
-/// An answer that is not one the script gives.
-pub fn end_claimed(rows: &[Vec<String>]) -> Result<EndClaim, tasks::Unreadable> {
-    let unreadable = || tasks::Unreadable(format!("{rows:?}").chars().take(120).collect());
-    let count = |s: &String| s.parse::<u64>().map_err(|_| unreadable());
-    match rows {
-        [row] => match row.as_slice() {
-            [lost] if lost == "lost" => Ok(EndClaim::Lost),
-            [won] if won == "won" => Ok(EndClaim::Won { held: None }),
-            [won, input, cached, output, searches] if won == "won" => {
-                let usage = crate::openai::Usage {
-                    input_tokens: count(input)?,
-                    cached_input_tokens: count(cached)?,
-                    output_tokens: count(output)?,
-                    web_searches: u32::try_from(count(searches)?).unwrap_or(u32::MAX),
-                    ..crate::openai::Usage::default()
-                };
-                Ok(EndClaim::Won { held: Some(usage) })
-            }
-            _ => Err(unreadable()),
-        },
-        _ => Err(unreadable()),
-    }
-}
-
 /// The service's own name in keys.
 const SERVICE: &str = "*";
 
@@ -298,48 +231,6 @@ pub fn spend(client: &str, cost: Picodollars, now: u64) -> StoreOp {
         amount: i64::try_from(cost.0).unwrap_or(i64::MAX),
         ttl_secs: i64::try_from(2 * DAY).unwrap_or(i64::MAX),
     }
-}
-
-/// Claiming the count of background response `response_id`'s end (remembered two days,
-/// longer than a background task lives), its hold given back with it.
-pub fn claim_background_end(response_id: &str) -> StoreOp {
-    StoreOp::Script {
-        script: CLAIM_SCRIPT,
-        keys: vec![format!("orm:b:{response_id}"), hold_key(response_id)],
-        args: vec![(2 * DAY).to_string()],
-    }
-}
-
-/// Charging `amount`, the estimate (`usage`) of background run `response_id` of `client`
-/// started at `now`, to the day's spend until its end is claimed ([`HOLD_SCRIPT`]):
-/// admission then counts the runs still going, whichever instance admits.
-pub fn hold_background(
-    client: &str,
-    response_id: &str,
-    (amount, usage): (Picodollars, &crate::openai::Usage),
-    now: u64,
-) -> StoreOp {
-    StoreOp::Script {
-        script: HOLD_SCRIPT,
-        keys: vec![
-            spend_key(client, now),
-            spend_key(SERVICE, now),
-            hold_key(response_id),
-        ],
-        args: vec![
-            amount.0.to_string(),
-            (2 * DAY).to_string(),
-            (2 * DAY).to_string(),
-            usage.input_tokens.to_string(),
-            usage.cached_input_tokens.to_string(),
-            usage.output_tokens.to_string(),
-            usage.web_searches.to_string(),
-        ],
-    }
-}
-
-fn hold_key(response_id: &str) -> String {
-    format!("orm:h:{response_id}")
 }
 
 /// Giving back the call of `client` reserved in the minute of `admitted` (Unix seconds).

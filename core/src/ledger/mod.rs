@@ -108,6 +108,8 @@ pub(crate) struct Ledger {
     holds: holds::Holds,
     /// What each profile's calls cost lately, for the estimates.
     recent: recent::Recent,
+    /// Tasks are OpenAI background runs (`tasks.openai_background`): a store is swept.
+    background: bool,
     /// The limits' counts shared through a store, when there is one.
     shared: Option<shared::Shared>,
 }
@@ -135,6 +137,7 @@ impl Ledger {
             counted_set: BTreeSet::new(),
             holds: holds::Holds::default(),
             recent: recent::Recent::default(),
+            background: config.tasks.background,
             shared: config.store.map(|s| shared::Shared::new(s.on_unavailable)),
         }
     }
@@ -147,6 +150,7 @@ impl Ledger {
     /// Admits a call of `client` at `now` (Unix seconds) against the limits and counts
     /// it, or says which limit refuses it; with a shared store, asks it.
     pub fn admit(&mut self, client: ClientId, now: u64) -> CallAdmission {
+        self.sweep(now);
         let Some(shared) = &mut self.shared else {
             let limit = self.clients.limit(client);
             return match self.limits.admit(client, limit, now) {
@@ -183,6 +187,10 @@ impl Ledger {
         let shared = self.shared.as_mut()?;
         if let Some(claim) = shared.claims.remove(&id) {
             self.claim_answered(&claim, &reply);
+            return None;
+        }
+        if let Some(now) = shared.sweeps.remove(&id) {
+            self.swept(&reply, now);
             return None;
         }
         let asked = shared.asked.remove(&id)?;
@@ -268,6 +276,12 @@ impl Ledger {
     /// A call ended upstream at `now`: counted, priced, spent against its client's limit
     /// and recorded. Returns its cost, for its result's `_meta`.
     pub fn ended(&mut self, call: &CallOf, end: &End<'_>, now: u64) -> Estimate {
+        self.ended_as(call, end, now, true)
+    }
+
+    /// [`Ledger::ended`]; `charge`: whether its cost is spent now (a swept run's was,
+    /// as its hold).
+    fn ended_as(&mut self, call: &CallOf, end: &End<'_>, now: u64, charge: bool) -> Estimate {
         let usage = end.report.usage.as_ref();
         let estimated = end.report.estimated;
         let cost = self.cost(end.model, usage, end.lane);
@@ -280,7 +294,7 @@ impl Ledger {
                     self.recent.observe(call.tool, total, usage);
                 }
             }
-            if let Some(spent) = cost.total() {
+            if let Some(spent) = cost.total().filter(|_| charge) {
                 self.spend(call.client, spent, now);
             }
         } else if let (Some(shared), Some(at), Some(_)) =

@@ -84,6 +84,10 @@ pub(super) struct Shared {
     pub asked: BTreeMap<StoreId, Asked>,
     /// Background ends waiting for their claim.
     pub claims: BTreeMap<StoreId, Claim>,
+    /// Sweeps of background runs waiting for their answer, with when they were asked.
+    pub sweeps: BTreeMap<StoreId, u64>,
+    /// When this instance sweeps next, Unix seconds.
+    pub next_sweep: u64,
     /// The last answer was not a failure (true until one fails).
     pub up: bool,
 }
@@ -96,6 +100,8 @@ impl Shared {
             ops: VecDeque::new(),
             asked: BTreeMap::new(),
             claims: BTreeMap::new(),
+            sweeps: BTreeMap::new(),
+            next_sweep: 0,
             up: true,
         }
     }

@@ -356,7 +356,13 @@ fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
         CallAdmission::Admitted
     );
     let known = sent(1_000);
-    ledger.background_started("resp_h", &call(), "gpt-6.1-terra", Some(&known), 100);
+    ledger.background_started(
+        ("resp_h", 4_000),
+        &call(),
+        "gpt-6.1-terra",
+        Some(&known),
+        100,
+    );
     assert!(
         matches!(
             ledger.admit(ClientId::DEFAULT, 101),
@@ -399,7 +405,13 @@ fn a_background_task_cancelled_or_gone_without_a_report_is_charged_its_hold() {
     for cancelled in [true, false] {
         let mut ledger = Ledger::new(&capped(1000.0));
         let known = sent(2_000);
-        ledger.background_started("resp_c", &call(), "gpt-6.1-terra", Some(&known), 100);
+        ledger.background_started(
+            ("resp_c", 4_000),
+            &call(),
+            "gpt-6.1-terra",
+            Some(&known),
+            100,
+        );
         let mut silent = report(0);
         silent.usage = None;
         let end = End {
@@ -436,20 +448,84 @@ fn with_a_store_the_hold_is_the_stores_and_the_claim_gives_it_back() {
         ..capped(1000.0)
     };
     let mut ledger = Ledger::new(&config);
-    ledger.background_started("resp_s", &call(), "gpt-6.1-terra", Some(&sent(500)), 100);
+    ledger.background_started(
+        ("resp_s", 4_000),
+        &call(),
+        "gpt-6.1-terra",
+        Some(&sent(500)),
+        100,
+    );
     let (_, hold) = ledger.poll_store_op().expect("the hold goes to the store");
     let StoreOp::Script { script, keys, .. } = &hold else {
         panic!("not a hold: {hold:?}");
     };
     assert_eq!(*script, HOLD_SCRIPT);
-    assert_eq!(keys[2], "orm:h:resp_s");
+    assert_eq!(keys[2..], ["orm:h:resp_s", "orm:hq"]);
     ledger.background_ended("resp_s", &call(), &end(&report(3), Lane::Background), 101);
     let (_, claim) = ledger.poll_store_op().expect("a claim");
     let StoreOp::Script { script, keys, .. } = &claim else {
         panic!("not a claim: {claim:?}");
     };
     assert_eq!(*script, CLAIM_SCRIPT);
-    assert_eq!(keys.as_slice(), ["orm:b:resp_s", "orm:h:resp_s"]);
+    assert_eq!(keys.as_slice(), ["orm:b:resp_s", "orm:h:resp_s", "orm:hq"]);
+}
+
+#[test]
+fn a_run_nobody_claimed_is_swept_once_a_minute_and_charged_its_hold() {
+    use crate::settings::{OnUnavailable, StoreSettings};
+    use crate::store::{StoreOp, StoreReply, SWEEP_SCRIPT};
+    let mut config = ServerConfig {
+        store: Some(StoreSettings {
+            on_unavailable: OnUnavailable::Refuse,
+        }),
+        ..capped(1000.0)
+    };
+    config.tasks.background = true;
+    let mut ledger = Ledger::new(&config);
+    let _ = ledger.admit(ClientId::DEFAULT, 1_000);
+    let ops: Vec<_> = std::iter::from_fn(|| ledger.poll_store_op()).collect();
+    let sweep = ops
+        .iter()
+        .find(|(_, op)| matches!(op, StoreOp::Script { script, .. } if *script == SWEEP_SCRIPT));
+    let Some((id, _)) = sweep else {
+        panic!("the first admission sweeps: {ops:?}");
+    };
+    // Not again within the minute.
+    let _ = ledger.admit(ClientId::DEFAULT, 1_030);
+    let again = std::iter::from_fn(|| ledger.poll_store_op())
+        .filter(|(_, op)| matches!(op, StoreOp::Script { script, .. } if *script == SWEEP_SCRIPT))
+        .count();
+    assert_eq!(again, 0);
+    let row = [
+        "resp_o",
+        "781000000",
+        "781",
+        "0",
+        "0",
+        "0",
+        "default",
+        "answer",
+        "gpt-6.1-terra",
+        "900",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    ledger.store_answered(*id, StoreReply::Rows(vec![row]), Duration::ZERO, true);
+    let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
+    let [record] = records.as_slice() else {
+        panic!("{records:?}");
+    };
+    assert_eq!(record.outcome, Outcome::Upstream(FailureKind::Expired));
+    assert!(record.usage_estimated && record.task);
+    assert_eq!(record.duration, Duration::from_secs(100));
+    // Its charge is its hold, already in the store's days: nothing is spent again.
+    let spends = std::iter::from_fn(|| ledger.poll_store_op())
+        .filter(|(_, op)| matches!(op, StoreOp::Spend { .. }))
+        .count();
+    assert_eq!(spends, 0);
+    // A late read of it on this instance counts nothing more.
+    ledger.background_ended("resp_o", &call(), &end(&report(1), Lane::Background), 1_040);
+    assert!(ledger.poll_record().is_none());
 }
 
 #[test]

@@ -101,9 +101,17 @@ fn a_hold_and_its_claim_name_the_same_keys_and_the_claim_is_read_as_untrusted() 
         web_searches: 2,
         ..crate::openai::Usage::default()
     };
-    let StoreOp::Script { script, keys, args } =
-        hold_background("ci", "resp_1", (Picodollars(781_000_000), &usage), NOW)
-    else {
+    let run = HeldRun {
+        response_id: "resp_1",
+        client: "ci",
+        tool: "answer",
+        model: "gpt-6.1-terra",
+        amount: Picodollars(781_000_000),
+        usage: &usage,
+        created: NOW,
+        ends: NOW + 3_600,
+    };
+    let StoreOp::Script { script, keys, args } = hold_background(&run) else {
         panic!("a script");
     };
     let day = NOW / 86_400;
@@ -113,16 +121,19 @@ fn a_hold_and_its_claim_name_the_same_keys_and_the_claim_is_read_as_untrusted() 
         [
             format!("orm:s:ci:{day}"),
             format!("orm:s:*:{day}"),
-            "orm:h:resp_1".to_owned()
+            "orm:h:resp_1".to_owned(),
+            "orm:hq".to_owned()
         ]
     );
     assert_eq!(args[0], "781000000");
-    assert_eq!(args[3..], ["781", "0", "0", "2"]);
+    assert_eq!(args[3..7], ["781", "0", "0", "2"]);
+    // Swept a minute after its task's end, if nobody claimed it by then.
+    assert_eq!(args[7], (NOW + 3_660).to_string());
     let StoreOp::Script { script, keys, .. } = claim_background_end("resp_1") else {
         panic!("a script");
     };
     assert_eq!(script, CLAIM_SCRIPT);
-    assert_eq!(keys, ["orm:b:resp_1", "orm:h:resp_1"]);
+    assert_eq!(keys, ["orm:b:resp_1", "orm:h:resp_1", "orm:hq"]);
     let row = |cells: &[&str]| vec![cells.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>()];
     assert_eq!(end_claimed(&row(&["lost"])), Ok(EndClaim::Lost));
     assert_eq!(
@@ -145,5 +156,36 @@ fn a_hold_and_its_claim_name_the_same_keys_and_the_claim_is_read_as_untrusted() 
         Vec::new(),
     ] {
         assert!(end_claimed(&odd).is_err(), "{odd:?}");
+    }
+}
+
+#[test]
+fn a_sweeps_answer_is_read_as_untrusted() {
+    let row = |cells: &[&str]| cells.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>();
+    let good = row(&[
+        "resp_1",
+        "781000000",
+        "781",
+        "0",
+        "0",
+        "2",
+        "ci",
+        "answer",
+        "gpt-6.1-terra",
+        "900",
+    ]);
+    let runs = swept(&[good.clone()]).unwrap_or_default();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(
+        (runs[0].amount, runs[0].usage.web_searches, runs[0].created),
+        (Picodollars(781_000_000), 2, 900)
+    );
+    assert_eq!(swept(&[]), Ok(Vec::new()));
+    let mut short = good.clone();
+    short.pop();
+    let mut negative = good.clone();
+    negative[1] = "-5".into();
+    for odd in [vec![short], vec![negative], vec![good; 17]] {
+        assert!(swept(&odd).is_err(), "{odd:?}");
     }
 }

@@ -749,6 +749,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::store::a_killed_replicas_background_task_is_answered_by_another_and_charged_once);
             }
             #[test]
+            fn a_run_nobody_reads_after_its_replica_died_is_swept_and_charged_once() {
+                $crate::run($bin, $crate::suite::store::a_run_nobody_reads_after_its_replica_died_is_swept_and_charged_once);
+            }
+            #[test]
             fn finished_tasks_outlive_a_store_restart_with_aof() {
                 $crate::run($bin, $crate::suite::store::finished_tasks_outlive_a_store_restart_with_aof);
             }

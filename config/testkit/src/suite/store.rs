@@ -833,3 +833,91 @@ pub fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once
     assert_eq!(redis_integer(port, spent), charged);
     assert_eq!(task_lines().len(), 2);
 }
+
+/// A background run nobody reads, whose replica died before its end: a minute after its
+/// task's life ended, the next call the other replica admits sweeps it from the store,
+/// and it is charged once, the estimate its hold made (the hold stays in the day as the
+/// charge), with its line on the sweeper. The other replica's wall clock is moved past
+/// that minute instead of waiting for it.
+pub fn a_run_nobody_reads_after_its_replica_died_is_swept_and_charged_once() {
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
+    let port = free_port();
+    let _redis = Redis::start(&binary, port);
+    let openai =
+        crate::fake_openai::Background::new(&priced_answer(), Duration::from_millis(4_000));
+    // Plain calls are answered at once; background ones are stored and run 4 s.
+    let fake = FakeOpenAi::start(move |r, _| {
+        let create = r.method == "POST" && r.path.ends_with("/responses");
+        if create && r.body["background"] != true {
+            Action::json(200, &priced_answer())
+        } else {
+            openai.answer_for(r)
+        }
+    });
+    let clients = format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n",
+        sha256_hex(CI_TOKEN)
+    );
+    let yaml = "tasks: {openai_background: true, poll_interval_ms: 100}\n";
+    let instance = |name: &str| named_instance_with(&fake, port, (&clients, yaml), name);
+    let (Some((a_opts, _a_clock)), Some((b_opts, b_clock))) =
+        (instance("sweep-a"), instance("sweep-b"))
+    else {
+        eprintln!("skipping: libfaketime is not installed (run .ci/test)");
+        return;
+    };
+    let json_logs = |o: Opts| o.arg("--log-format").arg("json");
+    let (mut a, b) = (Mcp::spawn(json_logs(a_opts)), Mcp::spawn(json_logs(b_opts)));
+    let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
+    // b's first call, before the run: its sweep finds nothing.
+    let first = call(&mut cb, 1);
+    assert!(first["result"]["structuredContent"].is_object(), "{first}");
+    let spent = "orm:s:ci:20783";
+    let answered = redis_integer(port, spent);
+    // A task that lives 2 s; its run, 4 s.
+    let mut m = task_call(2, "swept");
+    m["params"]["task"] = json!({"ttl": 2_000});
+    let created = super::http::post_with_token(&mut ca, &m, CI_TOKEN).json();
+    task_id_of(&created);
+    waits_for("a's hold to reach the store", || {
+        redis_integer(port, spent) > answered
+    });
+    let held = redis_integer(port, spent) - answered;
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &a.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    a.wait_exit(PATIENCE);
+    // A minute and more after the task's end (the clocks stood at 23:58:10), b's next
+    // call sweeps the run.
+    b_clock.set("2026-11-26 23:59:30");
+    let next = call(&mut cb, 3);
+    assert!(next["result"]["structuredContent"].is_object(), "{next}");
+    let task_lines = || -> Vec<Value> {
+        b.stderr()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l["event"] == "call" && l["task"] == true)
+            .collect()
+    };
+    waits_for("b's line of the swept run", || !task_lines().is_empty());
+    let lines = task_lines();
+    let [line] = lines.as_slice() else {
+        panic!("one line on b: {lines:?}");
+    };
+    assert_eq!(
+        (&line["client"], &line["outcome"], &line["usage_estimated"]),
+        (&json!("ci"), &json!("upstream_expired"), &json!(true)),
+        "{line}"
+    );
+    #[allow(clippy::cast_precision_loss)]
+    let held_usd = held as f64 / 1e12;
+    let cost = line["cost_usd"].as_f64().unwrap_or(f64::NAN);
+    assert!((cost - held_usd).abs() < 1e-9, "{line} vs {held}");
+    // The day: two answered calls and the run's hold, once.
+    assert_eq!(redis_integer(port, spent), 2 * answered + held);
+    eprintln!("swept: charged its hold of {held} picodollars");
+}

@@ -81,7 +81,10 @@ impl Desk {
     ) {
         let id = followed.reference.response_id.clone();
         let sent = report.usage.as_ref();
-        ledger.background_started(&id, &followed.call, &followed.model, sent, now.unix_secs);
+        let r = &followed.reference;
+        let ends = r.created.saturating_add(r.ttl_ms / 1000);
+        let (call, model) = (&followed.call, &followed.model);
+        ledger.background_started((&id, ends), call, model, sent, now.unix_secs);
         if let Some(dropped) = self.follows.insert(followed) {
             self.background.unfollow(&dropped);
         }
