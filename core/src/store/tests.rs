@@ -174,7 +174,7 @@ fn a_sweeps_answer_is_read_as_untrusted() {
         "gpt-6.1-terra",
         "900",
     ]);
-    let runs = swept(&[good.clone()]).unwrap_or_default();
+    let runs = swept(std::slice::from_ref(&good)).unwrap_or_default();
     assert_eq!(runs.len(), 1);
     assert_eq!(
         (runs[0].amount, runs[0].usage.web_searches, runs[0].created),
