@@ -15,8 +15,10 @@
 //! counts the runs still going) and settled when an instance first reads it ended,
 //! cancelled or gone (`background_ended`: the hold given back, what OpenAI reported
 //! charged, or the estimate when it reported nothing), once per response id (a bounded
-//! memory of the latest ids here, a claim in the store across instances). Estimates
-//! come from what calls of the same profile cost lately ([`recent`]).
+//! memory of the latest ids here, a claim in the store across instances; with a store,
+//! a run nobody claimed a minute after its task's end is swept by the next admission,
+//! charged its hold). Estimates come from what calls of the same profile cost lately
+//! ([`recent`]).
 
 mod background;
 mod holds;
