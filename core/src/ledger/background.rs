@@ -197,8 +197,13 @@ impl Ledger {
                 cancelled: false,
             };
             self.counted_once(&run.response_id);
-            self.metrics
-                .spent_today(self.clients.label(client), run.created, run.amount);
+            // Its hold counts in the day it was added to; this instance's gauge shows
+            // today's only.
+            let day = crate::clients::DAY;
+            if run.created / day == now / day {
+                let label = self.clients.label(client);
+                self.metrics.spent_today(label, now, run.amount);
+            }
             self.ended_as(&call, &end, now, false);
         }
     }
