@@ -875,7 +875,11 @@ pub fn a_run_nobody_reads_after_its_replica_died_is_swept_and_charged_once() {
     let first = call(&mut cb, 1);
     assert!(first["result"]["structuredContent"].is_object(), "{first}");
     let spent = "orm:s:ci:20783";
-    let answered = redis_integer(port, spent);
+    // $0.06025 at the built-in prices, in the day once b's spend reached the store.
+    let answered = 60_250_000_000;
+    waits_for("the call's spend to reach the store", || {
+        redis_integer(port, spent) == answered
+    });
     // A task that lives 2 s; its run, 4 s.
     let mut m = task_call(2, "swept");
     m["params"]["task"] = json!({"ttl": 2_000});
@@ -917,7 +921,13 @@ pub fn a_run_nobody_reads_after_its_replica_died_is_swept_and_charged_once() {
     let held_usd = held as f64 / 1e12;
     let cost = line["cost_usd"].as_f64().unwrap_or(f64::NAN);
     assert!((cost - held_usd).abs() < 1e-9, "{line} vs {held}");
-    // The day: two answered calls and the run's hold, once.
-    assert_eq!(redis_integer(port, spent), 2 * answered + held);
+    // The day: two answered calls (the second's spend lands just after its answer) and
+    // the run's hold, once.
+    let day = 2 * answered + held;
+    let start = Instant::now();
+    while redis_integer(port, spent) != day && start.elapsed() < PATIENCE {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(redis_integer(port, spent), day, "the hold was {held}");
     eprintln!("swept: charged its hold of {held} picodollars");
 }
