@@ -19,8 +19,9 @@
 #   7. the OCI images (linux/amd64 and linux/arm64, FROM scratch) built with buildah,
 #      their configuration inspected and the binary in each unpacked root filesystem
 #      answering `initialize` and `/health`, each with its SBOM;
-#   8. `cargo publish --dry-run` of every publishable crate, and `cargo install` of the
-#      packaged server crate.
+#   8. `cargo publish --dry-run` of every publishable crate (default features: the
+#      released product), and `cargo install --no-default-features` of the packaged server
+#      crate (the small build).
 # Signing (cosign, keyless) and provenance attestations need GitHub's OIDC token and run
 # only in the release workflow, which actionlint and zizmor check here.
 # Tools go under target/packaging (a Python venv from the hashed requirements in
@@ -223,8 +224,10 @@ for crate in responses-mcp-alloc responses-mcp-core responses-mcp-config openai-
   tar -xzf "$publish_target/package/tmp-crate/$crate-$version.crate" -C "$crates"
 done
 # Built in the dry run's folder, whose dependency builds it shares, then the folder goes:
-# nothing reads it again, and it is the largest thing this script leaves.
-cargo install -q --locked --debug --force --root "$out/install" --target-dir "$publish_target" \
+# nothing reads it again, and it is the largest thing this script leaves. The dry run
+# built the default features (the released product, what `cargo install` gives); this is
+# the small build from the same package.
+cargo install -q --locked --debug --force --no-default-features --root "$out/install" --target-dir "$publish_target" \
   --path "$crates/openai-responses-mcp-$version" \
   --config "patch.crates-io.responses-mcp-alloc.path='$crates/responses-mcp-alloc-$version'" \
   --config "patch.crates-io.responses-mcp-core.path='$crates/responses-mcp-core-$version'" \

@@ -14,7 +14,7 @@ pub fn available() -> Result<(), ConfigError> {
         key: "server.http.oauth.issuer".into(),
         value: "(set)".into(),
         origin: "configuration".into(),
-        allowed: "null in this build, which has no OAuth mode: use a release archive, the npm package or the container image, or build with --features oauth".into(),
+        allowed: "null in this build, which has no OAuth mode (built without the `oauth` feature, `--no-default-features`): use a release archive, the npm package, the container image or a default build from source (`cargo install openai-responses-mcp`), or add `--features oauth`".into(),
     })
 }
 
@@ -54,6 +54,10 @@ mod tests {
         let text = refused.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(text.contains("server.http.oauth.issuer"), "{text}");
         assert!(text.contains("--features oauth"), "{text}");
+        assert!(
+            text.contains("cargo install openai-responses-mcp"),
+            "{text}"
+        );
         assert!(text.contains("container image"), "{text}");
     }
 }

@@ -31,7 +31,7 @@ impl StoreConnect {
                 .sources
                 .get("server.store.url")
                 .map_or_else(|| "the configuration".into(), ToString::to_string),
-            allowed: "no store in this build: it was built without the `store` feature. The release archives, the npm packages and the container image have it; from source, build with `--features store`".into(),
+            allowed: "no store in this build: it was built without the `store` feature (`--no-default-features`). The release archives, the npm packages, the container image and a default build from source (`cargo install openai-responses-mcp`) have it; or add `--features store`".into(),
         })
     }
 }
@@ -80,6 +80,10 @@ mod tests {
         let text = refused.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(text.contains("server.store.url"), "{text}");
         assert!(text.contains("--features store"), "{text}");
+        assert!(
+            text.contains("cargo install openai-responses-mcp"),
+            "{text}"
+        );
         assert!(text.contains("container image"), "{text}");
         assert!(!text.contains("s3cret"), "{text}");
     }
