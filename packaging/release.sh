@@ -8,7 +8,8 @@
 #                                  print that version's changelog section (release notes)
 # The places: the workspace version and the pinned path dependencies (Cargo.toml), the
 # crates in Cargo.lock, `--version` of the binary, the npm launcher and its platform
-# dependencies, the registry's server.json, and the MCPB manifest.
+# dependencies, the registry's server.json, the MCPB manifest, and the image tags of the
+# Kubernetes pack and the ToolHive and Docker entries.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -39,7 +40,17 @@ for (const p of server.packages) {
   if (m) console.log(`server.json mcpb URL tag: ${m[1]}`), console.log(`server.json mcpb file: ${m[2]}`);
 }
 console.log(`mcpb manifest: ${read("packaging/mcpb/manifest.json").version}`);
+const toolhive = read("packaging/toolhive/registry.json").data.servers[0];
+console.log(`toolhive registry.json: ${toolhive.version}`);
+for (const p of toolhive.packages) console.log(`toolhive registry.json image tag: ${p.identifier.split(":").pop()}`);
+for (const k of Object.keys(toolhive._meta["io.modelcontextprotocol.registry/publisher-provided"]["io.github.stacklok"]))
+  console.log(`toolhive registry.json extension's image tag: ${k.split(":").pop()}`);
 JS
+  # The image tags of the Kubernetes pack, ToolHive's MCPServer and Docker's entry.
+  sed -n 's/^    newTag: "\(.*\)"$/packaging\/kubernetes\/base\/kustomization.yaml: \1/p' packaging/kubernetes/base/kustomization.yaml
+  for f in packaging/toolhive/mcpserver.yaml packaging/docker-mcp/openai-responses-mcp/server.yaml; do
+    sed -n "s|^ *image: ghcr.io/openai-responses-mcp/openai-responses-mcp:\(.*\)$|$f: \1|p" "$f"
+  done
 }
 
 check() {
@@ -99,7 +110,18 @@ edit("packaging/registry/server.json", (s) => {
   }
 });
 edit("packaging/mcpb/manifest.json", (m) => { m.version = newV; });
+edit("packaging/toolhive/registry.json", (r) => {
+  for (const s of r.data.servers) {
+    s.version = newV;
+    for (const p of s.packages) p.identifier = p.identifier.slice(0, -oldV.length) + newV;
+    const ours = s._meta["io.modelcontextprotocol.registry/publisher-provided"]["io.github.stacklok"];
+    for (const k of Object.keys(ours)) { ours[k.slice(0, -oldV.length) + newV] = ours[k]; delete ours[k]; }
+  }
+});
 JS
+  sed -i "s/^    newTag: \".*\"$/    newTag: \"$new\"/" packaging/kubernetes/base/kustomization.yaml
+  sed -i "s|^\( *image: ghcr.io/openai-responses-mcp/openai-responses-mcp:\).*$|\1$new|" \
+    packaging/toolhive/mcpserver.yaml packaging/docker-mcp/openai-responses-mcp/server.yaml
   awk -v v="$new" -v d="$today" '
     /^## \[Unreleased\]/ && !done { print; print ""; print "## [" v "] - " d; done = 1; next }
     { print }

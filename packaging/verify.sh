@@ -19,7 +19,9 @@
 #   7. the OCI images (linux/amd64 and linux/arm64, FROM scratch) built with buildah,
 #      their configuration inspected and the binary in each unpacked root filesystem
 #      answering `initialize` and `/health`, each with its SBOM;
-#   8. `cargo publish --dry-run` of every publishable crate (default features: the
+#   8. the Kubernetes pack rendered, validated against Kubernetes 1.37's schemas, and its
+#      single overlay run with `podman kube play` on the amd64 image (kubernetes/check.sh);
+#   9. `cargo publish --dry-run` of every publishable crate (default features: the
 #      released product), and `cargo install --no-default-features` of the packaged server
 #      crate (the small build).
 # Signing (cosign, keyless) and provenance attestations need GitHub's OIDC token and run
@@ -201,6 +203,9 @@ for arch in amd64 arm64; do
   python3 packaging/sbom.py "$dist/openai-responses-mcp-$version-oci-$arch.cdx.json" \
     "ghcr.io/openai-responses-mcp/openai-responses-mcp:$version-$arch" "$version" "$binary"
 done
+
+step "Kubernetes pack: every overlay rendered and validated (Kubernetes 1.37), the single one run with podman kube play"
+bash packaging/kubernetes/check.sh --image "$dist/openai-responses-mcp-$version-oci-amd64.tar"
 
 step "crates: cargo publish --dry-run, then cargo install from the packaged crate"
 # The dry run verifies each crate against the others' packaged copies, which cargo unpacks
