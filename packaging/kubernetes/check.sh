@@ -53,10 +53,11 @@ if ! command -v podman >/dev/null && [ "$(id -u)" = 0 ]; then
     || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman >/dev/null; }
 fi
 command -v podman >/dev/null || { echo "podman is missing: apt-get install podman" >&2; exit 1; }
-# Podman's own storage (vfs: no overlay or fuse needed) and settings, under target/; no
-# systemd (cgroupfs, events to a file); limits lowered to this shell's (a sandbox may
-# refuse a container the raise podman asks for); on hybrid cgroups (v1 controllers beside
-# an empty v2 tree) crun refuses to start anything, so runc runs the containers.
+# Podman's own storage (vfs: no overlay or fuse needed) and settings, under target/;
+# without systemd (a container), cgroupfs and events to a file; limits lowered to this
+# shell's (a sandbox may refuse a container the raise podman asks for); on hybrid cgroups
+# (v1 controllers beside an empty v2 tree) crun refuses to start anything, so runc runs
+# the containers.
 conf="$out/podman/containers.conf"
 mkdir -p "$out/podman"
 runtime=
@@ -68,12 +69,13 @@ if [ -d /sys/fs/cgroup/unified ] && [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2
 fi
 nproc=$(ulimit -u)
 [ "$nproc" = unlimited ] || [ "$nproc" -gt 4096 ] && nproc=4096
+engine=
+[ -d /run/systemd/system ] || engine=$'cgroup_manager = "cgroupfs"\nevents_logger = "file"'
 cat > "$conf" <<CONF
 [containers]
 default_ulimits = ["nofile=$(ulimit -n):$(ulimit -n)", "nproc=$nproc:$nproc"]
 [engine]
-cgroup_manager = "cgroupfs"
-events_logger = "file"
+$engine
 $runtime
 CONF
 export CONTAINERS_CONF=$conf
