@@ -38,6 +38,14 @@ fn errors(schema: &Value, instance: &Value) -> Vec<String> {
 
 /// The upstream registry schema names the server, skill and plugin schemas by URL; the
 /// servers are checked against the vendored server schema on their own instead.
+/// ToolHive's extensions schema, its one ECMA-262-only escape (`\0`, a NUL in the path
+/// patterns) written as the Rust regex engine spells it (`\x00`): the same pattern.
+fn extensions_schema() -> Value {
+    let text = read("packaging/toolhive/publisher-provided.schema.2026-05-21.json");
+    assert!(text.contains(r#"[^/\\0]"#));
+    serde_json::from_str(&text.replace(r#"[^/\\0]"#, r#"[^/\\x00]"#)).unwrap()
+}
+
 fn registry_schema() -> Value {
     let mut schema = json("packaging/toolhive/upstream-registry.schema.2026-07-07.json");
     let data = &mut schema["properties"]["data"]["properties"];
@@ -86,7 +94,7 @@ fn the_toolhive_registry_entry_is_valid_and_allows_each_presets_host() {
     let server_schema = json("packaging/registry/server.schema.2025-12-11.json");
     assert_eq!(errors(&server_schema, server), Vec::<String>::new());
     let published = &server["_meta"]["io.modelcontextprotocol.registry/publisher-provided"];
-    let extensions = json("packaging/toolhive/publisher-provided.schema.2026-05-21.json");
+    let extensions = extensions_schema();
     assert_eq!(errors(&extensions, published), Vec::<String>::new());
 
     // The same server, image and version as the MCP registry's server.json.
@@ -135,7 +143,7 @@ fn the_schemas_refuse_what_toolhive_refuses() {
     let registry = json("packaging/toolhive/registry.json");
     let published = &registry["data"]["servers"][0]["_meta"]
         ["io.modelcontextprotocol.registry/publisher-provided"];
-    let extensions = json("packaging/toolhive/publisher-provided.schema.2026-05-21.json");
+    let extensions = extensions_schema();
     let image = registry["data"]["servers"][0]["packages"][0]["identifier"]
         .as_str()
         .unwrap()
