@@ -97,9 +97,10 @@ step "static linux builds (cargo auditable), their dependency lists, archives an
 rm -rf "$dist" && mkdir -p "$dist"
 for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
   # Each package on its own, as the release does (a joint build unifies rustls features),
-  # with the shared store's client as released.
+  # with its default features: the released product (the store's client and OAuth mode,
+  # which the dependency-list check below finds in each binary).
   for pkg in openai-responses-mcp responses-mcp-blocking; do
-    cargo auditable zigbuild -q --release --locked --target "$target" -p "$pkg" --features store,oauth
+    cargo auditable zigbuild -q --release --locked --target "$target" -p "$pkg"
   done
   for bin in openai-responses-mcp openai-responses-mcp-blocking; do
     path="target/$target/release/$bin"
