@@ -77,6 +77,7 @@ if container["args"] != ["--http", "--listen", "0.0.0.0:8787"]:
     fail(f"the container's arguments changed: {container['args']}")
 container["args"] = ["--http", "--listen", f"127.0.0.1:{port}"]
 container["image"] = image
+# On the host's network the listen address is the port; podman would publish none.
 container["ports"] = []
 key, token = "sk-test-" + secrets.token_hex(8), secrets.token_hex(16)
 values = {"openai-api-key": key, "http-token": token}
@@ -93,6 +94,7 @@ pod = {
     "metadata": {"name": name, "labels": template["metadata"]["labels"]},
     "spec": {**template["spec"], "hostNetwork": True, "restartPolicy": "Never"},
 }
+# Podman has no service accounts (and the template mounts no token).
 pod["spec"].pop("serviceAccountName", None)
 pod_file = pathlib.Path(rendered).with_name(f"{name}.yaml")
 pod_file.write_text(yaml.safe_dump(pod))
