@@ -10,7 +10,9 @@ use serde_json::{Map, Number, Value};
 use std::fmt;
 
 mod id_scan;
+mod weight;
 pub use id_scan::{IdScan, MAX_ID};
+pub use weight::{weigh, TooHeavy, MAX_DEPTH, MAX_VALUES};
 
 /// Every kind of error this server answers with. [`ErrorKind::code`] is the one place
 /// that maps them to wire codes.

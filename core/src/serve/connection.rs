@@ -198,13 +198,29 @@ impl Connection {
                 },
                 Err(e) => {
                     self.closing = true;
+                    if let Current::Discarding = self.current {
+                        // Its answer was written: a second response would be read as
+                        // the answer to a request never sent.
+                        return Step::Close;
+                    }
                     return Step::Write(refusal(&e));
                 }
             }
-            // A body is to come.
-            if self.continue_owed && !matches!(self.current, Current::Verifying { .. }) {
-                self.continue_owed = false;
-                return Step::Write(CONTINUE.to_vec());
+            // A body is to come: asked for only when it will be read.
+            if std::mem::take(&mut self.continue_owed) {
+                match self.current {
+                    Current::Admitted { .. } => return Step::Write(CONTINUE.to_vec()),
+                    // Waits for the gate's word.
+                    Current::Verifying { .. } => self.continue_owed = true,
+                    // The client waits to be asked for the body: answered now, without
+                    // it, and the connection closes (its body may still come).
+                    Current::Skipping(_) => {
+                        if let Some(step) = self.answer_unsent(load) {
+                            return step;
+                        }
+                    }
+                    Current::Unjudged | Current::Discarding => {}
+                }
             }
             self.deadline = Some(match self.wait() {
                 Wait::Idle => {
@@ -257,11 +273,27 @@ impl Connection {
         }
     }
 
+    /// The answer of a skipped request whose client waits for `100 Continue` before it
+    /// sends the body: given now, with no id, and the connection closes.
+    fn answer_unsent(&mut self, load: impl FnOnce() -> Health) -> Option<Step> {
+        let head = self.reader.head()?.clone();
+        let Current::Skipping(skipping) = std::mem::replace(&mut self.current, Current::Unjudged)
+        else {
+            return None;
+        };
+        let (early, _) = *skipping;
+        self.closing = true;
+        let routed = answer(&head, early, None);
+        Some(self.routed(&head, routed, load))
+    }
+
     /// A whole request, as its head was judged: what it gets (`None`: nothing, its
     /// answer was written already, or the connection closes).
     fn whole(&mut self, request: &Request, access: &Access) -> Option<Routed> {
         let current = std::mem::replace(&mut self.current, Current::Unjudged);
         self.continue_owed = false;
+        // The next request's time runs from its own first byte.
+        self.request_began = None;
         self.closing = !request.keep_alive;
         let routed = match current {
             Current::Admitted {
@@ -354,6 +386,10 @@ impl Connection {
     /// request was cut short) before closing.
     pub fn timed_out(&mut self) -> Vec<u8> {
         self.closing = true;
+        if let Current::Discarding = self.current {
+            // Its answer was written already.
+            return Vec::new();
+        }
         match self.wait() {
             Wait::Idle => Vec::new(),
             Wait::Request => plain(

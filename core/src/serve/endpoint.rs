@@ -314,6 +314,15 @@ fn exchange(
     let refuse = |status: u16, error: RpcError| {
         Routed::Respond(rpc_error(ReplyHead::new(status, keep_alive), None, error))
     };
+    // Weighed before it is built: an admitted caller still may not make the server
+    // build a million values (the refusal names the request by its bounded id).
+    if let Err(heavy) = crate::jsonrpc::weigh(&request.body) {
+        let mut scan = crate::jsonrpc::IdScan::new();
+        scan.feed(&request.body);
+        let error = RpcError::new(ErrorKind::InvalidRequest, heavy.to_string());
+        let head = ReplyHead::new(400, keep_alive);
+        return Routed::Respond(rpc_error(head, scan.finish(), error));
+    }
     let message: Value = match serde_json::from_slice(&request.body) {
         Ok(message) => message,
         Err(e) => {

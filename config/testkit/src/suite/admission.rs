@@ -332,3 +332,39 @@ fn idp_key_fetches(mcp: &Mcp) -> usize {
         .filter(|l| l.contains("oauth: fetching") && l.contains("jwks"))
         .count()
 }
+
+/// An admitted caller's body is weighed before it is built: 4 concurrent 3.8 MB
+/// `tools/list` whose `params` hold a 1.9-million-element array are refused with 400
+/// naming the limit (and their id), and the server stays under 64 MiB (each took 200 MB
+/// when built whole).
+pub fn an_admitted_callers_hostile_body_is_weighed_before_it_is_built() {
+    const TOKEN: &str = "admission-static-token-4e1d";
+    let fake = FakeOpenAi::start(|_, _| Action::Hang);
+    let mcp = Mcp::spawn(Opts::http(&fake.url).env("MCP_HTTP_TOKEN", TOKEN));
+    let addr = listening(&mcp);
+    let mut body =
+        br#"{"jsonrpc":"2.0","method":"tools/list","id":"heavy","params":{"x":["#.to_vec();
+    body.extend(std::iter::repeat_n(*b"0,", ID_ELEMENTS).flatten());
+    body.extend_from_slice(b"0]}}");
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    thread::scope(|s| {
+        let senders: Vec<_> = (0..4)
+            .map(|_| {
+                let (auth, body) = (auth.clone(), &body);
+                s.spawn(move || post_raw(addr, &[auth], body))
+            })
+            .collect();
+        for sender in senders {
+            let (status, reply) = sender.join().unwrap();
+            assert_eq!(status, 400, "{reply}");
+            assert_eq!(reply["id"], "heavy", "{reply}");
+            let message = reply["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("JSON values"), "{reply}");
+        }
+    });
+    let peak = peak_kib(mcp.pid());
+    eprintln!("an admitted caller's 4 x 3.8 MB bodies: peak RSS {peak} kB");
+    assert!(peak < 64 * 1024, "peak RSS {peak} kB");
+    let (status, reply) = post_raw(addr, &[auth], tools_list().to_string().as_bytes());
+    assert_eq!(status, 200, "{reply}");
+}

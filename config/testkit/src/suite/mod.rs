@@ -40,6 +40,10 @@ macro_rules! e2e_suite {
             fn a_flood_of_unknown_key_ids_never_crowds_out_a_known_key() {
                 $crate::run($bin, $crate::suite::admission::a_flood_of_unknown_key_ids_never_crowds_out_a_known_key);
             }
+            #[test]
+            fn an_admitted_callers_hostile_body_is_weighed_before_it_is_built() {
+                $crate::run($bin, $crate::suite::admission::an_admitted_callers_hostile_body_is_weighed_before_it_is_built);
+            }
         }
         mod fleet {
             #[test]

@@ -427,3 +427,94 @@ fn a_refused_tokens_body_is_dropped_and_the_connection_goes_on() {
     };
     assert_eq!(message["method"], "ping");
 }
+
+#[test]
+fn a_pipelined_request_gets_its_own_time_after_a_long_exchange() {
+    let a = access();
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let first = post(PING, "");
+    let (head, body) = first.split_at(20);
+    c.feed(head.as_bytes());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Read));
+    c.feed(body.as_bytes());
+    let second = t0() + Duration::from_secs(1);
+    assert!(matches!(c.step(second, &a, idle), Step::Exchange { .. }));
+    c.feed(&post(PING, "").as_bytes()[..30]);
+    let later = t0() + Duration::from_secs(60);
+    let _ = c.reply(ExchangeOut::Reply {
+        json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+        error: None,
+        retry_after_secs: None,
+    });
+    assert!(matches!(c.step(later, &a, idle), Step::Read));
+    assert!(
+        c.handle_timeout(later + Duration::from_millis(1)).is_none(),
+        "request 2 timed out on request 1's clock"
+    );
+}
+
+fn refuse_token(c: &mut Connection) {
+    let denial = crate::oauth::Denial {
+        status: 401,
+        challenge: Some("Bearer error=\"invalid_token\"".into()),
+        message: "the bearer token is not valid: expired".into(),
+    };
+    assert_eq!(read(&c.reply(ExchangeOut::Refused(denial))).0, 401);
+}
+
+#[test]
+fn a_refused_token_gets_one_response_whatever_its_body_does() {
+    let a = oauth_access();
+    // Its expectation is not met after the refusal.
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let wire =
+        bearer_post(PING).replace("Content-Length", "Expect: 100-continue\r\nContent-Length");
+    c.feed(wire[..wire.find("\r\n\r\n").unwrap() + 4].as_bytes());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
+    refuse_token(&mut c);
+    if let Step::Write(b) = c.step(t0(), &a, idle) {
+        panic!("written after the 401: {:?}", String::from_utf8_lossy(&b));
+    }
+    // A body that never comes: closed, no 408.
+    assert!(c
+        .handle_timeout(t0() + Duration::from_secs(3600))
+        .unwrap()
+        .is_empty());
+    // A chunked body that passes the limit: closed, no 413.
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let wire = bearer_post(PING).replace(
+        &format!("Content-Length: {}", PING.len()),
+        "Transfer-Encoding: chunked",
+    );
+    c.feed(wire[..wire.find("\r\n\r\n").unwrap() + 4].as_bytes());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
+    refuse_token(&mut c);
+    for _ in 0..4 {
+        c.feed(format!("800\r\n{}\r\n", "a".repeat(0x800)).as_bytes());
+    }
+    for _ in 0..8 {
+        match c.step(t0(), &a, idle) {
+            Step::Write(b) => panic!("a second response: {:?}", String::from_utf8_lossy(&b)),
+            Step::Close => return,
+            _ => {}
+        }
+    }
+    panic!("the connection did not close");
+}
+
+#[test]
+fn a_refused_caller_waiting_to_send_its_body_is_answered_at_once() {
+    let a = access();
+    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let wire = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 40\r\n\r\n";
+    c.feed(wire.as_bytes());
+    let bytes = written(c.step(t0(), &a, idle));
+    let (status, _, body) = read(&bytes);
+    assert_eq!(status, 401, "{}", String::from_utf8_lossy(&bytes));
+    let reply: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(reply["id"], Value::Null);
+    assert!(
+        matches!(c.step(t0(), &a, idle), Step::Close),
+        "no 100, and closed"
+    );
+}
