@@ -469,7 +469,7 @@ fn a_refused_token_gets_one_response_whatever_its_body_does() {
     let mut c = Connection::new(LIMITS, TIMEOUTS);
     let wire =
         bearer_post(PING).replace("Content-Length", "Expect: 100-continue\r\nContent-Length");
-    c.feed(wire[..wire.find("\r\n\r\n").unwrap() + 4].as_bytes());
+    c.feed(&wire.as_bytes()[..wire.find("\r\n\r\n").unwrap() + 4]);
     assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
     refuse_token(&mut c);
     if let Step::Write(b) = c.step(t0(), &a, idle) {
@@ -486,7 +486,7 @@ fn a_refused_token_gets_one_response_whatever_its_body_does() {
         &format!("Content-Length: {}", PING.len()),
         "Transfer-Encoding: chunked",
     );
-    c.feed(wire[..wire.find("\r\n\r\n").unwrap() + 4].as_bytes());
+    c.feed(&wire.as_bytes()[..wire.find("\r\n\r\n").unwrap() + 4]);
     assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
     refuse_token(&mut c);
     for _ in 0..4 {
