@@ -111,7 +111,7 @@ impl Desk {
         let result = shape::create_task_result(task, poll, version);
         log::debug!("task {task_id} created");
         let owner = floor.ledger.clients().name(start.client);
-        match self.share_new_task(&task_id, owner, Some((asker, Ok(result)))) {
+        match self.share_new_task((&task_id, now.instant), owner, Some((asker, Ok(result)))) {
             Some((asker, result)) => Dispatched::answer(asker.id, result),
             None => Dispatched::Pending,
         }
@@ -258,6 +258,14 @@ impl Desk {
             self.out.push_back(DeskOut::Unanswered(held.reply_to));
             return;
         }
+        if self
+            .tasks
+            .get(task_id)
+            .is_ok_and(|t| t.status == Status::Failed)
+        {
+            // Ended by another instance (its lease had lapsed): nothing more to write.
+            return;
+        }
         let at = self.latest_unix;
         let (_, waiters) = self.tasks.cancel(task_id, at, "stopped before it finished");
         self.answer_waiters(waiters, task_id, None);
@@ -265,8 +273,13 @@ impl Desk {
         self.notify_task(task_id, creator);
     }
 
-    /// Answers the held calls whose window ended with their tasks.
-    pub(super) fn release_held(&mut self, windows: Vec<(String, Asker)>, clients: &Clients) {
+    /// Answers the held calls whose window ended (at `now`) with their tasks.
+    pub(super) fn release_held(
+        &mut self,
+        now: std::time::Instant,
+        windows: Vec<(String, Asker)>,
+        clients: &Clients,
+    ) {
         let poll = self.poll_schedule();
         for (task_id, held) in windows {
             let Ok(task) = self.tasks.get(&task_id) else {
@@ -276,7 +289,7 @@ impl Desk {
             let owner = clients.name(task.owner);
             log::debug!("task {task_id} created (its call outlived the answer window)");
             if let Some((held, result)) =
-                self.share_new_task(&task_id, owner, Some((held, Ok(result))))
+                self.share_new_task((&task_id, now), owner, Some((held, Ok(result))))
             {
                 self.reply(held, result);
             }

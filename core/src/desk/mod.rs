@@ -72,11 +72,13 @@ pub(crate) struct Floor<'a> {
     pub ledger: &'a mut Ledger,
 }
 
-/// A deadline the desk keeps: a held call's window, or a shared task's re-read.
+/// A deadline the desk keeps: a held call's window, a shared task's re-read, or the
+/// renewal of this instance's lease on its shared tasks.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
     Window(String),
     Recheck(String),
+    Lease,
 }
 
 /// See the module docs.
@@ -104,6 +106,9 @@ pub(crate) struct Desk {
     out: VecDeque<DeskOut>,
     /// The wall-clock time of the latest input, Unix seconds.
     latest_unix: u64,
+    /// The server is stopping the calls left at the end of its grace: their tasks fail,
+    /// telling their clients to call again.
+    stopping: bool,
 }
 
 impl Desk {
@@ -126,10 +131,15 @@ impl Desk {
                 .map(|p| p.model.clone())
                 .unwrap_or_default(),
             held: held::Held::default(),
-            shared: config.store.map(|_| SharedTasks::default()),
+            shared: config.store.map(|_| {
+                // Not the task numbers' seed: a holder says nothing of the ids.
+                let seed = config.jitter_seed.rotate_left(43) ^ 0x9e37_79b9_7f4a_7c15;
+                SharedTasks::new(crate::store::tasks::lease::holder(seed))
+            }),
             timers: Timers::default(),
             out: VecDeque::new(),
             latest_unix: 0,
+            stopping: false,
         }
     }
 
@@ -210,10 +220,27 @@ impl Desk {
         creator: (ReplyTo, ProtocolVersion),
     ) {
         self.latest_unix = unix;
+        // A call stopped at the end of the grace: its task fails, and says why.
+        let outcome = match outcome {
+            _ if self.stopping => Some(Err(TaskError::InstanceStopped.error())),
+            other => other,
+        };
         match outcome {
             Some(outcome) => self.finish_local(task_id, outcome, clients, creator),
             None => self.drop_local(task_id, clients, creator),
         }
+    }
+
+    /// The server stops the calls still running at the end of its grace: their tasks
+    /// end as failed ([`TaskError::InstanceStopped`]), in the store too.
+    pub(crate) fn stopping(&mut self) {
+        self.stopping = true;
+    }
+
+    /// The server exits: the `tasks/result` requests waiting here on other instances'
+    /// tasks are answered, so that their clients ask again elsewhere.
+    pub(crate) fn exiting(&mut self) {
+        self.release_shared_waiters();
     }
 
     /// Time passed: held windows end, tasks expire, shared tasks are read again and
@@ -222,6 +249,7 @@ impl Desk {
         self.latest_unix = now.unix_secs;
         let mut windows = Vec::new();
         let mut rechecks = Vec::new();
+        let mut renew = false;
         for (at, due) in self.timers.take_due(now.instant) {
             match due {
                 Due::Window(task_id) => {
@@ -234,11 +262,20 @@ impl Desk {
                         rechecks.push(task_id);
                     }
                 }
+                Due::Lease => {
+                    renew |= self
+                        .shared
+                        .as_ref()
+                        .is_some_and(|s| s.lease_due() == Some(at));
+                }
             }
+        }
+        if renew {
+            self.renew_lease(now);
         }
         self.prune_timers();
         // A window that ends with its task's life answers with the task first.
-        self.release_held(windows, floor.ledger.clients());
+        self.release_held(now.instant, windows, floor.ledger.clients());
         self.expire_local(now, floor.calls);
         for task_id in rechecks {
             self.reread(&task_id);
@@ -287,9 +324,10 @@ impl Desk {
         .min()
     }
 
-    /// Whether an answer is owed to a request (a handle not yet sent holds the exit).
-    pub(crate) fn owes_replies(&self) -> bool {
-        self.shared.as_ref().is_some_and(SharedTasks::owes_replies)
+    /// Whether the exit waits for the shared store: a handle not yet sent, or a task's
+    /// end not yet acknowledged.
+    pub(crate) fn holds_exit(&self) -> bool {
+        self.shared.as_ref().is_some_and(SharedTasks::holds_exit)
     }
 
     /// Tasks of this instance, working or finished.
@@ -323,7 +361,12 @@ impl Desk {
             .iter()
             .flat_map(SharedTasks::deadlines)
             .map(|(at, id)| (at, Due::Recheck(id.to_owned())));
-        windows.chain(checks).collect()
+        let lease = self
+            .shared
+            .as_ref()
+            .and_then(SharedTasks::lease_due)
+            .map(|at| (at, Due::Lease));
+        windows.chain(checks).chain(lease).collect()
     }
 
     /// Drops the deadlines no longer due from the top of the heap (a released window, a
@@ -331,10 +374,14 @@ impl Desk {
     /// nothing.
     fn prune_timers(&mut self) {
         let (held, shared) = (&self.held, &self.shared);
-        let live = held.len() + shared.as_ref().map_or(0, SharedTasks::waited);
+        let live = held.len()
+            + shared
+                .as_ref()
+                .map_or(0, |s| s.waited() + usize::from(s.lease_due().is_some()));
         let is_live = |at: Instant, due: &Due| match due {
             Due::Window(id) => held.until(id) == Some(at),
             Due::Recheck(id) => shared.as_ref().is_some_and(|s| s.is_due(at, id)),
+            Due::Lease => shared.as_ref().is_some_and(|s| s.lease_due() == Some(at)),
         };
         let mut timers = std::mem::take(&mut self.timers);
         timers.prune(is_live, live, || self.live_deadlines());

@@ -228,6 +228,11 @@ impl Ledger {
         }
     }
 
+    /// A shared task a read of this instance ended as an orphan.
+    pub fn task_orphaned(&mut self) {
+        self.metrics.task_orphaned();
+    }
+
     /// The runtime's look at the store: whether it answers now.
     pub fn store_health(&mut self, up: bool) {
         if let Some(shared) = &mut self.shared {

@@ -139,6 +139,8 @@ pub struct Metrics {
     calls: Tally<(&'static str, String, Outcome), u64>,
     /// The shared store's answers: how long each took, and how many failed.
     store: Option<(Histogram, u64)>,
+    /// Shared tasks this instance's reads found orphaned and ended.
+    tasks_orphaned: u64,
     /// Estimated spend by client on the UTC day it was last counted (the day's number
     /// since the epoch), as the daily limits count it.
     today: Tally<String, (u64, Picodollars)>,
@@ -185,6 +187,11 @@ impl Metrics {
         let (times, errors) = self.store.get_or_insert_with(Default::default);
         times.observe(took.as_secs_f64());
         *errors += u64::from(failed);
+    }
+
+    /// Counts a shared task a read of this instance ended as an orphan.
+    pub fn task_orphaned(&mut self) {
+        self.tasks_orphaned += 1;
     }
 
     /// Counts a refusal.
@@ -312,6 +319,12 @@ impl Metrics {
             &format!("{p}store_errors_total"),
             "Store operations that failed: the store was unreachable or refused them.",
             std::iter::once((Vec::new(), *errors as f64)),
+        );
+        out.counter_family(
+            &format!("{p}tasks_orphaned_total"),
+            "Shared tasks this instance found working under a lapsed lease (the instance running them was lost or stopped past its grace) and ended as failed.",
+            #[allow(clippy::cast_precision_loss)]
+            std::iter::once((Vec::new(), self.tasks_orphaned as f64)),
         );
     }
 

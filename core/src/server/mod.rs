@@ -76,6 +76,10 @@ impl Closing {
     }
 }
 
+/// The most of the shutdown grace kept, with a shared store, for writing the ends of the
+/// tasks whose calls it stops (a quarter of the grace when that is less).
+const STORE_SHARE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The MCP server. See the module docs for the driving loop.
 pub struct Server {
     config: ServerConfig,
@@ -89,8 +93,11 @@ pub struct Server {
     closing: Option<Closing>,
     /// Set once `Output::Exit` has been queued; all later input is ignored.
     exited: bool,
-    /// When in-flight calls are abandoned after stdin closed.
+    /// When the server exits at the latest once closing: the end of the shutdown grace.
     grace_deadline: Option<Instant>,
+    /// When calls still running are stopped: the grace's end, less the store's share
+    /// ([`STORE_SHARE`]) when tasks' ends must be written there.
+    calls_cut: Option<Instant>,
     /// The serialised `tools/list` result per version, built on first use.
     tools_list_json: BTreeMap<ProtocolVersion, Vec<u8>>,
     /// Open `subscriptions/listen` requests (2026-07-28).
@@ -143,6 +150,7 @@ impl Server {
             closing: None,
             exited: false,
             grace_deadline: None,
+            calls_cut: None,
             tools_list_json: BTreeMap::new(),
             subscriptions: Subscriptions::default(),
             modern_seen: false,
@@ -226,9 +234,18 @@ impl Server {
             self.look_up_models(now);
         }
         self.drain_calls();
-        // Answers and creates hold the exit; lookups and task reads do not.
-        let owed = self.desk.owes_replies();
-        if self.closing.is_some() && self.calls.is_empty() && self.parked.is_empty() && !owed {
+        // Answers and creates hold the exit, and so do tasks' ends until the store has
+        // them (at most until the grace ends); lookups and task reads do not.
+        let flush_over = self.grace_deadline.is_some_and(|d| now.instant >= d);
+        let owed = self.desk.holds_exit();
+        if self.closing.is_some()
+            && self.calls.is_empty()
+            && self.parked.is_empty()
+            && (!owed || flush_over)
+        {
+            if owed {
+                log::warn!("exiting at the end of the shutdown grace before the shared store acknowledged every task's end: other instances end those tasks as failed once this one's lease lapses");
+            }
             self.exit();
         }
     }
@@ -239,7 +256,16 @@ impl Server {
             self.closing = Some(why);
             // Nothing more can be asked on them: they end now, gracefully.
             self.close_subscriptions();
-            self.grace_deadline = Some(after(now.instant, self.config.shutdown_grace));
+            let grace = self.config.shutdown_grace;
+            let end = after(now.instant, grace);
+            self.grace_deadline = Some(end);
+            // With a store, the last of the grace is kept for writing the stopped
+            // tasks' ends there, so that the exit stays within the grace.
+            let share = match self.config.store {
+                Some(_) => (grace / 4).min(STORE_SHARE),
+                None => std::time::Duration::ZERO,
+            };
+            self.calls_cut = Some(end.checked_sub(share).unwrap_or(end));
         }
     }
 
@@ -307,9 +333,12 @@ impl Server {
         if self.exited {
             return None;
         }
-        let grace = self.grace_deadline.filter(|_| !self.calls.is_empty());
+        let cut = self.calls_cut.filter(|_| !self.calls.is_empty());
+        // The grace's end bounds a wait for the store's acknowledgements.
+        let grace = self.grace_deadline.filter(|_| self.desk.holds_exit());
         [
             self.calls.poll_timeout(),
+            cut,
             grace,
             self.desk.poll_timeout(),
             self.gate.as_ref().and_then(|g| g.poll_timeout()),
@@ -382,12 +411,12 @@ impl Server {
     }
 
     fn on_timeout(&mut self, now: Now) {
-        let grace_over = self
-            .grace_deadline
-            .is_some_and(|deadline| now.instant >= deadline);
-        if grace_over && !self.calls.is_empty() {
+        let cut = self.calls_cut.is_some_and(|at| now.instant >= at);
+        if cut && !self.calls.is_empty() {
             log::debug!("grace period over; aborting {} call(s)", self.calls.len());
             let why = self.closing.unwrap_or(Closing::StdinClosed).reason();
+            // Their tasks fail, telling their clients to call again.
+            self.desk.stopping();
             self.calls
                 .abort_all(Some(crate::openai::UpstreamFailure::shutdown(why)));
             return;
@@ -426,6 +455,9 @@ impl Server {
 
     fn exit(&mut self) {
         if !self.exited {
+            // Nobody is left waiting on this instance.
+            self.desk.exiting();
+            self.drain_desk();
             self.exited = true;
             self.out.push(Output::Exit);
         }

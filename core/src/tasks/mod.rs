@@ -183,6 +183,14 @@ impl<W> TaskStore<W> {
         Status::ALL.iter().map(|s| s.as_str()).zip(counts).collect()
     }
 
+    /// The ids of the tasks still working, oldest first.
+    pub fn working(&self) -> impl Iterator<Item = &str> {
+        self.tasks
+            .values()
+            .filter(|t| t.status == Status::Working)
+            .map(|t| t.id.as_str())
+    }
+
     /// Whether no task is held.
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()

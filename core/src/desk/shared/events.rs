@@ -44,7 +44,17 @@ impl Desk {
     pub(crate) fn on_store_event(&mut self, now: Now, floor: Floor<'_>, event: StoreEvent) {
         self.latest_unix = now.unix_secs;
         match event {
-            StoreEvent::Ended(task_id) => self.reread(&task_id),
+            StoreEvent::Ended(task_id) => {
+                // Another instance ended a task this one still runs: its lease lapsed.
+                let running = self
+                    .tasks
+                    .get(&task_id)
+                    .is_ok_and(|t| t.status == Status::Working && !self.held.contains(&task_id));
+                if running {
+                    self.check_own(now, task_id.clone());
+                }
+                self.reread(&task_id);
+            }
             StoreEvent::Cancel { task_id, owner } => {
                 let hands = (floor.calls, floor.ledger.clients());
                 let why = (Some(owner.as_str()), "cancelled by the client");

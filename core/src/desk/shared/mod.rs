@@ -8,11 +8,12 @@
 //! local store ([`crate::tasks`]) answers, as before.
 
 mod events;
+mod lease;
 mod replies;
 mod waiting;
 
 use super::local::{Waiter, PAGE};
-use super::Desk;
+use super::{Desk, Due};
 use crate::clients::Clients;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
@@ -53,6 +54,11 @@ enum TaskWait {
     Finished { task_id: String },
     /// A read for the `tasks/result` requests waiting on `task_id`.
     Reread { task_id: String },
+    /// The renewal of this instance's lease.
+    Renewed,
+    /// A read of `task_id`, which this instance runs, after a sign that another ended it
+    /// (its end announced, or this instance's lease found lapsed).
+    Own { task_id: String },
     /// Nothing (a publish, a cancel whose answer nobody needs).
     Nothing,
 }
@@ -66,8 +72,8 @@ struct Waiting {
     reading: bool,
 }
 
-/// See the module docs. The re-reads' deadlines are on the desk's heap.
-#[derive(Default)]
+/// See the module docs. The re-reads' deadlines and the lease's renewal are on the
+/// desk's heap.
 pub(crate) struct SharedTasks {
     /// Operations for the store, in order, each tagged as the tasks' own.
     ops: std::collections::VecDeque<(StoreId, StoreOp)>,
@@ -75,9 +81,28 @@ pub(crate) struct SharedTasks {
     sent: u64,
     waits: BTreeMap<StoreId, TaskWait>,
     waiting: BTreeMap<String, Waiting>,
+    /// This process's name in its tasks and its lease ([`stored::lease`]).
+    holder: String,
+    /// When the lease is renewed next, while this instance runs shared tasks.
+    lease_due: Option<Instant>,
+    /// Tasks the store's answers showed ended as orphans, for the ledger to count.
+    orphans: Vec<String>,
 }
 
 impl SharedTasks {
+    /// Shared tasks of the process named `holder`.
+    pub(crate) fn new(holder: String) -> SharedTasks {
+        SharedTasks {
+            ops: std::collections::VecDeque::new(),
+            sent: 0,
+            waits: BTreeMap::new(),
+            waiting: BTreeMap::new(),
+            holder,
+            lease_due: None,
+            orphans: Vec::new(),
+        }
+    }
+
     /// Queues `op`; `wait` gets its answer.
     fn send(&mut self, op: StoreOp, wait: TaskWait) {
         self.sent += 1;
@@ -114,11 +139,25 @@ impl SharedTasks {
             .map(|(id, w)| (w.next_check, id.as_str()))
     }
 
-    /// Whether an answer is owed to a request (a handle not yet sent holds the exit).
-    pub(super) fn owes_replies(&self) -> bool {
+    /// Whether the exit waits for the store: a handle not yet sent, or the end of a task
+    /// of this instance not yet acknowledged (a task left working would be answered by
+    /// nobody until its lease lapsed).
+    pub(super) fn holds_exit(&self) -> bool {
         self.waits
             .values()
-            .any(|w| matches!(w, TaskWait::Created { .. }))
+            .any(|w| matches!(w, TaskWait::Created { .. } | TaskWait::Finished { .. }))
+    }
+
+    /// When the lease is renewed next.
+    pub(super) fn lease_due(&self) -> Option<Instant> {
+        self.lease_due
+    }
+
+    /// Notes a task an answer showed ended as an orphan by this read.
+    fn noticed(&mut self, task: &StoredTask) {
+        if task.orphaned {
+            self.orphans.push(task.id.clone());
+        }
     }
 }
 
@@ -144,28 +183,34 @@ impl Desk {
         true
     }
 
-    /// A new task of the client named `owner`: written to the store, and `result` (its
-    /// handle) answered to `asker` once it is there. Without a store, handed back to be
-    /// answered at once.
+    /// A new task of the client named `owner`: written to the store at `now`, and
+    /// `result` (its handle) answered to `asker` once it is there; this instance's lease
+    /// is renewed from now on. Without a store, handed back to be answered at once.
     pub(super) fn share_new_task(
         &mut self,
-        task_id: &str,
+        (task_id, now): (&str, Instant),
         owner: &str,
         answer: Option<(Asker, Result<Value, RpcError>)>,
     ) -> Option<(Asker, Result<Value, RpcError>)> {
-        if self.shared.is_none() {
+        let Some(shared) = &mut self.shared else {
             return answer;
-        }
+        };
         let Ok(task) = self.tasks.get(task_id) else {
             return answer;
         };
         let op = stored::put(
             task_id,
-            owner,
+            (owner, &shared.holder),
             task.created,
             task.ttl,
             self.settings.max_ttl,
         );
+        if shared.lease_due.is_none() {
+            // The put holds the lease for a lapse; renewals keep it while tasks run.
+            let at = now + stored::lease::RENEW;
+            shared.lease_due = Some(at);
+            self.timers.schedule(Due::Lease, at);
+        }
         let wait = match answer {
             Some((asker, result)) => TaskWait::Created {
                 asker,
@@ -233,7 +278,7 @@ impl Desk {
             Method::TasksCancel => {
                 stored::cancel(&task_id, &owner, now.unix_secs, "cancelled by the client")
             }
-            _ => stored::get(&task_id),
+            _ => stored::get(&task_id, now.unix_secs),
         };
         let wait = TaskWait::Request {
             asker,
@@ -256,7 +301,7 @@ impl Desk {
         if cursor.is_some_and(|c| !self.tasks.minted(c)) {
             return Dispatched::answer(asker.id, Err(TaskError::BadCursor.error()));
         }
-        let op = stored::list(owner, cursor, PAGE);
+        let op = stored::list(owner, cursor, PAGE, self.latest_unix);
         self.ask_store(op, TaskWait::List { asker });
         Dispatched::Pending
     }

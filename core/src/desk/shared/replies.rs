@@ -11,7 +11,7 @@ use crate::jsonrpc::RpcError;
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::Method;
 use crate::routing::{Asker, Context};
-use crate::store::tasks::{self as stored, Cancelled, Finished};
+use crate::store::tasks::{self as stored, Cancelled, Finished, StoredTask};
 use crate::store::{StoreError, StoreId, StoreReply};
 use crate::tasks::{Status, Unknown};
 use serde_json::Value;
@@ -67,10 +67,40 @@ impl Desk {
             }
             TaskWait::List { asker } => self.answer_task_list(now, asker, rows),
             TaskWait::Reread { task_id } => {
-                let task = rows.ok().and_then(|rows| stored::read(&rows).ok());
+                let task = self.read_noticing(rows);
                 self.on_reread(now, &task_id, task);
             }
+            TaskWait::Renewed => self.on_renewed(now, rows),
+            TaskWait::Own { task_id } => {
+                let task = self.read_noticing(rows);
+                self.on_own_read(now, hands.0, &task_id, task);
+            }
         }
+        let orphans = self
+            .shared
+            .as_mut()
+            .map(|s| std::mem::take(&mut s.orphans))
+            .unwrap_or_default();
+        for task_id in orphans {
+            floor.ledger.task_orphaned();
+            log::warn!(
+                target: crate::ledger::CALL_LOG_TARGET,
+                "task {task_id} orphaned: the instance running it stopped renewing its lease in the shared store (it was lost, or shut down past its grace); ended as failed, its client is told to call the tool again"
+            );
+        }
+    }
+
+    /// A read's task (`None`: the store did not answer readably; `Some(None)`: it does
+    /// not hold the task), noting an orphan the read ended.
+    fn read_noticing(
+        &mut self,
+        rows: Result<Vec<Vec<String>>, StoreError>,
+    ) -> Option<Option<StoredTask>> {
+        let task = rows.ok().and_then(|rows| stored::read(&rows).ok())?;
+        if let (Some(shared), Some(task)) = (&mut self.shared, &task) {
+            shared.noticed(task);
+        }
+        Some(task)
     }
 
     /// The store's answer to a new task's put: its handle is answered, unless the store
@@ -119,6 +149,9 @@ impl Desk {
             .error()),
             Ok(None) => Err(TaskError::BadCursor.error()),
             Ok(Some((tasks, next))) => {
+                if let Some(shared) = &mut self.shared {
+                    tasks.iter().for_each(|t| shared.noticed(t));
+                }
                 let poll = self.poll_schedule();
                 let version = asker.version;
                 let tasks = tasks
@@ -165,6 +198,9 @@ impl Desk {
             }
             Ok(Cancelled::Task(task, changed)) => (*task, changed),
         };
+        if let Some(shared) = &mut self.shared {
+            shared.noticed(&task);
+        }
         let version = asker.version;
         let poll = (self.poll_schedule())(task.created);
         let result = match method {

@@ -57,7 +57,7 @@ impl Desk {
         let wait = TaskWait::Reread {
             task_id: task_id.to_owned(),
         };
-        self.ask_store(stored::get(task_id), wait);
+        self.ask_store(stored::get(task_id, self.latest_unix), wait);
     }
 
     /// What a re-read found: an ended or vanished task answers its waiters.
@@ -98,6 +98,21 @@ impl Desk {
             }
             shared.waiting.retain(|_, w| !w.waiters.is_empty());
             self.prune_timers();
+        }
+    }
+
+    /// Answers every waiting request: this instance exits, and the task runs on.
+    pub(in crate::desk) fn release_shared_waiters(&mut self) {
+        let Some(shared) = &mut self.shared else {
+            return;
+        };
+        let waiting = std::mem::take(&mut shared.waiting);
+        self.prune_timers();
+        for (task_id, waiting) in waiting {
+            let error = TaskError::WaitEnded { task_id: &task_id }.error();
+            for waiter in waiting.waiters {
+                self.reply(waiter, Err(error.clone()));
+            }
         }
     }
 }

@@ -73,6 +73,15 @@ pub enum TaskError<'a> {
         /// What went wrong (names no secret).
         cause: &'a str,
     },
+    /// The instance running the task's call stopped (shut down past its grace, or lost)
+    /// before the call ended: the task is failed, without a result.
+    InstanceStopped,
+    /// A `tasks/result` waiting on this instance for a task another runs, answered as
+    /// this instance exits.
+    WaitEnded {
+        /// The task.
+        task_id: &'a str,
+    },
     /// The shared store holds a task of the id just minted (it refuses to overwrite it).
     IdTaken {
         /// The id.
@@ -136,6 +145,14 @@ impl TaskError<'_> {
             TaskError::StoreFailed { cause } => (
                 ErrorKind::Overloaded,
                 format!("the shared store that holds this server's tasks did not answer ({cause}); the task is not lost: ask again in a few seconds"),
+            ),
+            TaskError::InstanceStopped => (
+                ErrorKind::UpstreamFailed,
+                "the instance of this server that ran this task stopped (it was shut down or lost) before the task's call finished, so the task failed without a result; call the tool again".into(),
+            ),
+            TaskError::WaitEnded { task_id } => (
+                ErrorKind::Overloaded,
+                format!("this instance of the server is shutting down and stops waiting for task {task_id}, which is not lost: ask tasks/result again (any instance of this server answers it)"),
             ),
             TaskError::IdTaken { task_id } => (
                 ErrorKind::Overloaded,

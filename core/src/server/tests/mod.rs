@@ -415,6 +415,7 @@ fn answer_flows_into_content_and_structured_content() {
 mod calls;
 mod desk;
 mod exchanges;
+mod lease;
 mod ledger;
 mod modern;
 mod shared_tasks;

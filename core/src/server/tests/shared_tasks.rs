@@ -9,7 +9,7 @@ use crate::testing::Harness;
 use crate::{Input, Output};
 use serde_json::{json, Value};
 
-fn shared() -> Harness {
+pub(super) fn shared() -> Harness {
     shared_with(Harness::keyed().max_message_bytes)
 }
 
@@ -26,7 +26,7 @@ fn shared_with(max_message_bytes: usize) -> Harness {
     h
 }
 
-fn stored(id: &str, owner: &str, status: &str, outcome: Option<&str>) -> StoreReply {
+pub(super) fn stored(id: &str, owner: &str, status: &str, outcome: Option<&str>) -> StoreReply {
     let mut fields: Vec<String> = [
         "id",
         id,
@@ -50,7 +50,7 @@ fn stored(id: &str, owner: &str, status: &str, outcome: Option<&str>) -> StoreRe
 }
 
 /// Starts a task-augmented call through its reserve and its put; its id and attempt.
-fn create(h: &mut Harness) -> (String, crate::io::AttemptId) {
+pub(super) fn create(h: &mut Harness) -> (String, crate::io::AttemptId) {
     h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
         "params":{"name":"answer","arguments":{"query":"q"},"task":{}}}));
     let (reserve, _) = ops(h).remove(0);
@@ -159,11 +159,12 @@ fn a_waiting_result_is_woken_by_the_end_announced_on_the_channel() {
     let (read, _) = ask(&mut h, 2, "tasks/result", &task);
     answer(&mut h, read, stored(&task, "default", "working", None));
     assert!(h.frames().is_empty(), "it waits");
-    // Another instance finished it and says so.
+    // Another instance ended it and says so (this one's lease had lapsed): read once for
+    // the call this instance runs, once for the waiting request.
     h.feed(Input::StoreEvent(&format!("ended {task}")));
     let found = ops(&mut h);
-    let [(reread, StoreOp::Script { .. })] = found.as_slice() else {
-        panic!("one read: {found:?}");
+    let [(own, StoreOp::Script { .. }), (reread, StoreOp::Script { .. })] = found.as_slice() else {
+        panic!("two reads: {found:?}");
     };
     let outcome = r#"{"result":{"content":[{"type":"text","text":"{}"}],"isError":false}}"#;
     answer(
@@ -179,6 +180,32 @@ fn a_waiting_result_is_woken_by_the_end_announced_on_the_channel() {
         Value::from(task.as_str()),
         "{result}"
     );
+    // The store holds its end: the call here stops, and nothing of it is written again.
+    assert!(!h.take_other().iter().any(|o| matches!(o, Output::Abort(_))));
+    answer(
+        &mut h,
+        *own,
+        stored(&task, "default", "completed", Some(outcome)),
+    );
+    assert!(
+        h.take_other().iter().any(|o| matches!(o, Output::Abort(_))),
+        "the call is stopped"
+    );
+    assert!(ops(&mut h).is_empty(), "no end is written over another's");
+}
+
+#[test]
+fn an_end_announced_for_a_task_still_working_in_the_store_changes_nothing() {
+    let mut h = shared();
+    let (task, _) = create(&mut h);
+    h.feed(Input::StoreEvent(&format!("ended {task}")));
+    let found = ops(&mut h);
+    let [(own, _)] = found.as_slice() else {
+        panic!("one read: {found:?}");
+    };
+    answer(&mut h, *own, stored(&task, "default", "working", None));
+    assert!(!h.take_other().iter().any(|o| matches!(o, Output::Abort(_))));
+    assert!(ops(&mut h).is_empty());
 }
 
 #[test]

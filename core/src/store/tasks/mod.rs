@@ -5,40 +5,57 @@
 //! Changes are announced on [`super::events::CHANNEL`] so that waiting `tasks/result`
 //! requests and the running call hear of them at once.
 //!
+//! Every task names the instance running it (`holder`), whose lease ([`lease`]) says it
+//! is alive; a read that finds a working task whose holder's lease lapsed ends it as
+//! failed.
+//!
 //! What the store answers is parsed here ([`read`], [`page`], [`cancelled`],
 //! [`finished`]): it may be an older or newer instance's writing, or damaged, so nothing
 //! in it is trusted to be well formed.
 
+pub mod lease;
+
 use super::StoreOp;
 use crate::tasks::{Outcome, Status};
+use lease::{lapse_ms, orphans_lua};
 use std::time::Duration;
 
-/// Fields a stored task has, and the script answer's first row.
-const FIELDS: [&str; 8] = [
-    "id", "owner", "created", "updated", "ttl_ms", "status", "message", "outcome",
+/// Fields a stored task has (`orphaned`: added to an answer by the read that ended it).
+const FIELDS: [&str; 9] = [
+    "id", "owner", "created", "updated", "ttl_ms", "status", "message", "outcome", "orphaned",
 ];
 
-/// Writes a new task, atomically (`KEYS`: its hash, its owner's list; `ARGV`: its id,
-/// ttl in ms, score, the score below which list entries are older than any task lives,
-/// the list's ttl in seconds, then its fields and values): `{{'ok'}}`, or `{{'taken'}}`
-/// when the store holds a task of that id already: a task is never overwritten, so no
-/// instance can take another's task (its owner, its answer) by minting its id again.
-pub const PUT_SCRIPT: &str = r"
+/// Writes a new task, atomically (`KEYS`: its hash, its owner's list, its holder's lease;
+/// `ARGV`: its id, ttl in ms, score, the score below which list entries are older than
+/// any task lives, the list's ttl in seconds, then its fields and values) and renews its
+/// holder's lease: `{{'ok'}}`, or `{{'taken'}}` when the store holds a task of that id
+/// already: a task is never overwritten, so no instance can take another's task (its
+/// owner, its answer) by minting its id again.
+pub const PUT_SCRIPT: &str = concat!(
+    r"
 if redis.call('EXISTS', KEYS[1]) == 1 then return {{'taken'}} end
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
+redis.call('SET', KEYS[3], '1', 'PX', ",
+    lapse_ms!(),
+    r")
 return {{'ok'}}
-";
+"
+);
 
-/// Reads a task: `{{'ok'}, fields}` or `{{'none'}}`.
-pub const READ_SCRIPT: &str = r"
-local t = redis.call('HGETALL', KEYS[1])
+/// Reads a task, ending it first when it is an orphan (`ARGV`: as [`orphans_lua`]'s
+/// `ended` takes them): `{{'ok'}, fields}` or `{{'none'}}`.
+pub const READ_SCRIPT: &str = concat!(
+    orphans_lua!(),
+    r"
+local t = ended(KEYS[1], ARGV)
 if #t == 0 then return {{'none'}} end
 return {{'ok'}, t}
-";
+"
+);
 
 /// Cancels a working task of the client named `ARGV[5]` (`ARGV`: updated, message,
 /// channel, event, owner) and announces it; answers `{{'ok', 'changed'|'unchanged'},
@@ -73,10 +90,14 @@ return {{'won'}}
 ";
 
 /// A page of a client's tasks (`ARGV`: the cursor's id or '', the page size, the task
-/// keys' prefix, how many entries to look at): `{{'ok', next cursor or ''}, fields…}` or
-/// `{{'bad-cursor'}}`. Entries whose task expired are skipped; a page may hold fewer than
-/// the page size when many are, and then says where to go on.
-pub const LIST_SCRIPT: &str = r"
+/// keys' prefix, how many entries to look at, then what [`orphans_lua`]'s `ended` takes):
+/// `{{'ok', next cursor or ''}, fields…}` or `{{'bad-cursor'}}`. Entries whose task
+/// expired are skipped; a page may hold fewer than the page size when many are, and then
+/// says where to go on. Orphans on the page are ended first.
+pub const LIST_SCRIPT: &str = concat!(
+    orphans_lua!(),
+    r"
+local o = {unpack(ARGV, 5)}
 local start = 0
 if ARGV[1] ~= '' then
   local r = redis.call('ZRANK', KEYS[1], ARGV[1])
@@ -93,7 +114,7 @@ for i, id in ipairs(ids) do
     out[1][2] = ids[i - 1]
     return out
   end
-  local t = redis.call('HGETALL', ARGV[3] .. id)
+  local t = ended(ARGV[3] .. id, o)
   if #t > 0 then
     table.insert(out, t)
     taken = taken + 1
@@ -101,7 +122,8 @@ for i, id in ipairs(ids) do
 end
 if #ids == scan then out[1][2] = ids[#ids] end
 return out
-";
+"
+);
 
 /// Entries a page looks at, live or expired.
 const SCAN: usize = 500;
@@ -134,6 +156,8 @@ pub struct StoredTask {
     pub message: Option<String>,
     /// The call's result or error, once over.
     pub outcome: Option<Outcome>,
+    /// The read that answered it ended it: its holder's lease had lapsed.
+    pub orphaned: bool,
 }
 
 impl StoredTask {
@@ -144,8 +168,15 @@ impl StoredTask {
 }
 
 /// Writing a new working task of `owner` created at `created` (Unix seconds), living
-/// `ttl`; `max_ttl` bounds how long its list keeps entries.
-pub fn put(id: &str, owner: &str, created: u64, ttl: Duration, max_ttl: Duration) -> StoreOp {
+/// `ttl`, run by `holder` (whose lease it renews); `max_ttl` bounds how long its list
+/// keeps entries.
+pub fn put(
+    id: &str,
+    (owner, holder): (&str, &str),
+    created: u64,
+    ttl: Duration,
+    max_ttl: Duration,
+) -> StoreOp {
     let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
     let mut args = vec![
         id.to_owned(),
@@ -161,6 +192,7 @@ pub fn put(id: &str, owner: &str, created: u64, ttl: Duration, max_ttl: Duration
         ("updated", created.to_string()),
         ("ttl_ms", ttl_ms.to_string()),
         ("status", Status::Working.as_str().to_owned()),
+        ("holder", holder.to_owned()),
     ];
     for (name, value) in fields {
         args.push(name.to_owned());
@@ -168,17 +200,17 @@ pub fn put(id: &str, owner: &str, created: u64, ttl: Duration, max_ttl: Duration
     }
     StoreOp::Script {
         script: PUT_SCRIPT,
-        keys: vec![task_key(id), list_key(owner)],
+        keys: vec![task_key(id), list_key(owner), lease::lease_key(holder)],
         args,
     }
 }
 
-/// Reading task `id`.
-pub fn get(id: &str) -> StoreOp {
+/// Reading task `id` at `at` (Unix seconds), ending it when it is an orphan.
+pub fn get(id: &str, at: u64) -> StoreOp {
     StoreOp::Script {
         script: READ_SCRIPT,
         keys: vec![task_key(id)],
-        args: Vec::new(),
+        args: lease::orphan_args(at),
     }
 }
 
@@ -231,17 +263,20 @@ pub fn finish(
     }
 }
 
-/// A page of `owner`'s tasks after `cursor` (a task id), `limit` at most.
-pub fn list(owner: &str, cursor: Option<&str>, limit: usize) -> StoreOp {
+/// A page of `owner`'s tasks after `cursor` (a task id), `limit` at most, read at `at`
+/// (Unix seconds), its orphans ended.
+pub fn list(owner: &str, cursor: Option<&str>, limit: usize, at: u64) -> StoreOp {
+    let mut args = vec![
+        cursor.unwrap_or_default().to_owned(),
+        limit.to_string(),
+        TASK_PREFIX.to_owned(),
+        SCAN.to_string(),
+    ];
+    args.extend(lease::orphan_args(at));
     StoreOp::Script {
         script: LIST_SCRIPT,
         keys: vec![list_key(owner)],
-        args: vec![
-            cursor.unwrap_or_default().to_owned(),
-            limit.to_string(),
-            TASK_PREFIX.to_owned(),
-            SCAN.to_string(),
-        ],
+        args,
     }
 }
 
@@ -365,7 +400,7 @@ fn parse(flat: &[String]) -> Result<StoredTask, Unreadable> {
             found[i] = Some(value);
         }
     }
-    let [id, owner, created, updated, ttl_ms, status, message, outcome] = found;
+    let [id, owner, created, updated, ttl_ms, status, message, outcome, orphaned] = found;
     let number = |v: Option<&str>, name: &str| {
         v.and_then(|v| v.parse::<u64>().ok())
             .ok_or_else(|| unreadable(&format!("a task without a number `{name}`")))
@@ -392,6 +427,7 @@ fn parse(flat: &[String]) -> Result<StoredTask, Unreadable> {
         status,
         message: message.filter(|m| !m.is_empty()).map(str::to_owned),
         outcome,
+        orphaned: orphaned == Some("1"),
     })
 }
 

@@ -13,7 +13,7 @@ fn rows(op: &StoreOp) -> Vec<String> {
 fn a_put_task_reads_back_as_it_was_written() {
     let op = put(
         "task-1",
-        "ci",
+        ("ci", "00000000000000aa"),
         1_700_000_000,
         Duration::from_secs(600),
         Duration::from_secs(86_400),
@@ -28,7 +28,11 @@ fn a_put_task_reads_back_as_it_was_written() {
     let StoreOp::Script { keys, args, .. } = op else {
         unreachable!()
     };
-    assert_eq!(keys, ["orm:t:task-1", "orm:tl:ci"]);
+    assert_eq!(
+        keys,
+        ["orm:t:task-1", "orm:tl:ci", "orm:lease:00000000000000aa"]
+    );
+    assert!(!read.orphaned);
     assert_eq!(
         args[..5],
         ["task-1", "600000", "1700000000", "1699913600", "86460"]
@@ -65,7 +69,7 @@ fn an_outcome_keeps_its_text_and_an_error_its_fields() {
 fn answers_the_scripts_never_give_are_errors_not_tasks() {
     let good = rows(&put(
         "t",
-        "c",
+        ("c", "h"),
         1,
         Duration::from_secs(1),
         Duration::from_secs(9),
@@ -124,4 +128,90 @@ fn a_cancel_names_its_owner_to_the_script_and_in_its_event() {
             owner: "email:a b@example.com".into(),
         })
     );
+}
+
+#[test]
+fn a_put_names_its_holder_and_takes_its_lease_for_a_lapse() {
+    let op = put(
+        "t",
+        ("c", "00000000000000aa"),
+        1,
+        Duration::from_secs(1),
+        Duration::from_secs(9),
+    );
+    assert!(rows(&op)
+        .windows(2)
+        .any(|f| f == ["holder", "00000000000000aa"]));
+    let lapse = format!("'PX', {})", lease::LAPSE.as_millis());
+    assert!(PUT_SCRIPT.contains(&lapse), "{PUT_SCRIPT}");
+    assert!(
+        lease::RENEW_SCRIPT.contains(&lapse),
+        "{}",
+        lease::RENEW_SCRIPT
+    );
+    // Three renewals in a lapse, and a dead holder's tasks end within 30 s.
+    assert!(lease::RENEW * 3 <= lease::LAPSE);
+    assert!(lease::LAPSE + Duration::from_secs(2) < Duration::from_secs(30));
+    assert_eq!(lease::holder(0xab), "00000000000000ab");
+}
+
+#[test]
+fn a_read_ends_an_orphan_with_the_stopped_error_and_says_so() {
+    let StoreOp::Script { script, keys, args } = get("task-3", 77) else {
+        unreachable!()
+    };
+    assert_eq!(script, READ_SCRIPT);
+    assert_eq!(keys, ["orm:t:task-3"]);
+    let [prefix, at, message, outcome, channel, event] = args.as_slice() else {
+        panic!("{args:?}");
+    };
+    assert_eq!((prefix.as_str(), at.as_str()), ("orm:lease:", "77"));
+    assert!(message.contains("call the tool again"), "{message}");
+    let stopped = Outcome::from_stored(outcome).unwrap().get().unwrap_err();
+    assert_eq!(&stopped.message, message);
+    assert_eq!(channel, crate::store::events::CHANNEL);
+    assert_eq!(
+        crate::store::events::StoreEvent::parse(&format!("{event}task-3")),
+        Some(crate::store::events::StoreEvent::Ended("task-3".into()))
+    );
+    // The list ends its page's orphans with the same arguments, after its own.
+    let StoreOp::Script {
+        script,
+        args: listed,
+        ..
+    } = list("c", None, 50, 77)
+    else {
+        unreachable!()
+    };
+    assert_eq!(script, LIST_SCRIPT);
+    assert_eq!(listed[4..], args[..]);
+    // What the script answers: the fields, then `orphaned 1`.
+    let mut fields = rows(&put(
+        "task-3",
+        ("c", "h"),
+        1,
+        Duration::from_secs(60),
+        Duration::from_secs(90),
+    ));
+    for (name, value) in [("status", "failed"), ("outcome", outcome.as_str())] {
+        fields.extend([name.to_owned(), value.to_owned()]);
+    }
+    fields.extend(["orphaned".to_owned(), "1".to_owned()]);
+    let task = read(&[vec!["ok".into()], fields]).unwrap().unwrap();
+    assert!(task.orphaned);
+    assert_eq!(task.status, Status::Failed);
+}
+
+#[test]
+fn a_renewal_says_whether_the_lease_had_lapsed() {
+    let StoreOp::Script { script, keys, args } = lease::renew("00000000000000aa") else {
+        unreachable!()
+    };
+    assert_eq!(script, lease::RENEW_SCRIPT);
+    assert_eq!(keys, ["orm:lease:00000000000000aa"]);
+    assert!(args.is_empty());
+    assert_eq!(lease::renewed(&[vec!["held".into()]]), Ok(true));
+    assert_eq!(lease::renewed(&[vec!["lapsed".into()]]), Ok(false));
+    assert!(lease::renewed(&[]).is_err());
+    assert!(lease::renewed(&[vec!["ok".into()]]).is_err());
 }
