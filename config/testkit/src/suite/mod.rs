@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod eras;
 pub mod fleet;
 pub mod http;
+pub mod lease;
 pub mod lifecycle;
 pub mod limits;
 pub mod models;
@@ -743,6 +744,18 @@ macro_rules! e2e_suite {
             #[test]
             fn the_store_password_is_never_shown_and_a_bad_url_says_why() {
                 $crate::run($bin, $crate::suite::store::the_store_password_is_never_shown_and_a_bad_url_says_why);
+            }
+            #[test]
+            fn a_draining_replica_stores_what_it_finishes_and_fails_what_it_cannot() {
+                $crate::run($bin, $crate::suite::lease::a_draining_replica_stores_what_it_finishes_and_fails_what_it_cannot);
+            }
+            #[test]
+            fn a_killed_replicas_task_is_ended_within_30_s_on_the_other() {
+                $crate::run($bin, $crate::suite::lease::a_killed_replicas_task_is_ended_within_30_s_on_the_other);
+            }
+            #[test]
+            fn a_frozen_replica_that_comes_back_does_not_revive_its_ended_task() {
+                $crate::run($bin, $crate::suite::lease::a_frozen_replica_that_comes_back_does_not_revive_its_ended_task);
             }
             #[test]
             fn tasks_and_cancels_reach_across_instances_through_redis() {
