@@ -128,3 +128,8 @@ fn otel_env_corpus() {
 fn id_scan_corpus() {
     replay("id_scan", targets::id_scan);
 }
+
+#[test]
+fn lease_corpus() {
+    replay("lease", targets::lease);
+}
