@@ -33,6 +33,7 @@ pub fn store_tasks(data: &[u8]) {
         cancelled(&parsed),
         finished(&parsed),
         page(&parsed),
+        responses_mcp_core::store::tasks::lease::renewed(&parsed),
     );
     let _ = responses_mcp_core::store::events::StoreEvent::parse(&String::from_utf8_lossy(tail));
     let config = ServerConfig {

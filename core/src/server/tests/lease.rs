@@ -69,6 +69,36 @@ fn one_renewal_per_interval_holds_every_task_and_stops_with_them() {
     assert!(ops(&mut h).is_empty(), "no renewal without tasks");
 }
 
+/// The lease's cost, counted (docs/benchmarks.md): 1,000 tasks running for a minute
+/// cost the store one renewal per interval, 12 operations, and nothing per task.
+#[test]
+fn a_thousand_running_tasks_cost_twelve_store_operations_a_minute() {
+    let config = ServerConfig {
+        store: Some(crate::settings::StoreSettings {
+            on_unavailable: crate::settings::OnUnavailable::Refuse,
+        }),
+        max_inflight: 1000,
+        ..Harness::keyed()
+    };
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    for _ in 0..1000 {
+        create(&mut h);
+    }
+    let _ = h.take_other();
+    let mut operations = 0;
+    for _ in 0..60 {
+        h.advance(std::time::Duration::from_secs(1));
+        h.feed(Input::Timeout);
+        for (id, op) in ops(&mut h) {
+            assert!(matches!(&op, StoreOp::Script { script, .. } if *script == RENEW_SCRIPT));
+            operations += 1;
+            answer(&mut h, id, rows("held"));
+        }
+    }
+    assert_eq!(operations, 60 / RENEW.as_secs());
+}
+
 #[test]
 fn a_lapsed_lease_reads_its_tasks_again_and_stops_what_another_ended() {
     let mut h = shared();
