@@ -79,6 +79,7 @@ pub fn a_draining_replica_stores_what_it_finishes_and_fails_what_it_cannot() {
     let hung = task_id_of(&legacy(&mut ca, &task_call(2, "please-hang drain")));
     fake.wait_requests(2, PATIENCE);
     signal(a.pid(), "-TERM");
+    let asked_to_stop = Instant::now();
 
     // Answered 1.5 s in, within the grace: the answer is in the store, read on b.
     let result = legacy(&mut cb, &task_request(3, "tasks/result", &slow));
@@ -95,6 +96,10 @@ pub fn a_draining_replica_stores_what_it_finishes_and_fails_what_it_cannot() {
     );
 
     assert!(a.wait_exit(PATIENCE).success());
+    eprintln!(
+        "the draining replica exited {:?} after SIGTERM (grace 4 s)",
+        asked_to_stop.elapsed()
+    );
     let stderr = a.stderr_to_end();
     assert!(
         !stderr.contains("before the shared store acknowledged"),
@@ -125,6 +130,7 @@ pub fn a_killed_replicas_task_is_ended_within_30_s_on_the_other() {
     let killed = Instant::now();
     a.wait_exit(PATIENCE);
     let heard = waiting.response().json();
+    eprintln!("a killed replica's task ended {:?} after the kill", killed.elapsed());
     assert!(
         killed.elapsed() < DEATH_NOTICED,
         "ended {:?} after the kill",
