@@ -221,9 +221,10 @@ impl Desk {
     ) {
         self.latest_unix = unix;
         // A call stopped at the end of the grace: its task fails, and says why.
-        let outcome = match outcome {
-            _ if self.stopping => Some(Err(TaskError::InstanceStopped.error())),
-            other => other,
+        let outcome = if self.stopping {
+            Some(Err(TaskError::InstanceStopped.error()))
+        } else {
+            outcome
         };
         match outcome {
             Some(outcome) => self.finish_local(task_id, outcome, clients, creator),
@@ -238,7 +239,8 @@ impl Desk {
     }
 
     /// The server exits: the `tasks/result` requests waiting here on other instances'
-    /// tasks are answered, so that their clients ask again elsewhere.
+    /// tasks are answered, so that their clients ask again elsewhere, and a handle the
+    /// store never acknowledged is answered with the stopped task's error.
     pub(crate) fn exiting(&mut self) {
         self.release_shared_waiters();
     }

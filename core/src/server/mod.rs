@@ -208,6 +208,7 @@ impl Server {
             Input::HttpFailed(attempt, error) => self.calls.handle_failure(now, attempt, error),
             Input::Timeout => self.on_timeout(now),
             Input::Shutdown => {
+                self.desk.stopping();
                 self.calls.abort_all(None);
                 self.drain_calls();
                 self.close_subscriptions();

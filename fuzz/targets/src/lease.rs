@@ -128,9 +128,10 @@ impl Store {
                 self.punctual.insert(holder.clone());
             }
             self.tasks.insert(key, fields);
+            let had = self.live(&keys[2]);
             self.leases
                 .insert(keys[2].clone(), self.now_ms + lapse_ms());
-            rows(vec![row(&["ok"])])
+            rows(vec![row(&["ok", if had { "held" } else { "lapsed" }])])
         } else if script == READ_SCRIPT {
             let orphaned = self.orphan(&key, &args);
             match self.tasks.get(&key) {

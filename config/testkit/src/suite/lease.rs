@@ -130,7 +130,10 @@ pub fn a_killed_replicas_task_is_ended_within_30_s_on_the_other() {
     let killed = Instant::now();
     a.wait_exit(PATIENCE);
     let heard = waiting.response().json();
-    eprintln!("a killed replica's task ended {:?} after the kill", killed.elapsed());
+    eprintln!(
+        "a killed replica's task ended {:?} after the kill",
+        killed.elapsed()
+    );
     assert!(
         killed.elapsed() < DEATH_NOTICED,
         "ended {:?} after the kill",

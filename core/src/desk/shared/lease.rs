@@ -36,7 +36,12 @@ impl Desk {
     /// The store's answer to a renewal: a lease found lapsed means other instances may
     /// have ended this one's tasks, so each is read again.
     pub(super) fn on_renewed(&mut self, now: Now, rows: Result<Vec<Vec<String>>, StoreError>) {
-        match rows.and_then(|rows| Ok(lease::renewed(&rows)?)) {
+        let renewed = rows.and_then(|rows| Ok(lease::renewed(&rows)?));
+        let was_failing = self
+            .shared
+            .as_mut()
+            .is_some_and(|s| std::mem::replace(&mut s.lease_failing, renewed.is_err()));
+        match renewed {
             Ok(true) => {}
             Ok(false) => {
                 log::warn!(
@@ -48,6 +53,7 @@ impl Desk {
                     self.check_own(now, task_id);
                 }
             }
+            Err(why) if was_failing => log::debug!("the lease was not renewed again ({why})"),
             Err(why) => log::warn!(
                 "this instance's lease in the shared store was not renewed ({why}); if the store stays away for {} s other instances end its tasks as failed",
                 lease::LAPSE.as_secs()

@@ -39,6 +39,9 @@ enum TaskWait {
         asker: Asker,
         result: Result<Value, RpcError>,
         task_id: String,
+        /// This instance was renewing its lease when it sent the put: a lapsed one means
+        /// others may have ended its other tasks.
+        leased: bool,
     },
     /// `tasks/get`, `tasks/result` or `tasks/cancel` of `task_id` from the client named
     /// `owner`.
@@ -85,6 +88,8 @@ pub(crate) struct SharedTasks {
     holder: String,
     /// When the lease is renewed next, while this instance runs shared tasks.
     lease_due: Option<Instant>,
+    /// The last renewal failed (said once, not every interval of an outage).
+    lease_failing: bool,
     /// Tasks the store's answers showed ended as orphans, for the ledger to count.
     orphans: Vec<String>,
 }
@@ -99,6 +104,7 @@ impl SharedTasks {
             waiting: BTreeMap::new(),
             holder,
             lease_due: None,
+            lease_failing: false,
             orphans: Vec::new(),
         }
     }
@@ -205,7 +211,8 @@ impl Desk {
             task.ttl,
             self.settings.max_ttl,
         );
-        if shared.lease_due.is_none() {
+        let leased = shared.lease_due.is_some();
+        if !leased {
             // The put holds the lease for a lapse; renewals keep it while tasks run.
             let at = now + stored::lease::RENEW;
             shared.lease_due = Some(at);
@@ -216,6 +223,7 @@ impl Desk {
                 asker,
                 result,
                 task_id: task_id.to_owned(),
+                leased,
             },
             None => TaskWait::Nothing,
         };

@@ -11,7 +11,7 @@ use crate::jsonrpc::RpcError;
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::Method;
 use crate::routing::{Asker, Context};
-use crate::store::tasks::{self as stored, Cancelled, Finished, StoredTask};
+use crate::store::tasks::{self as stored, Cancelled, Finished, StoredTask, Written};
 use crate::store::{StoreError, StoreId, StoreReply};
 use crate::tasks::{Status, Unknown};
 use serde_json::Value;
@@ -45,7 +45,13 @@ impl Desk {
                 asker,
                 result,
                 task_id,
-            } => self.on_task_written(now, hands, (asker, result), &task_id, rows),
+                leased,
+            } => {
+                let lapsed = self.on_task_written(now, hands, (asker, result), &task_id, rows);
+                if leased && lapsed {
+                    self.on_renewed(now, Ok(vec![vec!["lapsed".to_owned()]]));
+                }
+            }
             TaskWait::Finished { task_id } => match rows.map(|r| stored::finished(&r)) {
                 Ok(Ok(Finished::Won | Finished::Missing)) => {}
                 Ok(Ok(Finished::Lost)) => {
@@ -105,6 +111,7 @@ impl Desk {
 
     /// The store's answer to a new task's put: its handle is answered, unless the store
     /// holds a task of that id already (then the call stops, and the client is told).
+    /// Whether the put found this instance's lease lapsed.
     fn on_task_written(
         &mut self,
         now: Now,
@@ -112,9 +119,9 @@ impl Desk {
         (asker, result): (Asker, Result<Value, RpcError>),
         task_id: &str,
         rows: Result<Vec<Vec<String>>, StoreError>,
-    ) {
+    ) -> bool {
         match rows.and_then(|rows| Ok(stored::written(&rows)?)) {
-            Ok(false) => {
+            Ok(Written::Taken) => {
                 // Never reached with ids from the random source; if it is, the task that
                 // holds the id keeps it, and this call stops unanswered by it.
                 log::error!(
@@ -124,13 +131,18 @@ impl Desk {
                 self.tasks.discard(task_id);
                 let error = TaskError::IdTaken { task_id }.error();
                 self.reply(asker, Err(error));
+                false
             }
-            Ok(true) => self.reply(asker, result),
+            Ok(Written::Put { held }) => {
+                self.reply(asker, result);
+                !held
+            }
             Err(why) => {
                 log::warn!(
                     "a new task is not in the shared store ({why}): only this instance serves it"
                 );
                 self.reply(asker, result);
+                false
             }
         }
     }

@@ -101,12 +101,26 @@ impl Desk {
         }
     }
 
-    /// Answers every waiting request: this instance exits, and the task runs on.
+    /// Answers every waiting request: this instance exits, and the task runs on (a
+    /// handle the store never acknowledged gets the stopped task's error).
     pub(in crate::desk) fn release_shared_waiters(&mut self) {
         let Some(shared) = &mut self.shared else {
             return;
         };
         let waiting = std::mem::take(&mut shared.waiting);
+        let unanswered = std::mem::take(&mut shared.waits);
+        for wait in unanswered.into_values() {
+            match wait {
+                super::TaskWait::Created { asker, .. } => {
+                    self.reply(asker, Err(TaskError::InstanceStopped.error()));
+                }
+                super::TaskWait::Request { asker, task_id, .. } => {
+                    let error = TaskError::WaitEnded { task_id: &task_id }.error();
+                    self.reply(asker, Err(error));
+                }
+                _ => {}
+            }
+        }
         self.prune_timers();
         for (task_id, waiting) in waiting {
             let error = TaskError::WaitEnded { task_id: &task_id }.error();

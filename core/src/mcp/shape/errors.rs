@@ -76,8 +76,8 @@ pub enum TaskError<'a> {
     /// The instance running the task's call stopped (shut down past its grace, or lost)
     /// before the call ended: the task is failed, without a result.
     InstanceStopped,
-    /// A `tasks/result` waiting on this instance for a task another runs, answered as
-    /// this instance exits.
+    /// A `tasks/*` request waiting on this instance (for the store, or for a task
+    /// another instance runs), answered as this instance exits.
     WaitEnded {
         /// The task.
         task_id: &'a str,
@@ -152,7 +152,7 @@ impl TaskError<'_> {
             ),
             TaskError::WaitEnded { task_id } => (
                 ErrorKind::Overloaded,
-                format!("this instance of the server is shutting down and stops waiting for task {task_id}, which is not lost: ask tasks/result again (any instance of this server answers it)"),
+                format!("this instance of the server is shutting down and stops waiting for task {task_id}, which is not lost: ask again (any instance of this server answers)"),
             ),
             TaskError::IdTaken { task_id } => (
                 ErrorKind::Overloaded,

@@ -130,6 +130,39 @@ fn a_lapsed_lease_reads_its_tasks_again_and_stops_what_another_ended() {
 }
 
 #[test]
+fn a_put_that_finds_the_lease_lapsed_reads_the_running_tasks_again() {
+    let mut h = shared();
+    let (first, _) = create(&mut h);
+    h.send(json!({"jsonrpc":"2.0","id":5,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"q"},"task":{}}}));
+    let (reserve, _) = ops(&mut h).remove(0);
+    answer(
+        &mut h,
+        reserve,
+        StoreReply::Reserve {
+            reached: 0,
+            value: 0,
+        },
+    );
+    let found = ops(&mut h);
+    assert_eq!(found.len(), 1, "{:?}", scripts(&found));
+    let lapsed = StoreReply::Rows(vec![vec!["ok".into(), "lapsed".into()]]);
+    answer(&mut h, found[0].0, lapsed);
+    let second = h.frames().remove(0)["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let reads: Vec<String> = ops(&mut h)
+        .into_iter()
+        .filter_map(|(_, op)| match op {
+            StoreOp::Script { script, keys, .. } if script == READ_SCRIPT => keys.first().cloned(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reads, [format!("orm:t:{first}"), format!("orm:t:{second}")]);
+}
+
+#[test]
 fn an_orphan_a_read_ended_is_counted_and_answered_with_its_error() {
     let mut h = shared();
     let (task, _) = create(&mut h);
@@ -235,4 +268,27 @@ fn a_local_task_past_the_grace_answers_its_waiter_before_the_exit() {
     let answered = at(&|o| matches!(o, Output::Write(_))).unwrap();
     let exit = at(&|o| *o == Output::Exit).expect("exited");
     assert!(answered < exit, "{out:?}");
+}
+
+#[test]
+fn an_instance_stopped_at_once_answers_the_requests_waiting_on_it() {
+    let mut h = shared();
+    let (task, _) = create(&mut h);
+    h.send(json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":task}}));
+    let (read, _) = ops(&mut h).remove(0);
+    answer(&mut h, read, stored(&task, "default", "working", None));
+    h.send(json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":task}}));
+    assert!(
+        h.frames().is_empty(),
+        "both wait: on the task, on the store"
+    );
+    h.feed(Input::Drain);
+    h.feed(Input::Shutdown);
+    let frames = h.frames();
+    for id in [2, 3] {
+        let reply = frames.iter().find(|f| f["id"] == id).expect("answered");
+        let message = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("ask again"), "{reply}");
+    }
+    assert!(h.take_other().contains(&Output::Exit));
 }

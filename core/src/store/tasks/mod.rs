@@ -28,8 +28,8 @@ const FIELDS: [&str; 9] = [
 /// Writes a new task, atomically (`KEYS`: its hash, its owner's list, its holder's lease;
 /// `ARGV`: its id, ttl in ms, score, the score below which list entries are older than
 /// any task lives, the list's ttl in seconds, then its fields and values) and renews its
-/// holder's lease: `{{'ok'}}`, or `{{'taken'}}` when the store holds a task of that id
-/// already: a task is never overwritten, so no instance can take another's task (its
+/// holder's lease: `{{'ok', 'held'|'lapsed'}}` (whether the lease was alive, as a
+/// renewal says), or `{{'taken'}}` when the store holds a task of that id already: a task is never overwritten, so no instance can take another's task (its
 /// owner, its answer) by minting its id again.
 pub const PUT_SCRIPT: &str = concat!(
     r"
@@ -39,10 +39,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
+local had = redis.call('EXISTS', KEYS[3])
 redis.call('SET', KEYS[3], '1', 'PX', ",
     lapse_ms!(),
     r")
-return {{'ok'}}
+if had == 1 then return {{'ok', 'held'}} end
+return {{'ok', 'lapsed'}}
 "
 );
 
@@ -329,15 +331,31 @@ pub fn cancelled(rows: &[Vec<String>]) -> Result<Cancelled, Unreadable> {
     }
 }
 
-/// Whether the answer of [`put`] says the task was written (`false`: the store holds a
-/// task of that id already, and nothing was written).
+/// What the answer of [`put`] says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// The task was written; whether its holder's lease was alive until then (`false`:
+    /// it had lapsed, as [`lease::renewed`] says).
+    Put {
+        /// The lease was alive.
+        held: bool,
+    },
+    /// The store holds a task of that id already: nothing was written.
+    Taken,
+}
+
+/// What the answer of [`put`] says.
 ///
 /// # Errors
 /// An answer that is not one the script gives.
-pub fn written(rows: &[Vec<String>]) -> Result<bool, Unreadable> {
-    match rows.first().and_then(|r| r.first()).map(String::as_str) {
-        Some("ok") => Ok(true),
-        Some("taken") => Ok(false),
+pub fn written(rows: &[Vec<String>]) -> Result<Written, Unreadable> {
+    let head = rows.first().map(Vec::as_slice).unwrap_or_default();
+    match head.first().map(String::as_str) {
+        // An answer without the lease's word (an earlier build's script): held.
+        Some("ok") => Ok(Written::Put {
+            held: head.get(1).map(String::as_str) != Some("lapsed"),
+        }),
+        Some("taken") => Ok(Written::Taken),
         _ => Err(unreadable("a reply that is not a task's creation")),
     }
 }

@@ -102,8 +102,13 @@ fn answers_the_scripts_never_give_are_errors_not_tasks() {
     assert_eq!(cancelled(&[vec!["foreign".into()]]), Ok(Cancelled::Foreign));
     assert_eq!(cancelled(&[vec!["none".into()]]), Ok(Cancelled::Missing));
     assert!(cancelled(&[vec!["maybe".into()]]).is_err());
-    assert_eq!(written(&[vec!["ok".into()]]), Ok(true));
-    assert_eq!(written(&[vec!["taken".into()]]), Ok(false));
+    assert_eq!(
+        written(&[vec!["ok".into()]]),
+        Ok(Written::Put { held: true })
+    );
+    let lapsed = vec!["ok".into(), "lapsed".into()];
+    assert_eq!(written(&[lapsed]), Ok(Written::Put { held: false }));
+    assert_eq!(written(&[vec!["taken".into()]]), Ok(Written::Taken));
     assert!(written(&[]).is_err());
 }
 
