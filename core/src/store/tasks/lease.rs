@@ -61,7 +61,8 @@ return {{'lapsed'}}
 /// The Lua functions the reading scripts share. `ended(key, o)` reads a task's hash and,
 /// when it is a working orphan, ends it first (`o`: the lease keys' prefix, the time,
 /// the message, the stored outcome, the channel, the end event's prefix) and adds
-/// `orphaned 1` to the fields answered.
+/// `orphaned 1` to the fields answered. A task an earlier build wrote names no holder
+/// and is never taken for an orphan, so a fleet mid-upgrade ends nothing wrongly.
 macro_rules! orphans_lua {
     () => {
         r"
