@@ -111,7 +111,6 @@ impl Store {
                     value: 0,
                 }
             }
-            StoreOp::Claim { .. } => return StoreReply::Claimed(true),
             _ => return StoreReply::Done,
         };
         let rows = |r: Vec<Vec<String>>| StoreReply::Rows(r);
