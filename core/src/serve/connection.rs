@@ -178,10 +178,15 @@ impl Connection {
             }
             match self.reader.next_incoming() {
                 Ok(None) => {}
-                Ok(Some(Incoming::Head)) => match self.judge_head(access) {
-                    Some(step) => return step,
-                    None => continue,
-                },
+                Ok(Some(Incoming::Head)) => {
+                    if let Some(step) = self.judge_head(access) {
+                        return step;
+                    }
+                    if self.refused_before_its_body() {
+                        return self.answer_unsent(load);
+                    }
+                    continue;
+                }
                 Ok(Some(Incoming::Continue)) => self.continue_owed = true,
                 Ok(Some(Incoming::Skipped(bytes))) => {
                     if let Current::Skipping(skipping) = &mut self.current {
@@ -212,14 +217,7 @@ impl Connection {
                     Current::Admitted { .. } => return Step::Write(CONTINUE.to_vec()),
                     // Waits for the gate's word.
                     Current::Verifying { .. } => self.continue_owed = true,
-                    // The client waits to be asked for the body: answered now, without
-                    // it, and the connection closes (its body may still come).
-                    Current::Skipping(_) => {
-                        if let Some(step) = self.answer_unsent(load) {
-                            return step;
-                        }
-                    }
-                    Current::Unjudged | Current::Discarding => {}
+                    Current::Unjudged | Current::Skipping(_) | Current::Discarding => {}
                 }
             }
             self.deadline = Some(match self.wait() {
@@ -273,18 +271,28 @@ impl Connection {
         }
     }
 
+    /// Whether the request just judged is answered without its body and its client
+    /// said it waits for `100 Continue` before sending it: it is answered at once.
+    fn refused_before_its_body(&self) -> bool {
+        matches!(self.current, Current::Skipping(_))
+            && self.reader.head().is_some_and(|h| h.header("expect").is_some())
+    }
+
     /// The answer of a skipped request whose client waits for `100 Continue` before it
-    /// sends the body: given now, with no id, and the connection closes.
-    fn answer_unsent(&mut self, load: impl FnOnce() -> Health) -> Option<Step> {
-        let head = self.reader.head()?.clone();
-        let Current::Skipping(skipping) = std::mem::replace(&mut self.current, Current::Unjudged)
-        else {
-            return None;
-        };
-        let (early, _) = *skipping;
+    /// sends the body: given now, with no id (it never asked for the body, whether or
+    /// not some of it came), and the connection closes.
+    fn answer_unsent(&mut self, load: impl FnOnce() -> Health) -> Step {
+        let head = self.reader.head().cloned();
+        let current = std::mem::replace(&mut self.current, Current::Unjudged);
         self.closing = true;
-        let routed = answer(&head, early, None);
-        Some(self.routed(&head, routed, load))
+        match (head, current) {
+            (Some(head), Current::Skipping(skipping)) => {
+                let (early, _) = *skipping;
+                let routed = answer(&head, early, None);
+                self.routed(&head, routed, load)
+            }
+            _ => Step::Close,
+        }
     }
 
     /// A whole request, as its head was judged: what it gets (`None`: nothing, its
