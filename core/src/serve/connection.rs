@@ -275,7 +275,10 @@ impl Connection {
     /// said it waits for `100 Continue` before sending it: it is answered at once.
     fn refused_before_its_body(&self) -> bool {
         matches!(self.current, Current::Skipping(_))
-            && self.reader.head().is_some_and(|h| h.header("expect").is_some())
+            && self
+                .reader
+                .head()
+                .is_some_and(|h| h.header("expect").is_some())
     }
 
     /// The answer of a skipped request whose client waits for `100 Continue` before it
