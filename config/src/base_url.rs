@@ -11,6 +11,12 @@ pub fn origin(url: &str) -> String {
     format!("{scheme}://{authority}")
 }
 
+/// The host of `url`, lower-cased, without brackets, port or credentials.
+pub fn host_of(url: &str) -> String {
+    let (_, rest) = url.split_once("://").unwrap_or(("", url));
+    host(authority(rest)).to_ascii_lowercase()
+}
+
 /// Whether a request to `url` carries its headers unencrypted beyond this machine: a
 /// plain `http://` URL whose host is not a loopback name or address.
 pub fn in_the_clear(url: &str) -> bool {
@@ -19,6 +25,13 @@ pub fn in_the_clear(url: &str) -> bool {
         return false;
     };
     !is_loopback(host(authority(rest)))
+}
+
+/// Whether `url` is plain `http://` to this machine (a loopback name or address): a
+/// connection that never leaves the host, so a proxy would only add a reader.
+pub fn plain_http_here(url: &str) -> bool {
+    url.strip_prefix("http://")
+        .is_some_and(|rest| is_loopback(host(authority(rest))))
 }
 
 /// The host and port after the scheme, without `user:password@`.

@@ -111,9 +111,9 @@ pub struct Startup {
     pub api_key: Option<ApiKey>,
     /// How the key is sent (`openai.auth`).
     pub auth: Auth,
-    /// `OPENAI_ORG_ID`, sent as `OpenAI-Organization`.
+    /// `OPENAI_ORG_ID`, sent as `OpenAI-Organization` with OpenAI's own key only.
     pub organization: Option<String>,
-    /// `OPENAI_PROJECT_ID`, sent as `OpenAI-Project`.
+    /// `OPENAI_PROJECT_ID`, sent as `OpenAI-Project` with OpenAI's own key only.
     pub project: Option<String>,
     /// Root certificates (PEM) from `openai.ca_file`, replacing the built-in roots.
     pub ca_pem: Option<Vec<u8>>,
@@ -200,6 +200,8 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     };
     let mut resolved = resolve(yaml, env, &cli)?;
     let proxy = proxy::resolve_proxy(env, &resolved.settings.openai.base_url)?;
+    let proxied_in_the_clear = proxy::warning(&proxy, &resolved.settings.openai.base_url);
+    resolved.warnings.extend(proxied_in_the_clear);
     if let Err(e) = logging::init(
         resolved.debug(),
         resolved.debug_file().as_deref(),
@@ -233,15 +235,19 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     let secret_env = &resolved.settings.tasks.secret_env;
     server.tasks.key = task_key::task_key(env, secret_env, task_key::system_random)?;
     server.call_records = logging::call_log_enabled();
+    // OpenAI's organization and project go only with OpenAI's own key: another
+    // service has no use for them (the resolver warns when they are dropped).
+    let openai = resolved.carries_openai_key();
     let non_empty = |name: &str| {
         env.get(name)
             .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
+            .filter(|v| openai && !v.is_empty())
     };
     match &proxy {
         ProxyRoute::Via { proxy, variable } => log::debug!("upstream through {proxy} ({variable})"),
-        ProxyRoute::Bypassed { variable } => {
-            log::debug!("the proxy in {variable} is bypassed for the base URL (NO_PROXY)")
+        ProxyRoute::Bypassed { variable, by } => {
+            let by = by.as_str();
+            log::debug!("the proxy in {variable} is bypassed for the base URL ({by})")
         }
         ProxyRoute::Direct => {}
     }
@@ -258,7 +264,7 @@ fn load(cli: Cli, env: &Env, seed: u64) -> Result<Startup, ConfigError> {
     let store = store::StoreConnect::resolve(&resolved, env, ca_pem.as_deref())?;
     let traces = match traces::resolve(env)? {
         Some((export, sampler)) => {
-            log::debug!("traces go to {} ({sampler:?})", export.endpoint);
+            log::debug!("traces go to {} ({sampler:?})", export.origin());
             server.traces = Some(sampler);
             Some(export)
         }

@@ -168,9 +168,16 @@ impl Preset {
     /// Studio, with their own key when one is set): a variable left in a developer's
     /// shell for a gateway or a local server would hand that key to a host the operator
     /// never chose for it, over plain http if that is what it names. For them, only
-    /// `openai.base_url` in the file or `--base-url` moves the URL.
+    /// `openai.base_url` in the file or `--base-url` moves the URL. The resolver also asks
+    /// that the key be OpenAI's own (`OPENAI_API_KEY`):
+    /// [`crate::resolve::Resolved::carries_openai_key`].
     pub fn follows_openai_base_url(&self) -> bool {
         self.name == Provider::OpenAi
+    }
+
+    /// The preset's base URL (`None` for Azure: built from the resource).
+    pub fn base_url(&self) -> Option<&'static str> {
+        self.base_url
     }
 
     /// The settings the preset decides, by dotted path; `azure_url` is Azure's base URL

@@ -4,11 +4,19 @@
 //!
 //! The variables are read in ureq's order (`ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY`, each
 //! upper then lower case; the first that parses wins); `NO_PROXY` exempts the base URL's
-//! host. Both runtimes speak every scheme accepted here: `http://`, `https://` and
-//! `socks5://` / `socks5h://`.
+//! host (names, suffixes, addresses and CIDR ranges). A plain `http://` base URL on this
+//! machine never goes through a proxy: the proxy would read every request, the key
+//! included, for a connection that never leaves the host. Go's `httpproxy` never proxies
+//! `localhost` or a loopback address at all (golang.org/x/net/http/httpproxy, "As a
+//! special case…", read 2026-11-29); curl proxies them unless `NO_PROXY` lists them, and
+//! takes CIDR ranges there since 7.86.0 (curl.se/libcurl/c/CURLOPT_NOPROXY.html, read
+//! 2026-11-29). An `https://` loopback URL is still proxied when asked: the proxy sees
+//! only the `CONNECT`, never the key. Both runtimes speak every scheme accepted here:
+//! `http://`, `https://` and `socks5://` / `socks5h://`.
 
 use crate::resolve::{ConfigError, Env};
 use std::fmt;
+use std::net::IpAddr;
 
 /// The variables naming a proxy, in the order they are tried.
 pub const PROXY_VARIABLES: [&str; 6] = [
@@ -105,15 +113,36 @@ impl fmt::Debug for ProxyUrl {
     }
 }
 
+/// Why a configured proxy is not used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bypass {
+    /// `NO_PROXY` names the base URL's host.
+    NoProxy,
+    /// The base URL is plain `http://` to this machine.
+    Loopback,
+}
+
+impl Bypass {
+    /// As `--show-config` names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bypass::NoProxy => "NO_PROXY",
+            Bypass::Loopback => "loopback",
+        }
+    }
+}
+
 /// Where upstream requests go.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProxyRoute {
     /// No proxy is configured.
     Direct,
-    /// A proxy is configured, but `NO_PROXY` exempts the base URL's host.
+    /// A proxy is configured, but not used for the base URL.
     Bypassed {
         /// The variable that named the proxy.
         variable: &'static str,
+        /// Why.
+        by: Bypass,
     },
     /// Through this proxy.
     Via {
@@ -165,12 +194,34 @@ pub fn resolve_proxy(env: &Env, base_url: &str) -> Result<ProxyRoute, ConfigErro
             .or_else(|| env.get("no_proxy"))
             .map_or("", String::as_str);
         return Ok(if bypasses_proxy(base_url, no_proxy) {
-            ProxyRoute::Bypassed { variable }
+            ProxyRoute::Bypassed {
+                variable,
+                by: Bypass::NoProxy,
+            }
+        } else if crate::base_url::plain_http_here(base_url) {
+            ProxyRoute::Bypassed {
+                variable,
+                by: Bypass::Loopback,
+            }
         } else {
             ProxyRoute::Via { proxy, variable }
         });
     }
     Ok(ProxyRoute::Direct)
+}
+
+/// A warning when plain `http://` requests go through a proxy: the proxy reads each one,
+/// the key in its headers included.
+pub fn warning(route: &ProxyRoute, base_url: &str) -> Option<String> {
+    let ProxyRoute::Via { proxy, variable } = route else {
+        return None;
+    };
+    base_url.starts_with("http://").then(|| {
+        format!(
+            "openai.base_url ({}) is plain http and goes through the proxy in {variable} ({proxy}): the proxy reads every request, the API key included; use an https:// URL (the proxy then sees only the host), or list the host in NO_PROXY",
+            crate::base_url::origin(base_url),
+        )
+    })
 }
 
 enum Unusable {
@@ -245,8 +296,9 @@ pub(crate) fn host_and_port(s: &str, default_port: u16) -> Option<(String, u16)>
     ok.then(|| (host.to_ascii_lowercase(), port))
 }
 
-/// Whether `NO_PROXY` (comma-separated: `*`, exact hosts, `.suffix` or `*.suffix`; ports
-/// ignored) exempts the host of `base_url` from the proxy.
+/// Whether `NO_PROXY` (comma-separated: `*`, exact hosts, `.suffix` or `*.suffix`, IP
+/// addresses, CIDR ranges such as `127.0.0.0/8` or `fd00::/8`; ports ignored) exempts
+/// the host of `base_url` from the proxy.
 pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
     let after_scheme = base_url
         .split_once("://")
@@ -259,6 +311,7 @@ pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
         host_port.split(':').next().unwrap_or("")
     }
     .to_ascii_lowercase();
+    let ip = host.parse::<IpAddr>().ok();
     no_proxy
         .split(',')
         .map(str::trim)
@@ -274,11 +327,38 @@ pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
             if entry == "*" {
                 return true;
             }
+            if let Some(ip) = ip {
+                if let Some((net, bits)) = entry.split_once('/') {
+                    return in_range(ip, net, bits);
+                }
+                // `::1` and `0:0::1` are one address.
+                if let Ok(entry) = entry.parse::<IpAddr>() {
+                    return entry == ip;
+                }
+            }
             match entry.strip_prefix("*.").or_else(|| entry.strip_prefix('.')) {
                 Some(suffix) => host == suffix || host.ends_with(&format!(".{suffix}")),
                 None => host == entry,
             }
         })
+}
+
+/// Whether `ip` is in the range `net/bits`, of the same family.
+fn in_range(ip: IpAddr, net: &str, bits: &str) -> bool {
+    let (Ok(net), Ok(bits)) = (net.parse::<IpAddr>(), bits.parse::<u32>()) else {
+        return false;
+    };
+    match (ip, net) {
+        (IpAddr::V4(ip), IpAddr::V4(net)) if bits <= 32 => {
+            let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+            u32::from(ip) & mask == u32::from(net) & mask
+        }
+        (IpAddr::V6(ip), IpAddr::V6(net)) if bits <= 128 => {
+            let mask = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
+            u128::from(ip) & mask == u128::from(net) & mask
+        }
+        _ => false,
+    }
 }
 
 fn bracketed(host: &str) -> String {

@@ -47,6 +47,10 @@ pub use crate::error::ConfigError;
 /// The key whose value decides where the API key is sent.
 const BASE_URL: &str = "openai.base_url";
 
+/// OpenAI's own key variable: the one `OPENAI_BASE_URL`, `OPENAI_ORG_ID` and
+/// `OPENAI_PROJECT_ID` go with (the OpenAI SDKs read them together).
+const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
+
 /// The YAML input: its text and the path it was read from.
 #[derive(Clone, Copy, Debug)]
 pub struct YamlInput<'a> {
@@ -94,6 +98,7 @@ pub fn resolve(yaml: Option<YamlInput<'_>>, env: &Env, cli: &Cli) -> Result<Reso
     r.validate()?;
     r.apply_preset(env, ignored)?;
     r.warn_key_in_the_clear(env);
+    r.warn_openai_ids(env);
     r.settings = Settings::from_tree(&r.tree)?;
     Ok(r)
 }
@@ -315,7 +320,7 @@ impl Resolved {
             Some(Err(why)) => (None, Some(why)),
             None => (None, None),
         };
-        for (path, value) in preset.values(azure_url) {
+        for (path, value) in preset.values(azure_url.clone()) {
             // A profile other than answer's has no default: nobody set it either.
             if matches!(self.sources.get(path), Some(&Source::Default) | None) {
                 self.set(path, value, Source::Preset(preset.name.as_str()));
@@ -333,7 +338,71 @@ impl Resolved {
         if let Some((variable, url)) = ignored {
             self.warn_ignored_base_url(&variable, &url);
         }
+        let own = preset.base_url().map(str::to_owned).or(azure_url);
+        if let Some(own) = own.filter(|_| provider != crate::choices::Provider::OpenAi) {
+            self.warn_foreign_host(env, &own);
+        }
         Ok(())
+    }
+
+    /// Warns when the operator pointed a preset other than `openai` at a host other than
+    /// its service's own while its key's variable holds a key: the key goes there (to a
+    /// gateway the operator trusts, or by mistake to another service).
+    fn warn_foreign_host(&mut self, env: &Env, own: &str) {
+        let source = self.source_of(BASE_URL);
+        if matches!(source, Source::Preset(_) | Source::Default) {
+            return;
+        }
+        let url = self
+            .get(BASE_URL)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let key_env = self.key_env();
+        let has_key = env.get(key_env).is_some_and(|k| !k.trim().is_empty());
+        if !has_key || crate::base_url::host_of(url) == crate::base_url::host_of(own) {
+            return;
+        }
+        let warning = format!(
+            "openai.base_url ({}, from {source}) is not provider {}'s own host ({}): its key ({key_env}) is sent there with every request; keep it only for a gateway you trust with that key, or remove openai.base_url to use the provider's URL",
+            crate::base_url::origin(url),
+            self.provider(),
+            crate::base_url::origin(own),
+        );
+        self.warnings.push(warning);
+    }
+
+    /// Whether requests carry OpenAI's own key to the `openai` provider: the only case
+    /// in which the OpenAI SDKs' variables (`OPENAI_BASE_URL`, `OPENAI_ORG_ID`,
+    /// `OPENAI_PROJECT_ID`) apply. Another key (`openai.api_key_env` naming
+    /// `PERPLEXITY_API_KEY`, say) is another service's, whatever the provider says.
+    pub fn carries_openai_key(&self) -> bool {
+        crate::providers::preset(self.provider()).follows_openai_base_url()
+            && self.key_env() == OPENAI_KEY_ENV
+    }
+
+    /// Says that `OPENAI_ORG_ID` and `OPENAI_PROJECT_ID` are not sent when the requests
+    /// carry another service's key: they name an OpenAI organization and project.
+    fn warn_openai_ids(&mut self, env: &Env) {
+        if self.carries_openai_key() {
+            return;
+        }
+        let set: Vec<&str> = ["OPENAI_ORG_ID", "OPENAI_PROJECT_ID"]
+            .into_iter()
+            .filter(|name| env.get(*name).is_some_and(|v| !v.trim().is_empty()))
+            .collect();
+        if set.is_empty() {
+            return;
+        }
+        let warning = format!(
+            "{} not sent: they name an OpenAI organization and project, and provider {}'s requests carry the key in {}, not OpenAI's own (OPENAI_API_KEY); unset them here to silence this",
+            match set.as_slice() {
+                [one] => format!("{one} is"),
+                _ => format!("{} are", set.join(" and ")),
+            },
+            self.provider(),
+            self.key_env(),
+        );
+        self.warnings.push(warning);
     }
 
     /// The value at `path` and its source, to put back later.
@@ -342,9 +411,10 @@ impl Resolved {
     }
 
     /// Puts back what the layers below the environment set for the base URL (the file's,
-    /// or the default the preset then fills) when the environment set it and the preset
-    /// must not follow it ([`crate::providers::Preset::follows_openai_base_url`]); returns
-    /// the variable and the URL it held.
+    /// or the default the preset then fills) when the environment set it and the requests
+    /// carry another key than OpenAI's own ([`Resolved::carries_openai_key`]); returns
+    /// the variable and the URL it held. When the variable is followed over a URL the
+    /// file set, says so.
     fn unset_env_base_url(
         &mut self,
         (beneath, source): (Option<Value>, Source),
@@ -352,10 +422,22 @@ impl Resolved {
         let Some(Source::Env(variable)) = self.sources.get(BASE_URL) else {
             return None;
         };
-        if crate::providers::preset(self.provider()).follows_openai_base_url() {
+        let variable = variable.clone();
+        if self.carries_openai_key() {
+            let file_url = beneath.as_ref().and_then(Value::as_str);
+            let url = self.get(BASE_URL).and_then(Value::as_str);
+            if let (Source::Yaml(_), Some(file_url), Some(url)) = (&source, file_url, url) {
+                if file_url.trim_end_matches('/') != url.trim_end_matches('/') {
+                    let warning = format!(
+                        "{variable} ({}) overrides openai.base_url ({}, from {source}): OpenAI's key (OPENAI_API_KEY) goes to the variable's URL; unset {variable} to use the file's, or pass --base-url to choose",
+                        crate::base_url::origin(url),
+                        crate::base_url::origin(file_url),
+                    );
+                    self.warnings.push(warning);
+                }
+            }
             return None;
         }
-        let variable = variable.clone();
         let url = self.get(BASE_URL).and_then(Value::as_str)?.to_owned();
         self.set(BASE_URL, beneath.unwrap_or(Value::Null), source);
         Some((variable, url))
@@ -372,7 +454,7 @@ impl Resolved {
             return;
         }
         let warning = format!(
-            "{variable} ({}) is ignored: provider {} sends its key ({}) to {used}, from {}. {variable} is the OpenAI SDKs' variable, often left set for another gateway or a local server, so it moves only the openai provider's requests; to send this provider's requests to that URL, set openai.base_url in the config file or pass --base-url",
+            "{variable} ({}) is ignored: provider {} sends its key ({}) to {used}, from {}. {variable} is the OpenAI SDKs' variable, often left set for another gateway or a local server, so it moves only requests that carry OpenAI's own key (provider openai with OPENAI_API_KEY); to send these requests to that URL, set openai.base_url in the config file or pass --base-url",
             crate::base_url::origin(url),
             self.provider(),
             self.key_env(),

@@ -42,8 +42,8 @@ pub fn show_config(resolved: &Resolved, secrets: SecretsSet, proxy: &ProxyRoute)
         "tasks_secret": { "env": resolved.settings.tasks.secret_env, "set": secrets.tasks_secret },
         "proxy": match proxy {
             ProxyRoute::Direct => json!({ "url": null, "source": "default" }),
-            ProxyRoute::Bypassed { variable } => json!({
-                "url": null, "source": format!("env:{variable}"), "bypassed_by": "NO_PROXY",
+            ProxyRoute::Bypassed { variable, by } => json!({
+                "url": null, "source": format!("env:{variable}"), "bypassed_by": by.as_str(),
             }),
             ProxyRoute::Via { proxy, variable } => json!({
                 "url": proxy.to_string(), "source": format!("env:{variable}"),

@@ -28,11 +28,19 @@ pub struct TraceExport {
     pub timeout: Duration,
 }
 
+impl TraceExport {
+    /// `scheme://host[:port]` of the endpoint: what logs may show of it (the URL may hold
+    /// a password before the `@` or a token in its path or query).
+    pub fn origin(&self) -> String {
+        crate::base_url::origin(&self.endpoint)
+    }
+}
+
 impl std::fmt::Debug for TraceExport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
         f.debug_struct("TraceExport")
-            .field("endpoint", &self.endpoint)
+            .field("endpoint", &self.origin())
             .field("headers", &names)
             .field("resource", &self.resource)
             .field("timeout", &self.timeout)
@@ -104,10 +112,7 @@ pub fn resolve(env: &Env) -> Result<Option<(TraceExport, Sampler)>, TraceError> 
         get("OTEL_EXPORTER_OTLP_ENDPOINT"),
     ) {
         (Some(url), _) => (url, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
-        (None, Some(base)) => (
-            format!("{}/v1/traces", base.trim_end_matches('/')),
-            "OTEL_EXPORTER_OTLP_ENDPOINT",
-        ),
+        (None, Some(base)) => (signal_url(&base), "OTEL_EXPORTER_OTLP_ENDPOINT"),
         (None, None) => return Ok(None),
     };
     let (endpoint, variable) = endpoint;
@@ -161,6 +166,26 @@ pub fn resolve(env: &Env) -> Result<Option<(TraceExport, Sampler)>, TraceError> 
         },
         sampler,
     )))
+}
+
+/// The traces URL under the base `OTEL_EXPORTER_OTLP_ENDPOINT`: `v1/traces` joins the
+/// base's path, before any query, which stays (a collector may take its token there). The
+/// OTLP exporter specification (opentelemetry.io/docs/specs/otel/protocol/exporter,
+/// "Endpoint URLs for OTLP/HTTP", read 2026-11-29) builds per-signal URLs relative to the
+/// base's path and lets an exporter ignore every component but scheme, host, port and
+/// path; the fragment, never sent, is dropped.
+fn signal_url(base: &str) -> String {
+    let base = base.split('#').next().unwrap_or_default();
+    let (path, query) = match base.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (base, None),
+    };
+    let mut url = format!("{}/v1/traces", path.trim_end_matches('/'));
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    url
 }
 
 /// An export timeout in milliseconds, 1 to [`MAX_TIMEOUT_MS`]. Some SDKs read 0 as "no
@@ -309,6 +334,29 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(export.endpoint, "http://c:4318/custom");
+        let base = |url: &str| {
+            let vars = env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", url)]);
+            resolve(&vars).unwrap().unwrap().0.endpoint
+        };
+        assert_eq!(
+            base("http://u:pw@c:4318/x?token=q#frag"),
+            "http://u:pw@c:4318/x/v1/traces?token=q",
+            "the signal path joins the path, before the query"
+        );
+        assert_eq!(
+            base("http://c:4318/x/?a=1"),
+            "http://c:4318/x/v1/traces?a=1"
+        );
+        let vars = env(&[(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://user:SECRETPW@127.0.0.1:18501/x?token=SECRETQ",
+        )]);
+        let export = resolve(&vars).unwrap().unwrap().0;
+        assert_eq!(export.origin(), "http://127.0.0.1:18501");
+        assert!(
+            !format!("{export:?}").contains("SECRET"),
+            "only the origin is printed: {export:?}"
+        );
         assert_eq!(
             export.resource[0],
             ("service.name".into(), SERVICE_NAME.into())

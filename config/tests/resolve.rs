@@ -1110,11 +1110,13 @@ fn a_key_sent_in_plain_http_to_another_machine_is_warned_about() {
     // No key set: nothing to leak.
     let r = run(Some(yaml), &env(&[]), &perplexity).unwrap();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    // The same machine, or TLS: nothing to say.
+    // The same machine, or TLS: nothing to say about the clear (only that the key goes
+    // to another host than Perplexity's).
     for url in ["http://127.0.0.1:8080/v1", "https://gw.example/v1"] {
         let yaml = format!("openai:\n  base_url: {url}\n");
         let r = run(Some(&yaml), &key, &perplexity).unwrap();
-        assert!(r.warnings.is_empty(), "{url}: {:?}", r.warnings);
+        assert_eq!(r.warnings.len(), 1, "{url}: {:?}", r.warnings);
+        assert!(r.warnings[0].contains("is not provider perplexity's own host"));
     }
     // OpenAI's key too, from the variable that may point it.
     let shell = env(&[
@@ -1126,6 +1128,129 @@ fn a_key_sent_in_plain_http_to_another_machine_is_warned_about() {
     assert!(
         r.warnings[0].contains("from env:OPENAI_BASE_URL")
             && r.warnings[0].contains("OPENAI_API_KEY is sent unencrypted"),
+        "{:?}",
+        r.warnings
+    );
+}
+
+/// `OPENAI_BASE_URL` moves OpenAI's own key only: not a key another service issued, however
+/// the provider reads (issue 47's review, F2).
+#[test]
+fn another_services_key_never_follows_openai_base_url() {
+    let shell = "https://gateway.example/v1";
+    let cases: [(&str, &[(&str, &str)]); 2] = [
+        (
+            "openai: {api_key_env: PERPLEXITY_API_KEY, base_url: 'https://api.perplexity.ai/v1'}",
+            &[],
+        ),
+        (
+            "openai: {provider: perplexity, api_key_env: PERPLEXITY_API_KEY}",
+            &[("OPENAI_PROVIDER", "openai")],
+        ),
+    ];
+    for (yaml, extra) in cases {
+        let mut vars = vec![("OPENAI_BASE_URL", shell), ("PERPLEXITY_API_KEY", "pplx-k")];
+        vars.extend_from_slice(extra);
+        let r = run(Some(yaml), &env(&vars), &Cli::default()).unwrap();
+        assert_ne!(
+            r.get("openai.base_url"),
+            Some(&json!(shell)),
+            "{yaml} {extra:?}: {:?}",
+            r.warnings
+        );
+        assert!(!r.carries_openai_key(), "{yaml} {extra:?}");
+        let warned = r.warnings.iter().find(|w| w.contains("is ignored"));
+        let warned = warned.unwrap_or_else(|| panic!("{yaml}: {:?}", r.warnings));
+        assert!(
+            warned.starts_with("OPENAI_BASE_URL (https://gateway.example) is ignored")
+                && warned.contains("sends its key (PERPLEXITY_API_KEY)"),
+            "{warned}"
+        );
+    }
+    // OpenAI's own key follows the variable, and says so when it overrides the file's URL.
+    let yaml = "openai: {base_url: 'https://eu.api.openai.com/v1'}";
+    let vars = env(&[("OPENAI_BASE_URL", shell), ("OPENAI_API_KEY", "sk-k")]);
+    let r = run(Some(yaml), &vars, &Cli::default()).unwrap();
+    assert_eq!(r.get("openai.base_url"), Some(&json!(shell)));
+    assert!(r.carries_openai_key());
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].starts_with("OPENAI_BASE_URL (https://gateway.example) overrides openai.base_url (https://eu.api.openai.com, from yaml:/etc/orm/config.yaml)")
+            && r.warnings[0].contains("unset OPENAI_BASE_URL to use the file's"),
+        "{:?}",
+        r.warnings
+    );
+    // The same URL in both: nothing to say.
+    let same = env(&[("OPENAI_BASE_URL", "https://eu.api.openai.com/v1/")]);
+    let r = run(Some(yaml), &same, &Cli::default()).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+/// A preset pointed at another host than its service's sends its key there: allowed (a
+/// gateway), but said, without the URL's secrets (issue 47's review, F2).
+#[test]
+fn a_presets_key_sent_to_another_host_is_warned_about() {
+    let perplexity = Cli {
+        provider: Some("perplexity".into()),
+        ..Cli::default()
+    };
+    let yaml = "openai: {base_url: 'https://u:pw@api.openai.com/v1/tok'}";
+    let key = env(&[("PERPLEXITY_API_KEY", "pplx-planted")]);
+    let r = run(Some(yaml), &key, &perplexity).unwrap();
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    let w = &r.warnings[0];
+    assert!(
+        w.starts_with("openai.base_url (https://api.openai.com, from yaml:/etc/orm/config.yaml) is not provider perplexity's own host (https://api.perplexity.ai)")
+            && w.contains("its key (PERPLEXITY_API_KEY) is sent there"),
+        "{w}"
+    );
+    assert!(!w.contains("pw") && !w.contains("tok") && !w.contains("pplx-planted"));
+    // The provider's own host, another path or port: nothing to say.
+    let own = "openai: {base_url: 'https://api.perplexity.ai:443/v2'}";
+    let r = run(Some(own), &key, &perplexity).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // No key in the variable: nothing goes there.
+    let r = run(Some(yaml), &env(&[]), &perplexity).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // Azure's own host is the resource's.
+    let azure = Cli {
+        provider: Some("azure".into()),
+        ..Cli::default()
+    };
+    let vars = env(&[
+        ("AZURE_OPENAI_API_KEY", "az"),
+        ("AZURE_OPENAI_ENDPOINT", "https://contoso.openai.azure.com"),
+    ]);
+    let r = run(Some(yaml), &vars, &azure).unwrap();
+    assert!(
+        r.warnings[0].contains("own host (https://contoso.openai.azure.com)"),
+        "{:?}",
+        r.warnings
+    );
+}
+
+/// OpenAI's organization and project go with OpenAI's own key only (issue 47's review, F6).
+#[test]
+fn openai_ids_go_only_with_openais_own_key() {
+    let ids = [("OPENAI_ORG_ID", "org-1"), ("OPENAI_PROJECT_ID", "proj-1")];
+    let r = run(None, &env(&ids), &Cli::default()).unwrap();
+    assert!(r.carries_openai_key());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let perplexity = Cli {
+        provider: Some("perplexity".into()),
+        ..Cli::default()
+    };
+    let r = run(None, &env(&ids), &perplexity).unwrap();
+    assert!(!r.carries_openai_key());
+    assert_eq!(
+        r.warnings,
+        ["OPENAI_ORG_ID and OPENAI_PROJECT_ID are not sent: they name an OpenAI organization and project, and provider perplexity's requests carry the key in PERPLEXITY_API_KEY, not OpenAI's own (OPENAI_API_KEY); unset them here to silence this"]
+    );
+    let other_key = "openai: {api_key_env: GATEWAY_KEY}";
+    let r = run(Some(other_key), &env(&ids[..1]), &Cli::default()).unwrap();
+    assert!(!r.carries_openai_key());
+    assert!(
+        r.warnings[0].starts_with("OPENAI_ORG_ID is not sent"),
         "{:?}",
         r.warnings
     );

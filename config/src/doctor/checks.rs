@@ -5,7 +5,7 @@ use super::net;
 use super::report::{Check, Report, Status};
 use super::DoctorHttp;
 use crate::cli::DoctorFlags;
-use crate::proxy::ProxyRoute;
+use crate::proxy::{Bypass, ProxyRoute};
 use crate::{ConfigError, Source, Startup};
 use responses_mcp_core::openai::pricing::{PerToken, PriceSource, PRICES_AS_OF, RESIDENCY_PERCENT};
 use responses_mcp_core::openai::{
@@ -329,12 +329,17 @@ pub fn mask(key: &str) -> String {
 fn proxy(startup: &Startup) -> Check {
     match &startup.proxy {
         ProxyRoute::Direct => Check::new("proxy", Status::Ok, "none (direct connection)"),
-        ProxyRoute::Bypassed { variable } => Check::new(
+        ProxyRoute::Bypassed { variable, by } => Check::new(
             "proxy",
             Status::Ok,
-            format!(
-                "{variable} is set but NO_PROXY bypasses it for the base URL (direct connection)"
-            ),
+            match by {
+                Bypass::NoProxy => format!(
+                    "{variable} is set but NO_PROXY bypasses it for the base URL (direct connection)"
+                ),
+                Bypass::Loopback => format!(
+                    "{variable} is set but the base URL is plain http to this machine, never proxied (direct connection)"
+                ),
+            },
         ),
         ProxyRoute::Via { proxy, variable } => Check::new(
             "proxy",

@@ -170,6 +170,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::providers::perplexity_is_asked_in_its_shape_and_its_sources_and_cost_come_back);
             }
             #[test]
+            fn openai_org_and_project_never_go_with_another_services_key() {
+                $crate::run($bin, $crate::suite::providers::openai_org_and_project_never_go_with_another_services_key);
+            }
+            #[test]
             fn parallel_is_asked_without_a_tool_and_priced_per_request_by_effort() {
                 $crate::run($bin, $crate::suite::providers::parallel_is_asked_without_a_tool_and_priced_per_request_by_effort);
             }

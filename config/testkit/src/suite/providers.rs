@@ -227,6 +227,32 @@ fn usage(reply: &Value) -> &Value {
     &reply["result"]["_meta"]["com.github.openai-responses-mcp/usage"]
 }
 
+/// `OPENAI_ORG_ID` and `OPENAI_PROJECT_ID` name an OpenAI organization and project: left
+/// set in the shell, they must not reach another service beside its key.
+pub fn openai_org_and_project_never_go_with_another_services_key() {
+    let fake = FakeOpenAi::fixed(200, PERPLEXITY_REPLY.as_bytes().to_vec());
+    let opts = preset(&fake, "perplexity", Some("PERPLEXITY_API_KEY"))
+        .env("OPENAI_ORG_ID", "org-planted")
+        .env("OPENAI_PROJECT_ID", "proj_planted");
+    let mut mcp = initialized(opts);
+    let reply = mcp.call(1, "answer", json!({"query": "q"}));
+    assert!(reply.get("result").is_some(), "{reply}");
+    let r = &fake.requests()[0];
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {PLANTED_KEY}").as_str())
+    );
+    assert_eq!(r.header("openai-organization"), None);
+    assert_eq!(r.header("openai-project"), None);
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(PATIENCE).success());
+    let log = mcp.stderr_to_end();
+    assert!(
+        log.contains("OPENAI_ORG_ID and OPENAI_PROJECT_ID are not sent"),
+        "the operator is told: {log}"
+    );
+}
+
 pub fn perplexity_is_asked_in_its_shape_and_its_sources_and_cost_come_back() {
     let fake = FakeOpenAi::fixed(200, PERPLEXITY_REPLY.as_bytes().to_vec());
     let mut mcp = spawn(&fake, "perplexity", Some("PERPLEXITY_API_KEY"));
