@@ -186,10 +186,15 @@ fn read_user_password(client: &mut TcpStream) -> Option<(String, String)> {
     ))
 }
 
+/// A name only these proxies resolve (to loopback; `.test` is reserved by RFC 6761): a
+/// plain http origin by this name goes through a proxy, where one by a loopback name or
+/// address never does.
+pub const ORIGIN_NAME: &str = "origin.test";
+
 /// Only loopback destinations: the proxies never reach anywhere else.
 fn loopback(host: &str, port: u16) -> Option<SocketAddr> {
     let ip: IpAddr = match host {
-        "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        "localhost" | ORIGIN_NAME => IpAddr::V4(Ipv4Addr::LOCALHOST),
         other => other.trim_matches(['[', ']']).parse().ok()?,
     };
     ip.is_loopback().then_some(SocketAddr::new(ip, port))

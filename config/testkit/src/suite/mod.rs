@@ -582,6 +582,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::proxies::socks5_with_a_wrong_password_fails_clearly_and_keeps_serving);
             }
             #[test]
+            fn a_plain_http_origin_on_this_machine_never_goes_through_a_proxy() {
+                $crate::run($bin, $crate::suite::proxies::a_plain_http_origin_on_this_machine_never_goes_through_a_proxy);
+            }
+            #[test]
             fn show_config_names_the_proxy_without_its_credentials() {
                 $crate::run($bin, $crate::suite::proxies::show_config_names_the_proxy_without_its_credentials);
             }
