@@ -587,8 +587,19 @@ pub fn a_presets_key_in_plain_http_to_another_machine_is_warned_about() {
     let stderr = mcp.stderr_to_end();
     assert!(!stderr.contains(PLANTED_KEY), "{stderr}");
     let (shown, log) = shown_and_logged(&stderr);
-    let warning = shown["warnings"][0].as_str().unwrap_or_default();
-    assert!(warning.contains(says) && warning.contains(then), "{shown}");
+    let warnings = shown["warnings"].as_array().cloned().unwrap_or_default();
+    let said = |text: &str| {
+        warnings
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|w| w.contains(says) && w.contains(text))
+    };
+    assert!(said(then), "{shown}");
+    // And that Perplexity's key goes to another host than Perplexity's.
+    assert!(
+        said(") is not provider perplexity's own host (https://api.perplexity.ai)"),
+        "{shown}"
+    );
     assert_eq!(
         log.lines()
             .filter(|l| l.contains(says) && l.contains(then))
