@@ -6,6 +6,7 @@ use crate::resolve::{Env, Resolved};
 use responses_mcp_core::http::RequestLimits;
 use responses_mcp_core::serve::access::{Access, ClientTokens, OAuthDoor, Token, LOOPBACK_NAMES};
 use responses_mcp_core::serve::connection::Timeouts;
+use responses_mcp_core::serve::gateway::{Cidr, Gateway};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -38,6 +39,8 @@ pub struct HttpServe {
     pub mcp: bool,
     /// OAuth mode (`server.http.oauth.*`), when an issuer is set.
     pub oauth: Option<crate::oauth::OAuthMode>,
+    /// `server.http.trusted_proxies` and `server.http.identity_header`.
+    pub gateway: Gateway,
 }
 
 impl HttpServe {
@@ -129,6 +132,10 @@ impl HttpServe {
                 token_env: http.token_env.clone(),
             });
         }
+        let gateway = gateway(
+            resolved,
+            token.is_some() || clients.is_some() || oauth.is_some(),
+        )?;
         let max_message = resolved.settings.server.max_message_bytes;
         Ok(HttpServe {
             listen,
@@ -145,6 +152,7 @@ impl HttpServe {
             idle_timeout: Duration::from_millis(http.idle_timeout_ms),
             mcp,
             oauth,
+            gateway,
         })
     }
 
@@ -176,8 +184,73 @@ impl HttpServe {
                 .oauth
                 .as_ref()
                 .map(|mode| OAuthDoor::of(&mode.at(bound))),
+            gateway: self.gateway.clone(),
         }
     }
+}
+
+/// The trusted proxies and the identity header, checked: every entry a network, and a
+/// header only with proxies to set it and a credential for them to carry (`credential`).
+fn gateway(resolved: &Resolved, credential: bool) -> Result<Gateway, ConfigError> {
+    let http = &resolved.settings.server.http;
+    let origin = |key: &str| {
+        resolved
+            .sources
+            .get(key)
+            .map(ToString::to_string)
+            .unwrap_or_else(|| "default".into())
+    };
+    let trusted = http
+        .trusted_proxies
+        .iter()
+        .filter(|entry| !entry.trim().is_empty())
+        .map(|entry| Cidr::parse(entry))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|bad| ConfigError::Invalid {
+            key: "server.http.trusted_proxies".into(),
+            value: format!("{:?}", bad.entry),
+            origin: origin("server.http.trusted_proxies"),
+            allowed: format!(
+                "IP addresses or networks such as 10.0.0.0/8 or fd00::/8 ({})",
+                bad.why
+            ),
+        })?;
+    let Some(header) = http.identity_header.as_deref().map(str::trim) else {
+        return Ok(Gateway {
+            trusted,
+            identity_header: None,
+        });
+    };
+    let invalid = |allowed: &str| ConfigError::Invalid {
+        key: "server.http.identity_header".into(),
+        value: format!("{header:?}"),
+        origin: origin("server.http.identity_header"),
+        allowed: allowed.into(),
+    };
+    let name = header.to_ascii_lowercase();
+    if !is_header_name(&name)
+        || matches!(name.as_str(), "authorization" | "host" | "x-forwarded-for")
+    {
+        return Err(invalid("a header name such as X-Forwarded-User (letters, digits and -), not one HTTP or this server gives another meaning"));
+    }
+    if trusted.is_empty() {
+        return Err(invalid("a header only trusted proxies may set: list them in server.http.trusted_proxies (MCP_HTTP_TRUSTED_PROXIES), or leave identity_header unset"));
+    }
+    if !credential {
+        return Err(invalid("a header honoured only beside a credential: set the bearer token's variable (server.http.token_env), a clients file or OAuth mode, so that the proxy proves itself as well as being at a trusted address"));
+    }
+    Ok(Gateway {
+        trusted,
+        identity_header: Some(name),
+    })
+}
+
+/// An HTTP field name (RFC 9110's token).
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// `host:port` as an address: IP literals, `localhost`, or a name the system resolves

@@ -508,6 +508,18 @@ const AFTER_PROFILES: &[Key] = &[
         "Host header values served (host or host:port; \"*\" is any); empty means the loopback names and the bound address when bound to loopback, any otherwise."
     ),
     key!(
+        "server.http.trusted_proxies",
+        Kind::StrList,
+        Some("MCP_HTTP_TRUSTED_PROXIES"),
+        "Addresses or networks (192.0.2.7, 10.0.0.0/8, fd00::/8; comma-separated in the variable) of the proxies or gateways in front of the server: only a request from one of them has its X-Forwarded-For believed (the call log's remote address) and its identity header read. Empty: none."
+    ),
+    key!(
+        "server.http.identity_header",
+        Kind::OptStr,
+        None,
+        "A header (such as X-Forwarded-User) a trusted proxy names the user in: a request from server.http.trusted_proxies that also carries a valid credential is that user's (limits, tasks, spend, call log, metrics), named <header>:<value>. From any other peer it is ignored and counted. Needs trusted_proxies and a token, clients file or OAuth. null: none."
+    ),
+    key!(
         "server.http.token_env",
         Kind::Str,
         None,
@@ -664,13 +676,13 @@ const AFTER_PROFILES: &[Key] = &[
             max: 1_000_000
         },
         None,
-        "Most tools/call requests per UTC minute of each identity the clients file does not name. null: no limit of their own."
+        "Most tools/call requests per UTC minute of each identity (OAuth's, or a gateway's through server.http.identity_header) the clients file does not name. null: no limit of their own."
     ),
     key!(
         "server.http.oauth.spend_per_day_usd",
         Kind::OptUsd,
         None,
-        "Estimated spend (USD) per UTC day of each identity the clients file does not name. null: no limit of their own."
+        "Estimated spend (USD) per UTC day of each identity (OAuth's, or a gateway's through server.http.identity_header) the clients file does not name. null: no limit of their own."
     ),
 ];
 
@@ -862,6 +874,7 @@ pub fn defaults() -> Value {
             "progress_interval_ms": millis(core.progress_interval),
             "http": {
                 "listen": DEFAULT_LISTEN, "allowed_origins": [], "allowed_hosts": [],
+                "trusted_proxies": [], "identity_header": null,
                 "token_env": DEFAULT_TOKEN_ENV, "allow_unauthenticated": false, "clients_file": null,
                 "max_connections": 1024, "max_head_bytes": 16 * 1024,
                 "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000,

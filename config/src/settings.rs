@@ -361,6 +361,21 @@ impl Resolved {
             // Set by the runtime once the listener is bound (the resource may be its
             // address): `OAuthMode::config`.
             oauth: None,
+            identity_header: s
+                .server
+                .http
+                .identity_header
+                .as_deref()
+                .map(|h| h.trim().to_ascii_lowercase()),
+            identity_limit: responses_mcp_core::clients::Limit {
+                calls_per_minute: s.server.http.oauth.calls_per_minute,
+                spend_per_day: s
+                    .server
+                    .http
+                    .oauth
+                    .spend_per_day_usd
+                    .and_then(responses_mcp_core::money::Picodollars::from_usd),
+            },
             // Set by `load` once the logger is installed.
             call_records: true,
             store: s.server.store.url.as_ref().map(|_| {

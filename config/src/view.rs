@@ -250,6 +250,8 @@ pub struct Http {
     pub listen: String,
     pub allowed_origins: Vec<String>,
     pub allowed_hosts: Vec<String>,
+    pub trusted_proxies: Vec<String>,
+    pub identity_header: Option<String>,
     pub token_env: String,
     pub allow_unauthenticated: bool,
     pub clients_file: Option<String>,

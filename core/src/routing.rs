@@ -7,7 +7,7 @@ use crate::calls::{Planned, Requester};
 use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::jsonrpc::{Reply, RequestId, RpcError};
-use crate::ledger::{CallOf, Transport};
+use crate::ledger::{Arrival, CallOf, Transport};
 use crate::mcp::trace::TraceParent;
 use crate::mcp::{Method, ProgressToken, ProtocolVersion};
 use crate::tasks::BackgroundRef;
@@ -132,6 +132,8 @@ pub(crate) struct Caller {
     pub reserved_at: Option<u64>,
     /// The request's span, when it is traced: the parent of the call's attempts.
     pub span: Option<crate::spans::SpanStart>,
+    /// The application, address and credential it came with.
+    pub arrival: Arrival,
 }
 
 impl Caller {
@@ -145,6 +147,7 @@ impl Caller {
             task: self.task.is_some(),
             trace: self.trace,
             reserved_at: self.reserved_at,
+            arrival: self.arrival.clone(),
         }
     }
 
@@ -220,6 +223,8 @@ pub(crate) struct TaskStart {
     pub reserved_at: Option<u64>,
     /// The request's span, when it is traced.
     pub span: Option<crate::spans::SpanStart>,
+    /// The application, address and credential it came with.
+    pub arrival: Arrival,
 }
 
 /// `error.type` of an answered request: the JSON-RPC code of an error, `tool_error` for

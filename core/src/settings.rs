@@ -137,6 +137,12 @@ pub struct ServerConfig {
     pub instance_limit: crate::clients::Limit,
     /// `server.http.oauth.*`: OAuth mode, when configured.
     pub oauth: Option<crate::oauth::OAuthConfig>,
+    /// `server.http.identity_header`, lower-cased: the header a trusted proxy names the
+    /// user in. Its identities are named `<header>:<value>`.
+    pub identity_header: Option<String>,
+    /// The limits of each identity of its own, OAuth's or a gateway's
+    /// (`server.http.oauth.calls_per_minute`, `spend_per_day_usd`).
+    pub identity_limit: crate::clients::Limit,
     /// The store many instances share their limits through (`server.store.url`); `None`:
     /// each instance counts on its own.
     pub store: Option<StoreSettings>,
@@ -195,6 +201,8 @@ impl Default for ServerConfig {
             clients: crate::clients::Clients::default(),
             instance_limit: crate::clients::Limit::default(),
             oauth: None,
+            identity_header: None,
+            identity_limit: crate::clients::Limit::default(),
             call_records: true,
             store: None,
             traces: None,

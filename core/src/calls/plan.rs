@@ -108,6 +108,7 @@ impl ModelLimits {
             stream: false,
             background: false,
             completion_window: None,
+            user: None,
         };
         let mut adjustments = Vec::new();
         if let Some(efforts) = ask.api.efforts() {

@@ -69,6 +69,7 @@ impl Desk {
             received: now.instant,
             reserved_at: start.reserved_at,
             span: start.span,
+            arrival: start.arrival,
         };
         let started = floor.calls.start_for_task(
             now,

@@ -175,6 +175,8 @@ impl Ledger {
                 task: true,
                 trace: None,
                 reserved_at: None,
+                // Swept: how the run's call came in is not kept in the store.
+                arrival: Default::default(),
             };
             let report = Report {
                 usage: Some(run.usage),

@@ -27,7 +27,7 @@ mod record;
 mod shared;
 
 pub(crate) use holds::MAX_HELD;
-pub use record::{CallRecord, Transport, CALL_LOG_TARGET};
+pub use record::{Arrival, CallRecord, Transport, CALL_LOG_TARGET};
 pub(crate) use shared::{CallAdmission, Reserved};
 
 use crate::calls::Report;
@@ -47,7 +47,7 @@ use std::time::Duration;
 const COUNTED_IDS: usize = 4096;
 
 /// A call as its metrics and record name it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CallOf {
     pub tool: Tool,
     pub version: ProtocolVersion,
@@ -60,6 +60,8 @@ pub(crate) struct CallOf {
     /// When the shared store counted the call (Unix seconds): a call that fails before
     /// it spends anything is given back.
     pub reserved_at: Option<u64>,
+    /// The application, address and credential it came with, for its record.
+    pub arrival: Arrival,
 }
 
 /// How a call that reached the engine ended.
@@ -124,9 +126,10 @@ impl Ledger {
             limits: Limits::new(config.instance_limit),
             clients: {
                 let mut clients = config.clients.clone();
-                if let Some(oauth) = &config.oauth {
-                    clients.set_identity_limit(oauth.settings.identity_limit);
-                }
+                clients.set_identity_limit(match &config.oauth {
+                    Some(oauth) => oauth.settings.identity_limit,
+                    None => config.identity_limit,
+                });
                 clients
             },
             prices: config.prices.clone(),
@@ -244,6 +247,11 @@ impl Ledger {
     /// reads names from, so that an identity's id means the same everywhere).
     pub fn clients(&self) -> &crate::clients::Clients {
         &self.clients
+    }
+
+    /// Counts a request whose identity header was ignored (its peer is not trusted).
+    pub fn identity_header_ignored(&mut self) {
+        self.metrics.identity_header_ignored();
     }
 
     /// The same, to number a new identity.
@@ -454,6 +462,7 @@ impl Ledger {
             usage_estimated: false,
             request_id: None,
             trace: call.trace.map(|t| (t, span)),
+            arrival: call.arrival.clone(),
         };
         fill(&mut record);
         self.records.push_back(record);

@@ -11,6 +11,7 @@ use crate::mcp::ProtocolVersion;
 use crate::openai::pricing::Picodollars;
 use crate::openai::Usage;
 use crate::outcome::Outcome;
+use crate::serve::exchange::Credential;
 use crate::tools::Tool;
 use serde::Serialize;
 use std::time::Duration;
@@ -42,6 +43,45 @@ impl Transport {
             Transport::Stdio => "stdio",
             Transport::Http => "http",
         }
+    }
+}
+
+/// Where a call came from, as its log line says: the application calling, its address
+/// and the credential it was admitted with. Bounded: an application's name and version
+/// are cut to [`MAX_APP`] characters (they are the client's own words).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Arrival {
+    /// `clientInfo.name`, from `initialize` (stdio) or a 2026-07-28 request's `_meta`.
+    pub app: Option<String>,
+    /// `clientInfo.version`, likewise.
+    pub app_version: Option<String>,
+    /// The client's address (HTTP): the peer's, or the one a trusted proxy forwarded.
+    pub remote: Option<std::net::IpAddr>,
+    /// How it was admitted.
+    pub credential: Credential,
+}
+
+/// Most characters of an application's name or version a log line keeps.
+pub const MAX_APP: usize = 64;
+
+impl Arrival {
+    /// `clientInfo` (an MCP `Implementation`) as the arrival's application: its name and
+    /// version when they are strings, cut to [`MAX_APP`] characters, control characters
+    /// dropped.
+    pub fn with_app(mut self, info: Option<&serde_json::Value>) -> Arrival {
+        let field = |key: &str| {
+            info.and_then(|i| i.get(key))
+                .and_then(serde_json::Value::as_str)
+                .map(|s| {
+                    s.chars()
+                        .filter(|c| !c.is_control())
+                        .take(MAX_APP)
+                        .collect::<String>()
+                })
+        };
+        self.app = field("name");
+        self.app_version = field("version");
+        self
     }
 }
 
@@ -81,6 +121,8 @@ pub struct CallRecord {
     pub request_id: Option<String>,
     /// The client's trace and this call's span in it.
     pub trace: Option<(TraceParent, [u8; 8])>,
+    /// The application, address and credential it came with.
+    pub arrival: Arrival,
 }
 
 #[derive(Serialize)]
@@ -92,6 +134,10 @@ struct Line<'a> {
     protocol_version: &'static str,
     transport: &'static str,
     client: &'a str,
+    app: Option<&'a str>,
+    app_version: Option<&'a str>,
+    remote: Option<String>,
+    credential: &'static str,
     task: bool,
     outcome: String,
     duration_ms: u64,
@@ -135,6 +181,10 @@ impl CallRecord {
             protocol_version: self.version.as_str(),
             transport: self.transport.name(),
             client: &self.client,
+            app: self.arrival.app.as_deref(),
+            app_version: self.arrival.app_version.as_deref(),
+            remote: self.arrival.remote.map(|a| a.to_string()),
+            credential: self.arrival.credential.name(),
             task: self.task,
             outcome: self.outcome.label(),
             duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),

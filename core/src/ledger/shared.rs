@@ -53,7 +53,7 @@ pub(super) struct Claim {
 impl Claim {
     pub fn new(call: &super::CallOf, end: &super::End<'_>, now: u64) -> Claim {
         Claim {
-            call: *call,
+            call: call.clone(),
             model: end.model.to_owned(),
             failure: end.failure,
             report: end.report.clone(),

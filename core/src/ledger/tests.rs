@@ -21,6 +21,7 @@ fn call() -> CallOf {
         task: true,
         trace: None,
         reserved_at: None,
+        arrival: Default::default(),
     }
 }
 

@@ -11,6 +11,8 @@ use std::fmt;
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities for this request.
 pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the client's `Implementation` (name and version), on a modern request.
+pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key on results: who answered.
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key on subscription messages: the `subscriptions/listen` request's id.

@@ -144,9 +144,16 @@ pub struct Metrics {
     /// Estimated spend by client on the UTC day it was last counted (the day's number
     /// since the epoch), as the daily limits count it.
     today: Tally<String, (u64, Picodollars)>,
+    /// Requests whose identity header came from a peer that is not a trusted proxy.
+    identity_headers_ignored: u64,
 }
 
 impl Metrics {
+    /// Counts a request whose identity header was ignored: its peer is not trusted.
+    pub fn identity_header_ignored(&mut self) {
+        self.identity_headers_ignored = self.identity_headers_ignored.saturating_add(1);
+    }
+
     /// Counts an operation that took `took`.
     pub fn operation(&mut self, op: Operation, took: Duration) {
         entry(&mut self.operations, op).observe(took.as_secs_f64());
@@ -274,6 +281,12 @@ impl Metrics {
         health::write_identity(&mut out, gauges.identity);
         health::write_readiness(&mut out, gauges);
         self.write_today(&mut out, gauges.now);
+        out.counter_family(
+            &format!("{PREFIX}identity_header_ignored_total"),
+            "Requests carrying the identity header (server.http.identity_header) from a peer that is not a trusted proxy (server.http.trusted_proxies): the header was ignored. Anything but 0 is a client trying to pass as someone else, or a proxy missing from the list.",
+            #[allow(clippy::cast_precision_loss)]
+            std::iter::once((Vec::new(), self.identity_headers_ignored as f64)),
+        );
         if let Some(dropped) = gauges.spans_dropped {
             out.counter_family(
                 &format!("{PREFIX}spans_dropped_total"),

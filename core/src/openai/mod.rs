@@ -20,7 +20,7 @@ pub use body::ResponseBody;
 pub use drift::{Adjustment, Limit, Param, ParamRejection};
 pub use models::{model_supports, Capabilities};
 pub use report::{ModelSource, Report, Upstream};
-pub use request::RequestPlan;
+pub use request::{RequestPlan, UserIds};
 pub use response::{parse_answer, Answer, Billed, Citation, SearchCount, Usage, UsageParts};
 pub use status::{
     classify_reply, Advice, FailureKind, RetryAfter, UpstreamFailure, UpstreamVerdict,

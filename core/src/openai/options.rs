@@ -99,6 +99,13 @@ impl Api {
         self == Api::OpenAi
     }
 
+    /// Whether requests may carry `safety_identifier` and `prompt_cache_key`: OpenAI's
+    /// Responses API takes both (its OpenAPI document, `CreateResponse`); Perplexity's
+    /// and Parallel's are not known to, so they get neither.
+    pub fn takes_user_ids(self) -> bool {
+        self == Api::OpenAi
+    }
+
     /// The `reasoning.effort` values the service names for every model, when it names
     /// them (OpenAI's depend on the model).
     pub fn efforts(self) -> Option<&'static [&'static str]> {

@@ -37,6 +37,20 @@ pub struct RequestPlan {
     /// `background_options.completion_window` of a background request, when not the
     /// default (`soonest`).
     pub completion_window: Option<CompletionWindow>,
+    /// Which user the call is for, as OpenAI may be told it (never who): sent only to
+    /// an API that takes it ([`Api::takes_user_ids`]).
+    pub user: Option<UserIds>,
+}
+
+/// `safety_identifier` and `prompt_cache_key`: keyed hashes of the caller's identity,
+/// made by the server (`server/user_ids.rs`), each at most 64 characters as OpenAI's
+/// `safety_identifier` must be.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserIds {
+    /// Lets OpenAI tell one abusive user from the organisation.
+    pub safety_identifier: String,
+    /// Keeps one user's requests on the machines that cached their prefix.
+    pub prompt_cache_key: String,
 }
 
 /// Hints that go into the user message after the query.
@@ -118,6 +132,12 @@ impl RequestPlan {
         }
         if let Some(n) = self.max_output_tokens {
             b.extend_from_slice(format!(r#","max_output_tokens":{n}"#).as_bytes());
+        }
+        if let Some(user) = self.user.as_ref().filter(|_| self.api.takes_user_ids()) {
+            b.extend_from_slice(br#","safety_identifier":"#);
+            string(&mut b, &user.safety_identifier);
+            b.extend_from_slice(br#","prompt_cache_key":"#);
+            string(&mut b, &user.prompt_cache_key);
         }
         if self.background {
             b.extend_from_slice(br#","background":true"#);

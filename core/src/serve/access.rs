@@ -2,7 +2,7 @@
 //! protection: a web page whose name resolves to 127.0.0.1 must not reach a local
 //! server) and, when the operator set one, a bearer token.
 
-use super::exchange::Caller;
+use super::exchange::{Caller, Credential};
 use crate::clients::ClientId;
 use crate::http::Request;
 use crate::oauth::{BearerToken, OAuthSettings};
@@ -35,6 +35,8 @@ pub struct Access {
     /// OAuth mode: any other bearer token goes to the server's gate, and the protected
     /// resource's metadata is served.
     pub oauth: Option<OAuthDoor>,
+    /// Trusted proxies and the identity header they set (none by default).
+    pub gateway: super::gateway::Gateway,
 }
 
 /// What the endpoint needs of OAuth mode: the metadata it serves and the challenge of a
@@ -250,6 +252,19 @@ impl Access {
         match (&self.oauth, BearerToken::new(offered)) {
             (Some(_), Some(token)) => Ok(Caller::Bearer(token)),
             _ => Err(Denied::Token(false)),
+        }
+    }
+}
+
+impl Access {
+    /// The credential `caller` was admitted with: the default client's is the single
+    /// token when there is one, else none was needed.
+    pub fn credential(&self, caller: &Caller) -> Credential {
+        match caller {
+            Caller::Bearer(_) => Credential::OAuth,
+            Caller::Client(ClientId::DEFAULT) if self.token.is_some() => Credential::StaticToken,
+            Caller::Client(ClientId::DEFAULT) => Credential::None,
+            Caller::Client(_) => Credential::ClientsFile,
         }
     }
 }

@@ -21,13 +21,14 @@ use super::access::{cut_short, quoted, Access};
 use super::endpoint::{
     answer, health, judge, read, ready, verify, Early, ExchangeResponse, Health, Routed, Verdict,
 };
-use super::exchange::{Asked, Caller, ExchangeOut};
+use super::exchange::{Asked, Caller, ExchangeOut, WayIn};
 use crate::clients::ClientId;
 use crate::http::{
     Incoming, ReplyHead, Request, RequestError, RequestLimits, RequestReader, CONTINUE,
 };
 use crate::jsonrpc::{ErrorKind, IdScan, RpcError};
 use std::collections::VecDeque;
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 /// Bytes a host reads from a client at a time.
@@ -91,10 +92,11 @@ enum Current {
         takes_stream: bool,
         /// By the gate, from a token (no static token to mask in what is echoed).
         verified: bool,
+        way: WayIn,
     },
     /// Its bearer token is with the server's gate (an exchange is open); the body waits
     /// in the client's socket.
-    Verifying { takes_stream: bool },
+    Verifying { takes_stream: bool, way: WayIn },
     /// The body is skipped as it comes (scanned for a bounded id when the answer is a
     /// refusal), then `early` answers it.
     Skipping(Box<(Early, Option<IdScan>)>),
@@ -118,11 +120,15 @@ pub struct Connection {
     request_began: Option<Instant>,
     /// When the current wait for the client's bytes ends (set by a `Read` step).
     deadline: Option<Instant>,
+    /// The address the connection comes from (`None`: not a socket's).
+    peer: Option<IpAddr>,
 }
 
 impl Connection {
-    /// A new connection whose requests are held to `limits` and `timeouts`.
-    pub fn new(limits: RequestLimits, timeouts: Timeouts) -> Self {
+    /// A new connection from `peer` whose requests are held to `limits` and `timeouts`.
+    /// The peer decides whether a gateway's headers are believed, and is the call log's
+    /// address of its requests.
+    pub fn new(limits: RequestLimits, timeouts: Timeouts, peer: Option<IpAddr>) -> Self {
         Connection {
             reader: RequestReader::announcing_heads(limits),
             current: Current::Unjudged,
@@ -133,6 +139,7 @@ impl Connection {
             closing: false,
             request_began: None,
             deadline: None,
+            peer,
         }
     }
 
@@ -238,24 +245,27 @@ impl Connection {
     /// token is verified (the exchange that asks it is the step), or is skipped.
     fn judge_head(&mut self, access: &Access) -> Option<Step> {
         let head = self.reader.head()?;
-        match judge(head, access) {
+        match judge(head, access, self.peer) {
             Verdict::Read {
                 caller: Caller::Client(client),
                 takes_stream,
+                way,
             } => {
                 self.current = Current::Admitted {
                     client,
                     takes_stream,
                     verified: false,
+                    way,
                 };
                 None
             }
             Verdict::Read {
                 caller: Caller::Bearer(token),
                 takes_stream,
+                way,
             } => match verify(head, token, takes_stream) {
                 Routed::Exchange { asked, response } => {
-                    self.current = Current::Verifying { takes_stream };
+                    self.current = Current::Verifying { takes_stream, way };
                     self.exchange = Some(response);
                     Some(Step::Exchange { asked })
                 }
@@ -311,12 +321,19 @@ impl Connection {
                 client,
                 takes_stream,
                 verified: false,
-            } => read(request, &|v| access.shown(v), takes_stream, client),
+                way,
+            } => read(request, &|v| access.shown(v), takes_stream, (client, way)),
             Current::Admitted {
                 client,
                 takes_stream,
                 verified: true,
-            } => read(request, &|v| quoted(&cut_short(v)), takes_stream, client),
+                way,
+            } => read(
+                request,
+                &|v| quoted(&cut_short(v)),
+                takes_stream,
+                (client, way),
+            ),
             Current::Skipping(skipping) => {
                 let (early, scan) = *skipping;
                 answer(request, early, scan.and_then(IdScan::finish))
@@ -352,18 +369,20 @@ impl Connection {
         let Some(response) = self.exchange.as_mut() else {
             return Vec::new();
         };
-        if let Current::Verifying { takes_stream } = self.current {
-            if let ExchangeOut::Verified(client) = out {
-                self.exchange = None;
-                self.current = Current::Admitted {
-                    client,
-                    takes_stream,
-                    verified: true,
-                };
-                // The body's time runs from now: the gate's wait is not the client's.
-                self.request_began = None;
-                return Vec::new();
-            }
+        if let (Current::Verifying { takes_stream, way }, ExchangeOut::Verified(client)) =
+            (&mut self.current, &out)
+        {
+            let (client, takes_stream, way) = (*client, *takes_stream, std::mem::take(way));
+            self.exchange = None;
+            self.current = Current::Admitted {
+                client,
+                takes_stream,
+                verified: true,
+                way,
+            };
+            // The body's time runs from now: the gate's wait is not the client's.
+            self.request_began = None;
+            return Vec::new();
         }
         let (bytes, done) = response.write(out);
         if done {

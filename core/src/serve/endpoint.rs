@@ -8,7 +8,7 @@
 //! headers.
 
 use super::access::{Access, Denied};
-use super::exchange::{Asked, Caller};
+use super::exchange::{Asked, Caller, Credential, WayIn};
 use super::headers;
 use crate::clients::ClientId;
 use crate::http::{ReplyHead, Request};
@@ -58,6 +58,8 @@ pub enum Verdict {
         caller: Caller,
         /// The reply may be an event stream.
         takes_stream: bool,
+        /// How it came in.
+        way: WayIn,
     },
     /// The body is not needed: it is skipped as it comes, then this is the answer.
     Answer(Early),
@@ -89,7 +91,7 @@ pub enum Early {
 /// to serve. A host that reads bodies as they come uses [`judge`], [`answer`] and
 /// [`read`] instead, so that no body is held before its caller is admitted.
 pub fn route(request: &Request, access: &Access) -> Routed {
-    match judge(request, access) {
+    match judge(request, access, None) {
         Verdict::Answer(early) => {
             let mut scan = crate::jsonrpc::IdScan::new();
             scan.feed(&request.body);
@@ -98,10 +100,12 @@ pub fn route(request: &Request, access: &Access) -> Routed {
         Verdict::Read {
             caller: Caller::Client(client),
             takes_stream,
-        } => read(request, &|v| access.shown(v), takes_stream, client),
+            way,
+        } => read(request, &|v| access.shown(v), takes_stream, (client, way)),
         Verdict::Read {
             caller: Caller::Bearer(token),
             takes_stream,
+            ..
         } => verify(request, token, takes_stream),
     }
 }
@@ -122,15 +126,15 @@ pub fn answer(request: &Request, early: Early, id: Option<RequestId>) -> Routed 
     head_only(request, routed)
 }
 
-/// The JSON-RPC message of an admitted `client`'s POST, read from its whole body (see
-/// [`exchange`]); `shown` quotes the request's own values in errors.
+/// The JSON-RPC message of an admitted `client`'s POST that came in `way`, read from its
+/// whole body (see [`exchange`]); `shown` quotes the request's own values in errors.
 pub fn read(
     request: &Request,
     shown: &dyn Fn(&str) -> String,
     takes_stream: bool,
-    client: ClientId,
+    (client, way): (ClientId, WayIn),
 ) -> Routed {
-    head_only(request, exchange(request, shown, takes_stream, client))
+    head_only(request, exchange(request, shown, takes_stream, client, way))
 }
 
 /// A `HEAD` request gets the head `GET` would, never a body (RFC 9110, 9.3.2): a client
@@ -157,9 +161,10 @@ fn head_only(request: &Request, routed: Routed) -> Routed {
     }
 }
 
-/// Judges a request by its head: path, access (`Host`, `Origin`, token), method, media
-/// types. Nothing here reads the body.
-pub fn judge(request: &Request, access: &Access) -> Verdict {
+/// Judges a request by its head: path, access (`Host`, `Origin`, token, a gateway's
+/// identity), method, media types. Nothing here reads the body. `peer` is the address
+/// the connection comes from, which decides whether its gateway headers are believed.
+pub fn judge(request: &Request, access: &Access, peer: Option<std::net::IpAddr>) -> Verdict {
     let keep_alive = request.keep_alive;
     let path = request.path();
     let respond = |bytes: Vec<u8>| Verdict::Answer(Early::Respond(bytes));
@@ -197,6 +202,25 @@ pub fn judge(request: &Request, access: &Access) -> Verdict {
         Ok(caller) => caller,
         Err(denied) => return Verdict::Answer(refused(request, access, denied)),
     };
+    // A credential passed: only now may a trusted proxy name the user.
+    let forwarded = match access.gateway.read(request, peer) {
+        Ok(forwarded) => forwarded,
+        Err(bad) => {
+            return refuse(
+                400,
+                RpcError::new(ErrorKind::InvalidRequest, bad.to_string()),
+            );
+        }
+    };
+    let way = WayIn {
+        credential: match forwarded.identity {
+            Some(_) => Credential::Gateway,
+            None => access.credential(&caller),
+        },
+        remote: forwarded.remote,
+        identity: forwarded.identity,
+        header_ignored: forwarded.ignored,
+    };
     if request.method != "POST" {
         let head = ReplyHead::new(405, keep_alive).header("allow", "POST");
         let message = format!(
@@ -222,6 +246,7 @@ pub fn judge(request: &Request, access: &Access) -> Verdict {
     Verdict::Read {
         caller,
         takes_stream,
+        way,
     }
 }
 
@@ -309,6 +334,7 @@ fn exchange(
     shown: &dyn Fn(&str) -> String,
     takes_stream: bool,
     client: ClientId,
+    way: WayIn,
 ) -> Routed {
     let keep_alive = request.keep_alive;
     let refuse = |status: u16, error: RpcError| {
@@ -379,6 +405,7 @@ fn exchange(
             trace: request
                 .header("traceparent")
                 .and_then(|v| crate::mcp::trace::TraceParent::parse(v.trim()).ok()),
+            way,
         },
         response: ExchangeResponse {
             modern,

@@ -15,6 +15,48 @@ pub enum Caller {
     Bearer(BearerToken),
 }
 
+/// The credential a request was admitted with, as its call line names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Credential {
+    /// None was needed (a loopback endpoint without a token), or stdio.
+    #[default]
+    None,
+    /// The single bearer token (`server.http.token_env`).
+    StaticToken,
+    /// A named client's token (`server.http.clients_file`).
+    ClientsFile,
+    /// A token the identity provider issued (OAuth mode).
+    OAuth,
+    /// A credential, from a trusted proxy that named the user in the identity header.
+    Gateway,
+}
+
+impl Credential {
+    /// The call log's `credential`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Credential::None => "none",
+            Credential::StaticToken => "token",
+            Credential::ClientsFile => "clients_file",
+            Credential::OAuth => "oauth",
+            Credential::Gateway => "gateway",
+        }
+    }
+}
+
+/// How an HTTP request came in, as far as its head tells.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WayIn {
+    /// The credential it was admitted with.
+    pub credential: Credential,
+    /// The client's address: the peer's, or through a trusted proxy the one it forwarded.
+    pub remote: Option<std::net::IpAddr>,
+    /// The user a trusted proxy named in the identity header: the request is theirs.
+    pub identity: Option<String>,
+    /// An identity header came from a peer that is not trusted, and was ignored.
+    pub header_ignored: bool,
+}
+
 /// What an HTTP request asks the server, once the endpoint let it through.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Asked {
@@ -30,6 +72,8 @@ pub enum Asked {
         /// The caller's W3C trace context from its `traceparent` header (an invalid one
         /// is dropped); `params._meta.traceparent` wins over it.
         trace: Option<crate::mcp::trace::TraceParent>,
+        /// How it came in: the credential, the address, a gateway's identity.
+        way: WayIn,
     },
     /// `GET /metrics` with a static token (or none needed): the Prometheus text,
     /// answered with [`ExchangeOut::Metrics`].

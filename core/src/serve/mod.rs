@@ -1,6 +1,6 @@
 //! Serving MCP over Streamable HTTP, sans IO: one client connection's steps
 //! ([`connection`]), what each request gets ([`endpoint`]), who may talk to the endpoint
-//! ([`access`]), one listener's connection cap, drain rule and open exchanges ([`listener`]),
+//! ([`access`]) and who a trusted gateway says a request is for ([`gateway`]), one listener's connection cap, drain rule and open exchanges ([`listener`]),
 //! and whether a modern request's mirrored headers agree with its body
 //! ([`headers`]).
 //!
@@ -12,5 +12,6 @@ mod base64;
 pub mod connection;
 pub mod endpoint;
 pub mod exchange;
+pub mod gateway;
 pub mod headers;
 pub mod listener;

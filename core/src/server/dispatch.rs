@@ -101,6 +101,16 @@ impl Server {
             return fail(id.clone(), shape::duplicate_id(&id));
         }
         let model_setting = self.config.profiles.serving(call.tool).model_setting();
+        // The application: a modern request names itself; a stdio session did in its
+        // `initialize`; a legacy HTTP request is stateless and names nobody.
+        let app = params
+            .get("_meta")
+            .and_then(|m| m.get(crate::mcp::meta::CLIENT_INFO))
+            .or(match reply_to {
+                ReplyTo::Direct | ReplyTo::Batch { .. } => self.session_app.as_ref(),
+                ReplyTo::Exchange(_) => None,
+            });
+        let arrival = self.arriving.clone().with_app(app);
         let request = CallRequest {
             id,
             reply_to,
@@ -111,6 +121,7 @@ impl Server {
             received: now.instant,
             asked_at: now.unix_secs,
             span: self.asking,
+            arrival,
         };
         let checked = request.call_of();
         if let Some((answer, retry_after_secs)) =
@@ -154,6 +165,7 @@ impl Server {
             call,
             model_setting,
             span,
+            arrival,
             ..
         } = request;
         let today = Date::tokyo(now.unix_secs).to_string();
@@ -161,7 +173,7 @@ impl Server {
             return Dispatched::answer(id, ToolFailure::MissingProfile.reply(version));
         };
         let task = self.task_wanted(&call, version);
-        let plan = self.calls.plan(&crate::calls::Ask {
+        let mut plan = self.calls.plan(&crate::calls::Ask {
             profile,
             model_setting,
             args: &call.args,
@@ -172,6 +184,10 @@ impl Server {
             // Work for a task can wait: its lane's tier (flex) over the profile's.
             lane: task.and(self.config.tasks.service_tier),
         });
+        if self.config.api.takes_user_ids() {
+            let name = self.ledger.clients().name(client);
+            plan.plan.user = Some(super::user_ids::user_ids(&self.config.tasks.key, name));
+        }
         if let Some(ttl_ms) = task {
             let start = TaskStart {
                 ttl_ms,
@@ -183,6 +199,7 @@ impl Server {
                 client,
                 reserved_at,
                 span,
+                arrival,
             };
             let (desk, floor) = self.desk_floor();
             let dispatched = desk.start(now, floor, (id, reply_to, version), start);
@@ -204,6 +221,7 @@ impl Server {
             received: now.instant,
             reserved_at,
             span,
+            arrival,
         };
         self.start_call(now, key, caller, plan, call.progress_token, today)
     }

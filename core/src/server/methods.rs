@@ -170,6 +170,8 @@ impl Server {
     fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
         let version = negotiate(request)?;
         self.session = Session::Ready(version);
+        // The application, for the call log's lines of this session.
+        self.session_app = request.params.get("clientInfo").cloned();
         Ok(shape::initialize_result(version))
     }
 

@@ -26,6 +26,7 @@ mod route;
 mod store;
 mod subscriptions;
 mod traced;
+mod user_ids;
 
 use crate::io::{after, ExchangeId, Now};
 use crate::mcp::shape::RequestError;
@@ -124,6 +125,11 @@ pub struct Server {
     /// The span of the request being dispatched, while `on_method` runs: what a call or
     /// a task started for it continues.
     asking: Option<crate::spans::SpanStart>,
+    /// How the HTTP request being dispatched came in (its address and credential),
+    /// while `on_exchange` runs: what a call started for it records.
+    arriving: crate::ledger::Arrival,
+    /// The stdio session's `clientInfo`, from its `initialize`.
+    session_app: Option<serde_json::Value>,
 }
 
 impl Server {
@@ -163,6 +169,8 @@ impl Server {
             gate,
             tracer,
             asking: None,
+            arriving: crate::ledger::Arrival::default(),
+            session_app: None,
         }
     }
 

@@ -6,11 +6,12 @@
 
 use super::{Now, Output, Server};
 use crate::calls::{Planned, Work};
+use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
 use crate::openai::UpstreamFailure;
 use crate::routing::Context;
-use crate::serve::exchange::{Asked, ExchangeOut};
+use crate::serve::exchange::{Asked, ExchangeOut, WayIn};
 
 /// The gate as the server holds it: each waiting request is its exchange alone (its body
 /// is still in the client's socket).
@@ -22,7 +23,25 @@ pub(super) fn gate_of(config: &crate::settings::ServerConfig) -> Option<Exchange
     Some(Gate::new(oauth.settings.clone(), (oauth.verifier)()))
 }
 
+/// Why an identity is refused once ids run out.
+const TOO_MANY_IDENTITIES: &str = "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one";
+
 impl Server {
+    /// The client a request is served as: the identity a trusted gateway named (the
+    /// named client that claims it, or one of its own, `<header>:<value>`), else the one
+    /// its credential is. An identity header from an untrusted peer is counted, and
+    /// changes nothing. `None` once ids run out.
+    fn client_of(&mut self, client: ClientId, way: &WayIn) -> Option<ClientId> {
+        if way.header_ignored {
+            self.ledger.identity_header_ignored();
+        }
+        let Some(identity) = &way.identity else {
+            return Some(client);
+        };
+        let header = self.config.identity_header.as_deref().unwrap_or("gateway");
+        self.ledger.clients_mut().identify(header, identity)
+    }
+
     /// An HTTP request the endpoint let through: served as its client, or first through
     /// the gate when it carries a token to verify (its body still unread).
     pub(super) fn on_asked(&mut self, now: Now, id: ExchangeId, asked: Asked) {
@@ -32,7 +51,26 @@ impl Server {
                 version,
                 client,
                 trace,
-            } => self.on_exchange(now, id, message, (version, trace), client),
+                way,
+            } => {
+                let Some(client) = self.client_of(client, &way) else {
+                    let denial = Denial {
+                        status: 503,
+                        challenge: None,
+                        message: TOO_MANY_IDENTITIES.into(),
+                    };
+                    self.out
+                        .push(Output::Exchange(id, ExchangeOut::Refused(denial)));
+                    return;
+                };
+                self.arriving = crate::ledger::Arrival {
+                    remote: way.remote,
+                    credential: way.credential,
+                    ..crate::ledger::Arrival::default()
+                };
+                self.on_exchange(now, id, message, (version, trace), client);
+                self.arriving = crate::ledger::Arrival::default();
+            }
             Asked::Metrics => {
                 let text = self.metrics_text();
                 self.out
@@ -77,7 +115,7 @@ impl Server {
                             let denial = Denial {
                                 status: 503,
                                 challenge: None,
-                                message: "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one".into(),
+                                message: TOO_MANY_IDENTITIES.into(),
                             };
                             self.out
                                 .push(Output::Exchange(id, ExchangeOut::Refused(denial)));

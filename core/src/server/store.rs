@@ -30,6 +30,8 @@ pub(super) struct CallRequest {
     pub asked_at: u64,
     /// The request's span, when it is traced.
     pub span: Option<crate::spans::SpanStart>,
+    /// The application, address and credential it came with.
+    pub arrival: crate::ledger::Arrival,
 }
 
 impl CallRequest {
@@ -54,6 +56,7 @@ impl CallRequest {
             task: false,
             trace: self.call.trace,
             reserved_at: None,
+            arrival: self.arrival.clone(),
         }
     }
 }

@@ -40,6 +40,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mode: Mode) -> Vec<u8> {
         mcp: !matches!(mode, Mode::Metrics),
         oauth: matches!(mode, Mode::OAuth)
             .then(|| responses_mcp_core::serve::access::OAuthDoor::of(&settings)),
+        gateway: Default::default(),
     };
     let load = || Health {
         running: 1,
@@ -52,7 +53,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mode: Mode) -> Vec<u8> {
         request: std::time::Duration::from_secs(10),
     };
     let now = std::time::Instant::now();
-    let mut conn = Connection::new(limits, timeouts);
+    let mut conn = Connection::new(limits, timeouts, None);
     let mut written = Vec::new();
     let mut from = 0;
     let ends = cuts.iter().copied().chain(std::iter::once(wire.len()));

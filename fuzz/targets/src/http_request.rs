@@ -124,6 +124,7 @@ pub fn http_request(data: &[u8]) {
         }),
         mcp: true,
         oauth: None,
+        gateway: Default::default(),
     };
     for r in whole.iter().flatten() {
         assert!(r.body.len() <= limits.max_body, "a body over the limit");

@@ -33,7 +33,9 @@ pub(super) fn linger(stream: &mut TcpStream) {
 
 /// Runs one connection until it is over; hands the socket back for a lingering close.
 pub(super) fn serve_connection(mut stream: TcpStream, shared: &Shared) -> TcpStream {
-    let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts());
+    // The peer decides whether a gateway's headers are believed.
+    let peer = stream.peer_addr().ok().map(|a| a.ip());
+    let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts(), peer);
     let mut buf = vec![0; READ_CHUNK];
     loop {
         let step = conn.step(Instant::now(), &shared.access, || {

@@ -29,7 +29,9 @@ struct Gone;
 
 /// Runs one connection until it closes.
 pub(super) async fn serve_connection(stream: &Async<TcpStream>, shared: &Shared) {
-    let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts());
+    // The peer decides whether a gateway's headers are believed.
+    let peer = stream.get_ref().peer_addr().ok().map(|a| a.ip());
+    let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts(), peer);
     let mut buf = vec![0; READ_CHUNK];
     loop {
         let step = conn.step(Instant::now(), &shared.access, || {

@@ -81,6 +81,7 @@ impl Desk {
             task: true,
             trace: start.trace,
             reserved_at: start.reserved_at,
+            arrival: start.arrival.clone(),
         };
         let job = Job::Create {
             pending,

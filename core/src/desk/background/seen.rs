@@ -96,7 +96,7 @@ impl Desk {
         waiter: Option<&Pending>,
     ) -> Estimate {
         let (call, created) = match (self.follows.get(response_id), waiter) {
-            (Some(followed), _) => (followed.call, followed.reference.created),
+            (Some(followed), _) => (followed.call.clone(), followed.reference.created),
             (
                 None,
                 Some(Pending {
@@ -114,6 +114,8 @@ impl Desk {
                     task: true,
                     trace: None,
                     reserved_at: None,
+                    // Whoever reads the end counts it; how it came is not kept.
+                    arrival: Default::default(),
                 };
                 (call, reference.created)
             }

@@ -25,6 +25,7 @@ fn local() -> Access {
         clients: None,
         mcp: true,
         oauth: None,
+        gateway: Default::default(),
     }
 }
 
@@ -38,6 +39,7 @@ fn echoed_values_lose_control_characters_so_no_escape_spells_the_token() {
         clients: None,
         mcp: true,
         oauth: None,
+        gateway: Default::default(),
     };
     let shown = access.shown("a\u{c}ecret-token-1234 and secret-token-1234\u{1f}");
     assert_eq!(shown, "'a?ecret-token-1234 and ***?'");

@@ -29,6 +29,7 @@ fn access() -> Access {
         clients: None,
         mcp: true,
         oauth: None,
+        gateway: Default::default(),
     }
 }
 
@@ -75,7 +76,7 @@ const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 
 #[test]
 fn requests_are_answered_one_at_a_time_in_order() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     assert!(matches!(c.step(t0(), &access(), idle), Step::Read));
     assert_eq!(c.wait(), Wait::Idle);
     // Two pipelined requests: the second waits for the first exchange's end.
@@ -108,7 +109,7 @@ fn requests_are_answered_one_at_a_time_in_order() {
 
 #[test]
 fn progress_turns_the_response_into_an_event_stream() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     c.feed(post(PING, "").as_bytes());
     assert!(matches!(
         c.step(t0(), &access(), idle),
@@ -132,7 +133,7 @@ fn progress_turns_the_response_into_an_event_stream() {
 
 #[test]
 fn connection_close_is_honoured_after_the_response() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     c.feed(post(PING, "Connection: close\r\n").as_bytes());
     assert!(matches!(
         c.step(t0(), &access(), idle),
@@ -145,7 +146,7 @@ fn connection_close_is_honoured_after_the_response() {
 
 #[test]
 fn refusals_are_written_at_once_and_never_echo_the_token() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     let wrong = post(PING, "").replace("secret-token-123", "secret-token-999");
     c.feed(wrong.as_bytes());
     let bytes = written(c.step(t0(), &access(), idle));
@@ -161,7 +162,7 @@ fn refusals_are_written_at_once_and_never_echo_the_token() {
 
 #[test]
 fn health_reports_the_load_it_is_given() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     c.feed(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n");
     let bytes = written(c.step(t0(), &access(), || Health {
         running: 2,
@@ -185,24 +186,24 @@ fn bad_bytes_get_their_status_then_the_connection_closes() {
             413,
         ),
     ] {
-        let mut c = Connection::new(LIMITS, TIMEOUTS);
+        let mut c = Connection::new(LIMITS, TIMEOUTS, None);
         c.feed(wire.as_bytes());
         let bytes = written(c.step(t0(), &access(), idle));
         assert_eq!(read(&bytes).0, status, "{wire}");
         assert!(has_header(&bytes, "connection: close"));
         assert!(matches!(c.step(t0(), &access(), idle), Step::Close));
     }
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     c.feed(&[b'a'; 2000]);
     assert_eq!(read(&written(c.step(t0(), &access(), idle))).0, 431);
 }
 
 #[test]
 fn a_request_cut_short_gets_408_and_an_idle_one_just_closes() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     assert!(c.timed_out().is_empty());
     assert!(matches!(c.step(t0(), &access(), idle), Step::Close));
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     c.feed(b"POST /mcp HTTP/1.1\r\nHost: loc");
     assert!(matches!(c.step(t0(), &access(), idle), Step::Read));
     assert_eq!(c.wait(), Wait::Request);
@@ -213,7 +214,7 @@ fn a_request_cut_short_gets_408_and_an_idle_one_just_closes() {
 #[test]
 fn the_connection_keeps_its_deadlines_idle_then_per_request() {
     let t = t0();
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     assert!(matches!(c.step(t, &access(), idle), Step::Read));
     assert_eq!(c.poll_timeout(), Some(t + TIMEOUTS.idle));
     assert_eq!(c.handle_timeout(t + Duration::from_secs(59)), None);
@@ -230,7 +231,7 @@ fn the_connection_keeps_its_deadlines_idle_then_per_request() {
     assert_eq!(read(&late).0, 408);
     assert!(matches!(c.step(later, &access(), idle), Step::Close));
     // Idle at its end: nothing to write, just close.
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     assert!(matches!(c.step(t, &access(), idle), Step::Read));
     assert_eq!(c.handle_timeout(t + TIMEOUTS.idle), Some(Vec::new()));
 }
@@ -254,7 +255,7 @@ fn the_mailbox_drops_progress_beyond_its_room_never_the_reply() {
 
 #[test]
 fn reading_stops_while_a_whole_request_waits_behind_an_exchange() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     c.feed(post(PING, "").as_bytes());
     assert!(matches!(
         c.step(t0(), &access(), idle),
@@ -267,7 +268,7 @@ fn reading_stops_while_a_whole_request_waits_behind_an_exchange() {
 
 #[test]
 fn draining_closes_after_the_request_in_progress() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     c.feed(post(PING, "").as_bytes());
     assert!(matches!(
         c.step(t0(), &access(), idle),
@@ -324,7 +325,7 @@ fn a_refused_callers_body_is_never_held_and_its_reply_has_a_bounded_id() {
         r#"{{"jsonrpc":"2.0","method":"tools/list","id":[{}0]}}"#,
         "0,".repeat(1_900_000)
     );
-    let mut c = Connection::new(limits, TIMEOUTS);
+    let mut c = Connection::new(limits, TIMEOUTS, None);
     let (out, held) = feed_in_reads(&mut c, &a, refused(&huge).as_bytes());
     assert!(
         held <= READ_CHUNK + 1024,
@@ -354,6 +355,7 @@ fn oauth_access() -> Access {
     let settings = crate::oauth::OAuthSettings::new("https://idp.example", "http://localhost/mcp");
     Access {
         oauth: Some(crate::serve::access::OAuthDoor::of(&settings)),
+        gateway: Default::default(),
         ..access()
     }
 }
@@ -365,7 +367,7 @@ fn bearer_post(body: &str) -> String {
 #[test]
 fn a_token_is_verified_before_any_of_its_body_is_taken() {
     let a = oauth_access();
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     let wire = bearer_post(PING);
     let (head, body) = wire.split_at(wire.find("\r\n\r\n").unwrap() + 4);
     c.feed(head.as_bytes());
@@ -385,7 +387,7 @@ fn a_token_is_verified_before_any_of_its_body_is_taken() {
     let alice = ClientId::DEFAULT;
     assert!(c.reply(ExchangeOut::Verified(alice)).is_empty());
     assert!(!c.in_exchange());
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     c.feed(head.as_bytes());
     assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
     assert!(c.reply(ExchangeOut::Verified(alice)).is_empty());
@@ -405,7 +407,7 @@ fn a_token_is_verified_before_any_of_its_body_is_taken() {
 #[test]
 fn a_refused_tokens_body_is_dropped_and_the_connection_goes_on() {
     let a = oauth_access();
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     let big = format!(r#"{{"id":[{}0]}}"#, "0,".repeat(1500));
     c.feed(bearer_post(&big).as_bytes());
     assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));

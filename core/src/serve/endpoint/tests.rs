@@ -13,6 +13,7 @@ fn access(token: Option<&str>) -> Access {
         clients: None,
         mcp: true,
         oauth: None,
+        gateway: Default::default(),
     }
 }
 

@@ -67,6 +67,7 @@ impl Desk {
                 version: Some(ProtocolVersion::V2025_11_25),
                 client,
                 trace: None,
+                way: Default::default(),
             },
         });
         x

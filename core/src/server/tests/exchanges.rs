@@ -14,6 +14,7 @@ fn post(h: &mut Harness, x: u64, message: Value, version: Option<ProtocolVersion
             version,
             client: crate::clients::ClientId::DEFAULT,
             trace: None,
+            way: Default::default(),
         },
     });
 }
@@ -366,6 +367,7 @@ fn a_client_sees_only_its_own_tasks() {
                     version: v,
                     client,
                     trace: None,
+                    way: Default::default(),
                 },
             });
             if background && method == "tools/call" {

@@ -322,6 +322,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
             version: v,
             client: crate::clients::ClientId::DEFAULT,
             trace: None,
+            way: Default::default(),
         },
     });
     let created = h.take_other();
@@ -343,6 +344,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
                 version: v,
                 client: crate::clients::ClientId::DEFAULT,
                 trace: None,
+                way: Default::default(),
             },
         });
         h.feed(Input::ExchangeClosed(ExchangeId(x)));
@@ -356,6 +358,7 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
             version: v,
             client: crate::clients::ClientId::DEFAULT,
             trace: None,
+            way: Default::default(),
         },
     });
     let out = h.take_other();

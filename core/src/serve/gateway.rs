@@ -1,0 +1,268 @@
+//! Identity from a trusted gateway: which peers are proxies the operator trusts
+//! (`server.http.trusted_proxies`), the identity header they set
+//! (`server.http.identity_header`), and the client address they pass in
+//! `X-Forwarded-For`. A request from any other peer names nobody by those headers, so a
+//! client reaching the port directly cannot claim someone else's identity or address.
+//!
+//! Everything here reads untrusted text: the configuration's list once, and two headers
+//! per request (fuzz target `gateway`).
+
+use crate::http::Request;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// Most characters of an identity a gateway may pass.
+pub const MAX_IDENTITY: usize = 256;
+
+/// Addresses of `X-Forwarded-For` looked at, from the right: a longer chain is an
+/// attacker's padding, never a real path through proxies.
+const MAX_HOPS: usize = 32;
+
+/// An address or a network (`10.0.0.0/8`, `fd00::/8`, `192.0.2.7`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cidr {
+    network: IpAddr,
+    prefix: u8,
+}
+
+/// Why an entry of `server.http.trusted_proxies` is not an address or a network.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{entry:?} is not an IP address or a network such as 10.0.0.0/8 or fd00::/8 ({why})")]
+pub struct BadCidr {
+    /// The entry, as written.
+    pub entry: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
+impl Cidr {
+    /// Parses `a.b.c.d`, `a.b.c.d/n` (n ≤ 32), an IPv6 address, or one with `/n` (n ≤ 128).
+    /// Bits of the address past the prefix must be zero, so a typo such as `10.1.0.0/8`
+    /// (meant `/16`?) is refused rather than silently widened.
+    ///
+    /// # Errors
+    /// [`BadCidr`], naming the entry and what is wrong.
+    pub fn parse(text: &str) -> Result<Cidr, BadCidr> {
+        let entry = text.trim();
+        let bad = |why| BadCidr {
+            entry: entry.chars().take(64).collect(),
+            why,
+        };
+        let (address, prefix) = match entry.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (entry, None),
+        };
+        let network: IpAddr = address
+            .parse()
+            .map_err(|_| bad("not an IPv4 or IPv6 address"))?;
+        let bits = max_prefix(network);
+        let prefix = match prefix {
+            None => bits,
+            Some(p) => {
+                if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(bad("the prefix length is not a number"));
+                }
+                p.parse::<u8>()
+                    .ok()
+                    .filter(|p| *p <= bits)
+                    .ok_or_else(|| bad("the prefix length is longer than the address"))?
+            }
+        };
+        let cidr = Cidr { network, prefix };
+        if masked(network, prefix) != network {
+            return Err(bad("the address has bits set past the prefix length"));
+        }
+        Ok(cidr)
+    }
+
+    /// Whether `address` is in this network. An IPv4 address written as IPv6
+    /// (`::ffff:10.0.0.1`, as dual-stack sockets report IPv4 peers) is its IPv4 self.
+    pub fn contains(&self, address: IpAddr) -> bool {
+        let address = canonical(address);
+        match (self.network, address) {
+            (IpAddr::V4(_), IpAddr::V4(_)) | (IpAddr::V6(_), IpAddr::V6(_)) => {
+                masked(address, self.prefix) == self.network
+            }
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.network, self.prefix)
+    }
+}
+
+fn max_prefix(address: IpAddr) -> u8 {
+    match address {
+        IpAddr::V4(_) => 32,
+        IpAddr::V6(_) => 128,
+    }
+}
+
+/// `address` with every bit past `prefix` cleared.
+fn masked(address: IpAddr, prefix: u8) -> IpAddr {
+    match address {
+        IpAddr::V4(a) => {
+            let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V4(Ipv4Addr::from(u32::from(a) & mask))
+        }
+        IpAddr::V6(a) => {
+            let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from(u128::from(a) & mask))
+        }
+    }
+}
+
+/// An IPv4-mapped IPv6 address as IPv4; any other as it is.
+pub fn canonical(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(a) => a.to_ipv4_mapped().map_or(address, IpAddr::V4),
+        IpAddr::V4(_) => address,
+    }
+}
+
+/// The rules of one endpoint for requests that come through a gateway.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gateway {
+    /// The peers whose `X-Forwarded-For` and identity header are believed.
+    pub trusted: Vec<Cidr>,
+    /// The header (lower-cased) a trusted proxy names the user in, if any.
+    pub identity_header: Option<String>,
+}
+
+/// What a request's gateway headers say, once its peer is known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Forwarded {
+    /// The identity a trusted proxy passed.
+    pub identity: Option<String>,
+    /// The client's address: the nearest untrusted hop of `X-Forwarded-For` through a
+    /// trusted proxy, else the peer's own.
+    pub remote: Option<IpAddr>,
+    /// The identity header came from a peer that is not trusted, and was ignored.
+    pub ignored: bool,
+}
+
+/// An identity header that names nobody a gateway could mean.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the {header} header must name the user in 1 to {MAX_IDENTITY} characters, none of them a control character, and be sent once: {why}. Fix the gateway that sets it")]
+pub struct BadIdentity {
+    /// The header's name.
+    pub header: String,
+    /// What is wrong.
+    pub why: &'static str,
+}
+
+impl Gateway {
+    /// Whether `peer` is a trusted proxy.
+    pub fn trusts(&self, peer: IpAddr) -> bool {
+        self.trusted.iter().any(|c| c.contains(peer))
+    }
+
+    /// What `request`'s gateway headers say, as sent by `peer` (`None`: not a socket
+    /// peer, such as a test's). The identity header counts only from a trusted peer;
+    /// from another it is ignored (and said so).
+    ///
+    /// # Errors
+    /// A trusted peer's identity header that is empty, too long, repeated or holds a
+    /// control character.
+    pub fn read(&self, request: &Request, peer: Option<IpAddr>) -> Result<Forwarded, BadIdentity> {
+        let trusted = peer.is_some_and(|p| self.trusts(p));
+        let mut forwarded = Forwarded {
+            remote: peer.map(canonical),
+            ..Forwarded::default()
+        };
+        if trusted {
+            if let Some(hop) = self.client_hop(request) {
+                forwarded.remote = Some(hop);
+            }
+        }
+        let Some(header) = &self.identity_header else {
+            return Ok(forwarded);
+        };
+        let mut values = request
+            .headers
+            .iter()
+            .filter(|(n, _)| n == header)
+            .map(|(_, v)| v.as_str());
+        let Some(value) = values.next() else {
+            return Ok(forwarded);
+        };
+        if !trusted {
+            forwarded.ignored = true;
+            return Ok(forwarded);
+        }
+        let bad = |why| BadIdentity {
+            header: header.clone(),
+            why,
+        };
+        if values.next().is_some() {
+            return Err(bad("it came more than once"));
+        }
+        forwarded.identity = Some(identity(value).map_err(bad)?.to_owned());
+        Ok(forwarded)
+    }
+
+    /// The client's address in `X-Forwarded-For` (every such header, in order): from the
+    /// right, the first hop that is not a trusted proxy; the leftmost when all are. A hop
+    /// that is no address ends the walk: what lies left of it is not to be believed.
+    fn client_hop(&self, request: &Request) -> Option<IpAddr> {
+        let hops: Vec<&str> = request
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "x-forwarded-for")
+            .flat_map(|(_, v)| v.split(','))
+            .collect();
+        let mut found = None;
+        for hop in hops.iter().rev().take(MAX_HOPS) {
+            let Some(address) = hop_address(hop) else {
+                break;
+            };
+            found = Some(address);
+            if !self.trusts(address) {
+                break;
+            }
+        }
+        found
+    }
+}
+
+/// One `X-Forwarded-For` hop as an address: `192.0.2.1`, `2001:db8::1`, or either with
+/// a port (`192.0.2.1:443`, `[2001:db8::1]:443`), as some proxies write them.
+fn hop_address(hop: &str) -> Option<IpAddr> {
+    let hop = hop.trim();
+    if let Ok(address) = hop.parse::<IpAddr>() {
+        return Some(canonical(address));
+    }
+    if let Ok(socket) = hop.parse::<std::net::SocketAddr>() {
+        return Some(canonical(socket.ip()));
+    }
+    hop.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .and_then(|h| h.parse::<IpAddr>().ok())
+        .map(canonical)
+}
+
+/// An identity header's value (spaces around it dropped, as HTTP does), when it is one:
+/// 1 to [`MAX_IDENTITY`] characters, none of them a control character.
+///
+/// # Errors
+/// What is wrong with it.
+pub fn identity(value: &str) -> Result<&str, &'static str> {
+    let value = value.trim_matches([' ', '\t']);
+    if value.is_empty() {
+        return Err("it is empty");
+    }
+    if value.chars().any(char::is_control) {
+        return Err("it holds a control character");
+    }
+    if value.chars().nth(MAX_IDENTITY).is_some() {
+        return Err("it is longer than 256 characters");
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+#[path = "gateway/tests.rs"]
+mod tests;

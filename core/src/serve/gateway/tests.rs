@@ -1,0 +1,173 @@
+use super::*;
+
+fn request(headers: &[(&str, &str)]) -> Request {
+    Request {
+        method: "POST".into(),
+        target: "/mcp".into(),
+        headers: headers
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect(),
+        body: Vec::new(),
+        keep_alive: true,
+    }
+}
+
+fn ip(text: &str) -> IpAddr {
+    text.parse().unwrap()
+}
+
+fn gateway() -> Gateway {
+    Gateway {
+        trusted: vec![
+            Cidr::parse("10.0.0.0/8").unwrap(),
+            Cidr::parse("fd00::/8").unwrap(),
+            Cidr::parse("127.0.0.1").unwrap(),
+        ],
+        identity_header: Some("x-forwarded-user".into()),
+    }
+}
+
+#[test]
+fn networks_hold_their_addresses_and_mapped_ipv4_is_ipv4() {
+    let net = Cidr::parse(" 10.0.0.0/8 ").unwrap();
+    assert!(net.contains(ip("10.255.0.1")));
+    assert!(net.contains(ip("::ffff:10.1.2.3")));
+    assert!(!net.contains(ip("11.0.0.1")));
+    assert!(
+        !net.contains(ip("::a00:1")),
+        "IPv6 is not IPv4 unless mapped"
+    );
+    let one = Cidr::parse("192.0.2.7").unwrap();
+    assert!(one.contains(ip("192.0.2.7")) && !one.contains(ip("192.0.2.8")));
+    let any = Cidr::parse("0.0.0.0/0").unwrap();
+    assert!(any.contains(ip("203.0.113.9")));
+    let v6 = Cidr::parse("fd00::/8").unwrap();
+    assert!(v6.contains(ip("fd12::1")) && !v6.contains(ip("fe80::1")));
+    assert!(Cidr::parse("::/0").unwrap().contains(ip("2001:db8::1")));
+    assert_eq!(net.to_string(), "10.0.0.0/8");
+}
+
+#[test]
+fn entries_that_are_no_network_are_refused_with_the_reason() {
+    for (bad, why) in [
+        ("", "not an IPv4"),
+        ("proxy.internal", "not an IPv4"),
+        ("10.0.0.0/33", "longer than the address"),
+        ("fd00::/129", "longer than the address"),
+        ("10.0.0.0/", "not a number"),
+        ("10.0.0.0/+8", "not a number"),
+        ("10.0.0.0/0008", "not a number"),
+        ("10.1.0.0/8", "bits set past the prefix"),
+        ("10.0.0.0/8/8", "not a number"),
+    ] {
+        let e = Cidr::parse(bad).unwrap_err();
+        assert!(e.to_string().contains(why), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn a_trusted_proxy_names_the_user_and_the_client_address() {
+    let seen = gateway()
+        .read(
+            &request(&[
+                ("x-forwarded-user", " alice@example.com "),
+                ("x-forwarded-for", "203.0.113.5, 10.0.0.9"),
+            ]),
+            Some(ip("10.0.0.2")),
+        )
+        .unwrap();
+    assert_eq!(seen.identity.as_deref(), Some("alice@example.com"));
+    assert_eq!(seen.remote, Some(ip("203.0.113.5")));
+    assert!(!seen.ignored);
+}
+
+#[test]
+fn another_peer_names_nobody_and_keeps_its_own_address() {
+    let seen = gateway()
+        .read(
+            &request(&[
+                ("x-forwarded-user", "alice"),
+                ("x-forwarded-for", "203.0.113.5"),
+            ]),
+            Some(ip("192.0.2.1")),
+        )
+        .unwrap();
+    assert_eq!(seen.identity, None);
+    assert_eq!(seen.remote, Some(ip("192.0.2.1")));
+    assert!(seen.ignored);
+    // Without a peer (not a socket) nothing is trusted either.
+    let seen = gateway()
+        .read(&request(&[("x-forwarded-user", "alice")]), None)
+        .unwrap();
+    assert_eq!((seen.identity, seen.ignored), (None, true));
+    // Without the header there is nothing to ignore.
+    let seen = gateway()
+        .read(&request(&[]), Some(ip("192.0.2.1")))
+        .unwrap();
+    assert!(!seen.ignored);
+}
+
+#[test]
+fn a_malformed_identity_from_a_trusted_proxy_is_an_error_naming_the_header() {
+    let long = "a".repeat(MAX_IDENTITY + 1);
+    for (headers, why) in [
+        (vec![("x-forwarded-user", "")], "empty"),
+        (vec![("x-forwarded-user", "  ")], "empty"),
+        (vec![("x-forwarded-user", "al\u{7}ice")], "control"),
+        (vec![("x-forwarded-user", long.as_str())], "longer than 256"),
+        (
+            vec![("x-forwarded-user", "alice"), ("x-forwarded-user", "bob")],
+            "more than once",
+        ),
+    ] {
+        let e = gateway()
+            .read(&request(&headers), Some(ip("10.0.0.2")))
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("x-forwarded-user") && text.contains(why),
+            "{text}"
+        );
+    }
+    let longest = "é".repeat(MAX_IDENTITY);
+    assert_eq!(
+        identity(&longest),
+        Ok(longest.as_str()),
+        "characters, not bytes"
+    );
+}
+
+#[test]
+fn forwarded_for_is_walked_from_the_right_past_trusted_hops_only() {
+    let g = gateway();
+    let remote = |xff: &[&str]| {
+        let headers: Vec<(&str, &str)> = xff.iter().map(|v| ("x-forwarded-for", *v)).collect();
+        g.read(&request(&headers), Some(ip("10.0.0.2")))
+            .unwrap()
+            .remote
+    };
+    // The client spoofed the leftmost entry; the gateway appended the real one.
+    assert_eq!(remote(&["1.1.1.1, 198.51.100.4"]), Some(ip("198.51.100.4")));
+    // Several headers are one list.
+    assert_eq!(
+        remote(&["198.51.100.4", "10.0.0.7"]),
+        Some(ip("198.51.100.4"))
+    );
+    // Ports and brackets, as some proxies write them.
+    assert_eq!(remote(&["[2001:db8::1]:443"]), Some(ip("2001:db8::1")));
+    assert_eq!(remote(&["192.0.2.1:8080"]), Some(ip("192.0.2.1")));
+    assert_eq!(remote(&["[2001:db8::2]"]), Some(ip("2001:db8::2")));
+    // Every hop trusted: the leftmost.
+    assert_eq!(remote(&["10.0.0.3, 10.0.0.4"]), Some(ip("10.0.0.3")));
+    // Garbage ends the walk at the nearest trusted hop, or the peer.
+    assert_eq!(
+        remote(&["198.51.100.4, junk, 10.0.0.5"]),
+        Some(ip("10.0.0.5"))
+    );
+    assert_eq!(remote(&["unknown"]), Some(ip("10.0.0.2")));
+    assert_eq!(remote(&[]), Some(ip("10.0.0.2")));
+    // A mapped IPv4 peer is its IPv4 self.
+    let seen = g.read(&request(&[]), Some(ip("::ffff:10.0.0.2"))).unwrap();
+    assert_eq!(seen.remote, Some(ip("10.0.0.2")));
+}
