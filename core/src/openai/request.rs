@@ -368,6 +368,36 @@ mod tests {
     }
 
     #[test]
+    fn the_user_ids_go_to_openai_only() {
+        let user = UserIds {
+            safety_identifier: "u-1".into(),
+            prompt_cache_key: "c-1".into(),
+        };
+        let plan = RequestPlan {
+            model: "gpt-5".into(),
+            user: Some(user),
+            ..RequestPlan::default()
+        };
+        let v: Value = serde_json::from_slice(&plan.body("P")).unwrap();
+        assert_eq!(
+            (
+                v["safety_identifier"].clone(),
+                v["prompt_cache_key"].clone()
+            ),
+            (json!("u-1"), json!("c-1"))
+        );
+        for api in [Api::Perplexity, Api::Parallel] {
+            let other = RequestPlan {
+                api,
+                ..plan.clone()
+            };
+            let v: Value = serde_json::from_slice(&other.body("P")).unwrap();
+            assert!(v.get("safety_identifier").is_none(), "{v}");
+            assert!(v.get("prompt_cache_key").is_none(), "{v}");
+        }
+    }
+
+    #[test]
     fn profile_tuning_goes_on_the_tool_and_the_body() {
         use crate::openai::options::UserLocation;
         use crate::vocab::SearchContextSize;

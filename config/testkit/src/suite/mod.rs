@@ -11,6 +11,7 @@ pub mod dashboard;
 pub mod doctor;
 pub mod eras;
 pub mod fleet;
+pub mod gateway;
 pub mod http;
 pub mod lease;
 pub mod lifecycle;
@@ -44,6 +45,16 @@ macro_rules! e2e_suite {
             #[test]
             fn an_admitted_callers_hostile_body_is_weighed_before_it_is_built() {
                 $crate::run($bin, $crate::suite::admission::an_admitted_callers_hostile_body_is_weighed_before_it_is_built);
+            }
+        }
+        mod gateway {
+            #[test]
+            fn a_trusted_gateway_names_the_user_for_limits_tasks_spend_and_the_call_log() {
+                $crate::run($bin, $crate::suite::gateway::a_trusted_gateway_names_the_user_for_limits_tasks_spend_and_the_call_log);
+            }
+            #[test]
+            fn an_identity_header_from_an_untrusted_peer_names_nobody_and_is_counted() {
+                $crate::run($bin, $crate::suite::gateway::an_identity_header_from_an_untrusted_peer_names_nobody_and_is_counted);
             }
         }
         mod fleet {

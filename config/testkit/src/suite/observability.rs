@@ -80,6 +80,15 @@ pub fn json_logs_give_one_line_per_call_with_the_trace_and_no_secret() {
     assert_eq!(ok["tool"], "answer");
     assert_eq!(ok["outcome"], "ok");
     assert_eq!(ok["transport"], "stdio");
+    // The application its `initialize` named, and no address or credential on stdio.
+    assert_eq!(
+        (ok["app"].as_str(), ok["app_version"].as_str()),
+        (Some("e2e"), Some("1"))
+    );
+    assert_eq!(
+        (&ok["remote"], &ok["credential"]),
+        (&Value::Null, &json!("none"))
+    );
     assert_eq!(
         (ok["era"].as_str(), ok["protocol_version"].as_str()),
         (Some("legacy"), Some("2025-11-25"))
@@ -190,6 +199,11 @@ pub fn a_refused_call_and_an_http_call_have_their_lines() {
     assert_eq!(calls.len(), 1, "{lines:?}");
     assert_eq!(calls[0]["transport"], "http");
     assert_eq!(calls[0]["outcome"], "ok");
+    // The address it came from and the way in; a stateless legacy request names no
+    // application.
+    assert_eq!(calls[0]["remote"], "127.0.0.1");
+    assert_eq!(calls[0]["credential"], "token");
+    assert_eq!(calls[0]["app"], Value::Null);
 }
 
 /// One parsed sample: name, labels, value.

@@ -214,7 +214,15 @@ pub(super) const PARALLEL_REPLY: &str = r#"{"id":"resp_par_1","object":"response
 "usage":{"input_tokens":0,"output_tokens":0,"total_tokens":0}}"#;
 
 /// What only OpenAI's API takes of our request (or only our OpenAI requests carry).
-const OPENAI_ONLY: [&str; 5] = ["include", "text", "service_tier", "stream", "store"];
+const OPENAI_ONLY: [&str; 7] = [
+    "include",
+    "text",
+    "service_tier",
+    "stream",
+    "store",
+    "safety_identifier",
+    "prompt_cache_key",
+];
 
 /// Asserts that a request body has none of `fields`.
 fn lacks(body: &Value, fields: &[&str]) {
