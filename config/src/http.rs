@@ -334,6 +334,59 @@ mod tests {
     }
 
     #[test]
+    fn a_gateway_needs_proxies_to_set_its_header_and_a_credential_beside_it() {
+        let s = serve(
+            "server: {http: {trusted_proxies: ['10.0.0.0/8', ' fd00::/8 '], identity_header: X-Forwarded-User}}",
+            &[("MCP_HTTP_TOKEN", "tok-123")],
+        )
+        .unwrap();
+        let gateway = s.access(s.listen).gateway;
+        assert_eq!(gateway.identity_header.as_deref(), Some("x-forwarded-user"));
+        assert!(gateway.trusts("10.9.8.7".parse().unwrap()));
+        assert!(gateway.trusts("fd00::1".parse().unwrap()));
+        assert!(!gateway.trusts("127.0.0.1".parse().unwrap()));
+        // The variable, comma-separated.
+        let s = serve("", &[("MCP_HTTP_TRUSTED_PROXIES", "192.0.2.7, 10.0.0.0/8")]).unwrap();
+        assert_eq!(s.gateway.trusted.len(), 2);
+        for (yaml, env, says) in [
+            (
+                "server: {http: {trusted_proxies: ['10.1.0.0/8']}}",
+                vec![],
+                "bits set past the prefix",
+            ),
+            (
+                "server: {http: {trusted_proxies: [proxy.internal]}}",
+                vec![],
+                "not an IPv4 or IPv6 address",
+            ),
+            (
+                "server: {http: {identity_header: X-Forwarded-User}}",
+                vec![("MCP_HTTP_TOKEN", "tok-123")],
+                "server.http.trusted_proxies",
+            ),
+            (
+                "server: {http: {trusted_proxies: [10.0.0.1], identity_header: X-Forwarded-User}}",
+                vec![],
+                "a clients file or OAuth mode",
+            ),
+            (
+                "server: {http: {trusted_proxies: [10.0.0.1], identity_header: 'X Forwarded User'}}",
+                vec![("MCP_HTTP_TOKEN", "tok-123")],
+                "a header name",
+            ),
+            (
+                "server: {http: {trusted_proxies: [10.0.0.1], identity_header: Authorization}}",
+                vec![("MCP_HTTP_TOKEN", "tok-123")],
+                "a header name",
+            ),
+        ] {
+            let e = serve(yaml, &env).unwrap_err().to_string();
+            assert!(e.contains(says), "{yaml}: {e}");
+            assert!(!e.contains("tok-123"), "{e}");
+        }
+    }
+
+    #[test]
     fn listen_forms() {
         for (text, want) in [
             ("localhost:0", "127.0.0.1:0"),
