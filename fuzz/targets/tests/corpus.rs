@@ -85,6 +85,11 @@ fn drift_corpus() {
 }
 
 #[test]
+fn gateway_corpus() {
+    replay("gateway", targets::gateway);
+}
+
+#[test]
 fn traceparent_corpus() {
     replay("traceparent", targets::traceparent);
 }
