@@ -462,7 +462,7 @@ impl Ledger {
             usage_estimated: false,
             request_id: None,
             trace: call.trace.map(|t| (t, span)),
-            arrival: call.arrival.clone(),
+            arrival: Box::new(call.arrival.clone()),
         };
         fill(&mut record);
         self.records.push_back(record);

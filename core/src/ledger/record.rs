@@ -121,8 +121,9 @@ pub struct CallRecord {
     pub request_id: Option<String>,
     /// The client's trace and this call's span in it.
     pub trace: Option<(TraceParent, [u8; 8])>,
-    /// The application, address and credential it came with.
-    pub arrival: Arrival,
+    /// The application, address and credential it came with (boxed: the record travels
+    /// in an output enum whose other variants are small).
+    pub arrival: Box<Arrival>,
 }
 
 #[derive(Serialize)]
