@@ -355,7 +355,6 @@ fn oauth_access() -> Access {
     let settings = crate::oauth::OAuthSettings::new("https://idp.example", "http://localhost/mcp");
     Access {
         oauth: Some(crate::serve::access::OAuthDoor::of(&settings)),
-        gateway: Default::default(),
         ..access()
     }
 }
@@ -433,7 +432,7 @@ fn a_refused_tokens_body_is_dropped_and_the_connection_goes_on() {
 #[test]
 fn a_pipelined_request_gets_its_own_time_after_a_long_exchange() {
     let a = access();
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     let first = post(PING, "");
     let (head, body) = first.split_at(20);
     c.feed(head.as_bytes());
@@ -468,7 +467,7 @@ fn refuse_token(c: &mut Connection) {
 fn a_refused_token_gets_one_response_whatever_its_body_does() {
     let a = oauth_access();
     // Its expectation is not met after the refusal.
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     let wire =
         bearer_post(PING).replace("Content-Length", "Expect: 100-continue\r\nContent-Length");
     c.feed(&wire.as_bytes()[..wire.find("\r\n\r\n").unwrap() + 4]);
@@ -483,7 +482,7 @@ fn a_refused_token_gets_one_response_whatever_its_body_does() {
         .unwrap()
         .is_empty());
     // A chunked body that passes the limit: closed, no 413.
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     let wire = bearer_post(PING).replace(
         &format!("Content-Length: {}", PING.len()),
         "Transfer-Encoding: chunked",
@@ -507,7 +506,7 @@ fn a_refused_token_gets_one_response_whatever_its_body_does() {
 #[test]
 fn a_refused_caller_waiting_to_send_its_body_is_answered_at_once() {
     let a = access();
-    let mut c = Connection::new(LIMITS, TIMEOUTS);
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     let wire = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 40\r\n\r\n";
     c.feed(wire.as_bytes());
     let bytes = written(c.step(t0(), &a, idle));
@@ -519,4 +518,32 @@ fn a_refused_caller_waiting_to_send_its_body_is_answered_at_once() {
         matches!(c.step(t0(), &a, idle), Step::Close),
         "no 100, and closed"
     );
+}
+
+#[test]
+fn a_verified_tokens_request_keeps_the_way_it_came_in() {
+    let mut a = oauth_access();
+    a.gateway = crate::serve::gateway::Gateway {
+        trusted: vec![crate::serve::gateway::Cidr::parse("10.0.0.0/8").unwrap()],
+        identity_header: Some("x-forwarded-user".into()),
+    };
+    let peer = "10.1.2.3".parse().unwrap();
+    let mut c = Connection::new(LIMITS, TIMEOUTS, Some(peer));
+    let wire = bearer_post(PING).replacen(
+        "\r\n\r\n",
+        "\r\nX-Forwarded-User: bob\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n",
+        1,
+    );
+    c.feed(wire.as_bytes());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
+    assert!(c.reply(ExchangeOut::Verified(ClientId::DEFAULT)).is_empty());
+    let Step::Exchange {
+        asked: Asked::Rpc { way, .. },
+    } = c.step(t0(), &a, idle)
+    else {
+        panic!("the verified request is not served");
+    };
+    assert_eq!(way.identity.as_deref(), Some("bob"));
+    assert_eq!(way.remote, Some("203.0.113.9".parse().unwrap()));
+    assert_eq!(way.credential, crate::serve::exchange::Credential::Gateway);
 }

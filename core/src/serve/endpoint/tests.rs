@@ -762,3 +762,59 @@ fn ready_is_not_said_before_the_server_told_its_state() {
     assert_eq!(status, 200);
     assert!(String::from_utf8_lossy(&body).contains("degraded"));
 }
+
+#[test]
+fn a_trusted_gateway_names_the_user_once_a_credential_passed() {
+    let mut a = access(Some("t0ken-for-tests"));
+    a.gateway = crate::serve::gateway::Gateway {
+        trusted: vec![crate::serve::gateway::Cidr::parse("10.0.0.0/8").unwrap()],
+        identity_header: Some("x-forwarded-user".into()),
+    };
+    let gateway: std::net::IpAddr = "10.0.0.2".parse().unwrap();
+    let stranger: std::net::IpAddr = "192.0.2.1".parse().unwrap();
+    let user = ("x-forwarded-user", "alice");
+    let auth = ("authorization", "Bearer t0ken-for-tests");
+    let way = |verdict: Verdict| match verdict {
+        Verdict::Read { way, .. } => way,
+        other => panic!("{other:?}"),
+    };
+    let r = request("POST", "/mcp", &[JSON, auth, user], PING);
+    let seen = way(judge(&r, &a, Some(gateway)));
+    assert_eq!(
+        (seen.identity.as_deref(), seen.credential),
+        (Some("alice"), Credential::Gateway)
+    );
+    assert_eq!(seen.remote, Some(gateway));
+    // Another peer: nobody, the token's own credential, flagged for the metric.
+    let seen = way(judge(&r, &a, Some(stranger)));
+    assert_eq!(
+        (seen.identity, seen.credential, seen.header_ignored),
+        (None, Credential::StaticToken, true)
+    );
+    // The header is no credential: without the token, 401 as ever.
+    let r = request("POST", "/mcp", &[JSON, user], PING);
+    let Verdict::Answer(Early::Refused { head, .. }) = judge(&r, &a, Some(gateway)) else {
+        panic!("not refused");
+    };
+    assert_eq!(head.status, 401);
+    // A malformed one from the gateway: 400 naming the header, never echoing it.
+    let r = request(
+        "POST",
+        "/mcp",
+        &[JSON, auth, ("x-forwarded-user", "t0ken-for-tests\u{7}")],
+        PING,
+    );
+    let (status, body) = responded(route_from(&r, &a, gateway));
+    assert_eq!(status, 400);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("x-forwarded-user"), "{message}");
+    assert!(!message.contains("t0ken"), "{message}");
+}
+
+/// [`route`] for a request from `peer`.
+fn route_from(request: &Request, access: &Access, peer: std::net::IpAddr) -> Routed {
+    match judge(request, access, Some(peer)) {
+        Verdict::Answer(early) => answer(request, early, None),
+        other => panic!("{other:?}"),
+    }
+}
