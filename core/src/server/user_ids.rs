@@ -7,10 +7,11 @@
 //! instances.
 //!
 //! The two are domain-separated, so neither says anything about the other. The cache
-//! key is per user because OpenAI routes by the prompt's prefix together with the key,
-//! and one key carrying every user's calls would overflow its machine (about 15 requests
-//! a minute, per OpenAI's prompt caching guide) while the same user's calls, which share
-//! the long system policy, stay on the machine that cached it.
+//! key is per user because OpenAI routes by the prompt's prefix together with the key
+//! (its prompt caching guide), and one key carrying every user's calls would spill over
+//! to other machines (past about 15 requests a minute, as OpenAI announced the routing;
+//! README, "What OpenAI is told"), while the same user's calls, which share the long
+//! system policy, stay on the machine that cached it.
 
 use crate::openai::UserIds;
 use crate::settings::TaskKey;
