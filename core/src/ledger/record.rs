@@ -224,3 +224,61 @@ pub(super) fn span_id(seed: u64, counter: u64) -> [u8; 8] {
     }
     z.to_be_bytes()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    #[test]
+    fn the_line_names_the_application_the_address_and_the_way_in() {
+        let long = "x".repeat(MAX_APP + 10);
+        let info = json!({"name": format!("app\u{1b}[31m{long}"), "version": 7});
+        let arrival = Arrival {
+            remote: Some("203.0.113.7".parse().unwrap()),
+            credential: Credential::Gateway,
+            ..Arrival::default()
+        }
+        .with_app(Some(&info));
+        let app = arrival.app.clone().unwrap();
+        assert_eq!(app.chars().count(), MAX_APP);
+        assert!(!app.contains('\u{1b}'), "control characters dropped: {app}");
+        assert_eq!(arrival.app_version, None, "a version that is no string");
+        let record = CallRecord {
+            unix_secs: 0,
+            tool: Tool::Answer,
+            version: ProtocolVersion::V2025_11_25,
+            transport: Transport::Http,
+            client: "x-forwarded-user:alice".into(),
+            task: false,
+            outcome: Outcome::Ok,
+            duration: Duration::ZERO,
+            attempts: 1,
+            upstream_status: None,
+            model: None,
+            usage: None,
+            cost: None,
+            usage_estimated: false,
+            request_id: None,
+            trace: None,
+            arrival: Box::new(arrival),
+        };
+        let line: Value = serde_json::from_str(&record.to_json()).unwrap();
+        assert_eq!(line["app"], json!(app));
+        assert_eq!(line["app_version"], Value::Null);
+        assert_eq!(line["remote"], "203.0.113.7");
+        assert_eq!(line["credential"], "gateway");
+        let stdio: Value = serde_json::from_str(
+            &CallRecord {
+                arrival: Box::default(),
+                ..record
+            }
+            .to_json(),
+        )
+        .unwrap();
+        assert_eq!(
+            (&stdio["remote"], &stdio["credential"]),
+            (&Value::Null, &json!("none"))
+        );
+    }
+}
