@@ -407,3 +407,76 @@ fn a_client_sees_only_its_own_tasks() {
         }
     }
 }
+
+/// A trusted gateway's identity is the call's client: its upstream body says which user
+/// by hash, its record names it with the way in; an untrusted peer's header is counted.
+#[test]
+fn a_gateways_identity_is_the_client_of_its_call_its_upstream_body_and_its_record() {
+    use crate::serve::exchange::{Credential, WayIn};
+    let mut config = Harness::keyed();
+    config.identity_header = Some("x-forwarded-user".into());
+    let key = config.tasks.key.clone();
+    let mut h = Harness::new(config);
+    let way = WayIn {
+        credential: Credential::Gateway,
+        remote: Some("203.0.113.7".parse().unwrap()),
+        identity: Some("alice".into()),
+        header_ignored: false,
+    };
+    h.feed(Input::Exchange {
+        id: ExchangeId(1),
+        asked: Asked::Rpc {
+            message: call(1, None),
+            version: Some(ProtocolVersion::V2025_11_25),
+            client: crate::clients::ClientId::DEFAULT,
+            trace: None,
+            way,
+        },
+    });
+    let sent = h.take_http().remove(0);
+    let body: Value = serde_json::from_slice(&sent.body).unwrap();
+    let expected = super::super::user_ids::user_ids(&key, "x-forwarded-user:alice");
+    assert_eq!(body["safety_identifier"], json!(expected.safety_identifier));
+    assert_eq!(body["prompt_cache_key"], json!(expected.prompt_cache_key));
+    h.reply(sent.attempt, 200, &fixture("response-no-search.json"), &[]);
+    let records = h.take_records();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].client, "x-forwarded-user:alice");
+    assert_eq!(records[0].arrival.credential, Credential::Gateway);
+    assert_eq!(
+        records[0].arrival.remote,
+        Some("203.0.113.7".parse().unwrap())
+    );
+
+    let ignored = WayIn {
+        credential: Credential::StaticToken,
+        header_ignored: true,
+        ..WayIn::default()
+    };
+    h.feed(Input::Exchange {
+        id: ExchangeId(2),
+        asked: Asked::Rpc {
+            message: json!({"jsonrpc":"2.0","id":2,"method":"ping"}),
+            version: Some(ProtocolVersion::V2025_11_25),
+            client: crate::clients::ClientId::DEFAULT,
+            trace: None,
+            way: ignored,
+        },
+    });
+    h.feed(Input::Exchange {
+        id: ExchangeId(3),
+        asked: Asked::Metrics,
+    });
+    let text = outs(&mut h)
+        .into_iter()
+        .find_map(|(x, out)| match (x, out) {
+            (3, ExchangeOut::Metrics(text)) => Some(String::from_utf8(text).unwrap()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        text.contains("openai_responses_mcp_identity_header_ignored_total 1"),
+        "{text}"
+    );
+    assert!(text.contains("client=\"x-forwarded-user:alice\""), "{text}");
+}
