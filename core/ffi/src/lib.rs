@@ -253,3 +253,6 @@ unsafe fn slice<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], 
     }
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,6 +4,7 @@
 //!
 //! Each function panics only when a checked property fails.
 
+mod abi;
 mod alloc;
 mod clients_file;
 mod config;
@@ -27,6 +28,7 @@ mod store_tasks;
 mod tasks;
 mod traceparent;
 
+pub use abi::abi;
 pub use alloc::alloc;
 pub use clients_file::clients_file;
 pub use config::config;

@@ -25,6 +25,11 @@ fn replay(target: &str, run: fn(&[u8])) {
 }
 
 #[test]
+fn abi_corpus() {
+    replay("abi", targets::abi);
+}
+
+#[test]
 fn alloc_corpus() {
     replay("alloc", targets::alloc);
 }
