@@ -224,4 +224,29 @@ fn a_python_host_runs_a_conversation_in_the_wasm_module() {
         .output()
         .unwrap();
     assert_conversation("the wasm host", &out, &fake);
+    // The module can do no IO: it imports the clock (read once), the random seed of the
+    // standard library's hash maps, and the panic path's writes and exit; nothing that
+    // opens a file or a socket.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let imports = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("module imports: "))
+        .unwrap_or_else(|| panic!("the wasm host named no imports:\n{stderr}"));
+    for import in imports.split(' ') {
+        let name = import
+            .strip_prefix("wasi_snapshot_preview1.")
+            .unwrap_or(import);
+        assert!(
+            [
+                "clock_time_get",
+                "random_get",
+                "fd_write",
+                "environ_get",
+                "environ_sizes_get",
+                "proc_exit"
+            ]
+            .contains(&name),
+            "the module imports {import}"
+        );
+    }
 }
