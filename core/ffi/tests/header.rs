@@ -3,6 +3,8 @@
 //! every constant the same value, and the header declares nothing else. (The layouts are
 //! checked by compiling the header with `cc`: `tests/hosts.rs`.)
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 
 const HEADER: &str = include_str!("../include/responses_mcp.h");
