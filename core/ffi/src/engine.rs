@@ -39,6 +39,9 @@ pub struct OrmEngine {
     clock: Clock,
     /// Attempts handed out by `START` and not yet reported `STARTED`.
     starting: BTreeSet<AttemptId>,
+    /// A `WRITE` was handed out and not yet reported `WRITTEN`: only then may it be, or
+    /// the driver would drop frames it has not handed out yet.
+    writing: bool,
     /// What the last `START` or `RECORD` points at, kept until the next call.
     url: Vec<u8>,
     data: Vec<u8>,
@@ -54,6 +57,7 @@ impl OrmEngine {
             driver: Driver::new(config),
             clock: Clock::new(),
             starting: BTreeSet::new(),
+            writing: false,
             url: Vec::new(),
             data: Vec::new(),
             error: String::new(),
@@ -74,6 +78,11 @@ impl OrmEngine {
             ORM_INPUT_START | ORM_INPUT_STDIN | ORM_INPUT_TIMEOUT | ORM_INPUT_SHUTDOWN
             | ORM_INPUT_STDIN_CLOSED => None,
             ORM_INPUT_WRITTEN => {
+                if !self.writing {
+                    return Err(invalid(
+                        "ORM_INPUT_WRITTEN without an ORM_ACTION_WRITE to report: report each write once, after doing it".into(),
+                    ));
+                }
                 if input.status > 1 {
                     return Err(invalid(format!(
                         "ORM_INPUT_WRITTEN's status is {}: give 1 (written) or 0 (the client's stream is closed)",
@@ -131,7 +140,10 @@ impl OrmEngine {
             ORM_INPUT_STDIN_CLOSED => self.driver.handle(now, Event::StdinClosed),
             ORM_INPUT_TIMEOUT => self.driver.handle(now, Event::Timeout),
             ORM_INPUT_SHUTDOWN => self.driver.handle(now, Event::Shutdown),
-            ORM_INPUT_WRITTEN => self.driver.written(now, input.status == 1),
+            ORM_INPUT_WRITTEN => {
+                self.writing = false;
+                self.driver.written(now, input.status == 1);
+            }
             _ => {
                 // ORM_INPUT_STARTED, checked above.
                 self.starting.remove(&attempt);
@@ -150,6 +162,7 @@ impl OrmEngine {
         loop {
             match self.driver.poll() {
                 Poll::Write(bytes) => {
+                    self.writing = true;
                     let mut action = OrmAction::of(ORM_ACTION_WRITE);
                     action.data = bytes.as_ptr();
                     action.data_len = bytes.len();

@@ -156,7 +156,10 @@ fn inputs_out_of_range_are_refused_and_change_nothing() {
     let engine = engine_with_defaults();
     for (bad, says) in [
         (input(99, 0, 0), "input kind 99 is unknown"),
-        (input(ORM_INPUT_WRITTEN, 0, 2), "give 1 (written) or 0"),
+        (
+            input(ORM_INPUT_WRITTEN, 0, 1),
+            "without an ORM_ACTION_WRITE to report",
+        ),
         (
             input(ORM_INPUT_STARTED, 7, 0),
             "attempt 7, which this engine is not waiting",
@@ -268,6 +271,22 @@ fn a_start_is_reported_once_and_its_handle_comes_back_once() {
     assert_eq!(write.kind, ORM_ACTION_WRITE);
     let reply = unsafe { std::slice::from_raw_parts(write.data, write.data_len) };
     assert!(String::from_utf8_lossy(reply).contains("\"id\":1"));
+    let odd = input(ORM_INPUT_WRITTEN, 0, 2);
+    assert_eq!(
+        unsafe { orm_engine_input(engine, 40, 1, &odd, null_mut()) },
+        ORM_ERR_INVALID
+    );
+    assert!(error(engine).contains("give 1 (written) or 0"));
+    let written = input(ORM_INPUT_WRITTEN, 0, 1);
+    assert_eq!(
+        unsafe { orm_engine_input(engine, 40, 1, &written, null_mut()) },
+        ORM_OK
+    );
+    // Reported once: a second report has no write to be about.
+    assert_eq!(
+        unsafe { orm_engine_input(engine, 40, 1, &written, null_mut()) },
+        ORM_ERR_INVALID
+    );
     unsafe { orm_engine_free(engine) };
 }
 
