@@ -3,7 +3,9 @@
 //! over real HTTP and whose answer is fed back): a C program compiled here with `cc`
 //! against the static library, Python through `ctypes` on the shared library, and the
 //! `wasm32-wasip1` module under Python's `wasmtime`. The judge is this file: what each
-//! host printed (the engine's writes) and what the fake received.
+//! host printed (the engine's writes) and what the fake received. Beside them: the
+//! structs' layouts as `cc` compiles the header, and the shared library's dynamic symbols
+//! against the header's functions.
 
 // A test runs programs, reads files and fails loudly; the core's sans-IO rules are not its.
 #![allow(
@@ -257,4 +259,35 @@ fn a_python_host_runs_a_conversation_in_the_wasm_module() {
             "the module imports {import}"
         );
     }
+}
+
+#[test]
+fn the_shared_library_exports_exactly_the_headers_functions() {
+    let header = include_str!("../include/responses_mcp.h");
+    // A prototype's name is the identifier before its `(`: `int32_t orm_engine_new(`.
+    let declared: std::collections::BTreeSet<&str> = header
+        .split('(')
+        .filter_map(|before| before.rsplit([' ', '*', '\n']).next())
+        .filter(|name| name.starts_with("orm_"))
+        .collect();
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(build_dir().join("libresponses_mcp_ffi.so"))
+        .output()
+        .expect("nm runs (binutils)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exported: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|name| name.starts_with("orm_"))
+        .map(str::to_owned)
+        .collect();
+    let declared: std::collections::BTreeSet<String> =
+        declared.into_iter().map(str::to_owned).collect();
+    assert_eq!(exported, declared);
+    assert_eq!(declared.len(), 9);
 }
