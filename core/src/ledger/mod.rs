@@ -18,7 +18,7 @@
 //! memory of the latest ids here, a claim in the store across instances; with a store,
 //! a run nobody claimed a minute after its task's end is swept by the next admission,
 //! charged its hold). Estimates come from what calls of the same profile cost lately
-//! ([`recent`]).
+//! (`recent.rs`).
 
 mod background;
 mod holds;

@@ -48,7 +48,7 @@ impl Transport {
 
 /// Where a call came from, as its log line says: the application calling, its address
 /// and the credential it was admitted with. Bounded: an application's name and version
-/// are cut to [`MAX_APP`] characters (they are the client's own words).
+/// are cut to `MAX_APP` (64) characters (they are the client's own words).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Arrival {
     /// `clientInfo.name`, from `initialize` (stdio) or a 2026-07-28 request's `_meta`.
@@ -66,7 +66,7 @@ pub const MAX_APP: usize = 64;
 
 impl Arrival {
     /// `clientInfo` (an MCP `Implementation`) as the arrival's application: its name and
-    /// version when they are strings, cut to [`MAX_APP`] characters, control characters
+    /// version when they are strings, cut to `MAX_APP` characters, control characters
     /// dropped.
     pub fn with_app(mut self, info: Option<&serde_json::Value>) -> Arrival {
         let field = |key: &str| {

@@ -1,5 +1,5 @@
 //! The endpoint: from a parsed HTTP request to either an answer now or an exchange for
-//! the server, and from the server's [`ExchangeOut`]s to the
+//! the server, and from the server's [`ExchangeOut`](super::exchange::ExchangeOut)s to the
 //! bytes of that exchange's response.
 //!
 //! `POST /mcp` carries one JSON-RPC message; `GET /health` says how the server is. The
@@ -127,7 +127,7 @@ pub fn answer(request: &Request, early: Early, id: Option<RequestId>) -> Routed 
 }
 
 /// The JSON-RPC message of an admitted `client`'s POST that came in `way`, read from its
-/// whole body (see [`exchange`]); `shown` quotes the request's own values in errors.
+/// whole body (see `exchange`); `shown` quotes the request's own values in errors.
 pub fn read(
     request: &Request,
     shown: &dyn Fn(&str) -> String,

@@ -37,7 +37,7 @@ pub const MAX_WAITING: usize = 16;
 pub const FOLLOW_EVERY: Duration = Duration::from_secs(2);
 
 /// Reads of followed responses nobody waits on in flight at once (each is a `GET` to
-/// OpenAI; the engine allows [`crate::calls::MAX_FETCHES`] reads in all).
+/// OpenAI; the engine allows `MAX_FETCHES` (64) reads in all).
 pub const MAX_FOLLOW_READS: usize = 8;
 
 /// A response's last known state.

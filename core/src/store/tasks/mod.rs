@@ -48,7 +48,7 @@ return {{'ok', 'lapsed'}}
 "
 );
 
-/// Reads a task, ending it first when it is an orphan (`ARGV`: as [`orphans_lua`]'s
+/// Reads a task, ending it first when it is an orphan (`ARGV`: as `orphans_lua`'s
 /// `ended` takes them): `{{'ok'}, fields}` or `{{'none'}}`.
 pub const READ_SCRIPT: &str = concat!(
     orphans_lua!(),
@@ -92,7 +92,7 @@ return {{'won'}}
 ";
 
 /// A page of a client's tasks (`ARGV`: the cursor's id or '', the page size, the task
-/// keys' prefix, how many entries to look at, then what [`orphans_lua`]'s `ended` takes):
+/// keys' prefix, how many entries to look at, then what `orphans_lua`'s `ended` takes):
 /// `{{'ok', next cursor or ''}, fields…}` or `{{'bad-cursor'}}`. Entries whose task
 /// expired are skipped; a page may hold fewer than the page size when many are, and then
 /// says where to go on. Orphans on the page are ended first.
