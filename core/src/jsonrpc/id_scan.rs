@@ -8,9 +8,12 @@
 //! request as one).
 //!
 //! The body must be one JSON object with at most one top-level `id` for an id to be
-//! found, as `serde_json` would read it: the scan checks the grammar it skips (strings
-//! and their escapes, numbers, literals, nesting, nothing after the object). Fuzz target
-//! `id_scan` holds it to `serde_json` on the whole body, cut into any pieces.
+//! found: the scan checks the grammar it skips (strings and their escapes, numbers,
+//! literals, nesting, nothing after the object). It checks less than `serde_json` only
+//! where checking would mean keeping more (the UTF-8 and surrogate pairs of strings it
+//! skips, nesting past `serde_json`'s 128 levels): such a body may still get its id
+//! echoed, never another id. Fuzz target `id_scan` holds it to `serde_json` on the whole
+//! body, cut into any pieces (UTF-8 bodies under 64 KiB).
 
 use super::RequestId;
 
