@@ -24,10 +24,16 @@ use std::process::{Command, Output};
 
 const KEY: &str = "sk-host-test-key";
 
-/// The folder the libraries are built into (`target/debug`): the test binary's parent's.
+/// The folder holding the libraries this test run built: the test binary's own
+/// (`target/debug/deps`, where `cargo test` leaves the crate's `cdylib` and `staticlib`
+/// beside it), else `target/debug` (where `cargo build` puts them).
 fn build_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+    let deps = exe.parent().unwrap().to_path_buf();
+    if deps.join("libresponses_mcp_ffi.a").exists() {
+        return deps;
+    }
+    deps.parent().unwrap().to_path_buf()
 }
 
 fn hosts_dir() -> PathBuf {
