@@ -3,6 +3,7 @@
 //! its body is read, and a flood of tokens naming unpublished keys neither holds memory
 //! nor keeps a caller with a known key waiting. Peak memory is read from `/proc`.
 
+use super::fleet::forged;
 use super::oauth::{server_opts, Provider, STATIC};
 use crate::fake_openai::{Action, FakeOpenAi};
 use crate::http_client::{listening, HttpConn};
@@ -216,28 +217,6 @@ pub fn refused_bodies_are_skipped_and_their_ids_never_built() {
         tools_list().to_string().as_bytes(),
     );
     assert_eq!(status, 200, "a real token after the flood: {reply}");
-}
-
-/// Base64url without padding.
-fn b64(text: &str) -> String {
-    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in text.as_bytes().chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-    out
-}
-
-/// A token signed by nobody, naming key `kid`.
-fn forged(kid: &str) -> String {
-    let header = b64(&format!(r#"{{"alg":"RS256","kid":"{kid}"}}"#));
-    format!("{header}.{}.{}", b64(r#"{"sub":"m"}"#), "A".repeat(342))
 }
 
 /// A flood of 1 MiB bodies from 24 connections, their tokens naming random unpublished

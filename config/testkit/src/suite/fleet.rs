@@ -534,7 +534,7 @@ fn b64(text: &str) -> String {
 }
 
 /// A token signed by nobody, naming key `kid`.
-fn forged(kid: &str) -> String {
+pub(super) fn forged(kid: &str) -> String {
     let header = b64(&format!(r#"{{"alg":"RS256","kid":"{kid}"}}"#));
     format!("{header}.{}.{}", b64(r#"{"sub":"m"}"#), "A".repeat(342))
 }
