@@ -186,7 +186,8 @@ impl Server {
         });
         if self.config.api.takes_user_ids() {
             let name = self.ledger.clients().name(client);
-            plan.plan.user = Some(super::user_ids::user_ids(&self.config.tasks.key, name));
+            let ids = self.user_ids.of(&self.config.tasks.key, client, name);
+            plan.plan.user = Some(ids.clone());
         }
         if let Some(ttl_ms) = task {
             let start = TaskStart {

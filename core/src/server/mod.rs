@@ -128,6 +128,8 @@ pub struct Server {
     /// How the HTTP request being dispatched came in (its address and credential),
     /// while `on_exchange` runs: what a call started for it records.
     arriving: crate::ledger::Arrival,
+    /// What OpenAI is told of each caller seen (`safety_identifier`, `prompt_cache_key`).
+    user_ids: user_ids::Known,
     /// The stdio session's `clientInfo`, from its `initialize`.
     session_app: Option<serde_json::Value>,
 }
@@ -170,6 +172,7 @@ impl Server {
             tracer,
             asking: None,
             arriving: crate::ledger::Arrival::default(),
+            user_ids: user_ids::Known::default(),
             session_app: None,
         }
     }

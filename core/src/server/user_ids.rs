@@ -13,9 +13,23 @@
 //! README, "What OpenAI is told"), while the same user's calls, which share the long
 //! system policy, stay on the machine that cached it.
 
+use crate::clients::ClientId;
 use crate::openai::UserIds;
 use crate::settings::TaskKey;
 use crate::tasks::sha256::hmac_sha256;
+use std::collections::BTreeMap;
+
+/// The ids of the callers seen so far: two MACs depend only on the caller, so each is
+/// made once, not on every call (as many as the roster has clients and identities).
+#[derive(Default)]
+pub(super) struct Known(BTreeMap<ClientId, UserIds>);
+
+impl Known {
+    /// The ids of `client`, named `name`, under `key`.
+    pub(super) fn of(&mut self, key: &TaskKey, client: ClientId, name: &str) -> &UserIds {
+        self.0.entry(client).or_insert_with(|| user_ids(key, name))
+    }
+}
 
 /// Bytes of each MAC sent, as hex: 128 bits, far from any collision among users.
 const SENT: usize = 16;
