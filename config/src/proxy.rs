@@ -15,6 +15,7 @@
 //! `http://`, `https://` and `socks5://` / `socks5h://`.
 
 use crate::resolve::{ConfigError, Env};
+use responses_mcp_core::serve::gateway::Cidr;
 use std::fmt;
 use std::net::IpAddr;
 
@@ -328,8 +329,8 @@ pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
                 return true;
             }
             if let Some(ip) = ip {
-                if let Some((net, bits)) = entry.split_once('/') {
-                    return in_range(ip, net, bits);
+                if entry.contains('/') {
+                    return Cidr::parse_widened(entry).is_ok_and(|net| net.contains(ip));
                 }
                 // `::1` and `0:0::1` are one address.
                 if let Ok(entry) = entry.parse::<IpAddr>() {
@@ -341,24 +342,6 @@ pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
                 None => host == entry,
             }
         })
-}
-
-/// Whether `ip` is in the range `net/bits`, of the same family.
-fn in_range(ip: IpAddr, net: &str, bits: &str) -> bool {
-    let (Ok(net), Ok(bits)) = (net.parse::<IpAddr>(), bits.parse::<u32>()) else {
-        return false;
-    };
-    match (ip, net) {
-        (IpAddr::V4(ip), IpAddr::V4(net)) if bits <= 32 => {
-            let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
-            u32::from(ip) & mask == u32::from(net) & mask
-        }
-        (IpAddr::V6(ip), IpAddr::V6(net)) if bits <= 128 => {
-            let mask = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
-            u128::from(ip) & mask == u128::from(net) & mask
-        }
-        _ => false,
-    }
 }
 
 fn bracketed(host: &str) -> String {

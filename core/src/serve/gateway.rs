@@ -43,36 +43,47 @@ impl Cidr {
     /// # Errors
     /// [`BadCidr`], naming the entry and what is wrong.
     pub fn parse(text: &str) -> Result<Cidr, BadCidr> {
+        let (cidr, exact) = Cidr::read(text)?;
+        if !exact {
+            return Err(bad(text, "the address has bits set past the prefix length"));
+        }
+        Ok(cidr)
+    }
+
+    /// As [`Cidr::parse`], but an address with bits past its prefix stands for its
+    /// network, as `NO_PROXY` readers take it (`10.1.2.3/8` is `10.0.0.0/8`).
+    ///
+    /// # Errors
+    /// [`BadCidr`], naming the entry and what is wrong.
+    pub fn parse_widened(text: &str) -> Result<Cidr, BadCidr> {
+        Cidr::read(text).map(|(cidr, _)| cidr)
+    }
+
+    /// The network `text` names, and whether the address had no bits past the prefix.
+    fn read(text: &str) -> Result<(Cidr, bool), BadCidr> {
         let entry = text.trim();
-        let bad = |why| BadCidr {
-            entry: entry.chars().take(64).collect(),
-            why,
-        };
         let (address, prefix) = match entry.split_once('/') {
             Some((a, p)) => (a, Some(p)),
             None => (entry, None),
         };
-        let network: IpAddr = address
+        let address: IpAddr = address
             .parse()
-            .map_err(|_| bad("not an IPv4 or IPv6 address"))?;
-        let bits = max_prefix(network);
+            .map_err(|_| bad(entry, "not an IPv4 or IPv6 address"))?;
+        let bits = max_prefix(address);
         let prefix = match prefix {
             None => bits,
             Some(p) => {
                 if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(bad("the prefix length is not a number"));
+                    return Err(bad(entry, "the prefix length is not a number"));
                 }
                 p.parse::<u8>()
                     .ok()
                     .filter(|p| *p <= bits)
-                    .ok_or_else(|| bad("the prefix length is longer than the address"))?
+                    .ok_or_else(|| bad(entry, "the prefix length is longer than the address"))?
             }
         };
-        let cidr = Cidr { network, prefix };
-        if masked(network, prefix) != network {
-            return Err(bad("the address has bits set past the prefix length"));
-        }
-        Ok(cidr)
+        let network = masked(address, prefix);
+        Ok((Cidr { network, prefix }, network == address))
     }
 
     /// Whether `address` is in this network. An IPv4 address written as IPv6
@@ -91,6 +102,13 @@ impl Cidr {
 impl fmt::Display for Cidr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.network, self.prefix)
+    }
+}
+
+fn bad(entry: &str, why: &'static str) -> BadCidr {
+    BadCidr {
+        entry: entry.trim().chars().take(64).collect(),
+        why,
     }
 }
 
