@@ -1,9 +1,9 @@
 //! The `id_scan` fuzz target.
 
-use responses_mcp_core::jsonrpc::{IdScan, RequestId, MAX_ID};
+use responses_mcp_core::jsonrpc::{weigh, IdScan, RequestId, MAX_DEPTH, MAX_ID, MAX_VALUES};
 use serde_json::Value;
 
-/// Arbitrary bytes as a refused caller's body, fed to the id scan in pieces whose sizes
+/// Arbitrary bytes as a refused caller's body (and, for `weigh`, an admitted one's), fed to the id scan in pieces whose sizes
 /// the first byte picks: it never panics, keeps no more than a bounded id, and finds
 /// exactly the id `serde_json` reads from the whole body when that id is an integer or a
 /// string of at most [`MAX_ID`] bytes (for UTF-8 bodies that are not a top-level array,
@@ -32,6 +32,28 @@ pub fn id_scan(data: &[u8]) {
     if comparable {
         assert_eq!(found, reference(body), "the id serde_json reads");
     }
+    // The weight an admitted caller's body is held to, before it is built: what it lets
+    // through builds at most MAX_VALUES values below the root, MAX_DEPTH deep.
+    if weigh(body).is_ok() {
+        if let Ok(value) = serde_json::from_slice::<Value>(body) {
+            let (values, depth) = shape(&value);
+            assert!(values <= MAX_VALUES + 1, "{values} values let through");
+            assert!(depth <= MAX_DEPTH, "{depth} levels let through");
+        }
+    }
+}
+
+/// Values in `value` (itself included) and the containers open at its deepest.
+fn shape(value: &Value) -> (usize, usize) {
+    let children: Vec<&Value> = match value {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(members) => members.values().collect(),
+        _ => return (1, 0),
+    };
+    children.into_iter().fold((1, 1), |(n, d), child| {
+        let (cn, cd) = shape(child);
+        (n + cn, d.max(cd + 1))
+    })
 }
 
 fn reference(body: &[u8]) -> Option<RequestId> {
