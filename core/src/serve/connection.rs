@@ -23,11 +23,8 @@ use super::endpoint::{
 };
 use super::exchange::{Asked, Caller, ExchangeOut, WayIn};
 use crate::clients::ClientId;
-use crate::http::{
-    Incoming, ReplyHead, Request, RequestError, RequestLimits, RequestReader, CONTINUE,
-};
-use crate::jsonrpc::{ErrorKind, IdScan, RpcError};
-use std::collections::VecDeque;
+use crate::http::{Incoming, Request, RequestLimits, RequestReader, CONTINUE};
+use crate::jsonrpc::IdScan;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
@@ -435,65 +432,14 @@ impl Connection {
     }
 }
 
-/// What the server said on one exchange, waiting for its connection to write it. Bounded:
-/// progress beyond [`MAILBOX`] is dropped (the next one says more); the reply always fits.
-#[derive(Debug, Default)]
-pub struct Mailbox {
-    outs: VecDeque<ExchangeOut>,
-}
+#[path = "connection/closing.rs"]
+mod closing;
+#[path = "connection/mailbox.rs"]
+mod mailbox;
 
-impl Mailbox {
-    /// Keeps `out` if the rule lets it in; whether it did.
-    pub fn push(&mut self, out: ExchangeOut) -> bool {
-        let kept = keeps(self.outs.len(), &out);
-        if kept {
-            self.outs.push_back(out);
-        }
-        kept
-    }
-
-    /// Everything waiting, oldest first.
-    pub fn take(&mut self) -> VecDeque<ExchangeOut> {
-        std::mem::take(&mut self.outs)
-    }
-
-    /// Whether nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.outs.is_empty()
-    }
-}
-
-/// The mailbox rule, for a host whose queue is its own: with `queued` outs waiting, is
-/// `out` kept? The reply (or the end) always is; progress only while there is room.
-pub fn keeps(queued: usize, out: &ExchangeOut) -> bool {
-    !matches!(out, ExchangeOut::Notification(_)) || queued + 1 < MAILBOX
-}
-
-/// The whole answer to a connection beyond the open-connection limit: 503 with
-/// `Retry-After`, then close.
-pub fn too_many_connections(retry_after_secs: u32) -> Vec<u8> {
-    let error = RpcError::new(
-        ErrorKind::Overloaded,
-        format!("the server has as many open connections as it takes: retry in {retry_after_secs} s, or reuse a kept-alive connection"),
-    );
-    ReplyHead::new(503, false)
-        .header("content-type", "application/json")
-        .header("retry-after", retry_after_secs.to_string())
-        .with_body(&error.envelope(None))
-}
-
-/// The answer to bytes that are not a request this server reads; the connection closes.
-fn refusal(e: &RequestError) -> Vec<u8> {
-    plain(e.status(), &e.to_string())
-}
-
-/// A closing response with a JSON-RPC error (no id) saying `message`.
-fn plain(status: u16, message: &str) -> Vec<u8> {
-    let error = RpcError::new(ErrorKind::InvalidRequest, message);
-    ReplyHead::new(status, false)
-        .header("content-type", "application/json")
-        .with_body(&error.envelope(None))
-}
+pub use closing::too_many_connections;
+use closing::{plain, refusal};
+pub use mailbox::{keeps, Mailbox};
 
 #[cfg(test)]
 #[path = "connection/tests.rs"]

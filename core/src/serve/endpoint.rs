@@ -221,38 +221,19 @@ pub fn judge(request: &Request, access: &Access, peer: Option<std::net::IpAddr>)
         identity: forwarded.identity,
         header_ignored: forwarded.ignored,
     };
-    if request.method != "POST" {
-        let head = ReplyHead::new(405, keep_alive).header("allow", "POST");
-        let message = format!(
-            "{} is not served: send each JSON-RPC message as a POST (this server keeps no sessions and opens no standalone streams)",
-            access.shown(&request.method)
-        );
-        let error = RpcError::new(ErrorKind::InvalidRequest, message);
-        return respond(rpc_error(head, None, error));
-    }
-    let json_body = request
-        .header("content-type")
-        .and_then(|t| t.split(';').next())
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
-    if !json_body {
-        let message = "the body must be JSON: send Content-Type: application/json";
-        return refuse(415, RpcError::new(ErrorKind::InvalidRequest, message));
-    }
-    let (takes_json, takes_stream) = accepts(request.header("accept"));
-    if !takes_json && !takes_stream {
-        let message = "the reply is application/json or text/event-stream: accept at least one";
-        return refuse(406, RpcError::new(ErrorKind::InvalidRequest, message));
-    }
-    Verdict::Read {
-        caller,
-        takes_stream,
-        way,
+    match posted_json(request, access) {
+        Ok(takes_stream) => Verdict::Read {
+            caller,
+            takes_stream,
+            way,
+        },
+        Err(refusal) => respond(refusal),
     }
 }
 
 /// A POST whose bearer token the server's gate must verify before its body is read: the
-/// exchange that asks it. Its end ([`super::exchange::ExchangeOut::Verified`], or a refusal) comes before
-/// any byte of the body is taken in.
+/// exchange that asks it. Its end ([`super::exchange::ExchangeOut::Verified`], or a
+/// refusal) comes before any byte of the body is taken in.
 pub fn verify(request: &Request, token: BearerToken, takes_stream: bool) -> Routed {
     let mut response = ExchangeResponse::new(request.keep_alive, takes_stream);
     response.head_only = request.method == "HEAD";
@@ -280,50 +261,6 @@ fn refused(request: &Request, access: &Access, denied: Denied) -> Early {
     }
     let error = RpcError::new(ErrorKind::InvalidRequest, denied.to_string());
     Early::Refused { head, error }
-}
-
-/// `GET /metrics`, under the same Host, Origin and token rules as `/mcp` (the figures
-/// say how the service is used, so they are not for anyone who can reach the port).
-fn metrics(request: &Request, access: &Access) -> Verdict {
-    let keep_alive = request.keep_alive;
-    let caller = match access.check(request) {
-        Ok(caller) => caller,
-        Err(denied) => {
-            let mut head = ReplyHead::new(denied.status(), keep_alive);
-            if let Denied::Token(_) = denied {
-                let challenge = access.oauth.as_ref().map_or_else(
-                    || Challenge::Missing.header(None),
-                    |door| door.challenge.clone(),
-                );
-                head = head.header("www-authenticate", challenge);
-            }
-            return Verdict::Answer(Early::Respond(
-                head.with_body(format!("{denied}\n").as_bytes()),
-            ));
-        }
-    };
-    // The figures name every client and identity and their spend: they are for the
-    // operators (the static token, a client the file marks `metrics: true`), not for
-    // every client or everyone who signs in.
-    let refused = match caller {
-        Caller::Bearer(_) => Some("the metrics are served to the static token (server.http.token_env), to a client the clients file marks `metrics: true`, or on the metrics listener (server.metrics_listen), not to an identity of the identity provider\n"),
-        Caller::Client(ClientId::DEFAULT) => None,
-        Caller::Client(client) if access.clients.as_ref().is_some_and(|c| c.reads_metrics(client)) => None,
-        Caller::Client(_) => Some("the metrics name every client and its spend: this client's token does not read them. Mark the client `metrics: true` in the clients file (server.http.clients_file) if it is an operator's, or scrape with the static token (server.http.token_env)\n"),
-    };
-    if let Some(message) = refused {
-        return Verdict::Answer(Early::Respond(
-            ReplyHead::new(403, keep_alive).with_body(message.as_bytes()),
-        ));
-    }
-    if request.method != "GET" && request.method != "HEAD" {
-        return Verdict::Answer(Early::Respond(
-            ReplyHead::new(405, keep_alive)
-                .header("allow", "GET")
-                .with_body(b""),
-        ));
-    }
-    Verdict::Answer(Early::Metrics)
 }
 
 /// A POST that passed the access and content checks: its JSON-RPC message, with its
@@ -431,34 +368,6 @@ fn modern_meta(message: &Value) -> Result<(), MetaError> {
     }
 }
 
-/// Whether an `Accept` value takes JSON, and an event stream. No header takes JSON only.
-fn accepts(accept: Option<&str>) -> (bool, bool) {
-    let Some(accept) = accept else {
-        return (true, false);
-    };
-    let mut takes = (false, false);
-    for range in accept.split(',') {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
-        let refused = parts.any(|p| {
-            p.trim()
-                .strip_prefix("q=")
-                .and_then(|q| q.trim().parse::<f32>().ok())
-                .is_some_and(|q| q <= 0.0)
-        });
-        if refused {
-            continue;
-        }
-        match media.as_str() {
-            "*/*" => takes = (true, true),
-            "application/*" | "application/json" => takes.0 = true,
-            "text/*" | "text/event-stream" => takes.1 = true,
-            _ => {}
-        }
-    }
-    takes
-}
-
 /// A response carrying a JSON-RPC error (without `id` when none could be read).
 fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {
     head.header("content-type", "application/json")
@@ -469,11 +378,17 @@ fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8>
 mod discovery;
 #[path = "endpoint/health.rs"]
 mod health;
+#[path = "endpoint/media.rs"]
+mod media;
+#[path = "endpoint/metrics.rs"]
+mod metrics;
 #[path = "endpoint/response.rs"]
 mod response;
 
 pub use discovery::NO_OAUTH;
 use discovery::{is_oauth_path, no_oauth, oauth_path};
+use media::posted_json;
+use metrics::metrics;
 
 pub use health::{health, ready, Health};
 pub use response::ExchangeResponse;

@@ -1,3 +1,4 @@
+use super::media::accepts;
 use super::*;
 use crate::http::{Incoming, Reader, RequestLimits, RequestReader};
 use crate::serve::access::{Token, LOOPBACK_NAMES};
