@@ -18,13 +18,7 @@ const ID_ELEMENTS: usize = 1_900_000;
 
 /// Peak resident memory of process `pid`, in KiB.
 fn peak_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .unwrap()
+    super::lifecycle::peak_rss_kib(pid).expect("the process's VmHWM")
 }
 
 /// A `tools/list` whose `id` is `shape` (an array or an object of ~3.8 MB).

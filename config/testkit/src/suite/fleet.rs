@@ -216,8 +216,8 @@ fn redis_command(port: u16, command: &str) -> String {
     String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
-/// Sends `signal` to process `pid`.
-fn signal(pid: u32, signal: &str) {
+/// Sends `signal` (`-TERM`, `-KILL`, `-STOP`, `-CONT`) to process `pid`.
+pub(super) fn signal(pid: u32, signal: &str) {
     let sent = std::process::Command::new("kill")
         .args([signal, &pid.to_string()])
         .status()
@@ -597,13 +597,7 @@ fn peak_under_bodies(addr: std::net::SocketAddr, pid: u32, token: impl Fn(usize)
         let status = sender.join().unwrap();
         assert!(status == 401 || status == 503, "{status}");
     }
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .unwrap()
+    super::lifecycle::peak_rss_kib(pid).expect("the process's VmHWM")
 }
 
 /// `/ready` comes back with the identity provider by itself, with no traffic but probes:

@@ -5,6 +5,7 @@
 //! tasks as failed within 30 s, telling their clients to call again; a frozen one that
 //! comes back does not revive them, and no longer counts them against `tasks.max_tasks`.
 
+use super::fleet::signal;
 use super::http::waits_for;
 use super::store::{gated_openai, legacy, task_call, task_id_of, task_request, Redis};
 use crate::fake_openai::FakeOpenAi;
@@ -30,15 +31,6 @@ fn replica(fake: &FakeOpenAi, port: u16, server: &str, tasks: &str) -> Mcp {
             .env("MCP_TASKS_SECRET", "one-secret-for-every-instance-0123")
             .arg("--debug"),
     )
-}
-
-/// Sends `signal` (`-TERM`, `-KILL`, `-STOP`, `-CONT`) to process `pid`.
-fn signal(pid: u32, signal: &str) {
-    let sent = std::process::Command::new("kill")
-        .args([signal, &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(sent.success());
 }
 
 /// A `tasks/result` of `task` sent on a connection of its own to `mcp`, read later; its

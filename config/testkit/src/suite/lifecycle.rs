@@ -215,7 +215,7 @@ pub fn closed_stdout_exits_quietly() {
 }
 
 /// Peak resident memory of a process, from /proc (Linux).
-fn peak_rss_kib(pid: u32) -> Option<u64> {
+pub(super) fn peak_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
