@@ -301,17 +301,7 @@ pub(crate) fn host_and_port(s: &str, default_port: u16) -> Option<(String, u16)>
 /// addresses, CIDR ranges such as `127.0.0.0/8` or `fd00::/8`; ports ignored) exempts
 /// the host of `base_url` from the proxy.
 pub fn bypasses_proxy(base_url: &str, no_proxy: &str) -> bool {
-    let after_scheme = base_url
-        .split_once("://")
-        .map_or(base_url, |(_, rest)| rest);
-    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(rest) = host_port.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        host_port.split(':').next().unwrap_or("")
-    }
-    .to_ascii_lowercase();
+    let host = crate::base_url::host_of(base_url);
     let ip = host.parse::<IpAddr>().ok();
     no_proxy
         .split(',')
