@@ -77,7 +77,8 @@ pub enum TraceError {
 pub const SERVICE_NAME: &str = "openai-responses-mcp";
 
 /// How long one export may take unless a variable says otherwise: the OTLP exporter
-/// specification's default (10 s).
+/// specification's default (10 s; opentelemetry.io/docs/specs/otel/protocol/exporter,
+/// `OTEL_EXPORTER_OTLP_TIMEOUT`, read 2026-11-29).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest export timeout taken, in milliseconds: an export that never ends must not

@@ -44,7 +44,8 @@ pub struct RequestPlan {
 
 /// `safety_identifier` and `prompt_cache_key`: keyed hashes of the caller's identity,
 /// made by the server (`server/user_ids.rs`), each at most 64 characters as OpenAI's
-/// `safety_identifier` must be.
+/// `safety_identifier` must be (`CreateResponse` in OpenAI's OpenAPI description, and
+/// help.openai.com/en/articles/5428082 on safety identifiers, read 2026-11-29).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UserIds {
     /// Lets OpenAI tell one abusive user from the organisation.
