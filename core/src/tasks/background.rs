@@ -24,11 +24,14 @@
 //! `deferred`; at most [`MAX_FOLLOW_READS`] reads for followed responses nobody waits on
 //! are in flight, and those refused for it are read first as those end.
 
-use super::{Outcome, Status};
 use crate::io::after;
 use crate::timers::Timers;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
+
+#[path = "background/said.rs"]
+mod said;
+pub use said::{ReadEnd, Seen, Served, Want};
 
 /// Requests one response may hold waiting.
 pub const MAX_WAITING: usize = 16;
@@ -39,52 +42,6 @@ pub const FOLLOW_EVERY: Duration = Duration::from_secs(2);
 /// Reads of followed responses nobody waits on in flight at once (each is a `GET` to
 /// OpenAI; the engine allows `MAX_FETCHES` (64) reads in all).
 pub const MAX_FOLLOW_READS: usize = 8;
-
-/// A response's last known state.
-#[derive(Clone, Debug)]
-pub struct Seen {
-    /// Where the task is (`completed` or `failed` by the JSON-RPC rule: how an era names
-    /// an ended task is decided when a request is answered).
-    pub status: Status,
-    /// Its result, once it ended.
-    pub outcome: Option<Outcome>,
-    /// When the state was learned, Unix seconds.
-    pub updated: u64,
-    /// When the state was learned.
-    pub read_at: Instant,
-}
-
-/// What a waiting request wants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Want {
-    /// The state now (`tasks/get`).
-    State,
-    /// The end (`tasks/result`): it waits while the task works.
-    End,
-}
-
-/// What to do with a request.
-#[derive(Debug)]
-pub enum Served<P> {
-    /// Answer it now with this state.
-    Answer(P, Seen),
-    /// It waits for a read.
-    Parked,
-    /// Too many requests wait on this response already.
-    TooMany(P),
-}
-
-/// How a read ended.
-#[derive(Debug)]
-pub enum ReadEnd {
-    /// The response's state.
-    State(Seen),
-    /// No state; `again` when reading later may help (a transient failure).
-    Failed {
-        /// Whether the failure may pass.
-        again: bool,
-    },
-}
 
 /// The poll schedule. `P` is a waiting request, opaque here.
 pub struct Polls<P> {

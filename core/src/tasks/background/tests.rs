@@ -1,6 +1,7 @@
 //! The poll schedule alone: reads, pace, failures, bounds.
 
 use super::*;
+use crate::tasks::Status;
 
 const PACE: Duration = Duration::from_secs(2);
 
