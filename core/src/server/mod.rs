@@ -15,6 +15,7 @@
 //! aborted are normal and ignored. [`crate::Driver`] does this bookkeeping for a host.
 
 mod batch;
+mod closing;
 mod dispatch;
 mod exchanges;
 pub mod io;
@@ -39,6 +40,7 @@ use crate::framing::Framer;
 use crate::jsonrpc::Reply;
 use crate::mcp::ProtocolVersion;
 use crate::routing::{Context, ReplyTo};
+use closing::Closing;
 use std::collections::BTreeMap;
 use std::time::Instant;
 use subscriptions::Subscriptions;
@@ -53,33 +55,6 @@ enum Session {
     AwaitingInit,
     Ready(ProtocolVersion),
 }
-
-/// Why the server is on its way out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Closing {
-    /// Stdin closed: no more requests can come.
-    StdinClosed,
-    /// SIGINT/SIGTERM while serving HTTP ([`Input::Drain`]).
-    Draining,
-}
-
-impl Closing {
-    /// Why calls still running at the end of the grace are stopped.
-    fn reason(self) -> &'static str {
-        match self {
-            Closing::StdinClosed => {
-                "the server is shutting down (stdin closed) and the call did not finish in time"
-            }
-            Closing::Draining => {
-                "the server is shutting down (it was asked to stop) and the call did not finish in time"
-            }
-        }
-    }
-}
-
-/// The most of the shutdown grace kept, with a shared store, for writing the ends of the
-/// tasks whose calls it stops (a quarter of the grace when that is less).
-const STORE_SHARE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The MCP server. See the module docs for the driving loop.
 pub struct Server {
@@ -271,13 +246,7 @@ impl Server {
             let grace = self.config.shutdown_grace;
             let end = after(now.instant, grace);
             self.grace_deadline = Some(end);
-            // With a store, the last of the grace is kept for writing the stopped
-            // tasks' ends there, so that the exit stays within the grace.
-            let share = match self.config.store {
-                Some(_) => (grace / 4).min(STORE_SHARE),
-                None => std::time::Duration::ZERO,
-            };
-            self.calls_cut = Some(end.checked_sub(share).unwrap_or(end));
+            self.calls_cut = Some(closing::calls_cut(end, grace, self.config.store.is_some()));
         }
     }
 
