@@ -4,15 +4,15 @@
 //! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `tasks/update` served from
 //! the bounded store ([`crate::tasks`]).
 
-use super::{Desk, DeskOut, Due, Floor};
-use crate::calls::{CallEngine, Refused};
-use crate::clients::{ClientId, Clients};
+use super::{Desk, DeskOut, Due, IfRefused, Start, Starting};
+use crate::calls::{CallKey, Refused};
+use crate::clients::ClientId;
 use crate::io::Now;
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::mcp::shape::TaskError;
 use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
-use crate::routing::{Asker, Caller, Context, Dispatched, ReplyTo, TaskStart};
+use crate::routing::{Asker, Caller, Dispatched, ReplyTo, TaskStart};
 use crate::tasks::{Status, Unknown};
 use serde_json::Value;
 use std::time::Duration;
@@ -26,7 +26,7 @@ pub(super) const PAGE: usize = 50;
 pub(super) const MAX_WAITERS: usize = 16;
 
 /// The answer to a task-augmented call the engine refused: as the plain call's would be.
-fn task_refused(
+pub(super) fn task_refused(
     refused: Refused,
     request_id: &RequestId,
     version: ProtocolVersion,
@@ -41,16 +41,15 @@ fn task_refused(
 }
 
 impl Desk {
-    /// Starts `call` as a task of this instance living `ttl_ms` (default when `None`) and
-    /// answers with its handle; a refusal is answered as the plain call's would be.
+    /// Creates a task of this instance living `ttl_ms` (default when `None`) for `call`,
+    /// whose start it emits; answered in [`Desk::on_task_started`] or, refused, in
+    /// [`Desk::on_refused`] as the plain call's would be.
     pub(super) fn start_local(
         &mut self,
         now: Now,
-        floor: Floor<'_>,
         (request_id, reply_to, version): (RequestId, ReplyTo, ProtocolVersion),
         start: TaskStart,
     ) -> Dispatched {
-        let poll = self.advertised_poll(now.unix_secs);
         let task_id = match self.tasks.create(now, start.ttl_ms, start.client) {
             Ok(task) => task.id.clone(),
             Err(full) => {
@@ -71,29 +70,8 @@ impl Desk {
             span: start.span,
             arrival: start.arrival,
         };
-        let started = floor.calls.start_for_task(
-            now,
-            Context::Call(caller),
-            start.plan,
-            start.progress,
-            start.today,
-        );
-        let key = match started {
-            Ok(key) => key,
-            Err(refused) => {
-                self.tasks.discard(&task_id);
-                let answer = task_refused(refused, &request_id, version);
-                return Dispatched::answer(request_id, answer);
-            }
-        };
-        let Ok(task) = self.tasks.get(&task_id) else {
-            return Dispatched::Pending;
-        };
-        task.call = Some(key);
-        // Never past the task's life: its handle must still serve when given.
-        let window = self.settings.answer_within.min(task.ttl);
         let asker = Asker {
-            id: request_id,
+            id: request_id.clone(),
             reply_to,
             method: "tools/call",
             tool: Some(start.tool.name()),
@@ -101,18 +79,53 @@ impl Desk {
             received: now.instant,
             span: start.span,
         };
+        self.starting = Some((task_id.clone(), asker));
+        self.emit.push(DeskOut::Start(Box::new(Start {
+            work: Starting::Call {
+                caller,
+                progress: start.progress,
+            },
+            plan: start.plan,
+            today: start.today,
+            if_refused: IfRefused::Answer {
+                id: request_id,
+                version,
+                task: Some(task_id),
+            },
+        })));
+        Dispatched::Pending
+    }
+
+    /// The engine runs task `task_id`'s call as `key`: `asker` gets the task's handle, or,
+    /// from a modern client, is held for the call's result a moment first.
+    pub(super) fn started_local(
+        &mut self,
+        now: Now,
+        task_id: &str,
+        key: CallKey,
+        asker: Asker,
+    ) -> Dispatched {
+        let poll = self.advertised_poll(now.unix_secs);
+        let Ok(task) = self.tasks.get(task_id) else {
+            return Dispatched::Pending;
+        };
+        task.call = Some(key);
+        let owner = task.owner;
+        // Never past the task's life: its handle must still serve when given.
+        let window = self.settings.answer_within.min(task.ttl);
+        let version = asker.version;
         if version.is_modern() && !window.is_zero() {
             // The client takes a result or a task: it gets the result if the call ends
             // within the window, else its task at the window's end.
             let until = now.instant + window;
-            self.timers.schedule(Due::Window(task_id.clone()), until);
-            self.held.hold(task_id, asker, until);
+            self.timers.schedule(Due::Window(task_id.to_owned()), until);
+            self.held.hold(task_id.to_owned(), asker, until);
             return Dispatched::Pending;
         }
         let result = shape::create_task_result(task, poll, version);
         log::debug!("task {task_id} created");
-        let owner = floor.ledger.clients().name(start.client);
-        match self.share_new_task((&task_id, now.instant), owner, Some((asker, Ok(result)))) {
+        let owner = self.emit.name(owner).to_owned();
+        match self.share_new_task((task_id, now.instant), &owner, Some((asker, Ok(result)))) {
             Some((asker, result)) => Dispatched::answer(asker.id, result),
             None => Dispatched::Pending,
         }
@@ -123,7 +136,6 @@ impl Desk {
     pub(super) fn local_request(
         &mut self,
         now: Now,
-        floor: Floor<'_>,
         (asker, method): (Asker, Method),
         task_id: &str,
         client: ClientId,
@@ -165,7 +177,7 @@ impl Desk {
                     Err(error.error())
                 }
             }
-            Method::TasksCancel => Ok(self.cancel_local(now, floor.calls, task_id, version)),
+            Method::TasksCancel => Ok(self.cancel_local(now, task_id, version)),
             other => Err(shape::method_not_found(other.as_str(), version)),
         };
         Dispatched::answer(asker.id, result)
@@ -193,18 +205,12 @@ impl Desk {
     }
 
     /// `tasks/cancel` of a working task: its call stops, its waiters hear it.
-    fn cancel_local(
-        &mut self,
-        now: Now,
-        calls: &mut CallEngine<Context>,
-        task_id: &str,
-        version: ProtocolVersion,
-    ) -> Value {
+    fn cancel_local(&mut self, now: Now, task_id: &str, version: ProtocolVersion) -> Value {
         let (call, waiters) = self
             .tasks
             .cancel(task_id, now.unix_secs, "cancelled by the client");
         if let Some(key) = call {
-            calls.cancel(now, &key);
+            self.emit.cancel(key);
         }
         self.answer_waiters(waiters, task_id, None);
         log::debug!("task {task_id} cancelled");
@@ -223,7 +229,6 @@ impl Desk {
         &mut self,
         task_id: &str,
         outcome: Result<Value, RpcError>,
-        clients: &Clients,
         creator: (ReplyTo, ProtocolVersion),
     ) {
         if let Some(held) = self.held.release(task_id) {
@@ -236,27 +241,22 @@ impl Desk {
         let ending = Ending::of(&outcome, creator.1);
         let waiters = self.tasks.finish(
             task_id,
-            self.latest_unix,
+            self.emit.unix,
             outcome,
             (ending.status, ending.message),
         );
         let outcome = self.tasks.get(task_id).ok().and_then(|t| t.outcome.clone());
         self.answer_waiters(waiters, task_id, outcome.as_ref());
-        self.share_task_end(task_id, clients);
+        self.share_task_end(task_id);
         self.notify_task(task_id, creator);
     }
 
     /// A task's call ended without an outcome (cancelled, or stopped at shutdown).
-    pub(super) fn drop_local(
-        &mut self,
-        task_id: &str,
-        clients: &Clients,
-        creator: (ReplyTo, ProtocolVersion),
-    ) {
+    pub(super) fn drop_local(&mut self, task_id: &str, creator: (ReplyTo, ProtocolVersion)) {
         if let Some(held) = self.held.release(task_id) {
             self.prune_timers();
             self.tasks.discard(task_id);
-            self.out.push_back(DeskOut::Unanswered(held.reply_to));
+            self.emit.push(DeskOut::Unanswered(held.reply_to));
             return;
         }
         if self
@@ -267,30 +267,25 @@ impl Desk {
             // Ended by another instance (its lease had lapsed): nothing more to write.
             return;
         }
-        let at = self.latest_unix;
+        let at = self.emit.unix;
         let (_, waiters) = self.tasks.cancel(task_id, at, "stopped before it finished");
         self.answer_waiters(waiters, task_id, None);
-        self.share_task_end(task_id, clients);
+        self.share_task_end(task_id);
         self.notify_task(task_id, creator);
     }
 
     /// Answers the held calls whose window ended (at `now`) with their tasks.
-    pub(super) fn release_held(
-        &mut self,
-        now: std::time::Instant,
-        windows: Vec<(String, Asker)>,
-        clients: &Clients,
-    ) {
+    pub(super) fn release_held(&mut self, now: std::time::Instant, windows: Vec<(String, Asker)>) {
         let poll = self.poll_schedule();
         for (task_id, held) in windows {
             let Ok(task) = self.tasks.get(&task_id) else {
                 continue;
             };
             let result = shape::create_task_result(task, poll(task.created), held.version);
-            let owner = clients.name(task.owner);
+            let owner = self.emit.name(task.owner).to_owned();
             log::debug!("task {task_id} created (its call outlived the answer window)");
             if let Some((held, result)) =
-                self.share_new_task((&task_id, now), owner, Some((held, Ok(result))))
+                self.share_new_task((&task_id, now), &owner, Some((held, Ok(result))))
             {
                 self.reply(held, result);
             }
@@ -299,12 +294,7 @@ impl Desk {
 
     /// The client of held calls left before hearing of their tasks: nobody can reach
     /// those tasks, so their calls stop.
-    pub(super) fn forget_held(
-        &mut self,
-        now: Now,
-        calls: &mut CallEngine<Context>,
-        reply_to: ReplyTo,
-    ) {
+    pub(super) fn forget_held(&mut self, reply_to: ReplyTo) {
         let released = self.held.release_all(reply_to);
         if !released.is_empty() {
             self.prune_timers();
@@ -312,7 +302,7 @@ impl Desk {
         for task_id in released {
             if let Ok(task) = self.tasks.get(&task_id) {
                 if let Some(key) = task.call.take() {
-                    calls.cancel(now, &key);
+                    self.emit.cancel(key);
                 }
             }
             self.tasks.discard(&task_id);
@@ -327,16 +317,16 @@ impl Desk {
 
     /// The advertised poll interval by a task's creation time, as of the latest input.
     pub(super) fn poll_schedule(&self) -> impl Fn(u64) -> Duration {
-        let (now, ceiling) = (self.latest_unix, self.settings.poll_interval);
+        let (now, ceiling) = (self.emit.unix, self.settings.poll_interval);
         move |created| crate::tasks::poll_interval(now.saturating_sub(created), ceiling)
     }
 
     /// Drops the tasks whose ttl ran out, stopping their calls.
-    pub(super) fn expire_local(&mut self, now: Now, calls: &mut CallEngine<Context>) {
+    pub(super) fn expire_local(&mut self, now: Now) {
         for expired in self.tasks.expire(now.instant) {
             log::debug!("task {} expired", expired.id);
             if let Some(key) = expired.call {
-                calls.cancel(now, &key);
+                self.emit.cancel(key);
             }
             let error = TaskError::NotFound {
                 task_id: &expired.id,
@@ -369,7 +359,7 @@ impl Desk {
         let poll = self.poll_schedule();
         if let Ok(task) = self.tasks.get(task_id) {
             let note = shape::task_status_notification(task, poll(task.created), version);
-            self.out.push_back(DeskOut::Notify(note));
+            self.emit.push(DeskOut::Notify(note));
         }
     }
 }

@@ -20,9 +20,11 @@
 //!                          poll_timeout() ◀───── next deadline
 //! ```
 //!
-//! What the desk needs of its neighbours at once (starting or stopping a call in the
-//! engine, a cost the ledger counts, a client's name) it is lent as a [`Floor`] for the
-//! one move; what it answers, it queues, and the server routes it in one place.
+//! It is lent nothing: what it wants of its neighbours (a reply, work started or stopped
+//! in the call engine, a count in the ledger) it emits as a [`DeskOut`], which the
+//! server drains in order after each move; the engine's refusal of work comes back as an
+//! input ([`Desk::on_refused`]), and a started task call's key too
+//! ([`Desk::on_task_started`]). The clients' names come with the requests.
 //!
 //! | backend | chosen when | file |
 //! |---|---|---|
@@ -31,46 +33,29 @@
 //! | shared | a store is configured | [`shared`] |
 
 mod background;
+mod emit;
 mod held;
 mod local;
 mod shared;
 
-use crate::calls::CallEngine;
+use crate::calls::{CallKey, Refused};
 use crate::clients::ClientId;
 use crate::io::{ExchangeId, Now};
 use crate::jsonrpc::{Request, RpcError};
-use crate::ledger::Ledger;
 use crate::mcp::failure::Wording;
 use crate::mcp::shape::TaskError;
 use crate::mcp::{Method, ProtocolVersion};
-use crate::routing::{Asker, Context, Dispatched, ReplyTo, TaskStart};
+use crate::routing::{Asker, Dispatched, ReplyTo, TaskStart};
 use crate::settings::{ServerConfig, TaskSettings};
 use crate::store::{StoreId, StoreOp};
 use crate::timers::Timers;
 use serde_json::Value;
-use std::collections::VecDeque;
 use std::time::Instant;
 
+pub(crate) use emit::{Charge, DeskOut, IfRefused, Start, Starting};
+use emit::{Emit, RunEnd};
 pub(crate) use local::Waiter;
 pub(crate) use shared::SharedTasks;
-
-/// What the desk hands back to the server, in order.
-#[derive(Debug)]
-pub(crate) enum DeskOut {
-    /// The late reply to a request (counted once, with how long it waited).
-    Reply(Asker, Result<Value, RpcError>),
-    /// A request that ends without a reply (a held call whose call was stopped).
-    Unanswered(ReplyTo),
-    /// A notification frame for the stdio client (`notifications/tasks/status`).
-    Notify(Value),
-}
-
-/// The neighbours a desk move may use at once: the engine that runs calls, and the ledger
-/// that counts them and names their clients.
-pub(crate) struct Floor<'a> {
-    pub calls: &'a mut CallEngine<Context>,
-    pub ledger: &'a mut Ledger,
-}
 
 /// A deadline the desk keeps: a held call's window, a shared task's re-read, or the
 /// renewal of this instance's lease on its shared tasks.
@@ -103,9 +88,12 @@ pub(crate) struct Desk {
     /// The held windows and the shared re-reads (the task store and the polls keep their
     /// own heaps, as sub-machines with tests of their own).
     timers: Timers<Due>,
-    out: VecDeque<DeskOut>,
-    /// The wall-clock time of the latest input, Unix seconds.
-    latest_unix: u64,
+    /// What the desk wants done, and the names of its tasks' clients.
+    emit: Emit,
+    /// The request whose task's call is being started, answered once the engine took it.
+    starting: Option<(String, Asker)>,
+    /// What a background run's tokens cost ([`crate::ledger::price`]).
+    prices: (crate::openai::pricing::Prices, u64),
     /// The server is stopping the calls left at the end of its grace: their tasks fail,
     /// telling their clients to call again.
     stopping: bool,
@@ -137,26 +125,69 @@ impl Desk {
                 SharedTasks::new(crate::store::tasks::lease::holder(seed))
             }),
             timers: Timers::default(),
-            out: VecDeque::new(),
-            latest_unix: 0,
+            emit: Emit::default(),
+            starting: None,
+            prices: (
+                config.prices.clone(),
+                config.tasks.background_price_percent(),
+            ),
             stopping: false,
         }
     }
 
     /// A task-augmented `tools/call`: a background task when background mode is on, else
     /// a task of this instance (shared through the store when there is one).
+    /// `name` is the name of the client that asks.
     pub(crate) fn start(
         &mut self,
         now: Now,
-        floor: Floor<'_>,
+        name: &str,
         asked: (crate::jsonrpc::RequestId, ReplyTo, ProtocolVersion),
         start: TaskStart,
     ) -> Dispatched {
-        self.latest_unix = now.unix_secs;
+        self.emit.unix = now.unix_secs;
+        self.emit.learn(start.client, name);
         if self.settings.background {
-            self.start_background(now, floor, asked, start)
+            self.start_background(now, asked, start)
         } else {
-            self.start_local(now, floor, asked, start)
+            self.start_local(now, asked, start)
+        }
+    }
+
+    /// The engine took task `task_id`'s call as `key`: the request that asked for it is
+    /// answered with its task, or held for a moment for its result.
+    pub(crate) fn on_task_started(&mut self, now: Now, task_id: &str, key: CallKey) -> Dispatched {
+        match self.starting.take() {
+            Some((id, asker)) if id == task_id => self.started_local(now, task_id, key, asker),
+            _ => Dispatched::Pending,
+        }
+    }
+
+    /// The engine had no room for work the desk emitted: the answer to the request being
+    /// handled, if the work was its.
+    pub(crate) fn on_refused(
+        &mut self,
+        now: Now,
+        if_refused: IfRefused,
+        refused: Refused,
+    ) -> Option<Dispatched> {
+        match if_refused {
+            IfRefused::Answer { id, version, task } => {
+                let answer = match task {
+                    Some(task_id) => {
+                        self.starting = None;
+                        self.tasks.discard(&task_id);
+                        local::task_refused(refused, &id, version)
+                    }
+                    None => background::refusal(refused, version),
+                };
+                Some(Dispatched::answer(id, answer))
+            }
+            IfRefused::ReadLater(id) => {
+                // Every fetch slot is taken: the waiters are served at the next poll.
+                self.background.read_refused(now.instant, &id);
+                None
+            }
         }
     }
 
@@ -166,13 +197,14 @@ impl Desk {
     pub(crate) fn on_request(
         &mut self,
         now: Now,
-        floor: Floor<'_>,
+        name: &str,
         request: Request,
         method: Method,
         (reply_to, client, version): (ReplyTo, ClientId, ProtocolVersion),
         span: Option<crate::spans::SpanStart>,
     ) -> Dispatched {
-        self.latest_unix = now.unix_secs;
+        self.emit.unix = now.unix_secs;
+        self.emit.learn(client, name);
         let asker = Asker {
             id: request.id.clone(),
             reply_to,
@@ -183,7 +215,7 @@ impl Desk {
             span,
         };
         if method == Method::TasksList && self.shared.is_some() {
-            return self.shared_list(asker, &request.params, floor.ledger.clients().name(client));
+            return self.shared_list(asker, &request.params, name);
         }
         if method == Method::TasksList {
             let result = self.list_local(&request.params, version, client);
@@ -200,13 +232,12 @@ impl Desk {
         };
         if let Ok(reference) = self.tasks.open_background(&task_id) {
             let of = (reference, task_id.as_str(), client);
-            return self.background_request(now, floor, (asker, method), of);
+            return self.background_request(now, (asker, method), of);
         }
         if self.shared.is_some() && method != Method::TasksUpdate {
-            let owner = floor.ledger.clients().name(client).to_owned();
-            return self.shared_request(now, (asker, method), task_id, owner);
+            return self.shared_request(now, (asker, method), task_id, name.to_owned());
         }
-        self.local_request(now, floor, (asker, method), &task_id, client)
+        self.local_request(now, (asker, method), &task_id, client)
     }
 
     /// The call of task `task_id` ended: with `outcome` (`None`: stopped without one).
@@ -216,10 +247,9 @@ impl Desk {
         unix: u64,
         task_id: &str,
         outcome: Option<Result<Value, RpcError>>,
-        clients: &crate::clients::Clients,
         creator: (ReplyTo, ProtocolVersion),
     ) {
-        self.latest_unix = unix;
+        self.emit.unix = unix;
         // A call stopped at the end of the grace: its task fails, and says why.
         let outcome = if self.stopping {
             Some(Err(TaskError::InstanceStopped.error()))
@@ -227,8 +257,8 @@ impl Desk {
             outcome
         };
         match outcome {
-            Some(outcome) => self.finish_local(task_id, outcome, clients, creator),
-            None => self.drop_local(task_id, clients, creator),
+            Some(outcome) => self.finish_local(task_id, outcome, creator),
+            None => self.drop_local(task_id, creator),
         }
     }
 
@@ -247,8 +277,8 @@ impl Desk {
 
     /// Time passed: held windows end, tasks expire, shared tasks are read again and
     /// background responses polled.
-    pub(crate) fn on_timeout(&mut self, now: Now, floor: Floor<'_>) {
-        self.latest_unix = now.unix_secs;
+    pub(crate) fn on_timeout(&mut self, now: Now) {
+        self.emit.unix = now.unix_secs;
         let mut windows = Vec::new();
         let mut rechecks = Vec::new();
         let mut renew = false;
@@ -277,30 +307,30 @@ impl Desk {
         }
         self.prune_timers();
         // A window that ends with its task's life answers with the task first.
-        self.release_held(now.instant, windows, floor.ledger.clients());
-        self.expire_local(now, floor.calls);
+        self.release_held(now.instant, windows);
+        self.expire_local(now);
         for task_id in rechecks {
             self.reread(&task_id);
         }
         self.background.handle_timeout(now.instant);
-        self.start_reads(now, floor.calls);
+        self.start_reads(now);
     }
 
     /// The client of exchange `x` went away: its waiting requests wait no more, and the
     /// calls of the tasks it never heard of stop.
-    pub(crate) fn forget(&mut self, now: Now, calls: &mut CallEngine<Context>, x: ExchangeId) {
+    pub(crate) fn forget(&mut self, x: ExchangeId) {
         let gone = |w: &Asker| w.reply_to == ReplyTo::Exchange(x);
         // A `tasks/result` whose client left waits no more (and frees its slot).
         self.tasks.forget_waiters(gone);
         self.background
             .forget(|p: &crate::routing::Pending| gone(&p.asker));
         self.forget_shared_waiters(gone);
-        self.forget_held(now, calls, ReplyTo::Exchange(x));
+        self.forget_held(ReplyTo::Exchange(x));
     }
 
-    /// The next thing to send, in order.
+    /// The next thing to do, in order.
     pub(crate) fn poll_output(&mut self) -> Option<DeskOut> {
-        self.out.pop_front()
+        self.emit.pop()
     }
 
     /// The next operation for the shared store.
@@ -349,7 +379,7 @@ impl Desk {
 
     /// Queues a late reply.
     fn reply(&mut self, asker: Asker, result: Result<Value, RpcError>) {
-        self.out.push_back(DeskOut::Reply(asker, result));
+        self.emit.reply(asker, result);
     }
 
     /// Every deadline still due: the held windows and the re-reads not on their way.

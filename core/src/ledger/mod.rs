@@ -89,6 +89,22 @@ pub(crate) enum Lane {
     Background,
 }
 
+/// What `usage` on `model` costs in `lane`, at `prices` with background tokens at
+/// `percent` of the list price (pure: the desk prices a background end with it too).
+pub(crate) fn price(
+    (prices, percent): (&Prices, u64),
+    model: &str,
+    usage: Option<&Usage>,
+    lane: Lane,
+) -> Estimate {
+    let none = Usage::default();
+    let estimate = prices.estimate(model, usage.unwrap_or(&none));
+    match lane {
+        Lane::Direct => estimate,
+        Lane::Background => estimate.tokens_at_percent(percent),
+    }
+}
+
 /// See the module docs.
 pub(crate) struct Ledger {
     metrics: Metrics,
@@ -280,12 +296,7 @@ impl Ledger {
 
     /// What `usage` on `model` cost in `lane`.
     pub fn cost(&self, model: &str, usage: Option<&Usage>, lane: Lane) -> Estimate {
-        let none = Usage::default();
-        let estimate = self.prices.estimate(model, usage.unwrap_or(&none));
-        match lane {
-            Lane::Direct => estimate,
-            Lane::Background => estimate.tokens_at_percent(self.background_percent),
-        }
+        price((&self.prices, self.background_percent), model, usage, lane)
     }
 
     /// A call ended upstream at `now`: counted, priced, spent against its client's limit

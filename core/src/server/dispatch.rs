@@ -202,10 +202,9 @@ impl Server {
                 span,
                 arrival,
             };
-            let (desk, floor) = self.desk_floor();
-            let dispatched = desk.start(now, floor, (id, reply_to, version), start);
-            self.drain_desk();
-            return dispatched;
+            let name = self.ledger.clients().name(client);
+            let dispatched = self.desk.start(now, name, (id, reply_to, version), start);
+            return self.drain_desk().unwrap_or(dispatched);
         }
         let key = CallKey {
             from: reply_to.requester(),

@@ -78,7 +78,7 @@ impl Server {
     pub(super) fn on_exchange_closed(&mut self, now: Now, x: ExchangeId) {
         self.forget_subscriptions_of(x);
         self.forget_gated(x);
-        self.desk.forget(now, &mut self.calls, x);
+        self.desk.forget(x);
         self.drain_desk();
         self.parked
             .retain(|_, p| p.reply_to != ReplyTo::Exchange(x));

@@ -32,10 +32,11 @@ impl Server {
         asked: (ReplyTo, crate::clients::ClientId, ProtocolVersion),
     ) -> Dispatched {
         let span = self.asking;
-        let (desk, floor) = self.desk_floor();
-        let dispatched = desk.on_request(now, floor, request, method, asked, span);
-        self.drain_desk();
-        dispatched
+        let name = self.ledger.clients().name(asked.1);
+        let dispatched = self
+            .desk
+            .on_request(now, name, request, method, asked, span);
+        self.drain_desk().unwrap_or(dispatched)
     }
 
     /// Serves `request` as the table below says for its method, scope and version.

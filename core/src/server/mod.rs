@@ -16,6 +16,7 @@
 
 mod batch;
 mod closing;
+mod desk;
 mod dispatch;
 mod exchanges;
 pub mod io;
@@ -402,8 +403,7 @@ impl Server {
                 .abort_all(Some(crate::openai::UpstreamFailure::shutdown(why)));
             return;
         }
-        let (desk, floor) = self.desk_floor();
-        desk.on_timeout(now, floor);
+        self.desk.on_timeout(now);
         self.drain_desk();
         self.calls.handle_timeout(now);
     }
@@ -412,26 +412,6 @@ impl Server {
     /// it).
     pub(super) fn latest_unix(&self) -> u64 {
         self.last_now.map_or(0, |n| n.unix_secs)
-    }
-
-    /// The desk, and the neighbours it may use in one move.
-    fn desk_floor(&mut self) -> (&mut crate::desk::Desk, crate::desk::Floor<'_>) {
-        let floor = crate::desk::Floor {
-            calls: &mut self.calls,
-            ledger: &mut self.ledger,
-        };
-        (&mut self.desk, floor)
-    }
-
-    /// Sends what the desk answered, in order: the one place its replies leave.
-    fn drain_desk(&mut self) {
-        while let Some(out) = self.desk.poll_output() {
-            match out {
-                crate::desk::DeskOut::Reply(asker, result) => self.reply_late(asker, result),
-                crate::desk::DeskOut::Unanswered(reply_to) => self.route(reply_to, None, None),
-                crate::desk::DeskOut::Notify(note) => self.out.write_json(&note),
-            }
-        }
     }
 
     fn exit(&mut self) {

@@ -33,8 +33,7 @@ impl Server {
                     report,
                 } => {
                     if let Some(now) = self.last_now {
-                        let (desk, floor) = self.desk_floor();
-                        desk.on_stored(now, floor, job, outcome, retries, &report);
+                        self.desk.on_stored(now, job, outcome, retries, &report);
                         self.drain_desk();
                     }
                 }
@@ -163,9 +162,7 @@ impl Server {
         context: &crate::routing::Caller,
     ) {
         let (unix, creator) = (self.latest_unix(), (context.reply_to, context.version));
-        let clients = self.ledger.clients();
-        self.desk
-            .call_ended(unix, task_id, outcome, clients, creator);
+        self.desk.call_ended(unix, task_id, outcome, creator);
         self.drain_desk();
     }
 

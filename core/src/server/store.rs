@@ -71,8 +71,7 @@ impl Server {
         took: Duration,
     ) {
         if id.tag == crate::store::StoreTag::Task {
-            let (desk, floor) = self.desk_floor();
-            desk.on_store_reply(now, floor, id, (reply, took));
+            self.desk.on_store_reply(now, id, (reply, took));
             self.drain_desk();
             return;
         }
@@ -133,8 +132,7 @@ impl Server {
                 }
             }
             Some(event) => {
-                let (desk, floor) = self.desk_floor();
-                desk.on_store_event(now, floor, event);
+                self.desk.on_store_event(now, event);
                 self.drain_desk();
             }
             None => log::trace!("ignoring a message on the store's channel"),

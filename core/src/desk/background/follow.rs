@@ -10,7 +10,7 @@
 use super::super::Desk;
 use crate::calls::{Report, StoredState};
 use crate::io::Now;
-use crate::ledger::{CallOf, Ledger};
+use crate::ledger::CallOf;
 use crate::openai::{FailureKind, UpstreamFailure};
 use crate::tasks::BackgroundRef;
 use std::collections::{BTreeMap, VecDeque};
@@ -72,19 +72,20 @@ impl Follows {
 impl Desk {
     /// Follows run `followed`, which OpenAI took on at `now` (`report`: its create's,
     /// with the input it was sent): its client is charged its estimate at once.
-    pub(super) fn follow(
-        &mut self,
-        now: Now,
-        ledger: &mut Ledger,
-        followed: Followed,
-        report: &Report,
-    ) {
+    pub(super) fn follow(&mut self, now: Now, followed: Followed, report: &Report) {
         let id = followed.reference.response_id.clone();
         let sent = report.usage.as_ref();
         let r = &followed.reference;
         let ends = r.created.saturating_add(r.ttl_ms / 1000);
-        let (call, model) = (&followed.call, &followed.model);
-        ledger.background_started((&id, ends), call, model, sent, now.unix_secs);
+        let held = crate::desk::emit::Held {
+            response_id: id.clone(),
+            ends,
+            call: followed.call.clone(),
+            model: followed.model.clone(),
+            sent: sent.cloned(),
+            at: now.unix_secs,
+        };
+        self.emit.charge(crate::desk::Charge::Held(Box::new(held)));
         if let Some(dropped) = self.follows.insert(followed) {
             self.background.unfollow(&dropped);
         }
@@ -94,7 +95,7 @@ impl Desk {
     /// After a state of `response_id` was learned: a run no longer followed by the
     /// schedule (it ended) is forgotten; one that outlived its task's life is charged as
     /// expired and given up.
-    pub(super) fn after_follow_read(&mut self, now: Now, ledger: &mut Ledger, response_id: &str) {
+    pub(super) fn after_follow_read(&mut self, now: Now, response_id: &str) {
         let Some(followed) = self.follows.get(response_id) else {
             return;
         };
@@ -125,7 +126,7 @@ impl Desk {
             estimated: false,
         };
         let version = crate::mcp::ProtocolVersion::V2025_11_25;
-        let _ = self.seen_of(now, ledger, response_id, state, (version, &report), None);
+        let _ = self.seen_of(now, response_id, state, (version, &report), None);
         self.background.unfollow(response_id);
         self.follows.remove(response_id);
     }

@@ -11,17 +11,17 @@
 //! response, the waiters, one read per poll interval), and what is left here is turning
 //! their answers into JSON-RPC replies.
 
-use super::{Desk, Floor};
-use crate::calls::{CallEngine, Planned, Refused, Report, Stored, StoredState, Work};
+use super::{Charge, Desk, DeskOut, IfRefused, RunEnd, Start, Starting};
+use crate::calls::{Planned, Refused, Report, Stored, StoredState, Work};
 use crate::clients::ClientId;
 use crate::io::Now;
 use crate::jsonrpc::{RequestId, RpcError};
-use crate::ledger::{CallOf, End, Lane, Ledger};
+use crate::ledger::{CallOf, Lane};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::shape::TaskError;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
-use crate::routing::{Asker, Context, Dispatched, Job, Pending, ReplyTo, TaskStart};
+use crate::routing::{Asker, Dispatched, Job, Pending, ReplyTo, TaskStart};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
 use crate::tasks::{BackgroundRef, CompletionWindow, Owner, Unknown};
 use follow::Followed;
@@ -39,7 +39,6 @@ impl Desk {
     pub(super) fn start_background(
         &mut self,
         now: Now,
-        floor: Floor<'_>,
         (request_id, reply_to, version): (RequestId, ReplyTo, ProtocolVersion),
         start: TaskStart,
     ) -> Dispatched {
@@ -89,10 +88,13 @@ impl Desk {
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
             call,
         };
-        match start_job(floor.calls, now, job, Work::Create, plan, start.today) {
-            Ok(()) => Dispatched::Pending,
-            Err(refused) => Dispatched::answer(request_id, refusal(refused, version)),
-        }
+        let if_refused = IfRefused::Answer {
+            id: request_id,
+            version,
+            task: None,
+        };
+        self.start_job((job, Work::Create), plan, start.today, if_refused);
+        Dispatched::Pending
     }
 
     /// `tasks/*` of a background task `reference`: refused when it has ended its life or
@@ -100,14 +102,13 @@ impl Desk {
     pub(super) fn background_request(
         &mut self,
         now: Now,
-        floor: Floor<'_>,
         (asker, method): (Asker, Method),
         (reference, task_id, client): (BackgroundRef, &str, ClientId),
     ) -> Dispatched {
         let end = reference.created.saturating_add(reference.ttl_ms / 1000);
         let why = if now.unix_secs > end {
             Some(Unknown::Gone)
-        } else if !reference.client_may_see(floor.ledger.clients().name(client)) {
+        } else if !reference.client_may_see(self.emit.name(client)) {
             Some(Unknown::Foreign)
         } else {
             None
@@ -129,14 +130,14 @@ impl Desk {
                 let done = Ok(shape::complete(shape::empty_result(), version));
                 return Dispatched::answer(pending.asker.id, done);
             }
-            Method::TasksCancel => return self.cancel_background(now, floor.calls, id, pending),
+            Method::TasksCancel => return self.cancel_background(now, id, pending),
             Method::TasksResult => Want::End,
             _ => Want::State,
         };
         let served = self
             .background
             .handle_request(now.instant, &id, pending, want);
-        self.start_reads(now, floor.calls);
+        self.start_reads(now);
         match served {
             Served::Answer(pending, seen) => {
                 let answer = self.answer_with(&pending, &seen);
@@ -160,13 +161,7 @@ impl Desk {
     }
 
     /// `tasks/cancel`: answered from an ended state, else after OpenAI's cancel.
-    fn cancel_background(
-        &mut self,
-        now: Now,
-        calls: &mut CallEngine<Context>,
-        id: String,
-        pending: Pending,
-    ) -> Dispatched {
+    fn cancel_background(&mut self, now: Now, id: String, pending: Pending) -> Dispatched {
         let ended = self
             .background
             .seen(&id)
@@ -188,17 +183,19 @@ impl Desk {
         };
         let today = crate::date::Date::tokyo(now.unix_secs).to_string();
         let plan = self.read_plan();
-        match start_job(calls, now, job, Work::Cancel(id), plan, today) {
-            Ok(()) => Dispatched::Pending,
-            Err(refused) => Dispatched::answer(request_id, refusal(refused, version)),
-        }
+        let if_refused = IfRefused::Answer {
+            id: request_id,
+            version,
+            task: None,
+        };
+        self.start_job((job, Work::Cancel(id)), plan, today, if_refused);
+        Dispatched::Pending
     }
 
     /// The engine finished work for `job`.
     pub(crate) fn on_stored(
         &mut self,
         now: Now,
-        floor: Floor<'_>,
         job: Job,
         outcome: Result<Stored, UpstreamFailure>,
         retries: u32,
@@ -212,20 +209,20 @@ impl Desk {
                 call,
             } => {
                 let of = (pending, (created, ttl_ms), call);
-                self.on_created(now, floor.ledger, of, outcome, (retries, report));
+                self.on_created(now, of, outcome, (retries, report));
             }
             Job::Read {
                 response_id,
                 waiter,
             } => {
                 let waiter = waiter.as_ref();
-                self.on_read(now, floor.ledger, &response_id, outcome, (report, waiter));
-                self.start_reads(now, floor.calls);
+                self.on_read(now, &response_id, outcome, (report, waiter));
+                self.start_reads(now);
             }
             Job::Cancel {
                 response_id,
                 pending,
-            } => self.on_cancelled(now, floor.ledger, &response_id, pending, (outcome, report)),
+            } => self.on_cancelled(now, &response_id, pending, (outcome, report)),
         }
     }
 
@@ -234,7 +231,6 @@ impl Desk {
     fn on_created(
         &mut self,
         now: Now,
-        ledger: &mut Ledger,
         (pending, (created, ttl_ms), call): (Pending, (u64, u64), CallOf),
         outcome: Result<Stored, UpstreamFailure>,
         (retries, report): (u32, &Report),
@@ -249,7 +245,7 @@ impl Desk {
                     created,
                     ttl_ms,
                     tool: call.tool,
-                    owner: Owner::named(ledger.clients().name(call.client)),
+                    owner: Owner::named(self.emit.name(call.client)),
                 };
                 let counted = Pending {
                     reference: Some(reference.clone()),
@@ -257,7 +253,7 @@ impl Desk {
                 };
                 let version = pending.asker.version;
                 let working = state == StoredState::Working;
-                let seen = self.seen_of(now, ledger, &id, state, (version, report), Some(&counted));
+                let seen = self.seen_of(now, &id, state, (version, report), Some(&counted));
                 if working {
                     let followed = Followed {
                         reference: reference.clone(),
@@ -267,7 +263,7 @@ impl Desk {
                         },
                         model: report.model.model.clone(),
                     };
-                    self.follow(now, ledger, followed, report);
+                    self.follow(now, followed, report);
                 }
                 self.settled(now, &id, seen.clone());
                 log::debug!("background task created for response {id}");
@@ -280,9 +276,9 @@ impl Desk {
                     FailureKind::InvalidResponse,
                     "OpenAI accepted the background request but gave no response id",
                 );
-                self.create_failed(ledger, &call, failure, (retries, report))
+                self.create_failed(&call, failure, (retries, report))
             }
-            Err(failure) => self.create_failed(ledger, &call, failure, (retries, report)),
+            Err(failure) => self.create_failed(&call, failure, (retries, report)),
         };
         self.reply(pending.asker, answer);
     }
@@ -291,7 +287,6 @@ impl Desk {
     fn on_cancelled(
         &mut self,
         now: Now,
-        ledger: &mut Ledger,
         response_id: &str,
         pending: Pending,
         (outcome, report): (Result<Stored, UpstreamFailure>, &Report),
@@ -301,11 +296,9 @@ impl Desk {
             Ok(stored) => {
                 let version = ProtocolVersion::V2025_11_25;
                 let of = (version, report);
-                self.seen_of(now, ledger, response_id, stored.state, of, waiter)
+                self.seen_of(now, response_id, stored.state, of, waiter)
             }
-            Err(failure) if is_gone(&failure) => {
-                self.gone(now, ledger, response_id, report, waiter)
-            }
+            Err(failure) if is_gone(&failure) => self.gone(now, response_id, report, waiter),
             Err(failure) => {
                 let cause = &failure.message;
                 let error = TaskError::CancelFailed { cause }.error();
@@ -313,7 +306,7 @@ impl Desk {
             }
         };
         self.settled(now, response_id, seen.clone());
-        self.after_follow_read(now, ledger, response_id);
+        self.after_follow_read(now, response_id);
         if let Some(reference) = &pending.reference {
             let view = self.view(reference, &seen, pending.asker.version);
             let poll = self.settings.background_poll();
@@ -327,7 +320,6 @@ impl Desk {
     fn on_read(
         &mut self,
         now: Now,
-        ledger: &mut Ledger,
         response_id: &str,
         outcome: Result<Stored, UpstreamFailure>,
         (report, waiter): (&Report, Option<&Pending>),
@@ -336,12 +328,12 @@ impl Desk {
         let (end, failure) = match outcome {
             Ok(stored) => {
                 let of = (version, report);
-                let seen = self.seen_of(now, ledger, response_id, stored.state, of, waiter);
+                let seen = self.seen_of(now, response_id, stored.state, of, waiter);
                 (ReadEnd::State(seen), None)
             }
             // OpenAI keeps stored responses for a limited time: the task ended.
             Err(failure) if is_gone(&failure) => {
-                let seen = self.gone(now, ledger, response_id, report, waiter);
+                let seen = self.gone(now, response_id, report, waiter);
                 (ReadEnd::State(seen), None)
             }
             Err(failure) => {
@@ -360,7 +352,7 @@ impl Desk {
             };
             self.reply(pending.asker.clone(), answer);
         }
-        self.after_follow_read(now, ledger, response_id);
+        self.after_follow_read(now, response_id);
     }
 
     /// Records a state learned outside a read and answers whoever waited for it.
@@ -372,7 +364,7 @@ impl Desk {
     }
 
     /// Starts the reads the poll schedule asks for.
-    pub(super) fn start_reads(&mut self, now: Now, calls: &mut CallEngine<Context>) {
+    pub(super) fn start_reads(&mut self, now: Now) {
         while let Some(id) = self.background.poll_read() {
             log::debug!("reading background response {id}");
             let plan = self.read_plan();
@@ -382,10 +374,7 @@ impl Desk {
                 waiter: self.background.first_waiter(&id).cloned(),
             };
             let work = Work::Read(id.clone());
-            if start_job(calls, now, job, work, plan, today).is_err() {
-                // Every fetch slot is taken: the waiters are served at the next poll.
-                self.background.read_refused(now.instant, &id);
-            }
+            self.start_job((job, work), plan, today, IfRefused::ReadLater(id));
         }
     }
 
@@ -404,36 +393,42 @@ impl Desk {
     /// The create of a background task failed: the call ended (counted as one), and its
     /// failure is the answer.
     fn create_failed(
-        &self,
-        ledger: &mut Ledger,
+        &mut self,
         call: &CallOf,
         failure: UpstreamFailure,
         (retries, report): (u32, &Report),
     ) -> Result<Value, RpcError> {
-        let end = End {
-            model: &report.model.model,
+        let end = RunEnd {
+            model: report.model.model.clone(),
             failure: Some(failure.kind),
-            report,
+            report: report.clone(),
             took: report.wall,
             lane: Lane::Background,
             cancelled: false,
         };
-        let cost = ledger.ended(call, &end, self.latest_unix);
+        let cost = self.price(&end);
+        let at = self.emit.unix;
+        self.emit
+            .charge(Charge::Ended(Box::new((call.clone(), end, at))));
         let wording = &self.wording;
         wording.priced_result(Err(failure), retries, report, call.version, &cost)
     }
-}
 
-/// Hands `job` to the call engine under a task number of its own.
-fn start_job(
-    calls: &mut CallEngine<Context>,
-    now: Now,
-    job: Job,
-    work: Work,
-    plan: Planned,
-    today: String,
-) -> Result<(), Refused> {
-    calls.start_stored(now, Context::Background(job), work, plan, today)
+    /// Emits `job`'s start under a task number of its own.
+    fn start_job(
+        &mut self,
+        (job, work): (Job, Work),
+        plan: Planned,
+        today: String,
+        if_refused: IfRefused,
+    ) {
+        self.emit.push(DeskOut::Start(Box::new(Start {
+            work: Starting::Stored { job, work },
+            plan,
+            today,
+            if_refused,
+        })));
+    }
 }
 
 /// Whether a failure says OpenAI no longer has the response.
@@ -442,7 +437,7 @@ fn is_gone(failure: &UpstreamFailure) -> bool {
 }
 
 /// The answer to a request the engine had no room for.
-fn refusal(refused: Refused, version: ProtocolVersion) -> Result<Value, RpcError> {
+pub(super) fn refusal(refused: Refused, version: ProtocolVersion) -> Result<Value, RpcError> {
     match refused {
         Refused::Busy { running, queued } => ToolFailure::Busy { running, queued }.reply(version),
         // Background work is keyed by its own numbers; kept for completeness.

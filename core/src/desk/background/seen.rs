@@ -1,11 +1,11 @@
 //! What a background task's stored response is, as a task: its state read from OpenAI
 //! (counted once in the ledger when it ends), and the view the shapes take.
 
-use super::super::Desk;
+use super::super::{Charge, Desk, RunEnd};
 use crate::calls::{Report, StoredState};
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
-use crate::ledger::{CallOf, End, Lane, Ledger};
+use crate::ledger::{CallOf, Lane};
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::task_end::Ending;
 use crate::mcp::{Method, ProtocolVersion};
@@ -24,9 +24,8 @@ impl Desk {
     /// charged to the run this instance follows, else to the call `waiter`'s reference
     /// names.
     pub(super) fn seen_of(
-        &self,
+        &mut self,
         now: Now,
-        ledger: &mut Ledger,
         response_id: &str,
         state: StoredState,
         (version, report): (ProtocolVersion, &Report),
@@ -40,34 +39,34 @@ impl Desk {
                     usage: usage.map(|u| *u),
                     ..report.clone()
                 };
-                let model = followed.map_or(model.as_str(), |f| f.model.as_str());
-                let end = End {
+                let model = followed.map_or(model, |f| f.model.clone());
+                let end = RunEnd {
                     model,
                     failure: None,
-                    report: &report,
                     took: report.wall,
+                    report,
                     lane: Lane::Background,
                     cancelled: true,
                 };
-                self.count_end(now, ledger, (response_id, &end), waiter);
+                self.count_end(now, (response_id, end), waiter);
                 (Status::Cancelled, None)
             }
             StoredState::Ended(outcome, _) => {
                 let model = match (&outcome, followed) {
-                    (Ok(answer), _) => answer.model.as_str(),
+                    (Ok(answer), _) => answer.model.clone(),
                     // A failure or a response gone: priced at the model it was sent to.
-                    (Err(_), Some(f)) => f.model.as_str(),
-                    (Err(_), None) => report.model.model.as_str(),
+                    (Err(_), Some(f)) => f.model.clone(),
+                    (Err(_), None) => report.model.model.clone(),
                 };
-                let end = End {
+                let end = RunEnd {
                     model,
                     failure: outcome.as_ref().err().map(|f| f.kind),
-                    report,
+                    report: report.clone(),
                     took: report.wall,
                     lane: Lane::Background,
                     cancelled: false,
                 };
-                let cost = self.count_end(now, ledger, (response_id, &end), waiter);
+                let cost = self.count_end(now, (response_id, end), waiter);
                 let result = self
                     .wording
                     .priced_result(outcome, 0, report, version, &cost);
@@ -86,15 +85,16 @@ impl Desk {
         }
     }
 
-    /// Counts the end of `response_id` once: as the call this instance follows it for,
-    /// else as the one `waiter`'s reference names; only priced when neither is known.
+    /// Emits the end of `response_id` for the ledger to count once: as the call this
+    /// instance follows it for, else as the one `waiter`'s reference names; only priced
+    /// when neither is known. Its price, for the result's `_meta`.
     fn count_end(
-        &self,
+        &mut self,
         now: Now,
-        ledger: &mut Ledger,
-        (response_id, end): (&str, &End<'_>),
+        (response_id, end): (&str, RunEnd),
         waiter: Option<&Pending>,
     ) -> Estimate {
+        let cost = self.price(&end);
         let (call, created) = match (self.follows.get(response_id), waiter) {
             (Some(followed), _) => (followed.call.clone(), followed.reference.created),
             (
@@ -119,22 +119,34 @@ impl Desk {
                 };
                 (call, reference.created)
             }
-            (None, _) => return ledger.cost(end.model, end.report.usage.as_ref(), end.lane),
+            (None, _) => return cost,
         };
-        let end = End {
+        let end = RunEnd {
             took: Duration::from_secs(now.unix_secs.saturating_sub(created)),
-            ..*end
+            ..end
         };
-        ledger.background_ended(response_id, &call, &end, now.unix_secs)
+        let settled = (response_id.to_owned(), call, end, now.unix_secs);
+        self.emit.charge(Charge::Settled(Box::new(settled)));
+        cost
+    }
+
+    /// What `end`'s usage costs (nothing counted).
+    pub(super) fn price(&self, end: &RunEnd) -> Estimate {
+        let (prices, percent) = (&self.prices.0, self.prices.1);
+        crate::ledger::price(
+            (prices, percent),
+            &end.model,
+            end.report.usage.as_ref(),
+            end.lane,
+        )
     }
 
     /// The state of a response OpenAI no longer has: the task ended with a tool error
     /// that says so, charged the run's estimate (whether and how it ended, and what it
     /// cost, is no longer known).
     pub(super) fn gone(
-        &self,
+        &mut self,
         now: Now,
-        ledger: &mut Ledger,
         response_id: &str,
         report: &Report,
         waiter: Option<&Pending>,
@@ -149,7 +161,7 @@ impl Desk {
             ..report.clone()
         };
         let version = ProtocolVersion::V2025_11_25;
-        self.seen_of(now, ledger, response_id, state, (version, &report), waiter)
+        self.seen_of(now, response_id, state, (version, &report), waiter)
     }
 
     /// `tasks/get` or `tasks/result`'s answer from `seen`.

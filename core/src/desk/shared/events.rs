@@ -1,13 +1,10 @@
 //! What instances tell each other about tasks on the store's channel: this instance's
 //! calls stopped by cancels from elsewhere, waiting requests woken, cancels passed on.
 
-use super::super::{Desk, Floor};
+use super::super::Desk;
 use super::TaskWait;
-use crate::calls::CallEngine;
-use crate::clients::Clients;
 use crate::io::Now;
 use crate::mcp::shape::TaskError;
-use crate::routing::Context;
 use crate::store::events::{self, StoreEvent};
 use crate::tasks::Status;
 
@@ -18,19 +15,18 @@ impl Desk {
     pub(super) fn cancel_local_task(
         &mut self,
         now: Now,
-        (calls, clients): (&mut CallEngine<Context>, &Clients),
         task_id: &str,
         (owner, why): (Option<&str>, &str),
     ) {
         let stoppable = self.tasks.get(task_id).is_ok_and(|t| {
-            t.status == Status::Working && owner.is_none_or(|o| clients.name(t.owner) == o)
+            t.status == Status::Working && owner.is_none_or(|o| self.emit.name(t.owner) == o)
         });
         if !stoppable {
             return;
         }
         let (call, waiters) = self.tasks.cancel(task_id, now.unix_secs, why);
         if let Some(key) = call {
-            calls.cancel(now, &key);
+            self.emit.cancel(key);
         }
         for waiter in waiters {
             let error = TaskError::CancelledWithoutResult { task_id }.error();
@@ -41,8 +37,8 @@ impl Desk {
 
     /// A task's event on the store's channel: its end, or a cancel (a request's cancel is
     /// the server's, whose calls it stops).
-    pub(crate) fn on_store_event(&mut self, now: Now, floor: Floor<'_>, event: StoreEvent) {
-        self.latest_unix = now.unix_secs;
+    pub(crate) fn on_store_event(&mut self, now: Now, event: StoreEvent) {
+        self.emit.unix = now.unix_secs;
         match event {
             StoreEvent::Ended(task_id) => {
                 // Another instance ended a task this one still runs: its lease lapsed.
@@ -56,9 +52,8 @@ impl Desk {
                 self.reread(&task_id);
             }
             StoreEvent::Cancel { task_id, owner } => {
-                let hands = (floor.calls, floor.ledger.clients());
                 let why = (Some(owner.as_str()), "cancelled by the client");
-                self.cancel_local_task(now, hands, &task_id, why);
+                self.cancel_local_task(now, &task_id, why);
                 self.reread(&task_id);
             }
             StoreEvent::Request { .. } => {}

@@ -6,10 +6,8 @@
 
 use super::super::{Desk, Due};
 use super::TaskWait;
-use crate::calls::CallEngine;
 use crate::io::Now;
 use crate::mcp::shape::TaskError;
-use crate::routing::Context;
 use crate::store::tasks::{self as stored, lease, StoredTask};
 use crate::store::StoreError;
 use crate::tasks::Status;
@@ -73,7 +71,6 @@ impl Desk {
     pub(super) fn on_own_read(
         &mut self,
         now: Now,
-        calls: &mut CallEngine<Context>,
         task_id: &str,
         read: Option<Option<StoredTask>>,
     ) {
@@ -98,7 +95,7 @@ impl Desk {
             (Status::Failed, message),
         );
         if let Some(key) = call {
-            calls.cancel(now, &key);
+            self.emit.cancel(key);
         }
         for waiter in waiters {
             self.reply(waiter, Err(TaskError::InstanceStopped.error()));

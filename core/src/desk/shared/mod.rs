@@ -14,7 +14,6 @@ mod waiting;
 
 use super::local::{Waiter, PAGE};
 use super::{Desk, Due};
-use crate::clients::Clients;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
 use crate::mcp::shape::TaskError;
@@ -233,15 +232,15 @@ impl Desk {
 
     /// A task this instance ran ended (finished, or stopped without an outcome): the
     /// store hears of it, and so does every instance waiting on it.
-    pub(super) fn share_task_end(&mut self, task_id: &str, clients: &Clients) {
+    pub(super) fn share_task_end(&mut self, task_id: &str) {
         if self.shared.is_none() {
             return;
         }
-        let at = self.latest_unix;
+        let at = self.emit.unix;
         let op = match self.tasks.get(task_id) {
             Ok(task) if task.status == Status::Cancelled => {
                 let why = task.message.clone().unwrap_or_default();
-                stored::cancel(task_id, clients.name(task.owner), at, &why)
+                stored::cancel(task_id, self.emit.name(task.owner), at, &why)
             }
             Ok(task) => {
                 let max = self.max_message_bytes;
@@ -309,7 +308,7 @@ impl Desk {
         if cursor.is_some_and(|c| !self.tasks.minted(c)) {
             return Dispatched::answer(asker.id, Err(TaskError::BadCursor.error()));
         }
-        let op = stored::list(owner, cursor, PAGE, self.latest_unix);
+        let op = stored::list(owner, cursor, PAGE, self.emit.unix);
         self.ask_store(op, TaskWait::List { asker });
         Dispatched::Pending
     }

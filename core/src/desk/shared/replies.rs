@@ -2,15 +2,13 @@
 //! becomes.
 
 use super::super::local::payload;
-use super::super::{Desk, Floor};
+use super::super::{Charge, Desk};
 use super::{not_found, view, TaskWait};
-use crate::calls::CallEngine;
-use crate::clients::Clients;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::Method;
-use crate::routing::{Asker, Context};
+use crate::routing::Asker;
 use crate::store::tasks::{self as stored, Cancelled, Finished, StoredTask, Written};
 use crate::store::{StoreError, StoreId, StoreReply};
 use crate::tasks::{Status, Unknown};
@@ -22,17 +20,15 @@ impl Desk {
     pub(crate) fn on_store_reply(
         &mut self,
         now: Now,
-        floor: Floor<'_>,
         id: StoreId,
         (reply, took): (StoreReply, Duration),
     ) {
-        self.latest_unix = now.unix_secs;
+        self.emit.unix = now.unix_secs;
         let Some(wait) = self.shared.as_mut().and_then(|s| s.waits.remove(&id)) else {
             return;
         };
         let failed = matches!(reply, StoreReply::Unavailable(_));
-        floor.ledger.store_observed(took, failed);
-        let hands = (floor.calls, floor.ledger.clients());
+        self.emit.charge(Charge::StoreObserved { took, failed });
         let rows = match reply {
             StoreReply::Rows(rows) => Ok(rows),
             StoreReply::Done => Ok(Vec::new()),
@@ -47,7 +43,7 @@ impl Desk {
                 task_id,
                 leased,
             } => {
-                let lapsed = self.on_task_written(now, hands, (asker, result), &task_id, rows);
+                let lapsed = self.on_task_written(now, (asker, result), &task_id, rows);
                 if leased && lapsed {
                     self.on_renewed(now, Ok(vec![vec!["lapsed".to_owned()]]));
                 }
@@ -69,7 +65,7 @@ impl Desk {
                 owner,
             } => {
                 let of = (task_id.as_str(), owner.as_str());
-                self.answer_task_request(now, hands, (asker, method), of, rows);
+                self.answer_task_request(now, (asker, method), of, rows);
             }
             TaskWait::List { asker } => self.answer_task_list(now, asker, rows),
             TaskWait::Reread { task_id } => {
@@ -79,7 +75,7 @@ impl Desk {
             TaskWait::Renewed => self.on_renewed(now, rows),
             TaskWait::Own { task_id } => {
                 let task = self.read_noticing(rows);
-                self.on_own_read(now, hands.0, &task_id, task);
+                self.on_own_read(now, &task_id, task);
             }
         }
         let orphans = self
@@ -88,7 +84,7 @@ impl Desk {
             .map(|s| std::mem::take(&mut s.orphans))
             .unwrap_or_default();
         for task_id in orphans {
-            floor.ledger.task_orphaned();
+            self.emit.charge(Charge::Orphaned);
             log::warn!(
                 target: crate::ledger::CALL_LOG_TARGET,
                 "task {task_id} orphaned: the instance running it stopped renewing its lease in the shared store (it was lost, or shut down past its grace); ended as failed, its client is told to call the tool again"
@@ -115,7 +111,6 @@ impl Desk {
     fn on_task_written(
         &mut self,
         now: Now,
-        hands: (&mut CallEngine<Context>, &Clients),
         (asker, result): (Asker, Result<Value, RpcError>),
         task_id: &str,
         rows: Result<Vec<Vec<String>>, StoreError>,
@@ -127,7 +122,7 @@ impl Desk {
                 log::error!(
                     "the shared store holds a task {task_id} already: this call's task is dropped"
                 );
-                self.cancel_local_task(now, hands, task_id, (None, "its id was taken"));
+                self.cancel_local_task(now, task_id, (None, "its id was taken"));
                 self.tasks.discard(task_id);
                 let error = TaskError::IdTaken { task_id }.error();
                 self.reply(asker, Err(error));
@@ -183,7 +178,6 @@ impl Desk {
     fn answer_task_request(
         &mut self,
         now: Now,
-        hands: (&mut CallEngine<Context>, &Clients),
         (asker, method): (Asker, Method),
         (task_id, owner): (&str, &str),
         rows: Result<Vec<Vec<String>>, StoreError>,
@@ -223,7 +217,7 @@ impl Desk {
             Method::TasksCancel if changed => {
                 // Where the call runs, the event stops it; here at once.
                 let why = (Some(owner), "cancelled by the client");
-                self.cancel_local_task(now, hands, task_id, why);
+                self.cancel_local_task(now, task_id, why);
                 if version.is_modern() {
                     Ok(shape::complete(shape::empty_result(), version))
                 } else {

@@ -57,7 +57,7 @@ impl Desk {
         let wait = TaskWait::Reread {
             task_id: task_id.to_owned(),
         };
-        self.ask_store(stored::get(task_id, self.latest_unix), wait);
+        self.ask_store(stored::get(task_id, self.emit.unix), wait);
     }
 
     /// What a re-read found: an ended or vanished task answers its waiters.
