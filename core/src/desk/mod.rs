@@ -42,7 +42,6 @@ use crate::calls::{CallKey, Refused};
 use crate::clients::ClientId;
 use crate::io::{ExchangeId, Now};
 use crate::jsonrpc::{Request, RpcError};
-use crate::mcp::failure::Wording;
 use crate::mcp::shape::TaskError;
 use crate::mcp::{Method, ProtocolVersion};
 use crate::routing::{Asker, Dispatched, ReplyTo, TaskStart};
@@ -69,18 +68,13 @@ enum Due {
 /// See the module docs.
 pub(crate) struct Desk {
     settings: TaskSettings,
-    wording: Wording,
     /// Bytes an outcome may have and still be written to the shared store.
     max_message_bytes: usize,
-    /// The answer profile's model, named for a stored response read without one.
-    answer_model: String,
     /// Tasks of this instance: `tools/call`s answered with a handle, their outcomes kept
     /// for their ttl.
     tasks: crate::tasks::TaskStore<Waiter>,
-    /// Tasks backed by OpenAI background mode: the last state per response, waiters, polls.
-    background: crate::tasks::background::Polls<crate::routing::Pending>,
-    /// The background runs this instance started, followed until each is charged.
-    follows: background::Follows,
+    /// Tasks backed by OpenAI background mode.
+    background: background::Background,
     /// Modern task-augmented calls waiting a moment for their result before their task.
     held: held::Held,
     /// With a shared store: what waits for its answers.
@@ -92,8 +86,6 @@ pub(crate) struct Desk {
     emit: Emit,
     /// The request whose task's call is being started, answered once the engine took it.
     starting: Option<(String, Asker)>,
-    /// What a background run's tokens cost ([`crate::ledger::price`]).
-    prices: (crate::openai::pricing::Prices, u64),
     /// The server is stopping the calls left at the end of its grace: their tasks fail,
     /// telling their clients to call again.
     stopping: bool,
@@ -105,19 +97,9 @@ impl Desk {
         let settings = config.tasks.clone();
         Desk {
             tasks: crate::tasks::TaskStore::starting_at(settings.clone(), first_task),
-            background: crate::tasks::background::Polls::new(
-                settings.max_tasks,
-                settings.background_poll(),
-            ),
-            follows: background::Follows::default(),
+            background: background::Background::new(config),
             settings,
-            wording: Wording::new(config),
             max_message_bytes: config.max_message_bytes,
-            answer_model: config
-                .profiles
-                .for_tool(crate::tools::Tool::Answer)
-                .map(|p| p.model.clone())
-                .unwrap_or_default(),
             held: held::Held::default(),
             shared: config.store.map(|_| {
                 // Not the task numbers' seed: a holder says nothing of the ids.
@@ -127,10 +109,6 @@ impl Desk {
             timers: Timers::default(),
             emit: Emit::default(),
             starting: None,
-            prices: (
-                config.prices.clone(),
-                config.tasks.background_price_percent(),
-            ),
             stopping: false,
         }
     }
@@ -148,7 +126,7 @@ impl Desk {
         self.emit.unix = now.unix_secs;
         self.emit.learn(start.client, name);
         if self.settings.background {
-            self.start_background(now, asked, start)
+            self.background.start(&mut self.emit, now, asked, start)
         } else {
             self.start_local(now, asked, start)
         }
@@ -185,7 +163,7 @@ impl Desk {
             }
             IfRefused::ReadLater(id) => {
                 // Every fetch slot is taken: the waiters are served at the next poll.
-                self.background.read_refused(now.instant, &id);
+                self.background.read_refused(now, &id);
                 None
             }
         }
@@ -232,7 +210,9 @@ impl Desk {
         };
         if let Ok(reference) = self.tasks.open_background(&task_id) {
             let of = (reference, task_id.as_str(), client);
-            return self.background_request(now, (asker, method), of);
+            return self
+                .background
+                .request(&mut self.emit, now, (asker, method), of);
         }
         if self.shared.is_some() && method != Method::TasksUpdate {
             return self.shared_request(now, (asker, method), task_id, name.to_owned());
@@ -260,6 +240,19 @@ impl Desk {
             Some(outcome) => self.finish_local(task_id, outcome, creator),
             None => self.drop_local(task_id, creator),
         }
+    }
+
+    /// The engine finished background work for `job`.
+    pub(crate) fn on_stored(
+        &mut self,
+        now: Now,
+        job: crate::routing::Job,
+        outcome: Result<crate::calls::Stored, crate::openai::UpstreamFailure>,
+        (retries, report): (u32, &crate::calls::Report),
+    ) {
+        let emit = &mut self.emit;
+        self.background
+            .on_stored(emit, now, job, outcome, retries, report);
     }
 
     /// The server stops the calls still running at the end of its grace: their tasks
@@ -312,8 +305,7 @@ impl Desk {
         for task_id in rechecks {
             self.reread(&task_id);
         }
-        self.background.handle_timeout(now.instant);
-        self.start_reads(now);
+        self.background.on_timeout(&mut self.emit, now);
     }
 
     /// The client of exchange `x` went away: its waiting requests wait no more, and the
@@ -322,8 +314,7 @@ impl Desk {
         let gone = |w: &Asker| w.reply_to == ReplyTo::Exchange(x);
         // A `tasks/result` whose client left waits no more (and frees its slot).
         self.tasks.forget_waiters(gone);
-        self.background
-            .forget(|p: &crate::routing::Pending| gone(&p.asker));
+        self.background.forget(gone);
         self.forget_shared_waiters(gone);
         self.forget_held(ReplyTo::Exchange(x));
     }

@@ -33,7 +33,7 @@ impl Server {
                     report,
                 } => {
                     if let Some(now) = self.last_now {
-                        self.desk.on_stored(now, job, outcome, retries, &report);
+                        self.desk.on_stored(now, job, outcome, (retries, &report));
                         self.drain_desk();
                     }
                 }

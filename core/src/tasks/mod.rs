@@ -9,7 +9,7 @@
 
 pub mod background;
 mod outcome;
-mod seal;
+pub(crate) mod seal;
 pub mod sha256;
 mod status;
 

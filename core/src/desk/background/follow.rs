@@ -7,7 +7,8 @@
 //! keeps who each run is charged to, at most [`MAX_FOLLOWED`] runs (beyond, the oldest
 //! is given up and its hold stays charged).
 
-use super::super::Desk;
+use super::super::emit::Emit;
+use super::Background;
 use crate::calls::{Report, StoredState};
 use crate::io::Now;
 use crate::ledger::CallOf;
@@ -20,7 +21,7 @@ pub(super) const MAX_FOLLOWED: usize = crate::ledger::MAX_HELD;
 
 /// A run followed: its task, and the call its end is charged as.
 #[derive(Clone, Debug)]
-pub(crate) struct Followed {
+pub(super) struct Followed {
     pub reference: BackgroundRef,
     pub call: CallOf,
     /// The model it was sent to, which prices its estimate.
@@ -29,7 +30,7 @@ pub(crate) struct Followed {
 
 /// See the module docs.
 #[derive(Debug, Default)]
-pub(crate) struct Follows {
+pub(super) struct Follows {
     by_id: BTreeMap<String, Followed>,
     /// Response ids, oldest first.
     order: VecDeque<String>,
@@ -69,10 +70,16 @@ impl Follows {
     }
 }
 
-impl Desk {
+impl Background {
     /// Follows run `followed`, which OpenAI took on at `now` (`report`: its create's,
     /// with the input it was sent): its client is charged its estimate at once.
-    pub(super) fn follow(&mut self, now: Now, followed: Followed, report: &Report) {
+    pub(super) fn follow(
+        &mut self,
+        emit: &mut Emit,
+        now: Now,
+        followed: Followed,
+        report: &Report,
+    ) {
         let id = followed.reference.response_id.clone();
         let sent = report.usage.as_ref();
         let r = &followed.reference;
@@ -85,21 +92,21 @@ impl Desk {
             sent: sent.cloned(),
             at: now.unix_secs,
         };
-        self.emit.charge(crate::desk::Charge::Held(Box::new(held)));
+        emit.charge(crate::desk::Charge::Held(Box::new(held)));
         if let Some(dropped) = self.follows.insert(followed) {
-            self.background.unfollow(&dropped);
+            self.polls.unfollow(&dropped);
         }
-        self.background.follow(now.instant, &id);
+        self.polls.follow(now.instant, &id);
     }
 
     /// After a state of `response_id` was learned: a run no longer followed by the
     /// schedule (it ended) is forgotten; one that outlived its task's life is charged as
     /// expired and given up.
-    pub(super) fn after_follow_read(&mut self, now: Now, response_id: &str) {
+    pub(super) fn after_follow_read(&mut self, emit: &mut Emit, now: Now, response_id: &str) {
         let Some(followed) = self.follows.get(response_id) else {
             return;
         };
-        if !self.background.followed(response_id) {
+        if !self.polls.followed(response_id) {
             self.follows.remove(response_id);
             return;
         }
@@ -126,8 +133,8 @@ impl Desk {
             estimated: false,
         };
         let version = crate::mcp::ProtocolVersion::V2025_11_25;
-        let _ = self.seen_of(now, response_id, state, (version, &report), None);
-        self.background.unfollow(response_id);
+        let _ = self.seen_of(emit, now, response_id, state, (version, &report), None);
+        self.polls.unfollow(response_id);
         self.follows.remove(response_id);
     }
 }

@@ -11,7 +11,8 @@
 //! response, the waiters, one read per poll interval), and what is left here is turning
 //! their answers into JSON-RPC replies.
 
-use super::{Charge, Desk, DeskOut, IfRefused, RunEnd, Start, Starting};
+use super::emit::Emit;
+use super::{Charge, DeskOut, IfRefused, RunEnd, Start, Starting};
 use crate::calls::{Planned, Refused, Report, Stored, StoredState, Work};
 use crate::clients::ClientId;
 use crate::io::Now;
@@ -31,13 +32,75 @@ use std::time::Duration;
 mod follow;
 mod seen;
 
-pub(crate) use follow::Follows;
+use follow::Follows;
 
-impl Desk {
+/// See the module docs: the background backend, its polls and the runs it follows.
+pub(super) struct Background {
+    /// The last state per response, the waiters, the polls.
+    polls: crate::tasks::background::Polls<Pending>,
+    /// The background runs this instance started, followed until each is charged.
+    follows: Follows,
+    settings: crate::settings::TaskSettings,
+    wording: crate::mcp::failure::Wording,
+    /// The answer profile's model, named for a stored response read without one.
+    answer_model: String,
+    /// What a run's tokens cost ([`crate::ledger::price`]): the list prices, and the
+    /// percent of them background tokens cost.
+    prices: (crate::openai::pricing::Prices, u64),
+}
+
+impl Background {
+    /// The background backend for `config`.
+    pub(super) fn new(config: &crate::settings::ServerConfig) -> Background {
+        let settings = config.tasks.clone();
+        Background {
+            polls: crate::tasks::background::Polls::new(
+                settings.max_tasks,
+                settings.background_poll(),
+            ),
+            follows: Follows::default(),
+            wording: crate::mcp::failure::Wording::new(config),
+            answer_model: config
+                .profiles
+                .for_tool(crate::tools::Tool::Answer)
+                .map(|p| p.model.clone())
+                .unwrap_or_default(),
+            prices: (config.prices.clone(), settings.background_price_percent()),
+            settings,
+        }
+    }
+
+    /// When the polls are due next.
+    pub(super) fn poll_timeout(&self) -> Option<std::time::Instant> {
+        self.polls.poll_timeout()
+    }
+
+    /// Time passed: the reads due are emitted.
+    pub(super) fn on_timeout(&mut self, emit: &mut Emit, now: Now) {
+        self.polls.handle_timeout(now.instant);
+        self.start_reads(emit, now);
+    }
+
+    /// A read of `id` the engine had no room for: its waiters are served at the next poll.
+    pub(super) fn read_refused(&mut self, now: Now, id: &str) {
+        self.polls.read_refused(now.instant, id);
+    }
+
+    /// Requests whose client left wait no more.
+    pub(super) fn forget(&mut self, gone: impl Fn(&Asker) -> bool) {
+        self.polls.forget(|p: &Pending| gone(&p.asker));
+    }
+
+    /// A background task's sealed id.
+    fn seal(&self, reference: &BackgroundRef) -> String {
+        crate::tasks::seal::seal_background(&self.settings.key, reference)
+    }
+
     /// A task-augmented `tools/call` in background mode: creates the response for OpenAI
     /// to run and store; answered once OpenAI has given it its id.
-    pub(super) fn start_background(
+    pub(super) fn start(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         (request_id, reply_to, version): (RequestId, ReplyTo, ProtocolVersion),
         start: TaskStart,
@@ -93,14 +156,15 @@ impl Desk {
             version,
             task: None,
         };
-        self.start_job((job, Work::Create), plan, start.today, if_refused);
+        self.start_job(emit, (job, Work::Create), plan, start.today, if_refused);
         Dispatched::Pending
     }
 
     /// `tasks/*` of a background task `reference`: refused when it has ended its life or
     /// is another client's, else served from OpenAI's stored response.
-    pub(super) fn background_request(
+    pub(super) fn request(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         (asker, method): (Asker, Method),
         (reference, task_id, client): (BackgroundRef, &str, ClientId),
@@ -108,7 +172,7 @@ impl Desk {
         let end = reference.created.saturating_add(reference.ttl_ms / 1000);
         let why = if now.unix_secs > end {
             Some(Unknown::Gone)
-        } else if !reference.client_may_see(self.emit.name(client)) {
+        } else if !reference.client_may_see(emit.name(client)) {
             Some(Unknown::Foreign)
         } else {
             None
@@ -130,14 +194,12 @@ impl Desk {
                 let done = Ok(shape::complete(shape::empty_result(), version));
                 return Dispatched::answer(pending.asker.id, done);
             }
-            Method::TasksCancel => return self.cancel_background(now, id, pending),
+            Method::TasksCancel => return self.cancel_background(emit, now, id, pending),
             Method::TasksResult => Want::End,
             _ => Want::State,
         };
-        let served = self
-            .background
-            .handle_request(now.instant, &id, pending, want);
-        self.start_reads(now);
+        let served = self.polls.handle_request(now.instant, &id, pending, want);
+        self.start_reads(emit, now);
         match served {
             Served::Answer(pending, seen) => {
                 let answer = self.answer_with(&pending, &seen);
@@ -148,7 +210,7 @@ impl Desk {
                 let task_id = pending
                     .reference
                     .as_ref()
-                    .map(|r| self.tasks.seal_background(r))
+                    .map(|r| self.seal(r))
                     .unwrap_or_default();
                 let max = crate::tasks::background::MAX_WAITING;
                 let error = TaskError::TooManyWaiters {
@@ -161,9 +223,15 @@ impl Desk {
     }
 
     /// `tasks/cancel`: answered from an ended state, else after OpenAI's cancel.
-    fn cancel_background(&mut self, now: Now, id: String, pending: Pending) -> Dispatched {
+    fn cancel_background(
+        &mut self,
+        emit: &mut Emit,
+        now: Now,
+        id: String,
+        pending: Pending,
+    ) -> Dispatched {
         let ended = self
-            .background
+            .polls
             .seen(&id)
             .filter(|s| s.status.is_terminal())
             .cloned();
@@ -188,13 +256,14 @@ impl Desk {
             version,
             task: None,
         };
-        self.start_job((job, Work::Cancel(id)), plan, today, if_refused);
+        self.start_job(emit, (job, Work::Cancel(id)), plan, today, if_refused);
         Dispatched::Pending
     }
 
     /// The engine finished work for `job`.
-    pub(crate) fn on_stored(
+    pub(super) fn on_stored(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         job: Job,
         outcome: Result<Stored, UpstreamFailure>,
@@ -209,20 +278,20 @@ impl Desk {
                 call,
             } => {
                 let of = (pending, (created, ttl_ms), call);
-                self.on_created(now, of, outcome, (retries, report));
+                self.on_created(emit, now, of, outcome, (retries, report));
             }
             Job::Read {
                 response_id,
                 waiter,
             } => {
                 let waiter = waiter.as_ref();
-                self.on_read(now, &response_id, outcome, (report, waiter));
-                self.start_reads(now);
+                self.on_read(emit, now, &response_id, outcome, (report, waiter));
+                self.start_reads(emit, now);
             }
             Job::Cancel {
                 response_id,
                 pending,
-            } => self.on_cancelled(now, &response_id, pending, (outcome, report)),
+            } => self.on_cancelled(emit, now, &response_id, pending, (outcome, report)),
         }
     }
 
@@ -230,6 +299,7 @@ impl Desk {
     /// there is none.
     fn on_created(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         (pending, (created, ttl_ms), call): (Pending, (u64, u64), CallOf),
         outcome: Result<Stored, UpstreamFailure>,
@@ -245,7 +315,7 @@ impl Desk {
                     created,
                     ttl_ms,
                     tool: call.tool,
-                    owner: Owner::named(self.emit.name(call.client)),
+                    owner: Owner::named(emit.name(call.client)),
                 };
                 let counted = Pending {
                     reference: Some(reference.clone()),
@@ -253,7 +323,7 @@ impl Desk {
                 };
                 let version = pending.asker.version;
                 let working = state == StoredState::Working;
-                let seen = self.seen_of(now, &id, state, (version, report), Some(&counted));
+                let seen = self.seen_of(emit, now, &id, state, (version, report), Some(&counted));
                 if working {
                     let followed = Followed {
                         reference: reference.clone(),
@@ -263,9 +333,9 @@ impl Desk {
                         },
                         model: report.model.model.clone(),
                     };
-                    self.follow(now, followed, report);
+                    self.follow(emit, now, followed, report);
                 }
-                self.settled(now, &id, seen.clone());
+                self.settled(emit, now, &id, seen.clone());
                 log::debug!("background task created for response {id}");
                 let view = self.view(&reference, &seen, version);
                 let poll = self.settings.background_poll();
@@ -276,16 +346,17 @@ impl Desk {
                     FailureKind::InvalidResponse,
                     "OpenAI accepted the background request but gave no response id",
                 );
-                self.create_failed(&call, failure, (retries, report))
+                self.create_failed(emit, &call, failure, (retries, report))
             }
-            Err(failure) => self.create_failed(&call, failure, (retries, report)),
+            Err(failure) => self.create_failed(emit, &call, failure, (retries, report)),
         };
-        self.reply(pending.asker, answer);
+        emit.reply(pending.asker, answer);
     }
 
     /// A cancel of `response_id` ended: the request that asked is told the task's state.
     fn on_cancelled(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         response_id: &str,
         pending: Pending,
@@ -296,22 +367,22 @@ impl Desk {
             Ok(stored) => {
                 let version = ProtocolVersion::V2025_11_25;
                 let of = (version, report);
-                self.seen_of(now, response_id, stored.state, of, waiter)
+                self.seen_of(emit, now, response_id, stored.state, of, waiter)
             }
-            Err(failure) if is_gone(&failure) => self.gone(now, response_id, report, waiter),
+            Err(failure) if is_gone(&failure) => self.gone(emit, now, response_id, report, waiter),
             Err(failure) => {
                 let cause = &failure.message;
                 let error = TaskError::CancelFailed { cause }.error();
-                return self.reply(pending.asker, Err(error));
+                return emit.reply(pending.asker, Err(error));
             }
         };
-        self.settled(now, response_id, seen.clone());
-        self.after_follow_read(now, response_id);
+        self.settled(emit, now, response_id, seen.clone());
+        self.after_follow_read(emit, now, response_id);
         if let Some(reference) = &pending.reference {
             let view = self.view(reference, &seen, pending.asker.version);
             let poll = self.settings.background_poll();
             let answer = shape::cancel_answer(&view, poll, pending.asker.version);
-            self.reply(pending.asker, answer);
+            emit.reply(pending.asker, answer);
         }
     }
 
@@ -319,6 +390,7 @@ impl Desk {
     /// the failure.
     fn on_read(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         response_id: &str,
         outcome: Result<Stored, UpstreamFailure>,
@@ -328,12 +400,12 @@ impl Desk {
         let (end, failure) = match outcome {
             Ok(stored) => {
                 let of = (version, report);
-                let seen = self.seen_of(now, response_id, stored.state, of, waiter);
+                let seen = self.seen_of(emit, now, response_id, stored.state, of, waiter);
                 (ReadEnd::State(seen), None)
             }
             // OpenAI keeps stored responses for a limited time: the task ended.
             Err(failure) if is_gone(&failure) => {
-                let seen = self.gone(now, response_id, report, waiter);
+                let seen = self.gone(emit, now, response_id, report, waiter);
                 (ReadEnd::State(seen), None)
             }
             Err(failure) => {
@@ -342,7 +414,7 @@ impl Desk {
                 (ReadEnd::Failed { again }, Some(failure))
             }
         };
-        for (pending, seen) in self.background.handle_read(now.instant, response_id, end) {
+        for (pending, seen) in self.polls.handle_read(now.instant, response_id, end) {
             let answer = match (&seen, &failure) {
                 (Some(seen), _) => self.answer_with(&pending, seen),
                 (None, failure) => {
@@ -350,31 +422,31 @@ impl Desk {
                     Err(TaskError::ReadFailed { cause }.error())
                 }
             };
-            self.reply(pending.asker.clone(), answer);
+            emit.reply(pending.asker.clone(), answer);
         }
-        self.after_follow_read(now, response_id);
+        self.after_follow_read(emit, now, response_id);
     }
 
     /// Records a state learned outside a read and answers whoever waited for it.
-    fn settled(&mut self, now: Now, id: &str, seen: Seen) {
-        for (pending, seen) in self.background.handle_state(now.instant, id, seen) {
+    fn settled(&mut self, emit: &mut Emit, now: Now, id: &str, seen: Seen) {
+        for (pending, seen) in self.polls.handle_state(now.instant, id, seen) {
             let answer = self.answer_with(&pending, &seen);
-            self.reply(pending.asker.clone(), answer);
+            emit.reply(pending.asker.clone(), answer);
         }
     }
 
     /// Starts the reads the poll schedule asks for.
-    pub(super) fn start_reads(&mut self, now: Now) {
-        while let Some(id) = self.background.poll_read() {
+    fn start_reads(&mut self, emit: &mut Emit, now: Now) {
+        while let Some(id) = self.polls.poll_read() {
             log::debug!("reading background response {id}");
             let plan = self.read_plan();
             let today = crate::date::Date::tokyo(now.unix_secs).to_string();
             let job = Job::Read {
                 response_id: id.clone(),
-                waiter: self.background.first_waiter(&id).cloned(),
+                waiter: self.polls.first_waiter(&id).cloned(),
             };
             let work = Work::Read(id.clone());
-            self.start_job((job, work), plan, today, IfRefused::ReadLater(id));
+            self.start_job(emit, (job, work), plan, today, IfRefused::ReadLater(id));
         }
     }
 
@@ -394,6 +466,7 @@ impl Desk {
     /// failure is the answer.
     fn create_failed(
         &mut self,
+        emit: &mut Emit,
         call: &CallOf,
         failure: UpstreamFailure,
         (retries, report): (u32, &Report),
@@ -407,9 +480,8 @@ impl Desk {
             cancelled: false,
         };
         let cost = self.price(&end);
-        let at = self.emit.unix;
-        self.emit
-            .charge(Charge::Ended(Box::new((call.clone(), end, at))));
+        let at = emit.unix;
+        emit.charge(Charge::Ended(Box::new((call.clone(), end, at))));
         let wording = &self.wording;
         wording.priced_result(Err(failure), retries, report, call.version, &cost)
     }
@@ -417,12 +489,13 @@ impl Desk {
     /// Emits `job`'s start under a task number of its own.
     fn start_job(
         &mut self,
+        emit: &mut Emit,
         (job, work): (Job, Work),
         plan: Planned,
         today: String,
         if_refused: IfRefused,
     ) {
-        self.emit.push(DeskOut::Start(Box::new(Start {
+        emit.push(DeskOut::Start(Box::new(Start {
             work: Starting::Stored { job, work },
             plan,
             today,

@@ -1,7 +1,9 @@
 //! What a background task's stored response is, as a task: its state read from OpenAI
 //! (counted once in the ledger when it ends), and the view the shapes take.
 
-use super::super::{Charge, Desk, RunEnd};
+use super::super::emit::Emit;
+use super::super::{Charge, RunEnd};
+use super::Background;
 use crate::calls::{Report, StoredState};
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
@@ -17,7 +19,7 @@ use crate::tasks::{BackgroundRef, Outcome, Status, Task};
 use serde_json::Value;
 use std::time::Duration;
 
-impl Desk {
+impl Background {
     /// A response's state as a task's: its status, and the result a plain call returns for
     /// the same upstream response (shaped for `version`). An end (completed, failed,
     /// cancelled or gone) is counted in the ledger the first time this instance sees it,
@@ -25,6 +27,7 @@ impl Desk {
     /// names.
     pub(super) fn seen_of(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         response_id: &str,
         state: StoredState,
@@ -48,7 +51,7 @@ impl Desk {
                     lane: Lane::Background,
                     cancelled: true,
                 };
-                self.count_end(now, (response_id, end), waiter);
+                self.count_end(emit, now, (response_id, end), waiter);
                 (Status::Cancelled, None)
             }
             StoredState::Ended(outcome, _) => {
@@ -66,7 +69,7 @@ impl Desk {
                     lane: Lane::Background,
                     cancelled: false,
                 };
-                let cost = self.count_end(now, (response_id, end), waiter);
+                let cost = self.count_end(emit, now, (response_id, end), waiter);
                 let result = self
                     .wording
                     .priced_result(outcome, 0, report, version, &cost);
@@ -90,6 +93,7 @@ impl Desk {
     /// when neither is known. Its price, for the result's `_meta`.
     fn count_end(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         (response_id, end): (&str, RunEnd),
         waiter: Option<&Pending>,
@@ -126,7 +130,7 @@ impl Desk {
             ..end
         };
         let settled = (response_id.to_owned(), call, end, now.unix_secs);
-        self.emit.charge(Charge::Settled(Box::new(settled)));
+        emit.charge(Charge::Settled(Box::new(settled)));
         cost
     }
 
@@ -146,6 +150,7 @@ impl Desk {
     /// cost, is no longer known).
     pub(super) fn gone(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         response_id: &str,
         report: &Report,
@@ -161,7 +166,7 @@ impl Desk {
             ..report.clone()
         };
         let version = ProtocolVersion::V2025_11_25;
-        self.seen_of(now, response_id, state, (version, &report), waiter)
+        self.seen_of(emit, now, response_id, state, (version, &report), waiter)
     }
 
     /// `tasks/get` or `tasks/result`'s answer from `seen`.
@@ -189,7 +194,7 @@ impl Desk {
         seen: &Seen,
         version: ProtocolVersion,
     ) -> Task<()> {
-        let id = self.tasks.seal_background(reference);
+        let id = self.seal(reference);
         let ttl = Duration::from_millis(reference.ttl_ms);
         let ending = match &seen.outcome {
             Some(outcome) => {
