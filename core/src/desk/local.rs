@@ -4,7 +4,9 @@
 //! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `tasks/update` served from
 //! the bounded store ([`crate::tasks`]).
 
-use super::{Desk, DeskOut, Due, IfRefused, Start, Starting};
+use super::emit::Emit;
+use super::held::Held;
+use super::{DeskOut, Due, IfRefused, Start, Starting};
 use crate::calls::{CallKey, Refused};
 use crate::clients::ClientId;
 use crate::io::Now;
@@ -14,6 +16,7 @@ use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::routing::{Asker, Caller, Dispatched, ReplyTo, TaskStart};
 use crate::tasks::{Status, Unknown};
+use crate::timers::Timers;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -40,12 +43,50 @@ pub(super) fn task_refused(
     }
 }
 
-impl Desk {
+/// See the module docs: this instance's tasks, the held windows, and the task whose
+/// call is being started.
+pub(super) struct Local {
+    /// Tasks of this instance: `tools/call`s answered with a handle, their outcomes kept
+    /// for their ttl.
+    pub(super) tasks: crate::tasks::TaskStore<Waiter>,
+    /// Modern task-augmented calls waiting a moment for their result before their task.
+    pub(super) held: Held,
+    /// The request whose task's call is being started, answered once the engine took it.
+    starting: Option<(String, Asker)>,
+    settings: crate::settings::TaskSettings,
+}
+
+impl Local {
+    /// No task yet; task numbers start at `first_task`.
+    pub(super) fn new(settings: &crate::settings::TaskSettings, first_task: u64) -> Local {
+        Local {
+            tasks: crate::tasks::TaskStore::starting_at(settings.clone(), first_task),
+            held: Held::default(),
+            starting: None,
+            settings: settings.clone(),
+        }
+    }
+
+    /// The engine refused task `task_id`'s call: the task is dropped.
+    pub(super) fn refused(&mut self, task_id: &str) {
+        self.starting = None;
+        self.tasks.discard(task_id);
+    }
+
+    /// The client of exchange `reply_to` left: its waiting requests wait no more, and the
+    /// calls of the tasks it never heard of stop.
+    pub(super) fn forget(&mut self, emit: &mut Emit, reply_to: ReplyTo) {
+        // A `tasks/result` whose client left waits no more (and frees its slot).
+        self.tasks
+            .forget_waiters(|w: &Asker| w.reply_to == reply_to);
+        self.forget_held(emit, reply_to);
+    }
     /// Creates a task of this instance living `ttl_ms` (default when `None`) for `call`,
     /// whose start it emits; answered in [`Desk::on_task_started`] or, refused, in
     /// [`Desk::on_refused`] as the plain call's would be.
-    pub(super) fn start_local(
+    pub(super) fn start(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         (request_id, reply_to, version): (RequestId, ReplyTo, ProtocolVersion),
         start: TaskStart,
@@ -80,7 +121,7 @@ impl Desk {
             span: start.span,
         };
         self.starting = Some((task_id.clone(), asker));
-        self.emit.push(DeskOut::Start(Box::new(Start {
+        emit.push(DeskOut::Start(Box::new(Start {
             work: Starting::Call {
                 caller,
                 progress: start.progress,
@@ -96,21 +137,18 @@ impl Desk {
         Dispatched::Pending
     }
 
-    /// The engine runs task `task_id`'s call as `key`: `asker` gets the task's handle, or,
-    /// from a modern client, is held for the call's result a moment first.
-    pub(super) fn started_local(
+    /// The engine runs task `task_id`'s call as `key`: `asker` is held for the call's
+    /// result a moment (a modern client), or handed back with the task's handle.
+    pub(super) fn started(
         &mut self,
+        timers: &mut Timers<Due>,
         now: Now,
-        task_id: &str,
-        key: CallKey,
-        asker: Asker,
-    ) -> Dispatched {
-        let poll = self.advertised_poll(now.unix_secs);
-        let Ok(task) = self.tasks.get(task_id) else {
-            return Dispatched::Pending;
-        };
+        (task_id, key): (&str, CallKey),
+    ) -> Option<(Asker, Result<Value, RpcError>)> {
+        let (_, asker) = self.starting.take().filter(|(id, _)| id == task_id)?;
+        let poll = (self.poll_schedule(now.unix_secs))(now.unix_secs);
+        let task = self.tasks.get(task_id).ok()?;
         task.call = Some(key);
-        let owner = task.owner;
         // Never past the task's life: its handle must still serve when given.
         let window = self.settings.answer_within.min(task.ttl);
         let version = asker.version;
@@ -118,30 +156,27 @@ impl Desk {
             // The client takes a result or a task: it gets the result if the call ends
             // within the window, else its task at the window's end.
             let until = now.instant + window;
-            self.timers.schedule(Due::Window(task_id.to_owned()), until);
+            timers.schedule(Due::Window(task_id.to_owned()), until);
             self.held.hold(task_id.to_owned(), asker, until);
-            return Dispatched::Pending;
+            return None;
         }
         let result = shape::create_task_result(task, poll, version);
         log::debug!("task {task_id} created");
-        let owner = self.emit.name(owner).to_owned();
-        match self.share_new_task((task_id, now.instant), &owner, Some((asker, Ok(result)))) {
-            Some((asker, result)) => Dispatched::answer(asker.id, result),
-            None => Dispatched::Pending,
-        }
+        Some((asker, Ok(result)))
     }
 
     /// `tasks/*` (not `tasks/list`) of task `task_id` of this instance's store, asked
     /// by `client`.
-    pub(super) fn local_request(
+    pub(super) fn request(
         &mut self,
+        emit: &mut Emit,
         now: Now,
         (asker, method): (Asker, Method),
         task_id: &str,
         client: ClientId,
     ) -> Dispatched {
         let version = asker.version;
-        let poll = self.poll_schedule();
+        let poll = self.poll_schedule(emit.unix);
         let task = match self.tasks.get_for(task_id, client) {
             Ok(task) => task,
             Err(why) => {
@@ -177,20 +212,21 @@ impl Desk {
                     Err(error.error())
                 }
             }
-            Method::TasksCancel => Ok(self.cancel_local(now, task_id, version)),
+            Method::TasksCancel => Ok(self.cancel_local(emit, now, task_id, version)),
             other => Err(shape::method_not_found(other.as_str(), version)),
         };
         Dispatched::answer(asker.id, result)
     }
 
     /// `tasks/list`: a page of `client`'s tasks after the cursor.
-    pub(super) fn list_local(
+    pub(super) fn list(
         &self,
+        unix: u64,
         params: &serde_json::Map<String, Value>,
         version: ProtocolVersion,
         client: ClientId,
     ) -> Result<Value, RpcError> {
-        let poll = self.poll_schedule();
+        let poll = self.poll_schedule(unix);
         let cursor = params.get("cursor").and_then(Value::as_str);
         match self.tasks.page(cursor, PAGE, client) {
             Ok((page, next)) => {
@@ -205,16 +241,22 @@ impl Desk {
     }
 
     /// `tasks/cancel` of a working task: its call stops, its waiters hear it.
-    fn cancel_local(&mut self, now: Now, task_id: &str, version: ProtocolVersion) -> Value {
+    fn cancel_local(
+        &mut self,
+        emit: &mut Emit,
+        now: Now,
+        task_id: &str,
+        version: ProtocolVersion,
+    ) -> Value {
         let (call, waiters) = self
             .tasks
             .cancel(task_id, now.unix_secs, "cancelled by the client");
         if let Some(key) = call {
-            self.emit.cancel(key);
+            emit.cancel(key);
         }
-        self.answer_waiters(waiters, task_id, None);
+        self.answer_waiters(emit, waiters, task_id, None);
         log::debug!("task {task_id} cancelled");
-        let poll = self.poll_schedule();
+        let poll = self.poll_schedule(emit.unix);
         match self.tasks.get(task_id) {
             Ok(task) if !version.is_modern() => {
                 shape::task_state(task, poll(task.created), version)
@@ -224,40 +266,42 @@ impl Desk {
     }
 
     /// Records a task's call ending with `outcome`; answers whoever waited, and tells a
-    /// stdio client of the change (2025-11-25).
-    pub(super) fn finish_local(
+    /// stdio client of the change (2025-11-25). Whether a task ended (the store hears).
+    pub(super) fn finish(
         &mut self,
+        emit: &mut Emit,
         task_id: &str,
         outcome: Result<Value, RpcError>,
         creator: (ReplyTo, ProtocolVersion),
-    ) {
+    ) -> bool {
         if let Some(held) = self.held.release(task_id) {
             // Within the window: the result itself, as a plain call's; no task is left.
-            self.prune_timers();
             self.tasks.discard(task_id);
-            self.reply(held, outcome);
-            return;
+            emit.reply(held, outcome);
+            return false;
         }
         let ending = Ending::of(&outcome, creator.1);
-        let waiters = self.tasks.finish(
-            task_id,
-            self.emit.unix,
-            outcome,
-            (ending.status, ending.message),
-        );
+        let waiters =
+            self.tasks
+                .finish(task_id, emit.unix, outcome, (ending.status, ending.message));
         let outcome = self.tasks.get(task_id).ok().and_then(|t| t.outcome.clone());
-        self.answer_waiters(waiters, task_id, outcome.as_ref());
-        self.share_task_end(task_id);
-        self.notify_task(task_id, creator);
+        self.answer_waiters(emit, waiters, task_id, outcome.as_ref());
+        self.notify_task(emit, task_id, creator);
+        true
     }
 
     /// A task's call ended without an outcome (cancelled, or stopped at shutdown).
-    pub(super) fn drop_local(&mut self, task_id: &str, creator: (ReplyTo, ProtocolVersion)) {
+    /// Whether a task ended (the store hears).
+    pub(super) fn drop(
+        &mut self,
+        emit: &mut Emit,
+        task_id: &str,
+        creator: (ReplyTo, ProtocolVersion),
+    ) -> bool {
         if let Some(held) = self.held.release(task_id) {
-            self.prune_timers();
             self.tasks.discard(task_id);
-            self.emit.push(DeskOut::Unanswered(held.reply_to));
-            return;
+            emit.push(DeskOut::Unanswered(held.reply_to));
+            return false;
         }
         if self
             .tasks
@@ -265,68 +309,59 @@ impl Desk {
             .is_ok_and(|t| t.status == Status::Failed)
         {
             // Ended by another instance (its lease had lapsed): nothing more to write.
-            return;
+            return false;
         }
-        let at = self.emit.unix;
+        let at = emit.unix;
         let (_, waiters) = self.tasks.cancel(task_id, at, "stopped before it finished");
-        self.answer_waiters(waiters, task_id, None);
-        self.share_task_end(task_id);
-        self.notify_task(task_id, creator);
+        self.answer_waiters(emit, waiters, task_id, None);
+        self.notify_task(emit, task_id, creator);
+        true
     }
 
-    /// Answers the held calls whose window ended (at `now`) with their tasks.
-    pub(super) fn release_held(&mut self, now: std::time::Instant, windows: Vec<(String, Asker)>) {
-        let poll = self.poll_schedule();
+    /// The held calls whose window ended, each with its task's handle.
+    pub(super) fn release_held(
+        &mut self,
+        unix: u64,
+        windows: Vec<(String, Asker)>,
+    ) -> Vec<(String, Asker, Result<Value, RpcError>)> {
+        let poll = self.poll_schedule(unix);
+        let mut handed = Vec::new();
         for (task_id, held) in windows {
             let Ok(task) = self.tasks.get(&task_id) else {
                 continue;
             };
             let result = shape::create_task_result(task, poll(task.created), held.version);
-            let owner = self.emit.name(task.owner).to_owned();
             log::debug!("task {task_id} created (its call outlived the answer window)");
-            if let Some((held, result)) =
-                self.share_new_task((&task_id, now), &owner, Some((held, Ok(result))))
-            {
-                self.reply(held, result);
-            }
+            handed.push((task_id, held, Ok(result)));
         }
+        handed
     }
 
     /// The client of held calls left before hearing of their tasks: nobody can reach
     /// those tasks, so their calls stop.
-    pub(super) fn forget_held(&mut self, reply_to: ReplyTo) {
-        let released = self.held.release_all(reply_to);
-        if !released.is_empty() {
-            self.prune_timers();
-        }
-        for task_id in released {
+    fn forget_held(&mut self, emit: &mut Emit, reply_to: ReplyTo) {
+        for task_id in self.held.release_all(reply_to) {
             if let Ok(task) = self.tasks.get(&task_id) {
                 if let Some(key) = task.call.take() {
-                    self.emit.cancel(key);
+                    emit.cancel(key);
                 }
             }
             self.tasks.discard(&task_id);
         }
     }
 
-    /// The poll interval to advertise for a task created at `created` (Unix seconds)
-    /// as of the latest input.
-    fn advertised_poll(&self, created: u64) -> Duration {
-        (self.poll_schedule())(created)
-    }
-
     /// The advertised poll interval by a task's creation time, as of the latest input.
-    pub(super) fn poll_schedule(&self) -> impl Fn(u64) -> Duration {
-        let (now, ceiling) = (self.emit.unix, self.settings.poll_interval);
+    pub(super) fn poll_schedule(&self, now: u64) -> impl Fn(u64) -> Duration {
+        let ceiling = self.settings.poll_interval;
         move |created| crate::tasks::poll_interval(now.saturating_sub(created), ceiling)
     }
 
     /// Drops the tasks whose ttl ran out, stopping their calls.
-    pub(super) fn expire_local(&mut self, now: Now) {
+    pub(super) fn expire(&mut self, emit: &mut Emit, now: Now) {
         for expired in self.tasks.expire(now.instant) {
             log::debug!("task {} expired", expired.id);
             if let Some(key) = expired.call {
-                self.emit.cancel(key);
+                emit.cancel(key);
             }
             let error = TaskError::NotFound {
                 task_id: &expired.id,
@@ -334,32 +369,38 @@ impl Desk {
             }
             .error();
             for w in expired.waiters {
-                self.reply(w, Err(error.clone()));
+                emit.reply(w, Err(error.clone()));
             }
         }
     }
 
     fn answer_waiters(
         &mut self,
+        emit: &mut Emit,
         waiters: Vec<Waiter>,
         task_id: &str,
         outcome: Option<&crate::tasks::Outcome>,
     ) {
         for w in waiters {
-            self.reply(w, payload(outcome, task_id));
+            emit.reply(w, payload(outcome, task_id));
         }
     }
 
     /// `notifications/tasks/status` to a 2025-11-25 client on stdio (over HTTP there is
     /// no stream left to carry it; clients poll).
-    fn notify_task(&mut self, task_id: &str, (creator, version): (ReplyTo, ProtocolVersion)) {
+    fn notify_task(
+        &mut self,
+        emit: &mut Emit,
+        task_id: &str,
+        (creator, version): (ReplyTo, ProtocolVersion),
+    ) {
         if !version.has_session_tasks() || matches!(creator, ReplyTo::Exchange(_)) {
             return;
         }
-        let poll = self.poll_schedule();
+        let poll = self.poll_schedule(emit.unix);
         if let Ok(task) = self.tasks.get(task_id) {
             let note = shape::task_status_notification(task, poll(task.created), version);
-            self.emit.push(DeskOut::Notify(note));
+            emit.push(DeskOut::Notify(note));
         }
     }
 }

@@ -46,15 +46,16 @@ use crate::mcp::shape::TaskError;
 use crate::mcp::{Method, ProtocolVersion};
 use crate::routing::{Asker, Dispatched, ReplyTo, TaskStart};
 use crate::settings::{ServerConfig, TaskSettings};
-use crate::store::{StoreId, StoreOp};
+use crate::store::events::StoreEvent;
+use crate::store::{StoreId, StoreOp, StoreReply};
 use crate::timers::Timers;
 use serde_json::Value;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(crate) use emit::{Charge, DeskOut, IfRefused, Start, Starting};
 use emit::{Emit, RunEnd};
-pub(crate) use local::Waiter;
-pub(crate) use shared::SharedTasks;
+use local::Local;
+use shared::{Shared, SharedTasks};
 
 /// A deadline the desk keeps: a held call's window, a shared task's re-read, or the
 /// renewal of this instance's lease on its shared tasks.
@@ -65,18 +66,26 @@ enum Due {
     Lease,
 }
 
+/// What the store told the desk.
+#[derive(Debug)]
+pub(crate) enum FromStore {
+    /// The answer to one of its operations, and how long it took.
+    Reply(StoreId, StoreReply, Duration),
+    /// An event on the store's channel.
+    Event(StoreEvent),
+    /// The store's channel is (again) subscribed.
+    Subscribed,
+}
+
 /// See the module docs.
 pub(crate) struct Desk {
     settings: TaskSettings,
     /// Bytes an outcome may have and still be written to the shared store.
     max_message_bytes: usize,
-    /// Tasks of this instance: `tools/call`s answered with a handle, their outcomes kept
-    /// for their ttl.
-    tasks: crate::tasks::TaskStore<Waiter>,
+    /// Tasks of this instance, and the held windows.
+    local: Local,
     /// Tasks backed by OpenAI background mode.
     background: background::Background,
-    /// Modern task-augmented calls waiting a moment for their result before their task.
-    held: held::Held,
     /// With a shared store: what waits for its answers.
     shared: Option<SharedTasks>,
     /// The held windows and the shared re-reads (the task store and the polls keep their
@@ -84,8 +93,6 @@ pub(crate) struct Desk {
     timers: Timers<Due>,
     /// What the desk wants done, and the names of its tasks' clients.
     emit: Emit,
-    /// The request whose task's call is being started, answered once the engine took it.
-    starting: Option<(String, Asker)>,
     /// The server is stopping the calls left at the end of its grace: their tasks fail,
     /// telling their clients to call again.
     stopping: bool,
@@ -96,11 +103,10 @@ impl Desk {
     pub(crate) fn new(config: &ServerConfig, first_task: u64) -> Desk {
         let settings = config.tasks.clone();
         Desk {
-            tasks: crate::tasks::TaskStore::starting_at(settings.clone(), first_task),
+            local: Local::new(&settings, first_task),
             background: background::Background::new(config),
             settings,
             max_message_bytes: config.max_message_bytes,
-            held: held::Held::default(),
             shared: config.store.map(|_| {
                 // Not the task numbers' seed: a holder says nothing of the ids.
                 let seed = config.jitter_seed.rotate_left(43) ^ 0x9e37_79b9_7f4a_7c15;
@@ -108,14 +114,13 @@ impl Desk {
             }),
             timers: Timers::default(),
             emit: Emit::default(),
-            starting: None,
             stopping: false,
         }
     }
 
-    /// A task-augmented `tools/call`: a background task when background mode is on, else
-    /// a task of this instance (shared through the store when there is one).
-    /// `name` is the name of the client that asks.
+    /// A task-augmented `tools/call` from the client named `name`: a background task
+    /// when background mode is on, else a task of this instance (shared through the
+    /// store when there is one).
     pub(crate) fn start(
         &mut self,
         now: Now,
@@ -128,16 +133,18 @@ impl Desk {
         if self.settings.background {
             self.background.start(&mut self.emit, now, asked, start)
         } else {
-            self.start_local(now, asked, start)
+            self.local.start(&mut self.emit, now, asked, start)
         }
     }
 
     /// The engine took task `task_id`'s call as `key`: the request that asked for it is
-    /// answered with its task, or held for a moment for its result.
+    /// answered with its task (once the store holds it, when there is one), or held for
+    /// a moment for its result.
     pub(crate) fn on_task_started(&mut self, now: Now, task_id: &str, key: CallKey) -> Dispatched {
-        match self.starting.take() {
-            Some((id, asker)) if id == task_id => self.started_local(now, task_id, key, asker),
-            _ => Dispatched::Pending,
+        let handed = self.local.started(&mut self.timers, now, (task_id, key));
+        match handed.and_then(|answer| self.share_new(now.instant, task_id, answer)) {
+            Some((asker, result)) => Dispatched::answer(asker.id, result),
+            None => Dispatched::Pending,
         }
     }
 
@@ -153,8 +160,7 @@ impl Desk {
             IfRefused::Answer { id, version, task } => {
                 let answer = match task {
                     Some(task_id) => {
-                        self.starting = None;
-                        self.tasks.discard(&task_id);
+                        self.local.refused(&task_id);
                         local::task_refused(refused, &id, version)
                     }
                     None => background::refusal(refused, version),
@@ -162,7 +168,6 @@ impl Desk {
                 Some(Dispatched::answer(id, answer))
             }
             IfRefused::ReadLater(id) => {
-                // Every fetch slot is taken: the waiters are served at the next poll.
                 self.background.read_refused(now, &id);
                 None
             }
@@ -170,8 +175,9 @@ impl Desk {
     }
 
     /// `tasks/*` in `version` (2025-11-25 sessions and requests, or 2026-07-28 requests)
-    /// from `client`, who sees only the tasks it created: routed to the backend its id
-    /// names (a background id, the shared store, or this instance's store).
+    /// from `client`, named `name`, who sees only the tasks it created: routed to the
+    /// backend its id names (a background id, the shared store, or this instance's
+    /// store).
     pub(crate) fn on_request(
         &mut self,
         now: Now,
@@ -192,14 +198,17 @@ impl Desk {
             received: now.instant,
             span,
         };
-        if method == Method::TasksList && self.shared.is_some() {
-            return self.shared_list(asker, &request.params, name);
-        }
+        let params = &request.params;
         if method == Method::TasksList {
-            let result = self.list_local(&request.params, version, client);
-            return Dispatched::answer(request.id, result);
+            return match shared(self) {
+                Some(mut shared) => shared.shared_list(asker, params, name),
+                None => {
+                    let page = self.local.list(now.unix_secs, params, version, client);
+                    Dispatched::answer(request.id, page)
+                }
+            };
         }
-        let task_id = match request.params.get("taskId") {
+        let task_id = match params.get("taskId") {
             Some(Value::String(id)) => id.clone(),
             _ => {
                 let error = TaskError::MissingId {
@@ -208,16 +217,33 @@ impl Desk {
                 return Dispatched::answer(request.id, Err(error.error()));
             }
         };
-        if let Ok(reference) = self.tasks.open_background(&task_id) {
+        if let Ok(reference) = self.local.tasks.open_background(&task_id) {
             let of = (reference, task_id.as_str(), client);
             return self
                 .background
                 .request(&mut self.emit, now, (asker, method), of);
         }
-        if self.shared.is_some() && method != Method::TasksUpdate {
-            return self.shared_request(now, (asker, method), task_id, name.to_owned());
+        if method != Method::TasksUpdate {
+            if let Some(mut shared) = shared(self) {
+                return shared.shared_request(now, (asker, method), task_id, name.to_owned());
+            }
         }
-        self.local_request(now, (asker, method), &task_id, client)
+        let emit = &mut self.emit;
+        self.local
+            .request(emit, now, (asker, method), &task_id, client)
+    }
+
+    /// The engine finished background work for `job`.
+    pub(crate) fn on_stored(
+        &mut self,
+        now: Now,
+        job: crate::routing::Job,
+        outcome: Result<crate::calls::Stored, crate::openai::UpstreamFailure>,
+        (retries, report): (u32, &crate::calls::Report),
+    ) {
+        let emit = &mut self.emit;
+        self.background
+            .on_stored(emit, now, job, outcome, retries, report);
     }
 
     /// The call of task `task_id` ended: with `outcome` (`None`: stopped without one).
@@ -236,36 +262,31 @@ impl Desk {
         } else {
             outcome
         };
-        match outcome {
-            Some(outcome) => self.finish_local(task_id, outcome, creator),
-            None => self.drop_local(task_id, creator),
-        }
-    }
-
-    /// The engine finished background work for `job`.
-    pub(crate) fn on_stored(
-        &mut self,
-        now: Now,
-        job: crate::routing::Job,
-        outcome: Result<crate::calls::Stored, crate::openai::UpstreamFailure>,
-        (retries, report): (u32, &crate::calls::Report),
-    ) {
         let emit = &mut self.emit;
-        self.background
-            .on_stored(emit, now, job, outcome, retries, report);
+        let ended = match outcome {
+            Some(outcome) => self.local.finish(emit, task_id, outcome, creator),
+            None => self.local.drop(emit, task_id, creator),
+        };
+        if let Some(mut shared) = shared(self).filter(|_| ended) {
+            shared.share_task_end(task_id);
+        }
+        self.prune_timers();
     }
 
-    /// The server stops the calls still running at the end of its grace: their tasks
-    /// end as failed ([`TaskError::InstanceStopped`]), in the store too.
-    pub(crate) fn stopping(&mut self) {
-        self.stopping = true;
-    }
-
-    /// The server exits: the `tasks/result` requests waiting here on other instances'
-    /// tasks are answered, so that their clients ask again elsewhere, and a handle the
-    /// store never acknowledged is answered with the stopped task's error.
-    pub(crate) fn exiting(&mut self) {
-        self.release_shared_waiters();
+    /// The server stops the calls still running at the end of its grace (`true`): their
+    /// tasks end as failed ([`TaskError::InstanceStopped`]), in the store too. Or it exits
+    /// (`false`): the `tasks/result` requests waiting here on other instances' tasks are
+    /// answered, so that their clients ask again elsewhere, and a handle the store never
+    /// acknowledged is answered with the stopped task's error.
+    pub(crate) fn closing(&mut self, stopping_calls: bool) {
+        if stopping_calls {
+            self.stopping = true;
+            return;
+        }
+        if let Some(mut shared) = shared(self) {
+            shared.release_shared_waiters();
+        }
+        self.prune_timers();
     }
 
     /// Time passed: held windows end, tasks expire, shared tasks are read again and
@@ -278,7 +299,7 @@ impl Desk {
         for (at, due) in self.timers.take_due(now.instant) {
             match due {
                 Due::Window(task_id) => {
-                    if let Some(request) = self.held.release_at(&task_id, at) {
+                    if let Some(request) = self.local.held.release_at(&task_id, at) {
                         windows.push((task_id, request));
                     }
                 }
@@ -295,28 +316,58 @@ impl Desk {
                 }
             }
         }
-        if renew {
-            self.renew_lease(now);
+        if let Some(mut shared) = shared(self).filter(|_| renew) {
+            shared.renew_lease(now);
         }
         self.prune_timers();
         // A window that ends with its task's life answers with the task first.
-        self.release_held(now.instant, windows);
-        self.expire_local(now);
-        for task_id in rechecks {
-            self.reread(&task_id);
+        for (task_id, held, result) in self.local.release_held(now.unix_secs, windows) {
+            if let Some((held, result)) = self.share_new(now.instant, &task_id, (held, result)) {
+                self.emit.reply(held, result);
+            }
+        }
+        self.local.expire(&mut self.emit, now);
+        if let Some(mut shared) = shared(self) {
+            rechecks.iter().for_each(|task_id| shared.reread(task_id));
         }
         self.background.on_timeout(&mut self.emit, now);
+        self.prune_timers();
     }
 
     /// The client of exchange `x` went away: its waiting requests wait no more, and the
     /// calls of the tasks it never heard of stop.
     pub(crate) fn forget(&mut self, x: ExchangeId) {
-        let gone = |w: &Asker| w.reply_to == ReplyTo::Exchange(x);
-        // A `tasks/result` whose client left waits no more (and frees its slot).
-        self.tasks.forget_waiters(gone);
+        let reply_to = ReplyTo::Exchange(x);
+        let gone = |w: &Asker| w.reply_to == reply_to;
         self.background.forget(gone);
-        self.forget_shared_waiters(gone);
-        self.forget_held(ReplyTo::Exchange(x));
+        if let Some(mut shared) = shared(self) {
+            shared.forget_shared_waiters(gone);
+        }
+        self.local.forget(&mut self.emit, reply_to);
+        self.prune_timers();
+    }
+
+    /// What the store told the desk.
+    pub(crate) fn on_store(&mut self, now: Now, told: FromStore) {
+        if !matches!(told, FromStore::Subscribed) {
+            self.emit.unix = now.unix_secs;
+        }
+        if let Some(mut shared) = shared(self) {
+            match told {
+                FromStore::Reply(id, reply, took) => shared.on_store_reply(now, id, (reply, took)),
+                FromStore::Event(event) => shared.on_store_event(now, event),
+                FromStore::Subscribed => shared.on_store_subscribed(),
+            }
+        }
+        self.prune_timers();
+    }
+
+    /// Tells the other instances `event` (a request's cancel, one of which may run the
+    /// call). Nothing without a store.
+    pub(crate) fn publish(&mut self, event: &StoreEvent) {
+        if let Some(mut shared) = shared(self) {
+            shared.publish(event);
+        }
     }
 
     /// The next thing to do, in order.
@@ -334,12 +385,15 @@ impl Desk {
         let own = self.timers.peek().map(|(at, _)| at);
         debug_assert_eq!(
             own,
-            self.live_deadlines().into_iter().map(|(at, _)| at).min(),
+            live_deadlines(&self.local.held, self.shared.as_ref())
+                .into_iter()
+                .map(|(at, _)| at)
+                .min(),
             "the desk's heap is out of step with its windows and re-reads"
         );
         [
             own,
-            self.tasks.poll_timeout(),
+            self.local.tasks.poll_timeout(),
             self.background.poll_timeout(),
         ]
         .into_iter()
@@ -353,61 +407,75 @@ impl Desk {
         self.shared.as_ref().is_some_and(SharedTasks::holds_exit)
     }
 
-    /// Tasks of this instance, working or finished.
-    pub(crate) fn len(&self) -> usize {
-        self.tasks.len()
+    /// This instance's tasks (working or finished) by status, for the metrics.
+    pub(crate) fn count_by_status(&self) -> Vec<(&'static str, usize)> {
+        self.local.tasks.count_by_status()
     }
 
-    /// Tasks of this instance by status, for the metrics.
-    pub(crate) fn count_by_status(&self) -> Vec<(&'static str, usize)> {
-        self.tasks.count_by_status()
+    /// Tasks of this instance, working or finished.
+    pub(crate) fn len(&self) -> usize {
+        self.local.tasks.len()
     }
 
     /// Whether task `task_id`'s call is held (its client still waits on the request).
     pub(crate) fn is_held(&self, task_id: &str) -> bool {
-        self.held.contains(task_id)
+        self.local.held.contains(task_id)
     }
 
-    /// Queues a late reply.
-    fn reply(&mut self, asker: Asker, result: Result<Value, RpcError>) {
-        self.emit.reply(asker, result);
-    }
-
-    /// Every deadline still due: the held windows and the re-reads not on their way.
-    fn live_deadlines(&self) -> Vec<(Instant, Due)> {
-        let windows = self
-            .held
-            .deadlines()
-            .map(|(at, id)| (at, Due::Window(id.to_owned())));
-        let checks = self
-            .shared
-            .iter()
-            .flat_map(SharedTasks::deadlines)
-            .map(|(at, id)| (at, Due::Recheck(id.to_owned())));
-        let lease = self
-            .shared
-            .as_ref()
-            .and_then(SharedTasks::lease_due)
-            .map(|at| (at, Due::Lease));
-        windows.chain(checks).chain(lease).collect()
+    /// A new task's handle: written to the store first when there is one (answered once
+    /// it is there), else handed back to be answered now.
+    fn share_new(
+        &mut self,
+        now: Instant,
+        task_id: &str,
+        answer: (Asker, Result<Value, RpcError>),
+    ) -> Option<(Asker, Result<Value, RpcError>)> {
+        match shared(self) {
+            Some(mut shared) => shared.share_new_task((task_id, now), Some(answer)),
+            None => Some(answer),
+        }
     }
 
     /// Drops the deadlines no longer due from the top of the heap (a released window, a
     /// task no longer waited on, a re-read on its way), so that none wakes the server for
-    /// nothing.
+    /// nothing. Done at the end of each move.
     fn prune_timers(&mut self) {
-        let (held, shared) = (&self.held, &self.shared);
-        let live = held.len()
-            + shared
-                .as_ref()
-                .map_or(0, |s| s.waited() + usize::from(s.lease_due().is_some()));
+        let (held, shared) = (&self.local.held, self.shared.as_ref());
+        let live =
+            held.len() + shared.map_or(0, |s| s.waited() + usize::from(s.lease_due().is_some()));
         let is_live = |at: Instant, due: &Due| match due {
             Due::Window(id) => held.until(id) == Some(at),
-            Due::Recheck(id) => shared.as_ref().is_some_and(|s| s.is_due(at, id)),
-            Due::Lease => shared.as_ref().is_some_and(|s| s.lease_due() == Some(at)),
+            Due::Recheck(id) => shared.is_some_and(|s| s.is_due(at, id)),
+            Due::Lease => shared.is_some_and(|s| s.lease_due() == Some(at)),
         };
-        let mut timers = std::mem::take(&mut self.timers);
-        timers.prune(is_live, live, || self.live_deadlines());
-        self.timers = timers;
+        self.timers
+            .prune(is_live, live, || live_deadlines(held, shared));
     }
+}
+
+/// The shared backend's move on `desk`, when there is a store.
+fn shared(desk: &mut Desk) -> Option<Shared<'_>> {
+    Some(Shared {
+        state: desk.shared.as_mut()?,
+        local: &mut desk.local,
+        emit: &mut desk.emit,
+        timers: &mut desk.timers,
+        max_ttl: desk.settings.max_ttl,
+        max_message_bytes: desk.max_message_bytes,
+    })
+}
+
+/// Every deadline still due: the held windows and the re-reads not on their way.
+fn live_deadlines(held: &held::Held, shared: Option<&SharedTasks>) -> Vec<(Instant, Due)> {
+    let windows = held
+        .deadlines()
+        .map(|(at, id)| (at, Due::Window(id.to_owned())));
+    let checks = shared
+        .into_iter()
+        .flat_map(SharedTasks::deadlines)
+        .map(|(at, id)| (at, Due::Recheck(id.to_owned())));
+    let lease = shared
+        .and_then(SharedTasks::lease_due)
+        .map(|at| (at, Due::Lease));
+    windows.chain(checks).chain(lease).collect()
 }

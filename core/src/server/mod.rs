@@ -195,7 +195,7 @@ impl Server {
             Input::HttpFailed(attempt, error) => self.calls.handle_failure(now, attempt, error),
             Input::Timeout => self.on_timeout(now),
             Input::Shutdown => {
-                self.desk.stopping();
+                self.desk.closing(true);
                 self.calls.abort_all(None);
                 self.drain_calls();
                 self.close_subscriptions();
@@ -213,7 +213,7 @@ impl Server {
             Input::SpansDropped(n) => self.tracer.lost_by_host(n),
             Input::StoreEvent(message) => self.on_store_event(now, message),
             Input::StoreSubscribed => {
-                self.desk.on_store_subscribed();
+                self.desk.on_store(now, crate::desk::FromStore::Subscribed);
                 self.drain_desk();
             }
         }
@@ -398,7 +398,7 @@ impl Server {
             log::debug!("grace period over; aborting {} call(s)", self.calls.len());
             let why = self.closing.unwrap_or(Closing::StdinClosed).reason();
             // Their tasks fail, telling their clients to call again.
-            self.desk.stopping();
+            self.desk.closing(true);
             self.calls
                 .abort_all(Some(crate::openai::UpstreamFailure::shutdown(why)));
             return;
@@ -417,7 +417,7 @@ impl Server {
     fn exit(&mut self) {
         if !self.exited {
             // Nobody is left waiting on this instance.
-            self.desk.exiting();
+            self.desk.closing(false);
             self.drain_desk();
             self.exited = true;
             self.out.push(Output::Exit);

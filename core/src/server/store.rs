@@ -71,7 +71,8 @@ impl Server {
         took: Duration,
     ) {
         if id.tag == crate::store::StoreTag::Task {
-            self.desk.on_store_reply(now, id, (reply, took));
+            let told = crate::desk::FromStore::Reply(id, reply, took);
+            self.desk.on_store(now, told);
             self.drain_desk();
             return;
         }
@@ -132,7 +133,8 @@ impl Server {
                 }
             }
             Some(event) => {
-                self.desk.on_store_event(now, event);
+                self.desk
+                    .on_store(now, crate::desk::FromStore::Event(event));
                 self.drain_desk();
             }
             None => log::trace!("ignoring a message on the store's channel"),

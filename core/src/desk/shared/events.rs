@@ -1,14 +1,14 @@
 //! What instances tell each other about tasks on the store's channel: this instance's
 //! calls stopped by cancels from elsewhere, waiting requests woken, cancels passed on.
 
-use super::super::Desk;
+use super::Shared;
 use super::TaskWait;
 use crate::io::Now;
 use crate::mcp::shape::TaskError;
 use crate::store::events::{self, StoreEvent};
 use crate::tasks::Status;
 
-impl Desk {
+impl Shared<'_> {
     /// Stops the call of task `task_id` when this instance runs it and, with `owner`,
     /// when its task is that client's (an event names the owner the store compared: a
     /// call of another client's is never stopped by it).
@@ -18,19 +18,19 @@ impl Desk {
         task_id: &str,
         (owner, why): (Option<&str>, &str),
     ) {
-        let stoppable = self.tasks.get(task_id).is_ok_and(|t| {
+        let stoppable = self.local.tasks.get(task_id).is_ok_and(|t| {
             t.status == Status::Working && owner.is_none_or(|o| self.emit.name(t.owner) == o)
         });
         if !stoppable {
             return;
         }
-        let (call, waiters) = self.tasks.cancel(task_id, now.unix_secs, why);
+        let (call, waiters) = self.local.tasks.cancel(task_id, now.unix_secs, why);
         if let Some(key) = call {
             self.emit.cancel(key);
         }
         for waiter in waiters {
             let error = TaskError::CancelledWithoutResult { task_id }.error();
-            self.reply(waiter, Err(error));
+            self.emit.reply(waiter, Err(error));
         }
         log::debug!("task {task_id} cancelled through the shared store");
     }
@@ -42,10 +42,9 @@ impl Desk {
         match event {
             StoreEvent::Ended(task_id) => {
                 // Another instance ended a task this one still runs: its lease lapsed.
-                let running = self
-                    .tasks
-                    .get(&task_id)
-                    .is_ok_and(|t| t.status == Status::Working && !self.held.contains(&task_id));
+                let running = self.local.tasks.get(&task_id).is_ok_and(|t| {
+                    t.status == Status::Working && !self.local.held.contains(&task_id)
+                });
                 if running {
                     self.check_own(now, task_id.clone());
                 }
@@ -63,10 +62,7 @@ impl Desk {
     /// The store's channel is (again) subscribed: events may have been missed, so every
     /// waited-on task is read again.
     pub(crate) fn on_store_subscribed(&mut self) {
-        let ids: Vec<String> = self
-            .shared
-            .as_ref()
-            .map_or_else(Vec::new, |s| s.waiting.keys().cloned().collect());
+        let ids: Vec<String> = self.state.waiting.keys().cloned().collect();
         for task_id in ids {
             self.reread(&task_id);
         }
@@ -75,6 +71,6 @@ impl Desk {
     /// Tells the other instances `event` (a request's cancel, one of which may run the
     /// call). Nothing without a store.
     pub(crate) fn publish(&mut self, event: &StoreEvent) {
-        self.ask_store(events::publish(event), TaskWait::Nothing);
+        self.state.send(events::publish(event), TaskWait::Nothing);
     }
 }

@@ -4,7 +4,8 @@
 //! the instance was frozen, or cut off from the store): the call stops, its answer
 //! would be stored by nobody.
 
-use super::super::{Desk, Due};
+use super::super::Due;
+use super::Shared;
 use super::TaskWait;
 use crate::io::Now;
 use crate::mcp::shape::TaskError;
@@ -12,14 +13,12 @@ use crate::store::tasks::{self as stored, lease, StoredTask};
 use crate::store::StoreError;
 use crate::tasks::Status;
 
-impl Desk {
+impl Shared<'_> {
     /// The lease's renewal is due: renewed while this instance runs tasks, else let go
     /// (the next task's put takes it again).
     pub(in crate::desk) fn renew_lease(&mut self, now: Now) {
-        let running = self.tasks.working().next().is_some();
-        let Some(shared) = &mut self.shared else {
-            return;
-        };
+        let running = self.local.tasks.working().next().is_some();
+        let shared = &mut *self.state;
         if !running {
             shared.lease_due = None;
             return;
@@ -28,17 +27,14 @@ impl Desk {
         shared.lease_due = Some(at);
         let op = lease::renew(&shared.holder);
         self.timers.schedule(Due::Lease, at);
-        self.ask_store(op, TaskWait::Renewed);
+        self.state.send(op, TaskWait::Renewed);
     }
 
     /// The store's answer to a renewal: a lease found lapsed means other instances may
     /// have ended this one's tasks, so each is read again.
     pub(super) fn on_renewed(&mut self, now: Now, rows: Result<Vec<Vec<String>>, StoreError>) {
         let renewed = rows.and_then(|rows| Ok(lease::renewed(&rows)?));
-        let was_failing = self
-            .shared
-            .as_mut()
-            .is_some_and(|s| std::mem::replace(&mut s.lease_failing, renewed.is_err()));
+        let was_failing = std::mem::replace(&mut self.state.lease_failing, renewed.is_err());
         match renewed {
             Ok(true) => {}
             Ok(false) => {
@@ -46,7 +42,7 @@ impl Desk {
                     "this instance's lease in the shared store had lapsed (the store did not hear from it for {} s): other instances may have ended its tasks as failed; reading them again",
                     lease::LAPSE.as_secs()
                 );
-                let ids: Vec<String> = self.tasks.working().map(str::to_owned).collect();
+                let ids: Vec<String> = self.local.tasks.working().map(str::to_owned).collect();
                 for task_id in ids {
                     self.check_own(now, task_id);
                 }
@@ -62,7 +58,7 @@ impl Desk {
     /// Reads task `task_id`, which this instance runs, to see whether another ended it.
     pub(super) fn check_own(&mut self, now: Now, task_id: String) {
         let op = stored::get(&task_id, now.unix_secs);
-        self.ask_store(op, TaskWait::Own { task_id });
+        self.state.send(op, TaskWait::Own { task_id });
     }
 
     /// What the store holds of a task this instance runs: when it ended elsewhere (or is
@@ -79,7 +75,7 @@ impl Desk {
             Some(None) => true,
             Some(Some(task)) => task.status != Status::Working,
         };
-        let Ok(task) = self.tasks.get(task_id) else {
+        let Ok(task) = self.local.tasks.get(task_id) else {
             return;
         };
         if !ended_elsewhere || task.status != Status::Working {
@@ -88,7 +84,7 @@ impl Desk {
         let call = task.call.take();
         let error = TaskError::InstanceStopped.error();
         let message = Some(error.message.clone());
-        let waiters = self.tasks.finish(
+        let waiters = self.local.tasks.finish(
             task_id,
             now.unix_secs,
             Err(error),
@@ -98,7 +94,8 @@ impl Desk {
             self.emit.cancel(key);
         }
         for waiter in waiters {
-            self.reply(waiter, Err(TaskError::InstanceStopped.error()));
+            self.emit
+                .reply(waiter, Err(TaskError::InstanceStopped.error()));
         }
         log::warn!("task {task_id} was ended by another instance while this one ran it (its lease had lapsed); its call is stopped");
     }

@@ -12,8 +12,10 @@ mod lease;
 mod replies;
 mod waiting;
 
+use super::emit::Emit;
+use super::local::Local;
 use super::local::{Waiter, PAGE};
-use super::{Desk, Due};
+use super::Due;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
 use crate::mcp::shape::TaskError;
@@ -22,6 +24,7 @@ use crate::routing::{Asker, Dispatched};
 use crate::store::tasks::{self as stored, StoredTask};
 use crate::store::{StoreId, StoreOp, StoreTag};
 use crate::tasks::{Status, Task, Unknown};
+use crate::timers::Timers;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -178,37 +181,40 @@ fn view(task: StoredTask, now: Instant) -> Task<Waiter> {
     )
 }
 
-impl Desk {
-    /// Sends `op` to the store; `wait` gets its answer. False without a store.
-    fn ask_store(&mut self, op: StoreOp, wait: TaskWait) -> bool {
-        let Some(shared) = &mut self.shared else {
-            return false;
-        };
-        shared.send(op, wait);
-        true
-    }
+/// A move of the shared backend: its state, with what it works with (this instance's
+/// tasks, the desk's queue and deadlines, the bounds of what it writes).
+pub(super) struct Shared<'a> {
+    pub state: &'a mut SharedTasks,
+    pub local: &'a mut Local,
+    pub emit: &'a mut Emit,
+    pub timers: &'a mut Timers<Due>,
+    /// The longest task life, which bounds what the store keeps.
+    pub max_ttl: Duration,
+    /// Bytes an outcome may have and still be written to the store.
+    pub max_message_bytes: usize,
+}
 
+impl Shared<'_> {
     /// A new task of the client named `owner`: written to the store at `now`, and
     /// `result` (its handle) answered to `asker` once it is there; this instance's lease
-    /// is renewed from now on. Without a store, handed back to be answered at once.
+    /// is renewed from now on. Handed back, to be answered at once, if there is no such
+    /// task.
     pub(super) fn share_new_task(
         &mut self,
         (task_id, now): (&str, Instant),
-        owner: &str,
         answer: Option<(Asker, Result<Value, RpcError>)>,
     ) -> Option<(Asker, Result<Value, RpcError>)> {
-        let Some(shared) = &mut self.shared else {
+        let shared = &mut *self.state;
+        let Ok(task) = self.local.tasks.get(task_id) else {
             return answer;
         };
-        let Ok(task) = self.tasks.get(task_id) else {
-            return answer;
-        };
+        let owner = self.emit.name(task.owner);
         let op = stored::put(
             task_id,
             (owner, &shared.holder),
             task.created,
             task.ttl,
-            self.settings.max_ttl,
+            self.max_ttl,
         );
         let leased = shared.lease_due.is_some();
         if !leased {
@@ -226,18 +232,15 @@ impl Desk {
             },
             None => TaskWait::Nothing,
         };
-        self.ask_store(op, wait);
+        self.state.send(op, wait);
         None
     }
 
     /// A task this instance ran ended (finished, or stopped without an outcome): the
     /// store hears of it, and so does every instance waiting on it.
     pub(super) fn share_task_end(&mut self, task_id: &str) {
-        if self.shared.is_none() {
-            return;
-        }
         let at = self.emit.unix;
-        let op = match self.tasks.get(task_id) {
+        let op = match self.local.tasks.get(task_id) {
             Ok(task) if task.status == Status::Cancelled => {
                 let why = task.message.clone().unwrap_or_default();
                 stored::cancel(task_id, self.emit.name(task.owner), at, &why)
@@ -265,7 +268,7 @@ impl Desk {
         let wait = TaskWait::Finished {
             task_id: task_id.to_owned(),
         };
-        self.ask_store(op, wait);
+        self.state.send(op, wait);
     }
 
     /// `tasks/get`, `tasks/result` or `tasks/cancel` of a task id this server sealed,
@@ -277,7 +280,7 @@ impl Desk {
         task_id: String,
         owner: String,
     ) -> Dispatched {
-        if !self.tasks.minted(&task_id) {
+        if !self.local.tasks.minted(&task_id) {
             let error = not_found(&task_id, Unknown::NotMinted);
             return Dispatched::answer(asker.id, Err(error));
         }
@@ -293,7 +296,7 @@ impl Desk {
             task_id,
             owner,
         };
-        self.ask_store(op, wait);
+        self.state.send(op, wait);
         Dispatched::Pending
     }
 
@@ -305,11 +308,11 @@ impl Desk {
         owner: &str,
     ) -> Dispatched {
         let cursor = params.get("cursor").and_then(Value::as_str);
-        if cursor.is_some_and(|c| !self.tasks.minted(c)) {
+        if cursor.is_some_and(|c| !self.local.tasks.minted(c)) {
             return Dispatched::answer(asker.id, Err(TaskError::BadCursor.error()));
         }
         let op = stored::list(owner, cursor, PAGE, self.emit.unix);
-        self.ask_store(op, TaskWait::List { asker });
+        self.state.send(op, TaskWait::List { asker });
         Dispatched::Pending
     }
 }

@@ -2,7 +2,8 @@
 //! becomes.
 
 use super::super::local::payload;
-use super::super::{Charge, Desk};
+use super::super::Charge;
+use super::Shared;
 use super::{not_found, view, TaskWait};
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
@@ -15,7 +16,7 @@ use crate::tasks::{Status, Unknown};
 use serde_json::Value;
 use std::time::Duration;
 
-impl Desk {
+impl Shared<'_> {
     /// The store answered operation `id`, a task's.
     pub(crate) fn on_store_reply(
         &mut self,
@@ -24,7 +25,7 @@ impl Desk {
         (reply, took): (StoreReply, Duration),
     ) {
         self.emit.unix = now.unix_secs;
-        let Some(wait) = self.shared.as_mut().and_then(|s| s.waits.remove(&id)) else {
+        let Some(wait) = self.state.waits.remove(&id) else {
             return;
         };
         let failed = matches!(reply, StoreReply::Unavailable(_));
@@ -78,11 +79,7 @@ impl Desk {
                 self.on_own_read(now, &task_id, task);
             }
         }
-        let orphans = self
-            .shared
-            .as_mut()
-            .map(|s| std::mem::take(&mut s.orphans))
-            .unwrap_or_default();
+        let orphans = std::mem::take(&mut self.state.orphans);
         for task_id in orphans {
             self.emit.charge(Charge::Orphaned);
             log::warn!(
@@ -99,8 +96,8 @@ impl Desk {
         rows: Result<Vec<Vec<String>>, StoreError>,
     ) -> Option<Option<StoredTask>> {
         let task = rows.ok().and_then(|rows| stored::read(&rows).ok())?;
-        if let (Some(shared), Some(task)) = (&mut self.shared, &task) {
-            shared.noticed(task);
+        if let Some(task) = &task {
+            self.state.noticed(task);
         }
         Some(task)
     }
@@ -123,20 +120,20 @@ impl Desk {
                     "the shared store holds a task {task_id} already: this call's task is dropped"
                 );
                 self.cancel_local_task(now, task_id, (None, "its id was taken"));
-                self.tasks.discard(task_id);
+                self.local.tasks.discard(task_id);
                 let error = TaskError::IdTaken { task_id }.error();
-                self.reply(asker, Err(error));
+                self.emit.reply(asker, Err(error));
                 false
             }
             Ok(Written::Put { held }) => {
-                self.reply(asker, result);
+                self.emit.reply(asker, result);
                 !held
             }
             Err(why) => {
                 log::warn!(
                     "a new task is not in the shared store ({why}): only this instance serves it"
                 );
-                self.reply(asker, result);
+                self.emit.reply(asker, result);
                 false
             }
         }
@@ -156,10 +153,8 @@ impl Desk {
             .error()),
             Ok(None) => Err(TaskError::BadCursor.error()),
             Ok(Some((tasks, next))) => {
-                if let Some(shared) = &mut self.shared {
-                    tasks.iter().for_each(|t| shared.noticed(t));
-                }
-                let poll = self.poll_schedule();
+                tasks.iter().for_each(|t| self.state.noticed(t));
+                let poll = self.local.poll_schedule(self.emit.unix);
                 let version = asker.version;
                 let tasks = tasks
                     .into_iter()
@@ -171,7 +166,7 @@ impl Desk {
                 Ok(shape::tasks_list_result(tasks, next))
             }
         };
-        self.reply(asker, result);
+        self.emit.reply(asker, result);
     }
 
     /// Answers a task request with what the store said of the task.
@@ -191,24 +186,28 @@ impl Desk {
             Err(cause) => {
                 let cause = cause.to_string();
                 let error = TaskError::StoreFailed { cause: &cause }.error();
-                return self.reply(asker, Err(error));
+                return self.emit.reply(asker, Err(error));
             }
             Ok(Cancelled::Missing) => {
-                return self.reply(asker, Err(not_found(task_id, Unknown::Gone)))
+                return self
+                    .emit
+                    .reply(asker, Err(not_found(task_id, Unknown::Gone)))
             }
             Ok(Cancelled::Foreign) => {
-                return self.reply(asker, Err(not_found(task_id, Unknown::Foreign)));
+                return self
+                    .emit
+                    .reply(asker, Err(not_found(task_id, Unknown::Foreign)));
             }
             Ok(Cancelled::Task(task, _)) if task.owner != owner || task.id != task_id => {
-                return self.reply(asker, Err(not_found(task_id, Unknown::Foreign)));
+                return self
+                    .emit
+                    .reply(asker, Err(not_found(task_id, Unknown::Foreign)));
             }
             Ok(Cancelled::Task(task, changed)) => (*task, changed),
         };
-        if let Some(shared) = &mut self.shared {
-            shared.noticed(&task);
-        }
+        self.state.noticed(&task);
         let version = asker.version;
-        let poll = (self.poll_schedule())(task.created);
+        let poll = (self.local.poll_schedule(self.emit.unix))(task.created);
         let result = match method {
             Method::TasksResult if task.status == Status::Working => {
                 return self.wait_for(now, task_id, asker);
@@ -234,6 +233,6 @@ impl Desk {
             .error()),
             _ => Ok(shape::task_state(&view(task, now.instant), poll, version)),
         };
-        self.reply(asker, result);
+        self.emit.reply(asker, result);
     }
 }

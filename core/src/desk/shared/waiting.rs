@@ -2,7 +2,8 @@
 //! event, or by a check every [`RECHECK`](super::RECHECK).
 
 use super::super::local::{payload, Waiter, MAX_WAITERS};
-use super::super::{Desk, Due};
+use super::super::Due;
+use super::Shared;
 use super::{not_found, TaskWait, Waiting, RECHECK};
 use crate::io::Now;
 use crate::mcp::shape::TaskError;
@@ -10,12 +11,10 @@ use crate::routing::Asker;
 use crate::store::tasks::{self as stored, StoredTask};
 use crate::tasks::{Status, Unknown};
 
-impl Desk {
+impl Shared<'_> {
     /// `asker` waits for `task_id` to end.
     pub(super) fn wait_for(&mut self, now: Now, task_id: &str, asker: Asker) {
-        let Some(shared) = &mut self.shared else {
-            return;
-        };
+        let shared = &mut *self.state;
         if !shared.waiting.contains_key(task_id) {
             let at = now.instant + RECHECK;
             let waiting = Waiting {
@@ -34,7 +33,7 @@ impl Desk {
                 task_id,
                 max: MAX_WAITERS,
             };
-            self.reply(asker, Err(error.error()));
+            self.emit.reply(asker, Err(error.error()));
             return;
         }
         waiting.waiters.push(asker);
@@ -42,9 +41,7 @@ impl Desk {
 
     /// Reads `task_id` again for its waiters, unless a read is on its way.
     pub(in crate::desk) fn reread(&mut self, task_id: &str) {
-        let Some(shared) = self.shared.as_mut() else {
-            return;
-        };
+        let shared = &mut *self.state;
         let Some(waiting) = shared.waiting.get_mut(task_id) else {
             return;
         };
@@ -53,18 +50,15 @@ impl Desk {
         }
         waiting.reading = true;
         // Its check waits for the read's answer.
-        self.prune_timers();
         let wait = TaskWait::Reread {
             task_id: task_id.to_owned(),
         };
-        self.ask_store(stored::get(task_id, self.emit.unix), wait);
+        self.state.send(stored::get(task_id, self.emit.unix), wait);
     }
 
     /// What a re-read found: an ended or vanished task answers its waiters.
     pub(super) fn on_reread(&mut self, now: Now, task_id: &str, task: Option<Option<StoredTask>>) {
-        let Some(shared) = &mut self.shared else {
-            return;
-        };
+        let shared = &mut *self.state;
         let Some(waiting) = shared.waiting.get_mut(task_id) else {
             return;
         };
@@ -84,48 +78,43 @@ impl Desk {
             .remove(task_id)
             .map(|w| w.waiters)
             .unwrap_or_default();
-        self.prune_timers();
         for waiter in waiters {
-            self.reply(waiter, result.clone());
+            self.emit.reply(waiter, result.clone());
         }
     }
 
     /// Waiting requests whose client left wait no more.
     pub(in crate::desk) fn forget_shared_waiters(&mut self, gone: impl Fn(&Waiter) -> bool) {
-        if let Some(shared) = &mut self.shared {
-            for waiting in shared.waiting.values_mut() {
-                waiting.waiters.retain(|w| !gone(w));
-            }
-            shared.waiting.retain(|_, w| !w.waiters.is_empty());
-            self.prune_timers();
+        let shared = &mut *self.state;
+        for waiting in shared.waiting.values_mut() {
+            waiting.waiters.retain(|w| !gone(w));
         }
+        shared.waiting.retain(|_, w| !w.waiters.is_empty());
     }
 
     /// Answers every waiting request: this instance exits, and the task runs on (a
     /// handle the store never acknowledged gets the stopped task's error).
     pub(in crate::desk) fn release_shared_waiters(&mut self) {
-        let Some(shared) = &mut self.shared else {
-            return;
-        };
+        let shared = &mut *self.state;
         let waiting = std::mem::take(&mut shared.waiting);
         let unanswered = std::mem::take(&mut shared.waits);
         for wait in unanswered.into_values() {
             match wait {
                 super::TaskWait::Created { asker, .. } => {
-                    self.reply(asker, Err(TaskError::InstanceStopped.error()));
+                    self.emit
+                        .reply(asker, Err(TaskError::InstanceStopped.error()));
                 }
                 super::TaskWait::Request { asker, task_id, .. } => {
                     let error = TaskError::WaitEnded { task_id: &task_id }.error();
-                    self.reply(asker, Err(error));
+                    self.emit.reply(asker, Err(error));
                 }
                 _ => {}
             }
         }
-        self.prune_timers();
         for (task_id, waiting) in waiting {
             let error = TaskError::WaitEnded { task_id: &task_id }.error();
             for waiter in waiting.waiters {
-                self.reply(waiter, Err(error.clone()));
+                self.emit.reply(waiter, Err(error.clone()));
             }
         }
     }
