@@ -479,3 +479,6 @@ fn live_deadlines(held: &held::Held, shared: Option<&SharedTasks>) -> Vec<(Insta
         .map(|at| (at, Due::Lease));
     windows.chain(checks).chain(lease).collect()
 }
+
+#[cfg(test)]
+mod tests;
