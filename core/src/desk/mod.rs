@@ -9,13 +9,15 @@
 //! ```text
 //!   Server                                        Desk
 //!   ──────                                        ────
-//!   task call, tasks/* ──── start / on_request ─▶ local · background · shared
+//!   task call, tasks/* ──── start / on_request ─▶ Local · Background · Shared
+//!   engine took, refused ── on_task_started ────▶ answer or hold the task call
+//!                           / on_refused
 //!   call ended ─────────── call_ended ──────────▶ finish or drop the task
 //!   background work ended ─ on_stored ──────────▶ the stored response's state
-//!   store reply / event ── on_store_reply/event ▶ the waits it answers
+//!   store reply / event ── on_store ────────────▶ the waits it answers
 //!   timer fired ────────── on_timeout ──────────▶ windows, expiry, polls, re-reads
 //!   client left ────────── forget ──────────────▶ its waiters and held calls
-//!                          poll_output() ◀────── replies, ends, notifications
+//!                          poll_output() ◀────── replies, starts, cancels, charges
 //!                          poll_op() ◀────────── store operations
 //!                          poll_timeout() ◀───── next deadline
 //! ```
@@ -26,11 +28,11 @@
 //! input ([`Desk::on_refused`]), and a started task call's key too
 //! ([`Desk::on_task_started`]). The clients' names come with the requests.
 //!
-//! | backend | chosen when | file |
+//! | backend | chosen when | type, in |
 //! |---|---|---|
-//! | local | no store, or `tasks/update` | [`local`] |
-//! | background | `tasks.openai_background`, or a background id | [`background`] |
-//! | shared | a store is configured | [`shared`] |
+//! | local | no store, or `tasks/update` | `Local`, [`local`] |
+//! | background | `tasks.openai_background`, or a background id | `Background`, [`background`] |
+//! | shared | a store is configured | `SharedTasks` and its move `Shared`, [`shared`] |
 
 mod background;
 mod emit;
@@ -273,16 +275,16 @@ impl Desk {
         self.prune_timers();
     }
 
-    /// The server stops the calls still running at the end of its grace (`true`): their
-    /// tasks end as failed ([`TaskError::InstanceStopped`]), in the store too. Or it exits
-    /// (`false`): the `tasks/result` requests waiting here on other instances' tasks are
-    /// answered, so that their clients ask again elsewhere, and a handle the store never
-    /// acknowledged is answered with the stopped task's error.
-    pub(crate) fn closing(&mut self, stopping_calls: bool) {
-        if stopping_calls {
-            self.stopping = true;
-            return;
-        }
+    /// The server stops the calls still running at the end of its grace: their tasks
+    /// end as failed ([`TaskError::InstanceStopped`]), in the store too.
+    pub(crate) fn stopping(&mut self) {
+        self.stopping = true;
+    }
+
+    /// The server exits: the `tasks/result` requests waiting here on other instances'
+    /// tasks are answered, so that their clients ask again elsewhere, and a handle the
+    /// store never acknowledged is answered with the stopped task's error.
+    pub(crate) fn exiting(&mut self) {
         if let Some(mut shared) = shared(self) {
             shared.release_shared_waiters();
         }

@@ -26,6 +26,7 @@ impl Server {
                     }
                 }
                 DeskOut::Start(start) => {
+                    // Every input sets the time before any desk move.
                     let Some(now) = self.last_now else { continue };
                     let if_refused = start.if_refused.clone();
                     let dispatched = match start_work(&mut self.calls, now, *start) {

@@ -195,7 +195,7 @@ impl Server {
             Input::HttpFailed(attempt, error) => self.calls.handle_failure(now, attempt, error),
             Input::Timeout => self.on_timeout(now),
             Input::Shutdown => {
-                self.desk.closing(true);
+                self.desk.stopping();
                 self.calls.abort_all(None);
                 self.drain_calls();
                 self.close_subscriptions();
@@ -398,7 +398,7 @@ impl Server {
             log::debug!("grace period over; aborting {} call(s)", self.calls.len());
             let why = self.closing.unwrap_or(Closing::StdinClosed).reason();
             // Their tasks fail, telling their clients to call again.
-            self.desk.closing(true);
+            self.desk.stopping();
             self.calls
                 .abort_all(Some(crate::openai::UpstreamFailure::shutdown(why)));
             return;
@@ -417,7 +417,7 @@ impl Server {
     fn exit(&mut self) {
         if !self.exited {
             // Nobody is left waiting on this instance.
-            self.desk.closing(false);
+            self.desk.exiting();
             self.drain_desk();
             self.exited = true;
             self.out.push(Output::Exit);

@@ -313,7 +313,7 @@ fn calls_stopped_at_the_end_of_the_grace_fail_their_tasks_as_stopped() {
     let task_id = created(&mut b);
     let x = ReplyTo::Exchange(ExchangeId(8));
     b.ask(b.a, "tasks/result", json!({"taskId": task_id}), x);
-    b.desk.closing(true);
+    b.desk.stopping();
     b.desk.call_ended(
         b.now.unix_secs,
         &task_id,

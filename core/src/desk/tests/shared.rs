@@ -61,7 +61,7 @@ fn an_exit_answers_a_handle_the_store_never_acknowledged() {
     let a = b.a;
     b.start(a, OLD, ReplyTo::Direct);
     ops(&mut b);
-    b.desk.closing(false);
+    b.desk.exiting();
     let outs = b.outs();
     let expected = TaskError::InstanceStopped.error();
     assert_eq!(replies(&outs)[0].1, &Err(expected));
