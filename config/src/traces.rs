@@ -9,7 +9,7 @@
 pub mod export;
 
 use crate::resolve::Env;
-use responses_mcp_core::spans::{Ratio, Root, Sampler};
+use responses_mcp_core::trace_context::{Ratio, Root, Sampler};
 use std::time::Duration;
 
 /// Where spans go and what describes this service in them.

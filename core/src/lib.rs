@@ -108,6 +108,7 @@ pub mod tasks;
 pub mod testing;
 mod timers;
 pub mod tools;
+pub mod trace_context;
 pub mod vocab;
 
 pub use driver::{Driver, Event, Message, Poll, MAX_PENDING_OUTPUT};

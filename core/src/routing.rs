@@ -8,10 +8,10 @@ use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::jsonrpc::{Reply, RequestId, RpcError};
 use crate::ledger::{Arrival, CallOf, Transport};
-use crate::mcp::trace::TraceParent;
 use crate::mcp::{Method, ProgressToken, ProtocolVersion};
 use crate::tasks::BackgroundRef;
 use crate::tools::Tool;
+use crate::trace_context::TraceParent;
 use serde_json::Value;
 use std::time::Instant;
 

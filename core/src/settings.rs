@@ -150,8 +150,8 @@ pub struct ServerConfig {
     /// builds no [`crate::ledger::CallRecord`]s.
     pub call_records: bool,
     /// Traces (`OTEL_*`): which are recorded; `None`: no span is made
-    /// ([`crate::spans`]).
-    pub traces: Option<crate::spans::Sampler>,
+    /// ([`crate::trace_context`]).
+    pub traces: Option<crate::trace_context::Sampler>,
 }
 
 impl Default for ServerConfig {

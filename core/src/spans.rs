@@ -10,86 +10,13 @@
 //! fetches are spans of their own traces. Names, counts and codes only: never a query, an
 //! answer, a token or a key.
 
-use crate::mcp::trace::TraceParent;
+use crate::trace_context::{Sampler, TraceParent};
 use std::collections::VecDeque;
 use std::time::Instant;
 
 /// Spans kept for the host at most (it drains them after every input; beyond, the newest
 /// are dropped and counted).
 pub const MAX_QUEUED: usize = 4096;
-
-/// Which traces are recorded (`OTEL_TRACES_SAMPLER`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sampler {
-    /// Every trace.
-    AlwaysOn,
-    /// None.
-    AlwaysOff,
-    /// A fraction of the traces, by their id (the same decision on every instance).
-    TraceIdRatio(Ratio),
-    /// The caller's decision when it sent a trace context, else `root`'s.
-    ParentBased(Root),
-}
-
-/// What a parent-based sampler does for a trace that starts here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Root {
-    /// Record it.
-    AlwaysOn,
-    /// Do not.
-    AlwaysOff,
-    /// Record this fraction, by trace id.
-    TraceIdRatio(Ratio),
-}
-
-/// A fraction of traces, as the bound a trace id's low 63 bits are compared with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ratio(u64);
-
-impl Ratio {
-    /// `fraction` of the traces (clamped to 0..=1; not a number is 0).
-    pub fn new(fraction: f64) -> Ratio {
-        let fraction = if fraction.is_nan() {
-            0.0
-        } else {
-            fraction.clamp(0.0, 1.0)
-        };
-        #[allow(
-            clippy::cast_precision_loss,
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss
-        )]
-        let bound = (fraction * (1u64 << 63) as f64) as u64;
-        Ratio(bound)
-    }
-}
-
-impl Sampler {
-    /// Whether a trace with `trace_id` is recorded, given the caller's context.
-    fn samples(self, trace_id: &[u8; 16], parent: Option<&TraceParent>) -> bool {
-        match self {
-            Sampler::AlwaysOn => true,
-            Sampler::AlwaysOff => false,
-            Sampler::TraceIdRatio(ratio) => by_ratio(trace_id, ratio),
-            Sampler::ParentBased(root) => match parent {
-                Some(parent) => parent.flags & 1 == 1,
-                None => match root {
-                    Root::AlwaysOn => true,
-                    Root::AlwaysOff => false,
-                    Root::TraceIdRatio(ratio) => by_ratio(trace_id, ratio),
-                },
-            },
-        }
-    }
-}
-
-/// The trace-id ratio of the OpenTelemetry specification: the id's last 8 bytes, as a
-/// number (63 bits of it), below the ratio's share of their range.
-fn by_ratio(trace_id: &[u8; 16], ratio: Ratio) -> bool {
-    let mut low = [0; 8];
-    low.copy_from_slice(&trace_id[8..]);
-    (u64::from_be_bytes(low) >> 1) < ratio.0
-}
 
 /// A span begun and not yet ended: what its children and its end need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,6 +212,7 @@ impl SpanStart {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace_context::{Ratio, Root};
 
     fn parent(flags: u8) -> TraceParent {
         TraceParent {
@@ -318,19 +246,13 @@ mod tests {
     }
 
     #[test]
-    fn a_ratio_samples_about_its_share_and_the_same_ids_every_time() {
+    fn a_ratio_samples_about_its_share() {
         let t0 = crate::testing::start_instant();
         let mut tracer = Tracer::new(Some(Sampler::TraceIdRatio(Ratio::new(0.25))), 42);
         let kept = (0..4000)
             .filter(|_| tracer.begin(None, t0).is_some())
             .count();
         assert!((800..1200).contains(&kept), "{kept} of 4000");
-        let id = [0xAB; 16];
-        assert_eq!(
-            by_ratio(&id, Ratio::new(0.5)),
-            by_ratio(&id, Ratio::new(0.5))
-        );
-        assert!(!by_ratio(&id, Ratio::new(0.0)) && by_ratio(&id, Ratio::new(1.0)));
     }
 
     #[test]

@@ -32,7 +32,6 @@ pub(crate) use shared::{CallAdmission, Reserved};
 
 use crate::calls::Report;
 use crate::clients::{ClientId, Limits};
-use crate::mcp::trace::TraceParent;
 use crate::mcp::ProtocolVersion;
 use crate::metrics::{Gauges, Metrics, Operation};
 use crate::openai::pricing::{Estimate, Prices};
@@ -40,6 +39,7 @@ use crate::openai::{Answer, FailureKind, UpstreamFailure, Usage};
 use crate::outcome::{Outcome, Refusal};
 use crate::settings::ServerConfig;
 use crate::tools::Tool;
+use crate::trace_context::TraceParent;
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 

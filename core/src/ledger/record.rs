@@ -6,13 +6,13 @@
 //! What it holds is bounded and harmless: names, counts, durations, ids OpenAI gave, the
 //! client's trace. Never the query, the answer, a key or a token.
 
-use crate::mcp::trace::{Hex, TraceParent};
 use crate::mcp::ProtocolVersion;
 use crate::openai::pricing::Picodollars;
 use crate::openai::Usage;
 use crate::outcome::Outcome;
 use crate::serve::exchange::Credential;
 use crate::tools::Tool;
+use crate::trace_context::{Hex, TraceParent};
 use serde::Serialize;
 use std::time::Duration;
 

@@ -122,7 +122,7 @@ fn the_memory_of_counted_background_ends_is_bounded() {
 #[test]
 fn a_refusal_is_counted_and_recorded_under_its_reason_with_a_span_of_its_own() {
     let mut ledger = Ledger::new(&ServerConfig::default());
-    let trace = crate::mcp::trace::TraceParent {
+    let trace = crate::trace_context::TraceParent {
         trace_id: [1; 16],
         parent_id: [2; 8],
         flags: 1,

@@ -7,7 +7,6 @@ mod method;
 mod params;
 pub(crate) mod shape;
 pub mod task_end;
-pub mod trace;
 mod version;
 
 pub use meta::{era_of, Era, MetaError};

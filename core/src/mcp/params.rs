@@ -1,8 +1,8 @@
 //! `tools/call` params, parsed once at the boundary into a typed [`CallParams`].
 
-use super::trace::TraceParent;
 use crate::jsonrpc::{kind_of, RequestId};
 use crate::tools::{AnswerArgs, ArgError, Tool};
+use crate::trace_context::TraceParent;
 use serde_json::{Map, Value};
 use std::fmt;
 

@@ -341,7 +341,7 @@ fn exchange(
             client,
             trace: request
                 .header("traceparent")
-                .and_then(|v| crate::mcp::trace::TraceParent::parse(v.trim()).ok()),
+                .and_then(|v| crate::trace_context::TraceParent::parse(v.trim()).ok()),
             way,
         },
         response: ExchangeResponse {

@@ -71,7 +71,7 @@ pub enum Asked {
         client: ClientId,
         /// The caller's W3C trace context from its `traceparent` header (an invalid one
         /// is dropped); `params._meta.traceparent` wins over it.
-        trace: Option<crate::mcp::trace::TraceParent>,
+        trace: Option<crate::trace_context::TraceParent>,
         /// How it came in: the credential, the address, a gateway's identity.
         way: WayIn,
     },

@@ -26,7 +26,7 @@ impl Server {
         message: Value,
         (version, trace): (
             Option<ProtocolVersion>,
-            Option<crate::mcp::trace::TraceParent>,
+            Option<crate::trace_context::TraceParent>,
         ),
         client: ClientId,
     ) {

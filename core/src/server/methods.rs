@@ -44,7 +44,7 @@ impl Server {
         &mut self,
         now: Now,
         request: Request,
-        (reply_to, trace): (ReplyTo, Option<crate::mcp::trace::TraceParent>),
+        (reply_to, trace): (ReplyTo, Option<crate::trace_context::TraceParent>),
         scope: Scope,
         client: ClientId,
     ) -> Dispatched {

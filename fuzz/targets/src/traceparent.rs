@@ -1,6 +1,6 @@
 //! The `traceparent` fuzz target.
 
-use responses_mcp_core::mcp::trace::TraceParent;
+use responses_mcp_core::trace_context::TraceParent;
 
 /// Arbitrary text as a W3C `traceparent`: parsing never panics; an accepted value has
 /// non-zero ids, prints back as version 00 with the same ids and flags, and that printed

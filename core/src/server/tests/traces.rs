@@ -3,8 +3,9 @@
 
 use crate::fixture;
 use crate::settings::ServerConfig;
-use crate::spans::{Sampler, Span, SpanKind, Value};
+use crate::spans::{Span, SpanKind, Value};
 use crate::testing::Harness;
+use crate::trace_context::Sampler;
 use crate::Output;
 use serde_json::json;
 

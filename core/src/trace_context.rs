@@ -1,6 +1,8 @@
 //! W3C Trace Context (<https://www.w3.org/TR/trace-context/>): the `traceparent` a client
-//! puts in a request's `params._meta`, so that a call's log line joins the client's trace.
-//! Our call is a child span: same trace id, our own span id, the parent's id kept.
+//! puts in a request's `params._meta` or HTTP headers, so that a call's log line and spans
+//! join the client's trace (our call is a child span: same trace id, our own span id, the
+//! parent's id kept), and the sampler that decides from it which traces are recorded. A
+//! leaf: the settings name a sampler and the spans use both, and neither is imported here.
 
 use std::fmt;
 
@@ -118,6 +120,79 @@ fn fill(out: &mut [u8], hex: &[u8]) -> Result<(), TraceError> {
     Ok(())
 }
 
+/// Which traces are recorded (`OTEL_TRACES_SAMPLER`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampler {
+    /// Every trace.
+    AlwaysOn,
+    /// None.
+    AlwaysOff,
+    /// A fraction of the traces, by their id (the same decision on every instance).
+    TraceIdRatio(Ratio),
+    /// The caller's decision when it sent a trace context, else `root`'s.
+    ParentBased(Root),
+}
+
+/// What a parent-based sampler does for a trace that starts here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Root {
+    /// Record it.
+    AlwaysOn,
+    /// Do not.
+    AlwaysOff,
+    /// Record this fraction, by trace id.
+    TraceIdRatio(Ratio),
+}
+
+/// A fraction of traces, as the bound a trace id's low 63 bits are compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ratio(u64);
+
+impl Ratio {
+    /// `fraction` of the traces (clamped to 0..=1; not a number is 0).
+    pub fn new(fraction: f64) -> Ratio {
+        let fraction = if fraction.is_nan() {
+            0.0
+        } else {
+            fraction.clamp(0.0, 1.0)
+        };
+        #[allow(
+            clippy::cast_precision_loss,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss
+        )]
+        let bound = (fraction * (1u64 << 63) as f64) as u64;
+        Ratio(bound)
+    }
+}
+
+impl Sampler {
+    /// Whether a trace with `trace_id` is recorded, given the caller's context.
+    pub(crate) fn samples(self, trace_id: &[u8; 16], parent: Option<&TraceParent>) -> bool {
+        match self {
+            Sampler::AlwaysOn => true,
+            Sampler::AlwaysOff => false,
+            Sampler::TraceIdRatio(ratio) => by_ratio(trace_id, ratio),
+            Sampler::ParentBased(root) => match parent {
+                Some(parent) => parent.flags & 1 == 1,
+                None => match root {
+                    Root::AlwaysOn => true,
+                    Root::AlwaysOff => false,
+                    Root::TraceIdRatio(ratio) => by_ratio(trace_id, ratio),
+                },
+            },
+        }
+    }
+}
+
+/// The trace-id ratio of the OpenTelemetry specification: the id's last 8 bytes, as a
+/// number (63 bits of it), below the ratio's share of their range.
+fn by_ratio(trace_id: &[u8; 16], ratio: Ratio) -> bool {
+    let mut low = [0; 8];
+    low.copy_from_slice(&trace_id[8..]);
+    (u64::from_be_bytes(low) >> 1) < ratio.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +214,16 @@ mod tests {
             child.to_string(),
             "00-4bf92f3577b34da6a3ce929d0e0e4736-0102030405060708-01"
         );
+    }
+
+    #[test]
+    fn a_ratio_decides_the_same_for_the_same_id() {
+        let id = [0xAB; 16];
+        assert_eq!(
+            by_ratio(&id, Ratio::new(0.5)),
+            by_ratio(&id, Ratio::new(0.5))
+        );
+        assert!(!by_ratio(&id, Ratio::new(0.0)) && by_ratio(&id, Ratio::new(1.0)));
     }
 
     #[test]
