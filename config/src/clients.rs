@@ -23,6 +23,7 @@ use crate::resolve::Resolved;
 use responses_mcp_core::clients::{Clients, Limit, NamedClient, DEFAULT_NAME};
 use responses_mcp_core::openai::pricing::Picodollars;
 use responses_mcp_core::serve::access::ClientTokens;
+use responses_mcp_core::sha256::sha256;
 use serde_yaml::Value;
 use std::path::Path;
 
@@ -104,14 +105,6 @@ pub struct NamedClients {
     pub clients: Clients,
     /// Each client's token digest.
     pub tokens: ClientTokens,
-}
-
-/// SHA-256 of `bytes`.
-pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let mut out = [0u8; 32];
-    out.copy_from_slice(digest.as_ref());
-    out
 }
 
 /// The clients file `server.http.clients_file` names (relative to the config file), if

@@ -20,7 +20,7 @@ pub(crate) fn task_key(
     variable: &str,
     fill: impl FnOnce(&mut [u8]) -> bool,
 ) -> Result<responses_mcp_core::tasks::TaskKey, crate::ConfigError> {
-    use responses_mcp_core::tasks::{sha256::sha256, TaskKey};
+    use responses_mcp_core::{sha256::sha256, tasks::TaskKey};
     if let Some(secret) = secret(env, variable) {
         if secret.len() < 16 {
             log::warn!("{variable} is shorter than 16 characters: task ids sealed with it are easier to forge");
@@ -79,7 +79,7 @@ mod tests {
         let keyed = task_key(&env, VARIABLE, |_| false).unwrap();
         assert_eq!(
             keyed.0,
-            responses_mcp_core::tasks::sha256::sha256(b"a-long-shared-secret-of-the-fleet")
+            responses_mcp_core::sha256::sha256(b"a-long-shared-secret-of-the-fleet")
         );
     }
 }

@@ -100,6 +100,7 @@ pub mod serve;
 #[doc(hidden)]
 pub mod server;
 pub mod settings;
+pub mod sha256;
 pub mod spans;
 pub mod sse;
 pub mod store;

@@ -154,7 +154,7 @@ impl TokenVerifier for Keys {
     }
 
     fn verify(&mut self, token: &str) -> Result<Map<String, Value>, TokenError> {
-        let digest = crate::clients::sha256(token.as_bytes());
+        let digest = responses_mcp_core::sha256::sha256(token.as_bytes());
         if let Some(claims) = self.verified.get(&digest) {
             return Ok(claims.clone());
         }

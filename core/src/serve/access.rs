@@ -93,8 +93,8 @@ impl fmt::Debug for Token {
 }
 
 /// The tokens of the named clients, kept as their SHA-256 digests (the clients file
-/// holds digests, so it reveals no token). The digest function comes from the runtime,
-/// which has the cryptography; the core has none.
+/// holds digests, so it reveals no token). The digest function is given so that a test
+/// can name clients by short made-up digests; the hosts give [`crate::sha256::sha256`].
 #[derive(Clone)]
 pub struct ClientTokens {
     /// SHA-256.

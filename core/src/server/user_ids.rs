@@ -16,7 +16,7 @@
 use crate::clients::ClientId;
 use crate::openai::UserIds;
 use crate::settings::TaskKey;
-use crate::tasks::sha256::hmac_sha256;
+use crate::sha256::hmac_sha256;
 use std::collections::BTreeMap;
 
 /// The ids of the callers seen so far: two MACs depend only on the caller, so each is

@@ -10,7 +10,6 @@
 pub mod background;
 mod outcome;
 pub(crate) mod seal;
-pub mod sha256;
 mod status;
 
 pub use outcome::Outcome;

@@ -3,8 +3,8 @@
 //! id this server did not mint is refused before any lookup, and a background task can
 //! be served by any instance holding the key.
 
-use super::sha256;
 use crate::settings::TaskKey;
+use crate::sha256;
 use crate::tools::{Tool, ALL_TOOLS};
 
 /// What a background task's id carries: the OpenAI response that is the task, its life,

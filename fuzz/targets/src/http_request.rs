@@ -115,10 +115,10 @@ pub fn http_request(data: &[u8]) {
         token: responses_mcp_core::serve::access::Token::new("fuzz-token-1234"),
         // A named client too: requests may carry either token.
         clients: Some(responses_mcp_core::serve::access::ClientTokens {
-            sha256: responses_mcp_config::clients::sha256,
+            sha256: responses_mcp_core::sha256::sha256,
             digests: vec![(
                 named_client(),
-                responses_mcp_config::clients::sha256(b"fuzz-client-5678"),
+                responses_mcp_core::sha256::sha256(b"fuzz-client-5678"),
             )],
             metrics: vec![],
         }),

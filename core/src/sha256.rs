@@ -1,5 +1,7 @@
-//! SHA-256 and HMAC-SHA-256 (FIPS 180-4, RFC 2104), for sealing task ids: small, pure and
-//! checked against the published test vectors. Not for anything hot: ids are short.
+//! SHA-256 and HMAC-SHA-256 (FIPS 180-4, RFC 2104), the workspace's only digest: task ids'
+//! seals, user ids, the task key and the named clients' token digests. Small, pure and
+//! checked against the published test vectors; not for anything hot (what it hashes is a
+//! few dozen bytes).
 
 const K: [u32; 64] = [
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
