@@ -4,7 +4,7 @@
 
 use crate::openai::drift::{fit, Adjustment, Limit, Param, ParamRejection};
 use crate::openai::request::Hints;
-use crate::openai::{model_supports, RequestPlan};
+use crate::openai::{model_supports, Capabilities, RequestPlan};
 use crate::settings::{Api, Profile, SearchDefaults, WebSearch};
 use crate::tools::AnswerArgs;
 use crate::vocab::{Effort, ServiceTier};
@@ -110,44 +110,56 @@ impl ModelLimits {
             completion_window: None,
             user: None,
         };
+        let adjustments = self.fit(&mut plan, ask.api, &supports);
+        log_plan(&plan, &supports);
+        (plan, adjustments)
+    }
+
+    /// Moves `plan` inside what its model takes: the efforts the service or the model's
+    /// family is known to take, then the limits the model told us in earlier 400s.
+    fn fit(&self, plan: &mut RequestPlan, api: Api, supports: &Capabilities) -> Vec<Adjustment> {
         let mut adjustments = Vec::new();
-        if let Some(efforts) = ask.api.efforts() {
+        if let Some(efforts) = api.efforts() {
             let known = Limit::OneOf(efforts.iter().map(|e| (*e).to_owned()).collect());
-            adjustments.extend(fit(&mut plan, Param::ReasoningEffort, &known));
+            adjustments.extend(fit(plan, Param::ReasoningEffort, &known));
         } else if !supports.efforts.is_empty() {
             // What the model's family is known to take: a request never carries an effort
             // the model refuses (`minimal` to gpt-6.1-terra).
             let known = Limit::OneOf(supports.efforts.iter().map(|e| e.to_string()).collect());
-            adjustments.extend(fit(&mut plan, Param::ReasoningEffort, &known));
+            adjustments.extend(fit(plan, Param::ReasoningEffort, &known));
         }
-        if let Some(limits) = self.by_model.get(&profile.model) {
+        if let Some(limits) = self.by_model.get(&plan.model) {
             for (param, limit) in limits {
-                adjustments.extend(fit(&mut plan, *param, limit));
+                adjustments.extend(fit(plan, *param, limit));
             }
         }
         for a in &adjustments {
             log::debug!("answer: {} takes {a} (learned earlier)", plan.model);
         }
-        log::debug!(
-            "answer: model={} supports={{verbosity:{}, reasoning:{}}}",
-            plan.model,
-            supports.verbosity,
-            supports.reasoning
-        );
-        log::debug!(
-            "answer: request summary tools={} reasoning={} text.verbosity={}",
-            match plan.web_search {
-                WebSearch::OpenAi => "web_search(on)",
-                WebSearch::OpenRouter => "openrouter:web_search(on)",
-                WebSearch::Perplexity => "perplexity web_search(on)",
-                WebSearch::Always => "none (the service searches)",
-                WebSearch::Unavailable => "none",
-            },
-            on_off(plan.effort.is_some()),
-            on_off(plan.verbosity.is_some())
-        );
-        (plan, adjustments)
+        adjustments
     }
+}
+
+/// The debug lines that say what a call's request carries.
+fn log_plan(plan: &RequestPlan, supports: &Capabilities) {
+    log::debug!(
+        "answer: model={} supports={{verbosity:{}, reasoning:{}}}",
+        plan.model,
+        supports.verbosity,
+        supports.reasoning
+    );
+    log::debug!(
+        "answer: request summary tools={} reasoning={} text.verbosity={}",
+        match plan.web_search {
+            WebSearch::OpenAi => "web_search(on)",
+            WebSearch::OpenRouter => "openrouter:web_search(on)",
+            WebSearch::Perplexity => "perplexity web_search(on)",
+            WebSearch::Always => "none (the service searches)",
+            WebSearch::Unavailable => "none",
+        },
+        on_off(plan.effort.is_some()),
+        on_off(plan.verbosity.is_some())
+    );
 }
 
 fn on_off(on: bool) -> &'static str {
