@@ -72,8 +72,40 @@ impl OrmEngine {
         unix_secs: u64,
         input: &Input<'_>,
     ) -> Result<Option<u64>, Refusal> {
-        let attempt = AttemptId(input.attempt);
         // Everything is checked before the clock or the engine moves.
+        let message = self.checked(input)?;
+        let now = self.clock.now(now_ms, unix_secs);
+        if let Some(message) = message {
+            return Ok(self.driver.deliver(now, message));
+        }
+        match input.kind {
+            ORM_INPUT_START => self.driver.handle(now, Event::Start),
+            ORM_INPUT_STDIN => self.driver.handle(now, Event::Stdin(input.data)),
+            ORM_INPUT_STDIN_CLOSED => self.driver.handle(now, Event::StdinClosed),
+            ORM_INPUT_TIMEOUT => self.driver.handle(now, Event::Timeout),
+            ORM_INPUT_SHUTDOWN => self.driver.handle(now, Event::Shutdown),
+            ORM_INPUT_WRITTEN => {
+                self.writing = false;
+                self.driver.written(now, input.status == 1);
+            }
+            _ => {
+                // ORM_INPUT_STARTED, checked above.
+                let attempt = AttemptId(input.attempt);
+                self.starting.remove(&attempt);
+                let result = match input.status {
+                    0 => Ok(input.handle),
+                    status => Err(transport_error(status, input.data)?),
+                };
+                self.driver.started(now, attempt, result);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The message `input` carries to the driver, if any, once it is checked against what
+    /// this engine handed out (nothing has moved when it is refused).
+    fn checked(&self, input: &Input<'_>) -> Result<Option<Message>, Refusal> {
+        let attempt = AttemptId(input.attempt);
         let message = match input.kind {
             ORM_INPUT_START | ORM_INPUT_STDIN | ORM_INPUT_TIMEOUT | ORM_INPUT_SHUTDOWN
             | ORM_INPUT_STDIN_CLOSED => None,
@@ -130,31 +162,7 @@ impl OrmEngine {
                 )))
             }
         };
-        let now = self.clock.now(now_ms, unix_secs);
-        if let Some(message) = message {
-            return Ok(self.driver.deliver(now, message));
-        }
-        match input.kind {
-            ORM_INPUT_START => self.driver.handle(now, Event::Start),
-            ORM_INPUT_STDIN => self.driver.handle(now, Event::Stdin(input.data)),
-            ORM_INPUT_STDIN_CLOSED => self.driver.handle(now, Event::StdinClosed),
-            ORM_INPUT_TIMEOUT => self.driver.handle(now, Event::Timeout),
-            ORM_INPUT_SHUTDOWN => self.driver.handle(now, Event::Shutdown),
-            ORM_INPUT_WRITTEN => {
-                self.writing = false;
-                self.driver.written(now, input.status == 1);
-            }
-            _ => {
-                // ORM_INPUT_STARTED, checked above.
-                self.starting.remove(&attempt);
-                let result = match input.status {
-                    0 => Ok(input.handle),
-                    status => Err(transport_error(status, input.data)?),
-                };
-                self.driver.started(now, attempt, result);
-            }
-        }
-        Ok(None)
+        Ok(message)
     }
 
     /// The next action; its pointers stay valid until the next call with this engine.
