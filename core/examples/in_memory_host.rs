@@ -23,8 +23,15 @@ struct InMemoryUpstream {
 }
 
 impl InMemoryUpstream {
-    fn next_completion(&self) -> Option<Instant> {
-        self.in_flight.iter().map(|(at, _)| *at).min()
+    /// The attempt that completes first, taken off the list, when it completes no later
+    /// than the core's `deadline` (if it has one).
+    fn take_before(&mut self, deadline: Option<Instant>) -> Option<(Instant, AttemptId)> {
+        let at = self.in_flight.iter().map(|(at, _)| *at).min()?;
+        if deadline.is_some_and(|d| at > d) {
+            return None;
+        }
+        let i = self.in_flight.iter().position(|(t, _)| *t == at)?;
+        self.in_flight.remove(i)
     }
 }
 
@@ -74,18 +81,8 @@ fn run_session(lines: &[&str]) -> Vec<String> {
                     continue;
                 }
                 // Then whichever comes first: an upstream answer or the core's deadline.
-                let answer_at = upstream.next_completion();
-                let answer_first = match (answer_at, deadline) {
-                    (Some(at), Some(d)) => at <= d,
-                    (Some(_), None) => true,
-                    (None, _) => false,
-                };
-                if let (true, Some(at)) = (answer_first, answer_at) {
+                if let Some((at, attempt)) = upstream.take_before(deadline) {
                     now.instant = now.instant.max(at);
-                    let i = upstream.in_flight.iter().position(|(t, _)| *t == at);
-                    let Some((_, attempt)) = i.and_then(|i| upstream.in_flight.remove(i)) else {
-                        continue;
-                    };
                     let reply = HttpReply {
                         status: 200,
                         headers: Vec::new(),
