@@ -38,196 +38,206 @@ pub fn server(data: &[u8]) {
         stream: data.len() % 2 == 0,
         ..ServerConfig::default()
     };
-    let mut server = Harness::new(config);
-    let mut checker = Checker::default();
-    let mut attempts: Vec<AttemptId> = Vec::new();
-    let mut next_id = 0;
-    let mut stdin_closed = false;
-    let mut bytes = data.iter().copied();
-    let feed = |server: &mut Harness,
-                input: Input<'_>,
-                checker: &mut Checker,
-                attempts: &mut Vec<AttemptId>| {
-        server.feed(input);
-        for output in server.take_other() {
-            checker.output(&output, attempts);
-        }
+    let mut script = Script {
+        server: Harness::new(config),
+        checker: Checker::default(),
+        attempts: Vec::new(),
+        next_id: 0,
+        stdin_closed: false,
     };
-    // One script message as a line of stdin.
-    let feed_line =
-        |server: &mut Harness, line: &str, checker: &mut Checker, attempts: &mut Vec<AttemptId>| {
-            feed(
-                server,
-                Input::Stdin(format!("{line}\n").as_bytes()),
-                checker,
-                attempts,
-            );
-        };
+    let mut bytes = data.iter().copied();
     let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}"#;
-    feed(
-        &mut server,
-        Input::Stdin(&[init.as_slice(), b"\n"].concat()),
-        &mut checker,
-        &mut attempts,
-    );
+    script.feed(Input::Stdin(&[init.as_slice(), b"\n"].concat()));
     while let Some(op) = bytes.next() {
         let arg = bytes.next().unwrap_or(0);
         match op % 9 {
-            0 => {
-                // Random bytes, kept from swallowing or forging the script's own
-                // messages: each chunk is one line that starts like JSON (so it cannot
-                // open a Content-Length header block; the framer targets cover those) and
-                // cannot spell a script id (no \u{1}, no backslash escapes).
-                let n = usize::from(arg);
-                let mut chunk = Vec::with_capacity(n + 2);
-                let first = bytes.clone().next();
-                if first != Some(b'[') && first != Some(b'{') {
-                    chunk.push(b'{');
-                }
-                chunk.extend(bytes.by_ref().take(n).map(|b| match b {
-                    b'\n' | b'\r' | 0x01 => b' ',
-                    b'\\' => b'/',
-                    b => b,
-                }));
-                chunk.push(b'\n');
-                feed(
-                    &mut server,
-                    Input::Stdin(&chunk),
-                    &mut checker,
-                    &mut attempts,
-                );
-            }
-            1 | 2 => {
-                let id = next_id;
-                next_id += 1;
-                // After EOF the server reads no more stdin, so the line never arrives.
-                if !stdin_closed {
-                    checker.requested.insert(id);
-                }
-                // Every third call is a modern (2026-07-28) request.
-                let modern = arg % 3 == 2;
-                if modern && !stdin_closed {
-                    checker.modern.insert(id);
-                }
-                let meta = match (arg % 2 == 0, modern) {
-                    (true, true) => format!(r#","_meta":{{"progressToken":7,{MODERN_META}}}"#),
-                    (false, true) => format!(r#","_meta":{{{MODERN_META}}}"#),
-                    (true, false) => r#","_meta":{"progressToken":7}"#.to_owned(),
-                    (false, false) => String::new(),
-                };
-                let line = format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{meta}}}}}"#,
-                    script_id(id),
-                    ["answer", "answer_quick", "answer_detailed"][usize::from(arg) % 3]
-                );
-                feed_line(&mut server, &line, &mut checker, &mut attempts);
-            }
-            3 => {
-                if let Some(&attempt) = pick(&attempts, arg) {
-                    let status =
-                        [200, 200, 429, 500, 503, 400, 401, 404][usize::from(arg >> 3) % 8];
-                    let body = BODIES[usize::from(arg >> 5) % BODIES.len()]
-                        .as_bytes()
-                        .to_vec();
-                    let headers = vec![("retry-after".to_owned(), (arg % 4).to_string())];
-                    feed(
-                        &mut server,
-                        Input::HttpReply(
-                            attempt,
-                            HttpReply {
-                                status,
-                                headers,
-                                body,
-                            },
-                        ),
-                        &mut checker,
-                        &mut attempts,
-                    );
-                }
-            }
-            4 => {
-                if let Some(&attempt) = pick(&attempts, arg) {
-                    let kind = [
-                        TransportErrorKind::Connect,
-                        TransportErrorKind::Io,
-                        TransportErrorKind::Tls,
-                        TransportErrorKind::BodyTooLarge,
-                    ][usize::from(arg) % 4];
-                    let error = TransportError {
-                        kind,
-                        detail: "fuzz".into(),
-                    };
-                    feed(
-                        &mut server,
-                        Input::HttpFailed(attempt, error),
-                        &mut checker,
-                        &mut attempts,
-                    );
-                }
-            }
-            5 => {
-                server.advance(Duration::from_millis(u64::from(arg) * 97));
-                let now = server.now;
-                let due = server
-                    .server
-                    .poll_timeout()
-                    .is_some_and(|t| t <= now.instant);
-                feed(&mut server, Input::Timeout, &mut checker, &mut attempts);
-                if due {
-                    if let Some(next) = server.server.poll_timeout() {
-                        assert!(
-                            next > now.instant,
-                            "a deadline at or before now after a timeout"
-                        );
-                    }
-                }
-            }
-            6 if next_id > 0 => {
-                let id = u64::from(arg) % next_id;
-                if !stdin_closed {
-                    checker.cancelled.insert(id);
-                }
-                let line = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#,
-                    script_id(id)
-                );
-                feed_line(&mut server, &line, &mut checker, &mut attempts);
-            }
+            0 => script.random_line(arg, &mut bytes),
+            1 | 2 => script.call(arg),
+            3 => script.reply(arg),
+            4 => script.fail(arg),
+            5 => script.tick(arg),
+            6 if script.next_id > 0 => script.cancel(arg),
             7 => {
-                stdin_closed = true;
-                feed(&mut server, Input::StdinClosed, &mut checker, &mut attempts);
+                script.stdin_closed = true;
+                script.feed(Input::StdinClosed);
             }
             6 => {}
-            _ => match arg {
-                0 => feed(&mut server, Input::Shutdown, &mut checker, &mut attempts),
-                1..=3 => {
-                    // A modern subscriptions/listen (1), server/discover (2) or removed
-                    // method (3): answered at most once, never with a legacy code.
-                    let id = next_id;
-                    next_id += 1;
-                    if !stdin_closed {
-                        checker.requested.insert(id);
-                        checker.modern.insert(id);
-                    }
-                    let method =
-                        ["subscriptions/listen", "server/discover", "ping"][usize::from(arg) - 1];
-                    let line = format!(
-                        r#"{{"jsonrpc":"2.0","id":{},"method":"{method}","params":{{"_meta":{{{MODERN_META}}}}}}}"#,
-                        script_id(id)
-                    );
-                    feed_line(&mut server, &line, &mut checker, &mut attempts);
-                }
-                _ => {}
-            },
+            _ => script.other(arg),
         }
     }
     // Run the clock out: everything ends, with a reply or a cancel.
     for _ in 0..64 {
-        if server.server.poll_timeout().is_none() {
+        if script.server.server.poll_timeout().is_none() {
             break;
         }
-        server.fire();
-        feed(&mut server, Input::Timeout, &mut checker, &mut attempts);
+        script.server.fire();
+        script.feed(Input::Timeout);
+    }
+}
+
+/// The server under the script, and what the script has sent it.
+struct Script {
+    server: Harness,
+    checker: Checker,
+    /// Upstream attempts started and not yet aborted.
+    attempts: Vec<AttemptId>,
+    /// The next script request id.
+    next_id: u64,
+    stdin_closed: bool,
+}
+
+impl Script {
+    fn feed(&mut self, input: Input<'_>) {
+        self.server.feed(input);
+        for output in self.server.take_other() {
+            self.checker.output(&output, &mut self.attempts);
+        }
+    }
+
+    /// One script message as a line of stdin.
+    fn feed_line(&mut self, line: &str) {
+        self.feed(Input::Stdin(format!("{line}\n").as_bytes()));
+    }
+
+    /// A fresh script id; it is expected to be answered only while stdin is open (after
+    /// EOF the server reads no more stdin, so its line never arrives).
+    fn request(&mut self, modern: bool) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        if !self.stdin_closed {
+            self.checker.requested.insert(id);
+            if modern {
+                self.checker.modern.insert(id);
+            }
+        }
+        id
+    }
+
+    /// Random bytes, kept from swallowing or forging the script's own messages: each chunk
+    /// is one line that starts like JSON (so it cannot open a Content-Length header block;
+    /// the framer targets cover those) and cannot spell a script id (no \u{1}, no
+    /// backslash escapes).
+    fn random_line(&mut self, arg: u8, bytes: &mut (impl Iterator<Item = u8> + Clone)) {
+        let n = usize::from(arg);
+        let mut chunk = Vec::with_capacity(n + 2);
+        let first = bytes.clone().next();
+        if first != Some(b'[') && first != Some(b'{') {
+            chunk.push(b'{');
+        }
+        chunk.extend(bytes.by_ref().take(n).map(|b| match b {
+            b'\n' | b'\r' | 0x01 => b' ',
+            b'\\' => b'/',
+            b => b,
+        }));
+        chunk.push(b'\n');
+        self.feed(Input::Stdin(&chunk));
+    }
+
+    /// A `tools/call`; every third a modern (2026-07-28) request.
+    fn call(&mut self, arg: u8) {
+        let modern = arg % 3 == 2;
+        let id = self.request(modern);
+        let meta = match (arg % 2 == 0, modern) {
+            (true, true) => format!(r#","_meta":{{"progressToken":7,{MODERN_META}}}"#),
+            (false, true) => format!(r#","_meta":{{{MODERN_META}}}"#),
+            (true, false) => r#","_meta":{"progressToken":7}"#.to_owned(),
+            (false, false) => String::new(),
+        };
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}","arguments":{{"query":"q{arg}"}}{meta}}}}}"#,
+            script_id(id),
+            ["answer", "answer_quick", "answer_detailed"][usize::from(arg) % 3]
+        );
+        self.feed_line(&line);
+    }
+
+    /// An upstream reply to one of the attempts in flight.
+    fn reply(&mut self, arg: u8) {
+        let Some(&attempt) = pick(&self.attempts, arg) else {
+            return;
+        };
+        let status = [200, 200, 429, 500, 503, 400, 401, 404][usize::from(arg >> 3) % 8];
+        let body = BODIES[usize::from(arg >> 5) % BODIES.len()]
+            .as_bytes()
+            .to_vec();
+        let headers = vec![("retry-after".to_owned(), (arg % 4).to_string())];
+        let reply = HttpReply {
+            status,
+            headers,
+            body,
+        };
+        self.feed(Input::HttpReply(attempt, reply));
+    }
+
+    /// A transport failure of one of the attempts in flight.
+    fn fail(&mut self, arg: u8) {
+        let Some(&attempt) = pick(&self.attempts, arg) else {
+            return;
+        };
+        let kind = [
+            TransportErrorKind::Connect,
+            TransportErrorKind::Io,
+            TransportErrorKind::Tls,
+            TransportErrorKind::BodyTooLarge,
+        ][usize::from(arg) % 4];
+        let error = TransportError {
+            kind,
+            detail: "fuzz".into(),
+        };
+        self.feed(Input::HttpFailed(attempt, error));
+    }
+
+    /// Time passes and the timer fires; a deadline that was due is then in the future.
+    fn tick(&mut self, arg: u8) {
+        self.server
+            .advance(Duration::from_millis(u64::from(arg) * 97));
+        let now = self.server.now;
+        let due = self
+            .server
+            .server
+            .poll_timeout()
+            .is_some_and(|t| t <= now.instant);
+        self.feed(Input::Timeout);
+        if due {
+            if let Some(next) = self.server.server.poll_timeout() {
+                assert!(
+                    next > now.instant,
+                    "a deadline at or before now after a timeout"
+                );
+            }
+        }
+    }
+
+    /// A cancel of a script request sent earlier.
+    fn cancel(&mut self, arg: u8) {
+        let id = u64::from(arg) % self.next_id;
+        if !self.stdin_closed {
+            self.checker.cancelled.insert(id);
+        }
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#,
+            script_id(id)
+        );
+        self.feed_line(&line);
+    }
+
+    /// A shutdown (0), or a modern subscriptions/listen (1), server/discover (2) or
+    /// removed method (3): answered at most once, never with a legacy code.
+    fn other(&mut self, arg: u8) {
+        match arg {
+            0 => self.feed(Input::Shutdown),
+            1..=3 => {
+                let id = self.request(true);
+                let method =
+                    ["subscriptions/listen", "server/discover", "ping"][usize::from(arg) - 1];
+                let line = format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"method":"{method}","params":{{"_meta":{{{MODERN_META}}}}}}}"#,
+                    script_id(id)
+                );
+                self.feed_line(&line);
+            }
+            _ => {}
+        }
     }
 }
 
