@@ -78,6 +78,23 @@ pub fn http_request(data: &[u8]) {
         max_head: 256,
         max_body: 256,
     };
+    let whole = read_whole_and_cut(wire, head, limits);
+    // The decisions taken on a parsed request never panic, and refusals never echo the
+    // token.
+    let access = access();
+    for r in whole.iter().flatten() {
+        assert!(r.body.len() <= limits.max_body, "a body over the limit");
+        check_decisions(r, &access);
+    }
+}
+
+/// The requests in `wire` read whole, asserted the same when cut where `head` says, with
+/// the bodies skipped, and a few bytes at a time.
+fn read_whole_and_cut(
+    wire: &[u8],
+    head: &[u8; 4],
+    limits: responses_mcp_core::http::RequestLimits,
+) -> Vec<Result<responses_mcp_core::http::Request, responses_mcp_core::http::RequestError>> {
     let whole = read_requests(wire, &[], limits, false);
     let cuts: Vec<usize> = head
         .iter()
@@ -106,9 +123,12 @@ pub fn http_request(data: &[u8]) {
         read_requests(wire, &bytewise, limits, false),
         "small reads changed the requests"
     );
-    // The decisions taken on a parsed request never panic, and refusals never echo the
-    // token.
-    let access = responses_mcp_core::serve::access::Access {
+    whole
+}
+
+/// The endpoint's access rules: the single token, and a named client's.
+fn access() -> responses_mcp_core::serve::access::Access {
+    responses_mcp_core::serve::access::Access {
         allowed_hosts: Some(vec!["localhost".into(), "127.0.0.1:8787".into()]),
         allowed_origins: vec!["https://app.example".into()],
         loopback_origins: true,
@@ -125,58 +145,63 @@ pub fn http_request(data: &[u8]) {
         mcp: true,
         oauth: None,
         gateway: Default::default(),
-    };
-    for r in whole.iter().flatten() {
-        assert!(r.body.len() <= limits.max_body, "a body over the limit");
-        let _ = r.path();
-        match access.check(r) {
-            Err(e) => assert!(
-                !e.to_string().contains("fuzz-token-1234") && !names_client_token(&e.to_string()),
-                "a token leaked"
-            ),
-            // Only the named client's own token names it.
-            Ok(responses_mcp_core::serve::exchange::Caller::Client(client))
-                if client == named_client() =>
-            {
-                assert!(r
-                    .header("authorization")
-                    .is_some_and(|a| a.contains("fuzz-client-5678")))
-            }
-            Ok(_) => {}
+    }
+}
+
+/// What the endpoint decides for `r`: never a panic, never a token in a refusal or a
+/// response, a `HEAD` answered with a head alone.
+fn check_decisions(
+    r: &responses_mcp_core::http::Request,
+    access: &responses_mcp_core::serve::access::Access,
+) {
+    let _ = r.path();
+    match access.check(r) {
+        Err(e) => assert!(
+            !e.to_string().contains("fuzz-token-1234") && !names_client_token(&e.to_string()),
+            "a token leaked"
+        ),
+        // Only the named client's own token names it.
+        Ok(responses_mcp_core::serve::exchange::Caller::Client(client))
+            if client == named_client() =>
+        {
+            assert!(r
+                .header("authorization")
+                .is_some_and(|a| a.contains("fuzz-client-5678")))
         }
-        if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&r.body) {
-            let _ = responses_mcp_core::serve::headers::check(&r.headers, &message);
+        Ok(_) => {}
+    }
+    if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&r.body) {
+        let _ = responses_mcp_core::serve::headers::check(&r.headers, &message);
+    }
+    let bytes = respond(r, access);
+    assert!(
+        !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234")
+            && !names_client_token(&String::from_utf8_lossy(&bytes)),
+        "the token leaked into a response: {}",
+        String::from_utf8_lossy(&bytes)
+    );
+    if r.method == "HEAD" {
+        // A `HEAD` answer is a head alone (RFC 9110, 9.3.2): a client's reader takes
+        // nothing after it as a body, so a byte there would be a broken next response.
+        let head_end = bytes
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map(|at| at + 4);
+        assert_eq!(head_end, Some(bytes.len()), "HEAD got a body");
+        // Where the answer says what the server is (health, readiness), it is the
+        // head GET would get.
+        let get = responses_mcp_core::http::Request {
+            method: "GET".into(),
+            ..r.clone()
+        };
+        let full = respond(&get, access);
+        assert_readable(&full);
+        let path = r.path();
+        if path == "/health" || path == "/ready" {
+            assert!(full.starts_with(&bytes), "HEAD is not GET's head");
         }
-        let bytes = respond(r, &access);
-        assert!(
-            !String::from_utf8_lossy(&bytes).contains("fuzz-token-1234")
-                && !names_client_token(&String::from_utf8_lossy(&bytes)),
-            "the token leaked into a response: {}",
-            String::from_utf8_lossy(&bytes)
-        );
-        if r.method == "HEAD" {
-            // A `HEAD` answer is a head alone (RFC 9110, 9.3.2): a client's reader takes
-            // nothing after it as a body, so a byte there would be a broken next response.
-            let head_end = bytes
-                .windows(4)
-                .position(|w| w == b"\r\n\r\n")
-                .map(|at| at + 4);
-            assert_eq!(head_end, Some(bytes.len()), "HEAD got a body");
-            // Where the answer says what the server is (health, readiness), it is the
-            // head GET would get.
-            let get = responses_mcp_core::http::Request {
-                method: "GET".into(),
-                ..r.clone()
-            };
-            let full = respond(&get, &access);
-            assert_readable(&full);
-            let path = r.path();
-            if path == "/health" || path == "/ready" {
-                assert!(full.starts_with(&bytes), "HEAD is not GET's head");
-            }
-        } else {
-            assert_readable(&bytes);
-        }
+    } else {
+        assert_readable(&bytes);
     }
 }
 
