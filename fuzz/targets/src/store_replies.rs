@@ -64,46 +64,14 @@ pub fn store_replies(data: &[u8]) {
                     .copied()
                     // Never asked: a number of any owner's.
                     .unwrap_or_else(|| crate::unasked_store_id(arg));
-                let reply = match arg % 5 {
-                    0 => StoreReply::Reserve {
-                        reached: 0,
-                        value: 0,
-                    },
-                    1 => StoreReply::Reserve {
-                        reached: i64::from(arg % 7) - 1,
-                        value: i64::from(arg) * 1_000_000 - 3,
-                    },
-                    2 => StoreReply::Unavailable("connection refused".into()),
-                    3 => StoreReply::Done,
-                    _ => StoreReply::Reserve {
-                        reached: i64::MAX,
-                        value: i64::MIN,
-                    },
-                };
-                // What the answer may admit: a reserve that says so; a limit it was asked
-                // about refuses; anything else counts as the store failing, which admits
-                // only under `allow` without a spend limit.
-                let admits = match reply {
-                    StoreReply::Reserve { reached: 0, .. } => true,
-                    StoreReply::Reserve { reached: 2, .. } => false,
-                    StoreReply::Reserve { reached: 4, .. } if money => false,
-                    _ => on_unavailable == OnUnavailable::Allow && !money,
-                };
+                let reply = store_reply(arg);
+                let admits = admits(&reply, on_unavailable, money);
                 admitted += usize::from(admits);
                 let took = Duration::from_millis(u64::from(arg));
                 h.feed(Input::StoreReply { id, reply, took });
             }
         }
-        for frame in h.frames() {
-            if let Some(n) = frame.get("id").and_then(Value::as_u64) {
-                assert!(answered.insert(n), "request {n} answered twice: {frame}");
-                let result = &frame["result"];
-                assert!(
-                    result["content"].is_array() || frame["error"].is_object(),
-                    "{frame}"
-                );
-            }
-        }
+        check_frames(&mut h, &mut answered);
         sent += h.take_http().len();
         // Every answer may admit a call at most once: no more requests than admissions.
         assert!(
@@ -116,6 +84,53 @@ pub fn store_replies(data: &[u8]) {
                     asked.push(id);
                 }
             }
+        }
+    }
+}
+
+/// A store's answer of any kind, as `arg` picks: admitted, refused by any limit number,
+/// out-of-range numbers, unavailable, or the wrong kind.
+fn store_reply(arg: u8) -> StoreReply {
+    match arg % 5 {
+        0 => StoreReply::Reserve {
+            reached: 0,
+            value: 0,
+        },
+        1 => StoreReply::Reserve {
+            reached: i64::from(arg % 7) - 1,
+            value: i64::from(arg) * 1_000_000 - 3,
+        },
+        2 => StoreReply::Unavailable("connection refused".into()),
+        3 => StoreReply::Done,
+        _ => StoreReply::Reserve {
+            reached: i64::MAX,
+            value: i64::MIN,
+        },
+    }
+}
+
+/// What the answer may admit: a reserve that says so; a limit it was asked about
+/// refuses; anything else counts as the store failing, which admits only under `allow`
+/// without a spend limit.
+fn admits(reply: &StoreReply, on_unavailable: OnUnavailable, money: bool) -> bool {
+    match reply {
+        StoreReply::Reserve { reached: 0, .. } => true,
+        StoreReply::Reserve { reached: 2, .. } => false,
+        StoreReply::Reserve { reached: 4, .. } if money => false,
+        _ => on_unavailable == OnUnavailable::Allow && !money,
+    }
+}
+
+/// Every request is answered once, with its result or a tool error.
+fn check_frames(h: &mut Harness, answered: &mut BTreeSet<u64>) {
+    for frame in h.frames() {
+        if let Some(n) = frame.get("id").and_then(Value::as_u64) {
+            assert!(answered.insert(n), "request {n} answered twice: {frame}");
+            let result = &frame["result"];
+            assert!(
+                result["content"].is_array() || frame["error"].is_object(),
+                "{frame}"
+            );
         }
     }
 }
