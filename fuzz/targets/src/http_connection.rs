@@ -28,20 +28,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mode: Mode) -> Vec<u8> {
     };
     let settings =
         responses_mcp_core::oauth::OAuthSettings::new("https://idp.example", "http://h/mcp");
-    let access = responses_mcp_core::serve::access::Access {
-        allowed_hosts: None,
-        allowed_origins: Vec::new(),
-        loopback_origins: true,
-        token: match mode {
-            Mode::Token | Mode::OAuth => responses_mcp_core::serve::access::Token::new("t0k3n"),
-            Mode::Open | Mode::Metrics => None,
-        },
-        clients: None,
-        mcp: !matches!(mode, Mode::Metrics),
-        oauth: matches!(mode, Mode::OAuth)
-            .then(|| responses_mcp_core::serve::access::OAuthDoor::of(&settings)),
-        gateway: Default::default(),
-    };
+    let access = access(mode, &settings);
     let load = || Health {
         running: 1,
         queued: 0,
@@ -68,50 +55,7 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mode: Mode) -> Vec<u8> {
                 // `100 Continue` depends on whether the body came with the head.
                 Step::Write(bytes) if bytes == responses_mcp_core::http::CONTINUE => {}
                 Step::Write(bytes) => written.extend(bytes),
-                Step::Exchange {
-                    asked: responses_mcp_core::Asked::Token(token),
-                } => {
-                    let passes = token
-                        .expose()
-                        .bytes()
-                        .last()
-                        .is_some_and(|b| b.is_ascii_digit() && b % 2 == 0);
-                    let out = if passes {
-                        responses_mcp_core::ExchangeOut::Verified(
-                            responses_mcp_core::clients::ClientId::DEFAULT,
-                        )
-                    } else {
-                        responses_mcp_core::ExchangeOut::Refused(
-                            responses_mcp_core::oauth::Denial {
-                                status: 401,
-                                challenge: Some("Bearer error=\"invalid_token\"".into()),
-                                message: "the bearer token is not valid".into(),
-                            },
-                        )
-                    };
-                    written.extend(conn.reply(out));
-                    assert!(!conn.in_exchange(), "the gate's word ends the exchange");
-                }
-                Step::Exchange {
-                    asked: responses_mcp_core::Asked::Metrics,
-                } => {
-                    let text = b"# TYPE up gauge\nup 1\n".to_vec();
-                    written.extend(conn.reply(responses_mcp_core::ExchangeOut::Metrics(text)));
-                    assert!(!conn.in_exchange(), "the metrics end the exchange");
-                }
-                Step::Exchange { .. } => {
-                    let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
-                    written.extend(
-                        conn.reply(responses_mcp_core::ExchangeOut::Notification(note.to_vec())),
-                    );
-                    written.extend(conn.reply(responses_mcp_core::ExchangeOut::Reply {
-                        json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
-                        error: None,
-                        // A limit's refusal: the head gains Retry-After.
-                        retry_after_secs: Some(7),
-                    }));
-                    assert!(!conn.in_exchange(), "a reply ends the exchange");
-                }
+                Step::Exchange { asked } => answer(&mut conn, asked, &mut written),
                 Step::Await => panic!("an exchange left open"),
                 Step::Read => continue 'reads,
                 Step::Close => break 'reads,
@@ -120,6 +64,75 @@ fn serve_connection(wire: &[u8], cuts: &[usize], mode: Mode) -> Vec<u8> {
         panic!("the connection never asked for more bytes");
     }
     written
+}
+
+/// Answers an exchange at once: the gate's word on a token, the metrics, or progress then
+/// a reply; each ends the exchange.
+fn answer(
+    conn: &mut responses_mcp_core::serve::connection::Connection,
+    asked: responses_mcp_core::Asked,
+    written: &mut Vec<u8>,
+) {
+    match asked {
+        responses_mcp_core::Asked::Token(token) => {
+            let passes = token
+                .expose()
+                .bytes()
+                .last()
+                .is_some_and(|b| b.is_ascii_digit() && b % 2 == 0);
+            let out = if passes {
+                responses_mcp_core::ExchangeOut::Verified(
+                    responses_mcp_core::clients::ClientId::DEFAULT,
+                )
+            } else {
+                responses_mcp_core::ExchangeOut::Refused(responses_mcp_core::oauth::Denial {
+                    status: 401,
+                    challenge: Some("Bearer error=\"invalid_token\"".into()),
+                    message: "the bearer token is not valid".into(),
+                })
+            };
+            written.extend(conn.reply(out));
+            assert!(!conn.in_exchange(), "the gate's word ends the exchange");
+        }
+        responses_mcp_core::Asked::Metrics => {
+            let text = b"# TYPE up gauge\nup 1\n".to_vec();
+            written.extend(conn.reply(responses_mcp_core::ExchangeOut::Metrics(text)));
+            assert!(!conn.in_exchange(), "the metrics end the exchange");
+        }
+        _ => {
+            let note = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
+            written
+                .extend(conn.reply(responses_mcp_core::ExchangeOut::Notification(note.to_vec())));
+            written.extend(conn.reply(responses_mcp_core::ExchangeOut::Reply {
+                json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+                error: None,
+                // A limit's refusal: the head gains Retry-After.
+                retry_after_secs: Some(7),
+            }));
+            assert!(!conn.in_exchange(), "a reply ends the exchange");
+        }
+    }
+}
+
+/// The access rules of `mode`.
+fn access(
+    mode: Mode,
+    settings: &responses_mcp_core::oauth::OAuthSettings,
+) -> responses_mcp_core::serve::access::Access {
+    responses_mcp_core::serve::access::Access {
+        allowed_hosts: None,
+        allowed_origins: Vec::new(),
+        loopback_origins: true,
+        token: match mode {
+            Mode::Token | Mode::OAuth => responses_mcp_core::serve::access::Token::new("t0k3n"),
+            Mode::Open | Mode::Metrics => None,
+        },
+        clients: None,
+        mcp: !matches!(mode, Mode::Metrics),
+        oauth: matches!(mode, Mode::OAuth)
+            .then(|| responses_mcp_core::serve::access::OAuthDoor::of(settings)),
+        gateway: Default::default(),
+    }
 }
 
 /// Differential over a whole connection: the bytes written back are the same however the
