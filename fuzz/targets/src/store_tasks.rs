@@ -27,15 +27,7 @@ fn rows(data: &[u8]) -> Vec<Vec<String>> {
 /// parsers of the store's answers read the same bytes as rows.
 pub fn store_tasks(data: &[u8]) {
     let (head, tail) = data.split_at(data.len().min(1));
-    let parsed = rows(tail);
-    let _ = (
-        read(&parsed),
-        cancelled(&parsed),
-        finished(&parsed),
-        page(&parsed),
-        responses_mcp_core::store::tasks::lease::renewed(&parsed),
-    );
-    let _ = responses_mcp_core::store::events::StoreEvent::parse(&String::from_utf8_lossy(tail));
+    parse_as_store_answers(tail);
     let config = ServerConfig {
         credentials_ready: true,
         store: Some(StoreSettings {
@@ -58,23 +50,8 @@ pub fn store_tasks(data: &[u8]) {
         let rest = chunk.get(2..).unwrap_or_default();
         let task = task_ids[usize::from(arg) % task_ids.len()].clone();
         match op % 7 {
-            0 => {
-                let mut params = json!({"name":"answer","arguments":{"query":"q"},"task":{}});
-                if modern {
-                    params["_meta"] = json!({"progressToken": next});
-                }
-                h.send(json!({"jsonrpc":"2.0","id":next,"method":"tools/call","params":params}));
-                next += 1;
-            }
-            1 => {
-                let method = ["tasks/get", "tasks/result", "tasks/cancel", "tasks/list"]
-                    [usize::from(arg) % 4];
-                let params = if method == "tasks/list" {
-                    json!({"cursor": task})
-                } else {
-                    json!({"taskId": task})
-                };
-                h.send(json!({"jsonrpc":"2.0","id":next,"method":method,"params":params}));
+            0 | 1 => {
+                h.send(request(op, arg, next, &task, modern));
                 next += 1;
             }
             2 => h.feed(Input::StoreEvent(&String::from_utf8_lossy(rest))),
@@ -103,24 +80,61 @@ pub fn store_tasks(data: &[u8]) {
                 });
             }
         }
-        for frame in h.frames() {
-            if let Some(n) = frame.get("id").and_then(Value::as_u64) {
-                assert!(answered.insert(n), "request {n} answered twice: {frame}");
-                assert!(
-                    frame["result"].is_object() || frame["error"].is_object(),
-                    "{frame}"
-                );
-                if let Some(id) = frame["result"]["task"]["taskId"].as_str() {
-                    task_ids.push(id.to_owned());
-                }
-            }
-        }
+        check_frames(&mut h, &mut answered, &mut task_ids);
         let _ = h.take_http();
         for output in h.take_other() {
             if let Output::Store(id, op) = output {
                 if !matches!(op, StoreOp::Spend { .. } | StoreOp::Release { .. }) {
                     asked.push(id);
                 }
+            }
+        }
+    }
+}
+
+/// The parsers of the store's answers and channel messages, on arbitrary rows and text.
+fn parse_as_store_answers(tail: &[u8]) {
+    let parsed = rows(tail);
+    let _ = (
+        read(&parsed),
+        cancelled(&parsed),
+        finished(&parsed),
+        page(&parsed),
+        responses_mcp_core::store::tasks::lease::renewed(&parsed),
+    );
+    let _ = responses_mcp_core::store::events::StoreEvent::parse(&String::from_utf8_lossy(tail));
+}
+
+/// Request `id`: a task-augmented `tools/call` (op 0), or a `tasks/*` request about `task`.
+fn request(op: u8, arg: u8, id: u64, task: &str, modern: bool) -> Value {
+    if op % 7 == 0 {
+        let mut params = json!({"name":"answer","arguments":{"query":"q"},"task":{}});
+        if modern {
+            params["_meta"] = json!({"progressToken": id});
+        }
+        return json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params});
+    }
+    let method = ["tasks/get", "tasks/result", "tasks/cancel", "tasks/list"][usize::from(arg) % 4];
+    let params = if method == "tasks/list" {
+        json!({"cursor": task})
+    } else {
+        json!({"taskId": task})
+    };
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+}
+
+/// Every request is answered once, with a result or an error; the task ids issued are
+/// kept for the script.
+fn check_frames(h: &mut Harness, answered: &mut BTreeSet<u64>, task_ids: &mut Vec<String>) {
+    for frame in h.frames() {
+        if let Some(n) = frame.get("id").and_then(Value::as_u64) {
+            assert!(answered.insert(n), "request {n} answered twice: {frame}");
+            assert!(
+                frame["result"].is_object() || frame["error"].is_object(),
+                "{frame}"
+            );
+            if let Some(id) = frame["result"]["task"]["taskId"].as_str() {
+                task_ids.push(id.to_owned());
             }
         }
     }
