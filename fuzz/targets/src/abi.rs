@@ -49,74 +49,19 @@ pub fn abi(data: &[u8]) {
                 let chunk: Vec<u8> = bytes.by_ref().take(usize::from(arg)).collect();
                 host.input(ORM_INPUT_STDIN, 0, 0, 0, &chunk, b"");
             }
-            1 => {
-                host.calls += 1;
-                let line = format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"answer","arguments":{{"query":"q{arg}"}}}}}}"#,
-                    host.calls
-                );
-                host.input(
-                    ORM_INPUT_STDIN,
-                    0,
-                    0,
-                    0,
-                    format!("{line}\n").as_bytes(),
-                    b"",
-                );
-            }
+            1 => host.call(arg),
             2 => {
                 let line = [LINES[usize::from(arg) % LINES.len()], b"\n"].concat();
                 host.input(ORM_INPUT_STDIN, 0, 0, 0, &line, b"");
             }
             3 => host.drain(arg),
-            4 | 9 => {
-                let Some(attempt) = host.pick(arg) else {
-                    continue;
-                };
-                let status = STATUSES[usize::from(arg / 8) % STATUSES.len()];
-                let body = BODIES[usize::from(arg / 3) % BODIES.len()];
-                let headers = HEADERS[usize::from(arg / 5) % HEADERS.len()];
-                if op % 10 == 4 {
-                    host.input(ORM_INPUT_HTTP_REPLY, attempt, 0, status, body, headers);
-                } else {
-                    host.input(ORM_INPUT_HTTP_HEAD, attempt, 0, status, b"", headers);
-                    let cut = usize::from(arg) % (body.len() + 1);
-                    host.input(ORM_INPUT_HTTP_BODY, attempt, 0, 0, &body[..cut], b"");
-                    host.input(ORM_INPUT_HTTP_BODY, attempt, 0, 0, &body[cut..], b"");
-                    host.input(ORM_INPUT_HTTP_END, attempt, 0, 0, b"", b"");
-                }
-            }
-            5 => {
-                let Some(attempt) = host.pick(arg) else {
-                    continue;
-                };
-                host.input(
-                    ORM_INPUT_HTTP_FAILED,
-                    attempt,
-                    0,
-                    u32::from(arg % 7),
-                    b"x",
-                    b"",
-                );
-            }
+            4 | 9 => host.answer(arg, op % 10 == 4),
+            5 => host.fail(arg),
             6 => {
                 host.now_ms += u64::from(arg) * 97;
                 host.timeout();
             }
-            7 => {
-                // Any input at all: kind, status and attempt from the script.
-                let kind = u32::from(bytes.next().unwrap_or(0) % 16);
-                let status = u32::from(bytes.next().unwrap_or(0)) * 4;
-                let chunk: Vec<u8> = bytes.by_ref().take(usize::from(arg % 32)).collect();
-                host.input(
-                    kind,
-                    u64::from(arg % 8),
-                    u64::from(arg),
-                    status,
-                    &chunk,
-                    &chunk,
-                );
-            }
+            7 => host.any(arg, &mut bytes),
             _ => {
                 let kind = if arg % 4 == 0 {
                     ORM_INPUT_SHUTDOWN
@@ -178,6 +123,61 @@ impl Host {
         }
         let i = usize::from(arg) % self.attempts.len();
         Some(self.attempts.swap_remove(i))
+    }
+
+    /// A `tools/call` on stdin.
+    fn call(&mut self, arg: u8) {
+        self.calls += 1;
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"answer","arguments":{{"query":"q{arg}"}}}}}}"#,
+            self.calls
+        );
+        self.input(
+            ORM_INPUT_STDIN,
+            0,
+            0,
+            0,
+            format!("{line}\n").as_bytes(),
+            b"",
+        );
+    }
+
+    /// A started attempt answered, `whole` or as a head, a body in two pieces and its end,
+    /// with a status, headers and body from the tables.
+    fn answer(&mut self, arg: u8, whole: bool) {
+        let Some(attempt) = self.pick(arg) else {
+            return;
+        };
+        let status = STATUSES[usize::from(arg / 8) % STATUSES.len()];
+        let body = BODIES[usize::from(arg / 3) % BODIES.len()];
+        let headers = HEADERS[usize::from(arg / 5) % HEADERS.len()];
+        if whole {
+            self.input(ORM_INPUT_HTTP_REPLY, attempt, 0, status, body, headers);
+        } else {
+            self.input(ORM_INPUT_HTTP_HEAD, attempt, 0, status, b"", headers);
+            let cut = usize::from(arg) % (body.len() + 1);
+            self.input(ORM_INPUT_HTTP_BODY, attempt, 0, 0, &body[..cut], b"");
+            self.input(ORM_INPUT_HTTP_BODY, attempt, 0, 0, &body[cut..], b"");
+            self.input(ORM_INPUT_HTTP_END, attempt, 0, 0, b"", b"");
+        }
+    }
+
+    /// A started attempt failed, of a transport error kind (or an unknown one) `arg` picks.
+    fn fail(&mut self, arg: u8) {
+        let Some(attempt) = self.pick(arg) else {
+            return;
+        };
+        let kind = u32::from(arg % 7);
+        self.input(ORM_INPUT_HTTP_FAILED, attempt, 0, kind, b"x", b"");
+    }
+
+    /// Any input at all: kind, status and attempt from the script.
+    fn any(&mut self, arg: u8, bytes: &mut impl Iterator<Item = u8>) {
+        let kind = u32::from(bytes.next().unwrap_or(0) % 16);
+        let status = u32::from(bytes.next().unwrap_or(0)) * 4;
+        let chunk: Vec<u8> = bytes.by_ref().take(usize::from(arg % 32)).collect();
+        let (attempt, handle) = (u64::from(arg % 8), u64::from(arg));
+        self.input(kind, attempt, handle, status, &chunk, &chunk);
     }
 
     fn input(
