@@ -113,77 +113,105 @@ impl Store {
             }
             _ => return StoreReply::Done,
         };
-        let rows = |r: Vec<Vec<String>>| StoreReply::Rows(r);
         let key = keys.first().cloned().unwrap_or_default();
-        if script == PUT_SCRIPT {
-            if self.tasks.contains_key(&key) {
-                return rows(vec![row(&["taken"])]);
-            }
-            let fields: Fields = args[5..]
-                .chunks(2)
-                .filter_map(|p| Some((p.first()?.clone(), p.get(1)?.clone())))
-                .collect();
-            if let Some(holder) = fields.get("holder").filter(|_| settled) {
-                self.punctual.insert(holder.clone());
-            }
-            self.tasks.insert(key, fields);
-            let had = self.live(&keys[2]);
-            self.leases
-                .insert(keys[2].clone(), self.now_ms + lapse_ms());
-            rows(vec![row(&["ok", if had { "held" } else { "lapsed" }])])
+        let rows = if script == PUT_SCRIPT {
+            self.put(key, &keys, &args, settled)
         } else if script == READ_SCRIPT {
-            let orphaned = self.orphan(&key, &args);
-            match self.tasks.get(&key) {
-                None => rows(vec![row(&["none"])]),
-                Some(t) => {
-                    let mut fields = flat(t);
-                    if orphaned {
-                        fields.extend(row(&["orphaned", "1"]));
-                    }
-                    rows(vec![row(&["ok"]), fields])
-                }
-            }
+            self.read(&key, &args)
         } else if script == FINISH_SCRIPT {
-            let Some(t) = self.tasks.get_mut(&key) else {
-                return rows(vec![row(&["none"])]);
-            };
-            if t.get("status").map(String::as_str) != Some("working") {
-                return rows(vec![row(&["lost"])]);
-            }
-            for p in args[2..].chunks(2) {
-                if let [k, v] = p {
-                    t.insert(k.clone(), v.clone());
-                }
-            }
-            self.published.push(args[1].clone());
-            rows(vec![row(&["won"])])
+            self.finish(&key, &args)
         } else if script == CANCEL_SCRIPT {
-            let Some(t) = self.tasks.get_mut(&key) else {
-                return rows(vec![row(&["none"])]);
-            };
-            if t.get("owner") != args.get(4) {
-                return rows(vec![row(&["foreign"])]);
-            }
-            let mut changed = "unchanged";
-            if t.get("status").map(String::as_str) == Some("working") {
-                t.insert("status".into(), "cancelled".into());
-                self.published.push(args[3].clone());
-                changed = "changed";
-            }
-            let fields = flat(t);
-            rows(vec![row(&["ok", changed]), fields])
+            self.cancel(&key, &args)
         } else if script == RENEW_SCRIPT {
-            let had = self.live(&key);
-            self.leases.insert(key.clone(), self.now_ms + lapse_ms());
-            if settled {
-                let holder = key.trim_start_matches("orm:lease:").to_owned();
-                self.punctual.insert(holder);
-            }
-            rows(vec![row(&[if had { "held" } else { "lapsed" }])])
+            self.renew(key, settled)
         } else {
             // A list: a page of nothing.
-            rows(vec![row(&["ok", ""])])
+            vec![row(&["ok", ""])]
+        };
+        StoreReply::Rows(rows)
+    }
+
+    // What each script does to the store's state, as the Redis scripts do.
+
+    fn put(
+        &mut self,
+        key: String,
+        keys: &[String],
+        args: &[String],
+        settled: bool,
+    ) -> Vec<Vec<String>> {
+        if self.tasks.contains_key(&key) {
+            return vec![row(&["taken"])];
         }
+        let fields: Fields = args[5..]
+            .chunks(2)
+            .filter_map(|p| Some((p.first()?.clone(), p.get(1)?.clone())))
+            .collect();
+        if let Some(holder) = fields.get("holder").filter(|_| settled) {
+            self.punctual.insert(holder.clone());
+        }
+        self.tasks.insert(key, fields);
+        let had = self.live(&keys[2]);
+        self.leases
+            .insert(keys[2].clone(), self.now_ms + lapse_ms());
+        vec![row(&["ok", if had { "held" } else { "lapsed" }])]
+    }
+
+    fn read(&mut self, key: &str, args: &[String]) -> Vec<Vec<String>> {
+        let orphaned = self.orphan(key, args);
+        match self.tasks.get(key) {
+            None => vec![row(&["none"])],
+            Some(t) => {
+                let mut fields = flat(t);
+                if orphaned {
+                    fields.extend(row(&["orphaned", "1"]));
+                }
+                vec![row(&["ok"]), fields]
+            }
+        }
+    }
+
+    fn finish(&mut self, key: &str, args: &[String]) -> Vec<Vec<String>> {
+        let Some(t) = self.tasks.get_mut(key) else {
+            return vec![row(&["none"])];
+        };
+        if t.get("status").map(String::as_str) != Some("working") {
+            return vec![row(&["lost"])];
+        }
+        for p in args[2..].chunks(2) {
+            if let [k, v] = p {
+                t.insert(k.clone(), v.clone());
+            }
+        }
+        self.published.push(args[1].clone());
+        vec![row(&["won"])]
+    }
+
+    fn cancel(&mut self, key: &str, args: &[String]) -> Vec<Vec<String>> {
+        let Some(t) = self.tasks.get_mut(key) else {
+            return vec![row(&["none"])];
+        };
+        if t.get("owner") != args.get(4) {
+            return vec![row(&["foreign"])];
+        }
+        let mut changed = "unchanged";
+        if t.get("status").map(String::as_str) == Some("working") {
+            t.insert("status".into(), "cancelled".into());
+            self.published.push(args[3].clone());
+            changed = "changed";
+        }
+        let fields = flat(t);
+        vec![row(&["ok", changed]), fields]
+    }
+
+    fn renew(&mut self, key: String, settled: bool) -> Vec<Vec<String>> {
+        let had = self.live(&key);
+        self.leases.insert(key.clone(), self.now_ms + lapse_ms());
+        if settled {
+            let holder = key.trim_start_matches("orm:lease:").to_owned();
+            self.punctual.insert(holder);
+        }
+        vec![row(&[if had { "held" } else { "lapsed" }])]
     }
 }
 
@@ -357,16 +385,7 @@ fn settle(instances: &mut [Instance; 2], store: &mut Store, tasks: &mut Vec<Stri
     for second in 0..seconds {
         // An instance running tasks renews its lease within an interval and a second.
         if second > RENEW.as_secs() + 1 {
-            for (key, t) in &store.tasks {
-                let holder = t.get("holder").filter(|h| alive.contains(*h));
-                let working = t.get("status").map(String::as_str) == Some("working");
-                if let (Some(holder), true) = (holder, working) {
-                    assert!(
-                        store.punctual.contains(holder),
-                        "{key}: its instance runs it but does not renew its lease"
-                    );
-                }
-            }
+            assert_renewed(store, &alive);
         }
         store.now_ms += 1000;
         for i in instances.iter_mut().filter(|i| i.alive) {
@@ -388,30 +407,7 @@ fn settle(instances: &mut [Instance; 2], store: &mut Store, tasks: &mut Vec<Stri
             }
         }
         // Until nothing moves: operations, answers, events.
-        for _ in 0..16 {
-            let mut moved = false;
-            for i in instances.iter_mut().filter(|i| i.alive) {
-                i.collect(tasks, false);
-                for (id, op) in std::mem::take(&mut i.ops) {
-                    let reply = store.perform(op, true);
-                    i.h.feed(Input::StoreReply {
-                        id,
-                        reply,
-                        took: Duration::from_millis(1),
-                    });
-                    moved = true;
-                }
-            }
-            for message in std::mem::take(&mut store.published) {
-                for i in instances.iter_mut().filter(|i| i.alive) {
-                    i.h.feed(Input::StoreEvent(&message));
-                }
-                moved = true;
-            }
-            if !moved {
-                break;
-            }
-        }
+        deliver_until_still(instances, store, tasks);
     }
     if instances.iter().any(|i| i.alive) {
         for (key, t) in &store.tasks {
@@ -421,6 +417,48 @@ fn settle(instances: &mut [Instance; 2], store: &mut Store, tasks: &mut Vec<Stri
                 !(dead && working),
                 "{key}: a killed instance's task is still working"
             );
+        }
+    }
+}
+
+/// Every working task whose instance lives has had its lease renewed on time.
+fn assert_renewed(store: &Store, alive: &BTreeSet<String>) {
+    for (key, t) in &store.tasks {
+        let holder = t.get("holder").filter(|h| alive.contains(*h));
+        let working = t.get("status").map(String::as_str) == Some("working");
+        if let (Some(holder), true) = (holder, working) {
+            assert!(
+                store.punctual.contains(holder),
+                "{key}: its instance runs it but does not renew its lease"
+            );
+        }
+    }
+}
+
+/// Operations, their answers and the store's events delivered until nothing moves.
+fn deliver_until_still(instances: &mut [Instance; 2], store: &mut Store, tasks: &mut Vec<String>) {
+    for _ in 0..16 {
+        let mut moved = false;
+        for i in instances.iter_mut().filter(|i| i.alive) {
+            i.collect(tasks, false);
+            for (id, op) in std::mem::take(&mut i.ops) {
+                let reply = store.perform(op, true);
+                i.h.feed(Input::StoreReply {
+                    id,
+                    reply,
+                    took: Duration::from_millis(1),
+                });
+                moved = true;
+            }
+        }
+        for message in std::mem::take(&mut store.published) {
+            for i in instances.iter_mut().filter(|i| i.alive) {
+                i.h.feed(Input::StoreEvent(&message));
+            }
+            moved = true;
+        }
+        if !moved {
+            break;
         }
     }
 }
