@@ -27,8 +27,33 @@ pub(crate) const KEYS: [&str; 16] = [
     "line_output",
 ];
 
+/// What is wrong with a host's configuration; the message says what to give instead.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfigError {
+    #[error("the configuration is not JSON ({0}): pass one JSON object")]
+    NotJson(serde_json::Error),
+    #[error("the configuration is not a JSON object: pass one, such as {{}}")]
+    NotObject,
+    #[error("the configuration has an unknown key {0:?}: this version knows {keys}", keys = KEYS.join(", "))]
+    UnknownKey(String),
+    #[error("{0} is not a string: give it in quotes")]
+    NotString(String),
+    #[error("{0} is not true or false")]
+    NotBool(String),
+    #[error("{0} is not a whole number from 0 to {max}", max = u64::MAX)]
+    NotNumber(String),
+    #[error("{key} is too large: at most {max}")]
+    TooLarge { key: String, max: u64 },
+    #[error("{0} is 0: give at least 1")]
+    Zero(&'static str),
+    #[error("base_url {0:?} is not an http:// or https:// URL: give the API's root, such as https://api.openai.com/v1")]
+    NotHttp(String),
+    #[error("task_key is not 64 hex digits: give 32 random bytes in hex")]
+    TaskKey,
+}
+
 /// The configuration for `bytes` (UTF-8 JSON; empty means `{}`), or what is wrong with it.
-pub(crate) fn parse(bytes: &[u8]) -> Result<ServerConfig, String> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<ServerConfig, ConfigError> {
     let mut config = ServerConfig {
         // The host holds the key (or its provider needs none), adds it to each request,
         // and asks for whole answers and no model lookups unless it says otherwise.
@@ -41,10 +66,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<ServerConfig, String> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(config);
     }
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| format!("the configuration is not JSON ({e}): pass one JSON object"))?;
+    let value: Value = serde_json::from_slice(bytes).map_err(ConfigError::NotJson)?;
     let Value::Object(object) = value else {
-        return Err("the configuration is not a JSON object: pass one, such as {}".into());
+        return Err(ConfigError::NotObject);
     };
     for (key, value) in &object {
         set(&mut config, key, value)?;
@@ -53,7 +77,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<ServerConfig, String> {
     Ok(config)
 }
 
-fn set(config: &mut ServerConfig, key: &str, value: &Value) -> Result<(), String> {
+fn set(config: &mut ServerConfig, key: &str, value: &Value) -> Result<(), ConfigError> {
     match key {
         "base_url" => config.base_url = string(key, value)?.trim_end_matches('/').to_owned(),
         "credentials_ready" => config.credentials_ready = boolean(key, value)?,
@@ -62,8 +86,8 @@ fn set(config: &mut ServerConfig, key: &str, value: &Value) -> Result<(), String
         "timeout_ms" => config.timeout = millis(key, value)?,
         "idle_timeout_ms" => config.idle_timeout = millis(key, value)?,
         "max_retries" => {
-            config.max_retries = u32::try_from(number(key, value)?)
-                .map_err(|_| format!("{key} is too large: at most {}", u32::MAX))?;
+            config.max_retries =
+                u32::try_from(number(key, value)?).map_err(|_| too_large(key, u32::MAX.into()))?;
         }
         "max_inflight" => config.max_inflight = count(key, value)?,
         "max_queue" => config.max_queue = count(key, value)?,
@@ -74,22 +98,14 @@ fn set(config: &mut ServerConfig, key: &str, value: &Value) -> Result<(), String
         "debug" => config.debug = boolean(key, value)?,
         "call_records" => config.call_records = boolean(key, value)?,
         "line_output" => config.force_line_output = boolean(key, value)?,
-        _ => {
-            return Err(format!(
-                "the configuration has an unknown key {key:?}: this version knows {}",
-                KEYS.join(", ")
-            ))
-        }
+        _ => return Err(ConfigError::UnknownKey(key.to_owned())),
     }
     Ok(())
 }
 
-fn check(config: &ServerConfig, object: &Map<String, Value>) -> Result<(), String> {
+fn check(config: &ServerConfig, object: &Map<String, Value>) -> Result<(), ConfigError> {
     if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
-        return Err(format!(
-            "base_url {:?} is not an http:// or https:// URL: give the API's root, such as https://api.openai.com/v1",
-            config.base_url
-        ));
+        return Err(ConfigError::NotHttp(config.base_url.clone()));
     }
     for key in [
         "max_inflight",
@@ -98,49 +114,55 @@ fn check(config: &ServerConfig, object: &Map<String, Value>) -> Result<(), Strin
         "progress_interval_ms",
     ] {
         if object.get(key).and_then(Value::as_u64) == Some(0) {
-            return Err(format!("{key} is 0: give at least 1"));
+            return Err(ConfigError::Zero(key));
         }
     }
     Ok(())
 }
 
-fn string<'a>(key: &str, value: &'a Value) -> Result<&'a str, String> {
+fn string<'a>(key: &str, value: &'a Value) -> Result<&'a str, ConfigError> {
     value
         .as_str()
-        .ok_or_else(|| format!("{key} is not a string: give it in quotes"))
+        .ok_or_else(|| ConfigError::NotString(key.to_owned()))
 }
 
-fn boolean(key: &str, value: &Value) -> Result<bool, String> {
+fn boolean(key: &str, value: &Value) -> Result<bool, ConfigError> {
     value
         .as_bool()
-        .ok_or_else(|| format!("{key} is not true or false"))
+        .ok_or_else(|| ConfigError::NotBool(key.to_owned()))
 }
 
-fn number(key: &str, value: &Value) -> Result<u64, String> {
+fn number(key: &str, value: &Value) -> Result<u64, ConfigError> {
     value
         .as_u64()
-        .ok_or_else(|| format!("{key} is not a whole number from 0 to {}", u64::MAX))
+        .ok_or_else(|| ConfigError::NotNumber(key.to_owned()))
 }
 
-fn count(key: &str, value: &Value) -> Result<usize, String> {
-    usize::try_from(number(key, value)?)
-        .map_err(|_| format!("{key} is too large: at most {}", usize::MAX))
+fn count(key: &str, value: &Value) -> Result<usize, ConfigError> {
+    let max = u64::try_from(usize::MAX).unwrap_or(u64::MAX);
+    usize::try_from(number(key, value)?).map_err(|_| too_large(key, max))
 }
 
-fn millis(key: &str, value: &Value) -> Result<Duration, String> {
+fn too_large(key: &str, max: u64) -> ConfigError {
+    ConfigError::TooLarge {
+        key: key.to_owned(),
+        max,
+    }
+}
+
+fn millis(key: &str, value: &Value) -> Result<Duration, ConfigError> {
     number(key, value).map(Duration::from_millis)
 }
 
 /// 64 hex digits: the secret that seals task ids, from the host's random source.
-fn task_key(hex: &str) -> Result<TaskKey, String> {
-    let refuse = || "task_key is not 64 hex digits: give 32 random bytes in hex".to_owned();
+fn task_key(hex: &str) -> Result<TaskKey, ConfigError> {
     if hex.len() != 64 || !hex.is_ascii() {
-        return Err(refuse());
+        return Err(ConfigError::TaskKey);
     }
     let mut key = [0u8; 32];
     for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks(2)) {
-        let text = std::str::from_utf8(pair).map_err(|_| refuse())?;
-        *byte = u8::from_str_radix(text, 16).map_err(|_| refuse())?;
+        let text = std::str::from_utf8(pair).map_err(|_| ConfigError::TaskKey)?;
+        *byte = u8::from_str_radix(text, 16).map_err(|_| ConfigError::TaskKey)?;
     }
     Ok(TaskKey(key))
 }
@@ -185,7 +207,7 @@ mod tests {
             (br#"[1]"#, "not a JSON object"),
             (b"{", "not JSON"),
         ] {
-            let error = parse(bad).unwrap_err();
+            let error = parse(bad).unwrap_err().to_string();
             assert!(error.contains(says), "{error}");
         }
     }

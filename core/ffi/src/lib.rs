@@ -73,9 +73,9 @@ pub unsafe extern "C" fn orm_engine_new(
             });
         }
         let bytes = unsafe { slice(config, config_len, "config") }?;
-        let config = config::parse(bytes).map_err(|message| Refusal {
+        let config = config::parse(bytes).map_err(|error| Refusal {
             code: ORM_ERR_CONFIG,
-            message,
+            message: error.to_string(),
         })?;
         Ok(Box::new(OrmEngine::new(config)))
     }));
