@@ -193,9 +193,9 @@ fn inputs_out_of_range_are_refused_and_change_nothing() {
     unsafe { orm_engine_free(engine) };
 }
 
-#[test]
-fn a_start_is_reported_once_and_its_handle_comes_back_once() {
-    let engine = engine(r#"{"base_url":"http://127.0.0.1:9/v1","max_retries":0}"#);
+/// A session whose `tools/call` has been handed out: the call's `START`, initialize's
+/// reply written.
+fn a_call_to_start(engine: *mut OrmEngine) -> OrmAction {
     let lines = concat!(
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#,
         "\n",
@@ -231,6 +231,13 @@ fn a_start_is_reported_once_and_its_handle_comes_back_once() {
     );
     let url = unsafe { std::slice::from_raw_parts(start.url, start.url_len) };
     assert_eq!(url, b"http://127.0.0.1:9/v1/responses");
+    start
+}
+
+#[test]
+fn a_start_is_reported_once_and_its_handle_comes_back_once() {
+    let engine = engine(r#"{"base_url":"http://127.0.0.1:9/v1","max_retries":0}"#);
+    let start = a_call_to_start(engine);
     let mut started = input(ORM_INPUT_STARTED, start.attempt, 0);
     started.handle = 4242;
     unsafe {
