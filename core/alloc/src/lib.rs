@@ -13,6 +13,7 @@
 //!   build (139 MB against 78 MB) and up to 10 % more CPU per call; the cache matches glibc.
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::too_many_lines)]
 
 #[cfg(feature = "cache")]
 pub mod cache;

@@ -18,6 +18,7 @@
 // The functions below are the ABI: every pointer is checked for null, every length comes
 // with its pointer, and the header states what the host promises about each.
 #![allow(clippy::missing_safety_doc)]
+#![warn(clippy::too_many_lines)]
 
 pub mod abi;
 mod clock;

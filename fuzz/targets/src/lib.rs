@@ -4,6 +4,8 @@
 //!
 //! Each function panics only when a checked property fails.
 
+#![warn(clippy::too_many_lines)]
+
 mod abi;
 mod alloc;
 mod clients_file;
