@@ -25,6 +25,7 @@ mod responses_parser;
 mod seal;
 mod server;
 mod sse;
+mod store_ids;
 mod store_replies;
 mod store_tasks;
 mod tasks;
@@ -53,18 +54,3 @@ pub use store_replies::store_replies;
 pub use store_tasks::store_tasks;
 pub use tasks::tasks;
 pub use traceparent::traceparent;
-
-/// A store operation's id the server never asked, of any owner's, picked by `arg`.
-pub(crate) fn unasked_store_id(arg: u8) -> responses_mcp_core::store::StoreId {
-    use responses_mcp_core::store::{StoreId, StoreTag};
-    let tags = [
-        StoreTag::Limit,
-        StoreTag::Claim,
-        StoreTag::Count,
-        StoreTag::Task,
-    ];
-    StoreId {
-        tag: tags[usize::from(arg) % tags.len()],
-        n: u64::from(arg),
-    }
-}

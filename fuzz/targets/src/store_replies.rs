@@ -63,7 +63,7 @@ pub fn store_replies(data: &[u8]) {
                     .get(usize::from(arg) % asked.len().max(1))
                     .copied()
                     // Never asked: a number of any owner's.
-                    .unwrap_or_else(|| crate::unasked_store_id(arg));
+                    .unwrap_or_else(|| crate::store_ids::unasked(arg));
                 let reply = store_reply(arg);
                 let admits = admits(&reply, on_unavailable, money);
                 admitted += usize::from(admits);

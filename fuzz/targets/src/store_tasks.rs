@@ -67,7 +67,7 @@ pub fn store_tasks(data: &[u8]) {
                     .get(usize::from(arg) % asked.len().max(1))
                     .copied()
                     // Never asked: a number of any owner's.
-                    .unwrap_or_else(|| crate::unasked_store_id(arg));
+                    .unwrap_or_else(|| crate::store_ids::unasked(arg));
                 let reply = match arg % 4 {
                     0 | 1 => StoreReply::Rows(rows(rest)),
                     2 => StoreReply::Unavailable("connection refused".into()),
