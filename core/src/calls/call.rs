@@ -2,15 +2,16 @@
 
 use super::work::Stored;
 use super::work::Work;
-use super::CallId;
-use super::CallKey;
-use crate::io::AttemptId;
+use crate::io::{AttemptId, CallKey};
 use crate::mcp::ProgressToken;
 use crate::openai::stream::{StreamEnd, StreamFold};
 use crate::openai::{Adjustment, Answer, RequestPlan, Upstream, UpstreamFailure, Usage};
 use crate::sse::SseReader;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+/// An internal call number; never the client's request id.
+pub type CallId = u64;
 
 /// One `tools/call` from admission to its outcome.
 pub struct Call<C> {

@@ -48,8 +48,7 @@ pub use settings::Settings;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
-/// An internal call number; never the client's request id.
-pub type CallId = u64;
+pub use call::CallId;
 pub use work::{Stored, StoredState, Work, MAX_FETCHES, MAX_IDENTITY_FETCHES};
 
 /// The call engine. `C` is what the owner attaches to each call to route its outcome.

@@ -5,7 +5,7 @@
 //! details go to `_meta`.
 
 use super::shape::{self, META_ERROR};
-use super::ProtocolVersion;
+use super::version::ProtocolVersion;
 use crate::clients::{Exceeded, LimitKind, Scope};
 use crate::jsonrpc::{ErrorKind, RpcError};
 use crate::openai::{Advice, FailureKind, UpstreamFailure};

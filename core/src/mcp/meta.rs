@@ -2,7 +2,7 @@
 //! `io.modelcontextprotocol/protocolVersion` is modern (2026-07-28) and is served
 //! statelessly; any other request belongs to the legacy session that `initialize` opens.
 
-use super::ProtocolVersion;
+use super::version::ProtocolVersion;
 use crate::jsonrpc::kind_of;
 use serde_json::{Map, Value};
 use std::fmt;

@@ -3,7 +3,8 @@
 //! is decided here.
 
 use super::meta::{MetaError, SERVER_INFO, SUBSCRIPTION_ID};
-use super::{CallParamsError, ProgressToken, ProtocolVersion};
+use super::params::{CallParamsError, ProgressToken};
+use super::version::ProtocolVersion;
 use crate::jsonrpc::{ErrorKind, OutgoingNotification, RequestId, RpcError};
 use crate::openai::pricing::Estimate;
 use crate::openai::Answer;

@@ -7,7 +7,7 @@
 //! Either way `tasks/result` returns what the call returned.
 
 use crate::jsonrpc::RpcError;
-use crate::mcp::ProtocolVersion;
+use crate::mcp::version::ProtocolVersion;
 use crate::tasks::Status;
 use serde_json::Value;
 

@@ -11,7 +11,7 @@
 //! Supported values are: 'none', 'low', 'medium', and 'high'.
 //! ```
 
-use super::RequestPlan;
+use super::request::RequestPlan;
 use crate::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
 use serde_json::Value;
 use std::fmt;

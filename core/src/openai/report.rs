@@ -4,7 +4,7 @@
 
 use super::drift::Adjustment;
 use super::request::RequestPlan;
-use super::Usage;
+use super::response::Usage;
 use std::time::Duration;
 
 /// Which model a call asked for, and which setting named it.
