@@ -21,73 +21,29 @@
 //! (`recent.rs`).
 
 mod background;
+mod call;
 mod holds;
 mod recent;
 mod record;
 mod shared;
 
+pub(crate) use call::{CallOf, End, Lane};
 pub(crate) use holds::MAX_HELD;
 pub use record::{Arrival, CallRecord, Transport, CALL_LOG_TARGET};
 pub(crate) use shared::{CallAdmission, Reserved};
 
 use crate::calls::Report;
 use crate::clients::{ClientId, Limits};
-use crate::mcp::ProtocolVersion;
 use crate::metrics::{Gauges, Metrics, Operation};
 use crate::openai::pricing::{Estimate, Prices};
-use crate::openai::{Answer, FailureKind, UpstreamFailure, Usage};
+use crate::openai::{Answer, UpstreamFailure, Usage};
 use crate::outcome::{Outcome, Refusal};
 use crate::settings::ServerConfig;
-use crate::tools::Tool;
-use crate::trace_context::TraceParent;
 use std::collections::{BTreeSet, VecDeque};
 use std::time::Duration;
 
 /// Background responses whose end this instance remembers having counted.
 const COUNTED_IDS: usize = 4096;
-
-/// A call as its metrics and record name it.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct CallOf {
-    pub tool: Tool,
-    pub version: ProtocolVersion,
-    pub transport: Transport,
-    pub client: ClientId,
-    /// It ran as a task.
-    pub task: bool,
-    /// The client's trace, which the record continues.
-    pub trace: Option<TraceParent>,
-    /// When the shared store counted the call (Unix seconds): a call that fails before
-    /// it spends anything is given back.
-    pub reserved_at: Option<u64>,
-    /// The application, address and credential it came with, for its record.
-    pub arrival: Arrival,
-}
-
-/// How a call that reached the engine ended.
-pub(crate) struct End<'a> {
-    /// The model that answered, or the one that was to.
-    pub model: &'a str,
-    /// Why it failed, if it did.
-    pub failure: Option<FailureKind>,
-    /// What the engine measured.
-    pub report: &'a Report,
-    /// How long the call took: the engine's wall time, or a background task's life.
-    pub took: Duration,
-    /// Where it ran, which sets its price.
-    pub lane: Lane,
-    /// It was cancelled (a background run): recorded as such, whatever it used.
-    pub cancelled: bool,
-}
-
-/// Where a call ran upstream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Lane {
-    /// A plain request, answered as it ran.
-    Direct,
-    /// OpenAI's background mode, whose tokens cost the completion window's percent.
-    Background,
-}
 
 /// What `usage` on `model` costs in `lane`, at `prices` with background tokens at
 /// `percent` of the list price (pure: the desk prices a background end with it too).

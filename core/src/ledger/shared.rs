@@ -1,6 +1,7 @@
 //! Limits shared through a store (`server.store.url`): the operations waiting to be sent,
 //! the reserves waiting for their answer, and whether the store answers.
 
+use super::call::{CallOf, End, Lane};
 use crate::clients::{ClientId, Exceeded, Limit};
 use crate::settings::OnUnavailable;
 use crate::store::{StoreId, StoreOp};
@@ -40,18 +41,18 @@ pub(super) struct Asked {
 
 /// A background task's end waiting for its claim: counted when this instance has it.
 pub(super) struct Claim {
-    pub call: super::CallOf,
+    pub call: CallOf,
     model: String,
     failure: Option<crate::openai::FailureKind>,
     report: crate::openai::report::Report,
     took: std::time::Duration,
-    lane: super::Lane,
+    lane: Lane,
     cancelled: bool,
     pub now: u64,
 }
 
 impl Claim {
-    pub fn new(call: &super::CallOf, end: &super::End<'_>, now: u64) -> Claim {
+    pub fn new(call: &CallOf, end: &End<'_>, now: u64) -> Claim {
         Claim {
             call: call.clone(),
             model: end.model.to_owned(),
@@ -64,8 +65,8 @@ impl Claim {
         }
     }
 
-    pub fn end(&self) -> super::End<'_> {
-        super::End {
+    pub fn end(&self) -> End<'_> {
+        End {
             model: &self.model,
             failure: self.failure,
             report: &self.report,

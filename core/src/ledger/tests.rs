@@ -1,6 +1,9 @@
 use super::*;
 use crate::clients::Limit;
+use crate::mcp::ProtocolVersion;
 use crate::openai::pricing::Picodollars;
+use crate::openai::FailureKind;
+use crate::tools::Tool;
 
 fn config() -> ServerConfig {
     ServerConfig {
