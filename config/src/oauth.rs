@@ -1,27 +1,18 @@
-//! OAuth mode (`server.http.oauth.*`): its settings resolved and checked at startup, and
-//! the signature check the core leaves to the host (`jwt.rs`, with the `oauth` feature:
-//! jsonwebtoken, its signatures checked by ring in `signatures.rs`; without it,
-//! `absent.rs` refuses the issuer naming the builds that have it).
+//! OAuth mode (`server.http.oauth.*`): its settings resolved and checked at startup;
+//! without the `oauth` feature, `absent.rs` refuses the issuer naming the builds that have
+//! it. The signature check the core leaves to the host is the host crate's.
 
 use crate::error::ConfigError;
 use crate::resolve::Resolved;
 use responses_mcp_core::clients::Limit;
 use responses_mcp_core::money::Picodollars;
-use responses_mcp_core::oauth::{OAuthConfig, OAuthSettings, MAX_WAIT};
+use responses_mcp_core::oauth::{OAuthSettings, MAX_WAIT};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-#[cfg(feature = "oauth")]
-#[path = "oauth/jwt.rs"]
-mod jwt;
 #[cfg(not(feature = "oauth"))]
 #[path = "oauth/absent.rs"]
-mod jwt;
-#[cfg(feature = "oauth")]
-#[path = "oauth/signatures.rs"]
-mod signatures;
-
-pub use jwt::verifier;
+mod absent;
 
 /// OAuth mode as configured, before the listener is bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,14 +34,6 @@ impl OAuthMode {
         OAuthSettings {
             resource: format!("{base}/mcp"),
             ..self.settings.clone()
-        }
-    }
-
-    /// The core's OAuth configuration at `bound`, with this build's verifier.
-    pub fn config(&self, bound: SocketAddr) -> OAuthConfig {
-        OAuthConfig {
-            settings: self.at(bound),
-            verifier,
         }
     }
 }
@@ -83,7 +66,8 @@ pub fn resolve(resolved: &Resolved) -> Result<Option<OAuthMode>, ConfigError> {
             "the authorization server's issuer URL, exactly as its tokens' iss claim writes it: https://..., or http:// on loopback",
         ));
     }
-    jwt::available()?;
+    #[cfg(not(feature = "oauth"))]
+    absent::available()?;
     let public_url = match http.public_url.as_deref().map(str::trim) {
         None => None,
         Some(url) if is_web_url(url) && !url.contains('?') && !url.contains('#') => {

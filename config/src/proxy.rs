@@ -14,7 +14,9 @@
 //! only the `CONNECT`, never the key. Both runtimes speak every scheme accepted here:
 //! `http://`, `https://` and `socks5://` / `socks5h://`.
 
-use crate::resolve::{ConfigError, Env};
+use crate::env::Env;
+use crate::error::ConfigError;
+use crate::percent::percent_decode;
 use responses_mcp_core::serve::gateway::Cidr;
 use std::fmt;
 use std::net::IpAddr;
@@ -276,7 +278,7 @@ fn parse(url: &str) -> Result<ProxyUrl, Unusable> {
 }
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port`; the host lower-cased.
-pub(crate) fn host_and_port(s: &str, default_port: u16) -> Option<(String, u16)> {
+pub fn host_and_port(s: &str, default_port: u16) -> Option<(String, u16)> {
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {
         let (host, after) = rest.split_once(']')?;
         (host, after.strip_prefix(':'))
@@ -340,26 +342,6 @@ fn bracketed(host: &str) -> String {
     } else {
         host.to_owned()
     }
-}
-
-/// `%XX` escapes decoded; the result must be UTF-8 without control characters (it goes
-/// into a header or a handshake).
-pub(crate) fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    let text = String::from_utf8(out).ok()?;
-    (!text.chars().any(char::is_control)).then_some(text)
 }
 
 fn percent_encode(s: &str) -> String {

@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// A snapshot of the environment.
-pub type Env = BTreeMap<String, String>;
+pub use crate::env::Env;
 
 /// Where a value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

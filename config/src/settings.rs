@@ -2,11 +2,15 @@
 
 use crate::resolve::Resolved;
 use crate::view::UserLocationNode;
+use responses_mcp_core::clients::{Clients, Limit};
 use responses_mcp_core::openai::pricing::{
     residency_region, ModelPrice, PerToken, Picodollars, Prices, RequestFees,
 };
 use responses_mcp_core::policy::SYSTEM_POLICY;
+use responses_mcp_core::settings::{OnUnavailable, StoreSettings};
+use responses_mcp_core::tasks::{TaskKey, TaskSettings};
 use responses_mcp_core::tools::{Tool, ALL_TOOLS};
+use responses_mcp_core::trace_context::Sampler;
 use responses_mcp_core::vocab::{Effort, SearchContextSize, ServiceTier, Verbosity};
 use responses_mcp_core::{
     Profile, Profiles, SearchDefaults, SearchOptions, ServerConfig, UserLocation, WebSearch,
@@ -291,7 +295,8 @@ impl Resolved {
         profiles
     }
 
-    /// The core's configuration. `policy_file` is the policy file's text, when
+    /// The core's configuration with no task key, no named clients and no traces (the
+    /// tests' and the fuzz targets'). `policy_file` is the policy file's text, when
     /// `policy.system.source` is `file`; `jitter_seed` is entropy from the runtime.
     pub fn server_config(
         &self,
@@ -299,7 +304,21 @@ impl Resolved {
         policy_file: Option<&str>,
         jitter_seed: u64,
     ) -> ServerConfig {
+        self.core_config(CoreInputs {
+            credentials_ready,
+            policy_file,
+            jitter_seed,
+            task_key: TaskKey([0; 32]),
+            clients: Clients::default(),
+            call_records: true,
+            traces: None,
+        })
+    }
+
+    /// The core's configuration, from the settings and what startup found outside them.
+    pub fn core_config(&self, inputs: CoreInputs<'_>) -> ServerConfig {
         let s = &self.settings;
+        let credentials_ready = inputs.credentials_ready;
         let profiles = self.profiles();
         let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let defaults = &s.search.defaults;
@@ -319,7 +338,7 @@ impl Resolved {
             max_retries: s.request.max_retries,
             profiles,
             max_citations: size(s.policy.max_citations),
-            instructions: self.instructions(policy_file),
+            instructions: self.instructions(inputs.policy_file),
             search_defaults: SearchDefaults {
                 recency_days: defaults.recency_days,
                 max_results: defaults.max_results,
@@ -334,32 +353,13 @@ impl Resolved {
             max_inflight: size(s.server.max_inflight),
             max_queue: size(s.server.max_queue),
             progress_interval: Duration::from_millis(s.server.progress_interval_ms),
-            jitter_seed,
+            jitter_seed: inputs.jitter_seed,
             prices: self.prices(),
-            // The key is filled in by `load`, from the environment or the system's entropy.
-            tasks: responses_mcp_core::tasks::TaskSettings {
-                max_tasks: size(s.tasks.max_tasks),
-                max_bytes: size(s.tasks.max_bytes),
-                default_ttl: Duration::from_millis(s.tasks.default_ttl_ms),
-                max_ttl: Duration::from_millis(s.tasks.max_ttl_ms),
-                poll_interval: Duration::from_millis(s.tasks.poll_interval_ms),
-                answer_within: Duration::from_millis(s.tasks.answer_within_ms),
-                key: responses_mcp_core::tasks::TaskKey([0; 32]),
-                background: s.tasks.openai_background,
-                // The resolver checked the name against the list.
-                completion_window: responses_mcp_core::tasks::CompletionWindow::parse(
-                    &s.tasks.completion_window,
-                )
-                .unwrap_or_default(),
-                window_price_percent: s.tasks.completion_window_price_percent,
-                service_tier: s.tasks.service_tier.as_deref().and_then(ServiceTier::parse),
-                flex_unavailable: s.tasks.flex_unavailable.into(),
-            },
-            // The named clients are filled in by `load`, from the clients file.
-            clients: responses_mcp_core::clients::Clients::default(),
+            tasks: self.task_settings(inputs.task_key),
+            clients: inputs.clients,
             instance_limit: crate::clients::instance_limit(self),
             // Set by the runtime once the listener is bound (the resource may be its
-            // address): `OAuthMode::config`.
+            // address): the host crate's `oauth::config`.
             oauth: None,
             identity_header: s
                 .server
@@ -367,26 +367,76 @@ impl Resolved {
                 .identity_header
                 .as_deref()
                 .map(|h| h.trim().to_ascii_lowercase()),
-            identity_limit: responses_mcp_core::clients::Limit {
-                calls_per_minute: s.server.http.oauth.calls_per_minute,
-                spend_per_day: s
-                    .server
-                    .http
-                    .oauth
-                    .spend_per_day_usd
-                    .and_then(responses_mcp_core::money::Picodollars::from_usd),
-            },
-            // Set by `load` once the logger is installed.
-            call_records: true,
-            store: s.server.store.url.as_ref().map(|_| {
-                responses_mcp_core::settings::StoreSettings {
-                    on_unavailable: match s.server.store.on_unavailable.as_str() {
-                        "allow" => responses_mcp_core::settings::OnUnavailable::Allow,
-                        _ => responses_mcp_core::settings::OnUnavailable::Refuse,
-                    },
-                }
-            }),
-            traces: None,
+            identity_limit: self.identity_limit(),
+            call_records: inputs.call_records,
+            store: self.store_settings(),
+            traces: inputs.traces,
         }
     }
+
+    /// The tasks' settings, sealed with `key`.
+    fn task_settings(&self, key: TaskKey) -> TaskSettings {
+        let s = &self.settings;
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        TaskSettings {
+            max_tasks: size(s.tasks.max_tasks),
+            max_bytes: size(s.tasks.max_bytes),
+            default_ttl: Duration::from_millis(s.tasks.default_ttl_ms),
+            max_ttl: Duration::from_millis(s.tasks.max_ttl_ms),
+            poll_interval: Duration::from_millis(s.tasks.poll_interval_ms),
+            answer_within: Duration::from_millis(s.tasks.answer_within_ms),
+            key,
+            background: s.tasks.openai_background,
+            // The resolver checked the name against the list.
+            completion_window: responses_mcp_core::tasks::CompletionWindow::parse(
+                &s.tasks.completion_window,
+            )
+            .unwrap_or_default(),
+            window_price_percent: s.tasks.completion_window_price_percent,
+            service_tier: s.tasks.service_tier.as_deref().and_then(ServiceTier::parse),
+            flex_unavailable: s.tasks.flex_unavailable.into(),
+        }
+    }
+
+    /// OAuth mode's limits for each identity.
+    fn identity_limit(&self) -> Limit {
+        let oauth = &self.settings.server.http.oauth;
+        Limit {
+            calls_per_minute: oauth.calls_per_minute,
+            spend_per_day: oauth
+                .spend_per_day_usd
+                .and_then(responses_mcp_core::money::Picodollars::from_usd),
+        }
+    }
+
+    /// The shared store's settings, when there is a store.
+    fn store_settings(&self) -> Option<StoreSettings> {
+        let store = &self.settings.server.store;
+        store.url.as_ref().map(|_| StoreSettings {
+            on_unavailable: match store.on_unavailable.as_str() {
+                "allow" => OnUnavailable::Allow,
+                _ => OnUnavailable::Refuse,
+            },
+        })
+    }
+}
+
+/// What the core's configuration takes from outside the settings, found by startup before
+/// it is built, so that nothing is patched after.
+#[derive(Debug)]
+pub struct CoreInputs<'a> {
+    /// Whether the API key is set.
+    pub credentials_ready: bool,
+    /// The policy file's text, when `policy.system.source` is `file`.
+    pub policy_file: Option<&'a str>,
+    /// Entropy from the runtime.
+    pub jitter_seed: u64,
+    /// The key that seals task ids (from the environment or the system's entropy).
+    pub task_key: TaskKey,
+    /// The named clients of the clients file.
+    pub clients: Clients,
+    /// Whether the installed logger writes the call log.
+    pub call_records: bool,
+    /// The traces' sampler, when traces are on.
+    pub traces: Option<Sampler>,
 }

@@ -11,10 +11,9 @@ pub(crate) fn secret<'a>(env: &'a Env, variable: &str) -> Option<&'a str> {
 }
 
 /// The key that seals task ids: from the secret in `variable` (instances that share it
-/// serve each other's tasks), else 32 bytes of the system's random source on every
-/// platform (ring's `SystemRandom`, through getrandom 0.2: `getrandom(2)` on Linux,
-/// `BCryptGenRandom` on Windows), never anything derived from the seed that trace ids and
-/// jitter come from. `fill` is that source, passed in for the tests.
+/// serve each other's tasks), else 32 bytes of the system's random source, `fill` (the
+/// host's: ring's `SystemRandom`), never anything derived from the seed that trace ids
+/// and jitter come from.
 pub(crate) fn task_key(
     env: &Env,
     variable: &str,
@@ -36,14 +35,14 @@ pub(crate) fn task_key(
     Ok(TaskKey(random))
 }
 
-/// Fills `bytes` from the system's random source; `false` when it gives none.
-pub(crate) fn system_random(bytes: &mut [u8]) -> bool {
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), bytes).is_ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The system's random source, as the host passes it.
+    fn system_random(bytes: &mut [u8]) -> bool {
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), bytes).is_ok()
+    }
 
     const VARIABLE: &str = "MCP_TASKS_SECRET";
 

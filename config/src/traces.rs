@@ -3,12 +3,10 @@
 //! with `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`, no span is made. The
 //! protocol is OTLP/HTTP with protobuf, the specification's default; a request for
 //! another (`OTEL_EXPORTER_OTLP_PROTOCOL=grpc`) is warned about and traces stay off.
-//! The core makes the spans ([`responses_mcp_core::spans`]); [`export`] sends them from
-//! a thread of its own, in batches, never in the way of a call.
+//! The core makes the spans ([`responses_mcp_core::spans`]); the host crate's exporter
+//! sends them from a thread of its own, in batches, never in the way of a call.
 
-pub mod export;
-
-use crate::resolve::Env;
+use crate::env::Env;
 use responses_mcp_core::trace_context::{Ratio, Root, Sampler};
 use std::time::Duration;
 
@@ -251,7 +249,7 @@ pub fn pairs(list: &str, variable: &'static str) -> Result<Vec<(String, String)>
             return Err(bad());
         }
         // Decoded as the proxy's credentials are: UTF-8, no control character (a header).
-        let value = crate::proxy::percent_decode(value.trim()).ok_or_else(bad)?;
+        let value = crate::percent::percent_decode(value.trim()).ok_or_else(bad)?;
         out.push((key.to_owned(), value));
     }
     Ok(out)

@@ -2,9 +2,9 @@
 //! so that a deadline can abort it.
 
 use crate::upstream::{Delivered, Upstream};
-use responses_mcp_config::doctor::{self, DoctorHttp};
 use responses_mcp_config::Startup;
 use responses_mcp_core::{AttemptId, HttpMethod, HttpReply, HttpRequest, TransportError};
+use responses_mcp_host::doctor::{self, DoctorHttp};
 use std::sync::mpsc;
 use std::time::Duration;
 

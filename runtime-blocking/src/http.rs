@@ -52,7 +52,7 @@ impl Endpoint {
     /// address when no public URL is set.
     pub fn oauth(&self) -> Option<responses_mcp_core::oauth::OAuthConfig> {
         let mode = self.shared.serve.oauth.as_ref()?;
-        Some(mode.config(self.bound))
+        Some(responses_mcp_host::oauth::config(mode, self.bound))
     }
 
     /// Binds, says where on stderr, and starts the accept thread.
@@ -73,7 +73,7 @@ impl Endpoint {
         std::thread::Builder::new()
             .name("accept".into())
             .spawn(move || accept(&listener, &accepting))?;
-        responses_mcp_config::announce_listening(bound, mcp);
+        responses_mcp_host::logging::announce_listening(bound, mcp);
         Ok(Endpoint { shared, bound })
     }
 

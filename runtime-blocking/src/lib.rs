@@ -14,8 +14,9 @@ mod threads;
 mod traces;
 pub mod upstream;
 
-use responses_mcp_config::{now, signals, stdin, Startup};
+use responses_mcp_config::Startup;
 use responses_mcp_core::{Driver, Event, Message, Poll};
+use responses_mcp_host::{now, signals, stdin};
 use std::io::Write;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Instant;
@@ -62,7 +63,7 @@ pub fn run(startup: Startup) -> i32 {
     // The shared store's thread hands its answers to this loop.
     let store = match startup.store.clone().map(|connect| {
         let to_loop = tx.clone();
-        responses_mcp_config::store::Store::start(connect, move |message| {
+        responses_mcp_host::store::Store::start(connect, move |message| {
             let _ = to_loop.send(message);
         })
     }) {
@@ -101,7 +102,7 @@ pub fn run(startup: Startup) -> i32 {
                 driver.started(now(), id, started);
             }
             Poll::Abort(attempt) => attempt.abort(),
-            Poll::Record(record) => responses_mcp_config::write_call(&record),
+            Poll::Record(record) => responses_mcp_host::logging::write_call(&record),
             Poll::Span(span) => {
                 if let Some(exporter) = &exporter {
                     exporter.offer(span);

@@ -8,12 +8,12 @@
 static ALLOC: responses_mcp_alloc::cache::Cache = responses_mcp_alloc::cache::Cache;
 
 fn main() {
-    let env = responses_mcp_config::process_env();
-    let seed = responses_mcp_config::seed();
-    let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
-        responses_mcp_config::Launch::Exit(status) => status,
-        responses_mcp_config::Launch::Serve(startup) => responses_mcp_blocking::run(*startup),
-        responses_mcp_config::Launch::Doctor(doctor) => {
+    let env = responses_mcp_host::process_env();
+    let seed = responses_mcp_host::seed();
+    let status = match responses_mcp_host::launch(std::env::args_os().skip(1), env, seed) {
+        responses_mcp_host::Launch::Exit(status) => status,
+        responses_mcp_host::Launch::Serve(startup) => responses_mcp_blocking::run(*startup),
+        responses_mcp_host::Launch::Doctor(doctor) => {
             let mut client = doctor
                 .startup()
                 .map(responses_mcp_blocking::doctor::Client::new);

@@ -2,8 +2,8 @@
 //! (collectors sit beside the service) with the built-in roots and no provider
 //! credentials.
 
-use responses_mcp_config::traces::export::Exporter;
 use responses_mcp_config::Startup;
+use responses_mcp_host::export::Exporter;
 /// The exporter `startup` asks for (`OTEL_*`), or none.
 pub fn exporter(startup: &Startup) -> Option<Exporter> {
     let export = startup.traces.clone()?;

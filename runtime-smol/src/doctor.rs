@@ -2,9 +2,9 @@
 //! deadline on a one-off executor.
 
 use crate::upstream::{Delivered, Upstream};
-use responses_mcp_config::doctor::{self, DoctorHttp};
 use responses_mcp_config::Startup;
 use responses_mcp_core::{HttpMethod, HttpReply, TransportError};
+use responses_mcp_host::doctor::{self, DoctorHttp};
 use std::time::Duration;
 
 /// The client `doctor` checks with: the one calls use.

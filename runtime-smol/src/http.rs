@@ -45,7 +45,7 @@ impl Endpoint {
     /// address when no public URL is set.
     pub fn oauth(&self) -> Option<responses_mcp_core::oauth::OAuthConfig> {
         let mode = self.shared.serve.oauth.as_ref()?;
-        Some(mode.config(self.bound))
+        Some(responses_mcp_host::oauth::config(mode, self.bound))
     }
 
     /// Binds, says where on stderr, and starts accepting on `executor`.
@@ -60,7 +60,7 @@ impl Endpoint {
         let listener = Async::<TcpListener>::bind(serve.listen)?;
         let bound = listener.get_ref().local_addr()?;
         let (mcp, max) = (serve.mcp, serve.max_connections);
-        responses_mcp_config::announce_listening(bound, mcp);
+        responses_mcp_host::logging::announce_listening(bound, mcp);
         let (stop, stopped) = bounded(1);
         let shared = Rc::new(Shared {
             access: serve.access(bound),

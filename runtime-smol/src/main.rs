@@ -17,11 +17,12 @@ mod upstream;
 
 use attempts::Attempts;
 use http::Endpoint;
-use responses_mcp_config::stdin::{self, READ_CHUNK};
-use responses_mcp_config::store::Store;
-use responses_mcp_config::traces::export::Exporter;
-use responses_mcp_config::{now, signals, Startup};
+use responses_mcp_config::Startup;
 use responses_mcp_core::{Driver, Event, Message, Poll};
+use responses_mcp_host::export::Exporter;
+use responses_mcp_host::stdin::{self, READ_CHUNK};
+use responses_mcp_host::store::Store;
+use responses_mcp_host::{now, signals};
 use smol::channel::{bounded, Receiver};
 use smol::io::AsyncWriteExt;
 use smol::{LocalExecutor, Task, Timer};
@@ -42,12 +43,12 @@ const EVENT_QUEUE: usize = 16;
 static ALLOC: responses_mcp_alloc::mimalloc::Tuned = responses_mcp_alloc::mimalloc::Tuned;
 
 fn main() {
-    let env = responses_mcp_config::process_env();
-    let seed = responses_mcp_config::seed();
-    let status = match responses_mcp_config::launch(std::env::args_os().skip(1), env, seed) {
-        responses_mcp_config::Launch::Exit(status) => status,
-        responses_mcp_config::Launch::Serve(startup) => run(*startup),
-        responses_mcp_config::Launch::Doctor(doctor) => {
+    let env = responses_mcp_host::process_env();
+    let seed = responses_mcp_host::seed();
+    let status = match responses_mcp_host::launch(std::env::args_os().skip(1), env, seed) {
+        responses_mcp_host::Launch::Exit(status) => status,
+        responses_mcp_host::Launch::Serve(startup) => run(*startup),
+        responses_mcp_host::Launch::Doctor(doctor) => {
             let mut client = doctor.startup().map(doctor::Client::new);
             doctor.run(client.as_mut().map(|c| c as _))
         }
@@ -148,7 +149,7 @@ async fn serve(
             }
             // Dropping the task drops its socket: the connection closes.
             Poll::Abort(task) => drop(task),
-            Poll::Record(record) => responses_mcp_config::write_call(&record),
+            Poll::Record(record) => responses_mcp_host::logging::write_call(&record),
             Poll::Span(span) => {
                 if let Some(exporter) = &exporter {
                     exporter.offer(span);

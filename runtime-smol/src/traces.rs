@@ -2,8 +2,8 @@
 //! (a small executor of its own), so that exports never share the serving loop.
 
 use crate::upstream::Upstream;
-use responses_mcp_config::traces::export::Exporter;
 use responses_mcp_config::Startup;
+use responses_mcp_host::export::Exporter;
 
 /// The exporter `startup` asks for (`OTEL_*`), or none.
 pub fn exporter(startup: &Startup) -> Option<Exporter> {

@@ -2,8 +2,6 @@
 //! builds that have it.
 
 use crate::error::ConfigError;
-use responses_mcp_core::oauth::{KeySetError, TokenError, TokenVerifier};
-use serde_json::{Map, Value};
 
 /// Refuses `server.http.oauth.issuer`.
 ///
@@ -16,22 +14,6 @@ pub fn available() -> Result<(), ConfigError> {
         origin: "configuration".into(),
         allowed: "null in this build, which has no OAuth mode (built without the `oauth` feature, `--no-default-features`): use a release archive, the npm package, the container image or a default build from source (`cargo install openai-responses-mcp`), or add `--features oauth`".into(),
     })
-}
-
-/// Never called: `available` stops startup first.
-pub fn verifier() -> Box<dyn TokenVerifier> {
-    Box::new(Refusing)
-}
-
-struct Refusing;
-
-impl TokenVerifier for Refusing {
-    fn load(&mut self, _: &[u8]) -> Result<usize, KeySetError> {
-        Err(KeySetError::Unsupported)
-    }
-    fn verify(&mut self, _: &str) -> Result<Map<String, Value>, TokenError> {
-        Err(TokenError::Invalid("this build has no OAuth mode".into()))
-    }
 }
 
 #[cfg(test)]

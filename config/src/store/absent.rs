@@ -3,9 +3,6 @@
 
 use crate::error::ConfigError;
 use crate::resolve::Resolved;
-use responses_mcp_core::store::StoreId;
-use responses_mcp_core::store::StoreOp;
-use responses_mcp_core::Message;
 
 /// No store can be reached from this build: there is no value of this type.
 #[derive(Clone, Debug)]
@@ -33,29 +30,6 @@ impl StoreConnect {
                 .map_or_else(|| "the configuration".into(), ToString::to_string),
             allowed: "no store in this build: it was built without the `store` feature (`--no-default-features`). The release archives, the npm packages, the container image and a default build from source (`cargo install openai-responses-mcp`) have it; or add `--features store`".into(),
         })
-    }
-}
-
-/// The handle a runtime keeps; never made in this build.
-pub struct Store {
-    never: StoreConnect,
-}
-
-impl Store {
-    /// Never called: there is no [`StoreConnect`] to start from.
-    ///
-    /// # Errors
-    /// None.
-    pub fn start(
-        connect: StoreConnect,
-        _deliver: impl Fn(Message) + Send + Sync + 'static,
-    ) -> std::io::Result<Store> {
-        match connect {}
-    }
-
-    /// Never called.
-    pub fn perform(&self, _id: StoreId, _op: StoreOp) {
-        match self.never {}
     }
 }
 

@@ -1,19 +1,18 @@
-//! The shared store (`server.store.*`). With the `store` feature (the release archives
-//! and the container image have it), the Redis or Valkey client in `redis_client.rs`;
-//! without it, a build that refuses `server.store.url` saying which builds have one, so
-//! that the static binaries built without it stay small.
+//! Where the shared store is (`server.store.*`). With the `store` feature (the release
+//! archives and the container image have it), the URL read as the Redis or Valkey client
+//! reads it (`connect.rs`); without it, a build that refuses `server.store.url` saying
+//! which builds have one (`absent.rs`), so that the static binaries built without it stay
+//! small. The store's thread is the host crate's.
 
 #[cfg(feature = "store")]
-mod batch;
+mod connect;
 #[cfg(feature = "store")]
-mod redis_client;
-#[cfg(feature = "store")]
-pub use redis_client::{Store, StoreConnect};
+pub use connect::StoreConnect;
 
 #[cfg(not(feature = "store"))]
 mod absent;
 #[cfg(not(feature = "store"))]
-pub use absent::{Store, StoreConnect};
+pub use absent::StoreConnect;
 
 /// The URL as it may be shown: rebuilt from what the store's client reads in it (the
 /// scheme, the user, the host and port, the database), never from its text, so that no

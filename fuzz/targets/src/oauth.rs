@@ -37,7 +37,7 @@ pub fn oauth(data: &[u8]) {
             }
         }
         2 => {
-            let mut v = responses_mcp_config::oauth::verifier();
+            let mut v = responses_mcp_host::oauth::verifier();
             if let Ok(n) = v.load(rest) {
                 assert!(n > 0);
                 let _ = v.verify(&text);
@@ -66,7 +66,7 @@ fn claims(bytes: &[u8]) {
 
 /// Against the fixed keys, only the signed tokens' claims ever verify.
 fn verify(token: &str) {
-    let mut v = responses_mcp_config::oauth::verifier();
+    let mut v = responses_mcp_host::oauth::verifier();
     assert_eq!(v.load(JWKS.as_bytes()), Ok(3));
     if let Ok(claims) = v.verify(token) {
         let says = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -78,7 +78,7 @@ fn verify(token: &str) {
 
 /// The gate answers each request once, whatever the documents and times.
 fn gate(bytes: &[u8]) {
-    let mut g: Gate<usize> = Gate::new(settings(), responses_mcp_config::oauth::verifier());
+    let mut g: Gate<usize> = Gate::new(settings(), responses_mcp_host::oauth::verifier());
     let base = responses_mcp_core::testing::start_instant();
     let mut secs = 0u64;
     let mut asked = 0usize;

@@ -1,7 +1,7 @@
 //! The `proxy_replies` fuzz target.
 
-use responses_mcp_config::client::socks::{Destination, Socks5};
-use responses_mcp_config::client::tunnel::tunnel_open;
+use responses_mcp_host::client::socks::{Destination, Socks5};
+use responses_mcp_host::client::tunnel::tunnel_open;
 
 /// What a proxy sends back is judged without a panic: the SOCKS5 handshake asks for a
 /// bounded number of bytes per step (at most a name's 255 and a port), ends within a few

@@ -12,7 +12,6 @@ mod attempt;
 
 pub use attempt::Attempt;
 use attempt::Tracking;
-use responses_mcp_config::client::{invalid, CONNECT_TIMEOUT};
 use responses_mcp_config::proxy::{ProxyKind, ProxyUrl};
 use responses_mcp_config::Startup;
 use responses_mcp_core::http::{is_event_stream, is_kept_header, scrub, MAX_BODY_BYTES};
@@ -20,6 +19,7 @@ use responses_mcp_core::Message;
 use responses_mcp_core::{
     AttemptId, HttpHead, HttpMethod, HttpReply, HttpRequest, TransportError, TransportErrorKind,
 };
+use responses_mcp_host::client::{invalid, CONNECT_TIMEOUT};
 use std::io::{self, Read};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,7 +62,7 @@ impl Upstream {
     /// A client for `startup`'s configuration, through its proxy if it has one.
     pub fn new(startup: &Startup) -> Self {
         Upstream::with(
-            responses_mcp_config::client::startup_headers(startup),
+            responses_mcp_host::client::startup_headers(startup),
             startup
                 .api_key
                 .as_ref()
@@ -304,7 +304,7 @@ pub(crate) fn tls_config(roots_pem: Option<&[u8]>) -> ureq::tls::TlsConfig {
     };
     ureq::tls::TlsConfig::builder()
         .root_certs(roots)
-        .unversioned_rustls_crypto_provider(Arc::new(responses_mcp_config::tls::provider()))
+        .unversioned_rustls_crypto_provider(Arc::new(responses_mcp_host::tls::provider()))
         .build()
 }
 

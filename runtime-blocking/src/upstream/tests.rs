@@ -1,5 +1,5 @@
 use super::*;
-use responses_mcp_config::client::checked;
+use responses_mcp_host::client::checked;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::thread;

@@ -3,12 +3,12 @@
 
 use super::stream::{Carrier, Stream, StreamError, TlsStream};
 use super::stream_error;
-use responses_mcp_config::client::socks::{self, Socks5};
-use responses_mcp_config::client::target::Origin;
-use responses_mcp_config::client::tunnel::{connect_request, failed, tunnel_open};
-use responses_mcp_config::client::{invalid, tls_config, CONNECT_TIMEOUT};
 use responses_mcp_config::proxy::{ProxyKind, ProxyUrl};
 use responses_mcp_core::{TransportError, TransportErrorKind};
+use responses_mcp_host::client::socks::{self, Socks5};
+use responses_mcp_host::client::target::Origin;
+use responses_mcp_host::client::tunnel::{connect_request, failed, tunnel_open};
+use responses_mcp_host::client::{invalid, tls_config, CONNECT_TIMEOUT};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use smol::lock::Mutex;

@@ -10,14 +10,14 @@ mod stream;
 
 use connect::Connector;
 use pool::Pool;
-use responses_mcp_config::client::target::Target;
-use responses_mcp_config::client::{invalid, message, read_error, startup_header_lines};
 use responses_mcp_config::Startup;
 use responses_mcp_core::http::{is_event_stream, scrub, Reader, Response, MAX_BODY_BYTES};
 use responses_mcp_core::Message;
 use responses_mcp_core::{
     AttemptId, Destination, HttpHead, HttpMethod, HttpReply, TransportError, TransportErrorKind,
 };
+use responses_mcp_host::client::target::Target;
+use responses_mcp_host::client::{invalid, message, read_error, startup_header_lines};
 use smol::channel::Sender;
 use stream::{Stream, StreamError};
 
@@ -46,7 +46,7 @@ impl Upstream {
     pub fn new(startup: &Startup) -> Upstream {
         Upstream {
             headers: startup_header_lines(startup),
-            bare: responses_mcp_config::client::header_lines(&[]),
+            bare: responses_mcp_host::client::header_lines(&[]),
             key: startup
                 .api_key
                 .as_ref()

@@ -1,7 +1,7 @@
 //! Kept-alive connections waiting for the next request, per origin.
 
 use super::stream::Stream;
-use responses_mcp_config::client::target::Origin;
+use responses_mcp_host::client::target::Origin;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 use super::*;
-use responses_mcp_config::client::header_lines;
 use responses_mcp_core::Destination;
+use responses_mcp_host::client::header_lines;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::thread;

@@ -11,8 +11,8 @@ mod checks;
 pub mod net;
 mod report;
 
-use crate::cli::DoctorFlags;
-use crate::{ConfigError, Startup};
+use responses_mcp_config::cli::DoctorFlags;
+use responses_mcp_config::{ConfigError, Startup};
 use responses_mcp_core::{HttpMethod, HttpReply, TransportError, TransportErrorKind};
 use std::path::PathBuf;
 use std::time::Duration;

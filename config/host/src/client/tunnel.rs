@@ -1,8 +1,8 @@
 //! HTTP `CONNECT` tunnels: the request we send a proxy and what its reply means. Which
-//! proxy to use is decided once at startup by the configuration ([`crate::proxy`]).
+//! proxy to use is decided once at startup by the configuration ([`responses_mcp_config::proxy`]).
 
 use super::target::Origin;
-use crate::proxy::ProxyUrl;
+use responses_mcp_config::proxy::ProxyUrl;
 use responses_mcp_core::http::tunnel_reply;
 use responses_mcp_core::{TransportError, TransportErrorKind};
 
@@ -84,7 +84,7 @@ fn base64(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxy::{resolve_proxy, ProxyRoute};
+    use responses_mcp_config::proxy::{resolve_proxy, ProxyRoute};
 
     #[test]
     fn base64_matches_rfc_4648_vectors() {

@@ -3,7 +3,6 @@
 //! its key allows, from RS256, PS256, ES256 and EdDSA. Claims are the core's to judge
 //! (its clock, its rules), so nothing else is validated here.
 
-use crate::error::ConfigError;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{decode, decode_header, Algorithm, DecodingKey, Validation};
 use responses_mcp_core::oauth::{KeySetError, TokenError, TokenVerifier};
@@ -11,15 +10,6 @@ use serde_json::{Map, Value};
 
 /// Most keys kept from one set (providers publish a handful).
 const MAX_KEYS: usize = 64;
-
-/// This build has OAuth mode.
-///
-/// # Errors
-/// Never.
-#[allow(clippy::unnecessary_wraps)]
-pub fn available() -> Result<(), ConfigError> {
-    Ok(())
-}
 
 /// A verifier with no keys yet.
 pub fn verifier() -> Box<dyn TokenVerifier> {

@@ -10,7 +10,6 @@
 //! How a batch is POSTed is the runtime's ([`Post`]), so each keeps its own HTTP client;
 //! it must end within the timeout it is given.
 
-use super::TraceExport;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
 use opentelemetry_proto::tonic::resource::v1::Resource;
@@ -18,6 +17,7 @@ use opentelemetry_proto::tonic::trace::v1::{
     span, status, ResourceSpans, ScopeSpans, Span, Status,
 };
 use prost::Message;
+use responses_mcp_config::traces::TraceExport;
 use responses_mcp_core::spans::{self as core_spans, SpanKind, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -220,8 +220,8 @@ pub fn encode(export: &TraceExport, batch: &[core_spans::Span], clock: &Clock) -
             resource: Some(resource),
             scope_spans: vec![ScopeSpans {
                 scope: Some(InstrumentationScope {
-                    name: super::SERVICE_NAME.into(),
-                    version: crate::VERSION.into(),
+                    name: responses_mcp_config::traces::SERVICE_NAME.into(),
+                    version: responses_mcp_config::VERSION.into(),
                     ..InstrumentationScope::default()
                 }),
                 spans,

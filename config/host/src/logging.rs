@@ -71,13 +71,13 @@ pub fn write_call(record: &responses_mcp_core::ledger::CallRecord) {
 }
 
 /// Whether the installed logger writes the call log (the core builds no records else).
-pub(crate) fn call_log_enabled() -> bool {
+pub fn call_log_enabled() -> bool {
     log::log_enabled!(target: CALL_LOG_TARGET, log::Level::Info)
 }
 
 /// Installs the logger. `RUST_LOG`, when set, overrides the levels chosen here. `json`:
 /// every record is one JSON object on its own line, and each finished call leaves one.
-pub(crate) fn init(debug: bool, file: Option<&Path>, json: bool) -> Result<(), String> {
+pub fn init(debug: bool, file: Option<&Path>, json: bool) -> Result<(), String> {
     let mut builder = env_logger::Builder::new();
     builder.filter_level(log::LevelFilter::Warn);
     if debug {

@@ -104,7 +104,10 @@ impl Report {
 
     /// The report for people: one line per check, advice indented below.
     pub fn human(&self) -> String {
-        let mut out = format!("openai-responses-mcp {} doctor\n", crate::VERSION);
+        let mut out = format!(
+            "openai-responses-mcp {} doctor\n",
+            responses_mcp_config::VERSION
+        );
         for c in &self.checks {
             let mark = match c.status {
                 Status::Ok => "[ok]  ",
@@ -145,7 +148,8 @@ impl Report {
                 })
             })
             .collect();
-        let out = json!({ "version": crate::VERSION, "ok": self.ok(), "checks": checks });
+        let out =
+            json!({ "version": responses_mcp_config::VERSION, "ok": self.ok(), "checks": checks });
         format!("{out:#}\n")
     }
 }

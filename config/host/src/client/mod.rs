@@ -48,7 +48,7 @@ pub fn message(method: HttpMethod, target: &Target, headers: &[u8], body: &[u8])
 pub fn header_lines(optional: &[(&'static str, Option<&str>)]) -> Result<Vec<u8>, &'static str> {
     let mut out = format!(
         "User-Agent: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\n",
-        crate::USER_AGENT
+        responses_mcp_config::USER_AGENT
     )
     .into_bytes();
     for (name, value) in checked(optional)? {
@@ -77,7 +77,7 @@ pub fn checked(
 
 /// The credentials `startup` gives, as header name and value pairs (see [`checked`]).
 pub fn startup_headers(
-    startup: &crate::Startup,
+    startup: &responses_mcp_config::Startup,
 ) -> Result<Vec<(&'static str, String)>, &'static str> {
     let auth = startup.auth_header();
     let (auth_name, auth_value) = match &auth {
@@ -92,7 +92,9 @@ pub fn startup_headers(
 }
 
 /// The header lines for `startup`'s credentials (see [`header_lines`]).
-pub fn startup_header_lines(startup: &crate::Startup) -> Result<Vec<u8>, &'static str> {
+pub fn startup_header_lines(
+    startup: &responses_mcp_config::Startup,
+) -> Result<Vec<u8>, &'static str> {
     let mut out = header_lines(&[])?;
     for (name, value) in startup_headers(startup)? {
         out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());

@@ -1,100 +1,23 @@
 //! The shared store's client (the `store` feature), performed for the runtimes: one thread holds a
 //! connection to Redis or Valkey (the `redis` crate's sync API), performs the core's
 //! [`StoreOp`]s in order (those waiting together in one round trip, `batch.rs`) and hands
-//! each answer back through the runtime's sink, with how long it took. While the store does not answer, the thread looks every second, and says
-//! when it answers again (`Message::StoreHealth`), so `/ready` follows it with no call.
-//! A second thread stays subscribed to the instances' channel and hands each message on
-//! (`Message::StoreEvent`), saying so each time it (re)subscribes.
+//! each answer back through the runtime's sink, with how long it took. While the store
+//! does not answer, the thread looks every second, and says when it answers again
+//! (`Message::StoreHealth`), so `/ready` follows it with no call. A second thread stays
+//! subscribed to the instances' channel and hands each message on (`Message::StoreEvent`),
+//! saying so each time it (re)subscribes.
 //!
 //! Nothing here prints the URL's password or the password variable's value: the store is
 //! named by its host and port only.
 
 use super::batch;
-use super::without_password;
-use crate::error::ConfigError;
-use crate::resolve::Resolved;
+use responses_mcp_config::store::StoreConnect;
 use responses_mcp_core::store::events::CHANNEL;
 use responses_mcp_core::store::{StoreId, StoreOp, StoreReply};
 use responses_mcp_core::Message;
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Where the store is and how to reach it. `Debug` names no password.
-#[derive(Clone)]
-pub struct StoreConnect {
-    info: redis::ConnectionInfo,
-    /// `host:port`, for messages.
-    shown: String,
-    timeout: Duration,
-    /// With `rediss://`: the roots the store's certificate must chain to (`openai.ca_file`,
-    /// as for OpenAI), or `None` for the built-in web PKI roots.
-    tls: Option<Option<Vec<u8>>>,
-}
-
-impl std::fmt::Debug for StoreConnect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "StoreConnect({}, timeout {:?})",
-            self.shown, self.timeout
-        )
-    }
-}
-
-impl StoreConnect {
-    /// The store `server.store.url` names, with the password of `server.store.password_env`
-    /// when that is set; `None` without a URL. A `rediss://` store is reached over TLS with
-    /// the upstream's settings: the roots of `ca_pem` (`openai.ca_file`) when given, else
-    /// the built-in ones, and the same cipher suites.
-    ///
-    /// # Errors
-    /// A URL that is not `redis://` or `rediss://`, or that the client cannot read (the
-    /// message shows the URL without its password).
-    pub fn resolve(
-        resolved: &Resolved,
-        env: &crate::Env,
-        ca_pem: Option<&[u8]>,
-    ) -> Result<Option<Self>, ConfigError> {
-        let store = &resolved.settings.server.store;
-        let Some(url) = store.url.as_deref() else {
-            return Ok(None);
-        };
-        let invalid = |why: &str| ConfigError::Invalid {
-            key: "server.store.url".into(),
-            value: without_password(url),
-            origin: resolved
-                .sources
-                .get("server.store.url")
-                .map_or_else(|| "the configuration".into(), ToString::to_string),
-            allowed: why.into(),
-        };
-        let tls = url.starts_with("rediss://");
-        if !tls && !url.starts_with("redis://") {
-            return Err(invalid(
-                "a redis:// URL, or rediss:// for TLS (redis[s]://[user[:password]@]host[:port][/db])",
-            ));
-        }
-        let mut info = redis::IntoConnectionInfo::into_connection_info(url)
-            .map_err(|_| invalid("a redis[s]://[user[:password]@]host[:port][/db] URL"))?;
-        if tls {
-            // The store's TLS takes the process's provider: the upstream's narrowed one.
-            let _ = crate::tls::provider().install_default();
-        }
-        if let Some(name) = store.password_env.as_deref() {
-            if let Some(password) = env.get(name).filter(|p| !p.is_empty()) {
-                let redis = info.redis_settings().clone().set_password(password);
-                info = info.set_redis_settings(redis);
-            }
-        }
-        Ok(Some(StoreConnect {
-            shown: format!("{}", info.addr()),
-            info,
-            timeout: Duration::from_millis(store.timeout_ms),
-            tls: tls.then(|| ca_pem.map(<[u8]>::to_vec)),
-        }))
-    }
-}
 
 /// Operations sent in one round trip at most.
 const MAX_BATCH: usize = 128;
@@ -114,6 +37,10 @@ impl Store {
         connect: StoreConnect,
         deliver: impl Fn(Message) + Send + Sync + 'static,
     ) -> std::io::Result<Store> {
+        if connect.tls.is_some() {
+            // The store's TLS takes the process's provider: the upstream's narrowed one.
+            let _ = crate::tls::provider().install_default();
+        }
         let deliver: Arc<dyn Fn(Message) + Send + Sync> = Arc::new(deliver);
         let (ops, rx) = channel::<(StoreId, StoreOp)>();
         let (listen_to, hear) = (connect.clone(), Arc::clone(&deliver));

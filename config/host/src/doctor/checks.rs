@@ -4,9 +4,9 @@
 use super::net;
 use super::report::{Check, Report, Status};
 use super::DoctorHttp;
-use crate::cli::DoctorFlags;
-use crate::proxy::{Bypass, ProxyRoute};
-use crate::{ConfigError, Source, Startup};
+use responses_mcp_config::cli::DoctorFlags;
+use responses_mcp_config::proxy::{Bypass, ProxyRoute};
+use responses_mcp_config::{ConfigError, Source, Startup};
 use responses_mcp_core::openai::pricing::{PerToken, PriceSource, PRICES_AS_OF, RESIDENCY_PERCENT};
 use responses_mcp_core::openai::{
     classify_reply, models, parse_answer, RequestPlan, UpstreamVerdict, Usage,
@@ -282,7 +282,8 @@ fn split_url(url: &str) -> Option<Target> {
     };
     let authority = rest.split(['/', '?', '#']).next()?;
     let authority = authority.rsplit('@').next()?;
-    let (host, port) = crate::proxy::host_and_port(authority, if https { 443 } else { 80 })?;
+    let (host, port) =
+        responses_mcp_config::proxy::host_and_port(authority, if https { 443 } else { 80 })?;
     Some(Target { https, host, port })
 }
 
@@ -290,8 +291,8 @@ fn api_key(startup: &Startup) -> Check {
     let openai = &startup.resolved.settings.openai;
     let env = &openai.api_key_env;
     let header = match openai.auth {
-        crate::choices::Auth::ApiKey => "api-key header",
-        crate::choices::Auth::Bearer => "Authorization: Bearer",
+        responses_mcp_config::choices::Auth::ApiKey => "api-key header",
+        responses_mcp_config::choices::Auth::Bearer => "Authorization: Bearer",
     };
     match (&startup.api_key, openai.api_key_required) {
         (Some(key), _) => Check::new(
@@ -444,7 +445,7 @@ fn model_exists(
     let r = &startup.resolved;
     let base = r.settings.openai.base_url.trim_end_matches('/');
     let today = responses_mcp_core::date::Date::tokyo(crate::now().unix_secs).to_string();
-    if r.settings.openai.provider == crate::choices::Provider::Azure {
+    if r.settings.openai.provider == responses_mcp_config::choices::Provider::Azure {
         return Check::new(
             name,
             Status::Skip,
