@@ -21,8 +21,8 @@ workspace_version() {
 # Every version the shipped files state, one "place: version" per line.
 versions() {
   echo "Cargo.toml workspace: $(workspace_version)"
-  sed -n 's/^responses-mcp-\(core\|config\) = .*version = "=\([^"]*\)".*/Cargo.toml pin \1: \2/p' Cargo.toml
-  for crate in responses-mcp-core responses-mcp-config openai-responses-mcp responses-mcp-blocking; do
+  sed -n 's/^responses-mcp-\(core\|config\|host\) = .*version = "=\([^"]*\)".*/Cargo.toml pin \1: \2/p' Cargo.toml
+  for crate in responses-mcp-core responses-mcp-config responses-mcp-host openai-responses-mcp responses-mcp-blocking; do
     echo "Cargo.lock $crate: $(awk -v n="$crate" '$0=="name = \""n"\"" {getline; gsub(/version = |"/,""); print}' Cargo.lock)"
   done
   node - <<'JS'
@@ -91,7 +91,7 @@ set_version() {
   grep -q '^## \[Unreleased\]' docs/changelog.md || { echo "no ## [Unreleased] section to release" >&2; exit 2; }
   today=$(TZ=Asia/Tokyo date +%F)
   sed -i "/^\[workspace.package\]/,/^\[/s/^version = \".*\"/version = \"$new\"/" Cargo.toml
-  sed -i "s/^\(responses-mcp-\(core\|config\) = .*version = \"=\)[^\"]*\"/\1$new\"/" Cargo.toml
+  sed -i "s/^\(responses-mcp-\(core\|config\|host\) = .*version = \"=\)[^\"]*\"/\1$new\"/" Cargo.toml
   node - "$old" "$new" <<'JS'
 const fs = require("node:fs");
 const [oldV, newV] = process.argv.slice(2);

@@ -114,10 +114,10 @@ for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
 import json, sys
 names = {p["name"] for p in json.load(open(sys.argv[1]))["packages"]}
 package = {"openai-responses-mcp": "openai-responses-mcp", "openai-responses-mcp-blocking": "responses-mcp-blocking"}[sys.argv[2]]
-missing = {package, "responses-mcp-core", "responses-mcp-config", "rustls", "ring", "redis", "jsonwebtoken"} - names
+missing = {package, "responses-mcp-core", "responses-mcp-config", "responses-mcp-host", "rustls", "ring", "redis", "jsonwebtoken"} - names
 if missing:
     sys.exit(f"{sys.argv[2]}: its embedded dependency list lacks {sorted(missing)}")
-# Token signatures are ring's (config/src/oauth/signatures.rs), not RustCrypto's.
+# Token signatures are ring's (config/host/src/oauth/signatures.rs), not RustCrypto's.
 rust_crypto = {"rsa", "p256", "p384", "ed25519-dalek"} & names
 if rust_crypto:
     sys.exit(f"{sys.argv[2]}: RustCrypto's {sorted(rust_crypto)} is linked; jsonwebtoken must verify on ring")
@@ -226,7 +226,7 @@ cargo publish --workspace --dry-run --locked --target-dir "$publish_target" > "$
 grep -E "Packaged|Verifying" "$out/publish.log"
 crates=$(mktemp -d)
 trap 'rm -rf "$prefix" "$bare" "$crates"' EXIT
-for crate in responses-mcp-alloc responses-mcp-core responses-mcp-config openai-responses-mcp; do
+for crate in responses-mcp-alloc responses-mcp-core responses-mcp-config responses-mcp-host openai-responses-mcp; do
   tar -xzf "$publish_target/package/tmp-crate/$crate-$version.crate" -C "$crates"
 done
 # Built in the dry run's folder, whose dependency builds it shares, then the folder goes:
@@ -237,7 +237,8 @@ cargo install -q --locked --debug --force --no-default-features --root "$out/ins
   --path "$crates/openai-responses-mcp-$version" \
   --config "patch.crates-io.responses-mcp-alloc.path='$crates/responses-mcp-alloc-$version'" \
   --config "patch.crates-io.responses-mcp-core.path='$crates/responses-mcp-core-$version'" \
-  --config "patch.crates-io.responses-mcp-config.path='$crates/responses-mcp-config-$version'"
+  --config "patch.crates-io.responses-mcp-config.path='$crates/responses-mcp-config-$version'" \
+  --config "patch.crates-io.responses-mcp-host.path='$crates/responses-mcp-host-$version'"
 rm -rf "$crates" "$publish_target"
 "$out/install/bin/openai-responses-mcp" --version
 node packaging/smoke.js "$out/install/bin/openai-responses-mcp" --stdio 2>/dev/null
