@@ -48,13 +48,6 @@ struct Slot {
 }
 
 impl Endpoint {
-    /// OAuth mode's configuration for the core, its resource named after the bound
-    /// address when no public URL is set.
-    pub fn oauth(&self) -> Option<responses_mcp_core::oauth::OAuthConfig> {
-        let mode = self.shared.serve.oauth.as_ref()?;
-        Some(responses_mcp_host::oauth::config(mode, self.bound))
-    }
-
     /// Binds, says where on stderr, and starts the accept thread.
     ///
     /// # Errors
@@ -76,10 +69,19 @@ impl Endpoint {
         responses_mcp_host::logging::announce_listening(bound, mcp);
         Ok(Endpoint { shared, bound })
     }
+}
+
+impl responses_mcp_host::serve::Listener for Endpoint {
+    /// OAuth mode's configuration for the core, its resource named after the bound
+    /// address when no public URL is set.
+    fn oauth(&self) -> Option<responses_mcp_core::oauth::OAuthConfig> {
+        let mode = self.shared.serve.oauth.as_ref()?;
+        Some(responses_mcp_host::oauth::config(mode, self.bound))
+    }
 
     /// Passes the server's `out` to its exchange's connection, as [`Listener::route`]
     /// decides.
-    pub fn deliver(&self, id: ExchangeId, out: ExchangeOut, health: Health) {
+    fn deliver(&self, id: ExchangeId, out: ExchangeOut, health: Health) {
         let mailbox = lock(&self.shared.listener).route(id, &out, health);
         let Some(slot) = mailbox else { return };
         if lock(&slot.outs).push(out) {
@@ -88,17 +90,17 @@ impl Endpoint {
     }
 
     /// Whether exchange `id` is one of this listener's.
-    pub fn owns(&self, id: ExchangeId) -> bool {
+    fn owns(&self, id: ExchangeId) -> bool {
         lock(&self.shared.listener).owns(id)
     }
 
     /// Refreshes what `/health` reports.
-    pub fn set_health(&self, health: Health) {
+    fn set_health(&self, health: Health) {
         lock(&self.shared.listener).set_health(health);
     }
 
     /// Stops accepting; idle connections close, busy ones after their response.
-    pub fn drain(&self) {
+    fn drain(&self) {
         let first = lock(&self.shared.listener).drain();
         if first {
             // Wakes the accept thread, which sees the flag and closes the listener.
@@ -107,7 +109,7 @@ impl Endpoint {
     }
 
     /// After the server exits: waits (a little) for connections to write their last bytes.
-    pub fn flush(&self) {
+    async fn flush(&self) {
         self.drain();
         let deadline = Instant::now() + FLUSH_AT_EXIT;
         while lock(&self.shared.listener).connections() > 0 && Instant::now() < deadline {

@@ -2,11 +2,11 @@
 //! (collectors sit beside the service) with the built-in roots and no provider
 //! credentials.
 
-use responses_mcp_config::Startup;
-use responses_mcp_host::export::Exporter;
-/// The exporter `startup` asks for (`OTEL_*`), or none.
-pub fn exporter(startup: &Startup) -> Option<Exporter> {
-    let export = startup.traces.clone()?;
+use responses_mcp_config::traces::TraceExport;
+use responses_mcp_host::export::Post;
+
+/// How the exporter POSTs a batch to `export`'s collector.
+pub fn post(export: &TraceExport) -> Post {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .tls_config(crate::upstream::tls_config(None))
         .http_status_as_error(false)
@@ -17,7 +17,7 @@ pub fn exporter(startup: &Startup) -> Option<Exporter> {
         .timeout_global(Some(export.timeout))
         .build()
         .into();
-    let post = Box::new(
+    Box::new(
         move |url: &str, headers: &[(String, String)], body: Vec<u8>| {
             let mut request = agent
                 .post(url)
@@ -30,6 +30,5 @@ pub fn exporter(startup: &Startup) -> Option<Exporter> {
                 Err(e) => Err(e.to_string()),
             }
         },
-    );
-    Some(Exporter::start(export, post))
+    )
 }

@@ -41,13 +41,6 @@ struct Shared {
 }
 
 impl Endpoint {
-    /// OAuth mode's configuration for the core, its resource named after the bound
-    /// address when no public URL is set.
-    pub fn oauth(&self) -> Option<responses_mcp_core::oauth::OAuthConfig> {
-        let mode = self.shared.serve.oauth.as_ref()?;
-        Some(responses_mcp_host::oauth::config(mode, self.bound))
-    }
-
     /// Binds, says where on stderr, and starts accepting on `executor`.
     ///
     /// # Errors
@@ -78,10 +71,19 @@ impl Endpoint {
             stop: RefCell::new(Some(stop)),
         })
     }
+}
+
+impl responses_mcp_host::serve::Listener for Endpoint {
+    /// OAuth mode's configuration for the core, its resource named after the bound
+    /// address when no public URL is set.
+    fn oauth(&self) -> Option<responses_mcp_core::oauth::OAuthConfig> {
+        let mode = self.shared.serve.oauth.as_ref()?;
+        Some(responses_mcp_host::oauth::config(mode, self.bound))
+    }
 
     /// Passes the server's `out` to its exchange's connection, as [`Listener::route`]
     /// decides.
-    pub fn deliver(&self, id: ExchangeId, out: ExchangeOut, health: Health) {
+    fn deliver(&self, id: ExchangeId, out: ExchangeOut, health: Health) {
         let mailbox = self.shared.listener.borrow_mut().route(id, &out, health);
         // The core's mailbox rule: progress is lossy under a slow reader, the reply is not.
         if let Some(mailbox) = mailbox.filter(|m| keeps(m.len(), &out)) {
@@ -90,23 +92,23 @@ impl Endpoint {
     }
 
     /// Whether exchange `id` is one of this listener's.
-    pub fn owns(&self, id: ExchangeId) -> bool {
+    fn owns(&self, id: ExchangeId) -> bool {
         self.shared.listener.borrow().owns(id)
     }
 
     /// Refreshes what `/health` reports.
-    pub fn set_health(&self, health: Health) {
+    fn set_health(&self, health: Health) {
         self.shared.listener.borrow_mut().set_health(health);
     }
 
     /// Stops accepting; idle connections close, busy ones after their response.
-    pub fn drain(&self) {
+    fn drain(&self) {
         self.shared.listener.borrow_mut().drain();
         self.stop.borrow_mut().take();
     }
 
     /// After the server exits: waits (a little) for connections to write their last bytes.
-    pub async fn flush(&self) {
+    async fn flush(&self) {
         self.drain();
         let deadline = Instant::now() + FLUSH_AT_EXIT;
         while self.shared.listener.borrow().connections() > 0 && Instant::now() < deadline {

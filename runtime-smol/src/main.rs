@@ -1,11 +1,12 @@
 //! `openai-responses-mcp`: the default build, driven by the smol async runtime.
 //!
 //! One thread does all the work: a local executor runs the main task, which owns the
-//! core's [`Driver`], and one task per HTTP attempt ([`attempts`], on the non-blocking
+//! core's `Driver`, and one task per HTTP attempt ([`attempts`], on the non-blocking
 //! [`upstream`] client, which speaks every proxy the configuration accepts). Stdin and
 //! stdout go through smol's blocking pool, signals arrive from a waiting thread, and
 //! everything reports into one channel that the main task races against a timer re-armed
-//! from the core's next deadline.
+//! from the core's next deadline. The loop itself is the host crate's (`serve`): this
+//! crate keeps what is async about it (`Smol`: write, start, abort, wait).
 
 #![forbid(unsafe_code)]
 
@@ -17,24 +18,18 @@ mod upstream;
 
 use attempts::Attempts;
 use http::Endpoint;
+use responses_mcp_config::traces::TraceExport;
 use responses_mcp_config::Startup;
-use responses_mcp_core::{Driver, Event, Message, Poll};
-use responses_mcp_host::export::Exporter;
-use responses_mcp_host::stdin::{self, READ_CHUNK};
-use responses_mcp_host::store::Store;
-use responses_mcp_host::{now, signals};
+use responses_mcp_core::{HttpRequest, Message, TransportError};
+use responses_mcp_host::export::Post;
+use responses_mcp_host::serve::{Disconnected, Host, Runtime, EVENT_QUEUE};
+use responses_mcp_host::stdin::READ_CHUNK;
 use smol::channel::{bounded, Receiver};
 use smol::io::AsyncWriteExt;
-use smol::{LocalExecutor, Task, Timer};
+use smol::{LocalExecutor, Task, Timer, Unblock};
+use std::io::{Stdout, Write};
 use std::rc::Rc;
-use std::time::{Duration, Instant};
-
-/// How long the last spans may take to leave at exit.
-const EXPORT_AT_EXIT: Duration = Duration::from_secs(2);
-
-/// Messages waiting for the main task. Bounded, so that a flood on stdin waits in the pipe
-/// rather than in our memory.
-const EVENT_QUEUE: usize = 16;
+use std::time::Instant;
 
 /// The static build runs on mimalloc, tuned: musl's allocator would unmap freed memory
 /// after every call (core/alloc, docs/benchmarks.md).
@@ -59,170 +54,71 @@ fn main() {
 /// Serves until the core says exit; returns the exit status.
 fn run(startup: Startup) -> i32 {
     let (tx, rx) = bounded::<Message>(EVENT_QUEUE);
-    let serving_http = startup.http.is_some();
-    // Before any thread starts, so that every thread inherits the signal mask.
-    let on_signal = tx.clone();
-    if let Err(e) = signals::on_termination(move |signal, nth| {
-        let message = signals::termination(signal, nth, serving_http);
-        on_signal.send_blocking(message).is_ok()
-    }) {
-        log::warn!("cannot handle SIGINT/SIGTERM: {e}");
-    }
+    let to_loop = {
+        let tx = tx.clone();
+        move |message| tx.send_blocking(message).is_ok()
+    };
     let executor = Rc::new(LocalExecutor::new());
-    if startup.http.is_none() {
-        let stdin_tx = tx.clone();
-        stdin::spawn_reader(move |message| stdin_tx.send_blocking(message).is_ok());
-    }
-    // The `/mcp` listener with --http, and the metrics-only one with --metrics-listen.
-    let mut endpoints = Vec::new();
-    for serve in [startup.http.clone(), startup.metrics.clone()]
-        .into_iter()
-        .flatten()
-    {
-        match Endpoint::start(serve.clone(), &executor, tx.clone()) {
-            Ok(endpoint) => endpoints.push(endpoint),
-            Err(e) => {
-                let _ = writeln_stderr(&format!(
-                    "openai-responses-mcp: cannot listen on {}: {e}",
-                    serve.listen
-                ));
-                return 1;
-            }
-        }
-    }
-    // The shared store runs on a thread of its own: its client blocks.
-    let store = match startup.store.clone().map(|connect| {
-        let to_loop = tx.clone();
-        Store::start(connect, move |message| {
-            let _ = to_loop.send_blocking(message);
-        })
-    }) {
-        Some(Ok(store)) => Some(store),
-        Some(Err(e)) => {
-            let _ = writeln_stderr(&format!(
-                "openai-responses-mcp: cannot start the store's thread: {e}"
-            ));
+    let listen = |serve| Endpoint::start(serve, &executor, tx.clone());
+    let post: fn(&TraceExport) -> Post = traces::post;
+    let host = match Host::start(&startup, to_loop, listen, post) {
+        Ok(host) => host,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "openai-responses-mcp: {e}");
             return 1;
         }
-        None => None,
     };
-    let exporter = traces::exporter(&startup);
     let attempts = Attempts::new(upstream::Upstream::new(&startup), executor.clone(), tx);
-    let mut server = startup.server;
-    server.oauth = endpoints.iter().find_map(Endpoint::oauth);
-    let mut driver = Driver::new(server);
-    // What starts with the server (OAuth mode's first key fetch) starts now.
-    driver.handle(now(), Event::Start);
-    let around = (endpoints, store, exporter);
-    smol::block_on(executor.run(serve(driver, attempts, rx, around)))
+    let driver = host.driver(startup.server);
+    let stdout = Unblock::with_capacity(READ_CHUNK, std::io::stdout());
+    let smol = Smol {
+        attempts,
+        rx,
+        stdout,
+    };
+    smol::block_on(executor.run(host.serve(driver, smol)))
 }
 
-fn writeln_stderr(text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    writeln!(std::io::stderr(), "{text}")
-}
-
-async fn serve(
-    mut driver: Driver<Task<()>>,
+/// The async half of the loop: stdout through smol's blocking pool, attempts as tasks,
+/// the channel raced against a timer re-armed from the core's next deadline.
+struct Smol {
     attempts: Attempts,
     rx: Receiver<Message>,
-    (endpoints, store, exporter): (Vec<Endpoint>, Option<Store>, Option<Exporter>),
-) -> i32 {
-    let mut stdout = smol::Unblock::with_capacity(READ_CHUNK, std::io::stdout());
-    // The listeners answer /ready "starting" until they know the server's state.
-    for endpoint in &endpoints {
-        endpoint.set_health(driver.health());
-    }
-    loop {
-        match driver.poll() {
-            Poll::Write(bytes) => {
-                let written = async {
-                    stdout.write_all(bytes).await?;
-                    stdout.flush().await
-                };
-                let ok = written.await.is_ok();
-                driver.written(now(), ok);
-            }
-            Poll::Start(request) => {
-                let id = request.attempt;
-                driver.started(now(), id, Ok(attempts.start(request)));
-            }
-            // Dropping the task drops its socket: the connection closes.
-            Poll::Abort(task) => drop(task),
-            Poll::Record(record) => responses_mcp_host::logging::write_call(&record),
-            Poll::Span(span) => {
-                if let Some(exporter) = &exporter {
-                    exporter.offer(span);
-                }
-            }
-            Poll::Store(id, op) => match &store {
-                Some(store) => store.perform(id, op),
-                None => log::warn!("a store operation without a store"),
-            },
-            Poll::Exchange(id, out) => {
-                if let Some(endpoint) = endpoints.iter().find(|e| e.owns(id)) {
-                    endpoint.deliver(id, out, driver.health());
-                }
-            }
-            Poll::Wait(deadline) => {
-                for endpoint in &endpoints {
-                    endpoint.set_health(driver.health());
-                }
-                let next = next_message(&rx, deadline).await;
-                // Before the input, so that a scrape counts every span lost so far.
-                report_drops(&mut driver, exporter.as_ref());
-                match next {
-                    Err(Disconnected) => return 0,
-                    Ok(Some(message)) => {
-                        if matches!(message, Message::Drain) {
-                            endpoints.iter().for_each(|e| e.drain());
-                        }
-                        // A completed task already pooled its connection; let it return.
-                        if let Some(task) = driver.deliver(now(), message) {
-                            task.detach();
-                        }
-                    }
-                    Ok(None) => driver.handle(now(), Event::Timeout),
-                }
-            }
-            Poll::Exit => {
-                for endpoint in &endpoints {
-                    endpoint.flush().await;
-                }
-                if let Some(exporter) = exporter {
-                    exporter.finish(EXPORT_AT_EXIT);
-                }
-                return 0;
-            }
-        }
-    }
+    stdout: Unblock<Stdout>,
 }
 
-/// Tells the core of the spans the exporter dropped since last told.
-fn report_drops(driver: &mut Driver<Task<()>>, exporter: Option<&Exporter>) {
-    match exporter.map(Exporter::newly_dropped) {
-        Some(0) | None => {}
-        Some(n) => driver.handle(now(), Event::SpansDropped(n)),
+impl Runtime for Smol {
+    type Attempt = Task<()>;
+
+    async fn write(&mut self, bytes: &[u8]) -> bool {
+        self.stdout.write_all(bytes).await.is_ok() && self.stdout.flush().await.is_ok()
     }
-}
 
-/// Every sender is gone: nothing more can happen.
-struct Disconnected;
+    fn start(&mut self, request: HttpRequest) -> Result<Task<()>, TransportError> {
+        Ok(self.attempts.start(request))
+    }
 
-/// The next message, or `Ok(None)` at `deadline`.
-async fn next_message(
-    rx: &Receiver<Message>,
-    deadline: Option<Instant>,
-) -> Result<Option<Message>, Disconnected> {
-    let timer = async {
-        match deadline {
-            Some(at) => {
-                Timer::at(at).await;
+    /// Dropping the task drops its socket: the connection closes.
+    fn abort(&mut self, task: Task<()>) {
+        drop(task);
+    }
+
+    /// A completed task already pooled its connection; let it return.
+    fn ended(&mut self, task: Task<()>) {
+        task.detach();
+    }
+
+    async fn wait(&mut self, deadline: Option<Instant>) -> Result<Option<Message>, Disconnected> {
+        let timer = async {
+            match deadline {
+                Some(at) => {
+                    Timer::at(at).await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            None => std::future::pending::<()>().await,
-        }
-        Ok(None)
-    };
-    let message = async { rx.recv().await.map(Some).map_err(|_| Disconnected) };
-    smol::future::or(message, timer).await
+            Ok(None)
+        };
+        let message = async { self.rx.recv().await.map(Some).map_err(|_| Disconnected) };
+        smol::future::or(message, timer).await
+    }
 }

@@ -2,15 +2,14 @@
 //! (a small executor of its own), so that exports never share the serving loop.
 
 use crate::upstream::Upstream;
-use responses_mcp_config::Startup;
-use responses_mcp_host::export::Exporter;
+use responses_mcp_config::traces::TraceExport;
+use responses_mcp_host::export::Post;
 
-/// The exporter `startup` asks for (`OTEL_*`), or none.
-pub fn exporter(startup: &Startup) -> Option<Exporter> {
-    let export = startup.traces.clone()?;
+/// How the exporter POSTs a batch to `export`'s collector.
+pub fn post(export: &TraceExport) -> Post {
     let client = Upstream::collector();
     let timeout = export.timeout;
-    let post = Box::new(
+    Box::new(
         move |url: &str, headers: &[(String, String)], body: Vec<u8>| {
             // One deadline over connecting, writing and reading: past it the export is
             // dropped, and with it its connection, so a collector that accepts and never
@@ -27,6 +26,5 @@ pub fn exporter(startup: &Startup) -> Option<Exporter> {
             };
             smol::block_on(smol::future::or(export, expired))
         },
-    );
-    Some(Exporter::start(export, post))
+    )
 }

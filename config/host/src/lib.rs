@@ -11,8 +11,10 @@
 //!   the logger and the call log ([`logging`]), and the process's environment, clocks and
 //!   entropy ([`process`]).
 //!
-//! A runtime keeps what differs between sync and async: how it writes stdout, starts and
-//! aborts an HTTP attempt, and waits for the next message.
+//! - **The serving loop's shared half** ([`serve`]): startup in order, the driver's first
+//!   `Event::Start`, and the loop's records, spans, store operations, exchanges, health
+//!   and exit flush. A runtime keeps what differs between sync and async: how it writes
+//!   stdout, starts and aborts an HTTP attempt, and waits for the next message.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
@@ -24,6 +26,7 @@ mod launch;
 pub mod logging;
 pub mod oauth;
 pub mod process;
+pub mod serve;
 pub mod signals;
 pub mod stdin;
 pub mod store;
