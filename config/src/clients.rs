@@ -44,10 +44,10 @@ impl Entry {
     /// Reads one client (the `i`-th, from 0); the error names it and the field. Read
     /// from the YAML tree the configuration already parses into, so that the file costs
     /// no deserializer of its own in the binary.
-    fn read(i: usize, value: &Value) -> Result<Entry, String> {
+    fn read(i: usize, value: &Value) -> Result<Entry, ClientsFileError> {
         let which = format!("client {}", i + 1);
         let Value::Mapping(map) = value else {
-            return Err(format!("{which}: not a mapping of {FIELDS}"));
+            return Err(format!("{which}: not a mapping of {FIELDS}").into());
         };
         let mut entry = Entry {
             name: String::new(),
@@ -71,7 +71,7 @@ impl Entry {
                         || identity.len() > 256
                         || identity.chars().any(char::is_control)
                     {
-                        return Err(wrong("1 to 256 bytes of text"));
+                        return Err(wrong("1 to 256 bytes of text").into());
                     }
                     entry.identity = Some(identity.into());
                 }
@@ -86,15 +86,25 @@ impl Entry {
                 Some("metrics") => {
                     entry.metrics = value.as_bool().ok_or_else(|| wrong("true or false"))?;
                 }
-                _ => return Err(format!("{which}: unknown field (a client has {FIELDS})")),
+                _ => return Err(format!("{which}: unknown field (a client has {FIELDS})").into()),
             }
         }
         if entry.name.is_empty() || (entry.token_sha256.is_empty() && entry.identity.is_none()) {
-            return Err(format!(
-                "{which}: name and token_sha256 or identity are required"
-            ));
+            return Err(format!("{which}: name and token_sha256 or identity are required").into());
         }
         Ok(entry)
+    }
+}
+
+/// Why a clients file cannot be used: which client and which field, in words that never
+/// repeat a digest.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ClientsFileError(pub String);
+
+impl From<String> for ClientsFileError {
+    fn from(message: String) -> Self {
+        ClientsFileError(message)
     }
 }
 
@@ -125,7 +135,7 @@ pub fn read(
         message,
     };
     let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
-    let named = parse(&text).map_err(fail)?;
+    let named = parse(&text).map_err(|e| fail(e.0))?;
     log::debug!(
         "{} named client(s) from {}",
         named.tokens.digests.len(),
@@ -135,7 +145,7 @@ pub fn read(
 }
 
 /// Reads a clients file's text; the error says which client and field are wrong.
-pub fn parse(text: &str) -> Result<NamedClients, String> {
+pub fn parse(text: &str) -> Result<NamedClients, ClientsFileError> {
     let tree: Value = serde_yaml::from_str(text).map_err(|e| {
         // serde_yaml's message can quote the text; say where instead.
         match e.location() {
@@ -148,77 +158,23 @@ pub fn parse(text: &str) -> Result<NamedClients, String> {
         _ => None,
     };
     let Some(list) = list else {
-        return Err(format!("not a list of clients: a mapping with one key, `clients:`, whose items each have {FIELDS}"));
+        return Err(format!("not a list of clients: a mapping with one key, `clients:`, whose items each have {FIELDS}").into());
     };
     if list.is_empty() {
-        return Err("names no client".into());
+        return Err(ClientsFileError("names no client".into()));
     }
     let entries = list
         .iter()
         .enumerate()
         .map(|(i, v)| Entry::read(i, v))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut named = Vec::with_capacity(entries.len());
-    let mut digests = Vec::with_capacity(entries.len());
+    let mut roster = Roster::default();
     for (i, entry) in entries.into_iter().enumerate() {
-        let which = format!("client {}", i + 1);
-        if !is_label(&entry.name) {
-            return Err(format!("{which}: name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"));
-        }
-        let which = format!("{which} ({:?})", entry.name);
-        if entry.name == DEFAULT_NAME {
-            return Err(format!(
-                "{which}: \"{DEFAULT_NAME}\" names the single token's client; choose another name"
-            ));
-        }
-        if named.iter().any(|c: &NamedClient| c.name == entry.name) {
-            return Err(format!("{which}: the name is taken by an earlier client"));
-        }
-        let digest = match entry.token_sha256.is_empty() {
-            true => None,
-            false => Some(hex_digest(&entry.token_sha256).ok_or_else(|| {
-                format!("{which}: token_sha256 must be 64 hex digits, the SHA-256 of the token (printf %s \"$TOKEN\" | sha256sum)")
-            })?),
-        };
-        if digest.is_some_and(|d| digests.iter().any(|(_, known, _)| *known == d)) {
-            return Err(format!("{which}: an earlier client has the same token"));
-        }
-        if entry.identity.is_some()
-            && named
-                .iter()
-                .any(|c: &NamedClient| c.identity == entry.identity)
-        {
-            return Err(format!("{which}: an earlier client has the same identity"));
-        }
-        if entry.metrics && digest.is_none() {
-            return Err(format!("{which}: metrics: true needs token_sha256: /metrics takes a client's token, never an identity of the identity provider"));
-        }
-        if entry.calls_per_minute == Some(0) {
-            return Err(format!(
-                "{which}: calls_per_minute must be at least 1 (leave it out for no limit)"
-            ));
-        }
-        let spend = match entry.spend_per_day_usd {
-            None => None,
-            Some(usd) => Some(Picodollars::from_usd(usd).ok_or_else(|| {
-                format!(
-                    "{which}: spend_per_day_usd must be an amount of US dollars from 0 to 999999"
-                )
-            })?),
-        };
-        named.push(NamedClient {
-            name: entry.name,
-            limit: Limit {
-                calls_per_minute: entry.calls_per_minute,
-                spend_per_day: spend,
-            },
-            identity: entry.identity,
-        });
-        if let Some(digest) = digest {
-            digests.push((named.len() - 1, digest, entry.metrics));
-        }
+        roster.admit(i, entry)?;
     }
-    let clients = Clients::new(named).ok_or("names more than 65,534 clients")?;
+    let Roster { named, digests } = roster;
+    let clients = Clients::new(named)
+        .ok_or_else(|| ClientsFileError("names more than 65,534 clients".into()))?;
     let ids: Vec<_> = digests
         .into_iter()
         .filter_map(|(i, d, metrics)| Some((clients.id(i)?, d, metrics)))
@@ -237,6 +193,82 @@ pub fn parse(text: &str) -> Result<NamedClients, String> {
             metrics,
         },
     })
+}
+
+/// The clients admitted so far, and the digests of those with a token (by index, with
+/// whether the client reads `/metrics`).
+#[derive(Default)]
+struct Roster {
+    named: Vec<NamedClient>,
+    digests: Vec<(usize, [u8; 32], bool)>,
+}
+
+impl Roster {
+    /// Admits the `i`-th client (from 0) unless it clashes with an earlier one or holds a
+    /// value out of range.
+    fn admit(&mut self, i: usize, entry: Entry) -> Result<(), ClientsFileError> {
+        let which = format!("client {}", i + 1);
+        if !is_label(&entry.name) {
+            return Err(format!("{which}: name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit").into());
+        }
+        let which = format!("{which} ({:?})", entry.name);
+        if entry.name == DEFAULT_NAME {
+            return Err(format!(
+                "{which}: \"{DEFAULT_NAME}\" names the single token's client; choose another name"
+            )
+            .into());
+        }
+        if self.named.iter().any(|c| c.name == entry.name) {
+            return Err(format!("{which}: the name is taken by an earlier client").into());
+        }
+        let digest = match entry.token_sha256.is_empty() {
+            true => None,
+            false => Some(hex_digest(&entry.token_sha256).ok_or_else(|| {
+                format!("{which}: token_sha256 must be 64 hex digits, the SHA-256 of the token (printf %s \"$TOKEN\" | sha256sum)")
+            })?),
+        };
+        if digest.is_some_and(|d| self.digests.iter().any(|(_, known, _)| *known == d)) {
+            return Err(format!("{which}: an earlier client has the same token").into());
+        }
+        if entry.identity.is_some() && self.named.iter().any(|c| c.identity == entry.identity) {
+            return Err(format!("{which}: an earlier client has the same identity").into());
+        }
+        if entry.metrics && digest.is_none() {
+            return Err(format!("{which}: metrics: true needs token_sha256: /metrics takes a client's token, never an identity of the identity provider").into());
+        }
+        if entry.calls_per_minute == Some(0) {
+            return Err(format!(
+                "{which}: calls_per_minute must be at least 1 (leave it out for no limit)"
+            )
+            .into());
+        }
+        let limit = Limit {
+            calls_per_minute: entry.calls_per_minute,
+            spend_per_day: spend(&which, entry.spend_per_day_usd)?,
+        };
+        self.named.push(NamedClient {
+            name: entry.name,
+            limit,
+            identity: entry.identity,
+        });
+        if let Some(digest) = digest {
+            self.digests
+                .push((self.named.len() - 1, digest, entry.metrics));
+        }
+        Ok(())
+    }
+}
+
+/// `spend_per_day_usd`, when set, as an amount the core counts in.
+fn spend(which: &str, usd: Option<f64>) -> Result<Option<Picodollars>, ClientsFileError> {
+    let Some(usd) = usd else { return Ok(None) };
+    match Picodollars::from_usd(usd) {
+        Some(amount) => Ok(Some(amount)),
+        None => Err(format!(
+            "{which}: spend_per_day_usd must be an amount of US dollars from 0 to 999999"
+        )
+        .into()),
+    }
 }
 
 /// `server.limits.*`, for the core.

@@ -819,23 +819,6 @@ fn oauth_defaults() -> Value {
 /// setting, so the two cannot drift. Profiles other than `answer` are absent.
 pub fn defaults() -> Value {
     let core = ServerConfig::default();
-    let mut profiles = serde_json::Map::new();
-    for tool in ALL_TOOLS {
-        if let Some(p) = core.profiles.own(tool) {
-            let profile = json!({
-                "model": p.model,
-                "reasoning_effort": p.reasoning_effort.map(Effort::as_str),
-                "verbosity": p.verbosity.map(Verbosity::as_str),
-                "search_context_size": null,
-                "user_location": { "country": null, "region": null, "city": null, "timezone": null },
-                "external_web_access": null,
-                "service_tier": null,
-                "max_output_tokens": null,
-            });
-            profiles.insert(tool.name().into(), profile);
-        }
-    }
-    let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let search = &core.search_defaults;
     json!({
         "openai": {
@@ -849,7 +832,7 @@ pub fn defaults() -> Value {
             "max_retries": core.max_retries,
         },
         "responses": { "stream": core.stream, "json_mode": false },
-        "model_profiles": profiles,
+        "model_profiles": profile_defaults(&core),
         "policy": {
             "search_triggers": ["today","now","latest","breaking","price","cost","release","version",
                                 "security","vulnerability","weather","exchange","news","EOL"],
@@ -864,24 +847,7 @@ pub fn defaults() -> Value {
             "max_results": search.max_results,
             "domains": search.domains,
         } },
-        "server": {
-            "transport": "stdio", "debug": core.debug, "debug_file": null, "log_format": "text", "metrics_listen": null,
-            "show_config_on_start": false, "line_mode": core.force_line_output,
-            "limits": { "calls_per_minute": null, "spend_per_day_usd": null },
-            "store": { "url": null, "password_env": null, "on_unavailable": "refuse", "timeout_ms": 500 },
-            "max_message_bytes": core.max_message_bytes, "max_inflight": core.max_inflight,
-            "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),
-            "progress_interval_ms": millis(core.progress_interval),
-            "http": {
-                "listen": DEFAULT_LISTEN, "allowed_origins": [], "allowed_hosts": [],
-                "trusted_proxies": [], "identity_header": null,
-                "token_env": DEFAULT_TOKEN_ENV, "allow_unauthenticated": false, "clients_file": null,
-                "max_connections": 1024, "max_head_bytes": 16 * 1024,
-                "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000,
-                "public_url": null,
-                "oauth": oauth_defaults(),
-            }
-        },
+        "server": server_defaults(&core),
         "tasks": {
             "default_ttl_ms": millis(core.tasks.default_ttl),
             "max_ttl_ms": millis(core.tasks.max_ttl),
@@ -901,6 +867,54 @@ pub fn defaults() -> Value {
             "models": {},
         }
     })
+}
+
+/// The defaults of every tool the core has its own profile for.
+fn profile_defaults(core: &ServerConfig) -> Value {
+    let mut profiles = serde_json::Map::new();
+    for tool in ALL_TOOLS {
+        if let Some(p) = core.profiles.own(tool) {
+            let profile = json!({
+                "model": p.model,
+                "reasoning_effort": p.reasoning_effort.map(Effort::as_str),
+                "verbosity": p.verbosity.map(Verbosity::as_str),
+                "search_context_size": null,
+                "user_location": { "country": null, "region": null, "city": null, "timezone": null },
+                "external_web_access": null,
+                "service_tier": null,
+                "max_output_tokens": null,
+            });
+            profiles.insert(tool.name().into(), profile);
+        }
+    }
+    Value::Object(profiles)
+}
+
+/// The defaults of `server.*`.
+fn server_defaults(core: &ServerConfig) -> Value {
+    json!({
+        "transport": "stdio", "debug": core.debug, "debug_file": null, "log_format": "text", "metrics_listen": null,
+        "show_config_on_start": false, "line_mode": core.force_line_output,
+        "limits": { "calls_per_minute": null, "spend_per_day_usd": null },
+        "store": { "url": null, "password_env": null, "on_unavailable": "refuse", "timeout_ms": 500 },
+        "max_message_bytes": core.max_message_bytes, "max_inflight": core.max_inflight,
+        "max_queue": core.max_queue, "shutdown_grace_ms": millis(core.shutdown_grace),
+        "progress_interval_ms": millis(core.progress_interval),
+        "http": {
+            "listen": DEFAULT_LISTEN, "allowed_origins": [], "allowed_hosts": [],
+            "trusted_proxies": [], "identity_header": null,
+            "token_env": DEFAULT_TOKEN_ENV, "allow_unauthenticated": false, "clients_file": null,
+            "max_connections": 1024, "max_head_bytes": 16 * 1024,
+            "request_timeout_ms": 10_000, "idle_timeout_ms": 75_000,
+            "public_url": null,
+            "oauth": oauth_defaults(),
+        }
+    })
+}
+
+/// A duration in whole milliseconds, as the configuration states it.
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Whether `path` names a known object (not a leaf), such as `model_profiles.answer`.

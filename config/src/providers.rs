@@ -29,6 +29,23 @@
 use crate::choices::{Auth, Provider, SearchMode};
 use serde_json::{json, Value};
 
+/// Why Azure's base URL cannot be made from `openai.azure_resource` or `AZURE_OPENAI_ENDPOINT`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AzureUrlError(pub String);
+
+impl From<String> for AzureUrlError {
+    fn from(message: String) -> Self {
+        AzureUrlError(message)
+    }
+}
+
+impl From<&str> for AzureUrlError {
+    fn from(message: &str) -> Self {
+        AzureUrlError(message.to_owned())
+    }
+}
+
 /// One provider's preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Preset {
@@ -222,7 +239,10 @@ impl Preset {
 
 /// Azure's v1 base URL from the resource name, or else from `AZURE_OPENAI_ENDPOINT`
 /// (`https://NAME.openai.azure.com/`, with or without `/openai/v1`).
-pub fn azure_base_url(resource: Option<&str>, endpoint: Option<&str>) -> Result<String, String> {
+pub fn azure_base_url(
+    resource: Option<&str>,
+    endpoint: Option<&str>,
+) -> Result<String, AzureUrlError> {
     let resource = resource.map(str::trim).filter(|r| !r.is_empty());
     let endpoint = endpoint.map(str::trim).filter(|e| !e.is_empty());
     if let Some(name) = resource.filter(|n| is_resource_name(n)) {
@@ -230,11 +250,11 @@ pub fn azure_base_url(resource: Option<&str>, endpoint: Option<&str>) -> Result<
     }
     if let Some(url) = endpoint {
         return endpoint_base(url).ok_or_else(|| {
-            format!("the AZURE_OPENAI_ENDPOINT environment variable is set to {url:?}, which is not usable: an https:// URL with a host is required, such as https://NAME.openai.azure.com")
+            format!("the AZURE_OPENAI_ENDPOINT environment variable is set to {url:?}, which is not usable: an https:// URL with a host is required, such as https://NAME.openai.azure.com").into()
         });
     }
     Err(match resource {
-        Some(name) => format!("openai.azure_resource is {name:?}, which is not an Azure resource name (2 to 64 letters, digits and hyphens, not starting with a hyphen)"),
+        Some(name) => format!("openai.azure_resource is {name:?}, which is not an Azure resource name (2 to 64 letters, digits and hyphens, not starting with a hyphen)").into(),
         None => "neither openai.azure_resource nor the AZURE_OPENAI_ENDPOINT environment variable is set".into(),
     })
 }
@@ -301,7 +321,7 @@ mod tests {
             ),
             (None, None, "neither openai.azure_resource nor"),
         ] {
-            let why = azure_base_url(r, e).unwrap_err();
+            let why = azure_base_url(r, e).unwrap_err().0;
             assert!(why.contains(says), "{r:?} {e:?}: {why}");
         }
     }

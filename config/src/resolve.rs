@@ -316,7 +316,7 @@ impl Resolved {
         });
         let (azure_url, azure_unknown) = match azure {
             Some(Ok(url)) => (Some(url), None),
-            Some(Err(why)) => (None, Some(why)),
+            Some(Err(why)) => (None, Some(why.0)),
             None => (None, None),
         };
         for (path, value) in preset.values(azure_url.clone()) {

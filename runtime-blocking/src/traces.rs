@@ -3,7 +3,7 @@
 //! credentials.
 
 use responses_mcp_config::traces::TraceExport;
-use responses_mcp_host::export::Post;
+use responses_mcp_host::export::{Post, PostError};
 
 /// How the exporter POSTs a batch to `export`'s collector.
 pub fn post(export: &TraceExport) -> Post {
@@ -27,7 +27,7 @@ pub fn post(export: &TraceExport) -> Post {
             }
             match request.send(&body[..]) {
                 Ok(response) => Ok(response.status().as_u16()),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(PostError(e.to_string())),
             }
         },
     )

@@ -3,7 +3,7 @@
 
 use crate::upstream::Upstream;
 use responses_mcp_config::traces::TraceExport;
-use responses_mcp_host::export::Post;
+use responses_mcp_host::export::{Post, PostError};
 
 /// How the exporter POSTs a batch to `export`'s collector.
 pub fn post(export: &TraceExport) -> Post {
@@ -18,11 +18,13 @@ pub fn post(export: &TraceExport) -> Post {
                 client
                     .export(url, headers, body)
                     .await
-                    .map_err(|e| e.detail)
+                    .map_err(|e| PostError(e.detail))
             };
             let expired = async {
                 smol::Timer::after(timeout).await;
-                Err(format!("the collector did not answer within {timeout:?}"))
+                Err(PostError(format!(
+                    "the collector did not answer within {timeout:?}"
+                )))
             };
             smol::block_on(smol::future::or(export, expired))
         },

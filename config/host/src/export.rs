@@ -34,7 +34,12 @@ pub const LINGER: Duration = Duration::from_secs(1);
 /// How the runtime POSTs one export: `(url, headers, body)` to the status it got, or
 /// why none came, within [`TraceExport::timeout`] (else an error). Runs on the
 /// exporter's thread.
-pub type Post = Box<dyn FnMut(&str, &[(String, String)], Vec<u8>) -> Result<u16, String> + Send>;
+pub type Post = Box<dyn FnMut(&str, &[(String, String)], Vec<u8>) -> Result<u16, PostError> + Send>;
+
+/// Why an export got no status: the client's words (never a header's value).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PostError(pub String);
 
 /// The runtime's end of the exporter.
 pub struct Exporter {
@@ -67,7 +72,7 @@ impl Exporter {
                             batch.len(),
                             &format!("the collector answered HTTP {status}"),
                         ),
-                        Err(why) => drop_batch(&lost, batch.len(), &why),
+                        Err(why) => drop_batch(&lost, batch.len(), &why.0),
                     }
                 }
                 let _ = finished.send(());

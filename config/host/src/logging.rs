@@ -7,6 +7,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use responses_mcp_core::ledger::CALL_LOG_TARGET;
 
+/// Why the logger is not as asked (said on stderr; the server runs on).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LoggerError(pub String);
+
+impl From<String> for LoggerError {
+    fn from(message: String) -> Self {
+        LoggerError(message)
+    }
+}
+
+impl From<&str> for LoggerError {
+    fn from(message: &str) -> Self {
+        LoggerError(message.to_owned())
+    }
+}
+
 /// Our crates, which log at debug level in debug mode. Dependencies stay at warn so that
 /// nothing they log (headers included) reaches the output.
 const OURS: &[&str] = &[
@@ -77,7 +94,7 @@ pub fn call_log_enabled() -> bool {
 
 /// Installs the logger. `RUST_LOG`, when set, overrides the levels chosen here. `json`:
 /// every record is one JSON object on its own line, and each finished call leaves one.
-pub fn init(debug: bool, file: Option<&Path>, json: bool) -> Result<(), String> {
+pub fn init(debug: bool, file: Option<&Path>, json: bool) -> Result<(), LoggerError> {
     let mut builder = env_logger::Builder::new();
     builder.filter_level(log::LevelFilter::Warn);
     if debug {
@@ -112,7 +129,7 @@ pub fn init(debug: bool, file: Option<&Path>, json: bool) -> Result<(), String> 
         }
     }
     builder.try_init().map_err(|e| e.to_string())?;
-    problem.map_or(Ok(()), Err)
+    problem.map_or(Ok(()), |p| Err(LoggerError(p)))
 }
 
 /// One record as a JSON line. A call's line is already one (with its own time), so it is

@@ -110,7 +110,7 @@ fn each_mistake_is_named_without_the_digest() {
             "client 1 (\"a\"): metrics: true needs token_sha256".to_owned(),
         ),
     ] {
-        let e = parse(&text).unwrap_err();
+        let e = parse(&text).unwrap_err().to_string();
         assert!(e.contains(&why), "{text}: {e}");
         assert!(!e.contains(&ci), "{e}");
         assert!(!e.contains("ci-token") || why.contains("64 hex"), "{e}");

@@ -28,6 +28,7 @@ pub fn clients_file(data: &[u8]) {
             }
         }
         Err(e) => {
+            let e = e.0;
             assert!(!e.is_empty());
             // A 64-hex-digit run in the input (a digest) is never repeated.
             for word in text.split(|c: char| !c.is_ascii_hexdigit()) {

@@ -37,7 +37,7 @@ pub fn proxy_replies(data: &[u8]) {
         match socks.received(bytes) {
             Ok(step) => next = step,
             Err(why) => {
-                assert!(!why.is_empty());
+                assert!(!why.0.is_empty());
                 break;
             }
         }

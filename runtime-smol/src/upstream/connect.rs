@@ -5,10 +5,10 @@ use super::stream::{Carrier, Stream, StreamError, TlsStream};
 use super::stream_error;
 use responses_mcp_config::proxy::{ProxyKind, ProxyUrl};
 use responses_mcp_core::{TransportError, TransportErrorKind};
-use responses_mcp_host::client::socks::{self, Socks5};
+use responses_mcp_host::client::socks::{self, Socks5, SocksError};
 use responses_mcp_host::client::target::Origin;
 use responses_mcp_host::client::tunnel::{connect_request, failed, tunnel_open};
-use responses_mcp_host::client::{invalid, tls_config, CONNECT_TIMEOUT};
+use responses_mcp_host::client::{invalid, tls_config, TlsError, CONNECT_TIMEOUT};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use smol::lock::Mutex;
@@ -29,7 +29,7 @@ pub struct Connector {
     roots_pem: Option<Vec<u8>>,
     /// TLS settings, or why there are none: built at the first TLS connection, so that
     /// nothing in startup (parsing some 150 root certificates) delays the first reply.
-    tls: OnceCell<Result<Arc<ClientConfig>, String>>,
+    tls: OnceCell<Result<Arc<ClientConfig>, TlsError>>,
     /// One lookup at a time, so that many calls starting together share it.
     dns: Mutex<Option<Resolved>>,
 }
@@ -88,9 +88,9 @@ impl Connector {
         let config = self
             .tls
             .get_or_init(|| tls_config(self.roots_pem.as_deref()));
-        let config = config.clone().map_err(|detail| TransportError {
+        let config = config.clone().map_err(|e| TransportError {
             kind: TransportErrorKind::Tls,
-            detail,
+            detail: e.0,
         })?;
         TlsStream::handshake(carrier, config, name)
             .await
@@ -254,8 +254,8 @@ async fn socks_handshake<C: Carrier>(
     destination: socks::Destination<'_>,
     port: u16,
     credentials: Option<(&str, &str)>,
-) -> Result<(), String> {
-    let io = |e: StreamError| format!("{e:?}");
+) -> Result<(), SocksError> {
+    let io = |e: StreamError| SocksError(format!("{e:?}"));
     let (mut handshake, mut next) = Socks5::start(destination, port, credentials)?;
     while next.read > 0 {
         if let Some(bytes) = &next.write {

@@ -230,23 +230,7 @@ async fn exchange(
             }
         };
         if streaming.is_none() {
-            // The head is in the reader while the body arrives, or in the response when
-            // it all came in one read.
-            let head = match &done {
-                Some(response) => Some((response.status, response.headers.as_slice())),
-                None => reader.head(),
-            };
-            streaming = match (stream_to, head) {
-                (Some(to), Some((status, headers))) if is_event_stream(status, headers) => {
-                    let head = HttpHead {
-                        status,
-                        headers: headers.to_vec(),
-                    };
-                    send(to, Message::Head(to.attempt, head)).await?;
-                    Some(to)
-                }
-                _ => None,
-            };
+            streaming = stream_head(stream_to, &reader, done.as_ref()).await?;
         }
         if let Some(to) = streaming {
             let piece = match &done {
@@ -263,6 +247,31 @@ async fn exchange(
                 None => Exchanged::Whole(response),
             });
         }
+    }
+}
+
+/// Once the head is in: a 2xx event stream's head goes to `stream_to`, which then takes
+/// the body as it arrives. The head is in the reader while the body arrives, or in the
+/// response when it all came in one read.
+async fn stream_head<'a>(
+    stream_to: Option<StreamTo<'a>>,
+    reader: &Reader,
+    done: Option<&Response>,
+) -> Result<Option<StreamTo<'a>>, Failed> {
+    let head = match done {
+        Some(response) => Some((response.status, response.headers.as_slice())),
+        None => reader.head(),
+    };
+    match (stream_to, head) {
+        (Some(to), Some((status, headers))) if is_event_stream(status, headers) => {
+            let head = HttpHead {
+                status,
+                headers: headers.to_vec(),
+            };
+            send(to, Message::Head(to.attempt, head)).await?;
+            Ok(Some(to))
+        }
+        _ => Ok(None),
     }
 }
 

@@ -17,6 +17,23 @@ use rustls::{ClientConfig, RootCertStore};
 use std::sync::Arc;
 use target::Target;
 
+/// Why the TLS settings cannot be made (the roots of `openai.ca_file`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TlsError(pub String);
+
+impl From<String> for TlsError {
+    fn from(message: String) -> Self {
+        TlsError(message)
+    }
+}
+
+impl From<&str> for TlsError {
+    fn from(message: &str) -> Self {
+        TlsError(message.to_owned())
+    }
+}
+
 /// How long connecting (resolving and tunnelling included) may take.
 pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 
@@ -130,7 +147,7 @@ pub fn read_error(e: ReadError) -> TransportError {
 
 /// The TLS settings: the built-in web PKI roots, or only the certificates of `roots_pem`
 /// (`openai.ca_file` / `SSL_CERT_FILE`) when given; HTTP/1.1 by ALPN.
-pub fn tls_config(roots_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, String> {
+pub fn tls_config(roots_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, TlsError> {
     let mut roots = RootCertStore::empty();
     match roots_pem {
         Some(pem) => {

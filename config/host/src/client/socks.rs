@@ -5,6 +5,23 @@
 use super::target::Origin;
 use std::net::IpAddr;
 
+/// Why a SOCKS5 handshake cannot go on, in words for the call's error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SocksError(pub String);
+
+impl From<String> for SocksError {
+    fn from(message: String) -> Self {
+        SocksError(message)
+    }
+}
+
+impl From<&str> for SocksError {
+    fn from(message: &str) -> Self {
+        SocksError(message.to_owned())
+    }
+}
+
 /// Where the proxy should connect: an address we resolved, or a name it resolves.
 pub enum Destination<'a> {
     /// An address we resolved.
@@ -50,7 +67,7 @@ impl Socks5 {
         destination: Destination<'_>,
         port: u16,
         credentials: Option<(&str, &str)>,
-    ) -> Result<(Socks5, Next), String> {
+    ) -> Result<(Socks5, Next), SocksError> {
         let auth = credentials
             .map(|(user, password)| user_password(user, password))
             .transpose()?;
@@ -71,7 +88,7 @@ impl Socks5 {
 
     /// Judges `bytes` (exactly what the last step asked to read); the error says what
     /// the proxy did, naming its reply when it refused.
-    pub fn received(&mut self, bytes: &[u8]) -> Result<Next, String> {
+    pub fn received(&mut self, bytes: &[u8]) -> Result<Next, SocksError> {
         let connect = || Next {
             write: Some(self.connect.clone()),
             read: 4,
@@ -99,10 +116,9 @@ impl Socks5 {
                 _ => return Err("the proxy sent an unknown address type".into()),
             },
             (State::Reply, [5, code, ..]) => {
-                return Err(format!(
-                    "the proxy refused the connection: {}",
-                    reply_text(*code)
-                ))
+                return Err(
+                    format!("the proxy refused the connection: {}", reply_text(*code)).into(),
+                )
             }
             (State::Reply, _) => return Err("the proxy sent a reply that is not SOCKS5".into()),
             (State::NameLength, [len]) => (State::Bound, read(usize::from(*len) + 2)),
@@ -145,7 +161,7 @@ fn greeting(with_credentials: bool) -> Vec<u8> {
     }
 }
 
-fn user_password(user: &str, password: &str) -> Result<Vec<u8>, String> {
+fn user_password(user: &str, password: &str) -> Result<Vec<u8>, SocksError> {
     let (u, p) = (user.as_bytes(), password.as_bytes());
     let (Ok(ul), Ok(pl)) = (u8::try_from(u.len()), u8::try_from(p.len())) else {
         return Err("the proxy user name or password is longer than 255 bytes".into());
@@ -157,7 +173,7 @@ fn user_password(user: &str, password: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn connect(destination: &Destination<'_>, port: u16) -> Result<Vec<u8>, String> {
+fn connect(destination: &Destination<'_>, port: u16) -> Result<Vec<u8>, SocksError> {
     let mut out = vec![5, 1, 0];
     match destination {
         Destination::Ip(IpAddr::V4(ip)) => {
@@ -223,7 +239,10 @@ mod tests {
     }
 
     /// Runs a handshake against the proxy's `replies`, returning what we wrote.
-    fn run(credentials: Option<(&str, &str)>, replies: &[&[u8]]) -> Result<Vec<Vec<u8>>, String> {
+    fn run(
+        credentials: Option<(&str, &str)>,
+        replies: &[&[u8]],
+    ) -> Result<Vec<Vec<u8>>, SocksError> {
         let (mut socks, mut next) = Socks5::start(Destination::Name("a.io"), 443, credentials)?;
         let mut written = Vec::new();
         for reply in replies {
@@ -281,7 +300,7 @@ mod tests {
                 "the proxy sent an unknown address type",
             ),
         ] {
-            assert_eq!(run(credentials, replies).unwrap_err(), why, "{replies:?}");
+            assert_eq!(run(credentials, replies).unwrap_err().0, why, "{replies:?}");
         }
     }
 }

@@ -7,7 +7,9 @@ use super::DoctorHttp;
 use responses_mcp_config::cli::DoctorFlags;
 use responses_mcp_config::proxy::{Bypass, ProxyRoute};
 use responses_mcp_config::{ConfigError, Source, Startup};
-use responses_mcp_core::openai::pricing::{PerToken, PriceSource, PRICES_AS_OF, RESIDENCY_PERCENT};
+use responses_mcp_core::openai::pricing::{
+    ModelPrice, PerToken, PriceSource, PRICES_AS_OF, RESIDENCY_PERCENT,
+};
 use responses_mcp_core::openai::{
     classify_reply, models, parse_answer, RequestPlan, UpstreamVerdict, Usage,
 };
@@ -86,61 +88,15 @@ pub fn run_all(
 /// The prices each profile's calls are estimated with, and the models that have none.
 fn prices(startup: &Startup) -> Check {
     let prices = startup.resolved.prices();
-    let per_million = |rate: PerToken| format!("${}", rate.usd_per_million());
     let mut lines = Vec::new();
     let mut unpriced = Vec::new();
     let mut details = serde_json::Map::new();
     for (tool, model, _) in startup.resolved.profile_models() {
         match prices.of(&model) {
             Some((price, source)) => {
-                let origin = match (source, prices.residency) {
-                    (PriceSource::BuiltIn, Some(region)) => format!(
-                        "built-in, as of {PRICES_AS_OF}; billed at {RESIDENCY_PERCENT} % at the {region} data-residency endpoint"
-                    ),
-                    (PriceSource::BuiltIn, None) => format!("built-in, as of {PRICES_AS_OF}"),
-                    (PriceSource::Configured | PriceSource::Reported, _) => {
-                        "configured".to_owned()
-                    }
-                };
-                let fees = price.fees;
-                let efforts = [Effort::Low, Effort::Medium, Effort::High];
-                let per_request = match fees.any_set() {
-                    false => String::new(),
-                    true => {
-                        let fee = |e: Effort| {
-                            let usd = fees.at(e).map(|f| format!("${}", f.usd()));
-                            format!("{e} {}", usd.as_deref().unwrap_or("unknown"))
-                        };
-                        let listed: Vec<String> = efforts.into_iter().map(fee).collect();
-                        format!("; per request: {}", listed.join(", "))
-                    }
-                };
-                lines.push(format!(
-                    "{model} {} / {} cached / {} cache writes / {} output per million tokens{per_request} ({origin})",
-                    per_million(price.input),
-                    per_million(price.cached_input),
-                    per_million(price.cache_write),
-                    per_million(price.output),
-                ));
-                details.insert(
-                    tool.name().into(),
-                    json!({
-                        "model": model,
-                        "input_per_mtok": price.input.usd_per_million(),
-                        "cached_input_per_mtok": price.cached_input.usd_per_million(),
-                        "cache_write_per_mtok": price.cache_write.usd_per_million(),
-                        "output_per_mtok": price.output.usd_per_million(),
-                        "long_context_above_tokens": price.long_context_above,
-                        "source": source.as_str(),
-                        "data_residency": prices.residency,
-                        "per_request_usd": fees.any_set().then(|| {
-                            efforts
-                                .into_iter()
-                                .map(|e| (e.to_string(), json!(fees.at(e).map(|f| f.usd()))))
-                                .collect::<serde_json::Map<_, _>>()
-                        }),
-                    }),
-                );
+                lines.push(price_line(&model, price, source, prices.residency));
+                let shown = price_details(&model, price, source, prices.residency);
+                details.insert(tool.name().into(), shown);
             }
             None => {
                 unpriced.push(model.clone());
@@ -176,6 +132,71 @@ fn prices(startup: &Startup) -> Check {
             unpriced.join(", ")
         ))
         .details(Value::Object(details))
+}
+
+/// One model's prices, as the report's line says them.
+fn price_line(
+    model: &str,
+    price: &ModelPrice,
+    source: PriceSource,
+    residency: Option<&str>,
+) -> String {
+    let per_million = |rate: PerToken| format!("${}", rate.usd_per_million());
+    let origin = match (source, residency) {
+        (PriceSource::BuiltIn, Some(region)) => format!(
+            "built-in, as of {PRICES_AS_OF}; billed at {RESIDENCY_PERCENT} % at the {region} data-residency endpoint"
+        ),
+        (PriceSource::BuiltIn, None) => format!("built-in, as of {PRICES_AS_OF}"),
+        (PriceSource::Configured | PriceSource::Reported, _) => "configured".to_owned(),
+    };
+    let fees = price.fees;
+    let per_request = match fees.any_set() {
+        false => String::new(),
+        true => {
+            let fee = |e: Effort| {
+                let usd = fees.at(e).map(|f| format!("${}", f.usd()));
+                format!("{e} {}", usd.as_deref().unwrap_or("unknown"))
+            };
+            let listed: Vec<String> = EFFORTS.into_iter().map(fee).collect();
+            format!("; per request: {}", listed.join(", "))
+        }
+    };
+    format!(
+        "{model} {} / {} cached / {} cache writes / {} output per million tokens{per_request} ({origin})",
+        per_million(price.input),
+        per_million(price.cached_input),
+        per_million(price.cache_write),
+        per_million(price.output),
+    )
+}
+
+/// The reasoning efforts a per-request fee is listed for.
+const EFFORTS: [Effort; 3] = [Effort::Low, Effort::Medium, Effort::High];
+
+/// One model's prices, as the JSON report gives them.
+fn price_details(
+    model: &str,
+    price: &ModelPrice,
+    source: PriceSource,
+    residency: Option<&str>,
+) -> Value {
+    let fees = price.fees;
+    json!({
+        "model": model,
+        "input_per_mtok": price.input.usd_per_million(),
+        "cached_input_per_mtok": price.cached_input.usd_per_million(),
+        "cache_write_per_mtok": price.cache_write.usd_per_million(),
+        "output_per_mtok": price.output.usd_per_million(),
+        "long_context_above_tokens": price.long_context_above,
+        "source": source.as_str(),
+        "data_residency": residency,
+        "per_request_usd": fees.any_set().then(|| {
+            EFFORTS
+                .into_iter()
+                .map(|e| (e.to_string(), json!(fees.at(e).map(|f| f.usd()))))
+                .collect::<serde_json::Map<_, _>>()
+        }),
+    })
 }
 
 fn configuration(startup: &Startup, file: Option<&(PathBuf, bool)>) -> Check {
@@ -375,7 +396,7 @@ fn network(
             addrs
         }
         Err(e) => {
-            report.push(Check::new("dns", Status::Fail, e).advice(format!(
+            report.push(Check::new("dns", Status::Fail, e.0).advice(format!(
                 "check the host of {what} for typos, and this machine's DNS (or set a proxy with HTTPS_PROXY)"
             )));
             return false;
@@ -391,7 +412,7 @@ fn network(
             stream
         }
         Err(e) => {
-            report.push(Check::new("tcp", Status::Fail, e).advice(format!(
+            report.push(Check::new("tcp", Status::Fail, e.0).advice(format!(
                 "check that {what} is up and that a firewall lets this machine reach port {port}"
             )));
             return false;

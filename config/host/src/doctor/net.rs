@@ -8,6 +8,23 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+/// Why a probe failed, in words for the report.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProbeError(pub String);
+
+impl From<String> for ProbeError {
+    fn from(message: String) -> Self {
+        ProbeError(message)
+    }
+}
+
+impl From<&str> for ProbeError {
+    fn from(message: &str) -> Self {
+        ProbeError(message.to_owned())
+    }
+}
+
 /// How long a name may take to resolve.
 pub const DNS_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a TCP connection may take.
@@ -17,7 +34,7 @@ pub const TLS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Resolves `host:port` on a helper thread, so that a stuck resolver cannot hold the
 /// doctor past [`DNS_TIMEOUT`].
-pub fn resolve(host: &str, port: u16) -> Result<(Vec<SocketAddr>, Duration), String> {
+pub fn resolve(host: &str, port: u16) -> Result<(Vec<SocketAddr>, Duration), ProbeError> {
     let started = Instant::now();
     let (tx, rx) = mpsc::channel();
     let target = (host.to_owned(), port);
@@ -26,17 +43,18 @@ pub fn resolve(host: &str, port: u16) -> Result<(Vec<SocketAddr>, Duration), Str
     });
     match rx.recv_timeout(DNS_TIMEOUT) {
         Ok(Ok(addrs)) if !addrs.is_empty() => Ok((addrs, started.elapsed())),
-        Ok(Ok(_)) => Err(format!("{host} resolves to no address")),
-        Ok(Err(e)) => Err(format!("cannot resolve {host}: {e}")),
+        Ok(Ok(_)) => Err(format!("{host} resolves to no address").into()),
+        Ok(Err(e)) => Err(format!("cannot resolve {host}: {e}").into()),
         Err(_) => Err(format!(
             "resolving {host} took longer than {} s",
             DNS_TIMEOUT.as_secs()
-        )),
+        )
+        .into()),
     }
 }
 
 /// Connects to the first address that answers.
-pub fn connect(addrs: &[SocketAddr]) -> Result<(TcpStream, SocketAddr, Duration), String> {
+pub fn connect(addrs: &[SocketAddr]) -> Result<(TcpStream, SocketAddr, Duration), ProbeError> {
     let started = Instant::now();
     let mut last = String::from("no address to connect to");
     for addr in addrs.iter().take(4) {
@@ -45,7 +63,7 @@ pub fn connect(addrs: &[SocketAddr]) -> Result<(TcpStream, SocketAddr, Duration)
             Err(e) => last = format!("cannot connect to {addr}: {e}"),
         }
     }
-    Err(last)
+    Err(last.into())
 }
 
 /// What a successful handshake found.
@@ -63,7 +81,7 @@ pub fn handshake(
     mut stream: TcpStream,
     host: &str,
     roots_pem: Option<&[u8]>,
-) -> Result<Handshake, String> {
+) -> Result<Handshake, ProbeError> {
     let provider = Arc::new(crate::tls::provider());
     let started = Instant::now();
     let mut roots = rustls::RootCertStore::empty();
@@ -91,13 +109,14 @@ pub fn handshake(
             return Err(format!(
                 "the TLS handshake took longer than {} s",
                 TLS_TIMEOUT.as_secs()
-            ));
+            )
+            .into());
         }
         let _ = stream.set_read_timeout(Some(left));
         let _ = stream.set_write_timeout(Some(left));
         match conn.complete_io(&mut stream) {
             Ok(_) => {}
-            Err(e) => return Err(describe_tls_error(&e)),
+            Err(e) => return Err(describe_tls_error(&e).into()),
         }
     }
     // Say goodbye properly; the answer does not matter.
