@@ -187,7 +187,7 @@ impl Preset {
     /// never chose for it, over plain http if that is what it names. For them, only
     /// `openai.base_url` in the file or `--base-url` moves the URL. The resolver also asks
     /// that the key be OpenAI's own (`OPENAI_API_KEY`):
-    /// [`crate::resolve::Resolved::carries_openai_key`].
+    /// `Resolved::carries_openai_key` (resolve.rs).
     pub fn follows_openai_base_url(&self) -> bool {
         self.name == Provider::OpenAi
     }
