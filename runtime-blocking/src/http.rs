@@ -2,7 +2,7 @@
 //! `server.http.max_connections` connections); one serves each open connection
 //! ([`connection`]), moving bytes between its socket and the core's `Connection`.
 //! Exchanges go to the main loop over its channel; what the server says for each comes
-//! back through a small mailbox ([`Endpoint::deliver`]).
+//! back through a small mailbox (`Endpoint`'s `Listener::deliver`).
 
 mod connection;
 

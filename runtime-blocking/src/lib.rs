@@ -1,5 +1,5 @@
 //! The blocking runtime of openai-responses-mcp: threads and a channel around the sans-IO
-//! core's [`Driver`], no async runtime.
+//! core's [`Driver`](responses_mcp_core::Driver), no async runtime.
 //!
 //! Threads: the main thread owns the driver and stdout; one thread reads stdin; one thread
 //! runs each HTTP attempt (the [`upstream`] client); one waits for signals. They all

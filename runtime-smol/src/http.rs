@@ -2,7 +2,7 @@
 //! the core's [`Listener`] admits; one task per connection ([`connection`]) moves bytes
 //! between its socket and the core's `Connection`, hands each exchange to the main task
 //! over the event channel, and takes what the server says for it from its own small
-//! mailbox ([`Endpoint::deliver`], called by the main task).
+//! mailbox (`Endpoint`'s `Listener::deliver`, called by the main task).
 
 mod connection;
 
