@@ -24,6 +24,8 @@
 #   9. `cargo publish --dry-run` of every publishable crate (default features: the
 #      released product), and `cargo install --no-default-features` of the packaged server
 #      crate (the small build).
+#  10. the static x86_64 builds' sizes, tiny (`--no-default-features`) and released,
+#      against their budgets (`packaging/sizes.sh`, which fails above them).
 # Signing (cosign, keyless) and provenance attestations need GitHub's OIDC token and run
 # only in the release workflow, which actionlint and zizmor check here.
 # Tools go under target/packaging (a Python venv from the hashed requirements in
@@ -242,6 +244,10 @@ cargo install -q --locked --debug --force --no-default-features --root "$out/ins
 rm -rf "$crates" "$publish_target"
 "$out/install/bin/openai-responses-mcp" --version
 node packaging/smoke.js "$out/install/bin/openai-responses-mcp" --stdio 2>/dev/null
+
+step "static x86_64 sizes against their budgets (packaging/sizes.sh): the released builds above, the tiny ones built now"
+# Last, since the tiny builds replace the released binaries in target/<target>/release.
+bash packaging/sizes.sh --released target/x86_64-unknown-linux-musl/release
 
 step "verified"
 ls -l "$dist" "$dist/npm"

@@ -98,6 +98,10 @@ impl Read {
         let metrics = HttpServe::resolve_metrics(resolved, env, tokens)?;
         let store = store::StoreConnect::resolve(resolved, env, ca_pem.as_deref())?;
         let (traces, sampler) = match traces::resolve(env)? {
+            Some((export, _)) if !cfg!(feature = "traces") => {
+                log::warn!("OTEL_* asks for traces to {}, but this build has none: it was built without the `traces` feature (`--no-default-features`); the release builds have it", export.origin());
+                (None, None)
+            }
             Some((export, sampler)) => {
                 log::debug!("traces go to {} ({sampler:?})", export.origin());
                 (Some(export), Some(sampler))

@@ -5,7 +5,17 @@
 use responses_mcp_config::traces::TraceExport;
 use responses_mcp_host::export::{Post, PostError};
 
+/// How the exporter would POST: never, in a build without the `traces` feature (the
+/// configuration resolved no collector and warned).
+#[cfg(not(feature = "traces"))]
+pub fn post(_export: &TraceExport) -> Post {
+    Box::new(|_: &str, _: &[(String, String)], _: Vec<u8>| {
+        Err(PostError("this build has no traces".into()))
+    })
+}
+
 /// How the exporter POSTs a batch to `export`'s collector.
+#[cfg(feature = "traces")]
 pub fn post(export: &TraceExport) -> Post {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .tls_config(crate::upstream::tls_config(None))

@@ -21,6 +21,10 @@
 
 pub mod client;
 pub mod doctor;
+#[cfg(feature = "traces")]
+pub mod export;
+#[cfg(not(feature = "traces"))]
+#[path = "export/absent.rs"]
 pub mod export;
 mod launch;
 pub mod logging;

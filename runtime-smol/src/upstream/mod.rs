@@ -70,6 +70,7 @@ impl Upstream {
 
     /// A client for the trace collector: direct (no proxy: collectors sit beside the
     /// service), the built-in roots, no credentials of the provider.
+    #[cfg(feature = "traces")]
     pub fn collector() -> Upstream {
         Upstream {
             headers: Err("the collector's client sends no provider requests"),
@@ -81,6 +82,7 @@ impl Upstream {
     }
 
     /// POSTs an OTLP/HTTP protobuf `body` to `url` with `headers`: the reply's status.
+    #[cfg(feature = "traces")]
     pub async fn export(
         &self,
         url: &str,
