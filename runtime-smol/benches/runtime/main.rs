@@ -2,7 +2,7 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|inspector|store|oauth|traces` runs one part; `BENCH_BIN_DIR` measures
+//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|starts|inspector|store|oauth|traces` runs one part; `BENCH_BIN_DIR` measures
 //! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part;
 //! `BENCH_STATIC_DIRS=name=dir,...` compares static builds, e.g. with other allocators, in `builds`)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
@@ -22,6 +22,7 @@ mod http;
 mod inspector;
 mod oauth;
 mod scrape;
+mod starts;
 mod store;
 mod streaming;
 mod tasks;
@@ -565,6 +566,9 @@ fn main() {
     }
     if only.is_empty() || only == "builds" {
         builds::run();
+    }
+    if only.is_empty() || only == "starts" {
+        starts::run();
     }
     if only.is_empty() || only == "inspector" {
         inspector::run();
