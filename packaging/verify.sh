@@ -25,7 +25,8 @@
 #      released product), and `cargo install --no-default-features` of the packaged server
 #      crate (the small build).
 #  10. the static x86_64 builds' sizes, tiny (`--no-default-features`) and released,
-#      against their budgets (`packaging/sizes.sh`, which fails above them).
+#      against their budgets (`packaging/sizes.sh`: reports a build over its budget, fails
+#      when one grows past its ceiling while the budgets are unmet).
 # Signing (cosign, keyless) and provenance attestations need GitHub's OIDC token and run
 # only in the release workflow, which actionlint and zizmor check here.
 # Tools go under target/packaging (a Python venv from the hashed requirements in
