@@ -3,7 +3,7 @@
 //!
 //! The store is local and bounded: in count, in bytes of kept outcomes, in time (each task
 //! lives its ttl, capped). When full, the oldest finished task goes first; when every task
-//! is still working, a new one is refused. Ids are sealed ([`sha256`]): an HMAC over the
+//! is still working, a new one is refused. Ids are sealed ([`crate::sha256`]): an HMAC over the
 //! task's number under the server's key, so an id this process did not mint (forged,
 //! tampered, or from another process without the shared key) is refused before any lookup.
 
