@@ -418,6 +418,7 @@ mod exchanges;
 mod lease;
 mod ledger;
 mod modern;
+mod register;
 mod shared_tasks;
 mod store;
 mod stream;
