@@ -145,9 +145,10 @@ pub enum Requester {
     Stdio,
     /// One HTTP request, whose response carries the reply.
     Exchange(ExchangeId),
-    /// A task's work (its number): a call that answers into the task store, or work on a
-    /// background task's stored response; never a reply to a request of its own.
-    Task(u64),
+    /// The server's own work (the engine's number for it): a task's call, work on a
+    /// background task's stored response, a model lookup, an identity provider's fetch;
+    /// never a reply to a request of its own.
+    Internal(u64),
 }
 
 /// A call's identity in the engine: its requester and the client's request id.
@@ -174,7 +175,7 @@ impl fmt::Display for CallKey {
         match self.from {
             Requester::Stdio => write!(f, "{}", self.id),
             Requester::Exchange(exchange) => write!(f, "{} (HTTP {exchange})", self.id),
-            Requester::Task(n) => write!(f, "task call {n}"),
+            Requester::Internal(n) => write!(f, "internal work {n}"),
         }
     }
 }

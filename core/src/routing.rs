@@ -44,35 +44,52 @@ impl ReplyTo {
     }
 }
 
-/// A request whose reply leaves later (a held task call, a parked `tasks/result`, a
-/// background task's read), and what the reply is counted with: its id, where it goes,
-/// the operation's labels and when it arrived. Every such reply leaves through
-/// `Server::reply_late`, which routes it and counts it once with its real duration.
+/// A request as the server registered it on arrival ([`crate::server`]'s register): what
+/// every part needs to answer it, count it and trace it. Each owner of a request still
+/// waiting (a call, a parked reserve, a task's waiter) keeps its ticket beside its own
+/// data; the reply leaves through the register, which answers each ticket once.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Asker {
+pub(crate) struct Ticket {
+    /// The register's number for it: the key it is answered under once.
+    pub no: u64,
     pub id: RequestId,
     pub reply_to: ReplyTo,
     /// `mcp.method.name`.
     pub method: &'static str,
-    /// `gen_ai.tool.name`, for a `tools/call`.
-    pub tool: Option<&'static str>,
-    /// The request's version: the reply's shape and `mcp.protocol.version`.
-    pub version: ProtocolVersion,
+    /// The tool a `tools/call` names, when it names one.
+    pub tool: Option<Tool>,
+    /// The request's version (`None`: a stdio request before `initialize`, counted in
+    /// the version the session has when it is answered).
+    pub version: Option<ProtocolVersion>,
+    /// Who asked.
+    pub client: ClientId,
     /// When the request arrived.
     pub received: Instant,
-    /// The request's span, when it is traced: ended when the reply leaves.
+    /// The caller's trace context (its `_meta`, else its HTTP header).
+    pub trace: Option<TraceParent>,
+    /// The request's span, when it is traced: ended when its answer leaves.
     pub span: Option<crate::spans::SpanStart>,
 }
 
-impl Asker {
-    /// The operation its `reply` completes, for the ledger.
-    pub(crate) fn operation(&self, reply: &Reply) -> crate::metrics::Operation {
-        crate::metrics::Operation {
-            method: self.method,
-            tool: self.tool,
-            error: error_type(reply),
-            transport: self.reply_to.transport().network(),
-            version: self.version.as_str(),
+impl Ticket {
+    /// The version its reply is shaped for.
+    pub(crate) fn shape(&self) -> ProtocolVersion {
+        self.version.unwrap_or(ProtocolVersion::LATEST_LEGACY)
+    }
+
+    /// The call the ledger counts for this request, with what only the call knows. Only
+    /// a `tools/call` naming a tool of ours becomes a call (any other is answered at
+    /// once), so `tool` is always there.
+    pub(crate) fn call_of(&self, task: bool, reserved_at: Option<u64>, arrival: Arrival) -> CallOf {
+        CallOf {
+            tool: self.tool.unwrap_or(Tool::Answer),
+            version: self.shape(),
+            transport: self.reply_to.transport(),
+            client: self.client,
+            task,
+            trace: self.trace,
+            reserved_at,
+            arrival,
         }
     }
 }
@@ -88,8 +105,8 @@ pub(crate) enum Dispatched {
     Nothing,
     /// A successful reply already sent (written from a cache): counted, nothing to send.
     Sent,
-    /// The reply will come later (a tools/call in flight).
-    Pending,
+    /// The reply will come later (a tools/call in flight): its ticket stays open.
+    Later,
 }
 
 impl Dispatched {
@@ -103,7 +120,7 @@ impl Dispatched {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Context {
     /// A `tools/call`, answered to its request or into its task.
-    Call(Caller),
+    Call(Call),
     /// Work on a background task's stored response.
     Background(Job),
     /// A lookup of this model at the provider.
@@ -112,56 +129,23 @@ pub(crate) enum Context {
     Identity,
 }
 
-/// What the server attaches to each call, to answer it.
+/// What the server attaches to each call, beside its request's ticket.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Caller {
-    pub id: RequestId,
-    pub reply_to: ReplyTo,
-    pub version: ProtocolVersion,
-    /// The task the call works for: its outcome goes to the store, not to `reply_to`.
+pub(crate) struct Call {
+    pub ticket: Ticket,
+    /// The task the call works for: its outcome goes to the store, not to the ticket.
     pub task: Option<String>,
-    /// The tool called, for the call's log line.
-    pub tool: Tool,
-    /// The client's trace, which the call's log line continues.
-    pub trace: Option<TraceParent>,
-    /// Who called: the log line, the metrics and the spend name it.
-    pub client: ClientId,
-    /// When the request arrived.
-    pub received: Instant,
     /// When the shared store counted the call, Unix seconds.
     pub reserved_at: Option<u64>,
-    /// The request's span, when it is traced: the parent of the call's attempts.
-    pub span: Option<crate::spans::SpanStart>,
     /// The application, address and credential it came with.
     pub arrival: Arrival,
 }
 
-impl Caller {
+impl Call {
     /// The call as the ledger names it.
     pub(crate) fn call_of(&self) -> CallOf {
-        CallOf {
-            tool: self.tool,
-            version: self.version,
-            transport: self.reply_to.transport(),
-            client: self.client,
-            task: self.task.is_some(),
-            trace: self.trace,
-            reserved_at: self.reserved_at,
-            arrival: self.arrival.clone(),
-        }
-    }
-
-    /// The request, whose reply the call's end is.
-    pub(crate) fn asker(&self) -> Asker {
-        Asker {
-            id: self.id.clone(),
-            reply_to: self.reply_to,
-            method: "tools/call",
-            tool: Some(self.tool.name()),
-            version: self.version,
-            received: self.received,
-            span: self.span,
-        }
+        let arrival = self.arrival.clone();
+        (self.ticket).call_of(self.task.is_some(), self.reserved_at, arrival)
     }
 }
 
@@ -170,7 +154,7 @@ impl Caller {
 pub(crate) enum Job {
     /// The create of a task-augmented `tools/call`, answered with the task.
     Create {
-        pending: Pending,
+        pending: BackgroundAsk,
         created: u64,
         ttl_ms: u64,
         /// The call, as its end is counted.
@@ -180,12 +164,12 @@ pub(crate) enum Job {
     /// reference says what the task's end is counted under).
     Read {
         response_id: String,
-        waiter: Option<Pending>,
+        waiter: Option<BackgroundAsk>,
     },
     /// A cancel, for this request.
     Cancel {
         response_id: String,
-        pending: Pending,
+        pending: BackgroundAsk,
     },
 }
 
@@ -193,16 +177,16 @@ impl Job {
     /// The span of the request the work is for, when it is traced.
     pub(crate) fn span(&self) -> Option<crate::spans::SpanStart> {
         match self {
-            Job::Create { pending, .. } | Job::Cancel { pending, .. } => pending.asker.span,
-            Job::Read { waiter, .. } => waiter.as_ref().and_then(|w| w.asker.span),
+            Job::Create { pending, .. } | Job::Cancel { pending, .. } => pending.ticket.span,
+            Job::Read { waiter, .. } => waiter.as_ref().and_then(|w| w.ticket.span),
         }
     }
 }
 
-/// A request waiting for an upstream answer.
+/// A request waiting for OpenAI's answer on a background task.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Pending {
-    pub asker: Asker,
+pub(crate) struct BackgroundAsk {
+    pub ticket: Ticket,
     pub method: Method,
     pub reference: Option<BackgroundRef>,
     /// The client that asked (for a background task's end, the client it is charged
@@ -210,19 +194,14 @@ pub(crate) struct Pending {
     pub client: ClientId,
 }
 
-/// What `start_task` needs of the call besides who asked.
+/// What the desk needs to start a task besides the call's ticket.
 pub(crate) struct TaskStart {
     pub ttl_ms: Option<u64>,
     pub plan: Planned,
     pub progress: Option<ProgressToken>,
     pub today: String,
-    pub tool: Tool,
-    pub trace: Option<TraceParent>,
-    pub client: ClientId,
     /// When the shared store counted the call, Unix seconds.
     pub reserved_at: Option<u64>,
-    /// The request's span, when it is traced.
-    pub span: Option<crate::spans::SpanStart>,
     /// The application, address and credential it came with.
     pub arrival: Arrival,
 }

@@ -81,7 +81,7 @@ pub struct CallEngine<C> {
     jitter: Jitter,
     next_call: CallId,
     next_attempt: u64,
-    /// The number of the last internal work's key ([`Requester::Task`]).
+    /// The number of the last internal work's key ([`Requester::Internal`]).
     next_internal: u64,
     events: VecDeque<CallEvent<C>>,
     /// The time of the latest input, for reports of calls ended without one.
@@ -199,14 +199,16 @@ impl<C: Clone> CallEngine<C> {
         )
     }
 
-    /// Admits work on a stored response: a create (with its plan, sent in background
-    /// mode) takes a slot like an answer; a read or cancel starts at once, at most
-    /// [`MAX_FETCHES`] of them. `model` in the plan of a read names the model an answer
-    /// without one is attributed to. Its end is a [`CallEvent::Stored`].
+    /// Admits the server's own work under a key of the engine's ([`Requester::Internal`]):
+    /// a create of a stored response (with its plan, sent in background mode) takes a
+    /// slot like an answer; a read or cancel, a model lookup or an identity fetch starts
+    /// at once, at most [`MAX_FETCHES`] of them. `model` in the plan of a read names the
+    /// model an answer without one is attributed to. Its end is the event its work
+    /// names ([`CallEvent::Stored`], `ModelDate`, `Fetched`).
     ///
     /// # Errors
     /// [`Refused`] when the id is in use or there is no room.
-    pub fn start_stored(
+    pub fn start_internal(
         &mut self,
         now: Now,
         context: C,
@@ -244,7 +246,7 @@ impl<C: Clone> CallEngine<C> {
         self.next_internal += 1;
         let n = self.next_internal;
         CallKey {
-            from: Requester::Task(n),
+            from: Requester::Internal(n),
             id: RequestId::Int(n.to_string()),
         }
     }

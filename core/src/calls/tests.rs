@@ -275,13 +275,13 @@ fn identity_fetches_have_a_room_of_their_own_beside_full_reads() {
     for n in 0..MAX_FETCHES {
         let (work, planned) = stored(Work::Read(format!("resp_{n}")));
         b.engine
-            .start_stored(now, 1, work, planned, String::new())
+            .start_internal(now, 1, work, planned, String::new())
             .unwrap();
     }
     let (work, planned) = stored(Work::Read("resp_more".into()));
     assert!(
         b.engine
-            .start_stored(now, 1, work, planned, String::new())
+            .start_internal(now, 1, work, planned, String::new())
             .is_err(),
         "reads are full"
     );
@@ -289,12 +289,12 @@ fn identity_fetches_have_a_room_of_their_own_beside_full_reads() {
     for n in 0..MAX_IDENTITY_FETCHES {
         let (work, planned) = stored(Work::Fetch(format!("http://idp/{n}")));
         b.engine
-            .start_stored(now, 2, work, planned, String::new())
+            .start_internal(now, 2, work, planned, String::new())
             .unwrap();
     }
     let (work, planned) = stored(Work::Fetch("http://idp/more".into()));
     assert!(b
         .engine
-        .start_stored(now, 2, work, planned, String::new())
+        .start_internal(now, 2, work, planned, String::new())
         .is_err());
 }

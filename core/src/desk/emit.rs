@@ -10,7 +10,7 @@ use crate::jsonrpc::{RequestId, RpcError};
 use crate::ledger::{CallOf, End, Lane};
 use crate::mcp::{ProgressToken, ProtocolVersion};
 use crate::openai::{FailureKind, Report, Usage};
-use crate::routing::{Asker, Caller, Job, ReplyTo};
+use crate::routing::{Call, Job, Ticket};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -19,9 +19,9 @@ use std::time::Duration;
 #[derive(Debug)]
 pub(crate) enum DeskOut {
     /// The late reply to a request (counted once, with how long it waited).
-    Reply(Asker, Result<Value, RpcError>),
+    Reply(Ticket, Result<Value, RpcError>),
     /// A request that ends without a reply (a held call whose call was stopped).
-    Unanswered(ReplyTo),
+    Unanswered(Ticket),
     /// A notification frame for the stdio client (`notifications/tasks/status`).
     Notify(Value),
     /// Work for the call engine; a refusal goes back to [`super::Desk::on_refused`].
@@ -49,7 +49,7 @@ pub(crate) enum Starting {
     /// A task's `tools/call`, run as any call is; its key goes back through
     /// [`super::Desk::on_task_started`].
     Call {
-        caller: Caller,
+        caller: Call,
         progress: Option<ProgressToken>,
     },
     /// Work on a stored response (background mode): create, read or cancel it.
@@ -142,7 +142,7 @@ impl Emit {
     }
 
     /// Queues a late reply.
-    pub fn reply(&mut self, asker: Asker, result: Result<Value, RpcError>) {
+    pub fn reply(&mut self, asker: Ticket, result: Result<Value, RpcError>) {
         self.push(DeskOut::Reply(asker, result));
     }
 

@@ -8,7 +8,7 @@
 //! It keeps the held requests and when their windows end; the desk keeps the deadlines
 //! and decides what each is answered with.
 
-use crate::routing::{Asker, ReplyTo};
+use crate::routing::{ReplyTo, Ticket};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -16,12 +16,12 @@ use std::time::Instant;
 /// deadlines on its one heap).
 #[derive(Default)]
 pub(super) struct Held {
-    requests: BTreeMap<String, (Instant, Asker)>,
+    requests: BTreeMap<String, (Instant, Ticket)>,
 }
 
 impl Held {
     /// Holds `request` for task `task_id` until `until`.
-    pub fn hold(&mut self, task_id: String, request: Asker, until: Instant) {
+    pub fn hold(&mut self, task_id: String, request: Ticket, until: Instant) {
         self.requests.insert(task_id, (until, request));
     }
 
@@ -48,13 +48,13 @@ impl Held {
     }
 
     /// Releases task `task_id`'s request, if held.
-    pub fn release(&mut self, task_id: &str) -> Option<Asker> {
+    pub fn release(&mut self, task_id: &str) -> Option<Ticket> {
         self.requests.remove(task_id).map(|(_, request)| request)
     }
 
     /// Releases task `task_id`'s request if its window ends at `at` (a request released
     /// meanwhile, answered or its client gone, left its deadline behind).
-    pub fn release_at(&mut self, task_id: &str, at: Instant) -> Option<Asker> {
+    pub fn release_at(&mut self, task_id: &str, at: Instant) -> Option<Ticket> {
         if self.until(task_id) != Some(at) {
             return None;
         }
@@ -84,14 +84,17 @@ mod tests {
     use crate::mcp::ProtocolVersion;
     use std::time::Duration;
 
-    fn request(n: u64, reply_to: ReplyTo) -> Asker {
-        Asker {
+    fn request(n: u64, reply_to: ReplyTo) -> Ticket {
+        Ticket {
+            no: n,
             id: RequestId::Int(n.to_string()),
             reply_to,
             method: "tools/call",
-            tool: Some("answer"),
-            version: ProtocolVersion::V2026_07_28,
+            tool: Some(crate::tools::Tool::Answer),
+            version: Some(ProtocolVersion::V2026_07_28),
+            client: crate::clients::ClientId::DEFAULT,
             received: crate::testing::start_instant(),
+            trace: None,
             span: None,
         }
     }

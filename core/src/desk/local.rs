@@ -14,14 +14,14 @@ use crate::jsonrpc::{RequestId, RpcError};
 use crate::mcp::shape::TaskError;
 use crate::mcp::task_end::Ending;
 use crate::mcp::{shape, Method, ProtocolVersion};
-use crate::routing::{Asker, Caller, Dispatched, ReplyTo, TaskStart};
+use crate::routing::{Call, Dispatched, ReplyTo, TaskStart, Ticket};
 use crate::tasks::{Status, Unknown};
 use crate::timers::Timers;
 use serde_json::Value;
 use std::time::Duration;
 
 /// A `tasks/result` waiting for its task to end.
-pub(crate) type Waiter = Asker;
+pub(crate) type Waiter = Ticket;
 
 /// Tasks listed per page.
 pub(super) const PAGE: usize = 50;
@@ -52,7 +52,7 @@ pub(super) struct Local {
     /// Modern task-augmented calls waiting a moment for their result before their task.
     pub(super) held: Held,
     /// The request whose task's call is being started, answered once the engine took it.
-    starting: Option<(String, Asker)>,
+    starting: Option<(String, Ticket)>,
     settings: crate::settings::TaskSettings,
 }
 
@@ -78,7 +78,7 @@ impl Local {
     pub(super) fn forget(&mut self, emit: &mut Emit, reply_to: ReplyTo) {
         // A `tasks/result` whose client left waits no more (and frees its slot).
         self.tasks
-            .forget_waiters(|w: &Asker| w.reply_to == reply_to);
+            .forget_waiters(|w: &Ticket| w.reply_to == reply_to);
         self.forget_held(emit, reply_to);
     }
     /// Creates a task of this instance living `ttl_ms` (default when `None`) for `call`,
@@ -88,37 +88,22 @@ impl Local {
         &mut self,
         emit: &mut Emit,
         now: Now,
-        (request_id, reply_to, version): (RequestId, ReplyTo, ProtocolVersion),
+        asker: Ticket,
         start: TaskStart,
     ) -> Dispatched {
-        let task_id = match self.tasks.create(now, start.ttl_ms, start.client) {
+        let (request_id, version) = (asker.id.clone(), asker.shape());
+        let task_id = match self.tasks.create(now, start.ttl_ms, asker.client) {
             Ok(task) => task.id.clone(),
             Err(full) => {
                 let error = TaskError::StoreFull { tasks: full.tasks }.error();
                 return Dispatched::answer(request_id, Err(error));
             }
         };
-        let caller = Caller {
-            id: request_id.clone(),
-            reply_to,
-            version,
+        let caller = Call {
+            ticket: asker.clone(),
             task: Some(task_id.clone()),
-            tool: start.tool,
-            trace: start.trace,
-            client: start.client,
-            received: now.instant,
             reserved_at: start.reserved_at,
-            span: start.span,
             arrival: start.arrival,
-        };
-        let asker = Asker {
-            id: request_id.clone(),
-            reply_to,
-            method: "tools/call",
-            tool: Some(start.tool.name()),
-            version,
-            received: now.instant,
-            span: start.span,
         };
         self.starting = Some((task_id.clone(), asker));
         emit.push(DeskOut::Start(Box::new(Start {
@@ -134,7 +119,7 @@ impl Local {
                 task: Some(task_id),
             },
         })));
-        Dispatched::Pending
+        Dispatched::Later
     }
 
     /// The engine runs task `task_id`'s call as `key`: `asker` is held for the call's
@@ -144,14 +129,14 @@ impl Local {
         timers: &mut Timers<Due>,
         now: Now,
         (task_id, key): (&str, CallKey),
-    ) -> Option<(Asker, Result<Value, RpcError>)> {
+    ) -> Option<(Ticket, Result<Value, RpcError>)> {
         let (_, asker) = self.starting.take().filter(|(id, _)| id == task_id)?;
         let poll = (self.poll_schedule(now.unix_secs))(now.unix_secs);
         let task = self.tasks.get(task_id).ok()?;
         task.call = Some(key);
         // Never past the task's life: its handle must still serve when given.
         let window = self.settings.answer_within.min(task.ttl);
-        let version = asker.version;
+        let version = asker.shape();
         if version.is_modern() && !window.is_zero() {
             // The client takes a result or a task: it gets the result if the call ends
             // within the window, else its task at the window's end.
@@ -171,11 +156,11 @@ impl Local {
         &mut self,
         emit: &mut Emit,
         now: Now,
-        (asker, method): (Asker, Method),
+        (asker, method): (Ticket, Method),
         task_id: &str,
         client: ClientId,
     ) -> Dispatched {
-        let version = asker.version;
+        let version = asker.shape();
         let poll = self.poll_schedule(emit.unix);
         let task = match self.tasks.get_for(task_id, client) {
             Ok(task) => task,
@@ -197,7 +182,7 @@ impl Local {
                 }
                 Status::Working => {
                     task.waiters.push(asker);
-                    return Dispatched::Pending;
+                    return Dispatched::Later;
                 }
                 _ => payload(task.outcome.as_ref(), task_id),
             },
@@ -300,7 +285,7 @@ impl Local {
     ) -> bool {
         if let Some(held) = self.held.release(task_id) {
             self.tasks.discard(task_id);
-            emit.push(DeskOut::Unanswered(held.reply_to));
+            emit.push(DeskOut::Unanswered(held));
             return false;
         }
         if self
@@ -322,15 +307,15 @@ impl Local {
     pub(super) fn release_held(
         &mut self,
         unix: u64,
-        windows: Vec<(String, Asker)>,
-    ) -> Vec<(String, Asker, Result<Value, RpcError>)> {
+        windows: Vec<(String, Ticket)>,
+    ) -> Vec<(String, Ticket, Result<Value, RpcError>)> {
         let poll = self.poll_schedule(unix);
         let mut handed = Vec::new();
         for (task_id, held) in windows {
             let Ok(task) = self.tasks.get(&task_id) else {
                 continue;
             };
-            let result = shape::create_task_result(task, poll(task.created), held.version);
+            let result = shape::create_task_result(task, poll(task.created), held.shape());
             log::debug!("task {task_id} created (its call outlived the answer window)");
             handed.push((task_id, held, Ok(result)));
         }

@@ -41,12 +41,11 @@ mod local;
 mod shared;
 
 use crate::calls::{CallKey, Refused};
-use crate::clients::ClientId;
 use crate::io::{ExchangeId, Now};
 use crate::jsonrpc::{Request, RpcError};
 use crate::mcp::shape::TaskError;
 use crate::mcp::{Method, ProtocolVersion};
-use crate::routing::{Asker, Dispatched, ReplyTo, TaskStart};
+use crate::routing::{Dispatched, ReplyTo, TaskStart, Ticket};
 use crate::settings::{ServerConfig, TaskSettings};
 use crate::store::events::StoreEvent;
 use crate::store::{StoreId, StoreOp, StoreReply};
@@ -127,15 +126,15 @@ impl Desk {
         &mut self,
         now: Now,
         name: &str,
-        asked: (crate::jsonrpc::RequestId, ReplyTo, ProtocolVersion),
+        ticket: Ticket,
         start: TaskStart,
     ) -> Dispatched {
         self.emit.unix = now.unix_secs;
-        self.emit.learn(start.client, name);
+        self.emit.learn(ticket.client, name);
         if self.settings.background {
-            self.background.start(&mut self.emit, now, asked, start)
+            self.background.start(&mut self.emit, now, ticket, start)
         } else {
-            self.local.start(&mut self.emit, now, asked, start)
+            self.local.start(&mut self.emit, now, ticket, start)
         }
     }
 
@@ -146,7 +145,7 @@ impl Desk {
         let handed = self.local.started(&mut self.timers, now, (task_id, key));
         match handed.and_then(|answer| self.share_new(now.instant, task_id, answer)) {
             Some((asker, result)) => Dispatched::answer(asker.id, result),
-            None => Dispatched::Pending,
+            None => Dispatched::Later,
         }
     }
 
@@ -186,20 +185,11 @@ impl Desk {
         name: &str,
         request: Request,
         method: Method,
-        (reply_to, client, version): (ReplyTo, ClientId, ProtocolVersion),
-        span: Option<crate::spans::SpanStart>,
+        asker: Ticket,
     ) -> Dispatched {
+        let (client, version) = (asker.client, asker.shape());
         self.emit.unix = now.unix_secs;
         self.emit.learn(client, name);
-        let asker = Asker {
-            id: request.id.clone(),
-            reply_to,
-            method: method.label(),
-            tool: None,
-            version,
-            received: now.instant,
-            span,
-        };
         let params = &request.params;
         if method == Method::TasksList {
             return match shared(self) {
@@ -340,7 +330,7 @@ impl Desk {
     /// calls of the tasks it never heard of stop.
     pub(crate) fn forget(&mut self, x: ExchangeId) {
         let reply_to = ReplyTo::Exchange(x);
-        let gone = |w: &Asker| w.reply_to == reply_to;
+        let gone = |w: &Ticket| w.reply_to == reply_to;
         self.background.forget(gone);
         if let Some(mut shared) = shared(self) {
             shared.forget_shared_waiters(gone);
@@ -430,8 +420,8 @@ impl Desk {
         &mut self,
         now: Instant,
         task_id: &str,
-        answer: (Asker, Result<Value, RpcError>),
-    ) -> Option<(Asker, Result<Value, RpcError>)> {
+        answer: (Ticket, Result<Value, RpcError>),
+    ) -> Option<(Ticket, Result<Value, RpcError>)> {
         match shared(self) {
             Some(mut shared) => shared.share_new_task((task_id, now), Some(answer)),
             None => Some(answer),

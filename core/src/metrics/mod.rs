@@ -83,6 +83,8 @@ pub enum ErrorType {
     Tool,
     /// A JSON-RPC error, by code.
     Rpc(i32),
+    /// No reply: the client cancelled the request or went away.
+    Cancelled,
 }
 
 /// One upstream attempt's end, as `openai_responses_mcp_upstream_attempts_total` labels it.

@@ -115,6 +115,7 @@ impl Metrics {
             let error = op.error.map(|e| match e {
                 ErrorType::Tool => "tool_error".to_owned(),
                 ErrorType::Rpc(code) => code.to_string(),
+                ErrorType::Cancelled => "cancelled".to_owned(),
             });
             let mut labels = vec![("mcp_method_name", op.method.to_owned())];
             if let Some(tool) = op.tool {

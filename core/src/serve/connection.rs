@@ -425,11 +425,6 @@ impl Connection {
             ),
         }
     }
-
-    /// The server is shutting down: answer the request in progress, then close.
-    pub fn drain(&mut self) {
-        self.closing = true;
-    }
 }
 
 #[path = "connection/closing.rs"]

@@ -296,44 +296,12 @@ fn exchange(
         }
     };
     let id = message.get("id").and_then(RequestId::from_value);
-    let version = match request.header("mcp-protocol-version") {
-        None => None,
-        Some(named) => match ProtocolVersion::parse(named) {
-            Some(v) => Some(v),
-            None => {
-                let error = shape::meta_error(&MetaError::Unsupported {
-                    requested: named.to_owned(),
-                });
-                return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
-            }
-        },
+    let (version, modern) = match versions(request, &message, shown) {
+        Ok(versions) => versions,
+        Err(error) => {
+            return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error))
+        }
     };
-    let modern = headers::declared_version(&message).is_some()
-        || version.is_some_and(ProtocolVersion::is_modern);
-    // A modern request whose `_meta` is incomplete is refused as such (-32602, 400)
-    // before its headers are compared with a body that cannot answer them.
-    // A body naming another version than the header is a mismatch first of all.
-    let named = request.header("mcp-protocol-version");
-    if let (Some(header), Some(Value::String(body))) = (named, headers::declared_version(&message))
-    {
-        if header.trim() != body {
-            let message = format!("Header mismatch: MCP-Protocol-Version header value {} does not match body value {}", shown(header), shown(body));
-            let error = RpcError::new(ErrorKind::HeaderMismatch, message);
-            return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
-        }
-    }
-    if modern {
-        if let Err(e) = modern_meta(&message) {
-            let error = shape::meta_error(&e);
-            return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
-        }
-    }
-    if modern {
-        if let Err(mismatch) = headers::check(&request.headers, &message) {
-            let error = RpcError::new(ErrorKind::HeaderMismatch, mismatch.to_string());
-            return Routed::Respond(rpc_error(ReplyHead::new(400, keep_alive), id, error));
-        }
-    }
     Routed::Exchange {
         asked: Asked::Rpc {
             message,
@@ -349,6 +317,42 @@ fn exchange(
             ..ExchangeResponse::new(keep_alive, takes_stream)
         },
     }
+}
+
+/// The version a message's header names and whether it is modern (by its header or its
+/// body), after the checks that tie its headers to its body; else the error to refuse it
+/// with (400).
+fn versions(
+    request: &Request,
+    message: &Value,
+    shown: &dyn Fn(&str) -> String,
+) -> Result<(Option<ProtocolVersion>, bool), RpcError> {
+    let named = request.header("mcp-protocol-version");
+    let version = match named {
+        None => None,
+        Some(named) => Some(ProtocolVersion::parse(named).ok_or_else(|| {
+            shape::meta_error(&MetaError::Unsupported {
+                requested: named.to_owned(),
+            })
+        })?),
+    };
+    let declared = headers::declared_version(message);
+    let modern = declared.is_some() || version.is_some_and(ProtocolVersion::is_modern);
+    // A body naming another version than the header is a mismatch first of all.
+    if let (Some(header), Some(Value::String(body))) = (named, declared) {
+        if header.trim() != body {
+            let message = format!("Header mismatch: MCP-Protocol-Version header value {} does not match body value {}", shown(header), shown(body));
+            return Err(RpcError::new(ErrorKind::HeaderMismatch, message));
+        }
+    }
+    if modern {
+        // A modern request whose `_meta` is incomplete is refused as such (-32602)
+        // before its headers are compared with a body that cannot answer them.
+        modern_meta(message).map_err(|e| shape::meta_error(&e))?;
+        headers::check(&request.headers, message)
+            .map_err(|mismatch| RpcError::new(ErrorKind::HeaderMismatch, mismatch.to_string()))?;
+    }
+    Ok((version, modern))
 }
 
 /// Checks the `_meta` of a request sent as 2026-07-28 (by its header or its body);

@@ -52,8 +52,8 @@ impl Server {
                     self.out.batches().fill(batch, slot, Some(reply));
                 }
                 Dispatched::Nothing => self.out.batches().fill(batch, slot, None),
-                // A batch member's reply goes into its slot; none is sent on its own.
-                Dispatched::Pending | Dispatched::Sent => {}
+                // A request's answer goes into its slot through the register.
+                Dispatched::Later | Dispatched::Sent => {}
             }
         }
         self.out.flush_batch(batch);

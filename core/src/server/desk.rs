@@ -16,8 +16,11 @@ impl Server {
         let mut answer = None;
         while let Some(out) = self.desk.poll_output() {
             match out {
-                DeskOut::Reply(asker, result) => self.reply_late(asker, result),
-                DeskOut::Unanswered(reply_to) => self.route(reply_to, None, None),
+                DeskOut::Reply(ticket, result) => {
+                    let reply = crate::jsonrpc::Reply::to(ticket.id.clone(), result);
+                    self.answer(&ticket, super::register::Answer::reply(reply));
+                }
+                DeskOut::Unanswered(ticket) => self.answer(&ticket, super::register::Answer::NONE),
                 DeskOut::Notify(note) => self.out.write_json(&note),
                 DeskOut::Charge(charge) => charge_ledger(&mut self.ledger, charge),
                 DeskOut::Cancel(key) => {
@@ -60,7 +63,7 @@ fn start_work(
         }
         Starting::Stored { job, work } => {
             let context = Context::Background(job);
-            calls.start_stored(now, context, work, start.plan, start.today)?;
+            calls.start_internal(now, context, work, start.plan, start.today)?;
             Ok(None)
         }
     }

@@ -4,15 +4,14 @@
 //! absent, as the specification allows), and `initialize` is answered without changing
 //! anything, so that any instance behind a load balancer can serve any request.
 
-use super::dispatch::fail;
 use super::methods::Scope;
 use super::{ExchangeId, ExchangeOut, Now, Output, Server};
-use crate::calls::{CallKey, Requester};
+use crate::calls::Requester;
 use crate::clients::ClientId;
 use crate::jsonrpc::{classify, Incoming, Reply};
 use crate::mcp::shape::RequestError;
 use crate::mcp::{era_of, shape, Era, ProtocolVersion};
-use crate::routing::{Dispatched, ReplyTo};
+use crate::routing::ReplyTo;
 use serde_json::Value;
 
 /// The version of a legacy request that names none (the specification's default).
@@ -36,19 +35,26 @@ impl Server {
             self.route(reply_to, Some(Reply::Failure { id: None, error }), None);
             return;
         }
-        let dispatched = match classify(message) {
-            Ok(Incoming::Request(request)) => match era_of(&request.params) {
-                Ok(Era::Modern(v)) => {
-                    self.on_method(now, request, (reply_to, trace), Scope::Modern(v), client)
-                }
-                Ok(Era::Legacy) => {
-                    let v = version
-                        .filter(|v| !v.is_modern())
-                        .unwrap_or(UNNAMED_VERSION);
-                    self.on_method(now, request, (reply_to, trace), Scope::Stateless(v), client)
-                }
-                Err(e) => fail(request.id, shape::meta_error(&e)),
-            },
+        let reply = match classify(message) {
+            Ok(Incoming::Request(request)) => {
+                let scope = match era_of(&request.params) {
+                    Ok(Era::Modern(v)) => Scope::Modern(v),
+                    Ok(Era::Legacy) => {
+                        let v = version.filter(|v| !v.is_modern());
+                        Scope::Stateless(v.unwrap_or(UNNAMED_VERSION))
+                    }
+                    Err(e) => {
+                        let error = shape::meta_error(&e);
+                        let reply = Reply::Failure {
+                            id: Some(request.id),
+                            error,
+                        };
+                        self.route(reply_to, Some(reply), None);
+                        return;
+                    }
+                };
+                return self.on_method(now, request, (reply_to, trace), scope, client);
+            }
             Ok(Incoming::Notification(n)) => {
                 self.dispatch_notification(now, n, Requester::Exchange(x), client);
                 self.out.push(Output::Exchange(x, ExchangeOut::Accepted));
@@ -58,36 +64,11 @@ impl Server {
                 self.out.push(Output::Exchange(x, ExchangeOut::Accepted));
                 return;
             }
-            Err(rejected) => Dispatched::Reply(Reply::Failure {
+            Err(rejected) => Reply::Failure {
                 id: rejected.id,
                 error: rejected.error,
-            }),
+            },
         };
-        match dispatched {
-            Dispatched::Reply(reply) => self.route(reply_to, Some(reply), None),
-            Dispatched::Refused {
-                reply,
-                retry_after_secs,
-            } => self.route(reply_to, Some(reply), Some(retry_after_secs)),
-            Dispatched::Nothing => self.route(reply_to, None, None),
-            Dispatched::Pending | Dispatched::Sent => {}
-        }
-    }
-
-    /// The client went away: its call (if any) is cancelled; nothing more is sent for it.
-    pub(super) fn on_exchange_closed(&mut self, now: Now, x: ExchangeId) {
-        self.forget_subscriptions_of(x);
-        self.forget_gated(x);
-        self.desk.forget(x);
-        self.drain_desk();
-        self.parked
-            .retain(|_, p| p.reply_to != ReplyTo::Exchange(x));
-        let keys: Vec<CallKey> = self.calls.keys_from(Requester::Exchange(x));
-        for key in &keys {
-            if self.calls.cancel(now, key) {
-                log::debug!("client of {key} went away; call cancelled");
-            }
-        }
-        self.drain_calls();
+        self.route(reply_to, Some(reply), None);
     }
 }

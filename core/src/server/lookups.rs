@@ -36,53 +36,53 @@ impl Server {
             let work = Work::Model(model);
             if let Err(refused) =
                 self.calls
-                    .start_stored(now, context, work, Planned::default(), today)
+                    .start_internal(now, context, work, Planned::default(), today)
             {
                 log::debug!("model lookup not started: {refused:?}");
             }
         }
     }
+}
 
-    /// What the provider said of `model`: recorded, and warned about once when the date
-    /// is past or within [`WARN_DAYS`].
-    pub(super) fn on_model_date(
-        &mut self,
-        now: Now,
-        model: &str,
-        outcome: Result<Option<String>, UpstreamFailure>,
-    ) {
-        let date = match outcome {
-            Ok(date) => date,
-            Err(failure) => {
-                // No endpoint, no such model, no answer: the built-in table decides.
-                log::debug!(
-                    "the provider gave no shutdown date for {model}: {}",
-                    failure.message
-                );
-                return;
-            }
-        };
-        log::debug!("the provider's shutdown date for {model}: {date:?}");
-        self.calendar.handle_date(model, date);
-        let (today, soon) = days(now);
-        let setting = profile_models(&self.config)
-            .remove(model)
-            .unwrap_or("model_profiles.answer.model");
-        let said = match self.calendar.shutdown(model, &today, &soon) {
-            Shutdown::Past(date) => format!(
-                "was shut down on {date} (the provider's own date): calls with it are refused"
-            ),
-            Shutdown::Soon(date) => {
-                format!("will be shut down on {date} (the provider's own date)")
-            }
-            Shutdown::Later => return,
-        };
-        if self.calendar.warn_once(model) {
-            log::warn!(
-                "model {model} {said}; set {setting} to {}",
-                replacement(model)
+/// What the provider said of `model`: recorded, and warned about once when the date
+/// is past or within [`WARN_DAYS`].
+pub(super) fn model_date(
+    (calendar, config): (&mut Calendar, &ServerConfig),
+    now: Now,
+    model: &str,
+    outcome: Result<Option<String>, UpstreamFailure>,
+) {
+    let date = match outcome {
+        Ok(date) => date,
+        Err(failure) => {
+            // No endpoint, no such model, no answer: the built-in table decides.
+            log::debug!(
+                "the provider gave no shutdown date for {model}: {}",
+                failure.message
             );
+            return;
         }
+    };
+    log::debug!("the provider's shutdown date for {model}: {date:?}");
+    calendar.handle_date(model, date);
+    let (today, soon) = days(now);
+    let setting = profile_models(config)
+        .remove(model)
+        .unwrap_or("model_profiles.answer.model");
+    let said = match calendar.shutdown(model, &today, &soon) {
+        Shutdown::Past(date) => {
+            format!("was shut down on {date} (the provider's own date): calls with it are refused")
+        }
+        Shutdown::Soon(date) => {
+            format!("will be shut down on {date} (the provider's own date)")
+        }
+        Shutdown::Later => return,
+    };
+    if calendar.warn_once(model) {
+        log::warn!(
+            "model {model} {said}; set {setting} to {}",
+            replacement(model)
+        );
     }
 }
 

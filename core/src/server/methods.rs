@@ -2,14 +2,15 @@
 //! session `initialize` opens, a legacy HTTP request served without a session, or a
 //! 2026-07-28 request described by its own `_meta`) and the version it is served in.
 
+use super::register::Answer;
 use super::{ExchangeOut, Now, Output, Server, Session};
 use crate::clients::ClientId;
 use crate::jsonrpc::{kind_of, Request, RequestId, RpcError};
 use crate::mcp::shape::RequestError;
 use crate::mcp::{shape, Method, ProtocolVersion};
-use crate::routing::{Dispatched, ReplyTo};
-use crate::tools::Tool;
+use crate::routing::{Dispatched, ReplyTo, Ticket};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Where a request is served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,95 +24,37 @@ pub(super) enum Scope {
 }
 
 impl Server {
-    /// `tasks/*`, for the desk.
-    fn ask_desk(
-        &mut self,
-        now: Now,
-        request: crate::jsonrpc::Request,
-        method: crate::mcp::Method,
-        asked: (ReplyTo, crate::clients::ClientId, ProtocolVersion),
-    ) -> Dispatched {
-        let span = self.asking;
-        let name = self.ledger.clients().name(asked.1);
-        let dispatched = self
-            .desk
-            .on_request(now, name, request, method, asked, span);
-        self.drain_desk().unwrap_or(dispatched)
-    }
-
-    /// Serves `request` as the table below says for its method, scope and version.
+    /// Registers `request` and serves it as the table below says for its method, scope
+    /// and version; its answer leaves through the register, now or later.
     pub(super) fn on_method(
         &mut self,
         now: Now,
         request: Request,
-        (reply_to, trace): (ReplyTo, Option<crate::trace_context::TraceParent>),
+        came: (ReplyTo, Option<crate::trace_context::TraceParent>),
         scope: Scope,
         client: ClientId,
-    ) -> Dispatched {
-        let method = Method::parse(&request.method).label();
-        let tool = (method == "tools/call")
-            .then(|| request.params.get("name").and_then(Value::as_str))
-            .flatten()
-            .and_then(Tool::from_name)
-            .map(Tool::name);
-        if self.tracer.is_on() {
-            // The caller's context: its `_meta` first, then its HTTP header.
-            let parent = crate::mcp::trace_parent(&request.params).or(trace);
-            self.asking = self.tracer.begin(parent.as_ref(), now.instant);
+    ) {
+        if matches!(scope, Scope::Modern(_)) {
+            self.modern_seen = true;
         }
-        let id = self.asking.is_some().then(|| request.id.clone());
-        let dispatched = self.answer_method(now, request, reply_to, scope, client);
-        let span = self.asking.take();
-        // A reply that leaves later is counted where it leaves (`reply_late`, and a call's
-        // end in `route`), with its duration; one sent now takes no time to speak of.
-        let error = match &dispatched {
-            Dispatched::Reply(reply) | Dispatched::Refused { reply, .. } => {
-                Some(crate::routing::error_type(reply))
-            }
-            Dispatched::Sent => Some(None),
-            Dispatched::Nothing | Dispatched::Pending => None,
-        };
-        if let Some(error) = error {
-            let version = match (scope, self.session) {
-                (Scope::Stateless(v) | Scope::Modern(v), _)
-                | (Scope::Session, Session::Ready(v)) => v.as_str(),
-                (Scope::Session, Session::AwaitingInit) => "",
-            };
-            let op = crate::metrics::Operation {
-                method,
-                tool,
-                error,
-                transport: reply_to.transport().network(),
-                version,
-            };
-            if let (Some(span), Some(id)) = (span, &id) {
-                let span = super::traced::request(&span, (&op, id), now.instant, Vec::new());
-                self.tracer.end(span);
-            }
-            self.ledger.replied(op, std::time::Duration::ZERO);
+        let (ticket, method) = self.register(now, &request, came, scope, client);
+        let dispatched = self.answer_method(now, request, method, &ticket, scope);
+        if let Some(answer) = Answer::of(dispatched) {
+            self.answer(&ticket, answer);
         }
-        dispatched
     }
 
-    /// Handles one request in `scope`.
+    /// Handles one registered request in `scope`.
     fn answer_method(
         &mut self,
         now: Now,
         request: Request,
-        reply_to: ReplyTo,
+        method: Method,
+        ticket: &Ticket,
         scope: Scope,
-        client: ClientId,
     ) -> Dispatched {
-        let version = match (scope, self.session) {
-            (Scope::Session, Session::Ready(v)) => Some(v),
-            (Scope::Session, Session::AwaitingInit) => None,
-            (Scope::Stateless(v) | Scope::Modern(v), _) => Some(v),
-        };
-        if matches!(scope, Scope::Modern(_)) {
-            self.modern_seen = true;
-        }
-        let batched = matches!(reply_to, ReplyTo::Batch { .. });
-        let result = match (Method::parse(&request.method), scope, version) {
+        let batched = matches!(ticket.reply_to, ReplyTo::Batch { .. });
+        let result = match (method, scope, ticket.version) {
             (Method::Initialize, Scope::Session, _) if batched => {
                 Err(RequestError::InitializeInBatch.error())
             }
@@ -127,27 +70,21 @@ impl Server {
                 negotiate(&request).map(shape::initialize_result)
             }
             (Method::ServerDiscover, Scope::Modern(_), _) => Ok(shape::discover_result()),
-            (Method::ToolsList, _, Some(v)) => {
-                return self.answer_tools_list(request.id, v, reply_to)
-            }
-            (Method::ToolsCall, _, Some(v)) => {
-                return self.call_tool(now, request, reply_to, v, client)
-            }
+            (Method::ToolsList, _, Some(v)) => return self.answer_tools_list(ticket, v),
+            (Method::ToolsCall, _, Some(_)) => return self.call_tool(now, request, ticket),
             (m @ (Method::ToolsList | Method::ToolsCall), _, None) => {
                 Err(RequestError::NotInitialized { method: m.as_str() }.error())
             }
-            (Method::SubscriptionsListen, Scope::Modern(_), _) => {
-                return self.listen(request.id, reply_to)
-            }
+            (Method::SubscriptionsListen, Scope::Modern(_), _) => return self.listen(ticket),
             (
                 m @ (Method::TasksGet | Method::TasksCancel | Method::TasksUpdate),
-                Scope::Modern(v),
+                Scope::Modern(_),
                 _,
             ) => {
                 if !crate::mcp::declares_tasks(&request.params) {
                     Err(shape::missing_tasks_capability(m.as_str()))
                 } else {
-                    return self.ask_desk(now, request, m, (reply_to, client, v));
+                    return self.ask_desk(now, request, m, ticket);
                 }
             }
             (
@@ -157,15 +94,26 @@ impl Server {
                 | Method::TasksCancel),
                 Scope::Session | Scope::Stateless(_),
                 Some(v),
-            ) if v.has_session_tasks() => {
-                return self.ask_desk(now, request, m, (reply_to, client, v))
-            }
+            ) if v.has_session_tasks() => return self.ask_desk(now, request, m, ticket),
             (other, _, v) => Err(shape::method_not_found(
                 other.as_str(),
                 v.unwrap_or(ProtocolVersion::LATEST_LEGACY),
             )),
         };
         Dispatched::answer(request.id, result)
+    }
+
+    /// `tasks/*`, for the desk.
+    fn ask_desk(
+        &mut self,
+        now: Now,
+        request: Request,
+        method: Method,
+        ticket: &Ticket,
+    ) -> Dispatched {
+        let name = self.ledger.clients().name(ticket.client);
+        let dispatched = (self.desk).on_request(now, name, request, method, ticket.clone());
+        self.drain_desk().unwrap_or(dispatched)
     }
 
     fn initialize(&mut self, request: &Request) -> Result<Value, RpcError> {
@@ -178,19 +126,18 @@ impl Server {
 
     /// `tools/list`, from the serialised list cached per version where the reply goes
     /// out alone.
-    fn answer_tools_list(
-        &mut self,
-        id: RequestId,
-        version: ProtocolVersion,
-        reply_to: ReplyTo,
-    ) -> Dispatched {
-        match reply_to {
+    fn answer_tools_list(&mut self, ticket: &Ticket, version: ProtocolVersion) -> Dispatched {
+        let id = &ticket.id;
+        let searches = self.config.web_search.available();
+        let cache = &mut self.tools_list_json;
+        match ticket.reply_to {
             ReplyTo::Direct => {
-                self.write_tools_list(&id, version);
+                let json = tools_list_reply(cache, searches, (id, version));
+                self.out.write_frame(&json);
                 Dispatched::Sent
             }
             ReplyTo::Exchange(x) => {
-                let json = self.tools_list_reply(&id, version);
+                let json = tools_list_reply(cache, searches, (id, version));
                 let out = ExchangeOut::Reply {
                     json,
                     error: None,
@@ -200,11 +147,33 @@ impl Server {
                 Dispatched::Sent
             }
             ReplyTo::Batch { .. } => {
-                let searches = self.config.web_search.available();
-                Dispatched::answer(id, Ok(shape::tools_list_result(version, searches)))
+                Dispatched::answer(id.clone(), Ok(shape::tools_list_result(version, searches)))
             }
         }
     }
+}
+
+/// The compact JSON of a `tools/list` reply to `id`, from the result cached per version
+/// in `cache` (`searches`: whether web search is offered): the list is fixed for the
+/// session, and building it as a `Value` per request dominated dispatch.
+fn tools_list_reply(
+    cache: &mut BTreeMap<ProtocolVersion, Vec<u8>>,
+    searches: bool,
+    (id, version): (&RequestId, ProtocolVersion),
+) -> Vec<u8> {
+    // A `Value` always serialises.
+    #[allow(clippy::expect_used)]
+    let cached = cache.entry(version).or_insert_with(|| {
+        serde_json::to_vec(&shape::tools_list_result(version, searches))
+            .expect("a Value is always valid JSON")
+    });
+    let mut json = Vec::with_capacity(cached.len() + 48);
+    json.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    json.extend_from_slice(id.to_value().to_string().as_bytes());
+    json.extend_from_slice(br#","result":"#);
+    json.extend_from_slice(cached);
+    json.push(b'}');
+    json
 }
 
 /// The version `initialize` settles on: the client's when it is a legacy version we

@@ -24,6 +24,7 @@ mod lookups;
 mod methods;
 mod oauth;
 mod outbox;
+mod register;
 mod route;
 mod store;
 mod subscriptions;
@@ -98,9 +99,8 @@ pub struct Server {
     gate: Option<oauth::ExchangeGate>,
     /// The spans made of the work, for the host to export ([`crate::spans`]).
     tracer: crate::spans::Tracer,
-    /// The span of the request being dispatched, while `on_method` runs: what a call or
-    /// a task started for it continues.
-    asking: Option<crate::spans::SpanStart>,
+    /// The requests not yet answered: see [`register`].
+    register: register::Register,
     /// How the HTTP request being dispatched came in (its address and credential),
     /// while `on_exchange` runs: what a call started for it records.
     arriving: crate::ledger::Arrival,
@@ -146,7 +146,7 @@ impl Server {
             parked: BTreeMap::new(),
             gate,
             tracer,
-            asking: None,
+            register: register::Register::default(),
             arriving: crate::ledger::Arrival::default(),
             user_ids: user_ids::Known::default(),
             session_app: None,
@@ -159,8 +159,13 @@ impl Server {
             return;
         }
         self.last_now = Some(now);
-        if self.gate.is_some() {
-            self.gate_tick(now);
+        // The gate's deadlines once due, on whatever input comes first: a host flooded
+        // with requests may not get to its timer (its first fetch comes with `Start`).
+        if let Some(gate) = &mut self.gate {
+            if gate.poll_timeout().is_some_and(|at| at <= now.instant) {
+                gate.timeout(now);
+                self.drain_gate(now);
+            }
         }
         match input {
             Input::Start => {
@@ -222,8 +227,13 @@ impl Server {
             self.look_up_models(now);
         }
         self.drain_calls();
-        // Answers and creates hold the exit, and so do tasks' ends until the store has
-        // them (at most until the grace ends); lookups and task reads do not.
+        self.exit_when_done(now);
+    }
+
+    /// Closing, exits once nothing holds it: answers and creates hold the exit, and so do
+    /// tasks' ends until the store has them (at most until the grace ends); lookups and
+    /// task reads do not.
+    fn exit_when_done(&mut self, now: Now) {
         let flush_over = self.grace_deadline.is_some_and(|d| now.instant >= d);
         let owed = self.desk.holds_exit();
         if self.closing.is_some()

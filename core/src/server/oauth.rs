@@ -9,7 +9,6 @@ use crate::calls::{Planned, Work};
 use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
-use crate::openai::UpstreamFailure;
 use crate::routing::Context;
 use crate::serve::exchange::{Asked, ExchangeOut, WayIn};
 
@@ -27,21 +26,6 @@ pub(super) fn gate_of(config: &crate::settings::ServerConfig) -> Option<Exchange
 const TOO_MANY_IDENTITIES: &str = "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one";
 
 impl Server {
-    /// The client a request is served as: the identity a trusted gateway named (the
-    /// named client that claims it, or one of its own, `<header>:<value>`), else the one
-    /// its credential is. An identity header from an untrusted peer is counted, and
-    /// changes nothing. `None` once ids run out.
-    fn client_of(&mut self, client: ClientId, way: &WayIn) -> Option<ClientId> {
-        if way.header_ignored {
-            self.ledger.identity_header_ignored();
-        }
-        let Some(identity) = &way.identity else {
-            return Some(client);
-        };
-        let header = self.config.identity_header.as_deref().unwrap_or("gateway");
-        self.ledger.clients_mut().identify(header, identity)
-    }
-
     /// An HTTP request the endpoint let through: served as its client, or first through
     /// the gate when it carries a token to verify (its body still unread).
     pub(super) fn on_asked(&mut self, now: Now, id: ExchangeId, asked: Asked) {
@@ -53,7 +37,8 @@ impl Server {
                 trace,
                 way,
             } => {
-                let Some(client) = self.client_of(client, &way) else {
+                let header = self.config.identity_header.as_deref();
+                let Some(client) = client_of(&mut self.ledger, header, (client, &way)) else {
                     let denial = Denial {
                         status: 503,
                         challenge: None,
@@ -134,7 +119,7 @@ impl Server {
                 GateStep::Fetch(url) => {
                     log::debug!("oauth: fetching {url}");
                     let today = crate::date::Date::tokyo(now.unix_secs).to_string();
-                    let started = self.calls.start_stored(
+                    let started = self.calls.start_internal(
                         now,
                         Context::Identity,
                         Work::Fetch(url),
@@ -151,27 +136,24 @@ impl Server {
             }
         }
     }
+}
 
-    /// A fetch for the gate ended.
-    pub(super) fn on_fetched(&mut self, now: Now, outcome: Result<Vec<u8>, UpstreamFailure>) {
-        if let Some(gate) = &mut self.gate {
-            gate.fetched(now, outcome.map_err(FetchError::Upstream));
-        }
-        self.drain_gate(now);
+/// The client a request is served as: the identity a trusted gateway named (the
+/// named client that claims it, or one of its own, `<header>:<value>`), else the one
+/// its credential is. An identity header from an untrusted peer is counted, and
+/// changes nothing. `None` once ids run out.
+fn client_of(
+    ledger: &mut crate::ledger::Ledger,
+    header: Option<&str>,
+    (client, way): (ClientId, &WayIn),
+) -> Option<ClientId> {
+    if way.header_ignored {
+        ledger.identity_header_ignored();
     }
-
-    /// The gate's deadlines (its first fetch comes with [`Input::Start`](super::Input)).
-    pub(super) fn gate_tick(&mut self, now: Now) {
-        if let Some(gate) = &mut self.gate {
-            gate.timeout(now);
-        }
-        self.drain_gate(now);
-    }
-
-    /// A waiting request whose client left is dropped.
-    pub(super) fn forget_gated(&mut self, x: ExchangeId) {
-        if let Some(gate) = &mut self.gate {
-            gate.forget(|id| *id == x);
-        }
-    }
+    let Some(identity) = &way.identity else {
+        return Some(client);
+    };
+    ledger
+        .clients_mut()
+        .identify(header.unwrap_or("gateway"), identity)
 }

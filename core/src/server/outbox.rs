@@ -92,6 +92,19 @@ impl Outbox {
         }
     }
 
+    /// Sends a call's progress `note` to its request at `reply_to`; over HTTP, nothing once
+    /// the request was `answered` (a task's handle: no stream is left to carry it).
+    pub(super) fn progress(&mut self, reply_to: ReplyTo, note: &impl Serialize, answered: bool) {
+        match reply_to {
+            ReplyTo::Exchange(_) if answered => {}
+            ReplyTo::Exchange(x) => {
+                let json = to_json(note);
+                self.push(Output::Exchange(x, ExchangeOut::Notification(json)));
+            }
+            ReplyTo::Direct | ReplyTo::Batch { .. } => self.write_json(note),
+        }
+    }
+
     /// Writes batch `batch`'s replies, as one array, once every slot is answered.
     pub(super) fn flush_batch(&mut self, batch: u64) {
         if let Some(replies) = self.batches.take_if_done(batch) {

@@ -1,11 +1,12 @@
-//! Where calls' ends go: the one place that drains the call engine's events, and the
-//! replies that leave late (counted once, then sent through the [`super::outbox`]).
+//! Where calls' ends go: the one place that drains the call engine's events; their
+//! replies leave through the register ([`super::register`]) and the [`super::outbox`].
 
-use super::{ExchangeOut, Output, Server};
+use super::register::Answer;
+use super::{Output, Server};
 use crate::calls::CallEvent;
 use crate::jsonrpc::Reply;
 use crate::mcp::{shape, ProtocolVersion};
-use crate::routing::{Asker, Context, Dispatched, ReplyTo};
+use crate::routing::{Call, Context, ReplyTo};
 
 impl Server {
     /// Performs everything the call engine asked for, in order.
@@ -15,11 +16,16 @@ impl Server {
                 CallEvent::Send(request) => self.out.push(Output::Http(request)),
                 CallEvent::Abort(attempt) => self.out.push(Output::Abort(attempt)),
                 CallEvent::Progress {
-                    context: Context::Call(context),
+                    context: Context::Call(call),
                     token,
                     progress,
                     message,
-                } => self.on_progress(&context, &token, progress, &message),
+                } => {
+                    let note = shape::progress(&token, progress, &message, call.ticket.shape());
+                    // A task's HTTP request answered with its handle has no stream left.
+                    let answered = call.task.as_ref().is_some_and(|t| !self.desk.is_held(t));
+                    self.out.progress(call.ticket.reply_to, &note, answered);
+                }
                 CallEvent::Finished {
                     context: Context::Call(context),
                     outcome,
@@ -42,29 +48,15 @@ impl Server {
                     spent,
                 } => self.on_call_dropped(&context, spent.as_ref()),
                 CallEvent::Attempted { context, attempt } => {
-                    // A call's attempts continue its request's trace; the identity
-                    // provider's fetches serve every request, so each is a trace of
-                    // its own. Model lookups are not traced.
-                    let parent = match &context {
-                        Context::Call(caller) => caller.span,
-                        Context::Background(job) => job.span(),
-                        Context::Identity | Context::Lookup(_) => None,
-                    };
-                    let span = match (parent, &context) {
-                        (Some(parent), _) => Some(self.tracer.child(&parent, attempt.started)),
-                        (None, Context::Identity) => self.tracer.begin(None, attempt.started),
-                        (None, _) => None,
-                    };
-                    if let Some(span) = span {
-                        self.tracer.end(super::traced::attempt(&span, &attempt));
-                    }
+                    super::traced::attempted(&mut self.tracer, &context, &attempt);
                 }
                 CallEvent::ModelDate {
                     context: Context::Lookup(model),
                     outcome,
                 } => {
                     if let Some(now) = self.last_now {
-                        self.on_model_date(now, &model, outcome);
+                        let of = (&mut self.calendar, &self.config);
+                        super::lookups::model_date(of, now, &model, outcome);
                     }
                 }
                 CallEvent::Fetched {
@@ -72,7 +64,11 @@ impl Server {
                     outcome,
                 } => {
                     if let Some(now) = self.last_now {
-                        self.on_fetched(now, outcome);
+                        if let Some(gate) = &mut self.gate {
+                            let outcome = outcome.map_err(crate::oauth::FetchError::Upstream);
+                            gate.fetched(now, outcome);
+                        }
+                        self.drain_gate(now);
                     }
                 }
                 // Background work is dropped only at exit; progress goes to calls only.
@@ -86,34 +82,11 @@ impl Server {
         }
     }
 
-    /// A call's progress, to its request.
-    fn on_progress(
-        &mut self,
-        context: &crate::routing::Caller,
-        token: &crate::mcp::ProgressToken,
-        progress: u64,
-        message: &str,
-    ) {
-        let note = shape::progress(token, progress, message, context.version);
-        match context.reply_to {
-            // A task's HTTP request was answered with its handle: no stream is left to
-            // carry progress (a held one's request is still open).
-            ReplyTo::Exchange(_)
-                if context.task.as_ref().is_some_and(|t| !self.desk.is_held(t)) => {}
-            ReplyTo::Exchange(x) => {
-                let json = super::outbox::to_json(&note);
-                self.out
-                    .push(Output::Exchange(x, ExchangeOut::Notification(json)));
-            }
-            ReplyTo::Direct | ReplyTo::Batch { .. } => self.out.write_json(&note),
-        }
-    }
-
     /// A call ended with an answer or a failure: counted, priced, and answered (or its
     /// task finished; the request was answered and counted with the task's handle).
     fn on_call_finished(
         &mut self,
-        context: &crate::routing::Caller,
+        call: &Call,
         outcome: Result<crate::openai::Answer, crate::openai::UpstreamFailure>,
         retries: u32,
         report: &crate::calls::Report,
@@ -121,36 +94,36 @@ impl Server {
         let now = self.latest_unix();
         let cost = self
             .ledger
-            .call_ended(&context.call_of(), &outcome, report, now);
-        let usage = match context.span {
-            Some(_) if context.task.is_none() => super::traced::call_usage(&outcome, report, &cost),
+            .call_ended(&call.call_of(), &outcome, report, now);
+        let usage = match call.ticket.span {
+            Some(_) if call.task.is_none() => super::traced::call_usage(&outcome, report, &cost),
             _ => Vec::new(),
         };
-        let version = context.version;
+        let version = call.ticket.shape();
         let result = (self.wording).priced_result(outcome, retries, report, version, &cost);
-        match &context.task {
-            Some(task) => self.task_call_ended(task, Some(result), context),
+        match &call.task {
+            Some(task) => self.task_call_ended(task, Some(result), call),
             None => {
-                let reply = Reply::to(context.id.clone(), result);
-                self.reply_dispatched(context.asker(), Dispatched::Reply(reply), usage);
+                let reply = Reply::to(call.ticket.id.clone(), result);
+                let answer = Answer {
+                    usage,
+                    ..Answer::reply(reply)
+                };
+                self.answer(&call.ticket, answer);
             }
         }
     }
 
     /// A call stopped without an outcome: charged what it spent upstream, if anything,
     /// and its request (or task) told; a batch still needs to know this slot stays empty.
-    fn on_call_dropped(
-        &mut self,
-        context: &crate::routing::Caller,
-        spent: Option<&crate::calls::Report>,
-    ) {
+    fn on_call_dropped(&mut self, call: &Call, spent: Option<&crate::calls::Report>) {
         if let Some(spent) = spent {
             let now = self.latest_unix();
-            self.ledger.cancelled(&context.call_of(), spent, now);
+            self.ledger.cancelled(&call.call_of(), spent, now);
         }
-        match &context.task {
-            Some(task) => self.task_call_ended(task, None, context),
-            None => self.route(context.reply_to, None, None),
+        match &call.task {
+            Some(task) => self.task_call_ended(task, None, call),
+            None => self.answer(&call.ticket, Answer::NONE),
         }
     }
 
@@ -159,51 +132,12 @@ impl Server {
         &mut self,
         task_id: &str,
         outcome: Option<Result<serde_json::Value, crate::jsonrpc::RpcError>>,
-        context: &crate::routing::Caller,
+        call: &Call,
     ) {
-        let (unix, creator) = (self.latest_unix(), (context.reply_to, context.version));
-        self.desk.call_ended(unix, task_id, outcome, creator);
+        let creator = (call.ticket.reply_to, call.ticket.shape());
+        self.desk
+            .call_ended(self.latest_unix(), task_id, outcome, creator);
         self.drain_desk();
-    }
-
-    /// Answers a request whose reply leaves later with `result`, and counts the reply
-    /// once, with how long the request waited for it.
-    pub(super) fn reply_late(
-        &mut self,
-        asker: Asker,
-        result: Result<serde_json::Value, crate::jsonrpc::RpcError>,
-    ) {
-        let reply = Reply::to(asker.id.clone(), result);
-        self.reply_dispatched(asker, Dispatched::Reply(reply), Vec::new());
-    }
-
-    /// Sends what handling `asker`'s request produced, late, and counts the reply once,
-    /// with how long the request waited for it; its span ends with `usage` (what a call
-    /// used) among its attributes.
-    pub(super) fn reply_dispatched(
-        &mut self,
-        asker: Asker,
-        dispatched: Dispatched,
-        usage: Vec<(&'static str, crate::spans::Value)>,
-    ) {
-        let took = self.last_now.map_or(std::time::Duration::ZERO, |now| {
-            now.instant.saturating_duration_since(asker.received)
-        });
-        let (reply, retry_after) = match dispatched {
-            Dispatched::Reply(reply) => (reply, None),
-            Dispatched::Refused {
-                reply,
-                retry_after_secs,
-            } => (reply, Some(retry_after_secs)),
-            Dispatched::Nothing | Dispatched::Sent | Dispatched::Pending => return,
-        };
-        let op = asker.operation(&reply);
-        if let (Some(span), Some(now)) = (asker.span, self.last_now) {
-            let span = super::traced::request(&span, (&op, &asker.id), now.instant, usage);
-            self.tracer.end(span);
-        }
-        self.ledger.replied(op, took);
-        self.route(asker.reply_to, Some(reply), retry_after);
     }
 
     /// Sends `reply` where it belongs (`None` for a request that ends without a reply);

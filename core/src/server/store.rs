@@ -8,56 +8,28 @@ use crate::clients::ClientId;
 use crate::jsonrpc::RequestId;
 use crate::ledger::{CallOf, Reserved};
 use crate::mcp::failure::ToolFailure;
-use crate::mcp::{CallParams, ProtocolVersion};
-use crate::routing::Context;
-use crate::routing::{Asker, Dispatched, ReplyTo};
+use crate::mcp::CallParams;
+use crate::routing::{Context, Dispatched, Ticket};
 use crate::store::events::StoreEvent;
 use crate::store::{StoreId, StoreReply};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A `tools/call` that passed its own checks: admitted at once, or parked while its
 /// reserve is asked.
 #[derive(Clone, Debug)]
 pub(super) struct CallRequest {
-    pub id: RequestId,
-    pub reply_to: ReplyTo,
-    pub version: ProtocolVersion,
-    pub client: ClientId,
+    pub ticket: Ticket,
     pub call: CallParams,
     pub model_setting: &'static str,
-    pub received: Instant,
     /// When the reserve was sent, Unix seconds.
     pub asked_at: u64,
-    /// The request's span, when it is traced.
-    pub span: Option<crate::spans::SpanStart>,
     /// The application, address and credential it came with.
     pub arrival: crate::ledger::Arrival,
 }
 
 impl CallRequest {
-    pub(super) fn asker(&self) -> Asker {
-        Asker {
-            id: self.id.clone(),
-            reply_to: self.reply_to,
-            method: "tools/call",
-            tool: Some(self.call.tool.name()),
-            version: self.version,
-            received: self.received,
-            span: self.span,
-        }
-    }
-
     pub(super) fn call_of(&self) -> CallOf {
-        CallOf {
-            tool: self.call.tool,
-            version: self.version,
-            transport: self.reply_to.transport(),
-            client: self.client,
-            task: false,
-            trace: self.call.trace,
-            reserved_at: None,
-            arrival: self.arrival.clone(),
-        }
+        (self.ticket).call_of(false, None, self.arrival.clone())
     }
 }
 
@@ -78,7 +50,7 @@ impl Server {
         }
         // A call whose client left meanwhile is given back if the store counted it.
         let request = self.parked.remove(&id);
-        if let Some(span) = request.as_ref().and_then(|r| r.span) {
+        if let Some(span) = request.as_ref().and_then(|r| r.ticket.span) {
             let failed = matches!(reply, StoreReply::Unavailable(_));
             let start = now.instant.checked_sub(took).unwrap_or(now.instant);
             let trip = self.tracer.child(&span, start);
@@ -91,7 +63,7 @@ impl Server {
         let (Some(decision), Some(request)) = (decision, request) else {
             return;
         };
-        let asker = request.asker();
+        let ticket = request.ticket.clone();
         let call = request.call_of();
         let dispatched = match decision {
             Reserved::Admitted { counted } => {
@@ -103,7 +75,7 @@ impl Server {
             }
             Reserved::Unavailable(cause) => {
                 let failure = ToolFailure::StoreUnavailable { cause: &cause };
-                let answer = failure.reply(request.version);
+                let answer = failure.reply(ticket.shape());
                 let why = crate::outcome::Refusal::StoreUnavailable;
                 self.ledger.refused(
                     &call,
@@ -111,10 +83,12 @@ impl Server {
                     self.config.profiles.model_for(call.tool),
                     now.unix_secs,
                 );
-                Dispatched::answer(request.id, answer)
+                Dispatched::answer(ticket.id.clone(), answer)
             }
         };
-        self.reply_dispatched(asker, dispatched, Vec::new());
+        if let Some(answer) = super::register::Answer::of(dispatched) {
+            self.answer(&ticket, answer);
+        }
     }
 
     /// A message on the store's channel: a request's cancel stops its call if it runs
@@ -150,7 +124,7 @@ pub(super) fn exchange_calls(
 ) -> Vec<CallKey> {
     calls.exchanges_with_id(
         id,
-        |context| matches!(context, Context::Call(caller) if caller.client == client),
+        |context| matches!(context, Context::Call(call) if call.ticket.client == client),
     )
 }
 
@@ -166,15 +140,15 @@ pub(super) fn refused_by_limit(
 ) -> Dispatched {
     let failure = ToolFailure::Limited {
         exceeded,
-        client: ledger.clients().name(request.client),
+        client: ledger.clients().name(request.ticket.client),
         now: now.unix_secs,
     };
-    let answer = failure.reply(request.version);
+    let answer = failure.reply(request.ticket.shape());
     let call = request.call_of();
     let model = config.profiles.model_for(call.tool);
     ledger.refused(&call, exceeded.kind.into(), model, now.unix_secs);
     Dispatched::Refused {
-        reply: crate::jsonrpc::Reply::to(request.id.clone(), answer),
+        reply: crate::jsonrpc::Reply::to(request.ticket.id.clone(), answer),
         retry_after_secs: exceeded.retry_after_secs,
     }
 }

@@ -4,13 +4,14 @@
 //! [`Subscriptions`] keeps the open ones as data; the server turns its answers into
 //! replies.
 
+use super::register::Answer;
 use super::Server;
 use super::{ExchangeId, ExchangeOut, Output};
 use crate::calls::{CallKey, Requester};
 use crate::jsonrpc::{Reply, RequestId};
 use crate::mcp::shape;
 use crate::mcp::shape::RequestError;
-use crate::routing::{Dispatched, ReplyTo};
+use crate::routing::{Dispatched, ReplyTo, Ticket};
 use std::collections::BTreeMap;
 
 /// Most `subscriptions/listen` requests held open at once.
@@ -20,7 +21,7 @@ pub const MAX_SUBSCRIPTIONS: usize = 64;
 /// on them but their acknowledgement and, at shutdown, their closing result.
 #[derive(Default)]
 pub(super) struct Subscriptions {
-    open: BTreeMap<CallKey, ReplyTo>,
+    open: BTreeMap<CallKey, Ticket>,
 }
 
 /// Why a subscription was not opened.
@@ -32,28 +33,28 @@ enum Refusal {
 }
 
 impl Subscriptions {
-    /// Opens a subscription answered at `reply_to`.
-    fn handle_listen(&mut self, key: CallKey, reply_to: ReplyTo) -> Result<(), Refusal> {
+    /// Opens the subscription `ticket` asks for.
+    fn handle_listen(&mut self, key: CallKey, ticket: Ticket) -> Result<(), Refusal> {
         if self.open.contains_key(&key) {
             return Err(Refusal::Duplicate);
         }
         if self.open.len() >= MAX_SUBSCRIPTIONS {
             return Err(Refusal::Full);
         }
-        self.open.insert(key, reply_to);
+        self.open.insert(key, ticket);
         Ok(())
     }
 
-    /// Ends the subscriptions a cancel from `from` names by `id`; where each was answered.
+    /// Ends the subscriptions a cancel from `from` names by `id`: their tickets.
     /// Over HTTP a cancel comes on its own request, so it names any exchange's
     /// subscription with that id.
-    fn handle_cancel(&mut self, from: Requester, id: &RequestId) -> Vec<ReplyTo> {
+    fn handle_cancel(&mut self, from: Requester, id: &RequestId) -> Vec<Ticket> {
         let names = |k: &CallKey| {
             &k.id == id
                 && match from {
                     Requester::Stdio => k.from == Requester::Stdio,
                     Requester::Exchange(_) => matches!(k.from, Requester::Exchange(_)),
-                    Requester::Task(_) => false,
+                    Requester::Internal(_) => false,
                 }
         };
         let keys: Vec<CallKey> = self.open.keys().filter(|k| names(k)).cloned().collect();
@@ -61,34 +62,32 @@ impl Subscriptions {
     }
 
     /// The client of exchange `x` went away: its subscription (if any) is gone.
-    fn forget(&mut self, x: ExchangeId) {
+    pub(super) fn forget(&mut self, x: ExchangeId) {
         self.open.retain(|k, _| k.from != Requester::Exchange(x));
     }
 
-    /// Ends every subscription: their ids and where each is answered.
-    fn close_all(&mut self) -> Vec<(RequestId, ReplyTo)> {
-        std::mem::take(&mut self.open)
-            .into_iter()
-            .map(|(k, reply_to)| (k.id, reply_to))
-            .collect()
+    /// Ends every subscription: their tickets.
+    fn close_all(&mut self) -> Vec<Ticket> {
+        std::mem::take(&mut self.open).into_values().collect()
     }
 }
 
 impl Server {
     /// Opens a subscription: acknowledged now, answered only when it is torn down.
-    pub(super) fn listen(&mut self, id: RequestId, reply_to: ReplyTo) -> Dispatched {
-        if matches!(reply_to, ReplyTo::Batch { .. }) {
+    pub(super) fn listen(&mut self, ticket: &Ticket) -> Dispatched {
+        let id = ticket.id.clone();
+        if matches!(ticket.reply_to, ReplyTo::Batch { .. }) {
             return Dispatched::answer(id, Err(RequestError::ListenInBatch.error()));
         }
         let key = CallKey {
-            from: reply_to.requester(),
+            from: ticket.reply_to.requester(),
             id: id.clone(),
         };
         if self.calls.contains(&key) {
             let error = shape::duplicate_id(&id);
             return Dispatched::answer(id, Err(error));
         }
-        match self.subscriptions.handle_listen(key, reply_to) {
+        match self.subscriptions.handle_listen(key, ticket.clone()) {
             Err(Refusal::Duplicate) => {
                 let error = shape::duplicate_id(&id);
                 return Dispatched::answer(id, Err(error));
@@ -102,7 +101,7 @@ impl Server {
             Ok(()) => {}
         }
         let ack = shape::subscription_acknowledged(&id);
-        match reply_to {
+        match ticket.reply_to {
             ReplyTo::Exchange(x) => {
                 let json = super::outbox::to_json(&ack);
                 let out = ExchangeOut::Notification(json);
@@ -110,7 +109,7 @@ impl Server {
             }
             _ => self.out.write_json(&ack),
         }
-        Dispatched::Pending
+        Dispatched::Later
     }
 
     /// Ends the subscriptions a cancel from `from` names by `id`, without a reply; whether
@@ -118,22 +117,17 @@ impl Server {
     pub(super) fn cancel_subscription(&mut self, from: Requester, id: &RequestId) -> bool {
         let ended = self.subscriptions.handle_cancel(from, id);
         let any = !ended.is_empty();
-        for reply_to in ended {
-            self.route(reply_to, None, None);
+        for ticket in ended {
+            self.answer(&ticket, Answer::NONE);
         }
         any
     }
 
-    /// The client of exchange `x` went away: its subscription (if any) is gone.
-    pub(super) fn forget_subscriptions_of(&mut self, x: ExchangeId) {
-        self.subscriptions.forget(x);
-    }
-
     /// Ends every subscription with its closing result (the server is going away).
     pub(super) fn close_subscriptions(&mut self) {
-        for (id, reply_to) in self.subscriptions.close_all() {
-            let result = shape::subscription_closed(&id);
-            self.route(reply_to, Some(Reply::Success { id, result }), None);
+        for ticket in self.subscriptions.close_all() {
+            let (id, result) = (ticket.id.clone(), shape::subscription_closed(&ticket.id));
+            self.answer(&ticket, Answer::reply(Reply::Success { id, result }));
         }
     }
 }

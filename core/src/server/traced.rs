@@ -12,7 +12,8 @@
 use crate::calls::AttemptTrace;
 use crate::jsonrpc::RequestId;
 use crate::metrics::{ErrorType, Operation};
-use crate::spans::{Span, SpanKind, SpanStart, Value};
+use crate::routing::Context;
+use crate::spans::{Span, SpanKind, SpanStart, Tracer, Value};
 use std::time::Instant;
 
 /// The span of a request answered at `end`, as `op` describes its reply; `extra` adds
@@ -43,6 +44,7 @@ pub(super) fn request(
         let error = match error {
             ErrorType::Tool => "tool_error".to_owned(),
             ErrorType::Rpc(code) => code.to_string(),
+            ErrorType::Cancelled => "cancelled".to_owned(),
         };
         attributes.push(("error.type", Value::Str(error)));
     }
@@ -130,6 +132,25 @@ pub(super) fn attempt(span: &SpanStart, attempt: &AttemptTrace) -> Span {
         ..*span
     }
     .ended(name, attempt.ended, attributes, failed)
+}
+
+/// Ends the span of an upstream `attempt` made for `context`: a call's attempts continue
+/// its request's trace; the identity provider's fetches serve every request, so each is
+/// a trace of its own. Model lookups are not traced.
+pub(super) fn attempted(tracer: &mut Tracer, context: &Context, attempt: &AttemptTrace) {
+    let parent = match context {
+        Context::Call(call) => call.ticket.span,
+        Context::Background(job) => job.span(),
+        Context::Identity | Context::Lookup(_) => None,
+    };
+    let span = match (parent, context) {
+        (Some(parent), _) => Some(tracer.child(&parent, attempt.started)),
+        (None, Context::Identity) => tracer.begin(None, attempt.started),
+        (None, _) => None,
+    };
+    if let Some(span) = span {
+        tracer.end(self::attempt(&span, attempt));
+    }
 }
 
 /// The span of a round trip to the shared store for a call's admission.

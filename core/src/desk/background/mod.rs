@@ -16,13 +16,13 @@ use super::{Charge, DeskOut, IfRefused, RunEnd, Start, Starting};
 use crate::calls::{Planned, Refused, Report, Stored, StoredState, Work};
 use crate::clients::ClientId;
 use crate::io::Now;
-use crate::jsonrpc::{RequestId, RpcError};
+use crate::jsonrpc::RpcError;
 use crate::ledger::{CallOf, Lane};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::shape::TaskError;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
-use crate::routing::{Asker, Dispatched, Job, Pending, ReplyTo, TaskStart};
+use crate::routing::{BackgroundAsk, Dispatched, Job, TaskStart, Ticket};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
 use crate::tasks::{BackgroundRef, CompletionWindow, Owner, Unknown};
 use follow::Followed;
@@ -37,7 +37,7 @@ use follow::Follows;
 /// See the module docs: the background backend, its polls and the runs it follows.
 pub(super) struct Background {
     /// The last state per response, the waiters, the polls.
-    polls: crate::tasks::background::Polls<Pending>,
+    polls: crate::tasks::background::Polls<BackgroundAsk>,
     /// The background runs this instance started, followed until each is charged.
     follows: Follows,
     settings: crate::settings::TaskSettings,
@@ -87,8 +87,8 @@ impl Background {
     }
 
     /// Requests whose client left wait no more.
-    pub(super) fn forget(&mut self, gone: impl Fn(&Asker) -> bool) {
-        self.polls.forget(|p: &Pending| gone(&p.asker));
+    pub(super) fn forget(&mut self, gone: impl Fn(&Ticket) -> bool) {
+        self.polls.forget(|p: &BackgroundAsk| gone(&p.ticket));
     }
 
     /// A background task's sealed id.
@@ -102,9 +102,10 @@ impl Background {
         &mut self,
         emit: &mut Emit,
         now: Now,
-        (request_id, reply_to, version): (RequestId, ReplyTo, ProtocolVersion),
+        ticket: Ticket,
         start: TaskStart,
     ) -> Dispatched {
+        let (request_id, version) = (ticket.id.clone(), ticket.shape());
         let settings = &self.settings;
         let ttl = settings.background_ttl(
             start
@@ -121,29 +122,12 @@ impl Background {
             plan.plan.completion_window = Some(window);
             plan.plan.service_tier = None;
         }
-        let pending = Pending {
-            asker: Asker {
-                id: request_id.clone(),
-                reply_to,
-                method: "tools/call",
-                tool: Some(start.tool.name()),
-                version,
-                received: now.instant,
-                span: start.span,
-            },
+        let call = ticket.call_of(true, start.reserved_at, start.arrival.clone());
+        let pending = BackgroundAsk {
+            client: ticket.client,
+            ticket,
             method: Method::ToolsCall,
             reference: None,
-            client: start.client,
-        };
-        let call = CallOf {
-            tool: start.tool,
-            version,
-            transport: reply_to.transport(),
-            client: start.client,
-            task: true,
-            trace: start.trace,
-            reserved_at: start.reserved_at,
-            arrival: start.arrival.clone(),
         };
         let job = Job::Create {
             pending,
@@ -157,7 +141,7 @@ impl Background {
             task: None,
         };
         self.start_job(emit, (job, Work::Create), plan, start.today, if_refused);
-        Dispatched::Pending
+        Dispatched::Later
     }
 
     /// `tasks/*` of a background task `reference`: refused when it has ended its life or
@@ -166,7 +150,7 @@ impl Background {
         &mut self,
         emit: &mut Emit,
         now: Now,
-        (asker, method): (Asker, Method),
+        (asker, method): (Ticket, Method),
         (reference, task_id, client): (BackgroundRef, &str, ClientId),
     ) -> Dispatched {
         let end = reference.created.saturating_add(reference.ttl_ms / 1000);
@@ -181,10 +165,10 @@ impl Background {
             let error = TaskError::NotFound { task_id, why };
             return Dispatched::answer(asker.id, Err(error.error()));
         }
-        let version = asker.version;
+        let version = asker.shape();
         let id = reference.response_id.clone();
-        let pending = Pending {
-            asker,
+        let pending = BackgroundAsk {
+            ticket: asker,
             method: method.clone(),
             reference: Some(reference),
             client,
@@ -192,7 +176,7 @@ impl Background {
         let want = match method {
             Method::TasksUpdate => {
                 let done = Ok(shape::complete(shape::empty_result(), version));
-                return Dispatched::answer(pending.asker.id, done);
+                return Dispatched::answer(pending.ticket.id, done);
             }
             Method::TasksCancel => return self.cancel_background(emit, now, id, pending),
             Method::TasksResult => Want::End,
@@ -203,9 +187,9 @@ impl Background {
         match served {
             Served::Answer(pending, seen) => {
                 let answer = self.answer_with(&pending, &seen);
-                Dispatched::answer(pending.asker.id, answer)
+                Dispatched::answer(pending.ticket.id, answer)
             }
-            Served::Parked => Dispatched::Pending,
+            Served::Parked => Dispatched::Later,
             Served::TooMany(pending) => {
                 let task_id = pending
                     .reference
@@ -217,7 +201,7 @@ impl Background {
                     task_id: &task_id,
                     max,
                 };
-                Dispatched::answer(pending.asker.id, Err(error.error()))
+                Dispatched::answer(pending.ticket.id, Err(error.error()))
             }
         }
     }
@@ -228,7 +212,7 @@ impl Background {
         emit: &mut Emit,
         now: Now,
         id: String,
-        pending: Pending,
+        pending: BackgroundAsk,
     ) -> Dispatched {
         let ended = self
             .polls
@@ -236,15 +220,15 @@ impl Background {
             .filter(|s| s.status.is_terminal())
             .cloned();
         if let (Some(seen), Some(reference)) = (ended, &pending.reference) {
-            let view = self.view(reference, &seen, pending.asker.version);
+            let view = self.view(reference, &seen, pending.ticket.shape());
             let answer = shape::cancel_answer(
                 &view,
                 self.settings.background_poll(),
-                pending.asker.version,
+                pending.ticket.shape(),
             );
-            return Dispatched::answer(pending.asker.id, answer);
+            return Dispatched::answer(pending.ticket.id, answer);
         }
-        let (request_id, version) = (pending.asker.id.clone(), pending.asker.version);
+        let (request_id, version) = (pending.ticket.id.clone(), pending.ticket.shape());
         let job = Job::Cancel {
             response_id: id.clone(),
             pending,
@@ -257,7 +241,7 @@ impl Background {
             task: None,
         };
         self.start_job(emit, (job, Work::Cancel(id)), plan, today, if_refused);
-        Dispatched::Pending
+        Dispatched::Later
     }
 
     /// The engine finished work for `job`.
@@ -301,7 +285,7 @@ impl Background {
         &mut self,
         emit: &mut Emit,
         now: Now,
-        (pending, (created, ttl_ms), call): (Pending, (u64, u64), CallOf),
+        (pending, (created, ttl_ms), call): (BackgroundAsk, (u64, u64), CallOf),
         outcome: Result<Stored, UpstreamFailure>,
         (retries, report): (u32, &Report),
     ) {
@@ -317,11 +301,11 @@ impl Background {
                     tool: call.tool,
                     owner: Owner::named(emit.name(call.client)),
                 };
-                let counted = Pending {
+                let counted = BackgroundAsk {
                     reference: Some(reference.clone()),
                     ..pending.clone()
                 };
-                let version = pending.asker.version;
+                let version = pending.ticket.shape();
                 let working = state == StoredState::Working;
                 let seen = self.seen_of(emit, now, &id, state, (version, report), Some(&counted));
                 if working {
@@ -350,7 +334,7 @@ impl Background {
             }
             Err(failure) => self.create_failed(emit, &call, failure, (retries, report)),
         };
-        emit.reply(pending.asker, answer);
+        emit.reply(pending.ticket, answer);
     }
 
     /// A cancel of `response_id` ended: the request that asked is told the task's state.
@@ -359,7 +343,7 @@ impl Background {
         emit: &mut Emit,
         now: Now,
         response_id: &str,
-        pending: Pending,
+        pending: BackgroundAsk,
         (outcome, report): (Result<Stored, UpstreamFailure>, &Report),
     ) {
         let waiter = Some(&pending);
@@ -373,16 +357,16 @@ impl Background {
             Err(failure) => {
                 let cause = &failure.message;
                 let error = TaskError::CancelFailed { cause }.error();
-                return emit.reply(pending.asker, Err(error));
+                return emit.reply(pending.ticket, Err(error));
             }
         };
         self.settled(emit, now, response_id, seen.clone());
         self.after_follow_read(emit, now, response_id);
         if let Some(reference) = &pending.reference {
-            let view = self.view(reference, &seen, pending.asker.version);
+            let view = self.view(reference, &seen, pending.ticket.shape());
             let poll = self.settings.background_poll();
-            let answer = shape::cancel_answer(&view, poll, pending.asker.version);
-            emit.reply(pending.asker, answer);
+            let answer = shape::cancel_answer(&view, poll, pending.ticket.shape());
+            emit.reply(pending.ticket, answer);
         }
     }
 
@@ -394,7 +378,7 @@ impl Background {
         now: Now,
         response_id: &str,
         outcome: Result<Stored, UpstreamFailure>,
-        (report, waiter): (&Report, Option<&Pending>),
+        (report, waiter): (&Report, Option<&BackgroundAsk>),
     ) {
         let version = ProtocolVersion::V2025_11_25;
         let (end, failure) = match outcome {
@@ -422,7 +406,7 @@ impl Background {
                     Err(TaskError::ReadFailed { cause }.error())
                 }
             };
-            emit.reply(pending.asker.clone(), answer);
+            emit.reply(pending.ticket.clone(), answer);
         }
         self.after_follow_read(emit, now, response_id);
     }
@@ -431,7 +415,7 @@ impl Background {
     fn settled(&mut self, emit: &mut Emit, now: Now, id: &str, seen: Seen) {
         for (pending, seen) in self.polls.handle_state(now.instant, id, seen) {
             let answer = self.answer_with(&pending, &seen);
-            emit.reply(pending.asker.clone(), answer);
+            emit.reply(pending.ticket.clone(), answer);
         }
     }
 

@@ -13,7 +13,7 @@ use crate::mcp::task_end::Ending;
 use crate::mcp::{Method, ProtocolVersion};
 use crate::openai::pricing::Estimate;
 use crate::openai::{FailureKind, UpstreamFailure};
-use crate::routing::Pending;
+use crate::routing::BackgroundAsk;
 use crate::tasks::background::Seen;
 use crate::tasks::{BackgroundRef, Outcome, Status, Task};
 use serde_json::Value;
@@ -32,7 +32,7 @@ impl Background {
         response_id: &str,
         state: StoredState,
         (version, report): (ProtocolVersion, &Report),
-        waiter: Option<&Pending>,
+        waiter: Option<&BackgroundAsk>,
     ) -> Seen {
         let followed = self.follows.get(response_id);
         let (status, outcome) = match state {
@@ -96,15 +96,15 @@ impl Background {
         emit: &mut Emit,
         now: Now,
         (response_id, end): (&str, RunEnd),
-        waiter: Option<&Pending>,
+        waiter: Option<&BackgroundAsk>,
     ) -> Estimate {
         let cost = self.price(&end);
         let (call, created) = match (self.follows.get(response_id), waiter) {
             (Some(followed), _) => (followed.call.clone(), followed.reference.created),
             (
                 None,
-                Some(Pending {
-                    asker,
+                Some(BackgroundAsk {
+                    ticket: asker,
                     client,
                     reference: Some(reference),
                     ..
@@ -112,7 +112,7 @@ impl Background {
             ) => {
                 let call = CallOf {
                     tool: reference.tool,
-                    version: asker.version,
+                    version: asker.shape(),
                     transport: asker.reply_to.transport(),
                     client: *client,
                     task: true,
@@ -154,7 +154,7 @@ impl Background {
         now: Now,
         response_id: &str,
         report: &Report,
-        waiter: Option<&Pending>,
+        waiter: Option<&BackgroundAsk>,
     ) -> Seen {
         let failure = UpstreamFailure::local(
             FailureKind::Expired,
@@ -170,18 +170,22 @@ impl Background {
     }
 
     /// `tasks/get` or `tasks/result`'s answer from `seen`.
-    pub(super) fn answer_with(&self, pending: &Pending, seen: &Seen) -> Result<Value, RpcError> {
+    pub(super) fn answer_with(
+        &self,
+        pending: &BackgroundAsk,
+        seen: &Seen,
+    ) -> Result<Value, RpcError> {
         let Some(reference) = &pending.reference else {
-            let method = pending.asker.method;
+            let method = pending.ticket.method;
             return Err(TaskError::MissingId { method }.error());
         };
-        let view = self.view(reference, seen, pending.asker.version);
+        let view = self.view(reference, seen, pending.ticket.shape());
         match pending.method {
             Method::TasksResult => super::super::local::payload(view.outcome.as_ref(), &view.id),
             _ => Ok(shape::task_state(
                 &view,
                 self.settings.background_poll(),
-                pending.asker.version,
+                pending.ticket.shape(),
             )),
         }
     }

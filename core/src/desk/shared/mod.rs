@@ -20,7 +20,7 @@ use crate::io::Now;
 use crate::jsonrpc::RpcError;
 use crate::mcp::shape::TaskError;
 use crate::mcp::Method;
-use crate::routing::{Asker, Dispatched};
+use crate::routing::{Dispatched, Ticket};
 use crate::store::tasks::{self as stored, StoredTask};
 use crate::store::{StoreId, StoreOp, StoreTag};
 use crate::tasks::{Status, Task, Unknown};
@@ -38,7 +38,7 @@ enum TaskWait {
     /// A task's handle, sent once the store holds the task, so that whichever instance
     /// the client asks next finds it.
     Created {
-        asker: Asker,
+        asker: Ticket,
         result: Result<Value, RpcError>,
         task_id: String,
         /// This instance was renewing its lease when it sent the put: a lapsed one means
@@ -48,13 +48,13 @@ enum TaskWait {
     /// `tasks/get`, `tasks/result` or `tasks/cancel` of `task_id` from the client named
     /// `owner`.
     Request {
-        asker: Asker,
+        asker: Ticket,
         method: Method,
         task_id: String,
         owner: String,
     },
     /// `tasks/list`.
-    List { asker: Asker },
+    List { asker: Ticket },
     /// The store's word on the end of a task this instance ran.
     Finished { task_id: String },
     /// A read for the `tasks/result` requests waiting on `task_id`.
@@ -202,8 +202,8 @@ impl Shared<'_> {
     pub(super) fn share_new_task(
         &mut self,
         (task_id, now): (&str, Instant),
-        answer: Option<(Asker, Result<Value, RpcError>)>,
-    ) -> Option<(Asker, Result<Value, RpcError>)> {
+        answer: Option<(Ticket, Result<Value, RpcError>)>,
+    ) -> Option<(Ticket, Result<Value, RpcError>)> {
         let shared = &mut *self.state;
         let Ok(task) = self.local.tasks.get(task_id) else {
             return answer;
@@ -276,7 +276,7 @@ impl Shared<'_> {
     pub(super) fn shared_request(
         &mut self,
         now: Now,
-        (asker, method): (Asker, Method),
+        (asker, method): (Ticket, Method),
         task_id: String,
         owner: String,
     ) -> Dispatched {
@@ -297,13 +297,13 @@ impl Shared<'_> {
             owner,
         };
         self.state.send(op, wait);
-        Dispatched::Pending
+        Dispatched::Later
     }
 
     /// `tasks/list` of the tasks of the client named `owner`, from the store.
     pub(super) fn shared_list(
         &mut self,
-        asker: Asker,
+        asker: Ticket,
         params: &serde_json::Map<String, Value>,
         owner: &str,
     ) -> Dispatched {
@@ -313,7 +313,7 @@ impl Shared<'_> {
         }
         let op = stored::list(owner, cursor, PAGE, self.emit.unix);
         self.state.send(op, TaskWait::List { asker });
-        Dispatched::Pending
+        Dispatched::Later
     }
 }
 

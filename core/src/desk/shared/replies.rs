@@ -9,7 +9,7 @@ use crate::io::Now;
 use crate::jsonrpc::RpcError;
 use crate::mcp::shape::{self, TaskError};
 use crate::mcp::Method;
-use crate::routing::Asker;
+use crate::routing::Ticket;
 use crate::store::tasks::{self as stored, Cancelled, Finished, StoredTask, Written};
 use crate::store::{StoreError, StoreId, StoreReply};
 use crate::tasks::{Status, Unknown};
@@ -108,7 +108,7 @@ impl Shared<'_> {
     fn on_task_written(
         &mut self,
         now: Now,
-        (asker, result): (Asker, Result<Value, RpcError>),
+        (asker, result): (Ticket, Result<Value, RpcError>),
         task_id: &str,
         rows: Result<Vec<Vec<String>>, StoreError>,
     ) -> bool {
@@ -143,7 +143,7 @@ impl Shared<'_> {
     fn answer_task_list(
         &mut self,
         now: Now,
-        asker: Asker,
+        asker: Ticket,
         rows: Result<Vec<Vec<String>>, StoreError>,
     ) {
         let result = match rows.and_then(|rows| Ok(stored::page(&rows)?)) {
@@ -155,7 +155,7 @@ impl Shared<'_> {
             Ok(Some((tasks, next))) => {
                 tasks.iter().for_each(|t| self.state.noticed(t));
                 let poll = self.local.poll_schedule(self.emit.unix);
-                let version = asker.version;
+                let version = asker.shape();
                 let tasks = tasks
                     .into_iter()
                     .map(|t| {
@@ -173,7 +173,7 @@ impl Shared<'_> {
     fn answer_task_request(
         &mut self,
         now: Now,
-        (asker, method): (Asker, Method),
+        (asker, method): (Ticket, Method),
         (task_id, owner): (&str, &str),
         rows: Result<Vec<Vec<String>>, StoreError>,
     ) {
@@ -206,7 +206,7 @@ impl Shared<'_> {
             Ok(Cancelled::Task(task, changed)) => (*task, changed),
         };
         self.state.noticed(&task);
-        let version = asker.version;
+        let version = asker.shape();
         let poll = (self.local.poll_schedule(self.emit.unix))(task.created);
         let result = match method {
             Method::TasksResult if task.status == Status::Working => {

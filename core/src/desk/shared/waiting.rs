@@ -7,13 +7,13 @@ use super::Shared;
 use super::{not_found, TaskWait, Waiting, RECHECK};
 use crate::io::Now;
 use crate::mcp::shape::TaskError;
-use crate::routing::Asker;
+use crate::routing::Ticket;
 use crate::store::tasks::{self as stored, StoredTask};
 use crate::tasks::{Status, Unknown};
 
 impl Shared<'_> {
     /// `asker` waits for `task_id` to end.
-    pub(super) fn wait_for(&mut self, now: Now, task_id: &str, asker: Asker) {
+    pub(super) fn wait_for(&mut self, now: Now, task_id: &str, asker: Ticket) {
         let shared = &mut *self.state;
         if !shared.waiting.contains_key(task_id) {
             let at = now.instant + RECHECK;

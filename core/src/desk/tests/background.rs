@@ -65,7 +65,7 @@ fn a_background_task_starts_as_a_create_for_the_engine_answered_later() {
     let a = b.a;
     assert!(matches!(
         b.start(a, OLD, ReplyTo::Direct),
-        Dispatched::Pending
+        Dispatched::Later
     ));
     let work = stored_work(&mut b);
     assert_eq!(work.len(), 1);
@@ -161,7 +161,7 @@ fn a_run_read_ended_is_settled_once_in_the_ledger_and_its_waiter_answered() {
     let task_id = task_id_of(&handle);
     let x = ReplyTo::Exchange(crate::io::ExchangeId(2));
     let waiting = b.ask(b.a, "tasks/result", json!({"taskId": task_id}), x);
-    assert!(matches!(waiting, Dispatched::Pending));
+    assert!(matches!(waiting, Dispatched::Later));
     let work = stored_work(&mut b);
     let (job, _, _) = work.into_iter().next().unwrap();
     let failure = UpstreamFailure::local(FailureKind::Expired, "failed");

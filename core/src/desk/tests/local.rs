@@ -22,17 +22,12 @@ fn a_task_call_is_emitted_for_the_engine_with_its_task_and_what_a_refusal_means(
         plan: Default::default(),
         progress: None,
         today: "2025-08-09".into(),
-        tool: crate::tools::Tool::Answer,
-        trace: None,
-        client: b.a,
         reserved_at: None,
-        span: None,
         arrival: Default::default(),
     };
-    let dispatched = b
-        .desk
-        .start(b.now, "a", (id.clone(), ReplyTo::Direct, OLD), start);
-    assert!(matches!(dispatched, Dispatched::Pending));
+    let asked = super::ticket(id.clone(), (ReplyTo::Direct, OLD, b.a), "tools/call", b.now);
+    let dispatched = b.desk.start(b.now, "a", asked, start);
+    assert!(matches!(dispatched, Dispatched::Later));
     let outs = b.outs();
     assert_eq!(outs.len(), 1, "{outs:?}");
     let DeskOut::Start(start) = &outs[0] else {
@@ -41,7 +36,7 @@ fn a_task_call_is_emitted_for_the_engine_with_its_task_and_what_a_refusal_means(
     let Starting::Call { caller, .. } = &start.work else {
         panic!("{start:?}")
     };
-    assert_eq!(caller.id, id);
+    assert_eq!(caller.ticket.id, id);
     let task = caller.task.clone();
     assert!(task.is_some());
     let expected = IfRefused::Answer {
@@ -79,7 +74,7 @@ fn a_call_the_engine_refuses_leaves_no_task_and_is_answered_as_busy() {
 fn a_modern_call_is_held_for_its_window_then_answered_with_its_task() {
     let mut b = Bench::local();
     let x = ReplyTo::Exchange(ExchangeId(1));
-    assert!(matches!(b.start(b.a, MODERN, x), Dispatched::Pending));
+    assert!(matches!(b.start(b.a, MODERN, x), Dispatched::Later));
     let window = crate::settings::TaskSettings::default().answer_within;
     assert_eq!(b.desk.poll_timeout(), Some(b.now.instant + window));
     b.advance(window);
@@ -131,7 +126,7 @@ fn a_held_call_stopped_without_an_outcome_ends_its_request_unanswered() {
         .call_ended(b.now.unix_secs, &task_id, None, (x, MODERN));
     let outs = b.outs();
     assert!(
-        matches!(outs.as_slice(), [DeskOut::Unanswered(to)] if *to == x),
+        matches!(outs.as_slice(), [DeskOut::Unanswered(to)] if to.reply_to == x),
         "{outs:?}"
     );
 }
@@ -189,7 +184,7 @@ fn tasks_result_waits_for_the_call_and_is_answered_once_with_its_outcome() {
     let task_id = created(&mut b);
     let x = ReplyTo::Exchange(ExchangeId(9));
     let waiting = b.ask(b.a, "tasks/result", json!({"taskId": task_id}), x);
-    assert!(matches!(waiting, Dispatched::Pending));
+    assert!(matches!(waiting, Dispatched::Later));
     assert!(b.outs().is_empty());
     let answer = json!({"content":[{"type":"text","text":"done"}]});
     b.desk.call_ended(
@@ -215,7 +210,7 @@ fn tasks_result_waiters_are_bounded_per_task() {
     for n in 0..crate::desk::local::MAX_WAITERS {
         let x = ReplyTo::Exchange(ExchangeId(n as u64));
         let waiting = b.ask(b.a, "tasks/result", json!({"taskId": task_id}), x);
-        assert!(matches!(waiting, Dispatched::Pending));
+        assert!(matches!(waiting, Dispatched::Later));
     }
     let x = ReplyTo::Exchange(ExchangeId(99));
     let error = error_of(b.ask(b.a, "tasks/result", json!({"taskId": task_id}), x));

@@ -85,18 +85,13 @@ impl Bench {
             plan: Default::default(),
             progress: None,
             today: "2025-08-09".into(),
-            tool: crate::tools::Tool::Answer,
-            trace: None,
-            client,
             reserved_at: None,
-            span: None,
             arrival: Default::default(),
         };
         let id = RequestId::Int(self.next.to_string());
         let name = self.name(client);
-        let dispatched = self
-            .desk
-            .start(self.now, name, (id, reply_to, version), start);
+        let asked = ticket(id, (reply_to, version, client), "tools/call", self.now);
+        let dispatched = self.desk.start(self.now, name, asked, start);
         self.engine().unwrap_or(dispatched)
     }
 
@@ -147,11 +142,14 @@ impl Bench {
             params: params.as_object().cloned().unwrap_or_default(),
         };
         let m = crate::mcp::Method::parse(method);
-        let asked = (reply_to, client, OLD);
+        let asked = ticket(
+            request.id.clone(),
+            (reply_to, OLD, client),
+            m.label(),
+            self.now,
+        );
         let name = self.name(client);
-        let dispatched = self
-            .desk
-            .on_request(self.now, name, request, m, asked, None);
+        let dispatched = self.desk.on_request(self.now, name, request, m, asked);
         self.engine().unwrap_or(dispatched)
     }
 
@@ -168,7 +166,7 @@ impl Bench {
 /// The key the bench's engine gives task `task_id`'s call.
 fn key_of(task_id: &str) -> CallKey {
     CallKey {
-        from: Requester::Task(task_id.len() as u64),
+        from: Requester::Internal(task_id.len() as u64),
         id: RequestId::Str(task_id.into()),
     }
 }
@@ -204,7 +202,7 @@ fn task_id_of(result: &Value) -> String {
 }
 
 /// The late replies among `outs`.
-fn replies(outs: &[DeskOut]) -> Vec<(&Asker, &Result<Value, RpcError>)> {
+fn replies(outs: &[DeskOut]) -> Vec<(&Ticket, &Result<Value, RpcError>)> {
     outs.iter()
         .filter_map(|o| match o {
             DeskOut::Reply(asker, result) => Some((asker, result)),
@@ -231,4 +229,26 @@ fn charges(outs: &[DeskOut]) -> Vec<&Charge> {
             _ => None,
         })
         .collect()
+}
+
+/// The register's ticket for request `id` of `method` from `client` in `version` over
+/// `reply_to`, arrived `now`.
+pub(super) fn ticket(
+    id: RequestId,
+    (reply_to, version, client): (ReplyTo, ProtocolVersion, ClientId),
+    method: &'static str,
+    now: Now,
+) -> crate::routing::Ticket {
+    crate::routing::Ticket {
+        no: 0,
+        id,
+        reply_to,
+        method,
+        tool: (method == "tools/call").then_some(crate::tools::Tool::Answer),
+        version: Some(version),
+        client,
+        received: now.instant,
+        trace: None,
+        span: None,
+    }
 }

@@ -28,7 +28,7 @@ fn a_new_shared_task_is_answered_once_the_store_holds_it() {
     let a = b.a;
     assert!(matches!(
         b.start(a, OLD, ReplyTo::Direct),
-        Dispatched::Pending
+        Dispatched::Later
     ));
     assert!(
         b.outs().is_empty(),
@@ -99,7 +99,7 @@ fn a_cancel_from_another_instance_stops_only_its_owners_call() {
 fn tasks_list_asks_the_store_for_the_clients_own_tasks() {
     let mut b = shared();
     let listing = b.ask(b.b, "tasks/list", json!({}), ReplyTo::Direct);
-    assert!(matches!(listing, Dispatched::Pending));
+    assert!(matches!(listing, Dispatched::Later));
     let ops = ops(&mut b);
     assert_eq!(ops.len(), 1, "{ops:?}");
     assert!(

@@ -267,19 +267,6 @@ fn reading_stops_while_a_whole_request_waits_behind_an_exchange() {
 }
 
 #[test]
-fn draining_closes_after_the_request_in_progress() {
-    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
-    c.feed(post(PING, "").as_bytes());
-    assert!(matches!(
-        c.step(t0(), &access(), idle),
-        Step::Exchange { .. }
-    ));
-    c.drain();
-    let _ = c.reply(ExchangeOut::Accepted);
-    assert!(matches!(c.step(t0(), &access(), idle), Step::Close));
-}
-
-#[test]
 fn too_many_connections_says_when_to_retry() {
     let bytes = too_many_connections(2);
     let (status, _, body) = read(&bytes);

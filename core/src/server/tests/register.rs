@@ -98,6 +98,7 @@ fn once(h: &mut Harness, before: f64, answered: &[&str], silent: &[&str]) {
     }
     let requests = (answered.len() + silent.len()) as f64;
     assert_eq!(counted(h) - before, requests, "counted once each: {t:?}");
+    assert_eq!(h.server.register.len(), 0, "no ticket is left open");
 }
 
 fn call(id: &str) -> Value {
