@@ -6,8 +6,9 @@
 //! ([`keys`], [`view`], [`choices`], [`providers`], [`proxy`], [`http`], [`clients`],
 //! [`show`]). [`load`] reads the files around it in two steps, so that the host can
 //! install the logger between them: [`load::read`] and [`load::Read::startup`]. Nothing
-//! here starts a thread, opens a socket or speaks to a store, a collector or an issuer:
-//! that is the host crate's (`config/host`).
+//! here starts a thread or speaks to a store, a collector or an issuer: that is the host
+//! crate's (`config/host`). Its one reach outside the process is the system resolver, for
+//! a `--http` address given as a host name.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
