@@ -15,8 +15,10 @@ use std::cell::RefCell;
 use std::fmt;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use ureq::config::Config;
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, ShutdownHandle, Transport,
+    Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, RustlsConnector,
+    ShutdownHandle, TcpConnector, Transport,
 };
 
 /// One attempt: the sockets it runs on, once it has them. Clones share them.
@@ -125,10 +127,62 @@ fn enlist(socket: &Weak<dyn ShutdownHandle>) -> Result<(), ureq::Error> {
     .unwrap_or(Ok(()))
 }
 
-/// ureq's default connectors (SOCKS, HTTP `CONNECT`, TCP, rustls), every connection they
-/// make [`Tracked`].
-#[derive(Debug, Default)]
-pub struct Tracking(DefaultConnector);
+/// ureq's connectors, every connection they make [`Tracked`]: without a proxy, TCP then
+/// rustls for `https`, called one after the other; through a proxy, ureq's default chain
+/// (SOCKS, HTTP `CONNECT`, TCP, rustls).
+///
+/// The direct path is ureq's own connectors, not its chain, for the stack: the chain is
+/// one generic function holding every connector's transport by value at once (12.7 KB of
+/// frame, on top of the 14 KB of ureq's request loop), and every attempt's thread keeps
+/// the pages its deepest call touched for as long as it lives (docs/benchmarks.md,
+/// issue 50).
+#[derive(Debug)]
+pub struct Tracking {
+    proxied: DefaultConnector,
+    tcp: TcpConnector,
+    tls: RustlsConnector,
+    /// The TCP leg's configuration under TLS: its buffers carry only TLS records (the
+    /// request and the response go through the TLS transport's own), so small ones do.
+    records: Config,
+}
+
+impl Tracking {
+    /// The connectors, the TCP leg under TLS with `records` bytes of buffer each way.
+    pub fn new(records: usize) -> Tracking {
+        Tracking {
+            proxied: DefaultConnector::default(),
+            tcp: TcpConnector::default(),
+            tls: RustlsConnector::default(),
+            records: ureq::Agent::config_builder()
+                .input_buffer_size(records)
+                .output_buffer_size(records)
+                .build(),
+        }
+    }
+}
+
+/// What registers each socket a connection opens.
+type Register = Arc<dyn Fn(Weak<dyn ShutdownHandle>) -> Result<(), ureq::Error> + Send + Sync>;
+
+/// `details` with `config` and `register_shutdown`.
+fn with<'a>(
+    details: &ConnectionDetails<'a>,
+    config: &'a Config,
+    register_shutdown: Register,
+) -> ConnectionDetails<'a> {
+    ConnectionDetails {
+        uri: details.uri,
+        addrs: details.addrs.clone(),
+        config,
+        request_level: details.request_level,
+        resolver: details.resolver,
+        now: details.now,
+        timeout: details.timeout,
+        current_time: details.current_time.clone(),
+        run_connector: details.run_connector.clone(),
+        register_shutdown,
+    }
+}
 
 impl Connector<()> for Tracking {
     type Out = Tracked;
@@ -147,23 +201,20 @@ impl Connector<()> for Tracking {
         // The same details but for the socket's registration, which also enlists the
         // socket in the attempt at once, so that an abort during a proxy or TLS handshake
         // closes it.
-        let details = ConnectionDetails {
-            uri: details.uri,
-            addrs: details.addrs.clone(),
-            config: details.config,
-            request_level: details.request_level,
-            resolver: details.resolver,
-            now: details.now,
-            timeout: details.timeout,
-            current_time: details.current_time.clone(),
-            run_connector: details.run_connector.clone(),
-            register_shutdown: Arc::new(move |socket: Weak<dyn ShutdownHandle>| {
+        let details = with(
+            details,
+            details.config,
+            Arc::new(move |socket: Weak<dyn ShutdownHandle>| {
                 lock(&seen).push(socket.clone());
                 enlist(&socket)?;
                 register(socket)
             }),
+        );
+        let connected = match details.config.proxy() {
+            None => self.direct(&details),
+            Some(_) => self.proxied.connect(&details, chained),
         };
-        let Some(inner) = self.0.connect(&details, chained)? else {
+        let Some(inner) = connected? else {
             return Ok(None);
         };
         let sockets = std::mem::take(&mut *lock(&sockets));
@@ -172,6 +223,36 @@ impl Connector<()> for Tracking {
             sockets,
             attempt: with_current(Arc::downgrade),
         }))
+    }
+}
+
+impl Tracking {
+    /// A connection to `details`' own address: TCP, and TLS over it for `https`.
+    fn direct(
+        &self,
+        details: &ConnectionDetails,
+    ) -> Result<Option<Box<dyn Transport>>, ureq::Error> {
+        if details.needs_tls() {
+            return self.tls(details);
+        }
+        Ok(self
+            .tcp
+            .connect(details, None::<()>)?
+            .map(|tcp| Box::new(tcp) as Box<dyn Transport>))
+    }
+
+    /// TLS over TCP; apart, so that a plain connection's frame holds none of its state.
+    #[inline(never)]
+    fn tls(&self, details: &ConnectionDetails) -> Result<Option<Box<dyn Transport>>, ureq::Error> {
+        let leg = with(details, &self.records, details.register_shutdown.clone());
+        let Some(tcp) = self.tcp.connect(&leg, None::<()>)? else {
+            return Ok(None);
+        };
+        let tcp: Box<dyn Transport> = Box::new(tcp);
+        Ok(self
+            .tls
+            .connect(details, Some(tcp))?
+            .map(|tls| Box::new(tls) as Box<dyn Transport>))
     }
 }
 

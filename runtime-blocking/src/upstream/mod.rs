@@ -36,6 +36,9 @@ const INPUT_BUFFER: usize = 10 * 1024;
 /// Per-connection write buffer (ureq's default is 128 KiB): the request head (about
 /// 400 bytes) is written into it, the body streams through it.
 const OUTPUT_BUFFER: usize = 4 * 1024;
+/// Per-connection buffers, each way, of the TCP connection under TLS: they carry TLS
+/// records between the socket and rustls (which keeps its own), never a whole message.
+const TLS_RECORDS_BUFFER: usize = 4 * 1024;
 /// Idle connections kept for reuse (all to the one upstream origin, in practice).
 const MAX_IDLE: usize = 256;
 /// An idle connection older than this is closed rather than reused: servers drop idle
@@ -102,8 +105,11 @@ impl Upstream {
             .max_idle_connections_per_host(MAX_IDLE)
             .max_idle_age(MAX_IDLE_AGE)
             .build();
-        let agent =
-            ureq::Agent::with_parts(config, Tracking::default(), DefaultResolver::default());
+        let agent = ureq::Agent::with_parts(
+            config,
+            Tracking::new(TLS_RECORDS_BUFFER),
+            DefaultResolver::default(),
+        );
         Upstream {
             shared: Arc::new(Shared {
                 agent,

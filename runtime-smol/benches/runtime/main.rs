@@ -2,8 +2,8 @@
 //! startup, memory, calls held open, and per-call overhead.
 //!
 //! Run: `cargo build --release --workspace --bins && cargo bench -p openai-responses-mcp --bench runtime`
-//! (`BENCH_ONLY=startup|memory|overhead|tls|cpu|stream|http|tasks|scrape|builds|starts|inspector|store|oauth|traces` runs one part; `BENCH_BIN_DIR` measures
-//! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu part;
+//! (`BENCH_ONLY=startup|memory|held|overhead|tls|cpu|stream|http|tasks|scrape|builds|starts|inspector|store|oauth|traces` runs one part; `BENCH_BIN_DIR` measures
+//! other builds; `BENCH_BASELINE_DIR` adds another build as the baseline of the cpu and held parts;
 //! `BENCH_STATIC_DIRS=name=dir,...` compares static builds, e.g. with other allocators, in `builds`)
 //! (`cargo bench --workspace` runs it together with the core benchmarks).
 //! Every figure is a median (or a percentile) of several runs, next to a baseline measured
@@ -18,6 +18,7 @@
 )]
 
 mod builds;
+mod held;
 mod http;
 mod inspector;
 mod oauth;
@@ -283,17 +284,7 @@ fn short_session_rss_kib(bin: &Path) -> u64 {
 /// Peak RSS (KiB) of `bin` with 1,000 calls held open by the fake, and how many the fake
 /// saw open.
 fn held_calls_rss_kib(bin: &Path) -> (u64, usize) {
-    let hang = FakeOpenAi::start(|_, _| Action::Hang);
-    let yaml = "server: {max_inflight: 1000, max_queue: 2000}\nrequest: {timeout_ms: 600000}\n";
-    let mut p = Proc::start(bin, &hang.url, yaml);
-    p.send(INIT);
-    p.recv();
-    for id in 1..=1000 {
-        p.send(&call(id));
-    }
-    let seen = hang.wait_requests(1000, Duration::from_secs(30)).len();
-    thread::sleep(Duration::from_millis(200));
-    (p.peak_rss_kib(), seen)
+    held::hold(bin, &FakeOpenAi::start(|_, _| Action::Hang), &[])
 }
 
 /// What keep-alive saves over TLS: the first call (TCP connect plus TLS handshake) against
@@ -542,6 +533,9 @@ fn main() {
     }
     if only.is_empty() || only == "memory" {
         memory();
+    }
+    if only.is_empty() || only == "held" {
+        held::run();
     }
     if only.is_empty() || only == "overhead" {
         overhead();
