@@ -1,7 +1,7 @@
 //! The exporter: spans go from the runtime's loop into a bounded queue (a full queue
 //! drops the span and counts it; the loop never waits), and a thread of their own sends
-//! them in batches as OTLP/HTTP protobuf (`ExportTraceServiceRequest`, the official
-//! messages of `opentelemetry-proto`, encoded by `prost`). A collector that is slow or
+//! them in batches as OTLP/HTTP protobuf (`ExportTraceServiceRequest`, written by
+//! [`crate::otlp`]). A collector that is slow or
 //! down delays nothing but the exporter: a failed batch is dropped, counted and logged,
 //! and no export outlives [`TraceExport::timeout`] (connecting, writing and reading
 //! included), so a collector that accepts and never answers costs one batch per timeout,
@@ -10,17 +10,10 @@
 //! How a batch is POSTed is the runtime's ([`Post`]), so each keeps its own HTTP client;
 //! it must end within the timeout it is given.
 
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
-use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::{
-    span, status, ResourceSpans, ScopeSpans, Span, Status,
-};
-use prost::Message;
 use responses_mcp_config::traces::TraceExport;
-use responses_mcp_core::spans::{self as core_spans, SpanKind, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use responses_mcp_core::spans as core_spans;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -44,6 +37,9 @@ pub struct PostError(pub String);
 /// The runtime's end of the exporter.
 pub struct Exporter {
     queue: Option<SyncSender<core_spans::Span>>,
+    signal: Arc<Signal>,
+    /// The exporter's thread, woken when a batch is full and at the end.
+    thread: Option<std::thread::Thread>,
     dropped: Arc<AtomicU64>,
     /// How many of `dropped` the core has been told of.
     reported: AtomicU64,
@@ -57,13 +53,15 @@ impl Exporter {
         let (finished, done) = sync_channel(1);
         let dropped = Arc::new(AtomicU64::new(0));
         let lost = Arc::clone(&dropped);
+        let signal = Arc::new(Signal::default());
+        let told = Arc::clone(&signal);
         // One reading of both clocks for the exporter's life: every span's times are
         // converted alike, so a child never starts before its parent.
         let clock = Clock::now();
         let started = std::thread::Builder::new()
             .name("otlp-export".into())
             .spawn(move || {
-                while let Some(batch) = next_batch(&spans) {
+                while let Some(batch) = next_batch(&spans, &told) {
                     let body = encode(&export, &batch, &clock);
                     match post(&export.endpoint, &export.headers, body) {
                         Ok(status) if (200..300).contains(&status) => {}
@@ -77,11 +75,17 @@ impl Exporter {
                 }
                 let _ = finished.send(());
             });
-        if let Err(e) = started {
-            log::warn!("traces are not exported: the exporter's thread did not start ({e})");
-        }
+        let thread = match started {
+            Ok(handle) => Some(handle.thread().clone()),
+            Err(e) => {
+                log::warn!("traces are not exported: the exporter's thread did not start ({e})");
+                None
+            }
+        };
         Exporter {
             queue: Some(queue),
+            signal,
+            thread,
             dropped,
             reported: AtomicU64::new(0),
             done,
@@ -94,11 +98,21 @@ impl Exporter {
             return;
         };
         match queue.try_send(span) {
-            Ok(()) => {}
+            Ok(()) => {
+                if self.signal.queued.fetch_add(1, Ordering::Relaxed) + 1 == BATCH {
+                    self.wake();
+                }
+            }
             Err(TrySendError::Full(_)) => drop_batch(&self.dropped, 1, "the export queue is full"),
             Err(TrySendError::Disconnected(_)) => {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
+        }
+    }
+
+    fn wake(&self) {
+        if let Some(thread) = &self.thread {
+            thread.unpark();
         }
     }
 
@@ -117,6 +131,8 @@ impl Exporter {
     /// Sends what is queued, waiting at most `wait` for it (at exit).
     pub fn finish(mut self, wait: Duration) {
         drop(self.queue.take());
+        self.signal.closed.store(true, Ordering::Release);
+        self.wake();
         if self.done.recv_timeout(wait).is_err() {
             log::debug!("the last spans were not exported within {wait:?}");
         }
@@ -134,19 +150,37 @@ fn drop_batch(lost: &AtomicU64, n: usize, why: &str) {
     }
 }
 
-/// The next batch: the first span waited for, then up to [`BATCH`] arriving within
-/// [`LINGER`]; `None` once the runtime is gone and nothing is left.
-fn next_batch(spans: &Receiver<core_spans::Span>) -> Option<Vec<core_spans::Span>> {
+/// What the runtime's end tells the exporter's thread, which it wakes only for a full
+/// batch and at the end: waiting on the queue itself woke the thread for every span, a
+/// cost each call paid twice (issue 50's trace cost).
+#[derive(Default)]
+struct Signal {
+    /// Spans queued and not yet taken.
+    queued: AtomicUsize,
+    /// The runtime is done: send what is queued.
+    closed: AtomicBool,
+}
+
+/// The next batch: the first span waited for, then up to [`BATCH`] in all, taken once
+/// [`LINGER`] has passed, the batch is full or the runtime is done; `None` once the
+/// runtime is gone and nothing is left.
+fn next_batch(
+    spans: &Receiver<core_spans::Span>,
+    signal: &Signal,
+) -> Option<Vec<core_spans::Span>> {
     let first = spans.recv().ok()?;
     let until = Instant::now() + LINGER;
-    let mut batch = vec![first];
-    while batch.len() < BATCH {
+    loop {
         let left = until.saturating_duration_since(Instant::now());
-        match spans.recv_timeout(left) {
-            Ok(span) => batch.push(span),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+        let full = signal.queued.load(Ordering::Relaxed) >= BATCH;
+        if left.is_zero() || full || signal.closed.load(Ordering::Acquire) {
+            break;
         }
+        std::thread::park_timeout(left);
     }
+    let mut batch = vec![first];
+    batch.extend(spans.try_iter().take(BATCH - 1));
+    signal.queued.fetch_sub(batch.len(), Ordering::Relaxed);
     Some(batch)
 }
 
@@ -182,71 +216,12 @@ impl Clock {
 
 /// One `ExportTraceServiceRequest` of `batch`, its times made wall-clock by `clock`.
 pub fn encode(export: &TraceExport, batch: &[core_spans::Span], clock: &Clock) -> Vec<u8> {
-    let nanos = |at: Instant| clock.unix_nanos(at);
-    let spans = batch
-        .iter()
-        .map(|s| Span {
-            trace_id: s.trace_id.to_vec(),
-            span_id: s.span_id.to_vec(),
-            parent_span_id: s.parent_id.map(|p| p.to_vec()).unwrap_or_default(),
-            name: s.name.clone(),
-            kind: match s.kind {
-                SpanKind::Server => span::SpanKind::Server,
-                SpanKind::Client => span::SpanKind::Client,
-            } as i32,
-            start_time_unix_nano: nanos(s.start),
-            end_time_unix_nano: nanos(s.end),
-            attributes: s
-                .attributes
-                .iter()
-                .map(|(k, v)| attribute(k, v.clone()))
-                .collect(),
-            status: Some(Status {
-                code: if s.failed {
-                    status::StatusCode::Error
-                } else {
-                    status::StatusCode::Unset
-                } as i32,
-                ..Status::default()
-            }),
-            ..Span::default()
-        })
-        .collect();
-    let resource = Resource {
-        attributes: export
-            .resource
-            .iter()
-            .map(|(k, v)| attribute(k, Value::Str(v.clone())))
-            .collect(),
-        ..Resource::default()
+    let source = crate::otlp::Source {
+        resource: &export.resource,
+        scope: (
+            responses_mcp_config::traces::SERVICE_NAME,
+            responses_mcp_config::VERSION,
+        ),
     };
-    let request = ExportTraceServiceRequest {
-        resource_spans: vec![ResourceSpans {
-            resource: Some(resource),
-            scope_spans: vec![ScopeSpans {
-                scope: Some(InstrumentationScope {
-                    name: responses_mcp_config::traces::SERVICE_NAME.into(),
-                    version: responses_mcp_config::VERSION.into(),
-                    ..InstrumentationScope::default()
-                }),
-                spans,
-                ..ScopeSpans::default()
-            }],
-            ..ResourceSpans::default()
-        }],
-    };
-    request.encode_to_vec()
-}
-
-fn attribute(key: &str, value: Value) -> KeyValue {
-    let value = match value {
-        Value::Str(s) => any_value::Value::StringValue(s),
-        Value::Int(i) => any_value::Value::IntValue(i),
-        Value::Float(f) => any_value::Value::DoubleValue(f),
-    };
-    KeyValue {
-        key: key.to_owned(),
-        value: Some(AnyValue { value: Some(value) }),
-        ..KeyValue::default()
-    }
+    crate::otlp::encode(&source, batch, |at| clock.unix_nanos(at))
 }

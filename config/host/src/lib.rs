@@ -29,6 +29,8 @@ pub mod export;
 mod launch;
 pub mod logging;
 pub mod oauth;
+#[cfg(feature = "traces")]
+pub mod otlp;
 pub mod process;
 pub mod serve;
 pub mod signals;
