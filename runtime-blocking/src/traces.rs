@@ -25,6 +25,10 @@ pub fn post(export: &TraceExport) -> Post {
         // One deadline over connecting, writing and reading (`OTEL_EXPORTER_OTLP_TIMEOUT`):
         // past it the batch is dropped and counted.
         .timeout_global(Some(export.timeout))
+        // ureq's 128 KiB default buffers were allocated and zeroed for every connection:
+        // an export streams through the attempts' sizes as well.
+        .input_buffer_size(crate::upstream::INPUT_BUFFER)
+        .output_buffer_size(crate::upstream::OUTPUT_BUFFER)
         .build()
         .into();
     Box::new(

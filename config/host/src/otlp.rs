@@ -5,7 +5,8 @@
 //! every nested message's length computed again at each level above it;
 //! docs/benchmarks.md, issue 50). The field numbers are OTLP's
 //! (`opentelemetry/proto/trace/v1/trace.proto`, `common/v1/common.proto`); a test reads the
-//! bytes back with `opentelemetry-proto`.
+//! bytes back with `opentelemetry-proto`. The helpers are inlined by hand: this crate is
+//! built for size, and a call each for a byte or two was most of the encoder's cost.
 
 use responses_mcp_core::spans::{Span, SpanKind, Value};
 
@@ -183,11 +184,13 @@ fn key_value(out: &mut Vec<u8>, field: u32, name: &str, value: &AnyValue) {
 
 /// A length-delimited field of `len` bytes, always written: its key (one byte: every
 /// field number here is below 16), its length, then it.
+#[inline(always)]
 fn nested(len: usize) -> usize {
     1 + varint_len(len as u64) + len
 }
 
 /// A length-delimited field of `len` bytes, nothing when empty (proto3 leaves defaults out).
+#[inline(always)]
 fn bytes_len(len: usize) -> usize {
     if len == 0 {
         0
@@ -196,6 +199,7 @@ fn bytes_len(len: usize) -> usize {
     }
 }
 
+#[inline(always)]
 fn fixed64_len(v: u64) -> usize {
     if v == 0 {
         0
@@ -204,15 +208,18 @@ fn fixed64_len(v: u64) -> usize {
     }
 }
 
+#[inline(always)]
 fn varint_len(v: u64) -> usize {
     // 7 bits a byte; at least one byte.
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
+#[inline(always)]
 fn key(out: &mut Vec<u8>, field: u32, wire: u8) {
     varint(out, u64::from(field << 3 | u32::from(wire)));
 }
 
+#[inline(always)]
 fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -222,12 +229,14 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// A nested message's key and length; its fields follow.
+#[inline(always)]
 fn message(out: &mut Vec<u8>, field: u32, len: usize) {
     key(out, field, LEN);
     varint(out, len as u64);
 }
 
 /// A length-delimited field, left out when empty.
+#[inline(always)]
 fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
     if data.is_empty() {
         return;
@@ -236,6 +245,7 @@ fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
     out.extend_from_slice(data);
 }
 
+#[inline(always)]
 fn fixed64(out: &mut Vec<u8>, field: u32, v: u64) {
     if v == 0 {
         return;

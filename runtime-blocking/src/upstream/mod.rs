@@ -32,10 +32,10 @@ pub const ATTEMPT_STACK: usize = 256 * 1024;
 /// connection: a response head must fit in it (OpenAI's are about 1.5 KiB), bodies stream
 /// through it, and ureq borrows 10 KiB of it to read request bodies, so less buys nothing.
 /// With 1,000 calls in flight each KiB here is a MB (docs/benchmarks.md).
-const INPUT_BUFFER: usize = 10 * 1024;
+pub(crate) const INPUT_BUFFER: usize = 10 * 1024;
 /// Per-connection write buffer (ureq's default is 128 KiB): the request head (about
 /// 400 bytes) is written into it, the body streams through it.
-const OUTPUT_BUFFER: usize = 4 * 1024;
+pub(crate) const OUTPUT_BUFFER: usize = 4 * 1024;
 /// Per-connection buffers, each way, of the TCP connection under TLS: they carry TLS
 /// records between the socket and rustls (which keeps its own), never a whole message.
 const TLS_RECORDS_BUFFER: usize = 4 * 1024;
