@@ -1,7 +1,7 @@
 //! The exporter: spans go from the runtime's loop into a bounded queue (a full queue
 //! drops the span and counts it; the loop never waits), and a thread of their own sends
-//! them in batches as OTLP/HTTP protobuf (`ExportTraceServiceRequest`, written by
-//! [`crate::otlp`]). A collector that is slow or
+//! them in batches as OTLP/HTTP protobuf (`ExportTraceServiceRequest`, the official
+//! messages of `opentelemetry-proto`, encoded by `prost`). A collector that is slow or
 //! down delays nothing but the exporter: a failed batch is dropped, counted and logged,
 //! and no export outlives [`TraceExport::timeout`] (connecting, writing and reading
 //! included), so a collector that accepts and never answers costs one batch per timeout,
@@ -10,8 +10,15 @@
 //! How a batch is POSTed is the runtime's ([`Post`]), so each keeps its own HTTP client;
 //! it must end within the timeout it is given.
 
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{
+    span, status, ResourceSpans, ScopeSpans, Span, Status,
+};
+use prost::Message;
 use responses_mcp_config::traces::TraceExport;
-use responses_mcp_core::spans as core_spans;
+use responses_mcp_core::spans::{self as core_spans, SpanKind, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
@@ -58,19 +65,19 @@ impl Exporter {
         // One reading of both clocks for the exporter's life: every span's times are
         // converted alike, so a child never starts before its parent.
         let clock = Clock::now();
+        let mut request = Request::new(&export);
         let started = std::thread::Builder::new()
             .name("otlp-export".into())
             .spawn(move || {
                 while let Some(batch) = next_batch(&spans, &told) {
-                    let body = encode(&export, &batch, &clock);
+                    let n = batch.len();
+                    let body = request.encode(batch, &clock);
                     match post(&export.endpoint, &export.headers, body) {
                         Ok(status) if (200..300).contains(&status) => {}
-                        Ok(status) => drop_batch(
-                            &lost,
-                            batch.len(),
-                            &format!("the collector answered HTTP {status}"),
-                        ),
-                        Err(why) => drop_batch(&lost, batch.len(), &why.0),
+                        Ok(status) => {
+                            drop_batch(&lost, n, &format!("the collector answered HTTP {status}"))
+                        }
+                        Err(why) => drop_batch(&lost, n, &why.0),
                     }
                 }
                 let _ = finished.send(());
@@ -214,14 +221,161 @@ impl Clock {
     }
 }
 
-/// One `ExportTraceServiceRequest` of `batch`, its times made wall-clock by `clock`.
-pub fn encode(export: &TraceExport, batch: &[core_spans::Span], clock: &Clock) -> Vec<u8> {
-    let source = crate::otlp::Source {
-        resource: &export.resource,
-        scope: (
-            responses_mcp_config::traces::SERVICE_NAME,
-            responses_mcp_config::VERSION,
-        ),
+/// What every `ExportTraceServiceRequest` of this exporter holds besides its spans (the
+/// resource and the scope), built once and lent to each batch's request.
+struct Request {
+    resource: Option<Resource>,
+    scope: Option<InstrumentationScope>,
+}
+
+impl Request {
+    /// The resource and scope of `export`'s requests.
+    fn new(export: &TraceExport) -> Request {
+        let attributes = export
+            .resource
+            .iter()
+            .map(|(k, v)| attribute(k.clone(), Value::Str(v.clone())))
+            .collect();
+        Request {
+            resource: Some(Resource {
+                attributes,
+                ..Resource::default()
+            }),
+            scope: Some(InstrumentationScope {
+                name: responses_mcp_config::traces::SERVICE_NAME.into(),
+                version: responses_mcp_config::VERSION.into(),
+                ..InstrumentationScope::default()
+            }),
+        }
+    }
+
+    /// One `ExportTraceServiceRequest` of `batch`, its times made wall-clock by `clock`,
+    /// encoded by `prost` into a buffer of its exact length. The spans' names and text
+    /// values move into the messages rather than being copied.
+    fn encode(&mut self, batch: Vec<core_spans::Span>, clock: &Clock) -> Vec<u8> {
+        let spans = batch.into_iter().map(|s| otlp_span(s, clock)).collect();
+        let request = ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                resource: self.resource.take(),
+                scope_spans: vec![ScopeSpans {
+                    scope: self.scope.take(),
+                    spans,
+                    ..ScopeSpans::default()
+                }],
+                ..ResourceSpans::default()
+            }],
+        };
+        let body = request.encode_to_vec();
+        // The resource and scope back for the next batch.
+        for resource_spans in request.resource_spans {
+            self.resource = resource_spans.resource;
+            for scope_spans in resource_spans.scope_spans {
+                self.scope = scope_spans.scope;
+            }
+        }
+        body
+    }
+}
+
+/// `s` as OTLP's `Span`, its times made wall-clock by `clock`.
+fn otlp_span(s: core_spans::Span, clock: &Clock) -> Span {
+    Span {
+        trace_id: s.trace_id.to_vec(),
+        span_id: s.span_id.to_vec(),
+        parent_span_id: s.parent_id.map(|p| p.to_vec()).unwrap_or_default(),
+        name: s.name,
+        kind: match s.kind {
+            SpanKind::Server => span::SpanKind::Server,
+            SpanKind::Client => span::SpanKind::Client,
+        } as i32,
+        start_time_unix_nano: clock.unix_nanos(s.start),
+        end_time_unix_nano: clock.unix_nanos(s.end),
+        attributes: s
+            .attributes
+            .into_iter()
+            .map(|(k, v)| attribute(k.to_owned(), v))
+            .collect(),
+        status: Some(Status {
+            code: if s.failed {
+                status::StatusCode::Error
+            } else {
+                status::StatusCode::Unset
+            } as i32,
+            ..Status::default()
+        }),
+        ..Span::default()
+    }
+}
+
+fn attribute(key: String, value: Value) -> KeyValue {
+    let value = match value {
+        Value::Str(s) => any_value::Value::StringValue(s),
+        Value::Int(i) => any_value::Value::IntValue(i),
+        Value::Float(f) => any_value::Value::DoubleValue(f),
     };
-    crate::otlp::encode(&source, batch, |at| clock.unix_nanos(at))
+    KeyValue {
+        key,
+        value: Some(AnyValue { value: Some(value) }),
+        ..KeyValue::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core_span(name: &str, failed: bool, start: Instant) -> core_spans::Span {
+        core_spans::Span {
+            trace_id: [1; 16],
+            span_id: [2; 8],
+            parent_id: Some([3; 8]),
+            name: name.into(),
+            kind: SpanKind::Client,
+            start,
+            end: start + Duration::from_millis(5),
+            attributes: vec![
+                ("http.request.method", Value::Str("POST".into())),
+                ("http.response.status_code", Value::Int(200)),
+            ],
+            failed,
+        }
+    }
+
+    /// Every batch's request carries the resource and scope, though they are built once.
+    #[test]
+    fn each_batch_is_a_whole_request() {
+        let export = TraceExport {
+            endpoint: "http://127.0.0.1:4318/v1/traces".into(),
+            headers: Vec::new(),
+            resource: vec![("service.name".into(), "svc".into())],
+            timeout: Duration::from_secs(1),
+        };
+        let clock = Clock::now();
+        let mut request = Request::new(&export);
+        for (name, failed) in [("POST", false), ("tools/call answer", true)] {
+            let body = request.encode(vec![core_span(name, failed, Instant::now())], &clock);
+            let got = ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
+            let [resource_spans] = got.resource_spans.as_slice() else {
+                panic!("one ResourceSpans: {got:?}");
+            };
+            let resource = resource_spans.resource.as_ref().unwrap();
+            assert_eq!(resource.attributes[0].key, "service.name");
+            let [scope_spans] = resource_spans.scope_spans.as_slice() else {
+                panic!("one ScopeSpans: {got:?}");
+            };
+            let scope = scope_spans.scope.as_ref().unwrap();
+            assert_eq!(scope.name, responses_mcp_config::traces::SERVICE_NAME);
+            let [span] = scope_spans.spans.as_slice() else {
+                panic!("one span: {got:?}");
+            };
+            assert_eq!(span.name, name);
+            assert_eq!((span.trace_id.len(), span.parent_span_id.len()), (16, 8));
+            assert_eq!(span.kind, span::SpanKind::Client as i32);
+            let code = span.status.as_ref().map(|s| s.code);
+            let error = status::StatusCode::Error as i32;
+            assert_eq!(code == Some(error), failed);
+            assert_eq!(span.attributes.len(), 2);
+            assert!(span.end_time_unix_nano > span.start_time_unix_nano);
+        }
+    }
 }

@@ -29,8 +29,6 @@ pub mod export;
 mod launch;
 pub mod logging;
 pub mod oauth;
-#[cfg(feature = "traces")]
-pub mod otlp;
 pub mod process;
 pub mod serve;
 pub mod signals;
