@@ -366,125 +366,178 @@ impl Conn {
                 headers,
                 body,
                 delay,
-            } => {
-                if !delay.is_zero() {
-                    thread::sleep(delay);
-                }
-                let mut head = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n", body.len());
-                for (k, v) in headers {
-                    head.push_str(&format!("{k}: {v}\r\n"));
-                }
-                head.push_str("\r\n");
-                // One write: a separate small write for the body would wait for a delayed ACK.
-                let mut out = head.into_bytes();
-                out.extend_from_slice(&body);
-                let writer = reader.get_mut();
-                writer.write_all(&out).is_ok() && writer.flush().is_ok()
-            }
+            } => respond(reader.get_mut(), status, headers, &body, delay),
             Action::Hang => {
-                let mut buf = [0u8; 1024];
-                loop {
-                    match reader.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => {}
-                    }
-                }
-                self.closed.lock().unwrap().push((index, Instant::now()));
+                self.wait_for_close(reader, index);
                 false
             }
             Action::Truncate { len, sent } => {
-                let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\n\r\n");
-                let writer = reader.get_mut();
-                let _ = writer.write_all(head.as_bytes());
-                let _ = writer.write_all(&sent);
-                let _ = writer.flush();
+                truncate(reader.get_mut(), len, &sent);
                 // Returning drops the connection, which closes it mid-body.
                 false
             }
-            Action::Chunked { body, size } => {
-                let writer = reader.get_mut();
-                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
-                if writer.write_all(head.as_bytes()).is_err() {
-                    return false;
-                }
-                for chunk in body.chunks(size.max(1)) {
-                    if write_chunk(writer, chunk, ";ext=1").is_err() {
-                        return false;
-                    }
-                }
-                writer.write_all(b"0\r\nx-trailer: done\r\n\r\n").is_ok() && writer.flush().is_ok()
-            }
+            Action::Chunked { body, size } => chunked(reader.get_mut(), &body, size),
             Action::Stream {
                 body,
                 size,
                 interval,
                 then,
-            } => {
-                let writer = reader.get_mut();
-                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n\r\n";
-                if writer
-                    .write_all(head.as_bytes())
-                    .and_then(|()| writer.flush())
-                    .is_err()
-                {
-                    return false;
-                }
-                for chunk in body.chunks(size.max(1)) {
-                    thread::sleep(interval);
-                    if write_chunk(writer, chunk, "").is_err() {
-                        self.closed.lock().unwrap().push((index, Instant::now()));
-                        return false;
-                    }
-                }
-                match then {
-                    StreamThen::End => {
-                        writer.write_all(b"0\r\n\r\n").is_ok() && writer.flush().is_ok()
-                    }
-                    StreamThen::Cut => false,
-                    StreamThen::Hang => {
-                        let mut buf = [0u8; 1024];
-                        while let Ok(n) = reader.read(&mut buf) {
-                            if n == 0 {
-                                break;
-                            }
-                        }
-                        self.closed.lock().unwrap().push((index, Instant::now()));
-                        false
-                    }
-                }
-            }
+            } => self.stream(reader, index, &body, size, interval, then),
             Action::RespondAndClose { body } => {
-                let mut out = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len()).into_bytes();
-                out.extend_from_slice(&body);
-                let writer = reader.get_mut();
-                let _ = writer.write_all(&out).and_then(|()| writer.flush());
+                respond_and_close(reader.get_mut(), &body);
                 false
             }
             Action::Trickle { body, interval } => {
-                let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len());
-                let writer = reader.get_mut();
-                if writer
-                    .write_all(head.as_bytes())
-                    .and_then(|()| writer.flush())
-                    .is_err()
-                {
-                    return false;
-                }
-                for b in body {
-                    thread::sleep(interval);
-                    if writer
-                        .write_all(&[b])
-                        .and_then(|()| writer.flush())
-                        .is_err()
-                    {
-                        self.closed.lock().unwrap().push((index, Instant::now()));
-                        return false;
-                    }
-                }
-                true
+                self.trickle(reader.get_mut(), index, &body, interval)
             }
         }
     }
+
+    /// Reads until the client closes the connection, then records when it did.
+    fn wait_for_close<S: Read + Write>(&self, reader: &mut BufReader<S>, index: usize) {
+        let mut buf = [0u8; 1024];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        self.record_closed(index);
+    }
+
+    fn record_closed(&self, index: usize) {
+        self.closed.lock().unwrap().push((index, Instant::now()));
+    }
+
+    /// `Action::Stream`: false when the connection is finished.
+    fn stream<S: Read + Write>(
+        &self,
+        reader: &mut BufReader<S>,
+        index: usize,
+        body: &[u8],
+        size: usize,
+        interval: Duration,
+        then: StreamThen,
+    ) -> bool {
+        let writer = reader.get_mut();
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n\r\n";
+        if writer
+            .write_all(head.as_bytes())
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
+            return false;
+        }
+        for chunk in body.chunks(size.max(1)) {
+            thread::sleep(interval);
+            if write_chunk(writer, chunk, "").is_err() {
+                self.record_closed(index);
+                return false;
+            }
+        }
+        match then {
+            StreamThen::End => writer.write_all(b"0\r\n\r\n").is_ok() && writer.flush().is_ok(),
+            StreamThen::Cut => false,
+            StreamThen::Hang => {
+                self.wait_for_close(reader, index);
+                false
+            }
+        }
+    }
+
+    /// `Action::Trickle`: false when the client went away mid-body.
+    fn trickle(
+        &self,
+        writer: &mut impl Write,
+        index: usize,
+        body: &[u8],
+        interval: Duration,
+    ) -> bool {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        if writer
+            .write_all(head.as_bytes())
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
+            return false;
+        }
+        for &b in body {
+            thread::sleep(interval);
+            if writer
+                .write_all(&[b])
+                .and_then(|()| writer.flush())
+                .is_err()
+            {
+                self.record_closed(index);
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// `Action::Respond`: false when the write failed.
+fn respond(
+    writer: &mut impl Write,
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: &[u8],
+    delay: Duration,
+) -> bool {
+    if !delay.is_zero() {
+        thread::sleep(delay);
+    }
+    let mut head = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    // One write: a separate small write for the body would wait for a delayed ACK.
+    let mut out = head.into_bytes();
+    out.extend_from_slice(body);
+    writer.write_all(&out).is_ok() && writer.flush().is_ok()
+}
+
+/// `Action::Truncate`: promises `len` bytes and sends only `sent`.
+fn truncate(writer: &mut impl Write, len: usize, sent: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\n\r\n"
+    );
+    let _ = writer.write_all(head.as_bytes());
+    let _ = writer.write_all(sent);
+    let _ = writer.flush();
+}
+
+/// `Action::Chunked`: false when a write failed.
+fn chunked(writer: &mut impl Write, body: &[u8], size: usize) -> bool {
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+    if writer.write_all(head.as_bytes()).is_err() {
+        return false;
+    }
+    for chunk in body.chunks(size.max(1)) {
+        if write_chunk(writer, chunk, ";ext=1").is_err() {
+            return false;
+        }
+    }
+    writer.write_all(b"0\r\nx-trailer: done\r\n\r\n").is_ok() && writer.flush().is_ok()
+}
+
+/// `Action::RespondAndClose`: the whole answer; the caller then drops the connection.
+fn respond_and_close(writer: &mut impl Write, body: &[u8]) {
+    let mut out = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    let _ = writer.write_all(&out).and_then(|()| writer.flush());
 }
 
 fn read_request<S: Read + Write>(reader: &mut BufReader<S>, connection: usize) -> Option<Recorded> {
