@@ -1,6 +1,6 @@
 //! Validation of server messages against the official MCP JSON schemas.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -102,116 +102,133 @@ pub fn check_message(
                 check_message(version, item, methods, output_schemas);
             }
         }
-        Value::Object(obj) if obj.contains_key("method") => {
-            assert!(
-                !obj.contains_key("id"),
-                "the server sends no requests: {value}"
-            );
-            validate(version, "JSONRPCNotification", value);
-            if obj["method"] == "notifications/progress" {
-                validate(version, "ProgressNotification", value);
-            }
-            if obj["method"] == "notifications/tasks/status" {
-                validate(version, "TaskStatusNotification", value);
-            }
-            if obj["method"] == "notifications/subscriptions/acknowledged" {
-                validate(version, "SubscriptionsAcknowledgedNotification", value);
-            }
-        }
+        Value::Object(obj) if obj.contains_key("method") => check_notification(version, value, obj),
         Value::Object(obj) if obj.contains_key("result") => {
-            validate(
-                version,
-                first_def(version, &["JSONRPCResultResponse", "JSONRPCResponse"]).unwrap(),
-                value,
-            );
-            let result = &obj["result"];
-            match methods.get(&obj["id"].to_string()).map(String::as_str) {
-                Some("initialize") => validate(version, "InitializeResult", result),
-                Some("tools/list") => validate(version, "ListToolsResult", result),
-                Some("server/discover") => validate(version, "DiscoverResult", result),
-                Some("subscriptions/listen") => {
-                    validate(version, "SubscriptionsListenResult", result)
-                }
-                Some("tools/call") if result.get("task").is_some() => {
-                    validate(version, "CreateTaskResult", result);
-                }
-                Some("tools/call") if result["resultType"] == "task" => {
-                    validate(EXT_TASKS, "CreateTaskResult", result);
-                }
-                Some("tasks/get") if version == "2026-07-28" => {
-                    validate(EXT_TASKS, "GetTaskResult", result);
-                    if let Some(inner) = result.get("result") {
-                        validate(version, "CallToolResult", inner);
-                    }
-                }
-                Some("tasks/cancel") if version == "2026-07-28" => {
-                    validate(EXT_TASKS, "CancelTaskResult", result)
-                }
-                Some("tasks/update") => validate(EXT_TASKS, "UpdateTaskResult", result),
-                Some("tasks/get") => validate(version, "GetTaskResult", result),
-                Some("tasks/cancel") => validate(version, "CancelTaskResult", result),
-                Some("tasks/list") => validate(version, "ListTasksResult", result),
-                Some("tasks/result") => {
-                    validate(version, "GetTaskPayloadResult", result);
-                    validate(version, "CallToolResult", result);
-                }
-                Some("tools/call") => {
-                    validate(version, "CallToolResult", result);
-                    if let Some(structured) = result.get("structuredContent") {
-                        let schema = output_schemas
-                            .get("answer")
-                            .cloned()
-                            .unwrap_or_else(responses_mcp_core::tools::output_schema);
-                        let v = jsonschema::validator_for(&schema).unwrap();
-                        let errors: Vec<String> =
-                            v.iter_errors(structured).map(|e| e.to_string()).collect();
-                        assert!(
-                            errors.is_empty(),
-                            "structuredContent does not match outputSchema: {errors:?}"
-                        );
-                        let text: Value =
-                            serde_json::from_str(result["content"][0]["text"].as_str().unwrap())
-                                .unwrap();
-                        assert_eq!(&text, structured, "text and structuredContent differ");
-                    }
-                }
-                Some("ping") => {
-                    if let Some(def) = first_def(version, &["EmptyResult"]) {
-                        validate(version, def, result);
-                    }
-                }
-                _ => {}
-            }
+            check_result(version, value, obj, methods, output_schemas)
         }
-        Value::Object(obj) if obj.contains_key("error") => {
-            // Schemas before 2025-11-25 require a string or integer id, so a reply to a
-            // message whose id could not be read (id null, as JSON-RPC prescribes) has no
-            // shape there; check it by hand.
-            let code = obj["error"]["code"].as_i64().unwrap_or(0);
-            if version >= "2026-07-28" {
-                // -32000..-32019 are legacy; -32020..-32099 only as the spec defines them.
-                assert!(
-                    !(-32099..=-32000).contains(&code) || [-32020, -32021, -32022].contains(&code),
-                    "a code the modern era forbids: {value}"
-                );
-                if code == -32022 {
-                    validate(version, "UnsupportedProtocolVersionError", value);
-                }
-            }
-            if obj.get("id") == Some(&Value::Null) && version < "2025-11-25" {
-                assert!(
-                    obj["error"]["code"].is_i64() && obj["error"]["message"].is_string(),
-                    "{value}"
-                );
-                assert_eq!(obj["jsonrpc"], "2.0");
-            } else {
-                validate(
-                    version,
-                    first_def(version, &["JSONRPCErrorResponse", "JSONRPCError"]).unwrap(),
-                    value,
-                );
-            }
-        }
+        Value::Object(obj) if obj.contains_key("error") => check_error(version, value, obj),
         other => panic!("not a JSON-RPC message: {other}"),
+    }
+}
+
+/// A notification, with the shape its method has.
+fn check_notification(version: &str, value: &Value, obj: &Map<String, Value>) {
+    assert!(
+        !obj.contains_key("id"),
+        "the server sends no requests: {value}"
+    );
+    validate(version, "JSONRPCNotification", value);
+    if obj["method"] == "notifications/progress" {
+        validate(version, "ProgressNotification", value);
+    }
+    if obj["method"] == "notifications/tasks/status" {
+        validate(version, "TaskStatusNotification", value);
+    }
+    if obj["method"] == "notifications/subscriptions/acknowledged" {
+        validate(version, "SubscriptionsAcknowledgedNotification", value);
+    }
+}
+
+/// A result, with the shape the method it answers (found by its id in `methods`) has.
+fn check_result(
+    version: &str,
+    value: &Value,
+    obj: &Map<String, Value>,
+    methods: &BTreeMap<String, String>,
+    output_schemas: &BTreeMap<String, Value>,
+) {
+    validate(
+        version,
+        first_def(version, &["JSONRPCResultResponse", "JSONRPCResponse"]).unwrap(),
+        value,
+    );
+    let result = &obj["result"];
+    match methods.get(&obj["id"].to_string()).map(String::as_str) {
+        Some("initialize") => validate(version, "InitializeResult", result),
+        Some("tools/list") => validate(version, "ListToolsResult", result),
+        Some("server/discover") => validate(version, "DiscoverResult", result),
+        Some("subscriptions/listen") => validate(version, "SubscriptionsListenResult", result),
+        Some("tools/call") if result.get("task").is_some() => {
+            validate(version, "CreateTaskResult", result);
+        }
+        Some("tools/call") if result["resultType"] == "task" => {
+            validate(EXT_TASKS, "CreateTaskResult", result);
+        }
+        Some("tasks/get") if version == "2026-07-28" => {
+            validate(EXT_TASKS, "GetTaskResult", result);
+            if let Some(inner) = result.get("result") {
+                validate(version, "CallToolResult", inner);
+            }
+        }
+        Some("tasks/cancel") if version == "2026-07-28" => {
+            validate(EXT_TASKS, "CancelTaskResult", result)
+        }
+        Some("tasks/update") => validate(EXT_TASKS, "UpdateTaskResult", result),
+        Some("tasks/get") => validate(version, "GetTaskResult", result),
+        Some("tasks/cancel") => validate(version, "CancelTaskResult", result),
+        Some("tasks/list") => validate(version, "ListTasksResult", result),
+        Some("tasks/result") => {
+            validate(version, "GetTaskPayloadResult", result);
+            validate(version, "CallToolResult", result);
+        }
+        Some("tools/call") => {
+            validate(version, "CallToolResult", result);
+            if let Some(structured) = result.get("structuredContent") {
+                check_structured(result, structured, output_schemas);
+            }
+        }
+        Some("ping") => {
+            if let Some(def) = first_def(version, &["EmptyResult"]) {
+                validate(version, def, result);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `structuredContent` of a tools/call result matches the tool's outputSchema and the text.
+fn check_structured(result: &Value, structured: &Value, output_schemas: &BTreeMap<String, Value>) {
+    let schema = output_schemas
+        .get("answer")
+        .cloned()
+        .unwrap_or_else(responses_mcp_core::tools::output_schema);
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(structured).map(|e| e.to_string()).collect();
+    assert!(
+        errors.is_empty(),
+        "structuredContent does not match outputSchema: {errors:?}"
+    );
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(&text, structured, "text and structuredContent differ");
+}
+
+/// An error reply, with the codes the version allows.
+fn check_error(version: &str, value: &Value, obj: &Map<String, Value>) {
+    // Schemas before 2025-11-25 require a string or integer id, so a reply to a
+    // message whose id could not be read (id null, as JSON-RPC prescribes) has no
+    // shape there; check it by hand.
+    let code = obj["error"]["code"].as_i64().unwrap_or(0);
+    if version >= "2026-07-28" {
+        // -32000..-32019 are legacy; -32020..-32099 only as the spec defines them.
+        assert!(
+            !(-32099..=-32000).contains(&code) || [-32020, -32021, -32022].contains(&code),
+            "a code the modern era forbids: {value}"
+        );
+        if code == -32022 {
+            validate(version, "UnsupportedProtocolVersionError", value);
+        }
+    }
+    if obj.get("id") == Some(&Value::Null) && version < "2025-11-25" {
+        assert!(
+            obj["error"]["code"].is_i64() && obj["error"]["message"].is_string(),
+            "{value}"
+        );
+        assert_eq!(obj["jsonrpc"], "2.0");
+    } else {
+        validate(
+            version,
+            first_def(version, &["JSONRPCErrorResponse", "JSONRPCError"]).unwrap(),
+            value,
+        );
     }
 }
