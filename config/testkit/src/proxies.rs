@@ -119,44 +119,9 @@ fn socks5_session(
         let _ = client.write_all(&[5, 0xFF]);
         return;
     }
-    let mut request = [0u8; 4];
-    if client.read_exact(&mut request).is_err() || request[..3] != [5, 1, 0] {
+    let Some((host, port)) = read_connect_request(&mut client) else {
         return;
-    }
-    let host = match request[3] {
-        1 => {
-            let mut ip = [0u8; 4];
-            if client.read_exact(&mut ip).is_err() {
-                return;
-            }
-            Ipv4Addr::from(ip).to_string()
-        }
-        4 => {
-            let mut ip = [0u8; 16];
-            if client.read_exact(&mut ip).is_err() {
-                return;
-            }
-            Ipv6Addr::from(ip).to_string()
-        }
-        3 => {
-            let mut len = [0u8; 1];
-            let mut name = Vec::new();
-            if client.read_exact(&mut len).is_err() {
-                return;
-            }
-            name.resize(usize::from(len[0]), 0);
-            if client.read_exact(&mut name).is_err() {
-                return;
-            }
-            String::from_utf8_lossy(&name).into_owned()
-        }
-        _ => return,
     };
-    let mut port = [0u8; 2];
-    if client.read_exact(&mut port).is_err() {
-        return;
-    }
-    let port = u16::from_be_bytes(port);
     let upstream = loopback(&host, port).and_then(|addr| TcpStream::connect(addr).ok());
     tunnels.lock().unwrap().push(Tunnel {
         target: format!("{host}:{port}"),
@@ -169,6 +134,48 @@ fn socks5_session(
     };
     let _ = client.write_all(&[5, 0, 0, 1, 127, 0, 0, 1, 0, 0]);
     splice(client, upstream);
+}
+
+/// The CONNECT request after the greeting: its host (an address or a name) and port.
+fn read_connect_request(client: &mut TcpStream) -> Option<(String, u16)> {
+    let mut request = [0u8; 4];
+    if client.read_exact(&mut request).is_err() || request[..3] != [5, 1, 0] {
+        return None;
+    }
+    let host = match request[3] {
+        1 => {
+            let mut ip = [0u8; 4];
+            if client.read_exact(&mut ip).is_err() {
+                return None;
+            }
+            Ipv4Addr::from(ip).to_string()
+        }
+        4 => {
+            let mut ip = [0u8; 16];
+            if client.read_exact(&mut ip).is_err() {
+                return None;
+            }
+            Ipv6Addr::from(ip).to_string()
+        }
+        3 => {
+            let mut len = [0u8; 1];
+            let mut name = Vec::new();
+            if client.read_exact(&mut len).is_err() {
+                return None;
+            }
+            name.resize(usize::from(len[0]), 0);
+            if client.read_exact(&mut name).is_err() {
+                return None;
+            }
+            String::from_utf8_lossy(&name).into_owned()
+        }
+        _ => return None,
+    };
+    let mut port = [0u8; 2];
+    if client.read_exact(&mut port).is_err() {
+        return None;
+    }
+    Some((host, u16::from_be_bytes(port)))
 }
 
 fn read_user_password(client: &mut TcpStream) -> Option<(String, String)> {
