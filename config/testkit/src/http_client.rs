@@ -250,34 +250,14 @@ fn parse_response(buf: &[u8]) -> Option<(HttpResponse, usize)> {
     }
     if find("transfer-encoding").as_deref() == Some("chunked") {
         assert!(find("content-length").is_none(), "both framings");
-        let mut body = Vec::new();
-        let mut at = 0;
-        loop {
-            let line_end = rest[at..].windows(2).position(|w| w == b"\r\n")? + at;
-            let size_text = std::str::from_utf8(&rest[at..line_end]).unwrap();
-            let size = usize::from_str_radix(size_text.trim(), 16)
-                .unwrap_or_else(|_| panic!("chunk size {size_text:?}"));
-            let data = line_end + 2;
-            if size == 0 {
-                if rest.len() < data + 2 {
-                    return None;
-                }
-                assert_eq!(&rest[data..data + 2], b"\r\n", "the last chunk ends");
-                let response = HttpResponse {
-                    status,
-                    headers,
-                    body,
-                    chunked: true,
-                };
-                return Some((response, head_end + data + 2));
-            }
-            if rest.len() < data + size + 2 {
-                return None;
-            }
-            body.extend_from_slice(&rest[data..data + size]);
-            assert_eq!(&rest[data + size..data + size + 2], b"\r\n", "a chunk ends");
-            at = data + size + 2;
-        }
+        let (body, used) = parse_chunked(rest)?;
+        let response = HttpResponse {
+            status,
+            headers,
+            body,
+            chunked: true,
+        };
+        return Some((response, head_end + used));
     }
     let len: usize = find("content-length")
         .map(|v| v.parse().expect("a numeric length"))
@@ -292,6 +272,33 @@ fn parse_response(buf: &[u8]) -> Option<(HttpResponse, usize)> {
         chunked: false,
     };
     Some((response, head_end + len))
+}
+
+/// A chunked body from the front of `rest` and the bytes it took; `None` until whole.
+/// Panics on framing a strict client would refuse.
+fn parse_chunked(rest: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut body = Vec::new();
+    let mut at = 0;
+    loop {
+        let line_end = rest[at..].windows(2).position(|w| w == b"\r\n")? + at;
+        let size_text = std::str::from_utf8(&rest[at..line_end]).unwrap();
+        let size = usize::from_str_radix(size_text.trim(), 16)
+            .unwrap_or_else(|_| panic!("chunk size {size_text:?}"));
+        let data = line_end + 2;
+        if size == 0 {
+            if rest.len() < data + 2 {
+                return None;
+            }
+            assert_eq!(&rest[data..data + 2], b"\r\n", "the last chunk ends");
+            return Some((body, data + 2));
+        }
+        if rest.len() < data + size + 2 {
+            return None;
+        }
+        body.extend_from_slice(&rest[data..data + size]);
+        assert_eq!(&rest[data + size..data + size + 2], b"\r\n", "a chunk ends");
+        at = data + size + 2;
+    }
 }
 
 /// The headers a 2026-07-28 request carries, from its body.
