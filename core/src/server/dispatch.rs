@@ -1,8 +1,8 @@
 //! Message dispatch: the MCP lifecycle, `ping`, `tools/list`, `tools/call` admission and
 //! notifications. Methods are parsed once into [`Method`]; params once into typed values.
 
-use super::methods::Scope;
 use super::register::Answer;
+use super::register::Scope;
 use super::store::{refused_by_limit, CallRequest};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};

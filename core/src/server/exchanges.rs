@@ -4,7 +4,7 @@
 //! absent, as the specification allows), and `initialize` is answered without changing
 //! anything, so that any instance behind a load balancer can serve any request.
 
-use super::methods::Scope;
+use super::register::Scope;
 use super::{ExchangeId, ExchangeOut, Now, Output, Server};
 use crate::calls::Requester;
 use crate::clients::ClientId;

@@ -2,7 +2,7 @@
 //! session `initialize` opens, a legacy HTTP request served without a session, or a
 //! 2026-07-28 request described by its own `_meta`) and the version it is served in.
 
-use super::register::Answer;
+use super::register::{Answer, Scope};
 use super::{ExchangeOut, Now, Output, Server, Session};
 use crate::clients::ClientId;
 use crate::jsonrpc::{kind_of, Request, RequestId, RpcError};
@@ -11,17 +11,6 @@ use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::routing::{Dispatched, ReplyTo, Ticket};
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// Where a request is served.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Scope {
-    /// Within the stdio session; its version is the session's once initialized.
-    Session,
-    /// A legacy HTTP request, served without a session in this version.
-    Stateless(ProtocolVersion),
-    /// A 2026-07-28 request.
-    Modern(ProtocolVersion),
-}
 
 impl Server {
     /// Registers `request` and serves it as the table below says for its method, scope

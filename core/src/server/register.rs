@@ -4,7 +4,6 @@
 //! reply (or, for a request cancelled or whose client left, none) is routed. A ticket is
 //! answered once: a second answer, or an answer after its exchange closed, does nothing.
 
-use super::methods::Scope;
 use super::{Now, Server, Session};
 use crate::calls::Requester;
 use crate::clients::ClientId;
@@ -16,6 +15,17 @@ use crate::routing::{error_type, Dispatched, ReplyTo, Ticket};
 use crate::tools::Tool;
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// Where a request is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Scope {
+    /// Within the stdio session; its version is the session's once initialized.
+    Session,
+    /// A legacy HTTP request, served without a session in this version.
+    Stateless(ProtocolVersion),
+    /// A 2026-07-28 request.
+    Modern(ProtocolVersion),
+}
 
 /// The requests not yet answered, by their ticket's number.
 #[derive(Default)]
