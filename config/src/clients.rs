@@ -129,7 +129,7 @@ pub fn read(
     let Some(path) = resolved.settings.server.http.clients_file.as_deref() else {
         return Ok(None);
     };
-    let path = crate::relative_to_config(Path::new(path), config);
+    let path = crate::paths::relative_to_config(Path::new(path), config);
     let fail = |message: String| ConfigError::ClientsFile {
         path: path.display().to_string(),
         message,

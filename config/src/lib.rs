@@ -33,22 +33,17 @@ pub mod show;
 pub mod store;
 mod task_key;
 pub mod traces;
+mod version;
 pub mod view;
 
 pub use cli::{usage, Cli};
 pub use resolve::{resolve, ConfigError, Env, Resolved, Source, YamlInput};
 pub use settings::{CoreInputs, PolicyMerge, PolicySource};
+pub use version::{USER_AGENT, VERSION};
 
 use proxy::ProxyRoute;
 use responses_mcp_core::ServerConfig;
 use std::fmt;
-use std::path::PathBuf;
-
-/// The version of the workspace.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The `User-Agent` of every upstream request, whichever client sends it.
-pub const USER_AGENT: &str = concat!("openai-responses-mcp/", env!("CARGO_PKG_VERSION"));
 
 /// The API key. Its `Debug` and `Display` print a mask, so it cannot leak through logs.
 #[derive(Clone, PartialEq, Eq)]
@@ -134,15 +129,4 @@ pub fn startup_warnings(resolved: &Resolved, unix_secs: u64) -> Vec<String> {
         }
     }
     warnings
-}
-
-/// A relative policy path is taken relative to the config file's folder.
-pub(crate) fn relative_to_config(
-    path: &std::path::Path,
-    config: Option<&std::path::Path>,
-) -> PathBuf {
-    match config.and_then(|c| c.parent()) {
-        Some(dir) if path.is_relative() => dir.join(path),
-        _ => path.to_path_buf(),
-    }
 }

@@ -6,10 +6,11 @@
 
 use crate::clients;
 use crate::http::HttpServe;
+use crate::paths::relative_to_config;
 use crate::proxy::{self, ProxyRoute};
 use crate::resolve::{resolve, ConfigError, Env, Resolved, YamlInput};
 use crate::settings::{CoreInputs, PolicySource};
-use crate::{relative_to_config, startup_warnings, store, task_key, traces};
+use crate::{startup_warnings, store, task_key, traces};
 use crate::{ApiKey, Cli, Startup};
 use std::path::PathBuf;
 

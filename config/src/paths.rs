@@ -2,7 +2,7 @@
 
 use crate::cli::Cli;
 use crate::resolve::Env;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const DIR: &str = "openai-responses-mcp";
 const FILE: &str = "config.yaml";
@@ -28,6 +28,14 @@ pub fn config_path(cli: &Cli, env: &Env, windows: bool) -> Option<PathBuf> {
         return Some(xdg.join(DIR).join(FILE));
     }
     var("HOME").map(|h| h.join(".config").join(DIR).join(FILE))
+}
+
+/// A relative policy path is taken relative to the config file's folder.
+pub(crate) fn relative_to_config(path: &Path, config: Option<&Path>) -> PathBuf {
+    match config.and_then(|c| c.parent()) {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path.to_path_buf(),
+    }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub fn show_config(resolved: &Resolved, secrets: SecretsSet, proxy: &ProxyRoute)
         .map(|(k, s)| (k.clone(), Value::String(s.to_string())))
         .collect();
     let out = json!({
-        "version": crate::VERSION,
+        "version": crate::version::VERSION,
         "api_key": { "env": resolved.api_key_env(), "set": secrets.api_key },
         "http_token": { "env": resolved.settings.server.http.token_env, "set": secrets.http_token },
         "tasks_secret": { "env": resolved.settings.tasks.secret_env, "set": secrets.tasks_secret },

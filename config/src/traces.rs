@@ -145,7 +145,7 @@ pub fn resolve(env: &Env) -> Result<Option<(TraceExport, Sampler)>, TraceError> 
     resource.retain(|(k, _)| k != "service.name");
     resource.insert(0, ("service.name".into(), service));
     if !resource.iter().any(|(k, _)| k == "service.version") {
-        resource.push(("service.version".into(), crate::VERSION.into()));
+        resource.push(("service.version".into(), crate::version::VERSION.into()));
     }
     let timeout = match (
         get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"),

@@ -15,7 +15,7 @@ impl StoreConnect {
     /// With one: this build has no store client.
     pub fn resolve(
         resolved: &Resolved,
-        _env: &crate::Env,
+        _env: &crate::env::Env,
         _ca_pem: Option<&[u8]>,
     ) -> Result<Option<Self>, ConfigError> {
         let Some(url) = resolved.settings.server.store.url.as_deref() else {

@@ -43,7 +43,7 @@ impl StoreConnect {
     /// message shows the URL without its password).
     pub fn resolve(
         resolved: &Resolved,
-        env: &crate::Env,
+        env: &crate::env::Env,
         ca_pem: Option<&[u8]>,
     ) -> Result<Option<Self>, ConfigError> {
         let store = &resolved.settings.server.store;

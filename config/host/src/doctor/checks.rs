@@ -465,7 +465,7 @@ fn model_exists(
 ) -> Check {
     let r = &startup.resolved;
     let base = r.settings.openai.base_url.trim_end_matches('/');
-    let today = responses_mcp_core::date::Date::tokyo(crate::now().unix_secs).to_string();
+    let today = responses_mcp_core::date::Date::tokyo(crate::process::now().unix_secs).to_string();
     if r.settings.openai.provider == responses_mcp_config::choices::Provider::Azure {
         return Check::new(
             name,
@@ -645,7 +645,8 @@ fn live_call(
     match classify_reply(reply.status, &reply.headers, &reply.body) {
         UpstreamVerdict::Success(body) => {
             let usage = Usage::of(&body);
-            let today = responses_mcp_core::date::Date::tokyo(crate::now().unix_secs).to_string();
+            let today =
+                responses_mcp_core::date::Date::tokyo(crate::process::now().unix_secs).to_string();
             let answer = parse_answer(&body, 3, model, &today);
             let searched = answer.as_ref().is_ok_and(|a| a.used_search);
             let summary = format!(
