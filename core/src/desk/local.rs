@@ -4,12 +4,12 @@
 //! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `tasks/update` served from
 //! the bounded store ([`crate::tasks`]).
 
-use super::emit::Emit;
+use super::due::Due;
+use super::emit::{DeskOut, Emit, IfRefused, Start, Starting};
 use super::held::Held;
-use super::{DeskOut, Due, IfRefused, Start, Starting};
 use crate::calls::{CallKey, Refused};
 use crate::clients::ClientId;
-use crate::io::Now;
+use crate::io::{after, Now};
 use crate::jsonrpc::{RequestId, RpcError};
 use crate::mcp::shape::TaskError;
 use crate::mcp::task_end::Ending;
@@ -140,7 +140,7 @@ impl Local {
         if version.is_modern() && !window.is_zero() {
             // The client takes a result or a task: it gets the result if the call ends
             // within the window, else its task at the window's end.
-            let until = now.instant + window;
+            let until = after(now.instant, window);
             timers.schedule(Due::Window(task_id.to_owned()), until);
             self.held.hold(task_id.to_owned(), asker, until);
             return None;

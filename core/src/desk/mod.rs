@@ -35,6 +35,7 @@
 //! | shared | a store is configured | `SharedTasks` and its move `Shared`, [`shared`] |
 
 mod background;
+mod due;
 mod emit;
 mod held;
 mod local;
@@ -53,19 +54,11 @@ use crate::timers::Timers;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
+use due::Due;
+use emit::Emit;
 pub(crate) use emit::{Charge, DeskOut, IfRefused, Start, Starting};
-use emit::{Emit, RunEnd};
 use local::Local;
 use shared::{Shared, SharedTasks};
-
-/// A deadline the desk keeps: a held call's window, a shared task's re-read, or the
-/// renewal of this instance's lease on its shared tasks.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Due {
-    Window(String),
-    Recheck(String),
-    Lease,
-}
 
 /// What the store told the desk.
 #[derive(Debug)]

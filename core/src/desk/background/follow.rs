@@ -7,7 +7,7 @@
 //! keeps who each run is charged to, at most [`MAX_FOLLOWED`] runs (beyond, the oldest
 //! is given up and its hold stays charged).
 
-use super::super::emit::Emit;
+use super::super::emit::{Charge, Emit, Held};
 use super::Background;
 use crate::calls::{Report, StoredState};
 use crate::io::Now;
@@ -84,7 +84,7 @@ impl Background {
         let sent = report.usage.as_ref();
         let r = &followed.reference;
         let ends = r.created.saturating_add(r.ttl_ms / 1000);
-        let held = crate::desk::emit::Held {
+        let held = Held {
             response_id: id.clone(),
             ends,
             call: followed.call.clone(),
@@ -92,7 +92,7 @@ impl Background {
             sent: sent.cloned(),
             at: now.unix_secs,
         };
-        emit.charge(crate::desk::Charge::Held(Box::new(held)));
+        emit.charge(Charge::Held(Box::new(held)));
         if let Some(dropped) = self.follows.insert(followed) {
             self.polls.unfollow(&dropped);
         }

@@ -11,8 +11,7 @@
 //! response, the waiters, one read per poll interval), and what is left here is turning
 //! their answers into JSON-RPC replies.
 
-use super::emit::Emit;
-use super::{Charge, DeskOut, IfRefused, RunEnd, Start, Starting};
+use super::emit::{Charge, DeskOut, Emit, IfRefused, RunEnd, Start, Starting};
 use crate::calls::{Planned, Refused, Report, Stored, StoredState, Work};
 use crate::clients::ClientId;
 use crate::io::Now;

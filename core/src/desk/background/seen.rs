@@ -1,8 +1,7 @@
 //! What a background task's stored response is, as a task: its state read from OpenAI
 //! (counted once in the ledger when it ends), and the view the shapes take.
 
-use super::super::emit::Emit;
-use super::super::{Charge, RunEnd};
+use super::super::emit::{Charge, Emit, RunEnd};
 use super::Background;
 use crate::calls::{Report, StoredState};
 use crate::io::Now;

@@ -4,10 +4,10 @@
 //! the instance was frozen, or cut off from the store): the call stops, its answer
 //! would be stored by nobody.
 
-use super::super::Due;
+use super::super::due::Due;
 use super::Shared;
 use super::TaskWait;
-use crate::io::Now;
+use crate::io::{after, Now};
 use crate::mcp::shape::TaskError;
 use crate::store::tasks::{self as stored, lease, StoredTask};
 use crate::store::StoreError;
@@ -23,7 +23,7 @@ impl Shared<'_> {
             shared.lease_due = None;
             return;
         }
-        let at = now.instant + lease::RENEW;
+        let at = after(now.instant, lease::RENEW);
         shared.lease_due = Some(at);
         let op = lease::renew(&shared.holder);
         self.timers.schedule(Due::Lease, at);

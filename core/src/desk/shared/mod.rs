@@ -12,11 +12,11 @@ mod lease;
 mod replies;
 mod waiting;
 
+use super::due::Due;
 use super::emit::Emit;
 use super::local::Local;
 use super::local::{Waiter, PAGE};
-use super::Due;
-use crate::io::Now;
+use crate::io::{after, Now};
 use crate::jsonrpc::RpcError;
 use crate::mcp::shape::TaskError;
 use crate::mcp::Method;
@@ -219,7 +219,7 @@ impl Shared<'_> {
         let leased = shared.lease_due.is_some();
         if !leased {
             // The put holds the lease for a lapse; renewals keep it while tasks run.
-            let at = now + stored::lease::RENEW;
+            let at = after(now, stored::lease::RENEW);
             shared.lease_due = Some(at);
             self.timers.schedule(Due::Lease, at);
         }

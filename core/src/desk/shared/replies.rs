@@ -1,8 +1,8 @@
 //! What the store answered to a task's operation: the request's reply, or the wait it
 //! becomes.
 
+use super::super::emit::Charge;
 use super::super::local::payload;
-use super::super::Charge;
 use super::Shared;
 use super::{not_found, view, TaskWait};
 use crate::io::Now;

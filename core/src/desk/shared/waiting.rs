@@ -1,11 +1,11 @@
 //! `tasks/result` requests waiting across instances for a task to end: woken by an
 //! event, or by a check every [`RECHECK`](super::RECHECK).
 
+use super::super::due::Due;
 use super::super::local::{payload, Waiter, MAX_WAITERS};
-use super::super::Due;
 use super::Shared;
 use super::{not_found, TaskWait, Waiting, RECHECK};
-use crate::io::Now;
+use crate::io::{after, Now};
 use crate::mcp::shape::TaskError;
 use crate::routing::Ticket;
 use crate::store::tasks::{self as stored, StoredTask};
@@ -16,7 +16,7 @@ impl Shared<'_> {
     pub(super) fn wait_for(&mut self, now: Now, task_id: &str, asker: Ticket) {
         let shared = &mut *self.state;
         if !shared.waiting.contains_key(task_id) {
-            let at = now.instant + RECHECK;
+            let at = after(now.instant, RECHECK);
             let waiting = Waiting {
                 waiters: Vec::new(),
                 next_check: at,
@@ -63,7 +63,7 @@ impl Shared<'_> {
             return;
         };
         waiting.reading = false;
-        let at = now.instant + RECHECK;
+        let at = after(now.instant, RECHECK);
         waiting.next_check = at;
         self.timers.schedule(Due::Recheck(task_id.to_owned()), at);
         let result = match task {
