@@ -1,8 +1,7 @@
 //! New connections: name resolution, TCP, an optional tunnel through a proxy (HTTP
 //! `CONNECT` in the clear or over TLS, or SOCKS5), and the TLS handshake.
 
-use super::stream::{Carrier, Stream, StreamError, TlsStream};
-use super::stream_error;
+use super::stream::{stream_error, Carrier, Stream, StreamError, TlsStream};
 use responses_mcp_config::proxy::{ProxyKind, ProxyUrl};
 use responses_mcp_core::{TransportError, TransportErrorKind};
 use responses_mcp_host::client::socks::{self, Socks5, SocksError};

@@ -19,7 +19,7 @@ use responses_mcp_core::{
 use responses_mcp_host::client::target::Target;
 use responses_mcp_host::client::{invalid, message, read_error, startup_header_lines};
 use smol::channel::Sender;
-use stream::{Stream, StreamError};
+use stream::{stream_error, Stream};
 
 /// Sends attempts with the credentials and headers of the configuration.
 pub struct Upstream {
@@ -286,19 +286,6 @@ async fn send(to: StreamTo<'_>, message: Message) -> Result<(), Failed> {
         },
         answered: true,
     })
-}
-
-fn stream_error(e: StreamError) -> TransportError {
-    match e {
-        StreamError::Tls(detail) => TransportError {
-            kind: TransportErrorKind::Tls,
-            detail: format!("TLS: {detail}"),
-        },
-        StreamError::Io(e) => TransportError {
-            kind: TransportErrorKind::Io,
-            detail: e.to_string(),
-        },
-    }
 }
 
 #[cfg(test)]

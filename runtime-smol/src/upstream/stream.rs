@@ -7,6 +7,7 @@
 //! through async-io, or the plaintext of an outer TLS session. Dropping a [`Stream`]
 //! closes its socket at once, which is how an aborted attempt ends.
 
+use responses_mcp_core::{TransportError, TransportErrorKind};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
@@ -26,6 +27,20 @@ pub enum StreamError {
 impl From<io::Error> for StreamError {
     fn from(e: io::Error) -> Self {
         StreamError::Io(e)
+    }
+}
+
+/// What the core is told of a failed stream operation.
+pub(super) fn stream_error(e: StreamError) -> TransportError {
+    match e {
+        StreamError::Tls(detail) => TransportError {
+            kind: TransportErrorKind::Tls,
+            detail: format!("TLS: {detail}"),
+        },
+        StreamError::Io(e) => TransportError {
+            kind: TransportErrorKind::Io,
+            detail: e.to_string(),
+        },
     }
 }
 
