@@ -9,7 +9,13 @@
 //! from several folders side by side with `BENCH_STATIC_DIRS=name=dir,name=dir` (the same
 //! commit built with other global allocators, say). The glibc builds are the baseline.
 
-use super::*;
+use super::harness::*;
+use super::held::held_calls_rss_kib;
+use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 const CALLS: u64 = 200;
 const RUNS: usize = 5;

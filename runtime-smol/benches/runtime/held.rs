@@ -4,7 +4,11 @@
 //! (`BENCH_BASELINE_DIR`, e.g. the previous commit built into another target directory)
 //! measured in the same run, the two alternating.
 
-use super::*;
+use super::harness::{binaries, call, rand_suffix, Proc, INIT};
+use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::Duration;
 
 /// Runs of each case; the median is shown.
 const RUNS: usize = 3;
@@ -47,6 +51,12 @@ pub fn run() {
         }
     }
     println!();
+}
+
+/// Peak RSS (KiB) of `bin` with 1,000 calls held open by the fake, and how many the fake
+/// saw open.
+pub fn held_calls_rss_kib(bin: &Path) -> (u64, usize) {
+    hold(bin, &FakeOpenAi::start(|_, _| Action::Hang), &[])
 }
 
 /// Peak RSS (KiB) of `bin` with 1,000 calls held open by a fake that never answers (over

@@ -3,9 +3,15 @@
 //! fake OpenAI, and peak RSS with 1,000 open SSE streams (against 1,000 calls held open
 //! over stdio).
 
-use super::*;
+use super::harness::*;
+use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
 use std::io::Read;
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
 
 pub fn run() {
     tools_list_rate();

@@ -7,7 +7,12 @@
 //! `BENCH_ONLY=inspector`; the Inspector comes from `target/clients` (`.ci/test` installs
 //! it) or `MCP_CLIENTS_BIN`.
 
-use super::*;
+use super::harness::*;
+use super::http;
+use responses_mcp_testkit::fake_openai::FakeOpenAi;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
 
 const RUNS: usize = 7;
 

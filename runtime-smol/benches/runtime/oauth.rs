@@ -7,9 +7,14 @@
 //! each, and the difference.
 //! Needs the Node packages `.ci/test` installs under `target/sdk/node`.
 
+use super::harness::*;
 use super::http::{read_response, HttpProc};
-use super::*;
+use responses_mcp_testkit::fake_openai::FakeOpenAi;
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
 const IN_A_ROW: usize = 300;
 const STATIC: &str = "bench-static-token-0123456789";

@@ -1,9 +1,12 @@
 //! `GET /metrics`: the time one scrape takes with 10,000 tasks kept (each counted in the
 //! tasks gauge), against a scrape of the same server before any task, same run.
 
+use super::harness::*;
 use super::http::{read_response as response, HttpProc};
-use super::*;
+use responses_mcp_testkit::fake_openai::FakeOpenAi;
+use std::io::Write;
 use std::net::TcpStream;
+use std::time::{Duration, Instant};
 
 pub fn run() {
     const TASKS: u64 = 10_000;

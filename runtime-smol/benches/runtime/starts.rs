@@ -5,7 +5,11 @@
 //! `BENCH_ONLY=starts`; the builds are read from `BENCH_STATIC_DIRS=name=dir,...`, by
 //! default the tiny and released builds `packaging/sizes.sh` leaves in `target/sizes/`.
 
-use super::*;
+use super::harness::*;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
 const RUNS: usize = 20;
 /// The card's promise: a static build starts within this many times `cat`.

@@ -6,9 +6,15 @@
 //! to the instance running the call (the baseline), and sent to another instance, which
 //! passes it on through the store's channel.
 
+use super::harness::*;
 use super::http::{read_response, HttpProc};
-use super::*;
+use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
 
 /// Instances on a store share the secret that seals task ids (they refuse to start without).
 const SHARED_SECRET: &[(&str, &str)] = &[("MCP_TASKS_SECRET", "bench-secret-0123456789abcdef")];

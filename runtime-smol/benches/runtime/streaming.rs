@@ -2,10 +2,15 @@
 //! an upstream event to its progress notification on stdout, and peak RSS with 1,000
 //! streamed calls in flight (against 1,000 calls waiting for a whole reply).
 
-use super::*;
+use super::harness::*;
 use responses_mcp_testkit::fake_openai::{completed_response, StreamThen};
+use responses_mcp_testkit::fake_openai::{Action, FakeOpenAi};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
+use std::process::Command;
 use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
 
 pub fn run() {
     cpu_streamed_vs_whole();

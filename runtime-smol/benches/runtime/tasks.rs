@@ -2,7 +2,10 @@
 //! answer the fake gave), against 10,000 plain calls answered and forgotten, same binary,
 //! same run.
 
-use super::*;
+use super::harness::*;
+use responses_mcp_testkit::fake_openai::FakeOpenAi;
+use std::thread;
+use std::time::Duration;
 
 pub fn run() {
     const TASKS: u64 = 10_000;

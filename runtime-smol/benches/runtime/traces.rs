@@ -2,8 +2,11 @@
 //! per-call latency, with a live collector (the test suite's OTLP receiver), a dead one
 //! (nothing listening), and none, each against traces off in the same run.
 
-use super::*;
+use super::harness::*;
 use responses_mcp_testkit::collector::Collector;
+use responses_mcp_testkit::fake_openai::FakeOpenAi;
+use std::path::Path;
+use std::process::Command;
 
 pub fn run() {
     const CALLS: u64 = 300;
