@@ -2,17 +2,14 @@
 //! (collectors sit beside the service) with the built-in roots and no provider
 //! credentials.
 
+#[cfg(feature = "traces")]
 use responses_mcp_config::traces::TraceExport;
+#[cfg(feature = "traces")]
 use responses_mcp_host::export::{Post, PostError};
 
-/// How the exporter would POST: never, in a build without the `traces` feature (the
-/// configuration resolved no collector and warned).
+/// A build without the `traces` feature has no collector to POST to.
 #[cfg(not(feature = "traces"))]
-pub fn post(_export: &TraceExport) -> Post {
-    Box::new(|_: &str, _: &[(String, String)], _: Vec<u8>| {
-        Err(PostError("this build has no traces".into()))
-    })
-}
+pub use responses_mcp_host::export::unposted as post;
 
 /// How the exporter POSTs a batch to `export`'s collector.
 #[cfg(feature = "traces")]
