@@ -83,7 +83,23 @@ impl Cidr {
             }
         };
         let network = masked(address, prefix);
-        Ok((Cidr { network, prefix }, network == address))
+        Ok((Cidr { network, prefix }.as_ipv4(), network == address))
+    }
+
+    /// A network inside the IPv4-mapped block (`::ffff:10.0.0.0/104`) as the IPv4 network
+    /// it is (`10.0.0.0/8`): [`Cidr::contains`] sees a mapped peer as IPv4, so a network
+    /// kept as IPv6 would never hold the peers its entry names.
+    fn as_ipv4(self) -> Cidr {
+        match self.network {
+            IpAddr::V6(a) if self.prefix >= 96 => match a.to_ipv4_mapped() {
+                Some(v4) => Cidr {
+                    network: IpAddr::V4(v4),
+                    prefix: self.prefix - 96,
+                },
+                None => self,
+            },
+            _ => self,
+        }
     }
 
     /// Whether `address` is in this network. An IPv4 address written as IPv6

@@ -49,6 +49,29 @@ fn networks_hold_their_addresses_and_mapped_ipv4_is_ipv4() {
 }
 
 #[test]
+fn networks_written_as_mapped_ipv6_are_their_ipv4_selves() {
+    // Found by the `gateway` fuzz target: `::ffff:13.221.0.223` held no peer at all.
+    let one = Cidr::parse("0::ffff:ddd:df").unwrap();
+    assert_eq!(one.to_string(), "13.221.0.223/32");
+    assert!(one.contains(ip("13.221.0.223")) && one.contains(ip("::ffff:13.221.0.223")));
+    let net = Cidr::parse("::ffff:10.0.0.0/104").unwrap();
+    assert_eq!(net, Cidr::parse("10.0.0.0/8").unwrap());
+    assert!(net.contains(ip("::ffff:10.9.8.7")) && !net.contains(ip("11.0.0.1")));
+    let all = Cidr::parse("::ffff:0:0/96").unwrap();
+    assert_eq!(all.to_string(), "0.0.0.0/0");
+    assert_eq!(
+        Cidr::parse_widened("::ffff:10.1.2.3/104")
+            .unwrap()
+            .to_string(),
+        "10.0.0.0/8"
+    );
+    // Wider than the mapped block: an IPv6 network, which holds no IPv4 peer.
+    let wide = Cidr::parse("::/64").unwrap();
+    assert_eq!(wide.to_string(), "::/64");
+    assert!(!wide.contains(ip("10.0.0.1")));
+}
+
+#[test]
 fn entries_that_are_no_network_are_refused_with_the_reason() {
     for (bad, why) in [
         ("", "not an IPv4"),
