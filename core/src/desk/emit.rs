@@ -126,7 +126,7 @@ impl RunEnd {
 }
 
 /// The desk's queue of what it wants done, and the names of the clients whose tasks it
-/// keeps (learned with each request, so that the desk never reads the ledger's roster).
+/// keeps (learned with each request, so that the desk never reads the server's roster).
 #[derive(Debug, Default)]
 pub(crate) struct Emit {
     out: VecDeque<DeskOut>,

@@ -4,6 +4,7 @@
 
 use super::{holds, shared, CallOf, End, Lane, Ledger, COUNTED_IDS};
 use crate::calls::Report;
+use crate::clients::Clients;
 use crate::openai::pricing::Estimate;
 use crate::openai::Usage;
 use crate::store::{EndClaim, StoreReply, StoreTag};
@@ -21,6 +22,7 @@ impl Ledger {
     /// minute after `ends` is swept ([`Ledger::sweep`]).
     pub fn background_started(
         &mut self,
+        clients: &Clients,
         (response_id, ends): (&str, u64),
         call: &CallOf,
         model: &str,
@@ -38,12 +40,12 @@ impl Ledger {
             return;
         };
         self.metrics
-            .spent_today(self.clients.label(call.client), now, amount);
+            .spent_today(clients.label(call.client), now, amount);
         match &mut self.shared {
             Some(shared) => {
                 let run = crate::store::HeldRun {
                     response_id,
-                    client: self.clients.name(call.client),
+                    client: clients.name(call.client),
                     tool: call.tool.name(),
                     model,
                     amount,
@@ -79,6 +81,7 @@ impl Ledger {
     /// did not report is charged the estimate (the hold's, else the profile's recent calls').
     pub fn background_ended(
         &mut self,
+        clients: &Clients,
         response_id: &str,
         call: &CallOf,
         end: &End<'_>,
@@ -109,7 +112,7 @@ impl Ledger {
             }
         };
         if let Some(hold) = &hold {
-            let label = self.clients.label(hold.client);
+            let label = clients.label(hold.client);
             self.metrics.unspent_today(label, hold.at, hold.amount);
             if self.shared.is_none() {
                 self.limits.give_back(hold.client, hold.at, hold.amount);
@@ -123,7 +126,7 @@ impl Ledger {
             shared.claims.insert(id, shared::Claim::new(call, end, now));
             return self.cost(end.model, end.report.usage.as_ref(), end.lane);
         }
-        self.ended(call, end, now)
+        self.ended(clients, call, end, now)
     }
 
     /// With a store and background tasks, at most once a minute (asked at each
@@ -143,7 +146,7 @@ impl Ledger {
 
     /// The store answered a sweep: each run it gave this instance leaves its line,
     /// charged its hold (which stays in the days: no spend is added).
-    pub(super) fn swept(&mut self, reply: &StoreReply, now: u64) {
+    pub(super) fn swept(&mut self, clients: &mut Clients, reply: &StoreReply, now: u64) {
         let runs = match reply {
             StoreReply::Rows(rows) => match crate::store::swept(rows) {
                 Ok(runs) => runs,
@@ -159,8 +162,7 @@ impl Ledger {
                 "background response {} was never claimed: charged its estimate",
                 run.response_id
             );
-            let client = self
-                .clients
+            let client = clients
                 .resolve(&run.client)
                 .unwrap_or(crate::clients::ClientId::DEFAULT);
             let tool = crate::tools::ALL_TOOLS
@@ -203,10 +205,10 @@ impl Ledger {
             // today's only.
             let day = crate::clients::DAY;
             if run.created / day == now / day {
-                let label = self.clients.label(client);
+                let label = clients.label(client);
                 self.metrics.spent_today(label, now, run.amount);
             }
-            self.ended_as(&call, &end, now, false);
+            self.ended_as(clients, &call, &end, now, false);
         }
     }
 
@@ -229,7 +231,12 @@ impl Ledger {
     /// The store answered the claim of a background end: counted here unless another
     /// instance claimed it; with the store down or an answer not the script's, here too
     /// (a line twice rather than none).
-    pub(super) fn claim_answered(&mut self, claim: &shared::Claim, reply: &StoreReply) {
+    pub(super) fn claim_answered(
+        &mut self,
+        clients: &Clients,
+        claim: &shared::Claim,
+        reply: &StoreReply,
+    ) {
         let held = match reply {
             StoreReply::Rows(rows) => match crate::store::end_claimed(rows) {
                 Ok(EndClaim::Lost) => return,
@@ -258,6 +265,6 @@ impl Ledger {
             }
             None => end,
         };
-        self.ended(&claim.call, &end, claim.now);
+        self.ended(clients, &claim.call, &end, claim.now);
     }
 }

@@ -33,7 +33,7 @@ pub use record::{Arrival, CallRecord, Transport, CALL_LOG_TARGET};
 pub(crate) use shared::{CallAdmission, Reserved};
 
 use crate::calls::Report;
-use crate::clients::{ClientId, Limits};
+use crate::clients::{ClientId, Clients, Limits};
 use crate::metrics::{Gauges, Metrics, Operation};
 use crate::openai::pricing::{Estimate, Prices};
 use crate::openai::{Answer, UpstreamFailure, Usage};
@@ -65,7 +65,6 @@ pub(crate) fn price(
 pub(crate) struct Ledger {
     metrics: Metrics,
     limits: Limits,
-    clients: crate::clients::Clients,
     prices: Prices,
     /// What background tokens cost, in percent of the list price.
     background_percent: u64,
@@ -91,19 +90,11 @@ pub(crate) struct Ledger {
 }
 
 impl Ledger {
-    /// An empty ledger for `config`'s limits, clients and prices.
+    /// An empty ledger for `config`'s limits and prices.
     pub fn new(config: &ServerConfig) -> Ledger {
         Ledger {
             metrics: Metrics::default(),
             limits: Limits::new(config.instance_limit),
-            clients: {
-                let mut clients = config.clients.clone();
-                clients.set_identity_limit(match &config.oauth {
-                    Some(oauth) => oauth.settings.identity_limit,
-                    None => config.identity_limit,
-                });
-                clients
-            },
             prices: config.prices.clone(),
             background_percent: config.tasks.background_price_percent(),
             seed: config.jitter_seed,
@@ -126,17 +117,17 @@ impl Ledger {
 
     /// Admits a call of `client` at `now` (Unix seconds) against the limits and counts
     /// it, or says which limit refuses it; with a shared store, asks it.
-    pub fn admit(&mut self, client: ClientId, now: u64) -> CallAdmission {
+    pub fn admit(&mut self, clients: &Clients, client: ClientId, now: u64) -> CallAdmission {
         self.sweep(now);
         let Some(shared) = &mut self.shared else {
-            let limit = self.clients.limit(client);
+            let limit = clients.limit(client);
             return match self.limits.admit(client, limit, now) {
                 Ok(()) => CallAdmission::Admitted,
                 Err(exceeded) => CallAdmission::Refused(exceeded),
             };
         };
-        let limits = (self.clients.limit(client), self.limits.instance());
-        let op = crate::store::reserve(self.clients.name(client), limits, now);
+        let limits = (clients.limit(client), self.limits.instance());
+        let op = crate::store::reserve(clients.name(client), limits, now);
         let id = shared.send(op);
         shared.asked.insert(
             id,
@@ -154,6 +145,7 @@ impl Ledger {
     /// that does not (its client left) is given back if the store counted it.
     pub fn store_answered(
         &mut self,
+        clients: &mut Clients,
         id: crate::store::StoreId,
         reply: crate::store::StoreReply,
         took: Duration,
@@ -163,17 +155,17 @@ impl Ledger {
         self.store_observed(took, matches!(reply, StoreReply::Unavailable(_)));
         let shared = self.shared.as_mut()?;
         if let Some(claim) = shared.claims.remove(&id) {
-            self.claim_answered(&claim, &reply);
+            self.claim_answered(clients, &claim, &reply);
             return None;
         }
         if let Some(now) = shared.sweeps.remove(&id) {
-            self.swept(&reply, now);
+            self.swept(clients, &reply, now);
             return None;
         }
         let asked = shared.asked.remove(&id)?;
         if !wanted {
             if matches!(reply, StoreReply::Reserve { reached: 0, .. }) {
-                let client = self.clients.name(asked.client);
+                let client = clients.name(asked.client);
                 shared.send(crate::store::release(client, asked.now));
             }
             return None;
@@ -215,20 +207,9 @@ impl Ledger {
         }
     }
 
-    /// The clients: the named ones and the identities seen (the one copy the server
-    /// reads names from, so that an identity's id means the same everywhere).
-    pub fn clients(&self) -> &crate::clients::Clients {
-        &self.clients
-    }
-
     /// Counts a request whose identity header was ignored (its peer is not trusted).
     pub fn identity_header_ignored(&mut self) {
         self.metrics.identity_header_ignored();
-    }
-
-    /// The same, to number a new identity.
-    pub fn clients_mut(&mut self) -> &mut crate::clients::Clients {
-        &mut self.clients
     }
 
     /// Whether there is a store and it does not answer.
@@ -242,10 +223,17 @@ impl Ledger {
     }
 
     /// A call was refused before any upstream request.
-    pub fn refused(&mut self, call: &CallOf, why: Refusal, model: Option<&str>, now: u64) {
+    pub fn refused(
+        &mut self,
+        clients: &Clients,
+        call: &CallOf,
+        why: Refusal,
+        model: Option<&str>,
+        now: u64,
+    ) {
         self.metrics.refusal(why);
         let model = model.filter(|m| !m.is_empty()).map(str::to_owned);
-        self.record(call, Outcome::Refused(why), now, |record| {
+        self.record(clients, call, Outcome::Refused(why), now, |record| {
             record.model = model
         });
     }
@@ -257,27 +245,34 @@ impl Ledger {
 
     /// A call ended upstream at `now`: counted, priced, spent against its client's limit
     /// and recorded. Returns its cost, for its result's `_meta`.
-    pub fn ended(&mut self, call: &CallOf, end: &End<'_>, now: u64) -> Estimate {
-        self.ended_as(call, end, now, true)
+    pub fn ended(&mut self, clients: &Clients, call: &CallOf, end: &End<'_>, now: u64) -> Estimate {
+        self.ended_as(clients, call, end, now, true)
     }
 
     /// [`Ledger::ended`]; `charge`: whether its cost is spent now (a swept run's was,
     /// as its hold).
-    fn ended_as(&mut self, call: &CallOf, end: &End<'_>, now: u64, charge: bool) -> Estimate {
+    fn ended_as(
+        &mut self,
+        clients: &Clients,
+        call: &CallOf,
+        end: &End<'_>,
+        now: u64,
+        charge: bool,
+    ) -> Estimate {
         let usage = end.report.usage.as_ref();
         let estimated = end.report.estimated;
         let cost = self.cost(end.model, usage, end.lane);
-        let client = self.clients.name(call.client);
+        let client = clients.name(call.client);
         if let Some(usage) = usage {
             if !estimated {
-                let label = self.clients.label(call.client);
+                let label = clients.label(call.client);
                 self.metrics.usage(end.model, label, usage, &cost);
                 if let Some(total) = cost.total() {
                     self.recent.observe(call.tool, total, usage);
                 }
             }
             if let Some(spent) = cost.total().filter(|_| charge) {
-                self.spend(call.client, spent, now);
+                self.spend(clients, call.client, spent, now);
             }
         } else if let (Some(shared), Some(at), Some(_)) =
             (&mut self.shared, call.reserved_at, end.failure)
@@ -290,7 +285,7 @@ impl Ledger {
             Some(failure) => Outcome::Upstream(failure),
             None => Outcome::Ok,
         };
-        self.record(call, outcome, now, |record| {
+        self.record(clients, call, outcome, now, |record| {
             record.duration = end.took;
             record.attempts = end.report.attempts;
             record.upstream_status = end.report.upstream.status;
@@ -309,7 +304,7 @@ impl Ledger {
     /// never below the input sent and the searches begun) against its client's spend, as
     /// any call is, so that a spend cap cannot be bypassed by cancelling just before each
     /// answer; counted and recorded as `cancelled`. Never given back.
-    pub fn cancelled(&mut self, call: &CallOf, spent: &Report, now: u64) {
+    pub fn cancelled(&mut self, clients: &Clients, call: &CallOf, spent: &Report, now: u64) {
         let estimate = spent
             .usage
             .as_ref()
@@ -319,13 +314,13 @@ impl Ledger {
         let model = spent.model.model.as_str();
         let cost = self.cost(model, usage, Lane::Direct);
         if let (Some(usage), false) = (usage, spent.estimated) {
-            let label = self.clients.label(call.client);
+            let label = clients.label(call.client);
             self.metrics.usage(model, label, usage, &cost);
         }
         if let Some(amount) = cost.total().filter(|a| a.0 > 0) {
-            self.spend(call.client, amount, now);
+            self.spend(clients, call.client, amount, now);
         }
-        self.record(call, Outcome::Cancelled, now, |record| {
+        self.record(clients, call, Outcome::Cancelled, now, |record| {
             record.duration = spent.wall;
             record.attempts = spent.attempts;
             record.upstream_status = spent.upstream.status;
@@ -339,12 +334,17 @@ impl Ledger {
 
     /// `amount` spent by `client` at `now`: against its day, in the store when there is
     /// one (so that every instance sees it), else here.
-    fn spend(&mut self, client: ClientId, amount: crate::money::Picodollars, now: u64) {
-        self.metrics
-            .spent_today(self.clients.label(client), now, amount);
+    fn spend(
+        &mut self,
+        clients: &Clients,
+        client: ClientId,
+        amount: crate::money::Picodollars,
+        now: u64,
+    ) {
+        self.metrics.spent_today(clients.label(client), now, amount);
         match &mut self.shared {
             Some(shared) => {
-                let name = self.clients.name(client);
+                let name = clients.name(client);
                 shared.send(crate::store::spend(name, amount, now));
             }
             None => self.limits.spend(client, now, amount),
@@ -355,6 +355,7 @@ impl Ledger {
     /// at the list price.
     pub fn call_ended(
         &mut self,
+        clients: &Clients,
         call: &CallOf,
         outcome: &Result<Answer, UpstreamFailure>,
         report: &Report,
@@ -372,16 +373,16 @@ impl Ledger {
             lane: Lane::Direct,
             cancelled: false,
         };
-        self.ended(call, &end, now)
+        self.ended(clients, call, &end, now)
     }
 
     /// The Prometheus text: the counters, and `gauges` as of now (with the spend limits
-    /// the ledger keeps).
-    pub fn render(&self, gauges: Gauges) -> Vec<u8> {
+    /// the ledger keeps and those of `clients`).
+    pub fn render(&self, clients: &Clients, gauges: Gauges) -> Vec<u8> {
         let instance = self.limits.instance().spend_per_day.map(|l| (None, l));
-        let clients = self.clients.iter().filter_map(|(id, client)| {
+        let clients = clients.iter().filter_map(|(id, client)| {
             let limit = client.limit.spend_per_day?;
-            Some((Some(self.clients.label(id).to_owned()), limit))
+            Some((Some(clients.label(id).to_owned()), limit))
         });
         let gauges = Gauges {
             spend_limits: instance.into_iter().chain(clients).collect(),
@@ -399,14 +400,15 @@ impl Ledger {
     /// record (what `fill` adds to what every record says) with a span of its own.
     fn record(
         &mut self,
+        clients: &Clients,
         call: &CallOf,
         outcome: Outcome,
         now: u64,
         fill: impl FnOnce(&mut CallRecord),
     ) {
-        let client = self.clients.name(call.client);
+        let client = clients.name(call.client);
         self.metrics
-            .call(call.tool.name(), self.clients.label(call.client), outcome);
+            .call(call.tool.name(), clients.label(call.client), outcome);
         if !self.keep_records {
             return;
         }

@@ -5,6 +5,11 @@ use crate::openai::pricing::Picodollars;
 use crate::openai::FailureKind;
 use crate::tools::Tool;
 
+/// A ledger for `config`, and the roster its calls are of.
+fn books(config: &ServerConfig) -> (Ledger, crate::clients::Clients) {
+    (Ledger::new(config), config.clients.clone())
+}
+
 fn config() -> ServerConfig {
     ServerConfig {
         instance_limit: Limit {
@@ -58,14 +63,26 @@ fn end(report: &Report, lane: Lane) -> End<'_> {
 
 #[test]
 fn a_background_end_is_counted_once_and_spent_against_the_limits() {
-    let mut ledger = Ledger::new(&config());
+    let (mut ledger, clients) = books(&config());
     let report = report(0);
     assert_eq!(
-        ledger.admit(ClientId::DEFAULT, 100),
+        ledger.admit(&clients, ClientId::DEFAULT, 100),
         CallAdmission::Admitted
     );
-    let first = ledger.background_ended("resp_1", &call(), &end(&report, Lane::Background), 100);
-    let again = ledger.background_ended("resp_1", &call(), &end(&report, Lane::Background), 101);
+    let first = ledger.background_ended(
+        &clients,
+        "resp_1",
+        &call(),
+        &end(&report, Lane::Background),
+        100,
+    );
+    let again = ledger.background_ended(
+        &clients,
+        "resp_1",
+        &call(),
+        &end(&report, Lane::Background),
+        101,
+    );
     assert_eq!(first, again, "a second read is priced the same");
     let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
     assert_eq!(records.len(), 1, "{records:?}");
@@ -76,12 +93,12 @@ fn a_background_end_is_counted_once_and_spent_against_the_limits() {
     );
     assert_eq!(record.cost, first.total());
     // The day's spend is over the limit of one picodollar: the next call is refused.
-    let refused = ledger.admit(ClientId::DEFAULT, 102);
+    let refused = ledger.admit(&clients, ClientId::DEFAULT, 102);
     assert!(
         matches!(refused, CallAdmission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
     );
-    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
+    let text = String::from_utf8(ledger.render(&clients, Gauges::default())).unwrap_or_default();
     let calls: Vec<_> = text
         .lines()
         .filter(|l| l.starts_with("openai_responses_mcp_calls_total{"))
@@ -95,7 +112,7 @@ fn background_tokens_cost_the_completion_window_percent() {
     let mut c = config();
     c.tasks.completion_window = crate::tasks::CompletionWindow::EightHours;
     c.tasks.window_price_percent = Some(50);
-    let ledger = Ledger::new(&c);
+    let (ledger, _) = books(&c);
     let report = report(0);
     let direct = ledger.cost("gpt-6.1-terra", report.usage.as_ref(), Lane::Direct);
     let background = ledger.cost("gpt-6.1-terra", report.usage.as_ref(), Lane::Background);
@@ -106,11 +123,11 @@ fn background_tokens_cost_the_completion_window_percent() {
 
 #[test]
 fn the_memory_of_counted_background_ends_is_bounded() {
-    let mut ledger = Ledger::new(&ServerConfig::default());
+    let (mut ledger, clients) = books(&ServerConfig::default());
     let report = report(1);
     for n in 0..=COUNTED_IDS {
         let id = format!("resp_{n}");
-        ledger.background_ended(&id, &call(), &end(&report, Lane::Background), 1);
+        ledger.background_ended(&clients, &id, &call(), &end(&report, Lane::Background), 1);
     }
     assert_eq!(ledger.counted.len(), COUNTED_IDS);
     assert_eq!(ledger.counted_set.len(), COUNTED_IDS);
@@ -118,13 +135,13 @@ fn the_memory_of_counted_background_ends_is_bounded() {
     let before = std::iter::from_fn(|| ledger.poll_record()).count();
     assert_eq!(before, COUNTED_IDS + 1);
     let last = format!("resp_{COUNTED_IDS}");
-    ledger.background_ended(&last, &call(), &end(&report, Lane::Background), 1);
+    ledger.background_ended(&clients, &last, &call(), &end(&report, Lane::Background), 1);
     assert_eq!(ledger.poll_record(), None);
 }
 
 #[test]
 fn a_refusal_is_counted_and_recorded_under_its_reason_with_a_span_of_its_own() {
-    let mut ledger = Ledger::new(&ServerConfig::default());
+    let (mut ledger, clients) = books(&ServerConfig::default());
     let trace = crate::trace_context::TraceParent {
         trace_id: [1; 16],
         parent_id: [2; 8],
@@ -134,8 +151,14 @@ fn a_refusal_is_counted_and_recorded_under_its_reason_with_a_span_of_its_own() {
         trace: Some(trace),
         ..call()
     };
-    ledger.refused(&traced, Refusal::NoApiKey, Some("gpt-6.1-terra"), 7);
-    ledger.refused(&traced, Refusal::NoApiKey, None, 8);
+    ledger.refused(
+        &clients,
+        &traced,
+        Refusal::NoApiKey,
+        Some("gpt-6.1-terra"),
+        7,
+    );
+    ledger.refused(&clients, &traced, Refusal::NoApiKey, None, 8);
     let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
     assert_eq!(records.len(), 2);
     assert_eq!(records[0].outcome, Outcome::Refused(Refusal::NoApiKey));
@@ -149,7 +172,7 @@ fn a_refusal_is_counted_and_recorded_under_its_reason_with_a_span_of_its_own() {
     let line: serde_json::Value = serde_json::from_str(&records[0].to_json()).unwrap_or_default();
     assert_eq!(line["outcome"], "refused_no_api_key", "{line}");
     assert_eq!(line["transport"], "http", "{line}");
-    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
+    let text = String::from_utf8(ledger.render(&clients, Gauges::default())).unwrap_or_default();
     assert!(
         text.contains("openai_responses_mcp_refusals_total{reason=\"no_api_key\"} 2"),
         "{text}"
@@ -158,15 +181,15 @@ fn a_refusal_is_counted_and_recorded_under_its_reason_with_a_span_of_its_own() {
 
 #[test]
 fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
-    let mut ledger = Ledger::new(&ServerConfig {
+    let (mut ledger, clients) = books(&ServerConfig {
         call_records: false,
         ..config()
     });
     let report = report(0);
-    ledger.ended(&call(), &end(&report, Lane::Direct), 1);
-    ledger.refused(&call(), Refusal::Busy, None, 2);
+    ledger.ended(&clients, &call(), &end(&report, Lane::Direct), 1);
+    ledger.refused(&clients, &call(), Refusal::Busy, None, 2);
     assert_eq!(ledger.poll_record(), None);
-    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
+    let text = String::from_utf8(ledger.render(&clients, Gauges::default())).unwrap_or_default();
     let calls = text
         .lines()
         .filter(|l| l.starts_with("openai_responses_mcp_calls_total{"))
@@ -174,7 +197,7 @@ fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
     assert_eq!(calls, 2, "{text}");
     // The spend still counts: the next call is refused by the day's limit.
     assert!(matches!(
-        ledger.admit(ClientId::DEFAULT, 3),
+        ledger.admit(&clients, ClientId::DEFAULT, 3),
         CallAdmission::Refused(_)
     ));
 }
@@ -193,9 +216,14 @@ fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
     let report = report(1_000);
     let mut claims = Vec::new();
     for (response, claimed) in [("resp_a", true), ("resp_b", false), ("resp_c", true)] {
-        let mut ledger = Ledger::new(&config);
-        let estimate =
-            ledger.background_ended(response, &call(), &end(&report, Lane::Background), 7);
+        let (mut ledger, mut clients) = books(&config);
+        let estimate = ledger.background_ended(
+            &clients,
+            response,
+            &call(),
+            &end(&report, Lane::Background),
+            7,
+        );
         assert!(estimate.total().is_some(), "the result is priced at once");
         assert!(
             ledger.poll_record().is_none(),
@@ -212,9 +240,21 @@ fn with_a_store_a_background_end_is_counted_by_the_instance_that_claims_it() {
         );
         claims.push(keys[0].clone());
         // A second read on this instance asks nothing more.
-        ledger.background_ended(response, &call(), &end(&report, Lane::Background), 8);
+        ledger.background_ended(
+            &clients,
+            response,
+            &call(),
+            &end(&report, Lane::Background),
+            8,
+        );
         assert!(ledger.poll_store_op().is_none());
-        let decided = ledger.store_answered(id, claim_answer(claimed, None), Duration::ZERO, false);
+        let decided = ledger.store_answered(
+            &mut clients,
+            id,
+            claim_answer(claimed, None),
+            Duration::ZERO,
+            false,
+        );
         assert!(decided.is_none(), "a claim decides no call");
         let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
         assert_eq!(
@@ -244,9 +284,9 @@ fn claim_answer(won: bool, held: Option<[u64; 4]>) -> crate::store::StoreReply {
 
 #[test]
 fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
-    let mut ledger = Ledger::new(&config());
+    let (mut ledger, clients) = books(&config());
     assert_eq!(
-        ledger.admit(ClientId::DEFAULT, 100),
+        ledger.admit(&clients, ClientId::DEFAULT, 100),
         CallAdmission::Admitted
     );
     let mut spent = report(0);
@@ -256,7 +296,7 @@ fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
         usage.response_id = None;
         usage.web_searches = 2;
     }
-    ledger.cancelled(&call(), &spent, 100);
+    ledger.cancelled(&clients, &call(), &spent, 100);
     let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
     let [record] = records.as_slice() else {
         panic!("{records:?}");
@@ -268,13 +308,13 @@ fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
     assert!(line.contains(r#""outcome":"cancelled""#), "{line}");
     assert!(line.contains(r#""usage_estimated":true"#), "{line}");
     // Charged like any call: the day's spend is over the limit, the next is refused.
-    let refused = ledger.admit(ClientId::DEFAULT, 101);
+    let refused = ledger.admit(&clients, ClientId::DEFAULT, 101);
     assert!(
         matches!(refused, CallAdmission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
     );
     // An estimate is no report: the token counters stay OpenAI's.
-    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
+    let text = String::from_utf8(ledger.render(&clients, Gauges::default())).unwrap_or_default();
     assert!(!text.contains("tokens_total{"), "{text}");
     assert!(text.contains(r#"outcome="cancelled""#), "{text}");
 }
@@ -308,7 +348,7 @@ fn priced(ledger: &Ledger, usage: &Usage, lane: Lane) -> u64 {
 
 #[test]
 fn a_cancelled_call_is_charged_its_profiles_median_never_below_its_input() {
-    let mut ledger = Ledger::new(&capped(1000.0));
+    let (mut ledger, clients) = books(&capped(1000.0));
     let mut answered = report(4_416);
     answered.model.model = "gpt-6.1-terra".into();
     for input in [31_073, 20_000, 45_000] {
@@ -319,13 +359,13 @@ fn a_cancelled_call_is_charged_its_profiles_median_never_below_its_input() {
             model: "gpt-6.1-terra",
             ..end(&answered, Lane::Direct)
         };
-        ledger.ended(&call(), &end, 100);
+        ledger.ended(&clients, &call(), &end, 100);
     }
     let mut spent = report(0);
     spent.estimated = true;
     spent.model.model = "gpt-6.1-terra".into();
     spent.usage = Some(sent(789));
-    ledger.cancelled(&call(), &spent, 100);
+    ledger.cancelled(&clients, &call(), &spent, 100);
     let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
     let Some(record) = records.last() else {
         panic!("no record");
@@ -335,7 +375,7 @@ fn a_cancelled_call_is_charged_its_profiles_median_never_below_its_input() {
     assert!(record.usage_estimated);
     // The input sent wins over a smaller median.
     spent.usage = Some(sent(60_000));
-    ledger.cancelled(&call(), &spent, 100);
+    ledger.cancelled(&clients, &call(), &spent, 100);
     let record = std::iter::from_fn(|| ledger.poll_record()).last();
     let usage = record.and_then(|r| r.usage).unwrap_or_default();
     assert_eq!((usage.input_tokens, usage.output_tokens), (60_000, 4_416));
@@ -345,7 +385,7 @@ fn a_cancelled_call_is_charged_its_profiles_median_never_below_its_input() {
         ..call()
     };
     spent.usage = Some(sent(789));
-    ledger.cancelled(&other, &spent, 100);
+    ledger.cancelled(&clients, &other, &spent, 100);
     let record = std::iter::from_fn(|| ledger.poll_record()).last();
     let usage = record.and_then(|r| r.usage).unwrap_or_default();
     assert_eq!((usage.input_tokens, usage.output_tokens), (789, 0));
@@ -354,13 +394,14 @@ fn a_cancelled_call_is_charged_its_profiles_median_never_below_its_input() {
 #[test]
 fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
     // A cap the hold alone reaches: the owner is refused while the run goes on.
-    let mut ledger = Ledger::new(&capped(0.00001));
+    let (mut ledger, clients) = books(&capped(0.00001));
     assert_eq!(
-        ledger.admit(ClientId::DEFAULT, 100),
+        ledger.admit(&clients, ClientId::DEFAULT, 100),
         CallAdmission::Admitted
     );
     let known = sent(1_000);
     ledger.background_started(
+        &clients,
         ("resp_h", 4_000),
         &call(),
         "gpt-6.1-terra",
@@ -369,7 +410,7 @@ fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
     );
     assert!(
         matches!(
-            ledger.admit(ClientId::DEFAULT, 101),
+            ledger.admit(&clients, ClientId::DEFAULT, 101),
             CallAdmission::Refused(_)
         ),
         "a running task counts against the cap"
@@ -380,7 +421,13 @@ fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
     if let Some(usage) = &mut ended.usage {
         usage.input_tokens = 10;
     }
-    ledger.background_ended("resp_h", &call(), &end(&ended, Lane::Background), 102);
+    ledger.background_ended(
+        &clients,
+        "resp_h",
+        &call(),
+        &end(&ended, Lane::Background),
+        102,
+    );
     let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
     let [record] = records.as_slice() else {
         panic!("{records:?}");
@@ -388,10 +435,13 @@ fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
     let reported = priced(&ledger, &sent(10), Lane::Background);
     assert_eq!(record.cost, Some(Picodollars(reported)));
     assert!(!record.usage_estimated);
-    let text = String::from_utf8(ledger.render(Gauges {
-        now: 102,
-        ..Gauges::default()
-    }))
+    let text = String::from_utf8(ledger.render(
+        &clients,
+        Gauges {
+            now: 102,
+            ..Gauges::default()
+        },
+    ))
     .unwrap_or_default();
     let today = text
         .lines()
@@ -407,9 +457,10 @@ fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
 #[test]
 fn a_background_task_cancelled_or_gone_without_a_report_is_charged_its_hold() {
     for cancelled in [true, false] {
-        let mut ledger = Ledger::new(&capped(1000.0));
+        let (mut ledger, clients) = books(&capped(1000.0));
         let known = sent(2_000);
         ledger.background_started(
+            &clients,
             ("resp_c", 4_000),
             &call(),
             "gpt-6.1-terra",
@@ -423,7 +474,7 @@ fn a_background_task_cancelled_or_gone_without_a_report_is_charged_its_hold() {
             cancelled,
             ..end(&silent, Lane::Background)
         };
-        ledger.background_ended("resp_c", &call(), &end, 130);
+        ledger.background_ended(&clients, "resp_c", &call(), &end, 130);
         let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
         let [record] = records.as_slice() else {
             panic!("{records:?}");
@@ -451,8 +502,9 @@ fn with_a_store_the_hold_is_the_stores_and_the_claim_gives_it_back() {
         }),
         ..capped(1000.0)
     };
-    let mut ledger = Ledger::new(&config);
+    let (mut ledger, clients) = books(&config);
     ledger.background_started(
+        &clients,
         ("resp_s", 4_000),
         &call(),
         "gpt-6.1-terra",
@@ -465,7 +517,13 @@ fn with_a_store_the_hold_is_the_stores_and_the_claim_gives_it_back() {
     };
     assert_eq!(*script, HOLD_SCRIPT);
     assert_eq!(keys[2..], ["orm:h:resp_s", "orm:hq"]);
-    ledger.background_ended("resp_s", &call(), &end(&report(3), Lane::Background), 101);
+    ledger.background_ended(
+        &clients,
+        "resp_s",
+        &call(),
+        &end(&report(3), Lane::Background),
+        101,
+    );
     let (_, claim) = ledger.poll_store_op().expect("a claim");
     let StoreOp::Script { script, keys, .. } = &claim else {
         panic!("not a claim: {claim:?}");
@@ -485,8 +543,8 @@ fn a_run_nobody_claimed_is_swept_once_a_minute_and_charged_its_hold() {
         ..capped(1000.0)
     };
     config.tasks.background = true;
-    let mut ledger = Ledger::new(&config);
-    let _ = ledger.admit(ClientId::DEFAULT, 1_000);
+    let (mut ledger, mut clients) = books(&config);
+    let _ = ledger.admit(&clients, ClientId::DEFAULT, 1_000);
     let ops: Vec<_> = std::iter::from_fn(|| ledger.poll_store_op()).collect();
     let sweep = ops
         .iter()
@@ -495,7 +553,7 @@ fn a_run_nobody_claimed_is_swept_once_a_minute_and_charged_its_hold() {
         panic!("the first admission sweeps: {ops:?}");
     };
     // Not again within the minute.
-    let _ = ledger.admit(ClientId::DEFAULT, 1_030);
+    let _ = ledger.admit(&clients, ClientId::DEFAULT, 1_030);
     let again = std::iter::from_fn(|| ledger.poll_store_op())
         .filter(|(_, op)| matches!(op, StoreOp::Script { script, .. } if *script == SWEEP_SCRIPT))
         .count();
@@ -514,7 +572,13 @@ fn a_run_nobody_claimed_is_swept_once_a_minute_and_charged_its_hold() {
     ]
     .map(str::to_owned)
     .to_vec();
-    ledger.store_answered(*id, StoreReply::Rows(vec![row]), Duration::ZERO, true);
+    ledger.store_answered(
+        &mut clients,
+        *id,
+        StoreReply::Rows(vec![row]),
+        Duration::ZERO,
+        true,
+    );
     let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
     let [record] = records.as_slice() else {
         panic!("{records:?}");
@@ -528,7 +592,13 @@ fn a_run_nobody_claimed_is_swept_once_a_minute_and_charged_its_hold() {
         .count();
     assert_eq!(spends, 0);
     // A late read of it on this instance counts nothing more.
-    ledger.background_ended("resp_o", &call(), &end(&report(1), Lane::Background), 1_040);
+    ledger.background_ended(
+        &clients,
+        "resp_o",
+        &call(),
+        &end(&report(1), Lane::Background),
+        1_040,
+    );
     assert!(ledger.poll_record().is_none());
 }
 
@@ -542,18 +612,18 @@ fn an_end_claimed_elsewhere_without_a_report_is_charged_the_holds_estimate() {
         ..capped(1000.0)
     };
     // This instance did not start the run: it knows no hold, and no call of the profile.
-    let mut ledger = Ledger::new(&config);
+    let (mut ledger, mut clients) = books(&config);
     let mut silent = report(0);
     silent.usage = None;
     let cancelled = End {
         cancelled: true,
         ..end(&silent, Lane::Background)
     };
-    ledger.background_ended("resp_x", &call(), &cancelled, 200);
+    ledger.background_ended(&clients, "resp_x", &call(), &cancelled, 200);
     let (id, _) = ledger.poll_store_op().expect("a claim");
     // The store's hold had estimated 2,000 input tokens and 2 searches.
     let answer = claim_answer(true, Some([2_000, 0, 0, 2]));
-    ledger.store_answered(id, answer, Duration::ZERO, true);
+    ledger.store_answered(&mut clients, id, answer, Duration::ZERO, true);
     let records: Vec<_> = std::iter::from_fn(|| ledger.poll_record()).collect();
     let [record] = records.as_slice() else {
         panic!("{records:?}");
@@ -564,11 +634,11 @@ fn an_end_claimed_elsewhere_without_a_report_is_charged_the_holds_estimate() {
     assert_eq!(record.outcome, Outcome::Cancelled);
     // What the store answered is read as untrusted: an answer the script never gives
     // counts the end here, at this instance's own estimate.
-    let mut ledger = Ledger::new(&config);
-    ledger.background_ended("resp_y", &call(), &cancelled, 200);
+    let (mut ledger, mut clients) = books(&config);
+    ledger.background_ended(&clients, "resp_y", &call(), &cancelled, 200);
     let (id, _) = ledger.poll_store_op().expect("a claim");
     let odd = crate::store::StoreReply::Rows(vec![vec!["won".into(), "x".into()]]);
-    ledger.store_answered(id, odd, Duration::ZERO, true);
+    ledger.store_answered(&mut clients, id, odd, Duration::ZERO, true);
     assert_eq!(std::iter::from_fn(|| ledger.poll_record()).count(), 1);
 }
 
@@ -595,8 +665,8 @@ fn the_spend_limits_are_gauges_under_the_labels_the_cost_counter_uses() {
         },
         ..ServerConfig::default()
     };
-    let ledger = Ledger::new(&config);
-    let text = String::from_utf8(ledger.render(Gauges::default())).unwrap_or_default();
+    let (ledger, clients) = books(&config);
+    let text = String::from_utf8(ledger.render(&clients, Gauges::default())).unwrap_or_default();
     let limits: Vec<_> = text
         .lines()
         .filter(|l| l.starts_with("openai_responses_mcp_spend_limit_usd"))

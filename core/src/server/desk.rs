@@ -4,6 +4,7 @@
 
 use super::Server;
 use crate::calls::CallEngine;
+use crate::clients::Clients;
 use crate::desk::{Charge, DeskOut, Start, Starting};
 use crate::io::Now;
 use crate::ledger::Ledger;
@@ -22,7 +23,7 @@ impl Server {
                 }
                 DeskOut::Unanswered(ticket) => self.answer(&ticket, super::register::Answer::NONE),
                 DeskOut::Notify(note) => self.out.write_json(&note),
-                DeskOut::Charge(charge) => charge_ledger(&mut self.ledger, charge),
+                DeskOut::Charge(charge) => charge_ledger(&mut self.ledger, &self.clients, charge),
                 DeskOut::Cancel(key) => {
                     if let Some(now) = self.last_now {
                         self.calls.cancel(now, &key);
@@ -69,23 +70,23 @@ fn start_work(
     }
 }
 
-/// Gives the ledger what the desk counted.
-fn charge_ledger(ledger: &mut Ledger, charge: Charge) {
+/// Gives the ledger what the desk counted, of `clients`.
+fn charge_ledger(ledger: &mut Ledger, clients: &Clients, charge: Charge) {
     match charge {
         Charge::StoreObserved { took, failed } => ledger.store_observed(took, failed),
         Charge::Orphaned => ledger.task_orphaned(),
         Charge::Held(held) => {
             let ends = (held.response_id.as_str(), held.ends);
             let sent = held.sent.as_ref();
-            ledger.background_started(ends, &held.call, &held.model, sent, held.at);
+            ledger.background_started(clients, ends, &held.call, &held.model, sent, held.at);
         }
         Charge::Ended(ended) => {
             let (call, end, at) = *ended;
-            ledger.ended(&call, &end.as_end(), at);
+            ledger.ended(clients, &call, &end.as_end(), at);
         }
         Charge::Settled(settled) => {
             let (response_id, call, end, at) = *settled;
-            ledger.background_ended(&response_id, &call, &end.as_end(), at);
+            ledger.background_ended(clients, &response_id, &call, &end.as_end(), at);
         }
     }
 }

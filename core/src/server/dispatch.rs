@@ -7,6 +7,7 @@ use super::store::{refused_by_limit, CallRequest};
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::clients::ClientId;
+use crate::clients::Clients;
 use crate::date::Date;
 use crate::jsonrpc::{classify, Incoming, Notification, Reply, Request, RequestId, RpcError};
 use crate::ledger::{CallAdmission, CallOf, Ledger};
@@ -107,16 +108,28 @@ impl Server {
             arrival,
         };
         let checked = request.call_of();
-        let of = (&mut self.ledger, &self.calendar, &self.config);
+        let of = (
+            &mut self.ledger,
+            &self.clients,
+            &self.calendar,
+            &self.config,
+        );
         let closing = self.closing.is_some();
         if let Some(answer) = refused_now(of, closing, now, (&checked, request.model_setting)) {
             return Dispatched::answer(id, answer);
         }
-        match self.ledger.admit(ticket.client, now.unix_secs) {
+        match self
+            .ledger
+            .admit(&self.clients, ticket.client, now.unix_secs)
+        {
             CallAdmission::Admitted => self.admitted(now, request, None),
-            CallAdmission::Refused(exceeded) => {
-                refused_by_limit(&mut self.ledger, &self.config, &request, exceeded, now)
-            }
+            CallAdmission::Refused(exceeded) => refused_by_limit(
+                (&mut self.ledger, &self.clients),
+                &self.config,
+                &request,
+                exceeded,
+                now,
+            ),
             CallAdmission::Asked(store_id) => {
                 self.parked.insert(store_id, request);
                 Dispatched::Later
@@ -158,7 +171,7 @@ impl Server {
             lane: task.and(self.config.tasks.service_tier),
         });
         if self.config.api.takes_user_ids() {
-            let name = self.ledger.clients().name(client);
+            let name = self.clients.name(client);
             let ids = self.user_ids.of(&self.config.tasks.key, client, name);
             plan.plan.user = Some(ids.clone());
         }
@@ -171,7 +184,7 @@ impl Server {
                 reserved_at,
                 arrival,
             };
-            let name = self.ledger.clients().name(ticket.client);
+            let name = self.clients.name(ticket.client);
             let dispatched = self.desk.start(now, name, ticket, start);
             return self.drain_desk().unwrap_or(dispatched);
         }
@@ -206,8 +219,8 @@ impl Server {
             Err(Refused::Busy { running, queued }) => {
                 let now = self.latest_unix();
                 let model = self.config.profiles.model_for(call_of.tool);
-                self.ledger
-                    .refused(&call_of, crate::outcome::Refusal::Busy, model, now);
+                let busy = crate::outcome::Refusal::Busy;
+                (self.ledger).refused(&self.clients, &call_of, busy, model, now);
                 let failure = ToolFailure::Busy { running, queued };
                 Dispatched::answer(id, failure.reply(version))
             }
@@ -250,7 +263,7 @@ impl Server {
                         };
                         if matches!(from, Requester::Exchange(_)) {
                             // The call may run on another instance.
-                            let client = self.ledger.clients().name(client).to_owned();
+                            let client = self.clients.name(client).to_owned();
                             let event = StoreEvent::Request {
                                 client,
                                 id: id.clone(),
@@ -306,7 +319,7 @@ impl Server {
 /// key, the model was shut down), after recording it as refused: the answer (the
 /// limits are asked next, of the ledger).
 fn refused_now(
-    (ledger, calendar, config): (&mut Ledger, &Calendar, &ServerConfig),
+    (ledger, clients, calendar, config): (&mut Ledger, &Clients, &Calendar, &ServerConfig),
     closing: bool,
     now: Now,
     (call, model_setting): (&CallOf, &'static str),
@@ -332,7 +345,7 @@ fn refused_now(
     let answer = failure.reply(call.version);
     if let Some(why) = failure.refusal() {
         let model = config.profiles.model_for(call.tool);
-        ledger.refused(call, why, model, now.unix_secs);
+        ledger.refused(clients, call, why, model, now.unix_secs);
     }
     Some(answer)
 }

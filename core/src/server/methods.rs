@@ -100,7 +100,7 @@ impl Server {
         method: Method,
         ticket: &Ticket,
     ) -> Dispatched {
-        let name = self.ledger.clients().name(ticket.client);
+        let name = self.clients.name(ticket.client);
         let dispatched = (self.desk).on_request(now, name, request, method, ticket.clone());
         self.drain_desk().unwrap_or(dispatched)
     }

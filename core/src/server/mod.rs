@@ -93,6 +93,9 @@ pub struct Server {
     calendar: crate::openai::calendar::Calendar,
     /// Metrics, limits, spend and the call records: see [`crate::ledger`].
     ledger: crate::ledger::Ledger,
+    /// The clients: the named ones and the identities seen, numbered on first sight
+    /// (the one roster names are read from, so that an id means the same everywhere).
+    clients: crate::clients::Clients,
     /// Calls waiting for the shared store's reserve, by its operation.
     parked: BTreeMap<crate::store::StoreId, store::CallRequest>,
     /// OAuth mode: the gate that verifies bearer tokens, and the requests it holds.
@@ -114,6 +117,11 @@ impl Server {
     /// A server waiting for its first message.
     pub fn new(config: ServerConfig) -> Self {
         let ledger = crate::ledger::Ledger::new(&config);
+        let mut clients = config.clients.clone();
+        clients.set_identity_limit(match &config.oauth {
+            Some(oauth) => oauth.settings.identity_limit,
+            None => config.identity_limit,
+        });
         let gate = oauth::gate_of(&config);
         // Task numbers start at a random point of a 63-bit space (the runtime's seed is the
         // system's random source): instances sharing a store and a key, started in the same
@@ -143,6 +151,7 @@ impl Server {
             last_now: None,
             calendar: crate::openai::calendar::Calendar::default(),
             ledger,
+            clients,
             parked: BTreeMap::new(),
             gate,
             tracer,
@@ -299,7 +308,7 @@ impl Server {
             store_up: self.config.store.map(|_| !health.store_down),
             spend_limits: Vec::new(),
         };
-        self.ledger.render(gauges)
+        self.ledger.render(&self.clients, gauges)
     }
 
     /// The next action, or `None` when there is nothing to do.

@@ -38,7 +38,11 @@ impl Server {
                 way,
             } => {
                 let header = self.config.identity_header.as_deref();
-                let Some(client) = client_of(&mut self.ledger, header, (client, &way)) else {
+                let Some(client) = client_of(
+                    (&mut self.ledger, &mut self.clients),
+                    header,
+                    (client, &way),
+                ) else {
                     let denial = Denial {
                         status: 503,
                         challenge: None,
@@ -89,7 +93,7 @@ impl Server {
                 GateStep::Passed(id, passed) => {
                     let client = self.gate.as_ref().and_then(|gate| {
                         let claim = &gate.settings().identity_claim;
-                        self.ledger.clients_mut().identify(claim, &passed.identity)
+                        self.clients.identify(claim, &passed.identity)
                     });
                     match client {
                         // The connection reads the body now, and asks as `client`.
@@ -143,7 +147,7 @@ impl Server {
 /// its credential is. An identity header from an untrusted peer is counted, and
 /// changes nothing. `None` once ids run out.
 fn client_of(
-    ledger: &mut crate::ledger::Ledger,
+    (ledger, clients): (&mut crate::ledger::Ledger, &mut crate::clients::Clients),
     header: Option<&str>,
     (client, way): (ClientId, &WayIn),
 ) -> Option<ClientId> {
@@ -153,7 +157,5 @@ fn client_of(
     let Some(identity) = &way.identity else {
         return Some(client);
     };
-    ledger
-        .clients_mut()
-        .identify(header.unwrap_or("gateway"), identity)
+    clients.identify(header.unwrap_or("gateway"), identity)
 }

@@ -92,9 +92,7 @@ impl Server {
         report: &crate::calls::Report,
     ) {
         let now = self.latest_unix();
-        let cost = self
-            .ledger
-            .call_ended(&call.call_of(), &outcome, report, now);
+        let cost = (self.ledger).call_ended(&self.clients, &call.call_of(), &outcome, report, now);
         let usage = match call.ticket.span {
             Some(_) if call.task.is_none() => super::traced::call_usage(&outcome, report, &cost),
             _ => Vec::new(),
@@ -119,7 +117,8 @@ impl Server {
     fn on_call_dropped(&mut self, call: &Call, spent: Option<&crate::calls::Report>) {
         if let Some(spent) = spent {
             let now = self.latest_unix();
-            self.ledger.cancelled(&call.call_of(), spent, now);
+            self.ledger
+                .cancelled(&self.clients, &call.call_of(), spent, now);
         }
         match &call.task {
             Some(task) => self.task_call_ended(task, None, call),

@@ -57,9 +57,9 @@ impl Server {
             self.tracer
                 .end(super::traced::store_round_trip(&trip, now.instant, failed));
         }
-        let decision = self
-            .ledger
-            .store_answered(id, reply, took, request.is_some());
+        let wanted = request.is_some();
+        let clients = &mut self.clients;
+        let decision = (self.ledger).store_answered(clients, id, reply, took, wanted);
         let (Some(decision), Some(request)) = (decision, request) else {
             return;
         };
@@ -70,14 +70,19 @@ impl Server {
                 let reserved_at = counted.then_some(request.asked_at);
                 self.admitted(now, request, reserved_at)
             }
-            Reserved::Refused(exceeded) => {
-                refused_by_limit(&mut self.ledger, &self.config, &request, exceeded, now)
-            }
+            Reserved::Refused(exceeded) => refused_by_limit(
+                (&mut self.ledger, &self.clients),
+                &self.config,
+                &request,
+                exceeded,
+                now,
+            ),
             Reserved::Unavailable(cause) => {
                 let failure = ToolFailure::StoreUnavailable { cause: &cause };
                 let answer = failure.reply(ticket.shape());
                 let why = crate::outcome::Refusal::StoreUnavailable;
                 self.ledger.refused(
+                    &self.clients,
                     &call,
                     why,
                     self.config.profiles.model_for(call.tool),
@@ -97,7 +102,7 @@ impl Server {
         match StoreEvent::parse(message) {
             Some(StoreEvent::Request { client, id }) => {
                 // Only a client this instance knows by that very name.
-                let Some(client) = self.ledger.clients().known(&client) else {
+                let Some(client) = self.clients.known(&client) else {
                     return;
                 };
                 for key in &exchange_calls(&self.calls, &id, client) {
@@ -132,7 +137,7 @@ pub(super) fn exchange_calls(
 /// the limit's tool error and when to come back. Whether the instance's own count or the
 /// shared store's said so.
 pub(super) fn refused_by_limit(
-    ledger: &mut crate::ledger::Ledger,
+    (ledger, clients): (&mut crate::ledger::Ledger, &crate::clients::Clients),
     config: &crate::settings::ServerConfig,
     request: &CallRequest,
     exceeded: crate::clients::Exceeded,
@@ -140,13 +145,13 @@ pub(super) fn refused_by_limit(
 ) -> Dispatched {
     let failure = ToolFailure::Limited {
         exceeded,
-        client: ledger.clients().name(request.ticket.client),
+        client: clients.name(request.ticket.client),
         now: now.unix_secs,
     };
     let answer = failure.reply(request.ticket.shape());
     let call = request.call_of();
     let model = config.profiles.model_for(call.tool);
-    ledger.refused(&call, exceeded.kind.into(), model, now.unix_secs);
+    ledger.refused(clients, &call, exceeded.kind.into(), model, now.unix_secs);
     Dispatched::Refused {
         reply: crate::jsonrpc::Reply::to(request.ticket.id.clone(), answer),
         retry_after_secs: exceeded.retry_after_secs,
