@@ -25,6 +25,7 @@ mod methods;
 mod oauth;
 mod outbox;
 mod register;
+mod requests;
 mod route;
 mod store;
 mod subscriptions;
