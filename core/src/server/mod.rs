@@ -20,6 +20,7 @@ mod desk;
 mod dispatch;
 mod exchanges;
 pub mod io;
+mod listen;
 mod lookups;
 mod methods;
 mod oauth;

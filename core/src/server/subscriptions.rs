@@ -1,17 +1,11 @@
-//! `subscriptions/listen` (2026-07-28): acknowledged with the empty set of notifications
-//! this server honours and held open (over HTTP, as an event stream) until the client
-//! cancels it or goes away, or the server shuts down (then it gets its closing result).
-//! [`Subscriptions`] keeps the open ones as data; the server turns its answers into
-//! replies.
+//! The open `subscriptions/listen` requests (2026-07-28), as data: [`Subscriptions`]
+//! opens, names and closes them; the server turns what it hands back into replies
+//! (`listen.rs`).
 
-use super::register::Answer;
-use super::Server;
-use super::{ExchangeId, ExchangeOut, Output};
 use crate::calls::{CallKey, Requester};
-use crate::jsonrpc::{Reply, RequestId};
-use crate::mcp::shape;
-use crate::mcp::shape::RequestError;
-use crate::routing::{Dispatched, ReplyTo, Ticket};
+use crate::io::ExchangeId;
+use crate::jsonrpc::RequestId;
+use crate::routing::Ticket;
 use std::collections::BTreeMap;
 
 /// Most `subscriptions/listen` requests held open at once.
@@ -25,7 +19,7 @@ pub(super) struct Subscriptions {
 }
 
 /// Why a subscription was not opened.
-enum Refusal {
+pub(super) enum Refusal {
     /// One with the same id is open.
     Duplicate,
     /// [`MAX_SUBSCRIPTIONS`] are open.
@@ -34,7 +28,7 @@ enum Refusal {
 
 impl Subscriptions {
     /// Opens the subscription `ticket` asks for.
-    fn handle_listen(&mut self, key: CallKey, ticket: Ticket) -> Result<(), Refusal> {
+    pub(super) fn handle_listen(&mut self, key: CallKey, ticket: Ticket) -> Result<(), Refusal> {
         if self.open.contains_key(&key) {
             return Err(Refusal::Duplicate);
         }
@@ -48,7 +42,7 @@ impl Subscriptions {
     /// Ends the subscriptions a cancel from `from` names by `id`: their tickets.
     /// Over HTTP a cancel comes on its own request, so it names any exchange's
     /// subscription with that id.
-    fn handle_cancel(&mut self, from: Requester, id: &RequestId) -> Vec<Ticket> {
+    pub(super) fn handle_cancel(&mut self, from: Requester, id: &RequestId) -> Vec<Ticket> {
         let names = |k: &CallKey| {
             &k.id == id
                 && match from {
@@ -67,67 +61,7 @@ impl Subscriptions {
     }
 
     /// Ends every subscription: their tickets.
-    fn close_all(&mut self) -> Vec<Ticket> {
+    pub(super) fn close_all(&mut self) -> Vec<Ticket> {
         std::mem::take(&mut self.open).into_values().collect()
-    }
-}
-
-impl Server {
-    /// Opens a subscription: acknowledged now, answered only when it is torn down.
-    pub(super) fn listen(&mut self, ticket: &Ticket) -> Dispatched {
-        let id = ticket.id.clone();
-        if matches!(ticket.reply_to, ReplyTo::Batch { .. }) {
-            return Dispatched::answer(id, Err(RequestError::ListenInBatch.error()));
-        }
-        let key = CallKey {
-            from: ticket.reply_to.requester(),
-            id: id.clone(),
-        };
-        if self.calls.contains(&key) {
-            let error = shape::duplicate_id(&id);
-            return Dispatched::answer(id, Err(error));
-        }
-        match self.subscriptions.handle_listen(key, ticket.clone()) {
-            Err(Refusal::Duplicate) => {
-                let error = shape::duplicate_id(&id);
-                return Dispatched::answer(id, Err(error));
-            }
-            Err(Refusal::Full) => {
-                let error = RequestError::TooManySubscriptions {
-                    max: MAX_SUBSCRIPTIONS,
-                };
-                return Dispatched::answer(id, Err(error.error()));
-            }
-            Ok(()) => {}
-        }
-        let ack = shape::subscription_acknowledged(&id);
-        match ticket.reply_to {
-            ReplyTo::Exchange(x) => {
-                let json = super::outbox::to_json(&ack);
-                let out = ExchangeOut::Notification(json);
-                self.out.push(Output::Exchange(x, out));
-            }
-            _ => self.out.write_json(&ack),
-        }
-        Dispatched::Later
-    }
-
-    /// Ends the subscriptions a cancel from `from` names by `id`, without a reply; whether
-    /// there was one.
-    pub(super) fn cancel_subscription(&mut self, from: Requester, id: &RequestId) -> bool {
-        let ended = self.subscriptions.handle_cancel(from, id);
-        let any = !ended.is_empty();
-        for ticket in ended {
-            self.answer(&ticket, Answer::NONE);
-        }
-        any
-    }
-
-    /// Ends every subscription with its closing result (the server is going away).
-    pub(super) fn close_subscriptions(&mut self) {
-        for ticket in self.subscriptions.close_all() {
-            let (id, result) = (ticket.id.clone(), shape::subscription_closed(&ticket.id));
-            self.answer(&ticket, Answer::reply(Reply::Success { id, result }));
-        }
     }
 }
