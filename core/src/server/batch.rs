@@ -6,23 +6,9 @@ use crate::jsonrpc::Reply;
 use crate::mcp::shape::RequestError;
 use crate::routing::{Dispatched, ReplyTo};
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// Most entries accepted in one batch.
 pub const MAX_BATCH: usize = 1024;
-
-/// Batches waiting for their asynchronous entries.
-#[derive(Default)]
-pub(super) struct Batches {
-    next: u64,
-    open: BTreeMap<u64, Batch>,
-}
-
-/// One open batch. Invariant: `pending` counts the slots not yet filled.
-struct Batch {
-    slots: Vec<Option<Reply>>,
-    pending: usize,
-}
 
 impl Server {
     pub(super) fn on_batch(&mut self, now: Now, items: Vec<Value>) {
@@ -57,38 +43,5 @@ impl Server {
             }
         }
         self.out.flush_batch(batch);
-    }
-}
-
-impl Batches {
-    pub(super) fn open(&mut self, size: usize) -> u64 {
-        let id = self.next;
-        self.next += 1;
-        let slots = std::iter::repeat_with(|| None).take(size).collect();
-        self.open.insert(
-            id,
-            Batch {
-                slots,
-                pending: size,
-            },
-        );
-        id
-    }
-
-    pub(super) fn fill(&mut self, batch: u64, slot: usize, reply: Option<Reply>) {
-        if let Some(b) = self.open.get_mut(&batch) {
-            if let Some(s) = b.slots.get_mut(slot) {
-                *s = reply;
-                b.pending = b.pending.saturating_sub(1);
-            }
-        }
-    }
-
-    pub(super) fn take_if_done(&mut self, batch: u64) -> Option<Vec<Reply>> {
-        if self.open.get(&batch)?.pending > 0 {
-            return None;
-        }
-        let b = self.open.remove(&batch)?;
-        Some(b.slots.into_iter().flatten().collect())
     }
 }

@@ -1,13 +1,13 @@
 //! Where everything the server sends waits: the outputs in order, stdout's framing, and
 //! the open JSON-RPC batches whose replies leave together.
 
-use super::batch::Batches;
-use super::{ExchangeOut, Output};
+use super::io::Output;
 use crate::framing::{encode, Framing};
 use crate::jsonrpc::Reply;
 use crate::routing::ReplyTo;
+use crate::serve::exchange::ExchangeOut;
 use serde::Serialize;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// See the module docs.
 pub(super) struct Outbox {
@@ -134,4 +134,50 @@ pub(super) fn to_json(message: &impl Serialize) -> Vec<u8> {
     // serialisation cannot fail; an error here is a bug, not bad input.
     #[allow(clippy::expect_used)]
     serde_json::to_vec(message).expect("outgoing messages are valid JSON")
+}
+
+/// Batches waiting for their asynchronous entries.
+#[derive(Default)]
+pub(super) struct Batches {
+    next: u64,
+    open: BTreeMap<u64, Batch>,
+}
+
+/// One open batch. Invariant: `pending` counts the slots not yet filled.
+struct Batch {
+    slots: Vec<Option<Reply>>,
+    pending: usize,
+}
+
+impl Batches {
+    pub(super) fn open(&mut self, size: usize) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        let slots = std::iter::repeat_with(|| None).take(size).collect();
+        self.open.insert(
+            id,
+            Batch {
+                slots,
+                pending: size,
+            },
+        );
+        id
+    }
+
+    pub(super) fn fill(&mut self, batch: u64, slot: usize, reply: Option<Reply>) {
+        if let Some(b) = self.open.get_mut(&batch) {
+            if let Some(s) = b.slots.get_mut(slot) {
+                *s = reply;
+                b.pending = b.pending.saturating_sub(1);
+            }
+        }
+    }
+
+    pub(super) fn take_if_done(&mut self, batch: u64) -> Option<Vec<Reply>> {
+        if self.open.get(&batch)?.pending > 0 {
+            return None;
+        }
+        let b = self.open.remove(&batch)?;
+        Some(b.slots.into_iter().flatten().collect())
+    }
 }
