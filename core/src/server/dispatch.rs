@@ -1,9 +1,10 @@
 //! Message dispatch: the MCP lifecycle, `ping`, `tools/list`, `tools/call` admission and
 //! notifications. Methods are parsed once into [`Method`]; params once into typed values.
 
+use super::parked::CallRequest;
 use super::register::Answer;
 use super::register::Scope;
-use super::store::{refused_by_limit, CallRequest};
+use super::store::refused_by_limit;
 use super::{Now, Server};
 use crate::calls::{CallKey, Refused, Requester};
 use crate::clients::ClientId;

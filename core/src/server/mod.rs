@@ -25,6 +25,7 @@ mod lookups;
 mod methods;
 mod oauth;
 mod outbox;
+mod parked;
 mod register;
 mod requests;
 mod route;
@@ -99,7 +100,7 @@ pub struct Server {
     /// (the one roster names are read from, so that an id means the same everywhere).
     clients: crate::clients::Clients,
     /// Calls waiting for the shared store's reserve, by its operation.
-    parked: BTreeMap<crate::store::StoreId, store::CallRequest>,
+    parked: BTreeMap<crate::store::StoreId, parked::CallRequest>,
     /// OAuth mode: the gate that verifies bearer tokens, and the requests it holds.
     gate: Option<oauth::ExchangeGate>,
     /// The spans made of the work, for the host to export ([`crate::spans`]).

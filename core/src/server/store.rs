@@ -2,36 +2,17 @@
 //! waits here, request, until its reserve is answered; then it goes on as if admitted at
 //! once, or gets the refusal the store's answer means.
 
+use super::parked::CallRequest;
 use super::{Now, Server};
 use crate::calls::{CallEngine, CallKey};
 use crate::clients::ClientId;
 use crate::jsonrpc::RequestId;
-use crate::ledger::{CallOf, Reserved};
+use crate::ledger::Reserved;
 use crate::mcp::failure::ToolFailure;
-use crate::mcp::CallParams;
-use crate::routing::{Context, Dispatched, Ticket};
+use crate::routing::{Context, Dispatched};
 use crate::store::events::StoreEvent;
 use crate::store::{StoreId, StoreReply};
 use std::time::Duration;
-
-/// A `tools/call` that passed its own checks: admitted at once, or parked while its
-/// reserve is asked.
-#[derive(Clone, Debug)]
-pub(super) struct CallRequest {
-    pub ticket: Ticket,
-    pub call: CallParams,
-    pub model_setting: &'static str,
-    /// When the reserve was sent, Unix seconds.
-    pub asked_at: u64,
-    /// The application, address and credential it came with.
-    pub arrival: crate::ledger::Arrival,
-}
-
-impl CallRequest {
-    pub(super) fn call_of(&self) -> CallOf {
-        (self.ticket).call_of(false, None, self.arrival.clone())
-    }
-}
 
 impl Server {
     /// The store answered operation `id`.

@@ -1,0 +1,26 @@
+//! A `tools/call` on its way in: what it carries from its own checks to its admission,
+//! kept while it is parked for the shared store's answer to its reserve
+//! (`store.rs`).
+
+use crate::ledger::CallOf;
+use crate::mcp::CallParams;
+use crate::routing::Ticket;
+
+/// A `tools/call` that passed its own checks: admitted at once, or parked while its
+/// reserve is asked.
+#[derive(Clone, Debug)]
+pub(super) struct CallRequest {
+    pub ticket: Ticket,
+    pub call: CallParams,
+    pub model_setting: &'static str,
+    /// When the reserve was sent, Unix seconds.
+    pub asked_at: u64,
+    /// The application, address and credential it came with.
+    pub arrival: crate::ledger::Arrival,
+}
+
+impl CallRequest {
+    pub(super) fn call_of(&self) -> CallOf {
+        (self.ticket).call_of(false, None, self.arrival.clone())
+    }
+}
