@@ -36,6 +36,7 @@ mod user_ids;
 
 use crate::io::{after, ExchangeId, Now};
 use crate::mcp::shape::RequestError;
+use crate::oauth::Gate;
 use crate::serve::exchange::ExchangeOut;
 use crate::settings::ServerConfig;
 pub use io::{Input, Output};
@@ -101,8 +102,9 @@ pub struct Server {
     clients: crate::clients::Clients,
     /// Calls waiting for the shared store's reserve, by its operation.
     parked: BTreeMap<crate::store::StoreId, parked::CallRequest>,
-    /// OAuth mode: the gate that verifies bearer tokens, and the requests it holds.
-    gate: Option<oauth::ExchangeGate>,
+    /// OAuth mode: the gate that verifies bearer tokens, and the requests it holds, each
+    /// its exchange alone (its body is still in the client's socket).
+    gate: Option<Gate<ExchangeId>>,
     /// The spans made of the work, for the host to export ([`crate::spans`]).
     tracer: crate::spans::Tracer,
     /// The requests not yet answered: see [`register`].
@@ -125,7 +127,7 @@ impl Server {
             Some(oauth) => oauth.settings.identity_limit,
             None => config.identity_limit,
         });
-        let gate = oauth::gate_of(&config);
+        let gate = (config.oauth.as_ref()).map(|o| Gate::new(o.settings.clone(), (o.verifier)()));
         // Task numbers start at a random point of a 63-bit space (the runtime's seed is the
         // system's random source): instances sharing a store and a key, started in the same
         // second as PID 1 each, still seal different ids. Two instances' runs of numbers

@@ -12,16 +12,6 @@ use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
 use crate::routing::Context;
 use crate::serve::exchange::{Asked, ExchangeOut, WayIn};
 
-/// The gate as the server holds it: each waiting request is its exchange alone (its body
-/// is still in the client's socket).
-pub(super) type ExchangeGate = Gate<ExchangeId>;
-
-/// The gate of `config`, when OAuth mode is on.
-pub(super) fn gate_of(config: &crate::settings::ServerConfig) -> Option<ExchangeGate> {
-    let oauth = config.oauth.as_ref()?;
-    Some(Gate::new(oauth.settings.clone(), (oauth.verifier)()))
-}
-
 /// Why an identity is refused once ids run out.
 const TOO_MANY_IDENTITIES: &str = "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one";
 
