@@ -6,7 +6,7 @@
 //! to cost (a model without a price counts nothing). A call is admitted while the day's
 //! spend is below the limit, so the calls in flight when it is crossed may take it over.
 
-use super::ClientId;
+use super::id::ClientId;
 use crate::money::Picodollars;
 
 /// Limits on one client, or on the instance; `None` is no limit.

@@ -11,25 +11,14 @@
 
 use std::collections::BTreeMap;
 
+mod id;
 mod limits;
 
+pub use id::ClientId;
 pub use limits::{Exceeded, Limit, LimitKind, Limits, Scope, DAY, MINUTE};
 
 /// The name of the client of every request that names none.
 pub const DEFAULT_NAME: &str = "default";
-
-/// A caller: [`ClientId::DEFAULT`], or a client of the clients file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ClientId(u16);
-
-impl ClientId {
-    /// Requests over stdio, with the single token, or with none.
-    pub const DEFAULT: ClientId = ClientId(0);
-
-    fn index(self) -> usize {
-        usize::from(self.0)
-    }
-}
 
 /// A client of the clients file.
 #[derive(Clone, Debug, PartialEq, Eq)]
