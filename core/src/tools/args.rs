@@ -1,7 +1,7 @@
 //! Checking a tool's arguments: parsed once, at the boundary, into [`AnswerArgs`], or a
 //! typed [`ArgError`] that says which argument is wrong and how to fix it.
 
-use super::{Tool, MAX_DOMAINS, MAX_QUERY_CHARS, MAX_RECENCY_DAYS, MAX_RESULTS};
+use super::tool::{Tool, MAX_DOMAINS, MAX_QUERY_CHARS, MAX_RECENCY_DAYS, MAX_RESULTS};
 use crate::jsonrpc::kind_of;
 use crate::vocab::{Effort, Style, Verbosity};
 use serde_json::{Map, Value};
