@@ -1,7 +1,9 @@
 //! The gauges of the instance's health, written at scrape time: the identity provider's
 //! keys, readiness, the shared store, and the spend limits alert rules compare against.
 
-use super::{Exposition, Gauges, PREFIX};
+use super::gauges::Gauges;
+use super::text::Exposition;
+use super::PREFIX;
 
 /// OAuth mode's identity provider: whether tokens can be checked, and whether the
 /// provider answers (keys usable while it does not: degraded).

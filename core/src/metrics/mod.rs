@@ -15,21 +15,21 @@
 //! or is capped ([`MAX_MODELS`] models, the rest counted as `_OTHER`): no query, id or
 //! other unbounded text becomes a series.
 
+mod gauges;
 mod health;
+mod histogram;
 mod render;
+mod tally;
 mod text;
 
 use crate::openai::pricing::{Estimate, Picodollars};
 use crate::openai::Usage;
 pub use crate::outcome::{Outcome, Refusal};
-pub use render::Gauges;
+pub use gauges::{AttemptEnd, Gauges};
+pub use histogram::{Histogram, DURATION_BOUNDS};
 use std::time::Duration;
+pub use tally::{entry, entry_by, Tally};
 pub use text::Exposition;
-
-/// The boundaries the conventions recommend for MCP durations, in seconds.
-pub const DURATION_BOUNDS: [f64; 14] = [
-    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
-];
 
 /// Distinct model names kept as label values; later ones are counted as `_OTHER` (the
 /// model names come from upstream replies).
@@ -37,29 +37,6 @@ pub const MAX_MODELS: usize = 32;
 
 /// The label value of everything past a cap, as OpenTelemetry spells it.
 pub const OTHER: &str = "_OTHER";
-
-/// A histogram over [`DURATION_BOUNDS`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Histogram {
-    /// Observations at or below each bound (not cumulative; summed when written).
-    buckets: [u64; DURATION_BOUNDS.len()],
-    /// Observations above the last bound.
-    over: u64,
-    sum: f64,
-    count: u64,
-}
-
-impl Histogram {
-    /// Counts one observation of `seconds`.
-    pub fn observe(&mut self, seconds: f64) {
-        match DURATION_BOUNDS.iter().position(|&b| seconds <= b) {
-            Some(i) => self.buckets[i] += 1,
-            None => self.over += 1,
-        }
-        self.sum += seconds;
-        self.count += 1;
-    }
-}
 
 /// The labels of one `mcp.server.operation.duration` series.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,48 +62,6 @@ pub enum ErrorType {
     Rpc(i32),
     /// No reply: the client cancelled the request or went away.
     Cancelled,
-}
-
-/// One upstream attempt's end, as `openai_responses_mcp_upstream_attempts_total` labels it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AttemptEnd {
-    /// A reply with this HTTP status.
-    Status(u16),
-    /// No reply: the transport failure's kind (`timeout`, `connect`, `tls`, …).
-    Transport(&'static str),
-}
-
-/// Values by key, in the order keys first came: the sets are small (bounded labels), so
-/// a scan beats a map, and one small generic keeps the binary small.
-pub type Tally<K, V> = Vec<(K, V)>;
-
-/// The value of `key` in `tally`, added as the default when new.
-pub fn entry<K: PartialEq, V: Default>(tally: &mut Tally<K, V>, key: K) -> &mut V {
-    let i = match tally.iter().position(|(k, _)| *k == key) {
-        Some(i) => i,
-        None => {
-            tally.push((key, V::default()));
-            tally.len() - 1
-        }
-    };
-    &mut tally[i].1
-}
-
-/// The value of the key `is` picks, added (made by `make`) as the default when new: no
-/// key is built for a lookup that finds one.
-pub fn entry_by<K, V: Default>(
-    tally: &mut Tally<K, V>,
-    is: impl Fn(&K) -> bool,
-    make: impl FnOnce() -> K,
-) -> &mut V {
-    let i = match tally.iter().position(|(k, _)| is(k)) {
-        Some(i) => i,
-        None => {
-            tally.push((make(), V::default()));
-            tally.len() - 1
-        }
-    };
-    &mut tally[i].1
 }
 
 /// Everything counted since the start.

@@ -3,7 +3,7 @@
 //! `# TYPE` once per family, then one line per sample; label values escaped (`\\`,
 //! `\"`, `\n`), numbers as Go prints them (`+Inf`, no exponent needed here).
 
-use super::{Histogram, DURATION_BOUNDS};
+use super::histogram::{Histogram, DURATION_BOUNDS};
 use std::fmt::Write as _;
 
 /// An exposition being written.
