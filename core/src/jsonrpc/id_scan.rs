@@ -15,7 +15,7 @@
 //! echoed, never another id. Fuzz target `id_scan` holds it to `serde_json` on the whole
 //! body, cut into any pieces (UTF-8 bodies under 64 KiB).
 
-use super::RequestId;
+use super::id::RequestId;
 use tokens::{num_next, Escape, Key, Num, Str};
 
 #[path = "id_scan/tokens.rs"]
