@@ -17,6 +17,13 @@ pub(super) enum Framing {
 /// Largest response head (status line and headers) accepted.
 const MAX_HEAD: usize = 64 * 1024;
 
+/// Whether the core reads an upstream reply header named `name` (lower case): the
+/// server's wait (`retry-after`, `retry-after-ms`), OpenAI's request id and the content
+/// type. Hosts keep these and drop the rest.
+pub fn is_kept_header(name: &str) -> bool {
+    name.starts_with("retry-after") || name == "x-request-id" || name == "content-type"
+}
+
 /// What a head says about its response.
 pub(super) struct Head {
     pub status: u16,
@@ -96,7 +103,7 @@ pub(super) fn parse_head(bytes: &[u8], limit: usize) -> Result<(Head, Option<Fra
                 chunked = ends_chunked(value);
             }
             "connection" => close = closes(value, http11, close),
-            _ if super::is_kept_header(&name) => {
+            _ if is_kept_header(&name) => {
                 if let Ok(value) = std::str::from_utf8(value) {
                     headers.push((name, value.to_owned()));
                 }

@@ -11,6 +11,7 @@ mod response;
 mod url;
 
 pub(crate) use head::head_end;
+pub use head::is_kept_header;
 pub use reply::{event, ReplyHead, CONTINUE, STREAM_END};
 pub use request::{Incoming, Request, RequestError, RequestLimits, RequestReader};
 pub use response::{tunnel_reply, ReadError, Reader, Response};
@@ -18,13 +19,6 @@ pub(crate) use url::host_and_port;
 
 /// Largest upstream response body a host should read; larger ones fail the attempt.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
-
-/// Whether the core reads an upstream reply header named `name` (lower case): the
-/// server's wait (`retry-after`, `retry-after-ms`), OpenAI's request id and the content
-/// type. Hosts keep these and drop the rest.
-pub fn is_kept_header(name: &str) -> bool {
-    name.starts_with("retry-after") || name == "x-request-id" || name == "content-type"
-}
 
 /// Whether a reply of `status` with `headers` is an event stream, which a host hands over
 /// as it arrives (`Message::Head`, `Body`, `End`) instead of whole.
