@@ -6,6 +6,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod usage;
+pub(crate) use usage::is_search_call;
 pub use usage::{Billed, SearchCount, Usage, UsageParts};
 
 /// What a tool call returns (spec 3.2).
@@ -160,11 +161,6 @@ fn read_messages(output: &[Item<'_>]) -> (String, Option<String>, Sources) {
         }
     }
     (text, refusal, cited)
-}
-
-/// OpenAI's `web_search_call`, or OpenRouter's server tool's item.
-pub(crate) fn is_search_call(kind: Option<&str>) -> bool {
-    matches!(kind, Some("web_search_call" | "openrouter:web_search"))
 }
 
 fn check_status(body: &ResponseBody<'_>) -> Result<(), UpstreamFailure> {

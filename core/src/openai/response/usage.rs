@@ -2,7 +2,11 @@
 //! and the cost when the service says it.
 
 use super::super::body::ResponseBody;
-use super::is_search_call;
+
+/// OpenAI's `web_search_call`, or OpenRouter's server tool's item.
+pub(crate) fn is_search_call(kind: Option<&str>) -> bool {
+    matches!(kind, Some("web_search_call" | "openrouter:web_search"))
+}
 
 /// What a call used, for the tool result's `_meta`: tokens, searches, the response id.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
