@@ -1,7 +1,7 @@
 //! What a verified token's claims decide (RFC 9068, section 4; RFC 8707): whether it is
 //! for this server, now, with the scopes it needs, and who holds it.
 
-use super::OAuthSettings;
+use super::settings::OAuthSettings;
 use serde_json::{Map, Value};
 
 /// Longest identity a token may name, in bytes (it becomes a label and a store key).
@@ -231,34 +231,5 @@ mod tests {
             NOW
         ))
         .contains("sub claim"));
-    }
-
-    #[test]
-    fn the_challenge_names_the_metadata_scopes_and_error() {
-        let s = settings();
-        assert_eq!(
-            s.challenge(super::super::Challenge::Missing),
-            r#"Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp", scope="mcp:answer""#
-        );
-        let bad = s.challenge(super::super::Challenge::InvalidToken(
-            "a \"quoted\" \\ reason",
-        ));
-        assert!(
-            bad.ends_with(r#"error="invalid_token", error_description="a quoted  reason""#),
-            "{bad}"
-        );
-        let scope = s.challenge(super::super::Challenge::InsufficientScope(
-            "needs mcp:answer",
-        ));
-        assert!(scope.contains(r#"error="insufficient_scope""#), "{scope}");
-        // The static token's challenge: the realm, the same error parts.
-        assert_eq!(
-            super::super::Challenge::Missing.header(None),
-            r#"Bearer realm="mcp""#
-        );
-        assert_eq!(
-            super::super::Challenge::NOT_VALID.header(None),
-            r#"Bearer realm="mcp", error="invalid_token", error_description="the bearer token is not valid""#
-        );
     }
 }

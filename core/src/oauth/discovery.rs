@@ -1,28 +1,13 @@
 //! Discovery, both ways: the Protected Resource Metadata this server serves (RFC 9728)
 //! and the authorization server's metadata it reads (RFC 8414, OpenID Connect Discovery
-//! 1.0) to find the keys.
+//! 1.0) to find the keys, and why such a document could not be had. Where these
+//! documents are is `well_known`'s.
 
-use super::{OAuthSettings, METADATA_PATH};
+use super::settings::OAuthSettings;
 use serde_json::{json, Value};
 
 /// Most bytes of a URL taken from the provider's metadata.
 const MAX_URL: usize = 2048;
-
-/// `scheme://authority` and the path (`""` for none) of an absolute URL.
-fn split_url(url: &str) -> Option<(&str, &str)> {
-    let start = url.find("://")? + 3;
-    let path_at = url[start..].find('/').map_or(url.len(), |i| start + i);
-    Some((&url[..path_at], url[path_at..].trim_end_matches('/')))
-}
-
-/// Where the metadata of `resource` is: the well-known path inserted between its host
-/// and its path (RFC 9728, 3.1), so `https://h/mcp` → `https://h/.well-known/oauth-protected-resource/mcp`.
-pub(super) fn metadata_url_of(resource: &str) -> String {
-    match split_url(resource) {
-        Some((origin, path)) => format!("{origin}{METADATA_PATH}{path}"),
-        None => format!("{resource}{METADATA_PATH}"),
-    }
-}
 
 /// This server's Protected Resource Metadata: the resource, its authorization server,
 /// the scopes it requires and that tokens come in the `Authorization` header only.
@@ -37,25 +22,6 @@ pub fn protected_resource_metadata(settings: &OAuthSettings) -> Vec<u8> {
         doc["scopes_supported"] = json!(settings.scopes);
     }
     doc.to_string().into_bytes()
-}
-
-/// Where the issuer's metadata may be, in the order tried: OpenID Connect Discovery's
-/// (the issuer with `/.well-known/openid-configuration` appended: Keycloak, Entra ID,
-/// Okta, Auth0 and Google all serve it), then RFC 8414's (the well-known path inserted
-/// before the issuer's path).
-pub fn metadata_urls(issuer: &str) -> Vec<String> {
-    let appended = format!(
-        "{}/.well-known/openid-configuration",
-        issuer.trim_end_matches('/')
-    );
-    let mut urls = vec![appended];
-    if let Some((origin, path)) = split_url(issuer) {
-        let inserted = format!("{origin}/.well-known/oauth-authorization-server{path}");
-        if !urls.contains(&inserted) {
-            urls.push(inserted);
-        }
-    }
-    urls
 }
 
 /// Why the issuer's metadata is not used.
@@ -107,36 +73,20 @@ pub fn jwks_uri(issuer: &str, body: &[u8]) -> Result<String, MetadataError> {
     Ok(uri.to_owned())
 }
 
+/// Why a document of the identity provider could not be had.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FetchError {
+    /// The request failed, as the call engine says.
+    #[error("{}", .0.message)]
+    Upstream(crate::openai::UpstreamFailure),
+    /// The engine had no room for another fetch.
+    #[error("could not be asked now: the server has too many fetches in flight")]
+    NoRoom,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn metadata_is_found_where_the_specifications_put_it() {
-        assert_eq!(
-            metadata_url_of("https://mcp.example/mcp"),
-            "https://mcp.example/.well-known/oauth-protected-resource/mcp"
-        );
-        assert_eq!(
-            metadata_url_of("http://127.0.0.1:8080"),
-            "http://127.0.0.1:8080/.well-known/oauth-protected-resource"
-        );
-        assert_eq!(
-            metadata_urls("https://kc.example/realms/team"),
-            [
-                "https://kc.example/realms/team/.well-known/openid-configuration",
-                "https://kc.example/.well-known/oauth-authorization-server/realms/team",
-            ]
-        );
-        // Auth0's issuer ends in a slash.
-        assert_eq!(
-            metadata_urls("https://t.auth0.com/"),
-            [
-                "https://t.auth0.com/.well-known/openid-configuration",
-                "https://t.auth0.com/.well-known/oauth-authorization-server",
-            ]
-        );
-    }
 
     #[test]
     fn the_metadata_must_name_the_issuer_and_a_safe_key_url() {

@@ -6,11 +6,11 @@
 //!
 //! Sans IO: requests, fetched documents and deadlines in; steps out ([`GateStep`]).
 
-use super::BearerToken;
-use super::{
-    claims, discovery, Challenge, FetchError, OAuthSettings, TokenError, TokenRejection,
-    TokenVerifier,
-};
+use super::claims::{self, TokenRejection};
+use super::discovery::{self, FetchError};
+use super::settings::{Challenge, OAuthSettings};
+use super::token::{BearerToken, TokenError, TokenVerifier};
+use super::well_known::metadata_urls;
 use crate::io::{after, Now};
 use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -218,7 +218,7 @@ impl<P> Gate<P> {
     }
 
     fn fetch_metadata(&mut self, n: usize) {
-        let urls = discovery::metadata_urls(&self.settings.issuer);
+        let urls = metadata_urls(&self.settings.issuer);
         match urls.into_iter().nth(n) {
             Some(url) => {
                 self.fetching = Fetching::Metadata(n);

@@ -1,5 +1,5 @@
 use super::*;
-use crate::oauth::{FetchError, KeySetError};
+use crate::oauth::token::KeySetError;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! with its deadline on a heap (so the next one is read without a scan) and the bytes it
 //! holds (its raw request: nothing of a caller nobody admitted is parsed).
 
-use super::BearerToken;
+use crate::oauth::token::BearerToken;
 use crate::timers::Timers;
 use std::collections::BTreeMap;
 use std::time::Instant;
