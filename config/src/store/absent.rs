@@ -23,7 +23,7 @@ impl StoreConnect {
         };
         Err(ConfigError::Invalid {
             key: "server.store.url".into(),
-            value: super::without_password(url),
+            value: super::shown::without_password(url),
             origin: resolved
                 .sources
                 .get("server.store.url")

@@ -3,7 +3,7 @@
 //! so that a URL the store's thread (in the host crate) could not use is refused at
 //! startup. Nothing here connects, and nothing prints the password.
 
-use super::without_password;
+use super::shown::without_password;
 use crate::error::ConfigError;
 use crate::resolve::Resolved;
 use std::time::Duration;
