@@ -1,9 +1,9 @@
 //! The checks, in the order they run. Each returns a verdict; later checks are skipped
 //! when one they need failed.
 
+use super::http::DoctorHttp;
 use super::net;
 use super::report::{Check, Report, Status};
-use super::DoctorHttp;
 use responses_mcp_config::cli::DoctorFlags;
 use responses_mcp_config::proxy::{Bypass, ProxyRoute};
 use responses_mcp_config::{ConfigError, Source, Startup};

@@ -8,47 +8,16 @@
 //! [`DoctorHttp`]), so the proxy, CA file and key header are the ones calls use.
 
 mod checks;
+mod http;
 pub mod net;
 mod report;
 
 use responses_mcp_config::cli::DoctorFlags;
 use responses_mcp_config::{ConfigError, Startup};
-use responses_mcp_core::{HttpMethod, HttpReply, TransportError, TransportErrorKind};
 use std::path::PathBuf;
-use std::time::Duration;
 
+pub use http::{not_json, timed_out, DoctorHttp};
 pub use report::{Check, Report, Status};
-
-/// The upstream requests `doctor` makes, performed by the runtime's client.
-pub trait DoctorHttp {
-    /// One request, ended after `timeout`.
-    ///
-    /// # Errors
-    /// The transport failure (connection, TLS, timeout), as calls report it.
-    fn send(
-        &mut self,
-        method: HttpMethod,
-        url: &str,
-        body: Vec<u8>,
-        timeout: Duration,
-    ) -> Result<HttpReply, TransportError>;
-}
-
-/// What a [`DoctorHttp`] reports for a request that outlived its deadline.
-pub fn timed_out(timeout: Duration) -> TransportError {
-    TransportError {
-        kind: TransportErrorKind::Io,
-        detail: format!("no reply within {} s", timeout.as_secs()),
-    }
-}
-
-/// What a [`DoctorHttp`] reports for an event stream where a JSON reply was expected.
-pub fn not_json() -> TransportError {
-    TransportError {
-        kind: TransportErrorKind::Invalid,
-        detail: "an event stream where a JSON reply was expected".into(),
-    }
-}
 
 /// A `doctor` run, launched: the configuration as far as it loaded.
 #[derive(Debug)]
