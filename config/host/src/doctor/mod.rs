@@ -9,7 +9,9 @@
 
 mod checks;
 mod http;
+mod models;
 pub mod net;
+mod prices;
 mod report;
 
 use responses_mcp_config::cli::DoctorFlags;
