@@ -5,14 +5,15 @@
 //! mailbox (`Endpoint`'s `Listener::deliver`, called by the main task).
 
 mod connection;
+mod shared;
 
 use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
-use responses_mcp_core::serve::access::Access;
 use responses_mcp_core::serve::connection::{keeps, FLUSH_AT_EXIT, REFUSAL_WRITE};
 use responses_mcp_core::serve::endpoint::Health;
 use responses_mcp_core::serve::listener::{ConnectionAdmission, Listener};
 use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
-use smol::channel::{bounded, Receiver, Sender};
+use shared::Shared;
+use smol::channel::{bounded, Sender};
 use smol::io::AsyncWriteExt;
 use smol::{Async, LocalExecutor, Timer};
 use std::cell::RefCell;
@@ -26,18 +27,6 @@ pub struct Endpoint {
     bound: std::net::SocketAddr,
     /// Dropped to tell the accept loop and idle connections to stop.
     stop: RefCell<Option<Sender<()>>>,
-}
-
-/// What the accept task, the connection tasks and the main task share.
-struct Shared {
-    serve: HttpServe,
-    access: Access,
-    /// Where exchanges go: the main task's channel.
-    events: Sender<Message>,
-    /// The connections, the drain and each open exchange's mailbox.
-    listener: RefCell<Listener<Sender<ExchangeOut>>>,
-    /// Closed when the listener drains: wakes the accept loop and idle connections.
-    stopped: Receiver<()>,
 }
 
 impl Endpoint {

@@ -1,7 +1,7 @@
 //! One connection's task: moves bytes between its socket and the core's [`Connection`],
 //! hands each exchange to the main task and writes what comes back from its mailbox.
 
-use super::Shared;
+use super::shared::Shared;
 use responses_mcp_core::serve::connection::{Connection, Step, LINGER, MAILBOX, READ_CHUNK};
 use responses_mcp_core::{Asked, ExchangeOut, Message};
 use smol::channel::{bounded, Receiver};
