@@ -5,46 +5,27 @@
 //! back through a small mailbox (`Endpoint`'s `Listener::deliver`).
 
 mod connection;
+mod shared;
 
 use responses_mcp_config::http::{HttpServe, RETRY_AFTER_SECS};
-use responses_mcp_core::serve::access::Access;
-use responses_mcp_core::serve::connection::{Mailbox, FLUSH_AT_EXIT, REFUSAL_WRITE};
+use responses_mcp_core::serve::connection::{FLUSH_AT_EXIT, REFUSAL_WRITE};
 use responses_mcp_core::serve::endpoint::Health;
 use responses_mcp_core::serve::listener::{ConnectionAdmission, Listener};
 use responses_mcp_core::{ExchangeId, ExchangeOut, Message};
+use shared::{lock, Shared};
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc::SyncSender;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A connection thread's stack: the core parses requests with bounded recursion.
 const CONNECTION_STACK: usize = 256 * 1024;
-/// How often a waiting connection looks at its client (gone?) and the drain flag: what an
-/// idle or streaming connection costs in wake-ups, against how soon a departed client's
-/// call is cancelled.
-const LOOK: Duration = Duration::from_millis(250);
 
 /// The endpoint as the main loop sees it.
 pub struct Endpoint {
     shared: Arc<Shared>,
     bound: SocketAddr,
-}
-
-/// What the accept thread, the connection threads and the main loop share.
-struct Shared {
-    serve: HttpServe,
-    access: Access,
-    events: SyncSender<Message>,
-    /// The connections, the drain and each open exchange's mailbox.
-    listener: Mutex<Listener<Arc<Slot>>>,
-}
-
-/// What the server said on one exchange, waiting for its connection thread.
-#[derive(Default)]
-struct Slot {
-    outs: Mutex<Mailbox>,
-    ready: Condvar,
 }
 
 impl Endpoint {
@@ -116,11 +97,6 @@ impl responses_mcp_host::serve::Listener for Endpoint {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-}
-
-/// A poisoned lock only means another thread panicked mid-update of plain data.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Accepts until draining; beyond the connection limit, a 503 and close.

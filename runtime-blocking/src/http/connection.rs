@@ -2,13 +2,18 @@
 //! [`Connection`], hands each exchange to the main loop and writes what comes back
 //! through the exchange's slot.
 
-use super::{lock, Shared, Slot, LOOK};
+use super::shared::{lock, Shared, Slot};
 use responses_mcp_core::serve::connection::{Connection, Step, LINGER, READ_CHUNK};
 use responses_mcp_core::{Asked, Message};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How often a waiting connection looks at its client (gone?) and the drain flag: what an
+/// idle or streaming connection costs in wake-ups, against how soon a departed client's
+/// call is cancelled.
+const LOOK: Duration = Duration::from_millis(250);
 
 /// The client left, failed, or ran out of time: the connection is over.
 struct Gone;
