@@ -290,7 +290,7 @@ pub struct Received {
 pub struct Mcp {
     child: Child,
     stdin: Option<ChildStdin>,
-    rx: Receiver<Result<Received, String>>,
+    rx: Receiver<Result<Received, BadOutput>>,
     stderr: Arc<Mutex<Vec<u8>>>,
     pub framing: Framing,
     /// The framing replies are expected in (the client's, unless line mode is forced).
@@ -666,10 +666,37 @@ impl Drop for Mcp {
     }
 }
 
+/// What the server wrote on stdout that breaks the framing rules.
+#[derive(Debug)]
+pub enum BadOutput {
+    /// A `Content-Length` header that is not one.
+    Header(String),
+    /// No blank line after the header.
+    NoBlankLine,
+    /// The stream ended inside a body.
+    ShortBody,
+    /// The stream ended inside a line.
+    NoNewline,
+    /// A message that is not JSON.
+    NotJson(serde_json::Error),
+}
+
+impl std::fmt::Display for BadOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadOutput::Header(text) => write!(f, "bad header {text:?}"),
+            BadOutput::NoBlankLine => f.write_str("missing blank line after Content-Length"),
+            BadOutput::ShortBody => f.write_str("short Content-Length body"),
+            BadOutput::NoNewline => f.write_str("a line without a newline"),
+            BadOutput::NotJson(e) => write!(f, "stdout carried something that is not JSON: {e}"),
+        }
+    }
+}
+
 /// Splits stdout into messages, in either framing, checking the framing rules.
 fn read_frames(
     mut reader: BufReader<impl Read>,
-    mut emit: impl FnMut(Result<Received, String>) -> bool,
+    mut emit: impl FnMut(Result<Received, BadOutput>) -> bool,
 ) {
     loop {
         let mut line = Vec::new();
@@ -684,17 +711,17 @@ fn read_frames(
                 .strip_prefix("Content-Length: ")
                 .and_then(|n| n.parse::<usize>().ok())
             else {
-                emit(Err(format!("bad header {text:?}")));
+                emit(Err(BadOutput::Header(text.into_owned())));
                 return;
             };
             let mut blank = Vec::new();
             if reader.read_until(b'\n', &mut blank).is_err() || blank != b"\r\n" {
-                emit(Err("missing blank line after Content-Length".into()));
+                emit(Err(BadOutput::NoBlankLine));
                 return;
             }
             let mut body = vec![0; n];
             if reader.read_exact(&mut body).is_err() {
-                emit(Err("short Content-Length body".into()));
+                emit(Err(BadOutput::ShortBody));
                 return;
             }
             serde_json::from_slice(&body).map(|value| Received {
@@ -703,7 +730,7 @@ fn read_frames(
             })
         } else {
             if !line.ends_with(b"\n") {
-                emit(Err("a line without a newline".into()));
+                emit(Err(BadOutput::NoNewline));
                 return;
             }
             serde_json::from_slice(&line).map(|value| Received {
@@ -711,7 +738,7 @@ fn read_frames(
                 value,
             })
         };
-        if !emit(message.map_err(|e| format!("stdout carried something that is not JSON: {e}"))) {
+        if !emit(message.map_err(BadOutput::NotJson)) {
             return;
         }
     }
