@@ -18,17 +18,6 @@ use crate::mcp::{shape, ProtocolVersion};
 use crate::oauth::{BearerToken, Challenge};
 use serde_json::Value;
 
-/// The MCP endpoint's path.
-pub const MCP_PATH: &str = "/mcp";
-/// The health endpoint's path (liveness and load).
-pub const HEALTH_PATH: &str = "/health";
-/// The readiness endpoint's path: whether a call can work now.
-pub const READY_PATH: &str = "/ready";
-/// The Prometheus scrape endpoint's path.
-pub const METRICS_PATH: &str = "/metrics";
-/// The content type of the Prometheus text exposition format, version 0.0.4.
-pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
-
 /// What to do with a request.
 #[derive(Debug)]
 pub enum Routed {
@@ -46,44 +35,6 @@ pub enum Routed {
         /// Turns the server's answer into response bytes.
         response: ExchangeResponse,
     },
-}
-
-/// What a request's head decides, before any of its body is read.
-#[derive(Debug)]
-pub enum Verdict {
-    /// Read the body: the request goes on as `caller` (a bearer token is verified by
-    /// the server's gate first, its body still unread).
-    Read {
-        /// Who sent it, as far as the head tells.
-        caller: Caller,
-        /// The reply may be an event stream.
-        takes_stream: bool,
-        /// How it came in.
-        way: WayIn,
-    },
-    /// The body is not needed: it is skipped as it comes, then this is the answer.
-    Answer(Early),
-}
-
-/// An answer decided by the head alone.
-#[derive(Debug)]
-pub enum Early {
-    /// This whole response.
-    Respond(Vec<u8>),
-    /// A caller the access rules refused, answered with the id of its request when the
-    /// body, skipped as it came, held a bounded one ([`crate::jsonrpc::IdScan`]).
-    Refused {
-        /// The status and challenge.
-        head: ReplyHead,
-        /// Why.
-        error: RpcError,
-    },
-    /// `GET /health`.
-    Health,
-    /// `GET /ready`.
-    Ready,
-    /// `GET /metrics` by a caller allowed to read them.
-    Metrics,
 }
 
 /// Decides what `request` gets, all at once: the head's verdict, then its answer (the
@@ -372,12 +323,6 @@ fn modern_meta(message: &Value) -> Result<(), MetaError> {
     }
 }
 
-/// A response carrying a JSON-RPC error (without `id` when none could be read).
-fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {
-    head.header("content-type", "application/json")
-        .with_body(&error.envelope(id.as_ref()))
-}
-
 #[path = "endpoint/discovery.rs"]
 mod discovery;
 #[path = "endpoint/health.rs"]
@@ -386,8 +331,12 @@ mod health;
 mod media;
 #[path = "endpoint/metrics.rs"]
 mod metrics;
+#[path = "endpoint/paths.rs"]
+mod paths;
 #[path = "endpoint/response.rs"]
 mod response;
+#[path = "endpoint/verdict.rs"]
+mod verdict;
 
 pub use discovery::NO_OAUTH;
 use discovery::{is_oauth_path, no_oauth, oauth_path};
@@ -395,7 +344,10 @@ use media::posted_json;
 use metrics::metrics;
 
 pub use health::{health, ready, Health};
-pub use response::ExchangeResponse;
+pub use paths::{HEALTH_PATH, MCP_PATH, METRICS_PATH, READY_PATH};
+use response::rpc_error;
+pub use response::{ExchangeResponse, METRICS_CONTENT_TYPE};
+pub use verdict::{Early, Verdict};
 
 #[cfg(test)]
 #[path = "endpoint/tests.rs"]

@@ -2,7 +2,7 @@
 //! saying a bearer token is needed; in OAuth mode, this resource's metadata is served and
 //! an authorization server's paths are 404 naming the issuer.
 
-use super::MCP_PATH;
+use super::paths::MCP_PATH;
 use crate::http::{ReplyHead, Request};
 use serde_json::json;
 

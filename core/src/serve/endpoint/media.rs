@@ -1,7 +1,7 @@
 //! What an admitted caller's POST must be before its body is read: a POST, of JSON, to a
 //! client that takes JSON or an event stream.
 
-use super::rpc_error;
+use super::response::rpc_error;
 use crate::http::{ReplyHead, Request};
 use crate::jsonrpc::{ErrorKind, RpcError};
 use crate::serve::access::Access;

@@ -1,6 +1,6 @@
 //! `GET /metrics`: who may read the figures, judged by the head alone.
 
-use super::{Early, Verdict};
+use super::verdict::{Early, Verdict};
 use crate::clients::ClientId;
 use crate::http::{ReplyHead, Request};
 use crate::oauth::Challenge;

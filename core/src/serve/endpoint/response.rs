@@ -1,9 +1,17 @@
 //! The response of one exchange, written as the server's answer comes in.
 
-use super::METRICS_CONTENT_TYPE;
 use crate::http::{event, ReplyHead, STREAM_END};
-use crate::jsonrpc::code;
+use crate::jsonrpc::{code, RequestId, RpcError};
 use crate::serve::exchange::ExchangeOut;
+
+/// The content type of the Prometheus text exposition format, version 0.0.4.
+pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// A response carrying a JSON-RPC error (without `id` when none could be read).
+pub(super) fn rpc_error(head: ReplyHead, id: Option<RequestId>, error: RpcError) -> Vec<u8> {
+    head.header("content-type", "application/json")
+        .with_body(&error.envelope(id.as_ref()))
+}
 
 /// The response of one exchange as the server's answer comes in: a JSON body when the
 /// reply comes first, an event stream once a notification comes before it.
@@ -79,10 +87,8 @@ impl ExchangeResponse {
                 (head.with_body(&text), true)
             }
             ExchangeOut::Refused(denial) => {
-                let error = crate::jsonrpc::RpcError::new(
-                    crate::jsonrpc::ErrorKind::InvalidRequest,
-                    denial.message,
-                );
+                let error =
+                    RpcError::new(crate::jsonrpc::ErrorKind::InvalidRequest, denial.message);
                 let body = error.envelope(None);
                 let mut head = ReplyHead::new(denial.status, self.keep_alive)
                     .header("content-type", "application/json");
