@@ -37,8 +37,6 @@ pub const REFUSAL_WRITE: Duration = Duration::from_secs(1);
 pub const LINGER: Duration = Duration::from_secs(1);
 /// How long, after the server exits, connections get to write their last bytes.
 pub const FLUSH_AT_EXIT: Duration = Duration::from_secs(5);
-/// What the server may say on one exchange before its connection takes it.
-pub const MAILBOX: usize = 8;
 
 /// What the host does next on a connection.
 #[derive(Debug)]
@@ -434,7 +432,7 @@ mod mailbox;
 
 pub use closing::too_many_connections;
 use closing::{plain, refusal};
-pub use mailbox::{keeps, Mailbox};
+pub use mailbox::{keeps, Mailbox, MAILBOX};
 
 #[cfg(test)]
 #[path = "connection/tests.rs"]

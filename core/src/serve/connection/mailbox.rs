@@ -1,9 +1,11 @@
 //! What the server says on one exchange, kept until its connection writes it: bounded,
 //! progress may be dropped, the reply never.
 
-use super::MAILBOX;
 use crate::serve::exchange::ExchangeOut;
 use std::collections::VecDeque;
+
+/// What the server may say on one exchange before its connection takes it.
+pub const MAILBOX: usize = 8;
 
 /// What the server said on one exchange, waiting for its connection to write it. Bounded:
 /// progress beyond [`MAILBOX`] is dropped (the next one says more); the reply always fits.
