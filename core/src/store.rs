@@ -12,132 +12,22 @@
 //! estimate, added to the days at its start) kept at `orm:h:<response id>` until then.
 
 mod background;
+mod error;
 pub mod events;
+mod keys;
+mod operation;
 pub mod tasks;
 
 pub use background::{
     claim_background_end, end_claimed, hold_background, sweep_background, swept, EndClaim, HeldRun,
     Swept, CLAIM_SCRIPT, HOLD_SCRIPT, SWEEP_SCRIPT,
 };
+pub use error::StoreError;
+pub use operation::{StoreId, StoreOp, StoreReply, StoreTag};
 
 use crate::clients::{Exceeded, Limit, LimitKind, Scope, DAY, MINUTE};
 use crate::money::Picodollars;
-
-/// One operation's name, for its answer: whose it is (minted with the operation, so that
-/// the answer goes straight to its owner) and its number among that owner's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct StoreId {
-    /// Whose operation it is.
-    pub tag: StoreTag,
-    /// Its number, unique among its owner's.
-    pub n: u64,
-}
-
-/// Whose a store operation is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum StoreTag {
-    /// A call's reserve under the limits: the ledger's, and the call parked on it.
-    Limit,
-    /// A background end's claim: the ledger's.
-    Claim,
-    /// Spend and release: nobody waits on their answers but the store's health.
-    Count,
-    /// A task's operation or an event: the shared tasks'.
-    Task,
-}
-
-impl StoreOp {
-    /// Whose an operation of this kind is, when the ledger sends it.
-    pub fn ledger_tag(&self) -> StoreTag {
-        match self {
-            StoreOp::Reserve { .. } => StoreTag::Limit,
-            _ => StoreTag::Count,
-        }
-    }
-}
-
-/// What the runtime asks the store.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StoreOp {
-    /// Checks every limit on a call and, when none is reached, counts it in its minute:
-    /// [`RESERVE_SCRIPT`] with `keys` and `args`, atomically.
-    Reserve {
-        /// The client's calls, the service's calls, the client's spend, the service's.
-        keys: [String; 4],
-        /// The limit on each key (`-1`: none), then the calls keys' time to live.
-        args: [i64; 5],
-    },
-    /// Adds a call's estimated cost to its client's and the service's spend of the day:
-    /// `INCRBY` and `EXPIRE` on each key.
-    Spend {
-        /// The client's spend, the service's.
-        keys: [String; 2],
-        /// Picodollars.
-        amount: i64,
-        /// The keys' time to live, seconds.
-        ttl_secs: i64,
-    },
-    /// Gives back a call counted by a reserve that never reached OpenAI: `DECR` on each key
-    /// that is above zero.
-    Release {
-        /// The client's calls, the service's.
-        keys: [String; 2],
-    },
-    /// Runs `script` (one of the [`tasks`] scripts) with `keys` and `args`; it answers
-    /// rows of strings ([`StoreReply::Rows`]).
-    Script {
-        /// The Lua text.
-        script: &'static str,
-        /// Its keys.
-        keys: Vec<String>,
-        /// Its arguments.
-        args: Vec<String>,
-    },
-    /// Publishes `message` on `channel` ([`events`]).
-    Publish {
-        /// The channel.
-        channel: String,
-        /// One event.
-        message: String,
-    },
-}
-
-/// How an operation went.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StoreReply {
-    /// The script's answer to a reserve: `0` reserved, else the 1-based number of the
-    /// limit reached and what its key holds.
-    Reserve {
-        /// Which limit (0: none).
-        reached: i64,
-        /// The count or spend of that key.
-        value: i64,
-    },
-    /// A spend, release, put or publish was done.
-    Done,
-    /// A script's answer: rows of strings, read by [`tasks`].
-    Rows(Vec<Vec<String>>),
-    /// The store could not be reached or refused the operation: why (without secrets).
-    Unavailable(String),
-}
-
-/// Why an answer of the store cannot be used.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
-    /// The store could not be reached or refused the operation, as the host says (a
-    /// sentence that names no secret and no address).
-    #[error("{0}")]
-    Unavailable(String),
-    /// The answer is of another operation's kind.
-    #[error("the store answered the operation as if it were another one")]
-    Mismatched,
-    /// The answer is not one the script gives.
-    #[error(transparent)]
-    Unreadable(#[from] tasks::Unreadable),
-    /// A reserve named a limit it was not asked about.
-    #[error("the store's reserve answered limit {0}, which it was not asked about")]
-    UnaskedLimit(i64),
-}
+use keys::{calls_key, spend_key, SERVICE};
 
 /// The script of [`StoreOp::Reserve`]: commands both Redis 7 and Valkey have.
 pub const RESERVE_SCRIPT: &str = r"
@@ -156,17 +46,6 @@ for i = 1, 2 do
 end
 return {0, 0}
 ";
-
-/// The service's own name in keys.
-const SERVICE: &str = "*";
-
-fn calls_key(client: &str, now: u64) -> String {
-    format!("orm:c:{client}:{}", now / MINUTE)
-}
-
-fn spend_key(client: &str, now: u64) -> String {
-    format!("orm:s:{client}:{}", now / DAY)
-}
 
 fn limit_arg<T: Into<u64>>(limit: Option<T>) -> i64 {
     limit.map_or(-1, |l| i64::try_from(l.into()).unwrap_or(i64::MAX))

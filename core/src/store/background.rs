@@ -7,7 +7,10 @@
 //! Keys: `orm:h:<response id>` (the hold, a hash), `orm:b:<response id>` (the claim),
 //! `orm:hq` (the holds by when they are due for the sweep, a sorted set).
 
-use super::{spend_key, tasks::Unreadable, StoreOp, DAY, SERVICE};
+use super::error::Unreadable;
+use super::keys::{spend_key, SERVICE};
+use super::operation::StoreOp;
+use crate::clients::DAY;
 use crate::money::Picodollars;
 use crate::openai::Usage;
 

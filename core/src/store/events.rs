@@ -2,6 +2,7 @@
 //! was cancelled, or a request was cancelled. Each is one line of text; anything else on
 //! the channel (another version's event, a stray publish) is ignored.
 
+use super::operation::StoreOp;
 use crate::jsonrpc::RequestId;
 
 /// The channel every instance subscribes to.
@@ -78,8 +79,8 @@ impl std::fmt::Display for StoreEvent {
 }
 
 /// Publishing `event` to every instance.
-pub fn publish(event: &StoreEvent) -> super::StoreOp {
-    super::StoreOp::Publish {
+pub fn publish(event: &StoreEvent) -> StoreOp {
+    StoreOp::Publish {
         channel: CHANNEL.to_owned(),
         message: event.to_string(),
     }

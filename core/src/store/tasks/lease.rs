@@ -12,7 +12,8 @@
 //! lease; and an ended task is never made working again by anyone (a finish changes only
 //! a working task).
 
-use super::super::StoreOp;
+use crate::store::error::{unreadable, Unreadable};
+use crate::store::operation::StoreOp;
 use std::time::Duration;
 
 /// The lease's life in the store, in ms, as the scripts' text holds it.
@@ -97,8 +98,8 @@ pub(super) fn orphan_args(at: u64) -> Vec<String> {
         at.to_string(),
         error.message.clone(),
         crate::tasks::Outcome::new(Err(error)).stored(),
-        super::super::events::CHANNEL.to_owned(),
-        super::super::events::StoreEvent::Ended(String::new()).to_string(),
+        crate::store::events::CHANNEL.to_owned(),
+        crate::store::events::StoreEvent::Ended(String::new()).to_string(),
     ]
 }
 
@@ -116,10 +117,10 @@ pub fn renew(holder: &str) -> StoreOp {
 ///
 /// # Errors
 /// An answer that is not one the script gives.
-pub fn renewed(rows: &[Vec<String>]) -> Result<bool, super::Unreadable> {
+pub fn renewed(rows: &[Vec<String>]) -> Result<bool, Unreadable> {
     match rows.first().and_then(|r| r.first()).map(String::as_str) {
         Some("held") => Ok(true),
         Some("lapsed") => Ok(false),
-        _ => Err(super::unreadable("a reply that is not a lease's renewal")),
+        _ => Err(unreadable("a reply that is not a lease's renewal")),
     }
 }

@@ -15,7 +15,10 @@
 
 pub mod lease;
 
-use super::StoreOp;
+pub use crate::store::error::Unreadable;
+
+use crate::store::error::unreadable;
+use crate::store::operation::StoreOp;
 use crate::tasks::{Outcome, Status};
 use lease::{lapse_ms, orphans_lua};
 use std::time::Duration;
@@ -280,15 +283,6 @@ pub fn list(owner: &str, cursor: Option<&str>, limit: usize, at: u64) -> StoreOp
         keys: vec![list_key(owner)],
         args,
     }
-}
-
-/// The store's answer could not be read: what it held instead.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the store answered {0}")]
-pub struct Unreadable(pub String);
-
-fn unreadable(what: &str) -> Unreadable {
-    Unreadable(what.chars().take(120).collect())
 }
 
 /// The task in the answer of [`get`]: `None` when the store does not hold it (expired,
