@@ -8,11 +8,12 @@
 //! is given up and its hold stays charged).
 
 use super::super::emit::{Charge, Emit, Held};
-use super::Background;
 use crate::calls::{Report, StoredState};
 use crate::io::Now;
 use crate::ledger::CallOf;
 use crate::openai::{FailureKind, UpstreamFailure};
+use crate::routing::BackgroundAsk;
+use crate::tasks::background::Polls;
 use crate::tasks::BackgroundRef;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -68,14 +69,13 @@ impl Follows {
             self.order.retain(|id| by_id.contains_key(id));
         }
     }
-}
 
-impl Background {
     /// Follows run `followed`, which OpenAI took on at `now` (`report`: its create's,
-    /// with the input it was sent): its client is charged its estimate at once.
-    pub(super) fn follow(
+    /// with the input it was sent): its client is charged its estimate at once, and
+    /// `polls` reads it until it ends.
+    pub fn start(
         &mut self,
-        emit: &mut Emit,
+        (emit, polls): (&mut Emit, &mut Polls<BackgroundAsk>),
         now: Now,
         followed: Followed,
         report: &Report,
@@ -93,26 +93,29 @@ impl Background {
             at: now.unix_secs,
         };
         emit.charge(Charge::Held(Box::new(held)));
-        if let Some(dropped) = self.follows.insert(followed) {
-            self.polls.unfollow(&dropped);
+        if let Some(dropped) = self.insert(followed) {
+            polls.unfollow(&dropped);
         }
-        self.polls.follow(now.instant, &id);
+        polls.follow(now.instant, &id);
     }
 
-    /// After a state of `response_id` was learned: a run no longer followed by the
-    /// schedule (it ended) is forgotten; one that outlived its task's life is charged as
-    /// expired and given up.
-    pub(super) fn after_follow_read(&mut self, emit: &mut Emit, now: Now, response_id: &str) {
-        let Some(followed) = self.follows.get(response_id) else {
-            return;
-        };
-        if !self.polls.followed(response_id) {
-            self.follows.remove(response_id);
-            return;
+    /// After a state of `response_id` was learned: a run `polls` no longer follows (it
+    /// ended) is forgotten; one that outlived its task's life is the state it is charged
+    /// as (expired) with its report, still followed until [`Follows::give_up`].
+    pub fn outlived(
+        &mut self,
+        polls: &Polls<BackgroundAsk>,
+        now: Now,
+        response_id: &str,
+    ) -> Option<(StoredState, Report)> {
+        let followed = self.get(response_id)?;
+        if !polls.followed(response_id) {
+            self.remove(response_id);
+            return None;
         }
         let r = &followed.reference;
         if now.unix_secs <= r.created.saturating_add(r.ttl_ms / 1000) {
-            return;
+            return None;
         }
         log::debug!("background response {response_id} outlived its task: charged as expired");
         let failure = UpstreamFailure::local(
@@ -132,9 +135,12 @@ impl Background {
             upstream: crate::openai::report::Upstream::default(),
             estimated: false,
         };
-        let version = crate::mcp::ProtocolVersion::V2025_11_25;
-        let _ = self.seen_of(emit, now, response_id, state, (version, &report), None);
-        self.polls.unfollow(response_id);
-        self.follows.remove(response_id);
+        Some((state, report))
+    }
+
+    /// Stops following `response_id`, here and in `polls`.
+    pub fn give_up(&mut self, polls: &mut Polls<BackgroundAsk>, response_id: &str) {
+        polls.unfollow(response_id);
+        self.remove(response_id);
     }
 }

@@ -11,27 +11,26 @@
 //! response, the waiters, one read per poll interval), and what is left here is turning
 //! their answers into JSON-RPC replies.
 
-use super::emit::{Charge, DeskOut, Emit, IfRefused, RunEnd, Start, Starting};
+use super::emit::{DeskOut, Emit, IfRefused, Start, Starting};
 use crate::calls::{Planned, Refused, Report, Stored, StoredState, Work};
 use crate::clients::ClientId;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
-use crate::ledger::{CallOf, Lane};
+use crate::ledger::CallOf;
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::shape::TaskError;
 use crate::mcp::{shape, Method, ProtocolVersion};
-use crate::openai::{FailureKind, RequestPlan, UpstreamFailure};
+use crate::openai::{FailureKind, UpstreamFailure};
 use crate::routing::{BackgroundAsk, Dispatched, Job, TaskStart, Ticket};
 use crate::tasks::background::{ReadEnd, Seen, Served, Want};
-use crate::tasks::{BackgroundRef, CompletionWindow, Owner, Unknown};
-use follow::Followed;
+use crate::tasks::{BackgroundRef, Owner, Unknown};
+use follow::{Followed, Follows};
 use serde_json::Value;
-use std::time::Duration;
+use terms::Terms;
 
 mod follow;
 mod seen;
-
-use follow::Follows;
+mod terms;
 
 /// See the module docs: the background backend, its polls and the runs it follows.
 pub(super) struct Background {
@@ -39,33 +38,18 @@ pub(super) struct Background {
     polls: crate::tasks::background::Polls<BackgroundAsk>,
     /// The background runs this instance started, followed until each is charged.
     follows: Follows,
-    settings: crate::settings::TaskSettings,
-    wording: crate::mcp::failure::Wording,
-    /// The answer profile's model, named for a stored response read without one.
-    answer_model: String,
-    /// What a run's tokens cost ([`crate::ledger::price`]): the list prices, and the
-    /// percent of them background tokens cost.
-    prices: (crate::openai::pricing::Prices, u64),
+    /// The settings, wording and prices its tasks are made on.
+    terms: Terms,
 }
 
 impl Background {
     /// The background backend for `config`.
     pub(super) fn new(config: &crate::settings::ServerConfig) -> Background {
-        let settings = config.tasks.clone();
+        let tasks = &config.tasks;
         Background {
-            polls: crate::tasks::background::Polls::new(
-                settings.max_tasks,
-                settings.background_poll(),
-            ),
+            polls: crate::tasks::background::Polls::new(tasks.max_tasks, tasks.background_poll()),
             follows: Follows::default(),
-            wording: crate::mcp::failure::Wording::new(config),
-            answer_model: config
-                .profiles
-                .for_tool(crate::tools::Tool::Answer)
-                .map(|p| p.model.clone())
-                .unwrap_or_default(),
-            prices: (config.prices.clone(), settings.background_price_percent()),
-            settings,
+            terms: Terms::new(config),
         }
     }
 
@@ -90,11 +74,6 @@ impl Background {
         self.polls.forget(|p: &BackgroundAsk| gone(&p.ticket));
     }
 
-    /// A background task's sealed id.
-    fn seal(&self, reference: &BackgroundRef) -> String {
-        crate::tasks::seal::seal_background(&self.settings.key, reference)
-    }
-
     /// A task-augmented `tools/call` in background mode: creates the response for OpenAI
     /// to run and store; answered once OpenAI has given it its id.
     pub(super) fn start(
@@ -105,22 +84,7 @@ impl Background {
         start: TaskStart,
     ) -> Dispatched {
         let (request_id, version) = (ticket.id.clone(), ticket.shape());
-        let settings = &self.settings;
-        let ttl = settings.background_ttl(
-            start
-                .ttl_ms
-                .map(Duration::from_millis)
-                .unwrap_or(settings.default_ttl)
-                .min(settings.max_ttl),
-        );
-        let window = settings.completion_window;
-        let mut plan = start.plan;
-        if window != CompletionWindow::Soonest {
-            // A completion window is for the standard tier only (OpenAI's background
-            // guide): a profile's tier would make OpenAI refuse the request.
-            plan.plan.completion_window = Some(window);
-            plan.plan.service_tier = None;
-        }
+        let (plan, ttl) = self.terms.create(start.ttl_ms, start.plan);
         let call = ticket.call_of(true, start.reserved_at, start.arrival.clone());
         let pending = BackgroundAsk {
             client: ticket.client,
@@ -185,7 +149,7 @@ impl Background {
         self.start_reads(emit, now);
         match served {
             Served::Answer(pending, seen) => {
-                let answer = self.answer_with(&pending, &seen);
+                let answer = self.terms.answer_with(&pending, &seen);
                 Dispatched::answer(pending.ticket.id, answer)
             }
             Served::Parked => Dispatched::Later,
@@ -193,7 +157,7 @@ impl Background {
                 let task_id = pending
                     .reference
                     .as_ref()
-                    .map(|r| self.seal(r))
+                    .map(|r| self.terms.seal(r))
                     .unwrap_or_default();
                 let max = crate::tasks::background::MAX_WAITING;
                 let error = TaskError::TooManyWaiters {
@@ -219,10 +183,10 @@ impl Background {
             .filter(|s| s.status.is_terminal())
             .cloned();
         if let (Some(seen), Some(reference)) = (ended, &pending.reference) {
-            let view = self.view(reference, &seen, pending.ticket.shape());
+            let view = self.terms.view(reference, &seen, pending.ticket.shape());
             let answer = shape::cancel_answer(
                 &view,
-                self.settings.background_poll(),
+                self.terms.settings.background_poll(),
                 pending.ticket.shape(),
             );
             return Dispatched::answer(pending.ticket.id, answer);
@@ -233,7 +197,7 @@ impl Background {
             pending,
         };
         let today = crate::date::Date::tokyo(now.unix_secs).to_string();
-        let plan = self.read_plan();
+        let plan = self.terms.read_plan();
         let if_refused = IfRefused::Answer {
             id: request_id,
             version,
@@ -316,12 +280,13 @@ impl Background {
                         },
                         model: report.model.model.clone(),
                     };
-                    self.follow(emit, now, followed, report);
+                    let to = (&mut *emit, &mut self.polls);
+                    self.follows.start(to, now, followed, report);
                 }
                 self.settled(emit, now, &id, seen.clone());
                 log::debug!("background task created for response {id}");
-                let view = self.view(&reference, &seen, version);
-                let poll = self.settings.background_poll();
+                let view = self.terms.view(&reference, &seen, version);
+                let poll = self.terms.settings.background_poll();
                 Ok(shape::create_task_result(&view, poll, version))
             }
             Ok(Stored { id: None, .. }) => {
@@ -329,9 +294,12 @@ impl Background {
                     FailureKind::InvalidResponse,
                     "OpenAI accepted the background request but gave no response id",
                 );
-                self.create_failed(emit, &call, failure, (retries, report))
+                self.terms
+                    .create_failed(emit, &call, failure, (retries, report))
             }
-            Err(failure) => self.create_failed(emit, &call, failure, (retries, report)),
+            Err(failure) => self
+                .terms
+                .create_failed(emit, &call, failure, (retries, report)),
         };
         emit.reply(pending.ticket, answer);
     }
@@ -362,8 +330,8 @@ impl Background {
         self.settled(emit, now, response_id, seen.clone());
         self.after_follow_read(emit, now, response_id);
         if let Some(reference) = &pending.reference {
-            let view = self.view(reference, &seen, pending.ticket.shape());
-            let poll = self.settings.background_poll();
+            let view = self.terms.view(reference, &seen, pending.ticket.shape());
+            let poll = self.terms.settings.background_poll();
             let answer = shape::cancel_answer(&view, poll, pending.ticket.shape());
             emit.reply(pending.ticket, answer);
         }
@@ -399,7 +367,7 @@ impl Background {
         };
         for (pending, seen) in self.polls.handle_read(now.instant, response_id, end) {
             let answer = match (&seen, &failure) {
-                (Some(seen), _) => self.answer_with(&pending, seen),
+                (Some(seen), _) => self.terms.answer_with(&pending, seen),
                 (None, failure) => {
                     let cause = failure.as_ref().map_or("no answer", |f| f.message.as_str());
                     Err(TaskError::ReadFailed { cause }.error())
@@ -413,7 +381,7 @@ impl Background {
     /// Records a state learned outside a read and answers whoever waited for it.
     fn settled(&mut self, emit: &mut Emit, now: Now, id: &str, seen: Seen) {
         for (pending, seen) in self.polls.handle_state(now.instant, id, seen) {
-            let answer = self.answer_with(&pending, &seen);
+            let answer = self.terms.answer_with(&pending, &seen);
             emit.reply(pending.ticket.clone(), answer);
         }
     }
@@ -422,7 +390,7 @@ impl Background {
     fn start_reads(&mut self, emit: &mut Emit, now: Now) {
         while let Some(id) = self.polls.poll_read() {
             log::debug!("reading background response {id}");
-            let plan = self.read_plan();
+            let plan = self.terms.read_plan();
             let today = crate::date::Date::tokyo(now.unix_secs).to_string();
             let job = Job::Read {
                 response_id: id.clone(),
@@ -433,40 +401,14 @@ impl Background {
         }
     }
 
-    /// The plan of a read or a cancel: a stored response without a model names the
-    /// answer profile's.
-    fn read_plan(&self) -> Planned {
-        Planned {
-            plan: RequestPlan {
-                model: self.answer_model.clone(),
-                ..RequestPlan::default()
-            },
-            adjustments: Vec::new(),
+    /// After a state of `response_id` was learned: a followed run that outlived its
+    /// task's life is charged as expired and given up.
+    fn after_follow_read(&mut self, emit: &mut Emit, now: Now, response_id: &str) {
+        if let Some((state, report)) = self.follows.outlived(&self.polls, now, response_id) {
+            let version = ProtocolVersion::V2025_11_25;
+            let _ = self.seen_of(emit, now, response_id, state, (version, &report), None);
+            self.follows.give_up(&mut self.polls, response_id);
         }
-    }
-
-    /// The create of a background task failed: the call ended (counted as one), and its
-    /// failure is the answer.
-    fn create_failed(
-        &mut self,
-        emit: &mut Emit,
-        call: &CallOf,
-        failure: UpstreamFailure,
-        (retries, report): (u32, &Report),
-    ) -> Result<Value, RpcError> {
-        let end = RunEnd {
-            model: report.model.model.clone(),
-            failure: Some(failure.kind),
-            report: report.clone(),
-            took: report.wall,
-            lane: Lane::Background,
-            cancelled: false,
-        };
-        let cost = self.price(&end);
-        let at = emit.unix;
-        emit.charge(Charge::Ended(Box::new((call.clone(), end, at))));
-        let wording = &self.wording;
-        wording.priced_result(Err(failure), retries, report, call.version, &cost)
     }
 
     /// Emits `job`'s start under a task number of its own.

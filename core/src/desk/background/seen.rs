@@ -5,17 +5,13 @@ use super::super::emit::{Charge, Emit, RunEnd};
 use super::Background;
 use crate::calls::{Report, StoredState};
 use crate::io::Now;
-use crate::jsonrpc::RpcError;
 use crate::ledger::{CallOf, Lane};
-use crate::mcp::shape::{self, TaskError};
-use crate::mcp::task_end::Ending;
-use crate::mcp::{Method, ProtocolVersion};
+use crate::mcp::ProtocolVersion;
 use crate::openai::pricing::Estimate;
 use crate::openai::{FailureKind, UpstreamFailure};
 use crate::routing::BackgroundAsk;
 use crate::tasks::background::Seen;
-use crate::tasks::{BackgroundRef, Outcome, Status, Task};
-use serde_json::Value;
+use crate::tasks::{Outcome, Status};
 use std::time::Duration;
 
 impl Background {
@@ -70,6 +66,7 @@ impl Background {
                 };
                 let cost = self.count_end(emit, now, (response_id, end), waiter);
                 let result = self
+                    .terms
                     .wording
                     .priced_result(outcome, 0, report, version, &cost);
                 let status = match &result {
@@ -97,7 +94,7 @@ impl Background {
         (response_id, end): (&str, RunEnd),
         waiter: Option<&BackgroundAsk>,
     ) -> Estimate {
-        let cost = self.price(&end);
+        let cost = self.terms.price(&end);
         let (call, created) = match (self.follows.get(response_id), waiter) {
             (Some(followed), _) => (followed.call.clone(), followed.reference.created),
             (
@@ -133,17 +130,6 @@ impl Background {
         cost
     }
 
-    /// What `end`'s usage costs (nothing counted).
-    pub(super) fn price(&self, end: &RunEnd) -> Estimate {
-        let (prices, percent) = (&self.prices.0, self.prices.1);
-        crate::ledger::price(
-            (prices, percent),
-            &end.model,
-            end.report.usage.as_ref(),
-            end.lane,
-        )
-    }
-
     /// The state of a response OpenAI no longer has: the task ended with a tool error
     /// that says so, charged the run's estimate (whether and how it ended, and what it
     /// cost, is no longer known).
@@ -166,53 +152,5 @@ impl Background {
         };
         let version = ProtocolVersion::V2025_11_25;
         self.seen_of(emit, now, response_id, state, (version, &report), waiter)
-    }
-
-    /// `tasks/get` or `tasks/result`'s answer from `seen`.
-    pub(super) fn answer_with(
-        &self,
-        pending: &BackgroundAsk,
-        seen: &Seen,
-    ) -> Result<Value, RpcError> {
-        let Some(reference) = &pending.reference else {
-            let method = pending.ticket.method;
-            return Err(TaskError::MissingId { method }.error());
-        };
-        let view = self.view(reference, seen, pending.ticket.shape());
-        match pending.method {
-            Method::TasksResult => super::super::local::payload(view.outcome.as_ref(), &view.id),
-            _ => Ok(shape::task_state(
-                &view,
-                self.settings.background_poll(),
-                pending.ticket.shape(),
-            )),
-        }
-    }
-
-    /// A task as the shapes want it for a request in `version`, from its reference and
-    /// its last known state: an ended task's status is the one `version` gives it.
-    pub(super) fn view(
-        &self,
-        reference: &BackgroundRef,
-        seen: &Seen,
-        version: ProtocolVersion,
-    ) -> Task<()> {
-        let id = self.seal(reference);
-        let ttl = Duration::from_millis(reference.ttl_ms);
-        let ending = match &seen.outcome {
-            Some(outcome) => {
-                let ending = Ending::of(&outcome.get(), version);
-                (ending.status, ending.message)
-            }
-            None => (seen.status, None),
-        };
-        Task::view(
-            id,
-            (reference.created, seen.updated.max(reference.created)),
-            ttl,
-            seen.read_at,
-            ending,
-            seen.outcome.clone(),
-        )
     }
 }
