@@ -1,5 +1,5 @@
-//! What a background task's stored response is, as a task: its state read from OpenAI
-//! (counted once in the ledger when it ends), and the view the shapes take.
+//! What a background task's stored response is, as a task: its state read from OpenAI,
+//! counted once in the ledger when it ends (the view the shapes take is in `terms.rs`).
 
 use super::super::emit::{Charge, Emit, RunEnd};
 use super::Background;
