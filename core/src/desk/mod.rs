@@ -35,6 +35,7 @@
 //! | shared | a store is configured | `SharedTasks` and its move `Shared`, [`shared`] |
 
 mod background;
+mod deadlines;
 mod due;
 mod emit;
 mod held;
@@ -370,7 +371,7 @@ impl Desk {
         let own = self.timers.peek().map(|(at, _)| at);
         debug_assert_eq!(
             own,
-            live_deadlines(&self.local.held, self.shared.as_ref())
+            deadlines::live_deadlines(&self.local.held, self.shared.as_ref())
                 .into_iter()
                 .map(|(at, _)| at)
                 .min(),
@@ -421,20 +422,11 @@ impl Desk {
         }
     }
 
-    /// Drops the deadlines no longer due from the top of the heap (a released window, a
-    /// task no longer waited on, a re-read on its way), so that none wakes the server for
-    /// nothing. Done at the end of each move.
+    /// Drops the deadlines no longer due from the top of the heap. Done at the end of
+    /// each move.
     fn prune_timers(&mut self) {
-        let (held, shared) = (&self.local.held, self.shared.as_ref());
-        let live =
-            held.len() + shared.map_or(0, |s| s.waited() + usize::from(s.lease_due().is_some()));
-        let is_live = |at: Instant, due: &Due| match due {
-            Due::Window(id) => held.until(id) == Some(at),
-            Due::Recheck(id) => shared.is_some_and(|s| s.is_due(at, id)),
-            Due::Lease => shared.is_some_and(|s| s.lease_due() == Some(at)),
-        };
-        self.timers
-            .prune(is_live, live, || live_deadlines(held, shared));
+        let shared = self.shared.as_ref();
+        deadlines::prune(&mut self.timers, &self.local.held, shared);
     }
 }
 
@@ -448,21 +440,6 @@ fn shared(desk: &mut Desk) -> Option<Shared<'_>> {
         max_ttl: desk.settings.max_ttl,
         max_message_bytes: desk.max_message_bytes,
     })
-}
-
-/// Every deadline still due: the held windows and the re-reads not on their way.
-fn live_deadlines(held: &held::Held, shared: Option<&SharedTasks>) -> Vec<(Instant, Due)> {
-    let windows = held
-        .deadlines()
-        .map(|(at, id)| (at, Due::Window(id.to_owned())));
-    let checks = shared
-        .into_iter()
-        .flat_map(SharedTasks::deadlines)
-        .map(|(at, id)| (at, Due::Recheck(id.to_owned())));
-    let lease = shared
-        .and_then(SharedTasks::lease_due)
-        .map(|at| (at, Due::Lease));
-    windows.chain(checks).chain(lease).collect()
 }
 
 #[cfg(test)]
