@@ -19,6 +19,7 @@ use responses_mcp_core::serve::endpoint::Health;
 use responses_mcp_core::{Driver, Event, ExchangeId, ExchangeOut, HttpRequest, Message, Poll};
 use responses_mcp_core::{ServerConfig, TransportError};
 use std::future::Future;
+use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
@@ -110,37 +111,21 @@ impl<L: Listener> Host<L> {
     /// A listener that cannot bind, or a store thread that cannot start.
     pub fn start(
         startup: &Startup,
-        to_loop: impl Fn(Message) -> bool + Clone + Send + Sync + 'static,
+        to_loop: impl Fn(Message) -> bool + Send + Sync + 'static,
         mut listen: impl FnMut(HttpServe) -> std::io::Result<L>,
         post: impl FnOnce(&TraceExport) -> Post,
     ) -> Result<Self, StartError> {
-        // Before any other thread starts, so that every thread inherits the signal mask.
-        let serving_http = startup.http.is_some();
-        let on_signal = to_loop.clone();
-        if let Err(e) = signals::on_termination(move |signal, nth| {
-            on_signal(signals::termination(signal, nth, serving_http))
-        }) {
-            log::warn!("cannot handle SIGINT/SIGTERM: {e}");
-        }
-        if startup.http.is_none() {
-            stdin::spawn_reader(to_loop.clone());
-        }
+        // One type from here on, so that the threads' code is the host's, built once,
+        // not again for each runtime's closure.
+        let to_loop: ToLoop = Arc::new(to_loop);
+        watch(startup, &to_loop);
         // The `/mcp` listener with --http, and the metrics-only one with --metrics-listen.
         let mut listeners = Vec::new();
         for serve in [&startup.http, &startup.metrics].into_iter().flatten() {
             let at = serve.listen;
             listeners.push(listen(serve.clone()).map_err(|e| StartError::Listen(at, e))?);
         }
-        // The shared store runs on a thread of its own: its client blocks.
-        let store = match startup.store.clone() {
-            Some(connect) => {
-                let deliver = move |message| {
-                    let _ = to_loop(message);
-                };
-                Some(Store::start(connect, deliver).map_err(StartError::Store)?)
-            }
-            None => None,
-        };
+        let store = start_store(startup, to_loop)?;
         let exporter = startup.traces.clone().map(|export| {
             let post = post(&export);
             Exporter::start(export, post)
@@ -255,6 +240,38 @@ impl<L: Listener> Host<L> {
             exporter.finish(EXPORT_AT_EXIT);
         }
     }
+}
+
+/// Hands a message to the runtime's loop: `false` once nobody listens.
+type ToLoop = Arc<dyn Fn(Message) -> bool + Send + Sync>;
+
+/// Signals, then (without --http) stdin: before any other thread starts, so that every
+/// thread inherits the signal mask.
+fn watch(startup: &Startup, to_loop: &ToLoop) {
+    let serving_http = startup.http.is_some();
+    let on_signal = Arc::clone(to_loop);
+    if let Err(e) = signals::on_termination(move |signal, nth| {
+        on_signal(signals::termination(signal, nth, serving_http))
+    }) {
+        log::warn!("cannot handle SIGINT/SIGTERM: {e}");
+    }
+    if !serving_http {
+        let to_loop = Arc::clone(to_loop);
+        stdin::spawn_reader(move |message| to_loop(message));
+    }
+}
+
+/// The shared store's thread, when there is a store: its client blocks.
+fn start_store(startup: &Startup, to_loop: ToLoop) -> Result<Option<Store>, StartError> {
+    let Some(connect) = startup.store.clone() else {
+        return Ok(None);
+    };
+    let deliver = move |message| {
+        let _ = to_loop(message);
+    };
+    Store::start(connect, deliver)
+        .map(Some)
+        .map_err(StartError::Store)
 }
 
 /// Runs a future whose every step completes at once: the blocking runtime's loop, which
