@@ -248,7 +248,7 @@ impl Server {
                     .take(200)
                     .collect();
                 match n.params.get("requestId").and_then(RequestId::from_value) {
-                    Some(id) if self.cancel_subscription(from, &id) => {
+                    Some(id) if self.cancel_subscription((from, client), &id) => {
                         log::debug!("subscription {id} cancelled");
                     }
                     Some(id) => {

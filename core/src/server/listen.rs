@@ -7,6 +7,7 @@ use super::register::Answer;
 use super::subscriptions::{Refusal, MAX_SUBSCRIPTIONS};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::{CallKey, Requester};
+use crate::clients::ClientId;
 use crate::jsonrpc::{Reply, RequestId};
 use crate::mcp::shape;
 use crate::mcp::shape::RequestError;
@@ -52,9 +53,13 @@ impl Server {
         Dispatched::Later
     }
 
-    /// Ends the subscriptions a cancel from `from` names by `id`, without a reply; whether
-    /// there was one.
-    pub(super) fn cancel_subscription(&mut self, from: Requester, id: &RequestId) -> bool {
+    /// Ends the subscriptions a cancel from `from`, sent by `client`, names by `id`,
+    /// without a reply; whether there was one.
+    pub(super) fn cancel_subscription(
+        &mut self,
+        from: (Requester, ClientId),
+        id: &RequestId,
+    ) -> bool {
         let ended = self.subscriptions.handle_cancel(from, id);
         let any = !ended.is_empty();
         for ticket in ended {

@@ -3,6 +3,7 @@
 //! (`listen.rs`).
 
 use crate::calls::{CallKey, Requester};
+use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::jsonrpc::RequestId;
 use crate::routing::Ticket;
@@ -39,19 +40,28 @@ impl Subscriptions {
         Ok(())
     }
 
-    /// Ends the subscriptions a cancel from `from` names by `id`: their tickets.
-    /// Over HTTP a cancel comes on its own request, so it names any exchange's
-    /// subscription with that id.
-    pub(super) fn handle_cancel(&mut self, from: Requester, id: &RequestId) -> Vec<Ticket> {
-        let names = |k: &CallKey| {
+    /// Ends the subscriptions a cancel from `from`, sent by `client`, names by `id`:
+    /// their tickets. Over HTTP a cancel comes on its own request, so it names any of
+    /// its client's exchanges' subscriptions with that id (never another client's).
+    pub(super) fn handle_cancel(
+        &mut self,
+        (from, client): (Requester, ClientId),
+        id: &RequestId,
+    ) -> Vec<Ticket> {
+        let names = |(k, ticket): (&CallKey, &Ticket)| {
             &k.id == id
                 && match from {
                     Requester::Stdio => k.from == Requester::Stdio,
-                    Requester::Exchange(_) => matches!(k.from, Requester::Exchange(_)),
+                    Requester::Exchange(_) => {
+                        matches!(k.from, Requester::Exchange(_)) && ticket.client == client
+                    }
                     Requester::Internal(_) => false,
                 }
         };
-        let keys: Vec<CallKey> = self.open.keys().filter(|k| names(k)).cloned().collect();
+        let keys: Vec<CallKey> = (self.open.iter())
+            .filter(|&open| names(open))
+            .map(|(k, _)| k.clone())
+            .collect();
         keys.iter().filter_map(|k| self.open.remove(k)).collect()
     }
 

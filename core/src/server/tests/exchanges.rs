@@ -480,3 +480,42 @@ fn a_gateways_identity_is_the_client_of_its_call_its_upstream_body_and_its_recor
     );
     assert!(text.contains("client=\"x-forwarded-user:alice\""), "{text}");
 }
+
+#[test]
+fn a_cancel_over_http_ends_only_its_own_clients_subscriptions() {
+    let (config, a, b) = super::two_named_clients();
+    let mut h = Harness::new(config);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    let as_client = |h: &mut Harness, x: u64, client, message: Value| {
+        h.feed(Input::Exchange {
+            id: ExchangeId(x),
+            asked: Asked::Rpc {
+                message,
+                version: None,
+                client,
+                trace: None,
+                way: Default::default(),
+            },
+        });
+    };
+    // Both clients listen under the same id; `a` cancels it.
+    let listen =
+        json!({"jsonrpc":"2.0","id":"s","method":"subscriptions/listen","params":{"_meta":meta}});
+    as_client(&mut h, 1, a, listen.clone());
+    as_client(&mut h, 2, b, listen);
+    assert_eq!(outs(&mut h).len(), 2, "both acknowledged");
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}});
+    as_client(&mut h, 3, a, cancel);
+    let got = outs(&mut h);
+    assert!(got.contains(&(1, ExchangeOut::Ended)), "{got:?}");
+    assert!(
+        !got.contains(&(2, ExchangeOut::Ended)),
+        "b's stream is b's: {got:?}"
+    );
+    // b's stream is still open: it gets its closing result at shutdown.
+    h.feed(Input::Drain);
+    let got = h.take_other();
+    let closed = |o: &Output| matches!(o, Output::Exchange(ExchangeId(2), out) if reply_of(out)["id"] == "s");
+    assert!(got.iter().any(closed), "{got:?}");
+}
