@@ -8,7 +8,7 @@
 //! It keeps the held requests and when their windows end; the desk keeps the deadlines
 //! and decides what each is answered with.
 
-use crate::routing::{ReplyTo, Ticket};
+use crate::routing::Ticket;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -61,12 +61,12 @@ impl Held {
         self.release(task_id)
     }
 
-    /// The held tasks whose request came over exchange `reply_to`, released.
-    pub fn release_all(&mut self, reply_to: ReplyTo) -> Vec<String> {
+    /// The held tasks whose request `gone` picks, released.
+    pub fn release_all(&mut self, gone: impl Fn(&Ticket) -> bool) -> Vec<String> {
         let of: Vec<String> = self
             .requests
             .iter()
-            .filter(|(_, (_, r))| r.reply_to == reply_to)
+            .filter(|(_, (_, r))| gone(r))
             .map(|(id, _)| id.clone())
             .collect();
         for id in &of {
@@ -82,6 +82,7 @@ mod tests {
     use crate::io::ExchangeId;
     use crate::jsonrpc::RequestId;
     use crate::mcp::ProtocolVersion;
+    use crate::routing::ReplyTo;
     use std::time::Duration;
 
     fn request(n: u64, reply_to: ReplyTo) -> Ticket {
@@ -125,7 +126,7 @@ mod tests {
             Some(RequestId::Int("2".into()))
         );
         assert!(held.release_at("b", t2).is_none(), "due once");
-        assert_eq!(held.release_all(x), vec!["c".to_owned()]);
+        assert_eq!(held.release_all(|r| r.reply_to == x), vec!["c".to_owned()]);
         assert!(held.release_at("c", t3).is_none());
         assert_eq!(held.len(), 0);
     }

@@ -73,13 +73,12 @@ impl Local {
         self.tasks.discard(task_id);
     }
 
-    /// The client of exchange `reply_to` left: its waiting requests wait no more, and the
-    /// calls of the tasks it never heard of stop.
-    pub(super) fn forget(&mut self, emit: &mut Emit, reply_to: ReplyTo) {
-        // A `tasks/result` whose client left waits no more (and frees its slot).
-        self.tasks
-            .forget_waiters(|w: &Ticket| w.reply_to == reply_to);
-        self.forget_held(emit, reply_to);
+    /// The requests `gone` picks are no longer awaited: they wait no more, and the
+    /// calls of the tasks their clients never heard of stop.
+    pub(super) fn forget(&mut self, emit: &mut Emit, gone: impl Fn(&Ticket) -> bool + Copy) {
+        // A `tasks/result` nobody awaits waits no more (and frees its slot).
+        self.tasks.forget_waiters(gone);
+        self.forget_held(emit, gone);
     }
     /// Creates a task of this instance living `ttl_ms` (default when `None`) for `call`,
     /// whose start it emits; answered in [`Desk::on_task_started`] or, refused, in
@@ -322,10 +321,10 @@ impl Local {
         handed
     }
 
-    /// The client of held calls left before hearing of their tasks: nobody can reach
-    /// those tasks, so their calls stop.
-    fn forget_held(&mut self, emit: &mut Emit, reply_to: ReplyTo) {
-        for task_id in self.held.release_all(reply_to) {
+    /// Held calls nobody awaits (their client left, or cancelled them, before hearing
+    /// of their tasks): nobody can reach those tasks, so their calls stop.
+    fn forget_held(&mut self, emit: &mut Emit, gone: impl Fn(&Ticket) -> bool) {
+        for task_id in self.held.release_all(gone) {
             if let Ok(task) = self.tasks.get(&task_id) {
                 if let Some(key) = task.call.take() {
                     emit.cancel(key);

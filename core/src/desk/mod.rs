@@ -43,7 +43,7 @@ mod local;
 mod shared;
 
 use crate::calls::{CallKey, Refused};
-use crate::io::{ExchangeId, Now};
+use crate::io::Now;
 use crate::jsonrpc::{Request, RpcError};
 use crate::mcp::shape::TaskError;
 use crate::mcp::{Method, ProtocolVersion};
@@ -320,16 +320,15 @@ impl Desk {
         self.prune_timers();
     }
 
-    /// The client of exchange `x` went away: its waiting requests wait no more, and the
-    /// calls of the tasks it never heard of stop.
-    pub(crate) fn forget(&mut self, x: ExchangeId) {
-        let reply_to = ReplyTo::Exchange(x);
-        let gone = |w: &Ticket| w.reply_to == reply_to;
+    /// The requests `gone` picks are no longer awaited (their client went away, or
+    /// cancelled them; the server closed their tickets): they wait no more, and the
+    /// calls of the tasks their clients never heard of stop.
+    pub(crate) fn forget(&mut self, gone: impl Fn(&Ticket) -> bool + Copy) {
         self.background.forget(gone);
         if let Some(mut shared) = shared(self) {
             shared.forget_shared_waiters(gone);
         }
-        self.local.forget(&mut self.emit, reply_to);
+        self.local.forget(&mut self.emit, gone);
         self.prune_timers();
     }
 

@@ -2,7 +2,6 @@
 //! notifications. Methods are parsed once into [`Method`]; params once into typed values.
 
 use super::parked::CallRequest;
-use super::register::Answer;
 use super::register::Scope;
 use super::store::refused_by_limit;
 use super::{Now, Server};
@@ -275,15 +274,15 @@ impl Server {
                         for key in &keys {
                             cancelled |= self.calls.cancel(now, key);
                         }
-                        if matches!(from, Requester::Stdio) {
-                            cancelled |= self.cancel_parked(&id);
-                        }
+                        self.drain_calls();
+                        // What still waits under that id (a held task call, a
+                        // `tasks/result`, a call parked for its reserve) is not answered.
+                        cancelled |= self.cancel_waiting(|t| named(t, (from, client), &id));
                         if cancelled {
                             log::debug!("cancelled requestId={id} reason={reason:?}");
                         } else {
                             log::trace!("cancel for unknown or finished request {id}");
                         }
-                        self.drain_calls();
                     }
                     None => {
                         log::debug!("ignoring notifications/cancelled without a usable requestId")
@@ -295,25 +294,18 @@ impl Server {
     }
 }
 
-impl Server {
-    /// A stdio call still waiting for its reserve is dropped before it starts, unanswered:
-    /// whether there was one.
-    fn cancel_parked(&mut self, id: &RequestId) -> bool {
-        let named = |p: &CallRequest| {
-            matches!(p.ticket.reply_to, ReplyTo::Direct | ReplyTo::Batch { .. })
-                && p.ticket.id == *id
-        };
-        let found: Vec<_> = (self.parked.iter())
-            .filter(|(_, p)| named(p))
-            .map(|(k, _)| *k)
-            .collect();
-        for key in &found {
-            if let Some(parked) = self.parked.remove(key) {
-                self.answer(&parked.ticket, Answer::NONE);
+/// Whether a cancel from `from`, sent by `client`, names `ticket` by `id`: on stdio its
+/// stdio requests; over HTTP, its own client's requests on any exchange (a cancel comes
+/// on its own request).
+fn named(ticket: &Ticket, (from, client): (Requester, ClientId), id: &RequestId) -> bool {
+    ticket.id == *id
+        && match from {
+            Requester::Stdio => ticket.reply_to.requester() == Requester::Stdio,
+            Requester::Exchange(_) => {
+                matches!(ticket.reply_to, ReplyTo::Exchange(_)) && ticket.client == client
             }
+            Requester::Internal(_) => false,
         }
-        !found.is_empty()
-    }
 }
 
 /// Why a call that passed its own checks cannot run now (the server drains, has no

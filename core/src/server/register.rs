@@ -49,8 +49,13 @@ impl Register {
 
     /// Closes the tickets of exchange `x` and hands them back.
     pub(super) fn forget(&mut self, x: ExchangeId) -> Vec<Ticket> {
+        self.close_where(|t| t.reply_to == ReplyTo::Exchange(x))
+    }
+
+    /// Closes the tickets `named` picks and hands them back.
+    pub(super) fn close_where(&mut self, named: impl Fn(&Ticket) -> bool) -> Vec<Ticket> {
         let gone: Vec<u64> = (self.open.iter())
-            .filter(|(_, t)| t.reply_to == ReplyTo::Exchange(x))
+            .filter(|(_, t)| named(t))
             .map(|(no, _)| *no)
             .collect();
         gone.iter().filter_map(|no| self.open.remove(no)).collect()

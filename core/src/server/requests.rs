@@ -85,7 +85,8 @@ impl Server {
         if let Some(gate) = &mut self.gate {
             gate.forget(|id| *id == x);
         }
-        self.desk.forget(x);
+        self.desk
+            .forget(move |t| t.reply_to == ReplyTo::Exchange(x));
         self.drain_desk();
         (self.parked).retain(|_, p| p.ticket.reply_to != ReplyTo::Exchange(x));
         for key in &self.calls.keys_from(Requester::Exchange(x)) {
@@ -94,6 +95,24 @@ impl Server {
             }
         }
         self.drain_calls();
+    }
+
+    /// The client cancelled the requests `named` picks: those still waiting end here,
+    /// unanswered and counted, and what waits for them waits no more (a held task call
+    /// stops, a `tasks/result` gives up its place, a call parked for its reserve never
+    /// starts), so that nothing answers them later. Whether there was one.
+    pub(super) fn cancel_waiting(&mut self, named: impl Fn(&Ticket) -> bool) -> bool {
+        let cancelled = self.register.close_where(named);
+        for ticket in &cancelled {
+            self.count(ticket, Some(ErrorType::Cancelled), Vec::new());
+            // Nothing is written; a batch learns its slot stays empty.
+            self.route(ticket.reply_to, None, None);
+        }
+        let gone = |t: &Ticket| cancelled.iter().any(|c| c.no == t.no);
+        self.desk.forget(gone);
+        self.drain_desk();
+        self.parked.retain(|_, p| !gone(&p.ticket));
+        !cancelled.is_empty()
     }
 
     /// Ends `ticket`'s span and counts it, with `error` as its `error.type`.

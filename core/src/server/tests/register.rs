@@ -287,3 +287,65 @@ fn task_calls_and_their_reads_are_answered_counted_and_traced_once() {
     h.feed(Input::Timeout);
     once(&mut h, before, &["held", "held-long"], &[]);
 }
+
+fn cancel(id: &str) -> Value {
+    json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}})
+}
+
+#[test]
+fn a_held_task_call_its_client_cancels_is_never_answered_and_its_call_stops() {
+    let mut config = Harness::keyed();
+    config.tasks.answer_within = Duration::from_secs(5);
+    let mut h = traced(config);
+    let before = counted(&h);
+    // On stdio, answered upstream after the cancel; over HTTP, its window ends after it.
+    h.send(modern_task_call("held"));
+    post(&mut h, 6, modern_task_call("http-held"));
+    let attempts = h.take_http();
+    h.send(cancel("held"));
+    post(&mut h, 7, cancel("http-held"));
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(h.server.calls_in_flight(), 0, "their calls stop");
+    h.reply(
+        attempts[0].attempt,
+        200,
+        &fixture("response-no-search.json"),
+        &[],
+    );
+    h.advance(Duration::from_secs(6));
+    h.feed(Input::Timeout);
+    once(&mut h, before, &[], &["held", "http-held"]);
+    assert_eq!(h.server.task_count(), 0, "nobody can reach their tasks");
+}
+
+#[test]
+fn a_tasks_result_its_client_cancels_is_never_answered_and_gives_up_its_place() {
+    let mut h = traced(Harness::keyed());
+    h.init("2025-11-25");
+    let r = h.request(
+        json!({"jsonrpc":"2.0","id":"task","method":"tools/call","params":{
+        "name":"answer","arguments":{"query":"q"},"task":{}}}),
+    );
+    let task = r["result"]["task"]["taskId"].as_str().unwrap_or_default();
+    let result = |id: &str| json!({"jsonrpc":"2.0","id":id,"method":"tasks/result","params":{"taskId":task}});
+    let upstream = h.take_http();
+    tally(&mut h);
+    let before = counted(&h);
+    // Sixteen wait, the most one task holds; cancelled, they make room for others.
+    let ids: Vec<String> = (0..16).map(|n| format!("r{n}")).collect();
+    for id in &ids {
+        h.send(result(id));
+        h.send(cancel(id));
+    }
+    h.send(result("kept"));
+    for request in upstream {
+        h.reply(
+            request.attempt,
+            200,
+            &fixture("response-no-search.json"),
+            &[],
+        );
+    }
+    let silent: Vec<&str> = ids.iter().map(String::as_str).collect();
+    once(&mut h, before, &["kept"], &silent);
+}

@@ -198,3 +198,40 @@ fn a_call_cancelled_while_it_waits_never_starts() {
         "the store's count is given back: {ops:?}"
     );
 }
+
+#[test]
+fn a_call_its_http_client_cancels_while_it_waits_never_starts() {
+    let mut h = shared(OnUnavailable::Refuse, None);
+    let post = |h: &mut Harness, x: u64, message: Value| {
+        h.feed(crate::Input::Exchange {
+            id: crate::io::ExchangeId(x),
+            asked: crate::Asked::Rpc {
+                message,
+                version: None,
+                client: crate::clients::ClientId::DEFAULT,
+                trace: None,
+                way: Default::default(),
+            },
+        });
+    };
+    post(&mut h, 1, call(1));
+    let (id, _) = store_ops(&mut h).remove(0);
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}});
+    post(&mut h, 2, cancel);
+    let reserved = StoreReply::Reserve {
+        reached: 0,
+        value: 0,
+    };
+    answer(&mut h, id, reserved);
+    assert!(h.take_http().is_empty(), "a cancelled call is not sent");
+    // The cancel is published for the other instances first.
+    let ops = store_ops(&mut h);
+    assert!(
+        matches!(
+            ops.as_slice(),
+            [(_, StoreOp::Publish { .. }), (_, StoreOp::Release { .. })]
+        ),
+        "the store's count is given back: {ops:?}"
+    );
+}
