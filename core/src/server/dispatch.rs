@@ -45,7 +45,9 @@ impl Server {
                     Err(e) => {
                         self.modern_seen = true;
                         log::debug!("refusing a modern request: {e}");
-                        return fail(request.id, shape::meta_error(&e));
+                        let came = (reply_to, None);
+                        self.refuse_meta(now, request, came, &e, ClientId::DEFAULT);
+                        return Dispatched::Later;
                     }
                 };
                 let came = (reply_to, None);

@@ -10,7 +10,7 @@ use crate::calls::Requester;
 use crate::clients::ClientId;
 use crate::jsonrpc::{classify, Incoming, Reply};
 use crate::mcp::shape::RequestError;
-use crate::mcp::{era_of, shape, Era, ProtocolVersion};
+use crate::mcp::{era_of, Era, ProtocolVersion};
 use crate::routing::ReplyTo;
 use serde_json::Value;
 
@@ -44,13 +44,8 @@ impl Server {
                         Scope::Stateless(v.unwrap_or(UNNAMED_VERSION))
                     }
                     Err(e) => {
-                        let error = shape::meta_error(&e);
-                        let reply = Reply::Failure {
-                            id: Some(request.id),
-                            error,
-                        };
-                        self.route(reply_to, Some(reply), None);
-                        return;
+                        let came = (reply_to, trace);
+                        return self.refuse_meta(now, request, came, &e, client);
                     }
                 };
                 return self.on_method(now, request, (reply_to, trace), scope, client);

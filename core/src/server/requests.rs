@@ -56,6 +56,25 @@ impl Server {
         (self.register.open(ticket), method)
     }
 
+    /// Registers `request`, whose `_meta` names no version we serve (`e`), and answers
+    /// it with why: counted and traced as every request is, in no version of its own.
+    pub(super) fn refuse_meta(
+        &mut self,
+        now: Now,
+        request: Request,
+        came: (ReplyTo, Option<crate::trace_context::TraceParent>),
+        e: &crate::mcp::MetaError,
+        client: ClientId,
+    ) {
+        let (ticket, _) = self.register(now, &request, came, Scope::Session, client);
+        let error = crate::mcp::shape::meta_error(e);
+        let reply = crate::jsonrpc::Reply::Failure {
+            id: Some(request.id),
+            error,
+        };
+        self.answer(&ticket, Answer::reply(reply));
+    }
+
     /// Answers `ticket` with `answer`, once: its span ends, it is counted with how long
     /// it waited, and the reply is routed. Nothing when it was answered or forgotten.
     pub(super) fn answer(&mut self, ticket: &Ticket, answer: Answer) {

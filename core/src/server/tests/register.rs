@@ -349,3 +349,17 @@ fn a_tasks_result_its_client_cancels_is_never_answered_and_gives_up_its_place() 
     let silent: Vec<&str> = ids.iter().map(String::as_str).collect();
     once(&mut h, before, &["kept"], &silent);
 }
+
+#[test]
+fn a_request_refused_for_its_meta_is_answered_counted_and_traced_once() {
+    let mut h = traced(Harness::keyed());
+    let before = counted(&h);
+    let bad = |id: &str| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":{"_meta":{
+            "io.modelcontextprotocol/protocolVersion":"2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities":{}}}})
+    };
+    h.send(bad("stdio-meta"));
+    post(&mut h, 8, bad("http-meta"));
+    once(&mut h, before, &["stdio-meta", "http-meta"], &[]);
+}
