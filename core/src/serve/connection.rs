@@ -155,6 +155,16 @@ impl Connection {
         self.reader.buffered() <= holds
     }
 
+    /// With an exchange open and all the connection holds buffered (`wants_bytes`
+    /// false): whether the host still reads one byte to see the client leave, and ends
+    /// the connection whatever that read gives (a byte more is more than one whole
+    /// request behind the open one). Without it a stream that writes nothing until it
+    /// ends (`subscriptions/listen`) never sees its client go. Not while a token is
+    /// verified: the body waits in the socket then.
+    pub fn watches_when_full(&self) -> bool {
+        !matches!(self.current, Current::Verifying { .. })
+    }
+
     /// What bounds the wait for the next bytes.
     pub fn wait(&self) -> Wait {
         if self.reader.in_request() {

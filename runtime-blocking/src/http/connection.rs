@@ -138,6 +138,9 @@ fn pump(
         if outs.is_empty() {
             if conn.wants_bytes() {
                 watch(stream, conn, buf)?;
+            } else if conn.watches_when_full() {
+                // Enough is buffered: the client leaving, or sending still more, ends it.
+                watch_full(stream)?;
             }
             continue;
         }
@@ -165,6 +168,20 @@ fn watch(stream: &mut TcpStream, conn: &mut Connection, buf: &mut [u8]) -> Resul
         }
         Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => Ok(()),
         Err(_) => Err(Gone),
+    }
+}
+
+/// Reads one byte without waiting once the connection holds all it will: `Err` when the
+/// client closed, or sends more than one whole request behind the open one.
+fn watch_full(stream: &mut TcpStream) -> Result<(), Gone> {
+    if stream.set_nonblocking(true).is_err() {
+        return Err(Gone);
+    }
+    let read = stream.read(&mut [0u8; 1]);
+    let _ = stream.set_nonblocking(false);
+    match read {
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => Ok(()),
+        _ => Err(Gone),
     }
 }
 

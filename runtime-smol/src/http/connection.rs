@@ -130,8 +130,14 @@ async fn pump(
         let out = async { Ok(rx.recv().await) };
         let watch = async {
             if !conn.wants_bytes() {
-                // Enough is buffered; the close will show at the next write.
-                return std::future::pending().await;
+                if !conn.watches_when_full() {
+                    // The body waits in the socket for the gate's word.
+                    return std::future::pending().await;
+                }
+                // Enough is buffered: the client leaving, or sending still more, ends it.
+                let mut byte = [0u8; 1];
+                let _ = (&*stream).read(&mut byte).await;
+                return Err(Ok(0));
             }
             Err((&*stream).read(buf).await)
         };

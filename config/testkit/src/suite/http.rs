@@ -471,6 +471,42 @@ pub fn a_client_that_never_reads_is_dropped_and_blocks_nobody() {
     assert_eq!(HttpConn::open(addr).get("/health").status, 200);
 }
 
+pub fn a_listen_whose_client_left_behind_a_full_pipeline_is_forgotten() {
+    let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let yaml = "server: {max_message_bytes: 1024, http: {max_head_bytes: 1024}}\n";
+    let (_mcp, addr) = serve(&fake, yaml, &[]);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}});
+    let listen = |id: usize| {
+        json!({"jsonrpc":"2.0","id":format!("l{id}"),"method":"subscriptions/listen",
+            "params":{"_meta":meta}})
+    };
+    let headers = |m: &Value| modern_headers(m);
+    let sent = |m: &Value| {
+        let h = headers(m);
+        let extra: Vec<(&str, &str)> = h.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        post_bytes(addr, m, &extra)
+    };
+    // As many listens as the server holds, each followed by more than one whole request
+    // (which the connection stops reading), then their clients leave.
+    for id in 0..64 {
+        let mut c = HttpConn::open(addr);
+        c.send_raw(&sent(&listen(id)));
+        let mut head = [0u8; 64];
+        let _ = std::io::Read::read(&mut c.stream, &mut head);
+        let more = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 4096\r\n\r\n");
+        c.send_raw(&[more.as_bytes(), &[b' '; 4096]].concat());
+    }
+    // A new listen is acknowledged once the server has seen them go.
+    waits_for("a listen to be taken again", || {
+        let mut c = HttpConn::open(addr);
+        c.send_raw(&sent(&listen(64)));
+        let mut got = vec![0u8; 4096];
+        let n = std::io::Read::read(&mut c.stream, &mut got).unwrap_or(0);
+        String::from_utf8_lossy(&got[..n]).contains("acknowledged")
+    });
+}
+
 pub fn sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero() {
     let fake = FakeOpenAi::start(|_, _| {
         Action::json(200, &fixture("response-no-search.json")).after(Duration::from_millis(700))

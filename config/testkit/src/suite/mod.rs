@@ -719,6 +719,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::http::a_client_that_never_reads_is_dropped_and_blocks_nobody);
             }
             #[test]
+            fn a_listen_whose_client_left_behind_a_full_pipeline_is_forgotten() {
+                $crate::run($bin, $crate::suite::http::a_listen_whose_client_left_behind_a_full_pipeline_is_forgotten);
+            }
+            #[test]
             fn sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero() {
                 $crate::run($bin, $crate::suite::http::sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero);
             }
