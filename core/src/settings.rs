@@ -210,6 +210,19 @@ impl Default for ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// The roster the server starts with: the named clients, and the limit of each
+    /// identity it meets (OAuth mode's, else the gateway's).
+    pub(crate) fn roster(&self) -> crate::clients::Clients {
+        let mut clients = self.clients.clone();
+        clients.set_identity_limit(match &self.oauth {
+            Some(oauth) => oauth.settings.identity_limit,
+            None => self.identity_limit,
+        });
+        clients
+    }
+}
+
 /// The secret that seals task ids. Its `Debug` prints a mask.
 #[derive(Clone, PartialEq, Eq)]
 pub struct TaskKey(pub [u8; 32]);

@@ -122,11 +122,7 @@ impl Server {
     /// A server waiting for its first message.
     pub fn new(config: ServerConfig) -> Self {
         let ledger = crate::ledger::Ledger::new(&config);
-        let mut clients = config.clients.clone();
-        clients.set_identity_limit(match &config.oauth {
-            Some(oauth) => oauth.settings.identity_limit,
-            None => config.identity_limit,
-        });
+        let clients = config.roster();
         let gate = (config.oauth.as_ref()).map(|o| Gate::new(o.settings.clone(), (o.verifier)()));
         // Task numbers start at a random point of a 63-bit space (the runtime's seed is the
         // system's random source): instances sharing a store and a key, started in the same
