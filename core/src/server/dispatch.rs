@@ -249,7 +249,7 @@ impl Server {
                     .take(200)
                     .collect();
                 match n.params.get("requestId").and_then(RequestId::from_value) {
-                    Some(id) if self.cancel_subscription((from, client), &id) => {
+                    Some(id) if self.cancel_subscription(|t| named(t, (from, client), &id)) => {
                         log::debug!("subscription {id} cancelled");
                     }
                     Some(id) => {

@@ -6,9 +6,8 @@
 use super::register::Answer;
 use super::subscriptions::{Refusal, MAX_SUBSCRIPTIONS};
 use super::{ExchangeOut, Output, Server};
-use crate::calls::{CallKey, Requester};
-use crate::clients::ClientId;
-use crate::jsonrpc::{Reply, RequestId};
+use crate::calls::CallKey;
+use crate::jsonrpc::Reply;
 use crate::mcp::shape;
 use crate::mcp::shape::RequestError;
 use crate::routing::{Dispatched, ReplyTo, Ticket};
@@ -53,14 +52,10 @@ impl Server {
         Dispatched::Later
     }
 
-    /// Ends the subscriptions a cancel from `from`, sent by `client`, names by `id`,
-    /// without a reply; whether there was one.
-    pub(super) fn cancel_subscription(
-        &mut self,
-        from: (Requester, ClientId),
-        id: &RequestId,
-    ) -> bool {
-        let ended = self.subscriptions.handle_cancel(from, id);
+    /// Ends the subscriptions a cancel names (`named`), without a reply; whether there
+    /// was one.
+    pub(super) fn cancel_subscription(&mut self, named: impl Fn(&Ticket) -> bool) -> bool {
+        let ended = self.subscriptions.handle_cancel(named);
         let any = !ended.is_empty();
         for ticket in ended {
             self.answer(&ticket, Answer::NONE);

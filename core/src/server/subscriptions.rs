@@ -3,9 +3,7 @@
 //! (`listen.rs`).
 
 use crate::calls::{CallKey, Requester};
-use crate::clients::ClientId;
 use crate::io::ExchangeId;
-use crate::jsonrpc::RequestId;
 use crate::routing::Ticket;
 use std::collections::BTreeMap;
 
@@ -40,26 +38,11 @@ impl Subscriptions {
         Ok(())
     }
 
-    /// Ends the subscriptions a cancel from `from`, sent by `client`, names by `id`:
-    /// their tickets. Over HTTP a cancel comes on its own request, so it names any of
-    /// its client's exchanges' subscriptions with that id (never another client's).
-    pub(super) fn handle_cancel(
-        &mut self,
-        (from, client): (Requester, ClientId),
-        id: &RequestId,
-    ) -> Vec<Ticket> {
-        let names = |(k, ticket): (&CallKey, &Ticket)| {
-            &k.id == id
-                && match from {
-                    Requester::Stdio => k.from == Requester::Stdio,
-                    Requester::Exchange(_) => {
-                        matches!(k.from, Requester::Exchange(_)) && ticket.client == client
-                    }
-                    Requester::Internal(_) => false,
-                }
-        };
+    /// Ends the subscriptions a cancel names (`named`, the server's one reading of whom
+    /// a cancel reaches): their tickets.
+    pub(super) fn handle_cancel(&mut self, named: impl Fn(&Ticket) -> bool) -> Vec<Ticket> {
         let keys: Vec<CallKey> = (self.open.iter())
-            .filter(|&open| names(open))
+            .filter(|(_, ticket)| named(ticket))
             .map(|(k, _)| k.clone())
             .collect();
         keys.iter().filter_map(|k| self.open.remove(k)).collect()
