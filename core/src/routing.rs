@@ -77,6 +77,29 @@ impl Ticket {
         self.version.unwrap_or(ProtocolVersion::LATEST_LEGACY)
     }
 
+    /// Whether a cancel of request `id` from `from`, sent by `client`, names this
+    /// request: on stdio its stdio requests; over HTTP (on this instance or, through the
+    /// store, another), its own client's requests on any exchange, since a cancel comes
+    /// on its own request. Internal work is never named by a cancel.
+    pub(crate) fn named_by_cancel(
+        &self,
+        from: Requester,
+        client: ClientId,
+        id: &RequestId,
+    ) -> bool {
+        self.id == *id
+            && match from {
+                Requester::Stdio => self.reply_to.requester() == Requester::Stdio,
+                Requester::Exchange(_) => self.is_http_request_of(client),
+                Requester::Internal(_) => false,
+            }
+    }
+
+    /// Whether this is an HTTP request of `client`, on any exchange.
+    pub(crate) fn is_http_request_of(&self, client: ClientId) -> bool {
+        matches!(self.reply_to, ReplyTo::Exchange(_)) && self.client == client
+    }
+
     /// The call the ledger counts for this request, with what only the call knows. Only
     /// a `tools/call` naming a tool of ours becomes a call (any other is answered at
     /// once), so `tool` is always there.

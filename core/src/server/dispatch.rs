@@ -249,7 +249,9 @@ impl Server {
                     .take(200)
                     .collect();
                 match n.params.get("requestId").and_then(RequestId::from_value) {
-                    Some(id) if self.cancel_subscription(|t| named(t, (from, client), &id)) => {
+                    Some(id)
+                        if self.cancel_subscription(|t| t.named_by_cancel(from, client, &id)) =>
+                    {
                         log::debug!("subscription {id} cancelled");
                     }
                     Some(id) => {
@@ -279,7 +281,7 @@ impl Server {
                         self.drain_calls();
                         // What still waits under that id (a held task call, a
                         // `tasks/result`, a call parked for its reserve) is not answered.
-                        cancelled |= self.cancel_waiting(|t| named(t, (from, client), &id));
+                        cancelled |= self.cancel_waiting(|t| t.named_by_cancel(from, client, &id));
                         if cancelled {
                             log::debug!("cancelled requestId={id} reason={reason:?}");
                         } else {
@@ -294,20 +296,6 @@ impl Server {
             NotificationMethod::Other(other) => log::debug!("ignoring notification {other}"),
         }
     }
-}
-
-/// Whether a cancel from `from`, sent by `client`, names `ticket` by `id`: on stdio its
-/// stdio requests; over HTTP, its own client's requests on any exchange (a cancel comes
-/// on its own request).
-fn named(ticket: &Ticket, (from, client): (Requester, ClientId), id: &RequestId) -> bool {
-    ticket.id == *id
-        && match from {
-            Requester::Stdio => ticket.reply_to.requester() == Requester::Stdio,
-            Requester::Exchange(_) => {
-                matches!(ticket.reply_to, ReplyTo::Exchange(_)) && ticket.client == client
-            }
-            Requester::Internal(_) => false,
-        }
 }
 
 /// Why a call that passed its own checks cannot run now (the server drains, has no

@@ -86,10 +86,16 @@ impl Server {
                 let Some(client) = self.clients.known(&client) else {
                     return;
                 };
+                let mut cancelled = false;
                 for key in &exchange_calls(&self.calls, &id, client) {
-                    if self.calls.cancel(now, key) {
-                        log::debug!("cancelled requestId={id} through the shared store");
-                    }
+                    cancelled |= self.calls.cancel(now, key);
+                }
+                self.drain_calls();
+                // What still waits here under that id (a held task call, a `tasks/result`,
+                // a call parked for its reserve) is not answered, as on this instance.
+                cancelled |= self.cancel_waiting(|t| t.id == id && t.is_http_request_of(client));
+                if cancelled {
+                    log::debug!("cancelled requestId={id} through the shared store");
                 }
             }
             Some(event) => {
@@ -110,7 +116,7 @@ pub(super) fn exchange_calls(
 ) -> Vec<CallKey> {
     calls.exchanges_with_id(
         id,
-        |context| matches!(context, Context::Call(call) if call.ticket.client == client),
+        |context| matches!(context, Context::Call(call) if call.ticket.is_http_request_of(client)),
     )
 }
 

@@ -363,3 +363,23 @@ fn a_request_refused_for_its_meta_is_answered_counted_and_traced_once() {
     post(&mut h, 8, bad("http-meta"));
     once(&mut h, before, &["stdio-meta", "http-meta"], &[]);
 }
+
+#[test]
+fn a_held_task_call_cancelled_on_another_instance_is_never_answered_and_its_call_stops() {
+    let mut config = Harness::keyed();
+    config.tasks.answer_within = Duration::from_secs(5);
+    let mut h = traced(config);
+    let before = counted(&h);
+    post(&mut h, 6, modern_task_call("http-held"));
+    assert_eq!(h.take_http().len(), 1);
+    // Its client POSTed the cancel to another instance, which published it.
+    let id = crate::jsonrpc::RequestId::Str("http-held".into());
+    let client = crate::clients::DEFAULT_NAME.to_owned();
+    let event = crate::store::events::StoreEvent::Request { client, id }.to_string();
+    h.feed(Input::StoreEvent(&event));
+    assert_eq!(h.server.calls_in_flight(), 0, "its call stops");
+    h.advance(Duration::from_secs(6));
+    h.feed(Input::Timeout);
+    once(&mut h, before, &[], &["http-held"]);
+    assert_eq!(h.server.task_count(), 0, "nobody can reach its task");
+}

@@ -6,6 +6,7 @@ use crate::clients::Limit;
 use crate::fixture;
 use crate::money::Picodollars;
 use crate::outcome::{Outcome, Refusal};
+use crate::serve::exchange::ExchangeOut;
 use crate::settings::{OnUnavailable, ServerConfig, StoreSettings};
 use crate::store::{StoreId, StoreOp, StoreReply};
 use crate::testing::Harness;
@@ -233,5 +234,59 @@ fn a_call_its_http_client_cancels_while_it_waits_never_starts() {
             [(_, StoreOp::Publish { .. }), (_, StoreOp::Release { .. })]
         ),
         "the store's count is given back: {ops:?}"
+    );
+}
+
+#[test]
+fn a_call_cancelled_on_another_instance_while_it_waits_never_starts() {
+    let mut h = shared(OnUnavailable::Refuse, None);
+    let post = |h: &mut Harness, x: u64, message: Value, client| {
+        h.feed(crate::Input::Exchange {
+            id: crate::io::ExchangeId(x),
+            asked: crate::Asked::Rpc {
+                message,
+                version: None,
+                client,
+                trace: None,
+                way: Default::default(),
+            },
+        });
+    };
+    post(&mut h, 1, call(1), crate::clients::ClientId::DEFAULT);
+    let (id, _) = store_ops(&mut h).remove(0);
+    // Another client's cancel of the same id, and one naming a client unknown here,
+    // leave it waiting; its own client's, POSTed to another instance, reaches it.
+    let event = |client: &str| {
+        let id = crate::jsonrpc::RequestId::Int("1".into());
+        let client = client.to_owned();
+        crate::store::events::StoreEvent::Request { client, id }.to_string()
+    };
+    h.feed(crate::Input::StoreEvent(&event("nobody-here")));
+    h.feed(crate::Input::StoreEvent(&event("default")));
+    let reserved = StoreReply::Reserve {
+        reached: 0,
+        value: 0,
+    };
+    answer(&mut h, id, reserved);
+    assert!(h.take_http().is_empty(), "a cancelled call is not sent");
+    assert!(h.frames().is_empty(), "and gets no reply");
+    let other = h.take_other();
+    let answered = |o: &Output| matches!(o, Output::Exchange(_, ExchangeOut::Reply { .. }));
+    assert!(!other.iter().any(answered), "not even over HTTP: {other:?}");
+    let ended = |o: &Output| matches!(o, Output::Exchange(x, ExchangeOut::Ended) if x.0 == 1);
+    assert!(
+        other.iter().any(ended),
+        "its exchange ends empty: {other:?}"
+    );
+    let ops: Vec<_> = other
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Store(id, op) => Some((id, op)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(ops.as_slice(), [(_, StoreOp::Release { .. })]),
+        "the store's count is given back, and nothing is published again: {ops:?}"
     );
 }
