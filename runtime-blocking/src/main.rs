@@ -10,7 +10,8 @@ static ALLOC: responses_mcp_alloc::cache::Cache = responses_mcp_alloc::cache::Ca
 fn main() {
     let env = responses_mcp_host::process_env();
     let seed = responses_mcp_host::seed();
-    let status = match responses_mcp_host::launch(std::env::args_os().skip(1), env, seed) {
+    let status = match responses_mcp_host::launch(std::env::args_os().skip(1).collect(), env, seed)
+    {
         responses_mcp_host::Launch::Exit(status) => status,
         responses_mcp_host::Launch::Serve(startup) => responses_mcp_blocking::run(*startup),
         responses_mcp_host::Launch::Doctor(doctor) => {

@@ -42,7 +42,8 @@ static ALLOC: responses_mcp_alloc::mimalloc::Tuned = responses_mcp_alloc::mimall
 fn main() {
     let env = responses_mcp_host::process_env();
     let seed = responses_mcp_host::seed();
-    let status = match responses_mcp_host::launch(std::env::args_os().skip(1), env, seed) {
+    let status = match responses_mcp_host::launch(std::env::args_os().skip(1).collect(), env, seed)
+    {
         responses_mcp_host::Launch::Exit(status) => status,
         responses_mcp_host::Launch::Serve(startup) => run(*startup),
         responses_mcp_host::Launch::Doctor(doctor) => {

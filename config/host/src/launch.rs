@@ -20,8 +20,10 @@ pub enum Launch {
 }
 
 /// Parses the command line, resolves the configuration, sets up logging and handles the
-/// options that do not serve. `seed` is entropy for retry jitter.
-pub fn launch(args: impl IntoIterator<Item = OsString>, env: Env, seed: u64) -> Launch {
+/// options that do not serve. `seed` is entropy for retry jitter. `args` is a `Vec`, not
+/// any iterator, so that this cold code is built once here (at `opt-level = "z"`), not in
+/// each binary at its per-call level.
+pub fn launch(args: Vec<OsString>, env: Env, seed: u64) -> Launch {
     let cli = match Cli::parse(args) {
         Ok(cli) => cli,
         Err(e) => {

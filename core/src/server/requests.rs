@@ -119,7 +119,9 @@ impl Server {
     /// The client cancelled the requests `named` picks: those still waiting end here,
     /// unanswered and counted, and what waits for them waits no more (a held task call
     /// stops, a `tasks/result` gives up its place, a call parked for its reserve never
-    /// starts), so that nothing answers them later. Whether there was one.
+    /// starts), so that nothing answers them later. Whether there was one. Cold, so that
+    /// its two callers (a cancel here, one from another replica) share one copy of it.
+    #[cold]
     pub(super) fn cancel_waiting(&mut self, named: impl Fn(&Ticket) -> bool) -> bool {
         let cancelled = self.register.close_where(named);
         for ticket in &cancelled {
