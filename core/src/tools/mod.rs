@@ -10,30 +10,17 @@ mod tool;
 pub use args::{check_host, AnswerArgs, ArgError};
 pub use tool::{Tool, ALL_TOOLS, MAX_DOMAINS, MAX_QUERY_CHARS, MAX_RECENCY_DAYS, MAX_RESULTS};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The JSON schema of a tool's structured result.
 pub fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "answer": {"type": "string"},
-            "used_search": {"type": "boolean"},
-            "citations": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "url": {"type": "string"},
-                        "title": {"type": "string"},
-                        "published_at": {"type": "string", "description": "YYYY-MM-DD: the source's publication date, only when the source gives one"},
-                        "accessed_at": {"type": "string", "description": "YYYY-MM-DD (Asia/Tokyo): the day the source was read, not a publication date"},
-                    },
-                    "required": ["url", "accessed_at"],
-                },
-            },
-            "model": {"type": "string"},
-        },
-        "required": ["answer", "used_search", "citations", "model"],
-    })
+    schema(include_str!("schemas/result.json"))
+}
+
+/// A schema of `schemas/`. They are JSON documents, not `json!` code, because they are
+/// read once per protocol version (the `tools/list` reply is cached) and the code that
+/// builds a `Value` key by key is several times their size in the binary.
+fn schema(document: &str) -> Value {
+    // Checked by the tests: each document is JSON.
+    serde_json::from_str(document).unwrap_or_default()
 }

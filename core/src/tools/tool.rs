@@ -1,8 +1,7 @@
 //! One answer tool: its name, title and description, the bounds of its arguments and the
 //! JSON schema of them, apart from the parsing in `args`, which reads by these.
 
-use crate::vocab::{Effort, Verbosity};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use std::fmt;
 
 /// Longest accepted query, in characters.
@@ -75,47 +74,14 @@ impl Tool {
         self != Tool::AnswerQuick
     }
 
-    /// The JSON schema of the arguments.
+    /// The JSON schema of the arguments: those of `schemas/arguments.json` this tool
+    /// takes, in its order.
     pub fn input_schema(self) -> Value {
-        let mut props = Map::new();
-        props.insert(
-            "query".into(),
-            json!({"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
-                   "description": "The question, in any language; the answer uses the same language (Japanese or English)."}),
-        );
-        if self.takes_search_hints() {
-            props.insert(
-                "recency_days".into(),
-                json!({"type": "integer", "minimum": 1, "maximum": MAX_RECENCY_DAYS,
-                "description": "Prefer sources published within this many days."}),
-            );
-            props.insert(
-                "max_results".into(),
-                json!({"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
-                "description": "How many search results to consider."}),
-            );
-            props.insert("domains".into(), json!({"type": "array", "maxItems": MAX_DOMAINS,
-                "items": {"type": "string", "description": "A bare host name such as example.com (subdomains included)."},
-                "description": "Only search these sites."}));
-            props.insert("style".into(), json!({"type": "string", "enum": ["summary", "bullets", "citations-only"],
-                "description": "summary: prose; bullets: a bulleted list; citations-only: just the sources."}));
+        let mut schema = super::schema(include_str!("schemas/arguments.json"));
+        if let Some(Value::Object(props)) = schema.get_mut("properties") {
+            props.retain(|name, _| self.argument_names().contains(&name.as_str()));
         }
-        props.insert(
-            "verbosity".into(),
-            json!({"type": "string", "enum": Verbosity::NAMES,
-            "description": "Override the profile's answer length (gpt-5 models only)."}),
-        );
-        props.insert(
-            "reasoning_effort".into(),
-            json!({"type": "string", "enum": Effort::NAMES,
-            "description": "Override the profile's reasoning effort (reasoning models only)."}),
-        );
-        json!({
-            "type": "object",
-            "properties": props,
-            "required": ["query"],
-            "additionalProperties": false,
-        })
+        schema
     }
 
     /// The argument names this tool accepts, as its input schema lists them.
@@ -160,6 +126,29 @@ mod tests {
                 .collect();
             assert_eq!(props, tool.argument_names(), "{tool}");
         }
+    }
+
+    #[test]
+    fn the_schema_states_the_bounds_and_words_the_parser_enforces() {
+        use crate::vocab::{Effort, Verbosity};
+        let schema = Tool::Answer.input_schema();
+        let prop = |name: &str, key: &str| schema["properties"][name][key].clone();
+        assert_eq!(prop("query", "maxLength"), MAX_QUERY_CHARS);
+        assert_eq!(prop("recency_days", "maximum"), MAX_RECENCY_DAYS);
+        assert_eq!(prop("max_results", "maximum"), MAX_RESULTS);
+        assert_eq!(prop("domains", "maxItems"), MAX_DOMAINS);
+        assert_eq!(
+            prop("verbosity", "enum"),
+            serde_json::json!(Verbosity::NAMES)
+        );
+        assert_eq!(
+            prop("reasoning_effort", "enum"),
+            serde_json::json!(Effort::NAMES)
+        );
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["required"], serde_json::json!(["query"]));
+        let result = crate::tools::output_schema();
+        assert_eq!(result["type"], "object", "the result schema is a document");
     }
 
     #[test]
