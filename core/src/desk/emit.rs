@@ -12,7 +12,7 @@ use crate::mcp::{ProgressToken, ProtocolVersion};
 use crate::openai::{FailureKind, Report, Usage};
 use crate::routing::{Call, Job, Ticket};
 use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 /// What the desk hands back to the server, in order.
@@ -130,7 +130,9 @@ impl RunEnd {
 #[derive(Debug, Default)]
 pub(crate) struct Emit {
     out: VecDeque<DeskOut>,
-    names: BTreeMap<ClientId, String>,
+    /// Sorted by client: one entry per client or identity that asked of the desk. A
+    /// sorted `Vec` looks up as a map does, for a fraction of a map's code.
+    names: Vec<(ClientId, String)>,
     /// The wall-clock time of the latest input, Unix seconds.
     pub unix: u64,
 }
@@ -163,13 +165,18 @@ impl Emit {
 
     /// Notes that `client` is named `name`.
     pub fn learn(&mut self, client: ClientId, name: &str) {
-        if self.names.get(&client).is_none_or(|n| n != name) {
-            self.names.insert(client, name.to_owned());
+        match self.names.binary_search_by_key(&client, |(id, _)| *id) {
+            Ok(i) if self.names[i].1 == name => {}
+            Ok(i) => self.names[i].1 = name.to_owned(),
+            Err(i) => self.names.insert(i, (client, name.to_owned())),
         }
     }
 
     /// The name of `client` (empty when never learned: no task of its is kept here).
     pub fn name(&self, client: ClientId) -> &str {
-        self.names.get(&client).map_or("", String::as_str)
+        match self.names.binary_search_by_key(&client, |(id, _)| *id) {
+            Ok(i) => &self.names[i].1,
+            Err(_) => "",
+        }
     }
 }
