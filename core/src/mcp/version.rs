@@ -38,6 +38,11 @@ impl ProtocolVersion {
     /// What `initialize` answers when the client asks for a version it cannot negotiate.
     pub const LATEST_LEGACY: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
+    /// Its place in [`ProtocolVersion::ALL`] (the variants are declared in that order).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// The version string.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -100,5 +105,17 @@ impl ProtocolVersion {
     /// sending `null` (the schemas of 2025-11-25 on make it optional, not nullable).
     pub fn omits_unknown_ids(self) -> bool {
         self >= ProtocolVersion::V2025_11_25
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProtocolVersion;
+
+    #[test]
+    fn each_version_is_at_its_index_in_all() {
+        for (i, v) in ProtocolVersion::ALL.into_iter().enumerate() {
+            assert_eq!(v.index(), i, "{}", v.as_str());
+        }
     }
 }

@@ -10,7 +10,6 @@ use crate::mcp::shape::RequestError;
 use crate::mcp::{shape, Method, ProtocolVersion};
 use crate::routing::{Dispatched, ReplyTo, Ticket};
 use serde_json::Value;
-use std::collections::BTreeMap;
 
 impl Server {
     /// Registers `request` and serves it as the table below says for its method, scope
@@ -146,13 +145,13 @@ impl Server {
 /// in `cache` (`searches`: whether web search is offered): the list is fixed for the
 /// session, and building it as a `Value` per request dominated dispatch.
 fn tools_list_reply(
-    cache: &mut BTreeMap<ProtocolVersion, Vec<u8>>,
+    cache: &mut super::ToolsLists,
     searches: bool,
     (id, version): (&RequestId, ProtocolVersion),
 ) -> Vec<u8> {
     // A `Value` always serialises.
     #[allow(clippy::expect_used)]
-    let cached = cache.entry(version).or_insert_with(|| {
+    let cached = cache[version.index()].get_or_insert_with(|| {
         serde_json::to_vec(&shape::tools_list_result(version, searches))
             .expect("a Value is always valid JSON")
     });

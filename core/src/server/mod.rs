@@ -51,6 +51,9 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 use subscriptions::Subscriptions;
 
+/// The serialised `tools/list` result of each version, at its index.
+type ToolsLists = [Option<Vec<u8>>; ProtocolVersion::ALL.len()];
+
 /// Where the session is in the MCP lifecycle.
 ///
 /// ```text
@@ -80,8 +83,8 @@ pub struct Server {
     /// When calls still running are stopped: the grace's end, less the store's share
     /// ([`STORE_SHARE`]) when tasks' ends must be written there.
     calls_cut: Option<Instant>,
-    /// The serialised `tools/list` result per version, built on first use.
-    tools_list_json: BTreeMap<ProtocolVersion, Vec<u8>>,
+    /// The serialised `tools/list` result per version (at its index), built on first use.
+    tools_list_json: ToolsLists,
     /// Open `subscriptions/listen` requests (2026-07-28).
     subscriptions: Subscriptions,
     /// A modern request arrived: before any legacy session, errors without a readable id
@@ -144,7 +147,7 @@ impl Server {
             exited: false,
             grace_deadline: None,
             calls_cut: None,
-            tools_list_json: BTreeMap::new(),
+            tools_list_json: ToolsLists::default(),
             subscriptions: Subscriptions::default(),
             modern_seen: false,
             desk,
