@@ -3,9 +3,8 @@
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 pub use crate::openai::options::{Api, CompletionWindow, SearchOptions, UserLocation, WebSearch};
 use crate::policy::SYSTEM_POLICY;
-use crate::tools::Tool;
+use crate::tools::{Tool, ALL_TOOLS};
 use crate::vocab::{Effort, ServiceTier, Verbosity};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -30,23 +29,24 @@ pub struct Profile {
 /// runs with `answer`'s.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Profiles {
-    by_tool: BTreeMap<Tool, Profile>,
+    /// Each tool's own profile, at its index in [`crate::tools::ALL_TOOLS`].
+    by_tool: [Option<Profile>; ALL_TOOLS.len()],
 }
 
 impl Profiles {
     /// Sets `tool`'s own profile.
     pub fn set(&mut self, tool: Tool, profile: Profile) {
-        self.by_tool.insert(tool, profile);
+        self.by_tool[tool.index()] = Some(profile);
     }
 
     /// `tool`'s own profile, if it has one.
     pub fn own(&self, tool: Tool) -> Option<&Profile> {
-        self.by_tool.get(&tool)
+        self.by_tool[tool.index()].as_ref()
     }
 
     /// The tool whose profile `tool` runs with: itself when it has its own, else `answer`.
     pub fn serving(&self, tool: Tool) -> Tool {
-        if self.by_tool.contains_key(&tool) {
+        if self.own(tool).is_some() {
             tool
         } else {
             Tool::Answer

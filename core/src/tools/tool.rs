@@ -33,6 +33,11 @@ impl Tool {
         ALL_TOOLS.into_iter().find(|t| t.name() == name)
     }
 
+    /// Its place in [`ALL_TOOLS`] (the variants are declared in that order).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// The programmatic name.
     pub fn name(self) -> &'static str {
         match self {
@@ -153,7 +158,8 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for tool in ALL_TOOLS {
+        for (i, tool) in ALL_TOOLS.into_iter().enumerate() {
+            assert_eq!(tool.index(), i, "{tool} is at its index");
             assert_eq!(Tool::from_name(tool.name()), Some(tool));
         }
         assert_eq!(Tool::from_name("Answer"), None);
