@@ -4,7 +4,7 @@
 //! The open ones are kept in [`Subscriptions`](super::subscriptions::Subscriptions).
 
 use super::register::Answer;
-use super::subscriptions::{Refusal, MAX_SUBSCRIPTIONS};
+use super::subscriptions::{Refusal, MAX_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS_PER_CLIENT};
 use super::{ExchangeOut, Output, Server};
 use crate::calls::CallKey;
 use crate::jsonrpc::Reply;
@@ -35,6 +35,12 @@ impl Server {
             Err(Refusal::Full) => {
                 let error = RequestError::TooManySubscriptions {
                     max: MAX_SUBSCRIPTIONS,
+                };
+                return Dispatched::answer(id, Err(error.error()));
+            }
+            Err(Refusal::ClientFull) => {
+                let error = RequestError::ClientSubscriptions {
+                    max: MAX_SUBSCRIPTIONS_PER_CLIENT,
                 };
                 return Dispatched::answer(id, Err(error.error()));
             }

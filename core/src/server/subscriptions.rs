@@ -3,12 +3,17 @@
 //! (`listen.rs`).
 
 use crate::calls::{CallKey, Requester};
+use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::routing::Ticket;
 use std::collections::BTreeMap;
 
 /// Most `subscriptions/listen` requests held open at once.
 pub const MAX_SUBSCRIPTIONS: usize = 64;
+/// Most held open at once by one client the server tells apart (a named client, an
+/// OAuth or gateway identity), so that one of them cannot take every place. The default
+/// client (stdio, or HTTP callers not told apart) may take them all.
+pub const MAX_SUBSCRIPTIONS_PER_CLIENT: usize = 16;
 
 /// Open `subscriptions/listen` requests, by who asked and their id. Nothing is ever sent
 /// on them but their acknowledgement and, at shutdown, their closing result.
@@ -23,6 +28,8 @@ pub(super) enum Refusal {
     Duplicate,
     /// [`MAX_SUBSCRIPTIONS`] are open.
     Full,
+    /// Its client holds [`MAX_SUBSCRIPTIONS_PER_CLIENT`].
+    ClientFull,
 }
 
 impl Subscriptions {
@@ -33,6 +40,11 @@ impl Subscriptions {
         }
         if self.open.len() >= MAX_SUBSCRIPTIONS {
             return Err(Refusal::Full);
+        }
+        let client = ticket.client;
+        let held = self.open.values().filter(|t| t.client == client).count();
+        if client != ClientId::DEFAULT && held >= MAX_SUBSCRIPTIONS_PER_CLIENT {
+            return Err(Refusal::ClientFull);
         }
         self.open.insert(key, ticket);
         Ok(())

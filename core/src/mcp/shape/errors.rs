@@ -187,6 +187,11 @@ pub enum RequestError<'a> {
         /// The most open at once.
         max: usize,
     },
+    /// The client holds as many `subscriptions/listen` as one client may.
+    ClientSubscriptions {
+        /// The most one client holds open at once.
+        max: usize,
+    },
     /// A batch before `initialize`.
     BatchBeforeInit,
     /// A batch in a version without batches.
@@ -238,6 +243,10 @@ impl RequestError<'_> {
             RequestError::TooManySubscriptions { max } => (
                 ErrorKind::InvalidRequest,
                 format!("too many open subscriptions ({max}); cancel one with notifications/cancelled first"),
+            ),
+            RequestError::ClientSubscriptions { max } => (
+                ErrorKind::InvalidRequest,
+                format!("this client already holds {max} open subscriptions, the most one client may; cancel one with notifications/cancelled first"),
             ),
             RequestError::BatchBeforeInit => (
                 ErrorKind::InvalidRequest,

@@ -519,3 +519,70 @@ fn a_cancel_over_http_ends_only_its_own_clients_subscriptions() {
     let closed = |o: &Output| matches!(o, Output::Exchange(ExchangeId(2), out) if reply_of(out)["id"] == "s");
     assert!(got.iter().any(closed), "{got:?}");
 }
+
+#[test]
+fn one_named_client_holds_at_most_its_share_of_subscriptions() {
+    use crate::server::subscriptions::{MAX_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS_PER_CLIENT};
+    let (config, a, b) = super::two_named_clients();
+    let mut h = Harness::new(config);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    let mut x = 0;
+    let mut listen = |h: &mut Harness, client, id: usize| {
+        x += 1;
+        h.feed(Input::Exchange {
+            id: ExchangeId(x),
+            asked: Asked::Rpc {
+                message: json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{"_meta":meta}}),
+                version: None,
+                client,
+                trace: None,
+                way: Default::default(),
+            },
+        });
+        let got = outs(h);
+        assert_eq!(got.len(), 1, "{got:?}");
+        match &got[0].1 {
+            ExchangeOut::Notification(_) => None,
+            out => Some(
+                reply_of(out)["error"]["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            ),
+        }
+    };
+    for id in 0..MAX_SUBSCRIPTIONS_PER_CLIENT {
+        assert_eq!(
+            listen(&mut h, a, id),
+            None,
+            "a's listen {id} is acknowledged"
+        );
+    }
+    let refused = listen(&mut h, a, MAX_SUBSCRIPTIONS_PER_CLIENT).unwrap_or_default();
+    assert!(
+        refused.contains("this client already holds 16"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("cancel one"),
+        "it says what to do: {refused}"
+    );
+    // The others still have their places: b its share, the default client the rest.
+    for id in 0..MAX_SUBSCRIPTIONS_PER_CLIENT {
+        assert_eq!(
+            listen(&mut h, b, id),
+            None,
+            "b's listen {id} is acknowledged"
+        );
+    }
+    let rest = MAX_SUBSCRIPTIONS - 2 * MAX_SUBSCRIPTIONS_PER_CLIENT;
+    for id in 0..rest {
+        assert_eq!(
+            listen(&mut h, crate::clients::ClientId::DEFAULT, id),
+            None,
+            "default's listen {id}"
+        );
+    }
+    let full = listen(&mut h, crate::clients::ClientId::DEFAULT, rest).unwrap_or_default();
+    assert!(full.contains("too many open subscriptions (64)"), "{full}");
+}
