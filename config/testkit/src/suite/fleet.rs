@@ -206,7 +206,7 @@ fn redis_field(port: u16, key: &str, field: &str) -> String {
 }
 
 /// One inline command to the Redis at `port`; its raw answer.
-fn redis_command(port: u16, command: &str) -> String {
+pub(super) fn redis_command(port: u16, command: &str) -> String {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(PATIENCE)).unwrap();

@@ -785,6 +785,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::store::tasks_and_cancels_reach_across_instances_through_redis);
             }
             #[test]
+            fn a_held_task_call_cancelled_on_another_instance_stops_unanswered() {
+                $crate::run($bin, $crate::suite::store::a_held_task_call_cancelled_on_another_instance_stops_unanswered);
+            }
+            #[test]
             fn a_killed_replicas_background_task_is_answered_by_another_and_charged_once() {
                 $crate::run($bin, $crate::suite::store::a_killed_replicas_background_task_is_answered_by_another_and_charged_once);
             }

@@ -330,6 +330,19 @@ pub(super) fn legacy(c: &mut HttpConn, m: &Value) -> Value {
     reply
 }
 
+/// Waits until `n` instances listen on the store's channel: an instance serves before its
+/// subscription is made, and an event published before it is not heard.
+fn subscribed(port: u16, n: u32) {
+    let command = format!(
+        "PUBSUB NUMSUB {}",
+        responses_mcp_core::store::events::CHANNEL
+    );
+    waits_for("every instance to subscribe to the store's channel", || {
+        let answer = super::fleet::redis_command(port, &command);
+        answer.lines().last().and_then(|l| l.strip_prefix(':')) == Some(&n.to_string())
+    });
+}
+
 fn modern_post(c: &mut HttpConn, m: &Value) -> Value {
     let headers = crate::http_client::modern_headers(m);
     let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -372,6 +385,7 @@ pub fn tasks_and_cancels_reach_across_instances_through_redis() {
     let fake = gated_openai();
     let (a, b) = task_instances(&fake, port, "tasks: {answer_within_ms: 50}\n");
     let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
+    subscribed(port, 2);
 
     // Legacy: created on a, read, listed and awaited on b.
     let created = legacy(&mut ca, &task_call(1, "please-slow"));
@@ -499,6 +513,45 @@ pub fn tasks_and_cancels_reach_across_instances_through_redis() {
     assert_eq!(cb.post(&cancel, &LEGACY).status, 202);
     waits_for("the plain call's upstream request to close", || {
         fake.closed().len() > closed
+    });
+    let ended = calling.response();
+    assert!(
+        ended.messages().iter().all(|m| m.get("id").is_none()),
+        "no reply after a cancel: {ended:?}"
+    );
+}
+
+/// A 2026-07-28 task call held on `a` (its window still open), cancelled by a
+/// notification its client POSTs to `b`: `a`'s upstream request stops and `a` answers
+/// nothing, as when the cancel lands on `a` itself.
+pub fn a_held_task_call_cancelled_on_another_instance_stops_unanswered() {
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
+    let port = free_port();
+    let _redis = Redis::start(&binary, port);
+    let fake = gated_openai();
+    let (a, b) = task_instances(&fake, port, "tasks: {answer_within_ms: 60000}\n");
+    let mut cb = HttpConn::open(listening(&b));
+    let mut calling = HttpConn::open(listening(&a));
+    subscribed(port, 2);
+    let call = with_tasks_extension(modern(
+        json!(40),
+        "tools/call",
+        json!({"name":"answer","arguments":{"query":"please-hang held"}}),
+    ));
+    let headers = crate::http_client::modern_headers(&call);
+    let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    calling.send_raw(&crate::http_client::post_bytes(listening(&a), &call, &h));
+    fake.wait_requests(1, PATIENCE);
+    let mut cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":40,"reason":"user"}});
+    cancel["params"]["_meta"] = call["params"]["_meta"].clone();
+    let headers = crate::http_client::modern_headers(&cancel);
+    let h: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    assert_eq!(cb.post(&cancel, &h).status, 202);
+    waits_for("a's upstream request for the held call to close", || {
+        !fake.closed().is_empty()
     });
     let ended = calling.response();
     assert!(
