@@ -77,8 +77,9 @@ impl Server {
         }
     }
 
-    /// A message on the store's channel: a request's cancel stops its call if it runs
-    /// here; a task's end or cancel is the desk's.
+    /// A message on the store's channel: a request's cancel ends its subscription, its
+    /// call or what waits under its id, if that is here; a task's end or cancel is the
+    /// desk's.
     pub(super) fn on_store_event(&mut self, now: Now, message: &str) {
         match StoreEvent::parse(message) {
             Some(StoreEvent::Request { client, id }) => {
@@ -86,6 +87,12 @@ impl Server {
                 let Some(client) = self.clients.known(&client) else {
                     return;
                 };
+                // What the client's cancel would name, had it come here.
+                let named = |t: &crate::routing::Ticket| t.id == id && t.is_http_request_of(client);
+                if self.cancel_subscription(named) {
+                    log::debug!("subscription {id} cancelled through the shared store");
+                    return;
+                }
                 let mut cancelled = false;
                 for key in &exchange_calls(&self.calls, &id, client) {
                     cancelled |= self.calls.cancel(now, key);
@@ -93,7 +100,7 @@ impl Server {
                 self.drain_calls();
                 // What still waits here under that id (a held task call, a `tasks/result`,
                 // a call parked for its reserve) is not answered, as on this instance.
-                cancelled |= self.cancel_waiting(|t| t.id == id && t.is_http_request_of(client));
+                cancelled |= self.cancel_waiting(named);
                 if cancelled {
                     log::debug!("cancelled requestId={id} through the shared store");
                 }

@@ -586,3 +586,63 @@ fn one_named_client_holds_at_most_its_share_of_subscriptions() {
     let full = listen(&mut h, crate::clients::ClientId::DEFAULT, rest).unwrap_or_default();
     assert!(full.contains("too many open subscriptions (64)"), "{full}");
 }
+
+#[test]
+fn a_cancel_heard_through_the_store_ends_its_clients_subscription_here() {
+    use crate::server::subscriptions::MAX_SUBSCRIPTIONS_PER_CLIENT;
+    let (config, a, b) = super::two_named_clients();
+    let mut h = Harness::new(config);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    let listen = |h: &mut Harness, x: u64, client, id: &str| {
+        h.feed(Input::Exchange {
+            id: ExchangeId(x),
+            asked: Asked::Rpc {
+                message: json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{"_meta":meta}}),
+                version: None,
+                client,
+                trace: None,
+                way: Default::default(),
+            },
+        });
+        outs(h)
+    };
+    // `a` holds its whole share, `b` one stream under the same id as a's first.
+    for n in 0..MAX_SUBSCRIPTIONS_PER_CLIENT {
+        let x = n as u64 + 1;
+        let got = listen(&mut h, x, a, &format!("s{n}"));
+        assert!(
+            matches!(got.as_slice(), [(_, ExchangeOut::Notification(_))]),
+            "{got:?}"
+        );
+    }
+    let got = listen(&mut h, 100, b, "s0");
+    assert!(
+        matches!(got.as_slice(), [(100, ExchangeOut::Notification(_))]),
+        "{got:?}"
+    );
+    // Client `a` POSTed its cancel of `s0` to another replica, which published it.
+    let id = crate::jsonrpc::RequestId::Str("s0".into());
+    let event = crate::store::events::StoreEvent::Request {
+        client: "a".into(),
+        id,
+    };
+    h.feed(Input::StoreEvent(&event.to_string()));
+    let got = outs(&mut h);
+    assert_eq!(
+        got,
+        vec![(1, ExchangeOut::Ended)],
+        "a's stream ends, unanswered"
+    );
+    // Its place is free: `a` may listen again.
+    let got = listen(&mut h, 200, a, "again");
+    assert!(
+        matches!(got.as_slice(), [(200, ExchangeOut::Notification(_))]),
+        "{got:?}"
+    );
+    // b's stream is b's: it still gets its closing result at shutdown.
+    h.feed(Input::Drain);
+    let got = h.take_other();
+    let closed = |x: u64| move |o: &Output| matches!(o, Output::Exchange(ExchangeId(y), out) if *y == x && reply_of(out)["id"] == "s0");
+    assert!(got.iter().any(closed(100)), "{got:?}");
+    assert!(!got.iter().any(closed(1)), "{got:?}");
+}
