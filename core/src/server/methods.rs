@@ -145,7 +145,7 @@ impl Server {
 /// in `cache` (`searches`: whether web search is offered): the list is fixed for the
 /// session, and building it as a `Value` per request dominated dispatch.
 fn tools_list_reply(
-    cache: &mut super::ToolsLists,
+    cache: &mut [Option<Vec<u8>>],
     searches: bool,
     (id, version): (&RequestId, ProtocolVersion),
 ) -> Vec<u8> {

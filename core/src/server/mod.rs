@@ -51,9 +51,6 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 use subscriptions::Subscriptions;
 
-/// The serialised `tools/list` result of each version, at its index.
-type ToolsLists = [Option<Vec<u8>>; ProtocolVersion::ALL.len()];
-
 /// Where the session is in the MCP lifecycle.
 ///
 /// ```text
@@ -84,7 +81,7 @@ pub struct Server {
     /// ([`STORE_SHARE`]) when tasks' ends must be written there.
     calls_cut: Option<Instant>,
     /// The serialised `tools/list` result per version (at its index), built on first use.
-    tools_list_json: ToolsLists,
+    tools_list_json: [Option<Vec<u8>>; ProtocolVersion::ALL.len()],
     /// Open `subscriptions/listen` requests (2026-07-28).
     subscriptions: Subscriptions,
     /// A modern request arrived: before any legacy session, errors without a readable id
@@ -147,7 +144,7 @@ impl Server {
             exited: false,
             grace_deadline: None,
             calls_cut: None,
-            tools_list_json: ToolsLists::default(),
+            tools_list_json: Default::default(),
             subscriptions: Subscriptions::default(),
             modern_seen: false,
             desk,
