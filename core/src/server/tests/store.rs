@@ -290,3 +290,94 @@ fn a_call_cancelled_on_another_instance_while_it_waits_never_starts() {
         "the store's count is given back, and nothing is published again: {ops:?}"
     );
 }
+
+#[test]
+/// A request's cancel from the store names its client and its id exactly: a name in
+/// another case or spacing, an id of another type or spelling, or a malformed message
+/// reaches nothing; the right one reaches only that client's HTTP request.
+fn a_cancel_through_the_store_names_its_client_and_id_exactly() {
+    let (config, a, _) = super::two_named_clients();
+    let mut h = Harness::new(config);
+    h.init("2025-11-25");
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
+    let post = |h: &mut Harness, x: u64, id: Value, client| {
+        let message = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"answer","arguments":{"query":"q"},"_meta":meta}});
+        h.feed(crate::Input::Exchange {
+            id: crate::io::ExchangeId(x),
+            asked: crate::Asked::Rpc {
+                message,
+                version: None,
+                client,
+                trace: None,
+                way: Default::default(),
+            },
+        });
+    };
+    h.send(call(7));
+    post(&mut h, 1, json!(7), crate::clients::ClientId::DEFAULT);
+    post(&mut h, 2, json!(7), a);
+    post(&mut h, 3, json!("7"), crate::clients::ClientId::DEFAULT);
+    assert_eq!(h.take_http().len(), 4);
+    assert_eq!(h.server.calls_in_flight(), 4);
+    let feed = |h: &mut Harness, m: &str| {
+        h.feed(crate::Input::StoreEvent(m));
+        h.server.calls_in_flight()
+    };
+    for m in [
+        "request [\"Default\",7]",
+        "request [\"default \",7]",
+        "request [\" default\",7]",
+        "request [\"a\\u0000\",7]",
+        "request [\"A\",7]",
+        "request [\"ａ\",7]",
+        "request [\"default\",7.0]",
+        "request [\"default\",70e-1]",
+        "request [\"default\",\"07\"]",
+        "request [\"default\",[7]]",
+        "request [\"default\",null]",
+        "request [\"default\",7,8]",
+        "request [\"default\"]",
+        "request [\"default\",7",
+        "request\t[\"default\",7]",
+        "REQUEST [\"default\",7]",
+        "request [\"x:y\",7]",
+        "request [\"\",7]",
+        "request [\"other\",7]",
+        "request [\"default\",-7]",
+        "request [\"default\",99999999999999999999999999999999999999999999999999]",
+        "request {\"client\":\"default\",\"id\":7}",
+        "cancel 7 default",
+        "ended 7",
+    ] {
+        assert_eq!(feed(&mut h, m), 4, "{m}");
+    }
+    let deep = format!(
+        "request [\"default\",{}7{}]",
+        "[".repeat(3000),
+        "]".repeat(3000)
+    );
+    assert_eq!(feed(&mut h, &deep), 4);
+    let big = format!("request [\"default\",\"{}\"]", "7".repeat(5000));
+    assert_eq!(feed(&mut h, &big), 4);
+    assert_eq!(
+        feed(&mut h, "request [\"default\",\"7\"]"),
+        3,
+        "the string id"
+    );
+    assert_eq!(feed(&mut h, "request [\"a\",7]"), 2, "a's");
+    assert_eq!(
+        feed(&mut h, "request [\"default\",7]"),
+        1,
+        "default's over HTTP"
+    );
+    assert_eq!(
+        feed(&mut h, "request [\"default\",7]"),
+        1,
+        "never the stdio one"
+    );
+    let got = h.take_other();
+    let replied = |o: &Output| matches!(o, Output::Exchange(_, ExchangeOut::Reply { .. }));
+    assert!(!got.iter().any(replied), "{got:?}");
+    assert!(h.frames().is_empty());
+}
