@@ -83,13 +83,25 @@ impl Shared<'_> {
         }
     }
 
-    /// Waiting requests whose client left wait no more.
+    /// Waiting requests whose client left (or cancelled them) wait no more; a task whose
+    /// handle waited for the store's put stops, as a held one does: its client will
+    /// never hear of it.
     pub(in crate::desk) fn forget_shared_waiters(&mut self, gone: impl Fn(&Waiter) -> bool) {
         let shared = &mut *self.state;
         for waiting in shared.waiting.values_mut() {
             waiting.waiters.retain(|w| !gone(w));
         }
         shared.waiting.retain(|_, w| !w.waiters.is_empty());
+        for wait in shared.waits.values() {
+            if let TaskWait::Created { asker, task_id, .. } = wait {
+                let task = self.local.tasks.get(task_id).ok();
+                let working = task.filter(|t| t.status == Status::Working);
+                let call = working.and_then(|t| t.call.clone());
+                if let Some(key) = call.filter(|_| gone(asker)) {
+                    self.emit.cancel(key);
+                }
+            }
+        }
     }
 
     /// Answers every waiting request: this instance exits, and the task runs on (a

@@ -324,3 +324,47 @@ fn a_cancel_the_store_finds_foreign_is_refused_and_stops_nothing() {
         "the call runs on"
     );
 }
+
+#[test]
+fn a_task_call_cancelled_on_another_instance_while_the_store_takes_its_task_stops() {
+    let mut h = shared();
+    h.feed(Input::Exchange {
+        id: crate::io::ExchangeId(1),
+        asked: crate::Asked::Rpc {
+            message: json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                "params":{"name":"answer","arguments":{"query":"q"},"task":{}}}),
+            version: crate::mcp::ProtocolVersion::parse("2025-11-25"),
+            client: crate::clients::ClientId::DEFAULT,
+            trace: None,
+            way: Default::default(),
+        },
+    });
+    let (reserve, _) = ops(&mut h).remove(0);
+    let reserved = StoreReply::Reserve {
+        reached: 0,
+        value: 0,
+    };
+    answer(&mut h, reserve, reserved);
+    assert_eq!(h.take_http().len(), 1, "the call runs");
+    let (put, _) = ops(&mut h).remove(0);
+    // Its client cancelled the request before it heard of the task, on another
+    // instance: nobody will ever have its handle, so its call stops.
+    h.feed(Input::StoreEvent("request [\"default\",1]"));
+    assert_eq!(h.server.calls_in_flight(), 0, "its call stops");
+    let ended = ops(&mut h);
+    assert!(
+        ended
+            .iter()
+            .any(|(_, op)| matches!(op, StoreOp::Script { script, .. }
+            if *script == crate::store::tasks::CANCEL_SCRIPT)),
+        "the store hears its task ended: {ended:?}"
+    );
+    answer(&mut h, put, StoreReply::Rows(vec![vec!["ok".into()]]));
+    let got = h.take_other();
+    let replied = |o: &Output| matches!(o, Output::Exchange(_, crate::ExchangeOut::Reply { .. }));
+    assert!(
+        !got.iter().any(replied),
+        "its handle is never sent: {got:?}"
+    );
+    assert_eq!(h.server.register.len(), 0, "no ticket is left open");
+}
