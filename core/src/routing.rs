@@ -182,6 +182,10 @@ pub(crate) enum Job {
         ttl_ms: u64,
         /// The call, as its end is counted.
         call: CallOf,
+        /// Set by the server when the create ends, if its request is no longer open (its
+        /// client cancelled it or left): nobody will hear of the task, so its run is
+        /// cancelled at OpenAI as soon as it exists, and charged for what it used.
+        unheard: bool,
     },
     /// A read of a response's state, for whoever waits on it (the first of them, whose
     /// reference says what the task's end is counted under).

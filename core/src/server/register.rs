@@ -41,6 +41,11 @@ impl Register {
         self.open.remove(&ticket.no).is_some()
     }
 
+    /// Whether `ticket` still waits for its answer.
+    pub(super) fn is_open(&self, ticket: &Ticket) -> bool {
+        self.open.contains_key(&ticket.no)
+    }
+
     /// How many requests wait for their answer.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {

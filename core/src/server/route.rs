@@ -6,7 +6,7 @@ use super::{Output, Server};
 use crate::calls::CallEvent;
 use crate::jsonrpc::Reply;
 use crate::mcp::{shape, ProtocolVersion};
-use crate::routing::{Call, Context, ReplyTo};
+use crate::routing::{Call, Context, Job, ReplyTo};
 
 impl Server {
     /// Performs everything the call engine asked for, in order.
@@ -33,11 +33,17 @@ impl Server {
                     report,
                 } => self.on_call_finished(&context, outcome, retries, &report),
                 CallEvent::Stored {
-                    context: Context::Background(job),
+                    context: Context::Background(mut job),
                     outcome,
                     retries,
                     report,
                 } => {
+                    if let Job::Create {
+                        pending, unheard, ..
+                    } = &mut job
+                    {
+                        *unheard = !self.register.is_open(&pending.ticket);
+                    }
                     if let Some(now) = self.last_now {
                         self.desk.on_stored(now, job, outcome, (retries, &report));
                         self.drain_desk();

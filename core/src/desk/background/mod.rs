@@ -97,6 +97,7 @@ impl Background {
             created: now.unix_secs,
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
             call,
+            unheard: false,
         };
         let if_refused = IfRefused::Answer {
             id: request_id,
@@ -223,9 +224,15 @@ impl Background {
                 created,
                 ttl_ms,
                 call,
+                unheard,
             } => {
                 let of = (pending, (created, ttl_ms), call);
-                self.on_created(emit, now, of, outcome, (retries, report));
+                let run = self.on_created(emit, now, of, outcome, (retries, report));
+                // Nobody will hear of its task: the run stops now, not at its end.
+                if let Some((id, asked)) = run.filter(|_| unheard) {
+                    log::debug!("cancelling background response {id}: its request went away");
+                    let _ = self.cancel_background(emit, now, id, asked);
+                }
             }
             Job::Read {
                 response_id,
@@ -243,7 +250,8 @@ impl Background {
     }
 
     /// A background create ended: the call is answered with its task, or with why
-    /// there is none.
+    /// there is none. A run OpenAI is still working on: its id, and the request as the
+    /// task's.
     fn on_created(
         &mut self,
         emit: &mut Emit,
@@ -251,7 +259,8 @@ impl Background {
         (pending, (created, ttl_ms), call): (BackgroundAsk, (u64, u64), CallOf),
         outcome: Result<Stored, UpstreamFailure>,
         (retries, report): (u32, &Report),
-    ) {
+    ) -> Option<(String, BackgroundAsk)> {
+        let mut running = None;
         let answer = match outcome {
             Ok(Stored {
                 id: Some(id),
@@ -282,6 +291,7 @@ impl Background {
                     };
                     let to = (&mut *emit, &mut self.polls);
                     self.follows.start(to, now, followed, report);
+                    running = Some((id.clone(), counted.clone()));
                 }
                 self.settled(emit, now, &id, seen.clone());
                 log::debug!("background task created for response {id}");
@@ -302,6 +312,7 @@ impl Background {
                 .create_failed(emit, &call, failure, (retries, report)),
         };
         emit.reply(pending.ticket, answer);
+        running
     }
 
     /// A cancel of `response_id` ended: the request that asked is told the task's state.

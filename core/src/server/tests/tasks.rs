@@ -439,6 +439,85 @@ mod background {
         panic!("the run was not read");
     }
 
+    /// A run whose request went away while OpenAI created it (`gone` does that to the
+    /// request): cancelled at OpenAI once it exists, charged once, never answered.
+    fn unheard_run_is_cancelled_and_charged(http: bool, gone: impl Fn(&mut Harness)) {
+        let mut h = Harness::new(config(1));
+        h.init("2025-11-25");
+        if http {
+            h.feed(crate::Input::Exchange {
+                id: crate::io::ExchangeId(5),
+                asked: crate::Asked::Rpc {
+                    message: task_call(1, Some(60_000)),
+                    version: Some(crate::mcp::ProtocolVersion::V2025_11_25),
+                    client: crate::clients::ClientId::DEFAULT,
+                    trace: None,
+                    way: Default::default(),
+                },
+            });
+        } else {
+            h.send(task_call(1, Some(60_000)));
+        }
+        let post = h.take_http().remove(0);
+        gone(&mut h);
+        h.reply(post.attempt, 200, &state("resp_1", "queued"), &[]);
+        assert!(h.frames().is_empty(), "nobody is answered");
+        let cancels = h.take_http();
+        let [cancel] = cancels.as_slice() else {
+            panic!("one cancel at OpenAI: {cancels:?}");
+        };
+        assert_eq!(cancel.method, HttpMethod::Post);
+        assert!(
+            cancel.url.ends_with("/responses/resp_1/cancel"),
+            "{}",
+            cancel.url
+        );
+        h.reply(cancel.attempt, 200, &state("resp_1", "cancelled"), &[]);
+        // A read already planned may still go out; it finds the run ended.
+        let mut records = h.take_records();
+        while let Some(at) = h.server.poll_timeout() {
+            h.advance(at.saturating_duration_since(h.now.instant));
+            h.fire();
+            for read in h.take_http() {
+                h.reply(read.attempt, 200, &state("resp_1", "cancelled"), &[]);
+            }
+            records.extend(h.take_records());
+            assert!(h.now.instant < crate::testing::start_instant() + Duration::from_secs(60));
+        }
+        assert_eq!(records.len(), 1, "charged once: {records:?}");
+        assert!(h.frames().is_empty(), "nobody is answered");
+        let replied = |o: &crate::Output| {
+            matches!(
+                o,
+                crate::Output::Exchange(_, crate::ExchangeOut::Reply { .. })
+            )
+        };
+        assert!(!h.take_other().iter().any(replied), "not over HTTP either");
+    }
+
+    #[test]
+    fn a_background_run_its_client_cancelled_while_it_was_created_is_cancelled_at_openai() {
+        unheard_run_is_cancelled_and_charged(false, |h| {
+            h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+                "params":{"requestId":1}}));
+        });
+    }
+
+    #[test]
+    fn a_background_run_whose_http_client_left_or_cancelled_elsewhere_is_cancelled_at_openai() {
+        unheard_run_is_cancelled_and_charged(true, |h| {
+            h.feed(crate::Input::ExchangeClosed(crate::io::ExchangeId(5)));
+        });
+        // Its client POSTed the cancel to another replica, which published it.
+        unheard_run_is_cancelled_and_charged(true, |h| {
+            let event = crate::store::events::StoreEvent::Request {
+                client: crate::clients::DEFAULT_NAME.into(),
+                id: crate::jsonrpc::RequestId::Int("1".into()),
+            };
+            h.feed(crate::Input::StoreEvent(&event.to_string()));
+        });
+    }
+
     #[test]
     fn an_unread_background_task_is_followed_to_its_end_and_charged_once() {
         let mut h = Harness::new(config(1));
