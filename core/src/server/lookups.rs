@@ -12,7 +12,6 @@ use crate::openai::UpstreamFailure;
 use crate::routing::Context;
 use crate::settings::ServerConfig;
 use crate::tools::ALL_TOOLS;
-use std::collections::BTreeMap;
 
 impl Server {
     /// Starts the lookups when they are due.
@@ -26,7 +25,7 @@ impl Server {
             return;
         }
         self.calendar.looked_up(now.instant);
-        for model in profile_models(&self.config).into_keys() {
+        for (model, _) in profile_models(&self.config) {
             // Gateways name models `vendor/model`, which is not one path segment.
             if model.contains('/') {
                 continue;
@@ -67,7 +66,8 @@ pub(super) fn model_date(
     calendar.handle_date(model, date);
     let (today, soon) = days(now);
     let setting = profile_models(config)
-        .remove(model)
+        .into_iter()
+        .find_map(|(named, setting)| (named == model).then_some(setting))
         .unwrap_or("model_profiles.answer.model");
     let said = match calendar.shutdown(model, &today, &soon) {
         Shutdown::Past(date) => {
@@ -109,14 +109,15 @@ pub(super) fn retired(
     Some(retired.describe(model, setting, &today))
 }
 
-/// Each profile's model in `config`, with the setting of the first profile that names it.
-fn profile_models(config: &ServerConfig) -> BTreeMap<String, &'static str> {
-    let mut models = BTreeMap::new();
+/// Each profile's model in `config` once, with the setting of the first profile that
+/// names it, in the tools' order (at most three: a `Vec`, not a map of its own).
+fn profile_models(config: &ServerConfig) -> Vec<(String, &'static str)> {
+    let mut models: Vec<(String, &'static str)> = Vec::new();
     for tool in ALL_TOOLS {
         if let Some(profile) = config.profiles.own(tool) {
-            models
-                .entry(profile.model.clone())
-                .or_insert(tool.model_setting());
+            if !models.iter().any(|(model, _)| *model == profile.model) {
+                models.push((profile.model.clone(), tool.model_setting()));
+            }
         }
     }
     models
