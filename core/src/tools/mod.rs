@@ -5,6 +5,7 @@
 //! its configuration keys in `config/src/keys.rs`; everything else iterates [`ALL_TOOLS`].
 
 mod args;
+mod schemas;
 mod tool;
 
 pub use args::{check_host, AnswerArgs, ArgError};
@@ -14,13 +15,5 @@ use serde_json::Value;
 
 /// The JSON schema of a tool's structured result.
 pub fn output_schema() -> Value {
-    schema(include_str!("schemas/result.json"))
-}
-
-/// A schema of `schemas/`. They are JSON documents, not `json!` code, because they are
-/// read once per protocol version (the `tools/list` reply is cached) and the code that
-/// builds a `Value` key by key is several times their size in the binary.
-fn schema(document: &str) -> Value {
-    // Checked by the tests: each document is JSON.
-    serde_json::from_str(document).unwrap_or_default()
+    schemas::result()
 }

@@ -82,7 +82,7 @@ impl Tool {
     /// The JSON schema of the arguments: those of `schemas/arguments.json` this tool
     /// takes, in its order.
     pub fn input_schema(self) -> Value {
-        let mut schema = super::schema(include_str!("schemas/arguments.json"));
+        let mut schema = super::schemas::arguments();
         if let Some(Value::Object(props)) = schema.get_mut("properties") {
             props.retain(|name, _| self.argument_names().contains(&name.as_str()));
         }

@@ -6,8 +6,8 @@
 use super::http::{post_with_token, waits_for};
 use super::oauth::{server_opts, Provider, STATIC};
 use super::store::{
-    gated_openai, legacy, redis_integer, task_call, task_id_of, task_request, Redis, ALICE_TOKEN,
-    LEGACY,
+    gated_openai, legacy, redis_command, redis_integer, task_call, task_id_of, task_request, Redis,
+    ALICE_TOKEN, LEGACY,
 };
 use crate::fake_openai::{Action, FakeOpenAi, StreamThen};
 use crate::http_client::{listening, HttpConn};
@@ -203,17 +203,6 @@ fn redis_field(port: u16, key: &str, field: &str) -> String {
         .nth(1)
         .unwrap_or_default()
         .to_owned()
-}
-
-/// One inline command to the Redis at `port`; its raw answer.
-pub(super) fn redis_command(port: u16, command: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(PATIENCE)).unwrap();
-    s.write_all(format!("{command}\r\n").as_bytes()).unwrap();
-    let mut buf = [0u8; 4096];
-    let n = s.read(&mut buf).unwrap();
-    String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
 /// Sends `signal` (`-TERM`, `-KILL`, `-STOP`, `-CONT`) to process `pid`.

@@ -77,6 +77,17 @@ impl Drop for Redis {
     }
 }
 
+/// One inline command to the Redis at `port`; its raw answer.
+pub(super) fn redis_command(port: u16, command: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    s.write_all(format!("{command}\r\n").as_bytes()).unwrap();
+    let mut buf = [0u8; 4096];
+    let n = s.read(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
 /// The integer Redis on `port` holds at `key` (0 when none), by an inline `GET`.
 pub(super) fn redis_integer(port: u16, key: &str) -> i64 {
     use std::io::{Read, Write};
@@ -338,7 +349,7 @@ fn subscribed(port: u16, n: u32) {
         responses_mcp_core::store::events::CHANNEL
     );
     waits_for("every instance to subscribe to the store's channel", || {
-        let answer = super::fleet::redis_command(port, &command);
+        let answer = redis_command(port, &command);
         answer.lines().last().and_then(|l| l.strip_prefix(':')) == Some(&n.to_string())
     });
 }
