@@ -44,6 +44,27 @@ impl ReplyTo {
     }
 }
 
+/// Whose requests a `notifications/cancelled` reaches: on stdio, stdio's; over HTTP, its
+/// client's on any exchange (a cancel comes on its own request), on this replica or,
+/// through the store, on another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reach {
+    Stdio,
+    Client(ClientId),
+}
+
+impl Reach {
+    /// The reach of a cancel from `from`, sent by `client`; none for internal work, which
+    /// is never cancelled by a notification.
+    pub(crate) fn of(from: Requester, client: ClientId) -> Option<Reach> {
+        match from {
+            Requester::Stdio => Some(Reach::Stdio),
+            Requester::Exchange(_) => Some(Reach::Client(client)),
+            Requester::Internal(_) => None,
+        }
+    }
+}
+
 /// A request as the server registered it on arrival ([`crate::server`]'s register): what
 /// every part needs to answer it, count it and trace it. Each owner of a request still
 /// waiting (a call, a parked reserve, a task's waiter) keeps its ticket beside its own
@@ -77,21 +98,12 @@ impl Ticket {
         self.version.unwrap_or(ProtocolVersion::LATEST_LEGACY)
     }
 
-    /// Whether a cancel of request `id` from `from`, sent by `client`, names this
-    /// request: on stdio its stdio requests; over HTTP (on this instance or, through the
-    /// store, another), its own client's requests on any exchange, since a cancel comes
-    /// on its own request. Internal work is never named by a cancel.
-    pub(crate) fn named_by_cancel(
-        &self,
-        from: Requester,
-        client: ClientId,
-        id: &RequestId,
-    ) -> bool {
+    /// Whether a cancel of request `id` that reaches `reach` names this request.
+    pub(crate) fn named_by_cancel(&self, reach: Reach, id: &RequestId) -> bool {
         self.id == *id
-            && match from {
-                Requester::Stdio => self.reply_to.requester() == Requester::Stdio,
-                Requester::Exchange(_) => self.is_http_request_of(client),
-                Requester::Internal(_) => false,
+            && match reach {
+                Reach::Stdio => self.reply_to.requester() == Requester::Stdio,
+                Reach::Client(client) => self.is_http_request_of(client),
             }
     }
 

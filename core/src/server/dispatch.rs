@@ -15,7 +15,7 @@ use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
 use crate::openai::calendar::Calendar;
-use crate::routing::{Call, Context, Dispatched, ReplyTo, TaskStart, Ticket};
+use crate::routing::{Call, Context, Dispatched, Reach, ReplyTo, TaskStart, Ticket};
 use crate::settings::ServerConfig;
 use crate::store::events::StoreEvent;
 use serde_json::Value;
@@ -248,24 +248,16 @@ impl Server {
                     .chars()
                     .take(200)
                     .collect();
-                match n.params.get("requestId").and_then(RequestId::from_value) {
-                    Some(id)
-                        if self.cancel_subscription(|t| t.named_by_cancel(from, client, &id)) =>
+                let id = n.params.get("requestId").and_then(RequestId::from_value);
+                // Tasks are cancelled with tasks/cancel, never by this.
+                match id.zip(Reach::of(from, client)) {
+                    Some((id, reach))
+                        if self.cancel_subscription(|t| t.named_by_cancel(reach, &id)) =>
                     {
                         log::debug!("subscription {id} cancelled");
                     }
-                    Some(id) => {
-                        // Over HTTP a cancel comes on its own request and can only name
-                        // the id: it cancels the calls of open exchanges with that id.
-                        let keys = match from {
-                            Requester::Stdio => vec![CallKey::from(id.clone())],
-                            Requester::Exchange(_) => {
-                                super::store::exchange_calls(&self.calls, &id, client)
-                            }
-                            // Tasks are cancelled with tasks/cancel, never by this.
-                            Requester::Internal(_) => Vec::new(),
-                        };
-                        if matches!(from, Requester::Exchange(_)) {
+                    Some((id, reach)) => {
+                        if let Reach::Client(client) = reach {
                             // The call may run on another instance.
                             let client = self.clients.name(client).to_owned();
                             let event = StoreEvent::Request {
@@ -274,15 +266,7 @@ impl Server {
                             };
                             self.desk.publish(&event);
                         }
-                        let mut cancelled = false;
-                        for key in &keys {
-                            cancelled |= self.calls.cancel(now, key);
-                        }
-                        self.drain_calls();
-                        // What still waits under that id (a held task call, a
-                        // `tasks/result`, a call parked for its reserve) is not answered.
-                        cancelled |= self.cancel_waiting(|t| t.named_by_cancel(from, client, &id));
-                        if cancelled {
+                        if self.cancel_reached(now, &id, reach) {
                             log::debug!("cancelled requestId={id} reason={reason:?}");
                         } else {
                             log::trace!("cancel for unknown or finished request {id}");

@@ -6,13 +6,13 @@
 
 use super::register::{Answer, Scope};
 use super::{Now, Server, Session};
-use crate::calls::Requester;
+use crate::calls::{CallKey, Requester};
 use crate::clients::ClientId;
 use crate::io::ExchangeId;
-use crate::jsonrpc::Request;
+use crate::jsonrpc::{Request, RequestId};
 use crate::mcp::{Method, ProtocolVersion};
 use crate::metrics::{ErrorType, Operation};
-use crate::routing::{error_type, ReplyTo, Ticket};
+use crate::routing::{error_type, Context, Reach, ReplyTo, Ticket};
 use crate::tools::Tool;
 use serde_json::Value;
 impl Server {
@@ -116,24 +116,36 @@ impl Server {
         self.drain_calls();
     }
 
-    /// The client cancelled the requests `named` picks: those still waiting end here,
-    /// unanswered and counted, and what waits for them waits no more (a held task call
-    /// stops, a `tasks/result` gives up its place, a call parked for its reserve never
-    /// starts), so that nothing answers them later. Whether there was one. Cold, so that
-    /// its two callers (a cancel here, one from another replica) share one copy of it.
+    /// A cancel of request `id` reaching `reach` (from its client here, or from another
+    /// replica through the store): its calls stop, and what still waits under that id
+    /// ends here, unanswered and counted, and waits no more (a held task call stops, a
+    /// `tasks/result` gives up its place, a call parked for its reserve never starts),
+    /// so that nothing answers it later. Whether there was one. Subscriptions are the
+    /// caller's to end first.
     #[cold]
-    pub(super) fn cancel_waiting(&mut self, named: impl Fn(&Ticket) -> bool) -> bool {
-        let cancelled = self.register.close_where(named);
-        for ticket in &cancelled {
+    pub(super) fn cancel_reached(&mut self, now: Now, id: &RequestId, reach: Reach) -> bool {
+        let keys = match reach {
+            Reach::Stdio => vec![CallKey::from(id.clone())],
+            Reach::Client(client) => self.calls.exchanges_with_id(id, |context| {
+                matches!(context, Context::Call(call) if call.ticket.is_http_request_of(client))
+            }),
+        };
+        let mut cancelled = false;
+        for key in &keys {
+            cancelled |= self.calls.cancel(now, key);
+        }
+        self.drain_calls();
+        let waiting = self.register.close_where(|t| t.named_by_cancel(reach, id));
+        for ticket in &waiting {
             self.count(ticket, Some(ErrorType::Cancelled), Vec::new());
             // Nothing is written; a batch learns its slot stays empty.
             self.route(ticket.reply_to, None, None);
         }
-        let gone = |t: &Ticket| cancelled.iter().any(|c| c.no == t.no);
+        let gone = |t: &Ticket| waiting.iter().any(|c| c.no == t.no);
         self.desk.forget(gone);
         self.drain_desk();
         self.parked.retain(|_, p| !gone(&p.ticket));
-        !cancelled.is_empty()
+        cancelled || !waiting.is_empty()
     }
 
     /// Ends `ticket`'s span and counts it, with `error` as its `error.type`.

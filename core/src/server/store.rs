@@ -4,12 +4,9 @@
 
 use super::parked::CallRequest;
 use super::{Now, Server};
-use crate::calls::{CallEngine, CallKey};
-use crate::clients::ClientId;
-use crate::jsonrpc::RequestId;
 use crate::ledger::Reserved;
 use crate::mcp::failure::ToolFailure;
-use crate::routing::{Context, Dispatched};
+use crate::routing::{Dispatched, Reach};
 use crate::store::events::StoreEvent;
 use crate::store::{StoreId, StoreReply};
 use std::time::Duration;
@@ -87,21 +84,11 @@ impl Server {
                 let Some(client) = self.clients.known(&client) else {
                     return;
                 };
-                // What the client's cancel would name, had it come here.
-                let named = |t: &crate::routing::Ticket| t.id == id && t.is_http_request_of(client);
-                if self.cancel_subscription(named) {
+                // What the client's cancel reaches, had it come here.
+                let reach = Reach::Client(client);
+                if self.cancel_subscription(|t| t.named_by_cancel(reach, &id)) {
                     log::debug!("subscription {id} cancelled through the shared store");
-                    return;
-                }
-                let mut cancelled = false;
-                for key in &exchange_calls(&self.calls, &id, client) {
-                    cancelled |= self.calls.cancel(now, key);
-                }
-                self.drain_calls();
-                // What still waits here under that id (a held task call, a `tasks/result`,
-                // a call parked for its reserve) is not answered, as on this instance.
-                cancelled |= self.cancel_waiting(named);
-                if cancelled {
+                } else if self.cancel_reached(now, &id, reach) {
                     log::debug!("cancelled requestId={id} through the shared store");
                 }
             }
@@ -113,18 +100,6 @@ impl Server {
             None => log::trace!("ignoring a message on the store's channel"),
         }
     }
-}
-
-/// The calls of HTTP requests of `client` with request id `id`.
-pub(super) fn exchange_calls(
-    calls: &CallEngine<Context>,
-    id: &RequestId,
-    client: ClientId,
-) -> Vec<CallKey> {
-    calls.exchanges_with_id(
-        id,
-        |context| matches!(context, Context::Call(call) if call.ticket.is_http_request_of(client)),
-    )
 }
 
 /// The answer to `request` when a limit refuses it (`exceeded`), recorded as refused:
