@@ -226,13 +226,8 @@ impl Background {
                 call,
                 unheard,
             } => {
-                let of = (pending, (created, ttl_ms), call);
-                let run = self.on_created(emit, now, of, outcome, (retries, report));
-                // Nobody will hear of its task: the run stops now, not at its end.
-                if let Some((id, asked)) = run.filter(|_| unheard) {
-                    log::debug!("cancelling background response {id}: its request went away");
-                    let _ = self.cancel_background(emit, now, id, asked);
-                }
+                let of = (pending, (created, ttl_ms), call, unheard);
+                self.on_created(emit, now, of, outcome, (retries, report));
             }
             Job::Read {
                 response_id,
@@ -250,17 +245,15 @@ impl Background {
     }
 
     /// A background create ended: the call is answered with its task, or with why
-    /// there is none. A run OpenAI is still working on: its id, and the request as the
-    /// task's.
+    /// there is none. A run nobody will hear of (`unheard`) is cancelled at once.
     fn on_created(
         &mut self,
         emit: &mut Emit,
         now: Now,
-        (pending, (created, ttl_ms), call): (BackgroundAsk, (u64, u64), CallOf),
+        (pending, (created, ttl_ms), call, unheard): (BackgroundAsk, (u64, u64), CallOf, bool),
         outcome: Result<Stored, UpstreamFailure>,
         (retries, report): (u32, &Report),
-    ) -> Option<(String, BackgroundAsk)> {
-        let mut running = None;
+    ) {
         let answer = match outcome {
             Ok(Stored {
                 id: Some(id),
@@ -291,7 +284,10 @@ impl Background {
                     };
                     let to = (&mut *emit, &mut self.polls);
                     self.follows.start(to, now, followed, report);
-                    running = Some((id.clone(), counted.clone()));
+                    if unheard {
+                        log::debug!("cancelling background response {id}: its request went away");
+                        let _ = self.cancel_background(emit, now, id.clone(), counted.clone());
+                    }
                 }
                 self.settled(emit, now, &id, seen.clone());
                 log::debug!("background task created for response {id}");
@@ -312,7 +308,6 @@ impl Background {
                 .create_failed(emit, &call, failure, (retries, report)),
         };
         emit.reply(pending.ticket, answer);
-        running
     }
 
     /// A cancel of `response_id` ended: the request that asked is told the task's state.
