@@ -154,6 +154,25 @@ fn pump(
 
 /// Reads what the client sent meanwhile without waiting: `Err` when it closed.
 fn watch(stream: &mut TcpStream, conn: &mut Connection, buf: &mut [u8]) -> Result<(), Gone> {
+    if let Some(n) = read_now(stream, buf)? {
+        // A pipelined request: it waits its turn.
+        conn.feed(&buf[..n]);
+    }
+    Ok(())
+}
+
+/// Reads one byte without waiting once the connection holds all it will: `Err` when the
+/// client closed, or sends more than one whole request behind the open one.
+fn watch_full(stream: &mut TcpStream) -> Result<(), Gone> {
+    match read_now(stream, &mut [0u8; 1])? {
+        Some(_) => Err(Gone),
+        None => Ok(()),
+    }
+}
+
+/// What the client sent meanwhile, read into `buf` without waiting: how many bytes,
+/// `None` when nothing came, `Err` when it closed.
+fn read_now(stream: &mut TcpStream, buf: &mut [u8]) -> Result<Option<usize>, Gone> {
     if stream.set_nonblocking(true).is_err() {
         return Err(Gone);
     }
@@ -161,27 +180,9 @@ fn watch(stream: &mut TcpStream, conn: &mut Connection, buf: &mut [u8]) -> Resul
     let _ = stream.set_nonblocking(false);
     match read {
         Ok(0) => Err(Gone),
-        Ok(n) => {
-            // A pipelined request: it waits its turn.
-            conn.feed(&buf[..n]);
-            Ok(())
-        }
-        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => Ok(()),
+        Ok(n) => Ok(Some(n)),
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => Ok(None),
         Err(_) => Err(Gone),
-    }
-}
-
-/// Reads one byte without waiting once the connection holds all it will: `Err` when the
-/// client closed, or sends more than one whole request behind the open one.
-fn watch_full(stream: &mut TcpStream) -> Result<(), Gone> {
-    if stream.set_nonblocking(true).is_err() {
-        return Err(Gone);
-    }
-    let read = stream.read(&mut [0u8; 1]);
-    let _ = stream.set_nonblocking(false);
-    match read {
-        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => Ok(()),
-        _ => Err(Gone),
     }
 }
 
