@@ -94,6 +94,26 @@ impl Harness {
         self.feed(Input::Stdin(bytes));
     }
 
+    /// POSTs `message` on exchange `x` as `client`, with the header's `version`.
+    pub fn post_as(
+        &mut self,
+        x: u64,
+        client: crate::clients::ClientId,
+        version: Option<crate::mcp::ProtocolVersion>,
+        message: Value,
+    ) {
+        self.feed(Input::Exchange {
+            id: crate::io::ExchangeId(x),
+            asked: crate::Asked::Rpc {
+                message,
+                version,
+                client,
+                trace: None,
+                way: Default::default(),
+            },
+        });
+    }
+
     /// Sends one message as a line.
     pub fn send(&mut self, message: Value) {
         self.send_raw(format!("{message}\n").as_bytes());

@@ -7,16 +7,7 @@ use serde_json::{json, Value};
 
 /// Sends `message` on exchange `x` with the header's `version`.
 fn post(h: &mut Harness, x: u64, message: Value, version: Option<ProtocolVersion>) {
-    h.feed(Input::Exchange {
-        id: ExchangeId(x),
-        asked: Asked::Rpc {
-            message,
-            version,
-            client: crate::clients::ClientId::DEFAULT,
-            trace: None,
-            way: Default::default(),
-        },
-    });
+    h.post_as(x, crate::clients::ClientId::DEFAULT, version, message);
 }
 
 /// What went back on each exchange since the last look (nothing goes to stdout).
@@ -360,16 +351,7 @@ fn a_client_sees_only_its_own_tasks() {
         let mut ask = |h: &mut Harness, client: ClientId, method: &str, params: Value| {
             x += 1;
             let message = json!({"jsonrpc":"2.0","id":x,"method":method,"params":params});
-            h.feed(Input::Exchange {
-                id: ExchangeId(x),
-                asked: Asked::Rpc {
-                    message,
-                    version: v,
-                    client,
-                    trace: None,
-                    way: Default::default(),
-                },
-            });
+            h.post_as(x, client, v, message);
             if background && method == "tools/call" {
                 let post = h.take_http().remove(0);
                 let queued = br#"{"id":"resp_a","status":"queued","output":[]}"#;
@@ -487,16 +469,7 @@ fn a_cancel_over_http_ends_only_its_own_clients_subscriptions() {
     let mut h = Harness::new(config);
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
     let as_client = |h: &mut Harness, x: u64, client, message: Value| {
-        h.feed(Input::Exchange {
-            id: ExchangeId(x),
-            asked: Asked::Rpc {
-                message,
-                version: None,
-                client,
-                trace: None,
-                way: Default::default(),
-            },
-        });
+        h.post_as(x, client, None, message);
     };
     // Both clients listen under the same id; `a` cancels it.
     let listen =
@@ -529,16 +502,7 @@ fn one_named_client_holds_at_most_its_share_of_subscriptions() {
     let mut x = 0;
     let mut listen = |h: &mut Harness, client, id: usize| {
         x += 1;
-        h.feed(Input::Exchange {
-            id: ExchangeId(x),
-            asked: Asked::Rpc {
-                message: json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{"_meta":meta}}),
-                version: None,
-                client,
-                trace: None,
-                way: Default::default(),
-            },
-        });
+        h.post_as(x, client, None, json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{"_meta":meta}}));
         let got = outs(h);
         assert_eq!(got.len(), 1, "{got:?}");
         match &got[0].1 {
@@ -594,16 +558,7 @@ fn a_cancel_heard_through_the_store_ends_its_clients_subscription_here() {
     let mut h = Harness::new(config);
     let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}});
     let listen = |h: &mut Harness, x: u64, client, id: &str| {
-        h.feed(Input::Exchange {
-            id: ExchangeId(x),
-            asked: Asked::Rpc {
-                message: json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{"_meta":meta}}),
-                version: None,
-                client,
-                trace: None,
-                way: Default::default(),
-            },
-        });
+        h.post_as(x, client, None, json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen","params":{"_meta":meta}}));
         outs(h)
     };
     // `a` holds its whole share, `b` one stream under the same id as a's first.

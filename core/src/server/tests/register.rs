@@ -115,16 +115,7 @@ fn modern_task_call(id: &str) -> Value {
 }
 
 fn post(h: &mut Harness, x: u64, message: Value) {
-    h.feed(Input::Exchange {
-        id: ExchangeId(x),
-        asked: Asked::Rpc {
-            message,
-            version: None,
-            client: crate::clients::ClientId::DEFAULT,
-            trace: None,
-            way: Default::default(),
-        },
-    });
+    h.post_as(x, crate::clients::ClientId::DEFAULT, None, message);
 }
 
 fn answer_upstream(h: &mut Harness) {

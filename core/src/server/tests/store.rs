@@ -204,16 +204,7 @@ fn a_call_cancelled_while_it_waits_never_starts() {
 fn a_call_its_http_client_cancels_while_it_waits_never_starts() {
     let mut h = shared(OnUnavailable::Refuse, None);
     let post = |h: &mut Harness, x: u64, message: Value| {
-        h.feed(crate::Input::Exchange {
-            id: crate::io::ExchangeId(x),
-            asked: crate::Asked::Rpc {
-                message,
-                version: None,
-                client: crate::clients::ClientId::DEFAULT,
-                trace: None,
-                way: Default::default(),
-            },
-        });
+        h.post_as(x, crate::clients::ClientId::DEFAULT, None, message);
     };
     post(&mut h, 1, call(1));
     let (id, _) = store_ops(&mut h).remove(0);
@@ -241,16 +232,7 @@ fn a_call_its_http_client_cancels_while_it_waits_never_starts() {
 fn a_call_cancelled_on_another_instance_while_it_waits_never_starts() {
     let mut h = shared(OnUnavailable::Refuse, None);
     let post = |h: &mut Harness, x: u64, message: Value, client| {
-        h.feed(crate::Input::Exchange {
-            id: crate::io::ExchangeId(x),
-            asked: crate::Asked::Rpc {
-                message,
-                version: None,
-                client,
-                trace: None,
-                way: Default::default(),
-            },
-        });
+        h.post_as(x, client, None, message);
     };
     post(&mut h, 1, call(1), crate::clients::ClientId::DEFAULT);
     let (id, _) = store_ops(&mut h).remove(0);
@@ -303,16 +285,7 @@ fn a_cancel_through_the_store_names_its_client_and_id_exactly() {
     let post = |h: &mut Harness, x: u64, id: Value, client| {
         let message = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
             "params":{"name":"answer","arguments":{"query":"q"},"_meta":meta}});
-        h.feed(crate::Input::Exchange {
-            id: crate::io::ExchangeId(x),
-            asked: crate::Asked::Rpc {
-                message,
-                version: None,
-                client,
-                trace: None,
-                way: Default::default(),
-            },
-        });
+        h.post_as(x, client, None, message);
     };
     h.send(call(7));
     post(&mut h, 1, json!(7), crate::clients::ClientId::DEFAULT);

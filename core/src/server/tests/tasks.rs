@@ -315,16 +315,7 @@ fn waiting_requests_per_task_are_bounded() {
 fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
     let mut h = Harness::new(Harness::keyed());
     let v = Some(ProtocolVersion::V2025_11_25);
-    h.feed(Input::Exchange {
-        id: ExchangeId(1),
-        asked: Asked::Rpc {
-            message: task_call(1, None),
-            version: v,
-            client: crate::clients::ClientId::DEFAULT,
-            trace: None,
-            way: Default::default(),
-        },
-    });
+    h.post_as(1, crate::clients::ClientId::DEFAULT, v, task_call(1, None));
     let created = h.take_other();
     let Some(Output::Exchange(_, ExchangeOut::Reply { json, .. })) =
         created.iter().find(|o| matches!(o, Output::Exchange(..)))
@@ -337,30 +328,22 @@ fn a_waiting_tasks_result_whose_client_leaves_frees_its_slot() {
         .unwrap()
         .to_owned();
     for x in 2..18 {
-        h.feed(Input::Exchange {
-            id: ExchangeId(x),
-            asked: Asked::Rpc {
-                message: tasks(x, "tasks/result", &id),
-                version: v,
-                client: crate::clients::ClientId::DEFAULT,
-                trace: None,
-                way: Default::default(),
-            },
-        });
+        h.post_as(
+            x,
+            crate::clients::ClientId::DEFAULT,
+            v,
+            tasks(x, "tasks/result", &id),
+        );
         h.feed(Input::ExchangeClosed(ExchangeId(x)));
     }
     let _ = h.take_other();
     // Sixteen clients came and went; a seventeenth may still wait.
-    h.feed(Input::Exchange {
-        id: ExchangeId(40),
-        asked: Asked::Rpc {
-            message: tasks(40, "tasks/result", &id),
-            version: v,
-            client: crate::clients::ClientId::DEFAULT,
-            trace: None,
-            way: Default::default(),
-        },
-    });
+    h.post_as(
+        40,
+        crate::clients::ClientId::DEFAULT,
+        v,
+        tasks(40, "tasks/result", &id),
+    );
     let out = h.take_other();
     assert!(
         !out.iter()
@@ -445,16 +428,12 @@ mod background {
         let mut h = Harness::new(config(1));
         h.init("2025-11-25");
         if http {
-            h.feed(crate::Input::Exchange {
-                id: crate::io::ExchangeId(5),
-                asked: crate::Asked::Rpc {
-                    message: task_call(1, Some(60_000)),
-                    version: Some(crate::mcp::ProtocolVersion::V2025_11_25),
-                    client: crate::clients::ClientId::DEFAULT,
-                    trace: None,
-                    way: Default::default(),
-                },
-            });
+            h.post_as(
+                5,
+                crate::clients::ClientId::DEFAULT,
+                Some(crate::mcp::ProtocolVersion::V2025_11_25),
+                task_call(1, Some(60_000)),
+            );
         } else {
             h.send(task_call(1, Some(60_000)));
         }
