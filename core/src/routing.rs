@@ -7,7 +7,7 @@ use crate::calls::{Planned, Requester};
 use crate::clients::ClientId;
 use crate::io::ExchangeId;
 use crate::jsonrpc::{Reply, RequestId, RpcError};
-use crate::ledger::{Arrival, CallOf, Transport};
+use crate::ledger::{Arrival, CallOf, Reservation, Transport};
 use crate::mcp::{Method, ProgressToken, ProtocolVersion};
 use crate::tasks::BackgroundRef;
 use crate::tools::Tool;
@@ -115,7 +115,7 @@ impl Ticket {
     /// The call the ledger counts for this request, with what only the call knows. Only
     /// a `tools/call` naming a tool of ours becomes a call (any other is answered at
     /// once), so `tool` is always there.
-    pub(crate) fn call_of(&self, task: bool, reserved_at: Option<u64>, arrival: Arrival) -> CallOf {
+    pub(crate) fn call_of(&self, task: bool, reservation: Reservation, arrival: Arrival) -> CallOf {
         CallOf {
             tool: self.tool.unwrap_or(Tool::Answer),
             version: self.shape(),
@@ -123,7 +123,7 @@ impl Ticket {
             client: self.client,
             task,
             trace: self.trace,
-            reserved_at,
+            reservation,
             arrival,
         }
     }
@@ -170,8 +170,8 @@ pub(crate) struct Call {
     pub ticket: Ticket,
     /// The task the call works for: its outcome goes to the store, not to the ticket.
     pub task: Option<String>,
-    /// When the shared store counted the call, Unix seconds.
-    pub reserved_at: Option<u64>,
+    /// Its held estimate, and whether the shared store counted it.
+    pub reservation: Reservation,
     /// The application, address and credential it came with.
     pub arrival: Arrival,
 }
@@ -180,7 +180,7 @@ impl Call {
     /// The call as the ledger names it.
     pub(crate) fn call_of(&self) -> CallOf {
         let arrival = self.arrival.clone();
-        (self.ticket).call_of(self.task.is_some(), self.reserved_at, arrival)
+        (self.ticket).call_of(self.task.is_some(), self.reservation, arrival)
     }
 }
 
@@ -239,8 +239,8 @@ pub(crate) struct TaskStart {
     pub plan: Planned,
     pub progress: Option<ProgressToken>,
     pub today: String,
-    /// When the shared store counted the call, Unix seconds.
-    pub reserved_at: Option<u64>,
+    /// Its held estimate, and whether the shared store counted it.
+    pub reservation: Reservation,
     /// The application, address and credential it came with.
     pub arrival: Arrival,
 }

@@ -4,10 +4,13 @@
 //! and reads the answers ([`StoreReply`]); a runtime performs the operations against Redis
 //! or Valkey and reports how each went. Nothing here does IO.
 //!
-//! Keys are `orm:c:<client>:<minute>` (calls admitted in a UTC minute) and
-//! `orm:s:<client>:<day>` (estimated spend in picodollars in a UTC day), with `*` as the
-//! client for the whole service (a client's name never holds `*`). Each expires one window
-//! after its own, so an instance that crashes mid-call leaks a count for a minute at most.
+//! Keys are `orm:c:<client>:<minute>` (calls admitted in a UTC minute),
+//! `orm:s:<client>:<day>` (estimated spend in picodollars in a UTC day) and
+//! `orm:r:<client>:<day>` (the estimates held by the day's calls still in flight, on every
+//! instance), with `*` as the client for the whole service (a client's name never holds
+//! `*`). Each expires one window after its own, so an instance that crashes mid-call
+//! leaks a count for a minute at most, and its calls' held estimates for the rest of
+//! their day.
 //! A background run's end is claimed once at `orm:b:<response id>`, and its hold (its
 //! estimate, added to the days at its start) kept at `orm:h:<response id>` until then.
 
@@ -27,16 +30,30 @@ pub use operation::{StoreId, StoreOp, StoreReply, StoreTag};
 
 use crate::clients::{Exceeded, Limit, LimitKind, Scope, DAY, MINUTE};
 use crate::money::Picodollars;
-use keys::{calls_key, spend_key, SERVICE};
+use keys::{calls_key, held_key, spend_key, SERVICE};
 
-/// The script of [`StoreOp::Reserve`]: commands both Redis 7 and Valkey have.
+/// The script of [`StoreOp::Reserve`]: commands both Redis 7 and Valkey have. A calls
+/// limit refuses once the minute's count reaches it; a spend limit once the day's spend
+/// plus what the calls in flight hold reaches it (answering the spend and the held
+/// apart). Admitted, the call is counted and its estimate (`ARGV[6]`) held, atomically,
+/// so that a burst across every instance sees each call that went before it.
 pub const RESERVE_SCRIPT: &str = r"
-for i = 1, 4 do
+for i = 1, 2 do
   local limit = tonumber(ARGV[i])
   if limit >= 0 then
     local used = tonumber(redis.call('GET', KEYS[i]) or '0')
     if used >= limit then
-      return {i, used}
+      return {i, used, 0}
+    end
+  end
+end
+for i = 3, 4 do
+  local limit = tonumber(ARGV[i])
+  if limit >= 0 then
+    local spent = tonumber(redis.call('GET', KEYS[i]) or '0')
+    local held = tonumber(redis.call('GET', KEYS[i + 2]) or '0')
+    if spent + held >= limit then
+      return {i, spent, held}
     end
   end
 end
@@ -44,7 +61,28 @@ for i = 1, 2 do
   redis.call('INCR', KEYS[i])
   redis.call('EXPIRE', KEYS[i], ARGV[5])
 end
-return {0, 0}
+local estimate = tonumber(ARGV[6])
+if estimate > 0 then
+  for i = 5, 6 do
+    redis.call('INCRBY', KEYS[i], estimate)
+    redis.call('EXPIRE', KEYS[i], ARGV[7])
+  end
+end
+return {0, 0, 0}
+";
+
+/// The script of [`StoreOp::Unhold`]: lets go of a call's held estimate, never below zero
+/// (a day that expired meanwhile stays gone, and is not made again without its expiry).
+pub const UNHOLD_SCRIPT: &str = r"
+for i = 1, 2 do
+  local held = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if held > 0 then
+    local left = held - tonumber(ARGV[1])
+    if left < 0 then left = 0 end
+    redis.call('SET', KEYS[i], left, 'KEEPTTL')
+  end
+end
+return 0
 ";
 
 fn limit_arg<T: Into<u64>>(limit: Option<T>) -> i64 {
@@ -52,8 +90,13 @@ fn limit_arg<T: Into<u64>>(limit: Option<T>) -> i64 {
 }
 
 /// The reserve of a call of `client` at `now` (Unix seconds) under its own limit and the
-/// service's.
-pub fn reserve(client: &str, (own, service): (Limit, Limit), now: u64) -> StoreOp {
+/// service's, holding its `estimate` while it runs.
+pub fn reserve(
+    client: &str,
+    (own, service): (Limit, Limit),
+    now: u64,
+    estimate: Picodollars,
+) -> StoreOp {
     let spend = |l: Limit| l.spend_per_day.map(|p| p.0);
     StoreOp::Reserve {
         keys: [
@@ -61,6 +104,8 @@ pub fn reserve(client: &str, (own, service): (Limit, Limit), now: u64) -> StoreO
             calls_key(SERVICE, now),
             spend_key(client, now),
             spend_key(SERVICE, now),
+            held_key(client, now),
+            held_key(SERVICE, now),
         ],
         args: [
             limit_arg(own.calls_per_minute),
@@ -68,25 +113,29 @@ pub fn reserve(client: &str, (own, service): (Limit, Limit), now: u64) -> StoreO
             limit_arg(spend(own)),
             limit_arg(spend(service)),
             i64::try_from(2 * MINUTE).unwrap_or(i64::MAX),
+            i64::try_from(estimate.0).unwrap_or(i64::MAX),
+            i64::try_from(2 * DAY).unwrap_or(i64::MAX),
         ],
     }
 }
 
-/// What a reserve's answer means, for a call under `limits` at `now`: `Ok` reserved,
+/// What a reserve's answer (`reached`, and the value of its key; for a spend limit, the
+/// spend and the held apart) means, for a call under `limits` at `now`: `Ok` reserved,
 /// `Err` the limit reached. An answer that names no limit it was asked for is read as
 /// reserved only when it says so (`0`); anything else is the store's error.
 pub fn reserved(
-    reached: i64,
-    value: i64,
+    (reached, value, held): (i64, i64, i64),
     (own, service): (Limit, Limit),
     now: u64,
 ) -> Result<Result<(), Exceeded>, StoreError> {
     let value = u64::try_from(value).unwrap_or(0);
+    let held = u64::try_from(held).unwrap_or(0);
     let calls = |limit: Limit| limit.calls_per_minute.map(LimitKind::CallsPerMinute);
     let spend = |limit: Limit| {
         limit.spend_per_day.map(|max| LimitKind::SpendPerDay {
             limit: max,
             spent: Picodollars(value),
+            held: Picodollars(held),
         })
     };
     let (scope, kind) = match reached {
@@ -100,6 +149,15 @@ pub fn reserved(
     match kind {
         Some(kind) => Ok(Err(Exceeded::at(scope, kind, now))),
         None => Err(StoreError::UnaskedLimit(reached)),
+    }
+}
+
+/// Letting go of `estimate`, held since `admitted` (Unix seconds) by a call of `client`
+/// that ended or never started.
+pub fn unhold(client: &str, estimate: Picodollars, admitted: u64) -> StoreOp {
+    StoreOp::Unhold {
+        keys: [held_key(client, admitted), held_key(SERVICE, admitted)],
+        amount: i64::try_from(estimate.0).unwrap_or(i64::MAX),
     }
 }
 

@@ -3,8 +3,11 @@
 //! Windows are the clock's: a minute is a UTC minute, a day a UTC day, so a refusal can
 //! say exactly when its limit resets, and every instance agrees on the boundaries. A call
 //! counts when it is admitted; its spend counts when it ends, at what it was estimated
-//! to cost (a model without a price counts nothing). A call is admitted while the day's
-//! spend is below the limit, so the calls in flight when it is crossed may take it over.
+//! to cost (a model without a price counts nothing). Between the two its estimate is
+//! *held*: a call is admitted only while the day's spend plus what the calls still in
+//! flight are estimated to cost stays below the limit, so however many calls arrive at
+//! once, a cap is overrun by at most the one call that crossed it (and what estimates
+//! missed).
 
 use super::id::ClientId;
 use crate::money::Picodollars;
@@ -32,12 +35,15 @@ pub enum Scope {
 pub enum LimitKind {
     /// The minute's calls.
     CallsPerMinute(u32),
-    /// The day's estimated spend: the limit, and what was spent.
+    /// The day's estimated spend: the limit, what was spent, and what the calls still
+    /// in flight hold.
     SpendPerDay {
         /// The limit.
         limit: Picodollars,
         /// Spent today so far.
         spent: Picodollars,
+        /// The estimates of calls admitted today that have not ended yet.
+        held: Picodollars,
     },
 }
 
@@ -92,9 +98,11 @@ struct Used {
     /// The minute (Unix seconds / 60) `calls` belong to.
     minute: u64,
     calls: u32,
-    /// The day (Unix seconds / 86,400) `spent` belongs to.
+    /// The day (Unix seconds / 86,400) `spent` and `held` belong to.
     day: u64,
     spent: Picodollars,
+    /// The estimates of the day's calls still in flight.
+    held: Picodollars,
 }
 
 impl Used {
@@ -107,6 +115,7 @@ impl Used {
         if self.day != now / DAY {
             self.day = now / DAY;
             self.spent = Picodollars(0);
+            self.held = Picodollars(0);
         }
     }
 
@@ -118,10 +127,11 @@ impl Used {
             }
         }
         if let Some(max) = limit.spend_per_day {
-            if self.spent.0 >= max.0 {
+            if self.spent.plus(self.held).0 >= max.0 {
                 let kind = LimitKind::SpendPerDay {
                     limit: max,
                     spent: self.spent,
+                    held: self.held,
                 };
                 return Err(Exceeded::at(scope, kind, now));
             }
@@ -159,10 +169,16 @@ impl Limits {
         &mut self.used[i]
     }
 
-    /// Admits a call of `client` (whose own limits are `limit`) at `now` (Unix seconds)
-    /// and counts it, or says which limit refuses it (the client's own first); a refused
-    /// call counts nothing.
-    pub fn admit(&mut self, client: ClientId, limit: Limit, now: u64) -> Result<(), Exceeded> {
+    /// Admits a call of `client` (whose own limits are `limit`) at `now` (Unix seconds),
+    /// counts it and holds its `estimate` until [`Limits::unhold`], or says which limit
+    /// refuses it (the client's own first); a refused call counts and holds nothing.
+    pub fn admit(
+        &mut self,
+        client: ClientId,
+        limit: Limit,
+        now: u64,
+        estimate: Picodollars,
+    ) -> Result<(), Exceeded> {
         self.instance_used.roll(now);
         let instance = self.instance;
         let used = self.used(client);
@@ -171,8 +187,23 @@ impl Limits {
         self.instance_used.check(instance, Scope::Instance, now)?;
         let used = self.used(client);
         used.calls = used.calls.saturating_add(1);
+        used.held = used.held.plus(estimate);
         self.instance_used.calls = self.instance_used.calls.saturating_add(1);
+        self.instance_used.held = self.instance_used.held.plus(estimate);
         Ok(())
+    }
+
+    /// Lets go of `estimate`, held by a call of `client` admitted at `at` that ended (or
+    /// never started); nothing once that UTC day is over, as its holds went with it.
+    pub fn unhold(&mut self, client: ClientId, at: u64, estimate: Picodollars) {
+        let day = at / DAY;
+        let used = self.used(client);
+        if used.day == day {
+            used.held = used.held.minus(estimate);
+        }
+        if self.instance_used.day == day {
+            self.instance_used.held = self.instance_used.held.minus(estimate);
+        }
     }
 
     /// The instance's limits.

@@ -50,9 +50,15 @@ fn calls_per_minute_refuse_until_the_minute_ends() {
     let ci = clients.id(0).unwrap();
     let mut limits = Limits::new(Limit::default());
     assert_eq!(LATE % 60, 30);
-    limits.admit(ci, clients.limit(ci), LATE).unwrap();
-    limits.admit(ci, clients.limit(ci), LATE + 10).unwrap();
-    let refused = limits.admit(ci, clients.limit(ci), LATE + 20).unwrap_err();
+    limits
+        .admit(ci, clients.limit(ci), LATE, Picodollars(0))
+        .unwrap();
+    limits
+        .admit(ci, clients.limit(ci), LATE + 10, Picodollars(0))
+        .unwrap();
+    let refused = limits
+        .admit(ci, clients.limit(ci), LATE + 20, Picodollars(0))
+        .unwrap_err();
     assert_eq!(
         refused,
         Exceeded {
@@ -63,16 +69,21 @@ fn calls_per_minute_refuse_until_the_minute_ends() {
         }
     );
     // A refused call counts nothing, and other clients are not held back.
-    assert!(limits.admit(ci, clients.limit(ci), LATE + 29).is_err());
+    assert!(limits
+        .admit(ci, clients.limit(ci), LATE + 29, Picodollars(0))
+        .is_err());
     limits
         .admit(
             ClientId::DEFAULT,
             clients.limit(ClientId::DEFAULT),
             LATE + 29,
+            Picodollars(0),
         )
         .unwrap();
     // The next minute admits again.
-    limits.admit(ci, clients.limit(ci), LATE + 30).unwrap();
+    limits
+        .admit(ci, clients.limit(ci), LATE + 30, Picodollars(0))
+        .unwrap();
 }
 
 #[test]
@@ -80,13 +91,17 @@ fn spend_per_day_refuses_once_reached_until_the_utc_day_ends() {
     let clients = clients();
     let alice = clients.id(1).unwrap();
     let mut limits = Limits::new(Limit::default());
-    limits.admit(alice, clients.limit(alice), LATE).unwrap();
+    limits
+        .admit(alice, clients.limit(alice), LATE, Picodollars(0))
+        .unwrap();
     limits.spend(alice, LATE, Picodollars(USD / 2));
     // Below the limit: admitted, even though this call may take the day over it.
-    limits.admit(alice, clients.limit(alice), LATE + 1).unwrap();
+    limits
+        .admit(alice, clients.limit(alice), LATE + 1, Picodollars(0))
+        .unwrap();
     limits.spend(alice, LATE + 2, Picodollars(USD / 2 + 1));
     let refused = limits
-        .admit(alice, clients.limit(alice), LATE + 3)
+        .admit(alice, clients.limit(alice), LATE + 3, Picodollars(0))
         .unwrap_err();
     assert_eq!(refused.scope, Scope::Client);
     assert_eq!(
@@ -94,13 +109,14 @@ fn spend_per_day_refuses_once_reached_until_the_utc_day_ends() {
         LimitKind::SpendPerDay {
             limit: Picodollars(USD),
             spent: Picodollars(USD + 1),
+            held: Picodollars(0),
         }
     );
     assert_eq!(refused.resets_at % 86_400, 0);
     assert_eq!(refused.resets_at, LATE + 30);
     assert_eq!(refused.retry_after_secs, 27);
     limits
-        .admit(alice, clients.limit(alice), LATE + 30)
+        .admit(alice, clients.limit(alice), LATE + 30, Picodollars(0))
         .unwrap();
 }
 
@@ -113,29 +129,47 @@ fn the_instance_limits_hold_every_client_together() {
         spend_per_day: Some(Picodollars(2 * USD)),
     };
     let mut limits = Limits::new(instance);
-    limits.admit(ci, clients.limit(ci), LATE).unwrap();
-    limits.admit(alice, clients.limit(alice), LATE).unwrap();
     limits
-        .admit(ClientId::DEFAULT, clients.limit(ClientId::DEFAULT), LATE)
+        .admit(ci, clients.limit(ci), LATE, Picodollars(0))
         .unwrap();
-    let refused = limits.admit(alice, clients.limit(alice), LATE).unwrap_err();
+    limits
+        .admit(alice, clients.limit(alice), LATE, Picodollars(0))
+        .unwrap();
+    limits
+        .admit(
+            ClientId::DEFAULT,
+            clients.limit(ClientId::DEFAULT),
+            LATE,
+            Picodollars(0),
+        )
+        .unwrap();
+    let refused = limits
+        .admit(alice, clients.limit(alice), LATE, Picodollars(0))
+        .unwrap_err();
     assert_eq!(
         (refused.scope, refused.kind),
         (Scope::Instance, LimitKind::CallsPerMinute(3))
     );
     assert_eq!(
-        limits.admit(ci, clients.limit(ci), LATE).unwrap_err().scope,
+        limits
+            .admit(ci, clients.limit(ci), LATE, Picodollars(0))
+            .unwrap_err()
+            .scope,
         Scope::Instance
     );
     // The client's own limit is named first when both refuse.
-    limits.admit(ci, clients.limit(ci), LATE + 30).unwrap();
-    limits.admit(ci, clients.limit(ci), LATE + 31).unwrap();
     limits
-        .admit(alice, clients.limit(alice), LATE + 32)
+        .admit(ci, clients.limit(ci), LATE + 30, Picodollars(0))
+        .unwrap();
+    limits
+        .admit(ci, clients.limit(ci), LATE + 31, Picodollars(0))
+        .unwrap();
+    limits
+        .admit(alice, clients.limit(alice), LATE + 32, Picodollars(0))
         .unwrap();
     assert_eq!(
         limits
-            .admit(ci, clients.limit(ci), LATE + 33)
+            .admit(ci, clients.limit(ci), LATE + 33, Picodollars(0))
             .unwrap_err()
             .scope,
         Scope::Client
@@ -148,6 +182,7 @@ fn the_instance_limits_hold_every_client_together() {
             ClientId::DEFAULT,
             clients.limit(ClientId::DEFAULT),
             LATE + 90,
+            Picodollars(0),
         )
         .unwrap_err();
     assert_eq!(refused.kind.label(), "spend_per_day_usd");
@@ -175,9 +210,15 @@ fn identities_are_clients_of_their_own_or_the_named_client_that_claims_them() {
     assert_eq!(clients.limit(alice).calls_per_minute, None);
     // Each identity counts on its own.
     let mut limits = Limits::new(Limit::default());
-    limits.admit(bob, clients.limit(bob), LATE).unwrap();
-    assert!(limits.admit(bob, clients.limit(bob), LATE + 1).is_err());
-    limits.admit(other, clients.limit(other), LATE + 1).unwrap();
+    limits
+        .admit(bob, clients.limit(bob), LATE, Picodollars(0))
+        .unwrap();
+    assert!(limits
+        .admit(bob, clients.limit(bob), LATE + 1, Picodollars(0))
+        .is_err());
+    limits
+        .admit(other, clients.limit(other), LATE + 1, Picodollars(0))
+        .unwrap();
     // Labels stay few: identities past the first 32 share one.
     for n in 0..40 {
         clients.identify("sub", &format!("user{n}")).unwrap();

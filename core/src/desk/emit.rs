@@ -84,6 +84,9 @@ pub(crate) enum Charge {
     /// A background run (its response id) read as ended at a time: counted once, its
     /// hold given back.
     Settled(Box<(String, CallOf, RunEnd, u64)>),
+    /// A call whose end was counted otherwise: the estimate held since its admission
+    /// is let go.
+    Unhold(Box<CallOf>),
 }
 
 /// A background run's hold ([`crate::ledger::Ledger::background_started`]).

@@ -101,7 +101,7 @@ impl Local {
         let caller = Call {
             ticket: asker.clone(),
             task: Some(task_id.clone()),
-            reserved_at: start.reserved_at,
+            reservation: start.reservation,
             arrival: start.arrival,
         };
         self.starting = Some((task_id.clone(), asker));

@@ -2,7 +2,7 @@
 //! what still runs), and its end, counted once here or, with a store, by the instance
 //! whose claim holds, the hold given back either way.
 
-use super::{holds, shared, CallOf, End, Lane, Ledger, COUNTED_IDS};
+use super::{holds, shared, CallOf, End, Lane, Ledger, Reservation, COUNTED_IDS};
 use crate::calls::Report;
 use crate::clients::Clients;
 use crate::openai::pricing::Estimate;
@@ -29,9 +29,12 @@ impl Ledger {
         sent: Option<&Usage>,
         now: u64,
     ) {
-        let usage = self
-            .recent
-            .estimate(call.tool, sent.unwrap_or(&Usage::default()));
+        // The run's own hold replaces the estimate its call held since admission.
+        self.unhold(call);
+        let bound = super::recent::first_call(None);
+        let name = clients.name(call.client);
+        let known = sent.cloned().unwrap_or_default();
+        let usage = self.recent.estimate(name, call.tool, &known, &bound);
         let Some(amount) = self
             .cost(model, Some(&usage), Lane::Background)
             .total()
@@ -97,7 +100,11 @@ impl Ledger {
             None => {
                 let usage = match &hold {
                     Some(hold) => hold.usage.clone(),
-                    None => self.recent.estimate(call.tool, &Usage::default()),
+                    None => {
+                        let bound = super::recent::first_call(None);
+                        let name = clients.name(call.client);
+                        (self.recent).estimate(name, call.tool, &Usage::default(), &bound)
+                    }
                 };
                 report = Report {
                     usage: Some(usage),
@@ -176,7 +183,7 @@ impl Ledger {
                 client,
                 task: true,
                 trace: None,
-                reserved_at: None,
+                reservation: Reservation::default(),
                 // Swept: how the run's call came in is not kept in the store.
                 arrival: Default::default(),
             };

@@ -22,11 +22,21 @@ pub(crate) struct CallOf {
     pub task: bool,
     /// The client's trace, which the record continues.
     pub trace: Option<TraceParent>,
-    /// When the shared store counted the call (Unix seconds): a call that fails before
-    /// it spends anything is given back.
-    pub reserved_at: Option<u64>,
+    /// What its admission left with it: its held estimate, and whether the shared store
+    /// counted it.
+    pub reservation: Reservation,
     /// The application, address and credential it came with, for its record.
     pub arrival: Arrival,
+}
+
+/// What a call's admission left with it, carried with the call until its end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reservation {
+    /// When the shared store counted the call (Unix seconds): a call that fails before
+    /// it spends anything is given back.
+    pub counted_at: Option<u64>,
+    /// Its estimate, held from admission until its end replaces it.
+    pub hold: Option<super::HoldId>,
 }
 
 /// How a call that reached the engine ended.

@@ -22,19 +22,23 @@
 
 mod background;
 mod call;
+mod flights;
 mod holds;
 mod recent;
 mod record;
 mod shared;
 
-pub(crate) use call::{CallOf, End, Lane};
+pub(crate) use call::{CallOf, End, Lane, Reservation};
+pub use flights::HoldId;
 pub(crate) use holds::MAX_HELD;
+pub use recent::{FIRST_CALL_INPUT_TOKENS, FIRST_CALL_OUTPUT_TOKENS};
 pub use record::{Arrival, CallRecord, Transport, CALL_LOG_TARGET};
 pub(crate) use shared::{CallAdmission, Reserved};
 
 use crate::calls::Report;
 use crate::clients::{ClientId, Clients, Limits};
 use crate::metrics::{Gauges, Metrics, Operation};
+use crate::money::Picodollars;
 use crate::openai::pricing::{Estimate, Prices};
 use crate::openai::{Answer, UpstreamFailure, Usage};
 use crate::outcome::{Outcome, Refusal};
@@ -44,6 +48,14 @@ use std::time::Duration;
 
 /// Background responses whose end this instance remembers having counted.
 const COUNTED_IDS: usize = 4096;
+
+/// The longest a call admitted under `config` can run, its queue and retries included
+/// (seconds): how long its held estimate lives at most.
+fn hold_life(config: &ServerConfig) -> u64 {
+    let attempts = u64::from(config.max_retries) + 2;
+    let attempt = config.timeout.as_secs().saturating_add(60);
+    attempts.saturating_mul(attempt).max(600)
+}
 
 /// What `usage` on `model` costs in `lane`, at `prices` with background tokens at
 /// `percent` of the list price (pure: the desk prices a background end with it too).
@@ -81,8 +93,10 @@ pub(crate) struct Ledger {
     counted_set: BTreeSet<String>,
     /// The background runs this instance started and charged a hold for.
     holds: holds::Holds,
-    /// What each profile's calls cost lately, for the estimates.
+    /// What each client's calls of each profile cost lately, for the estimates.
     recent: recent::Recent,
+    /// The estimates held for calls in flight.
+    flights: flights::Flights,
     /// Tasks are OpenAI background runs (`tasks.openai_background`): a store is swept.
     background: bool,
     /// The limits' counts shared through a store, when there is one.
@@ -105,6 +119,7 @@ impl Ledger {
             counted_set: BTreeSet::new(),
             holds: holds::Holds::default(),
             recent: recent::Recent::default(),
+            flights: flights::Flights::new(hold_life(config)),
             background: config.tasks.background,
             shared: config.store.map(|s| shared::Shared::new(s.on_unavailable)),
         }
@@ -115,19 +130,35 @@ impl Ledger {
         self.metrics.operation(op, took);
     }
 
-    /// Admits a call of `client` at `now` (Unix seconds) against the limits and counts
-    /// it, or says which limit refuses it; with a shared store, asks it.
-    pub fn admit(&mut self, clients: &Clients, client: ClientId, now: u64) -> CallAdmission {
+    /// Admits `call` at `now` (Unix seconds) against the limits, holding its estimate
+    /// (`profile`: what it will run with) until it ends, or says which limit refuses it;
+    /// with a shared store, asks it.
+    pub fn admit(
+        &mut self,
+        clients: &Clients,
+        call: &CallOf,
+        profile: Option<&crate::settings::Profile>,
+        now: u64,
+    ) -> CallAdmission {
         self.sweep(now);
+        self.lapse(now);
+        let client = call.client;
+        let estimate = self.estimate(clients, call, profile);
         let Some(shared) = &mut self.shared else {
             let limit = clients.limit(client);
-            return match self.limits.admit(client, limit, now) {
-                Ok(()) => CallAdmission::Admitted,
+            return match self.limits.admit(client, limit, now, estimate) {
+                Ok(()) => {
+                    let hold = self.hold(client, None, estimate, now);
+                    CallAdmission::Admitted(Reservation {
+                        counted_at: None,
+                        hold,
+                    })
+                }
                 Err(exceeded) => CallAdmission::Refused(exceeded),
             };
         };
         let limits = (clients.limit(client), self.limits.instance());
-        let op = crate::store::reserve(clients.name(client), limits, now);
+        let op = crate::store::reserve(clients.name(client), limits, now, estimate);
         let id = shared.send(op);
         shared.asked.insert(
             id,
@@ -135,9 +166,81 @@ impl Ledger {
                 client,
                 limits,
                 now,
+                estimate,
             },
         );
         CallAdmission::Asked(id)
+    }
+
+    /// What `call` is estimated to cost before it runs: its client's recent calls of
+    /// the profile, else the first-call bound, at `profile`'s model's list price
+    /// (nothing for a model without a price).
+    fn estimate(
+        &mut self,
+        clients: &Clients,
+        call: &CallOf,
+        profile: Option<&crate::settings::Profile>,
+    ) -> Picodollars {
+        let Some(profile) = profile else {
+            return Picodollars(0);
+        };
+        let bound = recent::first_call(profile.max_output_tokens);
+        let name = clients.name(call.client);
+        let usage = (self.recent).estimate(name, call.tool, &Usage::default(), &bound);
+        self.cost(&profile.model, Some(&usage), Lane::Direct)
+            .total()
+            .unwrap_or(Picodollars(0))
+    }
+
+    /// Holds `amount` for a call of `client` admitted at `now` (`store_name`: held in
+    /// the store under that name); none for a call estimated at nothing.
+    fn hold(
+        &mut self,
+        client: ClientId,
+        store_name: Option<String>,
+        amount: Picodollars,
+        now: u64,
+    ) -> Option<HoldId> {
+        if amount.0 == 0 {
+            return None;
+        }
+        let (id, dropped) = self.flights.hold(client, store_name, amount, now);
+        if let Some(flight) = dropped {
+            self.let_go(&flight);
+        }
+        Some(id)
+    }
+
+    /// Lets go of the estimate `call` holds, if it still holds one: its end is counted
+    /// (or nothing will be), so the estimate no longer stands for it.
+    pub fn unhold(&mut self, call: &CallOf) {
+        if let Some(flight) = call.reservation.hold.and_then(|id| self.flights.take(id)) {
+            self.let_go(&flight);
+        }
+    }
+
+    /// Lets go of the holds that outlived the longest a call can run: a path that never
+    /// ended its call holds its client back for that long, not for the day.
+    fn lapse(&mut self, now: u64) {
+        for flight in self.flights.lapsed(now) {
+            self.let_go(&flight);
+        }
+    }
+
+    /// Gives `flight`'s estimate back to its day, here or in the store.
+    fn let_go(&mut self, flight: &flights::Flight) {
+        match (&flight.store_name, &mut self.shared) {
+            (Some(name), Some(shared)) => {
+                shared.send(crate::store::unhold(name, flight.amount, flight.at));
+            }
+            _ => self.limits.unhold(flight.client, flight.at, flight.amount),
+        }
+    }
+
+    /// What calls in flight hold, and how many hold it.
+    #[cfg(test)]
+    pub fn held(&self) -> (Picodollars, usize) {
+        (self.flights.total(), self.flights.len())
     }
 
     /// The store answered operation `id` with `reply` after `took`: counted, and for a
@@ -167,23 +270,36 @@ impl Ledger {
             if matches!(reply, StoreReply::Reserve { reached: 0, .. }) {
                 let client = clients.name(asked.client);
                 shared.send(crate::store::release(client, asked.now));
+                shared.send(crate::store::unhold(client, asked.estimate, asked.now));
             }
             return None;
         }
-        Some(match reply {
-            StoreReply::Reserve { reached, value } => {
-                match crate::store::reserved(reached, value, asked.limits, asked.now) {
-                    Ok(Ok(())) => Reserved::Admitted { counted: true },
-                    Ok(Err(exceeded)) => Reserved::Refused(exceeded),
-                    Err(why) => shared.without_store(asked.limits, why.to_string()),
-                }
-            }
-            StoreReply::Unavailable(why) => shared.without_store(asked.limits, why),
+        let decided = match reply {
+            StoreReply::Reserve {
+                reached,
+                value,
+                held,
+            } => match crate::store::reserved((reached, value, held), asked.limits, asked.now) {
+                Ok(Ok(())) => None,
+                Ok(Err(exceeded)) => Some(Reserved::Refused(exceeded)),
+                Err(why) => Some(shared.without_store(asked.limits, why.to_string())),
+            },
+            StoreReply::Unavailable(why) => Some(shared.without_store(asked.limits, why)),
             StoreReply::Done | StoreReply::Rows(_) => {
                 let why = "the store answered a reserve as if it were another operation".to_owned();
-                shared.without_store(asked.limits, why)
+                Some(shared.without_store(asked.limits, why))
             }
-        })
+        };
+        if let Some(decided) = decided {
+            return Some(decided);
+        }
+        // The store counted the call and holds its estimate: this instance lets it go.
+        let name = clients.name(asked.client).to_owned();
+        let hold = self.hold(asked.client, Some(name), asked.estimate, asked.now);
+        Some(Reserved::Admitted(Reservation {
+            counted_at: Some(asked.now),
+            hold,
+        }))
     }
 
     /// The store answered an operation after `took`, or `failed`: counted, and the
@@ -231,6 +347,7 @@ impl Ledger {
         model: Option<&str>,
         now: u64,
     ) {
+        self.unhold(call);
         self.metrics.refusal(why);
         let model = model.filter(|m| !m.is_empty()).map(str::to_owned);
         self.record(clients, call, Outcome::Refused(why), now, |record| {
@@ -259,6 +376,7 @@ impl Ledger {
         now: u64,
         charge: bool,
     ) -> Estimate {
+        self.unhold(call);
         let usage = end.report.usage.as_ref();
         let estimated = end.report.estimated;
         let cost = self.cost(end.model, usage, end.lane);
@@ -268,14 +386,14 @@ impl Ledger {
                 let label = clients.label(call.client);
                 self.metrics.usage(end.model, label, usage, &cost);
                 if let Some(total) = cost.total() {
-                    self.recent.observe(call.tool, total, usage);
+                    self.recent.observe(client, call.tool, total, usage);
                 }
             }
             if let Some(spent) = cost.total().filter(|_| charge) {
                 self.spend(clients, call.client, spent, now);
             }
         } else if let (Some(shared), Some(at), Some(_)) =
-            (&mut self.shared, call.reserved_at, end.failure)
+            (&mut self.shared, call.reservation.counted_at, end.failure)
         {
             // Failed before OpenAI reported any use: the call is given back.
             shared.send(crate::store::release(client, at));
@@ -300,16 +418,20 @@ impl Ledger {
 
     /// A call stopped before its answer (cancelled, or its client left) after its request
     /// reached OpenAI: charged what `spent` says it used (OpenAI's report or, when OpenAI
-    /// had not said, the estimate [`recent`] makes: the profile's median recent call,
-    /// never below the input sent and the searches begun) against its client's spend, as
-    /// any call is, so that a spend cap cannot be bypassed by cancelling just before each
-    /// answer; counted and recorded as `cancelled`. Never given back.
+    /// had not said, the estimate [`recent`] makes from its own client's recent calls of
+    /// the profile, else the first-call bound, never below the input sent and the
+    /// searches begun) against its client's spend, as any call is, so that a spend cap
+    /// cannot be bypassed by cancelling just before each answer; counted and recorded as
+    /// `cancelled`. Never given back.
     pub fn cancelled(&mut self, clients: &Clients, call: &CallOf, spent: &Report, now: u64) {
+        self.unhold(call);
+        let name = clients.name(call.client);
+        let bound = recent::first_call(None);
         let estimate = spent
             .usage
             .as_ref()
             .filter(|_| spent.estimated)
-            .map(|known| self.recent.estimate(call.tool, known));
+            .map(|known| self.recent.estimate(name, call.tool, known, &bound));
         let usage = estimate.as_ref().or(spent.usage.as_ref());
         let model = spent.model.model.as_str();
         let cost = self.cost(model, usage, Lane::Direct);

@@ -1,7 +1,7 @@
 //! Limits shared through a store (`server.store.url`): the operations waiting to be sent,
 //! the reserves waiting for their answer, and whether the store answers.
 
-use super::call::{CallOf, End, Lane};
+use super::call::{CallOf, End, Lane, Reservation};
 use crate::clients::{ClientId, Exceeded, Limit};
 use crate::settings::OnUnavailable;
 use crate::store::{StoreId, StoreOp};
@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, VecDeque};
 /// Whether a call may go on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum CallAdmission {
-    /// Yes (counted).
-    Admitted,
+    /// Yes: counted, its estimate held.
+    Admitted(Reservation),
     /// No: this limit is reached.
     Refused(Exceeded),
     /// The store was asked; [`super::Ledger::store_answered`] says when it answers.
@@ -21,11 +21,9 @@ pub(crate) enum CallAdmission {
 /// What a reserve's answer decided.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Reserved {
-    /// The call may go on.
-    Admitted {
-        /// Whether the store counted it (a call admitted while it was unreachable is not).
-        counted: bool,
-    },
+    /// The call may go on, with what the store counted and holds for it (nothing for a
+    /// call admitted while it was unreachable).
+    Admitted(Reservation),
     /// A limit is reached.
     Refused(Exceeded),
     /// The store did not answer, and the call may not go on without it: why.
@@ -37,6 +35,8 @@ pub(super) struct Asked {
     pub client: ClientId,
     pub limits: (Limit, Limit),
     pub now: u64,
+    /// What the reserve asked the store to hold.
+    pub estimate: crate::money::Picodollars,
 }
 
 /// A background task's end waiting for its claim: counted when this instance has it.
@@ -126,7 +126,7 @@ impl Shared {
     pub fn without_store(&self, (own, service): (Limit, Limit), cause: String) -> Reserved {
         let money = own.spend_per_day.is_some() || service.spend_per_day.is_some();
         match self.on_unavailable {
-            OnUnavailable::Allow if !money => Reserved::Admitted { counted: false },
+            OnUnavailable::Allow if !money => Reserved::Admitted(Reservation::default()),
             _ => Reserved::Unavailable(cause),
         }
     }

@@ -28,7 +28,7 @@ fn call() -> CallOf {
         client: ClientId::DEFAULT,
         task: true,
         trace: None,
-        reserved_at: None,
+        reservation: Reservation::default(),
         arrival: Default::default(),
     }
 }
@@ -66,8 +66,8 @@ fn a_background_end_is_counted_once_and_spent_against_the_limits() {
     let (mut ledger, clients) = books(&config());
     let report = report(0);
     assert_eq!(
-        ledger.admit(&clients, ClientId::DEFAULT, 100),
-        CallAdmission::Admitted
+        ledger.admit(&clients, &call(), None, 100),
+        CallAdmission::Admitted(Reservation::default())
     );
     let first = ledger.background_ended(
         &clients,
@@ -93,7 +93,7 @@ fn a_background_end_is_counted_once_and_spent_against_the_limits() {
     );
     assert_eq!(record.cost, first.total());
     // The day's spend is over the limit of one picodollar: the next call is refused.
-    let refused = ledger.admit(&clients, ClientId::DEFAULT, 102);
+    let refused = ledger.admit(&clients, &call(), None, 102);
     assert!(
         matches!(refused, CallAdmission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
@@ -197,7 +197,7 @@ fn without_a_call_log_calls_are_counted_and_no_record_is_built() {
     assert_eq!(calls, 2, "{text}");
     // The spend still counts: the next call is refused by the day's limit.
     assert!(matches!(
-        ledger.admit(&clients, ClientId::DEFAULT, 3),
+        ledger.admit(&clients, &call(), None, 3),
         CallAdmission::Refused(_)
     ));
 }
@@ -286,8 +286,8 @@ fn claim_answer(won: bool, held: Option<[u64; 4]>) -> crate::store::StoreReply {
 fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
     let (mut ledger, clients) = books(&config());
     assert_eq!(
-        ledger.admit(&clients, ClientId::DEFAULT, 100),
-        CallAdmission::Admitted
+        ledger.admit(&clients, &call(), None, 100),
+        CallAdmission::Admitted(Reservation::default())
     );
     let mut spent = report(0);
     spent.estimated = true;
@@ -308,7 +308,7 @@ fn a_cancelled_call_is_charged_its_estimate_and_recorded_as_cancelled() {
     assert!(line.contains(r#""outcome":"cancelled""#), "{line}");
     assert!(line.contains(r#""usage_estimated":true"#), "{line}");
     // Charged like any call: the day's spend is over the limit, the next is refused.
-    let refused = ledger.admit(&clients, ClientId::DEFAULT, 101);
+    let refused = ledger.admit(&clients, &call(), None, 101);
     assert!(
         matches!(refused, CallAdmission::Refused(e) if Refusal::from(e.kind) == Refusal::SpendPerDay),
         "{refused:?}"
@@ -388,7 +388,53 @@ fn a_cancelled_call_is_charged_its_profiles_median_never_below_its_input() {
     ledger.cancelled(&clients, &other, &spent, 100);
     let record = std::iter::from_fn(|| ledger.poll_record()).last();
     let usage = record.and_then(|r| r.usage).unwrap_or_default();
-    assert_eq!((usage.input_tokens, usage.output_tokens), (789, 0));
+    let bound = (FIRST_CALL_INPUT_TOKENS, FIRST_CALL_OUTPUT_TOKENS);
+    assert_eq!((usage.input_tokens, usage.output_tokens), bound);
+}
+
+#[test]
+fn a_cancelled_call_is_never_charged_what_another_clients_calls_cost() {
+    let mut config = capped(1000.0);
+    config.clients = crate::clients::Clients::new(vec![
+        crate::clients::NamedClient {
+            name: "big".into(),
+            limit: Limit::default(),
+            identity: None,
+        },
+        crate::clients::NamedClient {
+            name: "small".into(),
+            limit: Limit::default(),
+            identity: None,
+        },
+    ])
+    .unwrap_or_default();
+    let (mut ledger, clients) = books(&config);
+    let (Some(big), Some(small)) = (clients.id(0), clients.id(1)) else {
+        panic!("two clients");
+    };
+    let of = |client| CallOf { client, ..call() };
+    // Three large calls of one client, one small call of the other.
+    let mut answered = report(200_000);
+    answered.model.model = "gpt-6.1-terra".into();
+    for _ in 0..3 {
+        ledger.ended(&clients, &of(big), &end(&answered, Lane::Direct), 100);
+    }
+    let small_call = report(400);
+    ledger.ended(&clients, &of(small), &end(&small_call, Lane::Direct), 100);
+    let _ = std::iter::from_fn(|| ledger.poll_record()).count();
+    // The small client abandons a call OpenAI had not reported yet.
+    let mut spent = report(0);
+    spent.estimated = true;
+    spent.model.model = "gpt-6.1-terra".into();
+    spent.usage = Some(sent(789));
+    ledger.cancelled(&clients, &of(small), &spent, 101);
+    let record = std::iter::from_fn(|| ledger.poll_record()).last();
+    let usage = record.and_then(|r| r.usage).unwrap_or_default();
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (100_000, 400),
+        "its own median call, not the other client's"
+    );
 }
 
 #[test]
@@ -396,8 +442,8 @@ fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
     // A cap the hold alone reaches: the owner is refused while the run goes on.
     let (mut ledger, clients) = books(&capped(0.00001));
     assert_eq!(
-        ledger.admit(&clients, ClientId::DEFAULT, 100),
-        CallAdmission::Admitted
+        ledger.admit(&clients, &call(), None, 100),
+        CallAdmission::Admitted(Reservation::default())
     );
     let known = sent(1_000);
     ledger.background_started(
@@ -410,7 +456,7 @@ fn a_running_background_task_holds_its_estimate_until_its_end_settles_it() {
     );
     assert!(
         matches!(
-            ledger.admit(&clients, ClientId::DEFAULT, 101),
+            ledger.admit(&clients, &call(), None, 101),
             CallAdmission::Refused(_)
         ),
         "a running task counts against the cap"
@@ -479,7 +525,8 @@ fn a_background_task_cancelled_or_gone_without_a_report_is_charged_its_hold() {
         let [record] = records.as_slice() else {
             panic!("{records:?}");
         };
-        let expected = priced(&ledger, &known, Lane::Background);
+        // No history of its own: the first-call bound, raised to what was sent.
+        let expected = priced(&ledger, &recent::first_call(None), Lane::Background);
         assert!(expected > 0);
         assert_eq!(record.cost, Some(Picodollars(expected)), "{cancelled}");
         assert!(record.usage_estimated);
@@ -544,7 +591,7 @@ fn a_run_nobody_claimed_is_swept_once_a_minute_and_charged_its_hold() {
     };
     config.tasks.background = true;
     let (mut ledger, mut clients) = books(&config);
-    let _ = ledger.admit(&clients, ClientId::DEFAULT, 1_000);
+    let _ = ledger.admit(&clients, &call(), None, 1_000);
     let ops: Vec<_> = std::iter::from_fn(|| ledger.poll_store_op()).collect();
     let sweep = ops
         .iter()
@@ -553,7 +600,7 @@ fn a_run_nobody_claimed_is_swept_once_a_minute_and_charged_its_hold() {
         panic!("the first admission sweeps: {ops:?}");
     };
     // Not again within the minute.
-    let _ = ledger.admit(&clients, ClientId::DEFAULT, 1_030);
+    let _ = ledger.admit(&clients, &call(), None, 1_030);
     let again = std::iter::from_fn(|| ledger.poll_store_op())
         .filter(|(_, op)| matches!(op, StoreOp::Script { script, .. } if *script == SWEEP_SCRIPT))
         .count();

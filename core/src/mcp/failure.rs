@@ -219,10 +219,10 @@ impl ToolFailure<'_> {
             ToolFailure::Limited {
                 exceeded, client, ..
             } => {
-                let (value, spent) = match exceeded.kind {
-                    LimitKind::CallsPerMinute(max) => (json!(max), Value::Null),
-                    LimitKind::SpendPerDay { limit, spent } => {
-                        (json!(limit.usd()), json!(spent.usd()))
+                let (value, spent, held) = match exceeded.kind {
+                    LimitKind::CallsPerMinute(max) => (json!(max), Value::Null, Value::Null),
+                    LimitKind::SpendPerDay { limit, spent, held } => {
+                        (json!(limit.usd()), json!(spent.usd()), json!(held.usd()))
                     }
                 };
                 json!({
@@ -235,6 +235,7 @@ impl ToolFailure<'_> {
                     "client": client,
                     "value": value,
                     "spent_usd": spent,
+                    "held_usd": held,
                     "resets_at": crate::date::iso_utc(exceeded.resets_at),
                     "retry_after_secs": exceeded.retry_after_secs,
                     // The same, in the spelling MCP's own `_meta` keys use.
@@ -265,11 +266,24 @@ fn limited(exceeded: Exceeded, client: &str, now: u64) -> String {
     };
     let what = match exceeded.kind {
         LimitKind::CallsPerMinute(max) => format!("{max} calls per minute"),
-        LimitKind::SpendPerDay { limit, spent } => format!(
-            "${:.2} of estimated OpenAI spend per day (UTC; ${:.2} spent today)",
-            limit.usd(),
-            spent.usd()
+        LimitKind::SpendPerDay { limit, spent, held } if held.0 > 0 => format!(
+            "{} of estimated OpenAI spend per day (UTC; {} spent today, and {} held by its calls still running, estimated from its recent calls)",
+            usd(limit),
+            usd(spent),
+            usd(held)
         ),
+        LimitKind::SpendPerDay { limit, spent, .. } => format!(
+            "{} of estimated OpenAI spend per day (UTC; {} spent today)",
+            usd(limit),
+            usd(spent)
+        ),
+    };
+    // A hold is let go when its call ends, which may leave room before the day does.
+    let sooner = match exceeded.kind {
+        LimitKind::SpendPerDay { limit, spent, held } if held.0 > 0 && spent.0 < limit.0 => {
+            " Room may open sooner, when the calls still running end and their real cost replaces what they hold."
+        }
+        _ => "",
     };
     let raise = match exceeded.scope {
         Scope::Client => format!(
@@ -282,10 +296,21 @@ fn limited(exceeded: Exceeded, client: &str, now: u64) -> String {
         ),
     };
     format!(
-        "{whose} {what}, so the server did not call OpenAI. The limit resets at {} (in {}): call the tool again then, or {raise}.",
+        "{whose} {what}, so the server did not call OpenAI. The limit resets at {} (in {}): call the tool again then, or {raise}.{sooner}",
         crate::date::iso_utc(exceeded.resets_at),
         wait(exceeded.resets_at.saturating_sub(now))
     )
+}
+
+/// An amount in dollars as people read it: cents from a dollar up, else enough digits to
+/// tell a small cap or call from nothing.
+fn usd(amount: crate::money::Picodollars) -> String {
+    let dollars = amount.usd();
+    if dollars >= 1.0 || dollars == 0.0 {
+        format!("${dollars:.2}")
+    } else {
+        format!("${dollars:.6}")
+    }
 }
 
 /// A wait as people say it: seconds, minutes, or hours and minutes.

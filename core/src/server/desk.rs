@@ -84,6 +84,7 @@ fn charge_ledger(ledger: &mut Ledger, clients: &Clients, charge: Charge) {
             let (call, end, at) = *ended;
             ledger.ended(clients, &call, &end.as_end(), at);
         }
+        Charge::Unhold(call) => ledger.unhold(&call),
         Charge::Settled(settled) => {
             let (response_id, call, end, at) = *settled;
             ledger.background_ended(clients, &response_id, &call, &end.as_end(), at);

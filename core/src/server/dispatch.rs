@@ -10,7 +10,7 @@ use crate::clients::ClientId;
 use crate::clients::Clients;
 use crate::date::Date;
 use crate::jsonrpc::{classify, Incoming, Notification, Reply, Request, RequestId, RpcError};
-use crate::ledger::{CallAdmission, CallOf, Ledger};
+use crate::ledger::{CallAdmission, CallOf, Ledger, Reservation};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::{era_of, shape, CallParams, CallParamsError, Era, NotificationMethod};
@@ -106,7 +106,6 @@ impl Server {
             ticket: ticket.clone(),
             call,
             model_setting,
-            asked_at: now.unix_secs,
             arrival,
         };
         let checked = request.call_of();
@@ -120,11 +119,9 @@ impl Server {
         if let Some(answer) = refused_now(of, closing, now, (&checked, request.model_setting)) {
             return Dispatched::answer(id, answer);
         }
-        match self
-            .ledger
-            .admit(&self.clients, ticket.client, now.unix_secs)
-        {
-            CallAdmission::Admitted => self.admitted(now, request, None),
+        let profile = self.config.profiles.for_tool(request.call.tool);
+        match (self.ledger).admit(&self.clients, &checked, profile, now.unix_secs) {
+            CallAdmission::Admitted(reservation) => self.admitted(now, request, reservation),
             CallAdmission::Refused(exceeded) => refused_by_limit(
                 (&mut self.ledger, &self.clients),
                 &self.config,
@@ -140,13 +137,13 @@ impl Server {
     }
 
     /// Starts a call that passed every check: as a task (local or background) when it
-    /// asks for one, else as a plain call. `reserved_at`: when the shared store counted
-    /// it.
+    /// asks for one, else as a plain call. `reservation`: what its admission held and
+    /// counted.
     pub(super) fn admitted(
         &mut self,
         now: Now,
         request: CallRequest,
-        reserved_at: Option<u64>,
+        reservation: Reservation,
     ) -> Dispatched {
         let CallRequest {
             ticket,
@@ -158,6 +155,8 @@ impl Server {
         let (version, client) = (ticket.shape(), ticket.client);
         let today = Date::tokyo(now.unix_secs).to_string();
         let Some(profile) = self.config.profiles.for_tool(call.tool) else {
+            let call_of = ticket.call_of(false, reservation, arrival);
+            self.ledger.unhold(&call_of);
             return Dispatched::answer(ticket.id, ToolFailure::MissingProfile.reply(version));
         };
         let task = task_wanted(&call, version);
@@ -183,7 +182,7 @@ impl Server {
                 plan,
                 progress: call.progress_token,
                 today,
-                reserved_at,
+                reservation,
                 arrival,
             };
             let name = self.clients.name(ticket.client);
@@ -193,7 +192,7 @@ impl Server {
         let call_of = Call {
             ticket,
             task: None,
-            reserved_at,
+            reservation,
             arrival,
         };
         self.start_call(now, call_of, plan, call.progress_token, today)
@@ -217,7 +216,10 @@ impl Server {
         self.drain_calls();
         match started {
             Ok(()) => Dispatched::Later,
-            Err(Refused::DuplicateId) => fail(id.clone(), shape::duplicate_id(&id)),
+            Err(Refused::DuplicateId) => {
+                self.ledger.unhold(&call_of);
+                fail(id.clone(), shape::duplicate_id(&id))
+            }
             Err(Refused::Busy { running, queued }) => {
                 let now = self.latest_unix();
                 let model = self.config.profiles.model_for(call_of.tool);

@@ -13,14 +13,12 @@ pub(super) struct CallRequest {
     pub ticket: Ticket,
     pub call: CallParams,
     pub model_setting: &'static str,
-    /// When the reserve was sent, Unix seconds.
-    pub asked_at: u64,
     /// The application, address and credential it came with.
     pub arrival: crate::ledger::Arrival,
 }
 
 impl CallRequest {
     pub(super) fn call_of(&self) -> CallOf {
-        (self.ticket).call_of(false, None, self.arrival.clone())
+        (self.ticket).call_of(false, Default::default(), self.arrival.clone())
     }
 }

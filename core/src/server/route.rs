@@ -121,10 +121,14 @@ impl Server {
     /// A call stopped without an outcome: charged what it spent upstream, if anything,
     /// and its request (or task) told; a batch still needs to know this slot stays empty.
     fn on_call_dropped(&mut self, call: &Call, spent: Option<&crate::calls::Report>) {
-        if let Some(spent) = spent {
-            let now = self.latest_unix();
-            self.ledger
-                .cancelled(&self.clients, &call.call_of(), spent, now);
+        match spent {
+            Some(spent) => {
+                let now = self.latest_unix();
+                self.ledger
+                    .cancelled(&self.clients, &call.call_of(), spent, now);
+            }
+            // It never reached OpenAI: nothing to charge, and nothing more to hold.
+            None => self.ledger.unhold(&call.call_of()),
         }
         match &call.task {
             Some(task) => self.task_call_ended(task, None, call),

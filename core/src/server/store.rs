@@ -44,10 +44,7 @@ impl Server {
         let ticket = request.ticket.clone();
         let call = request.call_of();
         let dispatched = match decision {
-            Reserved::Admitted { counted } => {
-                let reserved_at = counted.then_some(request.asked_at);
-                self.admitted(now, request, reserved_at)
-            }
+            Reserved::Admitted(reservation) => self.admitted(now, request, reservation),
             Reserved::Refused(exceeded) => refused_by_limit(
                 (&mut self.ledger, &self.clients),
                 &self.config,

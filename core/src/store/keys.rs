@@ -1,5 +1,5 @@
-//! The keys of the limits' counts: `orm:c:<client>:<minute>` and `orm:s:<client>:<day>`,
-//! with `*` as the client for the whole service.
+//! The keys of the limits' counts: `orm:c:<client>:<minute>`, `orm:s:<client>:<day>` and
+//! `orm:r:<client>:<day>`, with `*` as the client for the whole service.
 
 use crate::clients::{DAY, MINUTE};
 
@@ -14,4 +14,10 @@ pub(super) fn calls_key(client: &str, now: u64) -> String {
 /// The key of `client`'s estimated spend in the UTC day of `now` (Unix seconds).
 pub(super) fn spend_key(client: &str, now: u64) -> String {
     format!("orm:s:{client}:{}", now / DAY)
+}
+
+/// The key of the estimates `client`'s calls admitted in the UTC day of `now` (Unix
+/// seconds) hold while they run.
+pub(super) fn held_key(client: &str, now: u64) -> String {
+    format!("orm:r:{client}:{}", now / DAY)
 }

@@ -27,13 +27,23 @@ pub enum StoreTag {
 /// What the runtime asks the store.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreOp {
-    /// Checks every limit on a call and, when none is reached, counts it in its minute:
-    /// [`RESERVE_SCRIPT`](super::RESERVE_SCRIPT) with `keys` and `args`, atomically.
+    /// Checks every limit on a call and, when none is reached, counts it in its minute
+    /// and holds its estimate in its day: [`RESERVE_SCRIPT`](super::RESERVE_SCRIPT) with
+    /// `keys` and `args`, atomically.
     Reserve {
-        /// The client's calls, the service's calls, the client's spend, the service's.
-        keys: [String; 4],
-        /// The limit on each key (`-1`: none), then the calls keys' time to live.
-        args: [i64; 5],
+        /// The client's calls, the service's calls, the client's spend, the service's,
+        /// the client's held, the service's.
+        keys: [String; 6],
+        /// The limit on each of the first four keys (`-1`: none), the calls keys' time to
+        /// live, the estimate to hold (picodollars), the held keys' time to live.
+        args: [i64; 7],
+    },
+    /// Lets go of a call's held estimate: [`UNHOLD_SCRIPT`](super::UNHOLD_SCRIPT).
+    Unhold {
+        /// The client's held, the service's.
+        keys: [String; 2],
+        /// Picodollars.
+        amount: i64,
     },
     /// Adds a call's estimated cost to its client's and the service's spend of the day:
     /// `INCRBY` and `EXPIRE` on each key.
@@ -90,8 +100,10 @@ pub enum StoreReply {
         reached: i64,
         /// The count or spend of that key.
         value: i64,
+        /// For a spend limit, what the day's calls in flight hold.
+        held: i64,
     },
-    /// A spend, release, put or publish was done.
+    /// A spend, release, unhold, put or publish was done.
     Done,
     /// A script's answer: rows of strings, read by [`tasks`](super::tasks).
     Rows(Vec<Vec<String>>),

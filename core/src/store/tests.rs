@@ -16,7 +16,7 @@ fn limits() -> (Limit, Limit) {
 
 #[test]
 fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
-    let StoreOp::Reserve { keys, args } = reserve("ci", limits(), NOW) else {
+    let StoreOp::Reserve { keys, args } = reserve("ci", limits(), NOW, Picodollars(9)) else {
         panic!("a reserve");
     };
     let (minute, day) = (NOW / 60, NOW / 86_400);
@@ -27,13 +27,17 @@ fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
             format!("orm:c:*:{minute}"),
             format!("orm:s:ci:{day}"),
             format!("orm:s:*:{day}"),
+            format!("orm:r:ci:{day}"),
+            format!("orm:r:*:{day}"),
         ]
     );
     // The client's calls and the service's spend are limited; the calls keys live two
-    // minutes, so a count outlives its window by one at most.
-    assert_eq!(args, [2, -1, -1, 5_000, 120]);
+    // minutes, so a count outlives its window by one at most; the estimate is held in
+    // keys that live two days.
+    assert_eq!(args, [2, -1, -1, 5_000, 120, 9, 172_800]);
     // One second later is another minute and another day: other keys.
-    let StoreOp::Reserve { keys: next, .. } = reserve("ci", limits(), NOW + 1) else {
+    let StoreOp::Reserve { keys: next, .. } = reserve("ci", limits(), NOW + 1, Picodollars(9))
+    else {
         panic!("a reserve");
     };
     assert!(keys.iter().zip(&next).all(|(a, b)| a != b));
@@ -41,8 +45,8 @@ fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
 
 #[test]
 fn the_answer_of_a_reserve_says_which_limit_and_when_it_resets() {
-    assert_eq!(reserved(0, 0, limits(), NOW), Ok(Ok(())));
-    let Ok(Err(calls)) = reserved(1, 2, limits(), NOW) else {
+    assert_eq!(reserved((0, 0, 0), limits(), NOW), Ok(Ok(())));
+    let Ok(Err(calls)) = reserved((1, 2, 0), limits(), NOW) else {
         panic!("the client's calls per minute");
     };
     assert_eq!(
@@ -54,20 +58,24 @@ fn the_answer_of_a_reserve_says_which_limit_and_when_it_resets() {
         ),
         (Scope::Client, LimitKind::CallsPerMinute(2), NOW + 1, 1)
     );
-    let Ok(Err(spend)) = reserved(4, 7_000, limits(), NOW) else {
+    let Ok(Err(spend)) = reserved((4, 7_000, 300), limits(), NOW) else {
         panic!("the service's spend");
     };
     assert_eq!(
         spend.kind,
         LimitKind::SpendPerDay {
             limit: Picodollars(5_000),
-            spent: Picodollars(7_000)
+            spent: Picodollars(7_000),
+            held: Picodollars(300),
         }
     );
     assert_eq!(spend.scope, Scope::Instance);
     // A limit it was not asked about, or a number out of range, is the store's error.
     for reached in [2, 3, 5, -1] {
-        assert!(reserved(reached, 1, limits(), NOW).is_err(), "{reached}");
+        assert!(
+            reserved((reached, 1, 0), limits(), NOW).is_err(),
+            "{reached}"
+        );
     }
 }
 
@@ -188,4 +196,14 @@ fn a_sweeps_answer_is_read_as_untrusted() {
     for odd in [vec![short], vec![negative], vec![good; 17]] {
         assert!(swept(&odd).is_err(), "{odd:?}");
     }
+}
+
+#[test]
+fn an_unhold_names_the_held_keys_of_the_day_it_was_admitted() {
+    let StoreOp::Unhold { keys, amount } = unhold("ci", Picodollars(u64::MAX), NOW) else {
+        panic!("an unhold");
+    };
+    let day = NOW / 86_400;
+    assert_eq!(keys, [format!("orm:r:ci:{day}"), format!("orm:r:*:{day}")]);
+    assert_eq!(amount, i64::MAX);
 }

@@ -109,6 +109,7 @@ impl Store {
                 return StoreReply::Reserve {
                     reached: 0,
                     value: 0,
+                    held: 0,
                 }
             }
             _ => return StoreReply::Done,

@@ -95,16 +95,19 @@ fn store_reply(arg: u8) -> StoreReply {
         0 => StoreReply::Reserve {
             reached: 0,
             value: 0,
+            held: 0,
         },
         1 => StoreReply::Reserve {
             reached: i64::from(arg % 7) - 1,
             value: i64::from(arg) * 1_000_000 - 3,
+            held: 0,
         },
         2 => StoreReply::Unavailable("connection refused".into()),
         3 => StoreReply::Done,
         _ => StoreReply::Reserve {
             reached: i64::MAX,
             value: i64::MIN,
+            held: 0,
         },
     }
 }

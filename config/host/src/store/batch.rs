@@ -5,7 +5,7 @@
 //! a restarted store never answers `NOSCRIPT`.
 
 use redis::Value;
-use responses_mcp_core::store::{StoreOp, StoreReply, RESERVE_SCRIPT};
+use responses_mcp_core::store::{StoreOp, StoreReply, RESERVE_SCRIPT, UNHOLD_SCRIPT};
 
 /// Gives a call back, never below zero (a count that expired meanwhile stays gone).
 const RELEASE_SCRIPT: &str =
@@ -40,6 +40,13 @@ pub(super) fn pipeline(ops: &[&StoreOp]) -> (redis::Pipeline, Vec<usize>) {
                 for key in keys {
                     pipe.cmd("EVAL").arg(RELEASE_SCRIPT).arg(1).arg(key);
                 }
+            }
+            StoreOp::Unhold { keys, amount } => {
+                pipe.cmd("EVAL")
+                    .arg(UNHOLD_SCRIPT)
+                    .arg(keys.len())
+                    .arg(keys)
+                    .arg(*amount);
             }
             StoreOp::Script { script, keys, args } => {
                 pipe.cmd("EVAL")
@@ -90,13 +97,18 @@ fn reply(op: &StoreOp, values: Vec<Value>) -> redis::RedisResult<StoreReply> {
     let first = || values.first().cloned().unwrap_or(Value::Nil);
     Ok(match op {
         StoreOp::Reserve { .. } => {
-            let (reached, value): (i64, i64) = redis::from_redis_value(first())?;
-            StoreReply::Reserve { reached, value }
+            let (reached, value, held): (i64, i64, i64) = redis::from_redis_value(first())?;
+            StoreReply::Reserve {
+                reached,
+                value,
+                held,
+            }
         }
         StoreOp::Script { .. } => StoreReply::Rows(redis::from_redis_value(first())?),
-        StoreOp::Spend { .. } | StoreOp::Release { .. } | StoreOp::Publish { .. } => {
-            StoreReply::Done
-        }
+        StoreOp::Spend { .. }
+        | StoreOp::Release { .. }
+        | StoreOp::Unhold { .. }
+        | StoreOp::Publish { .. } => StoreReply::Done,
     })
 }
 
@@ -112,8 +124,8 @@ mod tests {
     fn each_operation_reads_its_own_values() {
         let ops = [
             StoreOp::Reserve {
-                keys: ["a".into(), "b".into(), "c".into(), "d".into()],
-                args: [1, 2, 3, 4, 120],
+                keys: ["a", "b", "c", "d", "e", "f"].map(String::from),
+                args: [1, 2, 3, 4, 120, 5, 172_800],
             },
             StoreOp::Spend {
                 keys: ["c".into(), "d".into()],
@@ -131,7 +143,7 @@ mod tests {
         assert_eq!(takes, [1, 4, 1]);
         assert_eq!(pipe.len(), 6);
         let values = vec![
-            Value::Array(vec![Value::Int(2), Value::Int(7)]),
+            Value::Array(vec![Value::Int(2), Value::Int(7), Value::Int(0)]),
             Value::Int(5),
             Value::Int(1),
             Value::Int(5),
@@ -144,7 +156,8 @@ mod tests {
             [
                 StoreReply::Reserve {
                     reached: 2,
-                    value: 7
+                    value: 7,
+                    held: 0
                 },
                 StoreReply::Done,
                 StoreReply::Rows(vec![vec!["ok".into()]]),
@@ -160,8 +173,8 @@ mod tests {
                 message: "m".into(),
             },
             StoreOp::Reserve {
-                keys: ["a".into(), "b".into(), "c".into(), "d".into()],
-                args: [1, 2, 3, 4, 120],
+                keys: ["a", "b", "c", "d", "e", "f"].map(String::from),
+                args: [1, 2, 3, 4, 120, 5, 172_800],
             },
             StoreOp::Publish {
                 channel: "c".into(),

@@ -11,12 +11,12 @@
 //! response, the waiters, one read per poll interval), and what is left here is turning
 //! their answers into JSON-RPC replies.
 
-use super::emit::{DeskOut, Emit, IfRefused, Start, Starting};
+use super::emit::{Charge, DeskOut, Emit, IfRefused, Start, Starting};
 use crate::calls::{Planned, Refused, Report, Stored, StoredState, Work};
 use crate::clients::ClientId;
 use crate::io::Now;
 use crate::jsonrpc::RpcError;
-use crate::ledger::CallOf;
+use crate::ledger::{CallOf, Reservation};
 use crate::mcp::failure::ToolFailure;
 use crate::mcp::shape::TaskError;
 use crate::mcp::{shape, Method, ProtocolVersion};
@@ -85,7 +85,7 @@ impl Background {
     ) -> Dispatched {
         let (request_id, version) = (ticket.id.clone(), ticket.shape());
         let (plan, ttl) = self.terms.create(start.ttl_ms, start.plan);
-        let call = ticket.call_of(true, start.reserved_at, start.arrival.clone());
+        let call = ticket.call_of(true, start.reservation, start.arrival.clone());
         let pending = BackgroundAsk {
             client: ticket.client,
             ticket,
@@ -273,13 +273,22 @@ impl Background {
                 let version = pending.ticket.shape();
                 let working = state == StoredState::Working;
                 let seen = self.seen_of(emit, now, &id, state, (version, report), Some(&counted));
+                // Its count was spent: only the held estimate goes on with the run.
+                let call = CallOf {
+                    reservation: Reservation {
+                        counted_at: None,
+                        ..call.reservation
+                    },
+                    ..call
+                };
+                if !working {
+                    // Ended at once: its end was counted above, its hold is let go.
+                    emit.charge(Charge::Unhold(Box::new(call.clone())));
+                }
                 if working {
                     let followed = Followed {
                         reference: reference.clone(),
-                        call: CallOf {
-                            reserved_at: None,
-                            ..call
-                        },
+                        call,
                         model: report.model.model.clone(),
                     };
                     let to = (&mut *emit, &mut self.polls);

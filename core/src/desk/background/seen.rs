@@ -5,7 +5,7 @@ use super::super::emit::{Charge, Emit, RunEnd};
 use super::Background;
 use crate::calls::{Report, StoredState};
 use crate::io::Now;
-use crate::ledger::{CallOf, Lane};
+use crate::ledger::{CallOf, Lane, Reservation};
 use crate::mcp::ProtocolVersion;
 use crate::openai::pricing::Estimate;
 use crate::openai::{FailureKind, UpstreamFailure};
@@ -113,7 +113,7 @@ impl Background {
                     client: *client,
                     task: true,
                     trace: None,
-                    reserved_at: None,
+                    reservation: Reservation::default(),
                     // Whoever reads the end counts it; how it came is not kept.
                     arrival: Default::default(),
                 };

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::io::ExchangeId;
+use crate::ledger::Reservation;
 use crate::mcp::shape::TaskError;
 use crate::tasks::Unknown;
 
@@ -22,7 +23,7 @@ fn a_task_call_is_emitted_for_the_engine_with_its_task_and_what_a_refusal_means(
         plan: Default::default(),
         progress: None,
         today: "2025-08-09".into(),
-        reserved_at: None,
+        reservation: Reservation::default(),
         arrival: Default::default(),
     };
     let asked = super::ticket(id.clone(), (ReplyTo::Direct, OLD, b.a), "tools/call", b.now);

@@ -9,6 +9,7 @@ use crate::calls::Refused;
 use crate::clients::{ClientId, Clients, NamedClient};
 use crate::io::{CallKey, Requester};
 use crate::jsonrpc::{Reply, RequestId};
+use crate::ledger::Reservation;
 use crate::routing::Dispatched;
 use serde_json::{json, Value};
 
@@ -85,7 +86,7 @@ impl Bench {
             plan: Default::default(),
             progress: None,
             today: "2025-08-09".into(),
-            reserved_at: None,
+            reservation: Reservation::default(),
             arrival: Default::default(),
         };
         let id = RequestId::Int(self.next.to_string());

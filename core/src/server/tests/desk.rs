@@ -112,6 +112,7 @@ impl Desk {
                     StoreReply::Reserve {
                         reached: 0,
                         value: 0,
+                        held: 0,
                     },
                     None,
                 ),

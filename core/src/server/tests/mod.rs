@@ -413,6 +413,7 @@ fn answer_flows_into_content_and_structured_content() {
 }
 
 mod calls;
+mod caps;
 mod desk;
 mod exchanges;
 mod lease;

@@ -60,6 +60,7 @@ pub(super) fn create(h: &mut Harness) -> (String, crate::io::AttemptId) {
         StoreReply::Reserve {
             reached: 0,
             value: 0,
+            held: 0,
         },
     );
     let attempts = h.take_http();
@@ -286,6 +287,7 @@ fn a_task_whose_id_the_store_holds_already_is_refused_and_its_call_stopped() {
         StoreReply::Reserve {
             reached: 0,
             value: 0,
+            held: 0,
         },
     );
     assert_eq!(h.take_http().len(), 1, "the call runs");
@@ -343,6 +345,7 @@ fn a_task_call_cancelled_on_another_instance_while_the_store_takes_its_task_stop
     let reserved = StoreReply::Reserve {
         reached: 0,
         value: 0,
+        held: 0,
     };
     answer(&mut h, reserve, reserved);
     assert_eq!(h.take_http().len(), 1, "the call runs");

@@ -69,6 +69,7 @@ fn a_call_waits_for_its_reserve_then_runs_and_its_spend_is_added() {
         StoreReply::Reserve {
             reached: 0,
             value: 0,
+            held: 0,
         },
     );
     let attempt = h.take_http().remove(0).attempt;
@@ -80,8 +81,12 @@ fn a_call_waits_for_its_reserve_then_runs_and_its_spend_is_added() {
     assert!(reply["result"]["content"].is_array(), "{reply}");
     let ops = store_ops(&mut h);
     assert!(
-        matches!(ops.as_slice(), [(_, StoreOp::Spend { amount, .. })] if *amount > 0),
-        "{ops:?}"
+        matches!(
+            ops.as_slice(),
+            [(_, StoreOp::Unhold { amount: held, .. }), (_, StoreOp::Spend { amount, .. })]
+                if *amount > 0 && *held > 0
+        ),
+        "the estimate held since admission is let go, the real cost spent: {ops:?}"
     );
 }
 
@@ -96,6 +101,7 @@ fn a_reached_limit_refuses_with_its_error_and_when_to_come_back() {
         StoreReply::Reserve {
             reached: 2,
             value: 10,
+            held: 0,
         },
     );
     assert!(h.take_http().is_empty());
@@ -164,6 +170,7 @@ fn a_call_that_fails_before_spending_is_given_back() {
         StoreReply::Reserve {
             reached: 0,
             value: 0,
+            held: 0,
         },
     );
     let attempt = h.take_http().remove(0).attempt;
@@ -172,7 +179,10 @@ fn a_call_that_fails_before_spending_is_given_back() {
     assert_eq!(h.frames().len(), 1);
     let ops = store_ops(&mut h);
     assert!(
-        matches!(ops.as_slice(), [(_, StoreOp::Release { .. })]),
+        matches!(
+            ops.as_slice(),
+            [(_, StoreOp::Unhold { .. }), (_, StoreOp::Release { .. })]
+        ),
         "{ops:?}"
     );
 }
@@ -189,14 +199,18 @@ fn a_call_cancelled_while_it_waits_never_starts() {
         StoreReply::Reserve {
             reached: 0,
             value: 0,
+            held: 0,
         },
     );
     assert!(h.take_http().is_empty(), "a cancelled call is not sent");
     assert!(h.frames().is_empty(), "and gets no reply");
     let ops = store_ops(&mut h);
     assert!(
-        matches!(ops.as_slice(), [(_, StoreOp::Release { .. })]),
-        "the store's count is given back: {ops:?}"
+        matches!(
+            ops.as_slice(),
+            [(_, StoreOp::Release { .. }), (_, StoreOp::Unhold { .. })]
+        ),
+        "the store's count and hold are given back: {ops:?}"
     );
 }
 
@@ -214,6 +228,7 @@ fn a_call_its_http_client_cancels_while_it_waits_never_starts() {
     let reserved = StoreReply::Reserve {
         reached: 0,
         value: 0,
+        held: 0,
     };
     answer(&mut h, id, reserved);
     assert!(h.take_http().is_empty(), "a cancelled call is not sent");
@@ -222,9 +237,13 @@ fn a_call_its_http_client_cancels_while_it_waits_never_starts() {
     assert!(
         matches!(
             ops.as_slice(),
-            [(_, StoreOp::Publish { .. }), (_, StoreOp::Release { .. })]
+            [
+                (_, StoreOp::Publish { .. }),
+                (_, StoreOp::Release { .. }),
+                (_, StoreOp::Unhold { .. })
+            ]
         ),
-        "the store's count is given back: {ops:?}"
+        "the store's count and hold are given back: {ops:?}"
     );
 }
 
@@ -248,6 +267,7 @@ fn a_call_cancelled_on_another_instance_while_it_waits_never_starts() {
     let reserved = StoreReply::Reserve {
         reached: 0,
         value: 0,
+        held: 0,
     };
     answer(&mut h, id, reserved);
     assert!(h.take_http().is_empty(), "a cancelled call is not sent");
@@ -268,8 +288,11 @@ fn a_call_cancelled_on_another_instance_while_it_waits_never_starts() {
         })
         .collect();
     assert!(
-        matches!(ops.as_slice(), [(_, StoreOp::Release { .. })]),
-        "the store's count is given back, and nothing is published again: {ops:?}"
+        matches!(
+            ops.as_slice(),
+            [(_, StoreOp::Release { .. }), (_, StoreOp::Unhold { .. })]
+        ),
+        "the store's count and hold are given back, and nothing is published again: {ops:?}"
     );
 }
 

@@ -194,6 +194,7 @@ fn a_shared_store_round_trip_is_a_child_of_the_call_it_admits() {
     let reply = StoreReply::Reserve {
         reached: 0,
         value: 0,
+        held: 0,
     };
     h.feed(crate::Input::StoreReply {
         id: reserve,
