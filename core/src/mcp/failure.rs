@@ -302,11 +302,11 @@ fn limited(exceeded: Exceeded, client: &str, now: u64) -> String {
     )
 }
 
-/// An amount in dollars as people read it: cents from a dollar up, else enough digits to
+/// An amount in dollars as people read it: cents from a cent up, else enough digits to
 /// tell a small cap or call from nothing.
 fn usd(amount: crate::money::Picodollars) -> String {
     let dollars = amount.usd();
-    if dollars >= 1.0 || dollars == 0.0 {
+    if dollars >= 0.01 || dollars == 0.0 {
         format!("${dollars:.2}")
     } else {
         format!("${dollars:.6}")

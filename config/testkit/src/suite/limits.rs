@@ -94,7 +94,7 @@ pub fn named_clients_are_told_apart_and_their_limits_refuse_then_recover() {
     assert_eq!(
         details,
         json!({"kind": "limit", "limit": "calls_per_minute", "scope": "client", "client": "ci",
-            "value": 2, "spent_usd": null, "resets_at": "2026-11-26T23:59:00Z", "retry_after_secs": 30,
+            "value": 2, "spent_usd": null, "held_usd": null, "resets_at": "2026-11-26T23:59:00Z", "retry_after_secs": 30,
             "retryAfterSeconds": 30, "refusal": "limit_calls_per_minute"})
     );
     // Other clients are not held back by ci's limit; the shared token is `default`.
@@ -384,6 +384,10 @@ fn spent_today(c: &mut HttpConn, client: &str) -> f64 {
 /// line with OpenAI's figures (the unread one) or the estimate (the cancelled one, of
 /// which OpenAI says nothing), the day's spend being that charge; a control client
 /// without a cap is admitted throughout.
+/// What a call with no history of its own client costs at the built-in price of the
+/// default model (gpt-6.1-terra): 32,000 input tokens, 4,096 output tokens, one search.
+const FIRST_CALL_USD: f64 = 0.06248;
+
 pub fn background_tasks_are_charged_read_or_not_under_a_spend_cap() {
     let openai =
         crate::fake_openai::Background::new(&priced_answer(), Duration::from_millis(2_500));
@@ -483,11 +487,15 @@ pub fn background_tasks_are_charged_read_or_not_under_a_spend_cap() {
         (&json!("cancelled"), &json!(true)),
         "{stopped}"
     );
-    // OpenAI said nothing of it: the estimate is the profile's median recent call
-    // (alice's), being more than the input sent, so $0.06025 again, not the input alone.
+    // OpenAI said nothing of it, and bo has no call of its own to go by: the estimate is
+    // the first-call bound (32,000 tokens in, 4,096 out, one search), never alice's calls.
     let stopped_cost = stopped["cost_usd"].as_f64().unwrap_or(f64::NAN);
-    assert!((stopped_cost - 0.06025).abs() < 1e-9, "{stopped}");
-    assert_eq!(stopped["input_tokens"], 20_000, "{stopped}");
+    assert!((stopped_cost - FIRST_CALL_USD).abs() < 1e-9, "{stopped}");
+    assert_eq!(
+        (&stopped["input_tokens"], &stopped["output_tokens"]),
+        (&json!(32_000), &json!(4_096)),
+        "{stopped}"
+    );
     eprintln!(
         "unread: ${unread_cost} charged after {} ms; cancelled: ${stopped_cost} estimated",
         unread["duration_ms"]

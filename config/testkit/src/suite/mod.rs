@@ -3,6 +3,7 @@
 pub mod admission;
 pub mod answers;
 pub mod bad_upstream;
+pub mod caps;
 pub mod clients;
 pub mod concurrency;
 pub mod config;
@@ -265,6 +266,24 @@ macro_rules! e2e_suite {
             #[test]
             fn every_method_in_both_eras_is_counted_once() {
                 $crate::run($bin, $crate::suite::observability::every_method_in_both_eras_is_counted_once);
+            }
+        }
+        mod caps {
+            #[test]
+            fn a_burst_under_a_daily_cap_reaches_openai_once() {
+                $crate::run($bin, $crate::suite::caps::a_burst_under_a_daily_cap_reaches_openai_once);
+            }
+            #[test]
+            fn a_burst_of_background_tasks_under_a_daily_cap_starts_one_run() {
+                $crate::run($bin, $crate::suite::caps::a_burst_of_background_tasks_under_a_daily_cap_starts_one_run);
+            }
+            #[test]
+            fn a_burst_across_two_instances_sharing_a_store_reaches_openai_once() {
+                $crate::run($bin, $crate::suite::caps::a_burst_across_two_instances_sharing_a_store_reaches_openai_once);
+            }
+            #[test]
+            fn a_cancelled_call_is_charged_from_its_own_clients_calls() {
+                $crate::run($bin, $crate::suite::caps::a_cancelled_call_is_charged_from_its_own_clients_calls);
             }
         }
         mod limits {

@@ -1,0 +1,254 @@
+//! A cap holds however many calls arrive at once (many callers): a burst of forty calls
+//! under a $0.0001 daily cap reaches OpenAI once, foreground and background, on one
+//! instance and across two sharing a real Redis; and a cancelled call is charged from
+//! its own client's calls, never another client's.
+
+use super::http::{post_with_token, waits_for};
+use super::observability::answered as priced_answer;
+use super::store::Redis;
+use crate::fake_openai::{Action, FakeOpenAi};
+use crate::http_client::{listening, HttpConn};
+use crate::*;
+use std::net::SocketAddr;
+use std::thread;
+
+const CI_TOKEN: &str = "PLANTED-caps-ci-token-0123456789";
+const BIG_TOKEN: &str = "PLANTED-caps-big-token-0123456789";
+const OPS_TOKEN: &str = "PLANTED-caps-ops-token-0123456789";
+
+/// How many calls arrive at once.
+const BURST: u64 = 40;
+
+fn call(id: u64, task: bool) -> Value {
+    let mut m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"answer","arguments":{"query":"what changed?"}}});
+    if task {
+        m["params"]["task"] = json!({"ttl": 60_000});
+    }
+    m
+}
+
+/// The clients file: `ci` capped at $0.0001 a day, `big` without a cap, `ops` reading
+/// the metrics.
+fn clients() -> String {
+    format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n    spend_per_day_usd: 0.0001\n  - name: big\n    token_sha256: {}\n  - name: ops\n    token_sha256: {}\n    metrics: true\n",
+        sha256_hex(CI_TOKEN),
+        sha256_hex(BIG_TOKEN),
+        sha256_hex(OPS_TOKEN)
+    )
+}
+
+/// `BURST` calls of `ci`, each on its own connection, sent at once to `addrs` in turn;
+/// the replies.
+fn burst(addrs: &[SocketAddr], task: bool) -> Vec<Value> {
+    let gate = std::sync::Arc::new(std::sync::Barrier::new(usize::try_from(BURST).unwrap_or(1)));
+    let threads: Vec<_> = (0..BURST)
+        .map(|i| {
+            let addr = addrs[usize::try_from(i).unwrap_or(0) % addrs.len()];
+            let gate = gate.clone();
+            thread::spawn(move || {
+                let mut c = HttpConn::open(addr);
+                gate.wait();
+                post_with_token(&mut c, &call(i + 1, task), CI_TOKEN).json()
+            })
+        })
+        .collect();
+    threads
+        .into_iter()
+        .map(|t| t.join().unwrap_or(Value::Null))
+        .collect()
+}
+
+/// Of `replies`, those refused by the spend cap (each saying what is spent and held),
+/// and the others.
+fn refused_by_the_cap(replies: &[Value]) -> (usize, usize) {
+    let mut refused = 0;
+    for reply in replies {
+        let details = &reply["result"]["_meta"]["com.github.openai-responses-mcp/error"];
+        if details["refusal"] == "limit_spend_per_day" {
+            assert_eq!(details["scope"], "client", "{reply}");
+            assert!(details["spent_usd"].is_number(), "{reply}");
+            assert!(details["held_usd"].is_number(), "{reply}");
+            refused += 1;
+        }
+    }
+    (refused, replies.len() - refused)
+}
+
+/// The creates that reached OpenAI.
+fn creates(fake: &FakeOpenAi) -> usize {
+    fake.requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/responses"))
+        .count()
+}
+
+/// An instance serving `ci`, `big` and `ops` with `yaml` beside its clients file (and
+/// its folder, kept as long as it runs).
+fn one_instance(fake: &FakeOpenAi, yaml: &str) -> (Mcp, TempDir) {
+    let dir = temp_dir("caps");
+    std::fs::write(dir.join("clients.yaml"), clients()).unwrap();
+    let yaml = format!("server: {{http: {{clients_file: clients.yaml}}}}\n{yaml}");
+    let mcp = Mcp::spawn(
+        Opts::http(&fake.url)
+            .config(&dir, &yaml)
+            .env("MCP_TASKS_SECRET", "a-secret-for-the-caps-test"),
+    );
+    (mcp, dir)
+}
+
+/// What `replies` said, in brief, for an assertion's message.
+fn brief(replies: &[Value]) -> Vec<String> {
+    replies
+        .iter()
+        .map(|r| {
+            let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+            let head: String = text.chars().take(160).collect();
+            if r["result"]["task"].is_object() {
+                "a task".to_owned()
+            } else {
+                head
+            }
+        })
+        .collect()
+}
+
+pub fn a_burst_under_a_daily_cap_reaches_openai_once() {
+    // Each answer is held 800 ms upstream: every call of the burst arrives while the
+    // first still runs.
+    let fake = FakeOpenAi::start(|_, _| {
+        Action::json(200, &priced_answer()).after(Duration::from_millis(800))
+    });
+    let (server, _dir) = one_instance(&fake, "");
+    let replies = burst(&[listening(&server)], false);
+    let (refused, others) = refused_by_the_cap(&replies);
+    assert_eq!((refused, others), (39, 1), "{:?}", brief(&replies));
+    assert_eq!(creates(&fake), 1, "the overrun is at most one call");
+}
+
+pub fn a_burst_of_background_tasks_under_a_daily_cap_starts_one_run() {
+    let openai = crate::fake_openai::Background::new(&priced_answer(), Duration::from_millis(800));
+    let fake =
+        FakeOpenAi::start(move |r, _| openai.answer_for(r).after(Duration::from_millis(200)));
+    let (server, _dir) = one_instance(
+        &fake,
+        "tasks: {openai_background: true, poll_interval_ms: 100}\n",
+    );
+    let replies = burst(&[listening(&server)], true);
+    let (refused, others) = refused_by_the_cap(&replies);
+    assert_eq!((refused, others), (39, 1), "{:?}", brief(&replies));
+    assert_eq!(creates(&fake), 1, "one background run");
+}
+
+pub fn a_burst_across_two_instances_sharing_a_store_reaches_openai_once() {
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
+    let port = free_port();
+    let _redis = Redis::start(&binary, port);
+    let fake = FakeOpenAi::start(|_, _| {
+        Action::json(200, &priced_answer()).after(Duration::from_millis(800))
+    });
+    let instance = |name: &str| {
+        let dir = temp_dir(name);
+        std::fs::write(dir.join("clients.yaml"), clients()).unwrap();
+        let yaml = format!(
+            "server: {{http: {{clients_file: clients.yaml}}, store: {{url: \"redis://127.0.0.1:{port}/0\"}}}}\n"
+        );
+        let mcp = Mcp::spawn(
+            Opts::http(&fake.url)
+                .config(&dir, &yaml)
+                .env("MCP_TASKS_SECRET", "a-secret-for-the-caps-test"),
+        );
+        (mcp, dir)
+    };
+    let ((a, _a_dir), (b, _b_dir)) = (instance("caps-a"), instance("caps-b"));
+    let replies = burst(&[listening(&a), listening(&b)], false);
+    let (refused, others) = refused_by_the_cap(&replies);
+    assert_eq!((refused, others), (39, 1), "{:?}", brief(&replies));
+    assert_eq!(creates(&fake), 1, "one call across the fleet");
+}
+
+pub fn a_cancelled_call_is_charged_from_its_own_clients_calls() {
+    // `big`'s questions read a great deal ($7.50 each); every other answer is small.
+    // The slow question is held until it is cancelled.
+    let fake = FakeOpenAi::start(|r, _| {
+        let body = r.body.to_string();
+        if body.contains("BIG") {
+            let mut big: Value = serde_json::from_slice(&priced_answer()).unwrap_or_default();
+            big["usage"] = json!({"input_tokens": 2_000_000, "output_tokens": 500_000});
+            Action::json(200, &serde_json::to_vec(&big).unwrap_or_default())
+        } else if body.contains("SLOW") {
+            Action::json(200, &priced_answer()).after(Duration::from_secs(30))
+        } else {
+            Action::json(200, &priced_answer())
+        }
+    });
+    let dir = temp_dir("caps-cancel");
+    std::fs::write(
+        dir.join("clients.yaml"),
+        clients().replace("spend_per_day_usd: 0.0001", "spend_per_day_usd: 1000"),
+    )
+    .unwrap();
+    let server = Mcp::spawn(
+        Opts::http(&fake.url)
+            .config(&dir, "server: {http: {clients_file: clients.yaml}}\n")
+            .arg("--log-format")
+            .arg("json"),
+    );
+    let addr = listening(&server);
+    let ask = move |token: &str, id: u64, query: &str| {
+        let m = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"answer","arguments":{"query":query}}});
+        post_with_token(&mut HttpConn::open(addr), &m, token).json()
+    };
+    for id in 1..=3 {
+        let r = ask(BIG_TOKEN, id, "a BIG question");
+        assert!(r["result"]["structuredContent"].is_object(), "{r}");
+    }
+    let r = ask(CI_TOKEN, 4, "a small question");
+    assert!(r["result"]["structuredContent"].is_object(), "{r}");
+    // ci asks a slow question, and cancels it once OpenAI has it.
+    let slow = thread::spawn(move || ask(CI_TOKEN, 5, "a SLOW question"));
+    waits_for("the slow question to reach OpenAI", || {
+        fake.requests().len() >= 5
+    });
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}});
+    let _ = post_with_token(&mut HttpConn::open(addr), &cancel, CI_TOKEN);
+    let _ = slow.join();
+    waits_for("the cancelled call's line", || {
+        call_lines(&server.stderr())
+            .iter()
+            .any(|l| l["outcome"] == "cancelled")
+    });
+    let lines = call_lines(&server.stderr());
+    let cost_of = |outcome: &str, client: &str| {
+        lines
+            .iter()
+            .filter(|l| l["outcome"] == outcome && l["client"] == client)
+            .filter_map(|l| l["cost_usd"].as_f64())
+            .next_back()
+            .unwrap_or(f64::NAN)
+    };
+    let (big, own, cancelled) = (
+        cost_of("ok", "big"),
+        cost_of("ok", "ci"),
+        cost_of("cancelled", "ci"),
+    );
+    assert!(big > 7.0, "big's calls are large: {lines:?}");
+    assert!((own - 0.06025).abs() < 1e-9, "{lines:?}");
+    assert!(
+        cancelled >= own && cancelled < 0.1,
+        "the cancelled call is charged ci's own median call (${own}), not big's (${big}): ${cancelled}"
+    );
+}
+
+fn call_lines(stderr: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["event"] == "call")
+        .collect()
+}
