@@ -174,13 +174,18 @@ impl Ledger {
 
     /// What `call` is estimated to cost before it runs: its client's recent calls of
     /// the profile, else the first-call bound, at `profile`'s model's list price
-    /// (nothing for a model without a price).
+    /// (nothing for a model without a price, or when no spend cap applies to it).
     fn estimate(
         &mut self,
         clients: &Clients,
         call: &CallOf,
         profile: Option<&crate::settings::Profile>,
     ) -> Picodollars {
+        let capped = |limit: crate::clients::Limit| limit.spend_per_day.is_some();
+        if !capped(clients.limit(call.client)) && !capped(self.limits.instance()) {
+            // No cap for it to fill: nothing to hold.
+            return Picodollars(0);
+        }
         let Some(profile) = profile else {
             return Picodollars(0);
         };
@@ -270,7 +275,9 @@ impl Ledger {
             if matches!(reply, StoreReply::Reserve { reached: 0, .. }) {
                 let client = clients.name(asked.client);
                 shared.send(crate::store::release(client, asked.now));
-                shared.send(crate::store::unhold(client, asked.estimate, asked.now));
+                if asked.estimate.0 > 0 {
+                    shared.send(crate::store::unhold(client, asked.estimate, asked.now));
+                }
             }
             return None;
         }

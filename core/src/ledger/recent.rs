@@ -53,6 +53,9 @@ struct History {
     tool: Tool,
     /// The oldest first, with what each cost.
     kept: VecDeque<(Picodollars, Usage)>,
+    /// The median of `kept` by cost, found when a call is observed (every admission reads
+    /// it, so it is not sorted again per call).
+    median: Usage,
 }
 
 /// The latest reported usages of each client's profiles.
@@ -75,6 +78,7 @@ impl Recent {
                     client: client.to_owned(),
                     tool,
                     kept: VecDeque::new(),
+                    median: Usage::default(),
                 }
             }
         };
@@ -86,6 +90,7 @@ impl Recent {
         // Only the figures are kept: the id names another response.
         usage.response_id = None;
         history.kept.push_back((cost, usage));
+        history.median = median(&history.kept).cloned().unwrap_or_default();
         self.histories.push(history);
     }
 
@@ -93,15 +98,16 @@ impl Recent {
     /// unknown: its client's median recent call of the profile, else `bound`, raised to
     /// what the run is known to have used (`known`).
     pub fn estimate(&mut self, client: &str, tool: Tool, known: &Usage, bound: &Usage) -> Usage {
-        let median = match self.take(client, tool) {
-            Some(history) => {
-                let median = median(&history.kept).cloned();
-                self.histories.push(history);
-                median
-            }
-            None => None,
+        let i = self.position(client, tool);
+        if let Some(i) = i.filter(|i| i + 1 != self.histories.len()) {
+            // The most recently used goes last.
+            let history = self.histories.remove(i);
+            self.histories.push(history);
+        }
+        let base = match i {
+            Some(_) => self.histories.last().map_or(bound, |h| &h.median),
+            None => bound,
         };
-        let base = median.as_ref().unwrap_or(bound);
         Usage {
             response_id: known.response_id.clone(),
             input_tokens: base.input_tokens.max(known.input_tokens),
@@ -122,11 +128,15 @@ impl Recent {
 
     /// `client`'s history of `tool`, taken out (to be put back as the most recent).
     fn take(&mut self, client: &str, tool: Tool) -> Option<History> {
-        let i = self
-            .histories
-            .iter()
-            .position(|h| h.tool == tool && h.client == client)?;
+        let i = self.position(client, tool)?;
         Some(self.histories.remove(i))
+    }
+
+    /// Where `client`'s history of `tool` is.
+    fn position(&self, client: &str, tool: Tool) -> Option<usize> {
+        self.histories
+            .iter()
+            .position(|h| h.tool == tool && h.client == client)
     }
 
     /// How many histories are kept.

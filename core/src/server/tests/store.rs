@@ -28,6 +28,9 @@ fn shared(on_unavailable: OnUnavailable, spend: Option<u64>) -> Harness {
     h
 }
 
+/// $1,000 in picodollars: a spend cap no test reaches.
+const THOUSAND_USD: u64 = 1_000_000_000_000_000;
+
 fn call(id: u64) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
         "params":{"name":"answer","arguments":{"query":"q"}}})
@@ -51,7 +54,8 @@ pub(super) fn answer(h: &mut Harness, id: StoreId, reply: StoreReply) {
 
 #[test]
 fn a_call_waits_for_its_reserve_then_runs_and_its_spend_is_added() {
-    let mut h = shared(OnUnavailable::Refuse, None);
+    // A spend cap ($1,000): the call holds its estimate while it waits and runs.
+    let mut h = shared(OnUnavailable::Refuse, Some(THOUSAND_USD));
     h.send(call(1));
     assert!(h.frames().is_empty(), "the call waits for the store");
     assert!(
@@ -161,7 +165,8 @@ fn without_the_store_money_limits_refuse_and_others_follow_on_unavailable() {
 
 #[test]
 fn a_call_that_fails_before_spending_is_given_back() {
-    let mut h = shared(OnUnavailable::Refuse, None);
+    // A spend cap ($1,000): the call holds its estimate while it waits and runs.
+    let mut h = shared(OnUnavailable::Refuse, Some(THOUSAND_USD));
     h.send(call(1));
     let (id, _) = store_ops(&mut h).remove(0);
     answer(
@@ -189,7 +194,8 @@ fn a_call_that_fails_before_spending_is_given_back() {
 
 #[test]
 fn a_call_cancelled_while_it_waits_never_starts() {
-    let mut h = shared(OnUnavailable::Refuse, None);
+    // A spend cap ($1,000): the call holds its estimate while it waits and runs.
+    let mut h = shared(OnUnavailable::Refuse, Some(THOUSAND_USD));
     h.send(call(1));
     let (id, _) = store_ops(&mut h).remove(0);
     h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
@@ -216,7 +222,8 @@ fn a_call_cancelled_while_it_waits_never_starts() {
 
 #[test]
 fn a_call_its_http_client_cancels_while_it_waits_never_starts() {
-    let mut h = shared(OnUnavailable::Refuse, None);
+    // A spend cap ($1,000): the call holds its estimate while it waits and runs.
+    let mut h = shared(OnUnavailable::Refuse, Some(THOUSAND_USD));
     let post = |h: &mut Harness, x: u64, message: Value| {
         h.post_as(x, crate::clients::ClientId::DEFAULT, None, message);
     };
@@ -249,7 +256,8 @@ fn a_call_its_http_client_cancels_while_it_waits_never_starts() {
 
 #[test]
 fn a_call_cancelled_on_another_instance_while_it_waits_never_starts() {
-    let mut h = shared(OnUnavailable::Refuse, None);
+    // A spend cap ($1,000): the call holds its estimate while it waits and runs.
+    let mut h = shared(OnUnavailable::Refuse, Some(THOUSAND_USD));
     let post = |h: &mut Harness, x: u64, message: Value, client| {
         h.post_as(x, client, None, message);
     };
