@@ -34,9 +34,11 @@ use keys::{calls_key, held_key, spend_key, SERVICE};
 
 /// The script of [`StoreOp::Reserve`]: commands both Redis 7 and Valkey have. A calls
 /// limit refuses once the minute's count reaches it; a spend limit once the day's spend
-/// plus what the calls in flight hold reaches it (answering the spend and the held
-/// apart). Admitted, the call is counted and its estimate (`ARGV[6]`) held, atomically,
-/// so that a burst across every instance sees each call that went before it.
+/// plus what the calls in flight hold (admitted today or yesterday: a call admitted
+/// before midnight is charged to the day it ends in) reaches it, answering the spend and
+/// the held apart. Admitted, the call is counted and its estimate (`ARGV[6]`) held in
+/// today's hashes under the hold's own field (`ARGV[8]`), their total in the field `=`,
+/// atomically, so that a burst across every instance sees each call that went before it.
 pub const RESERVE_SCRIPT: &str = r"
 for i = 1, 2 do
   local limit = tonumber(ARGV[i])
@@ -51,7 +53,8 @@ for i = 3, 4 do
   local limit = tonumber(ARGV[i])
   if limit >= 0 then
     local spent = tonumber(redis.call('GET', KEYS[i]) or '0')
-    local held = tonumber(redis.call('GET', KEYS[i + 2]) or '0')
+    local held = tonumber(redis.call('HGET', KEYS[i + 2], '=') or '0')
+      + tonumber(redis.call('HGET', KEYS[i + 4], '=') or '0')
     if spent + held >= limit then
       return {i, spent, held}
     end
@@ -64,22 +67,26 @@ end
 local estimate = tonumber(ARGV[6])
 if estimate > 0 then
   for i = 5, 6 do
-    redis.call('INCRBY', KEYS[i], estimate)
+    if redis.call('HSETNX', KEYS[i], ARGV[8], estimate) == 1 then
+      redis.call('HINCRBY', KEYS[i], '=', estimate)
+    end
     redis.call('EXPIRE', KEYS[i], ARGV[7])
   end
 end
 return {0, 0, 0}
 ";
 
-/// The script of [`StoreOp::Unhold`]: lets go of a call's held estimate, never below zero
-/// (a day that expired meanwhile stays gone, and is not made again without its expiry).
+/// The script of [`StoreOp::Unhold`]: lets go of one call's held estimate (its field,
+/// `ARGV[1]`) from the total, only if that hold is still there: a hold let go twice, or
+/// one the store lost in a restart, takes nothing from the holds of other calls.
 pub const UNHOLD_SCRIPT: &str = r"
 for i = 1, 2 do
-  local held = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if held > 0 then
-    local left = held - tonumber(ARGV[1])
-    if left < 0 then left = 0 end
-    redis.call('SET', KEYS[i], left, 'KEEPTTL')
+  local amount = tonumber(redis.call('HGET', KEYS[i], ARGV[1]) or '0')
+  if redis.call('HDEL', KEYS[i], ARGV[1]) == 1 then
+    local left = redis.call('HINCRBY', KEYS[i], '=', -amount)
+    if left < 0 then
+      redis.call('HSET', KEYS[i], '=', 0)
+    end
   end
 end
 return 0
@@ -90,12 +97,13 @@ fn limit_arg<T: Into<u64>>(limit: Option<T>) -> i64 {
 }
 
 /// The reserve of a call of `client` at `now` (Unix seconds) under its own limit and the
-/// service's, holding its `estimate` while it runs.
+/// service's, holding its `estimate` under `hold` (a name no other hold of the fleet has)
+/// while it runs.
 pub fn reserve(
     client: &str,
     (own, service): (Limit, Limit),
     now: u64,
-    estimate: Picodollars,
+    (estimate, hold): (Picodollars, &str),
 ) -> StoreOp {
     let spend = |l: Limit| l.spend_per_day.map(|p| p.0);
     StoreOp::Reserve {
@@ -106,6 +114,8 @@ pub fn reserve(
             spend_key(SERVICE, now),
             held_key(client, now),
             held_key(SERVICE, now),
+            held_key(client, now.saturating_sub(DAY)),
+            held_key(SERVICE, now.saturating_sub(DAY)),
         ],
         args: [
             limit_arg(own.calls_per_minute),
@@ -116,6 +126,7 @@ pub fn reserve(
             i64::try_from(estimate.0).unwrap_or(i64::MAX),
             i64::try_from(2 * DAY).unwrap_or(i64::MAX),
         ],
+        hold: hold.to_owned(),
     }
 }
 
@@ -152,12 +163,12 @@ pub fn reserved(
     }
 }
 
-/// Letting go of `estimate`, held since `admitted` (Unix seconds) by a call of `client`
+/// Letting go of hold `hold`, made at `admitted` (Unix seconds) by a call of `client`
 /// that ended or never started.
-pub fn unhold(client: &str, estimate: Picodollars, admitted: u64) -> StoreOp {
+pub fn unhold(client: &str, hold: &str, admitted: u64) -> StoreOp {
     StoreOp::Unhold {
         keys: [held_key(client, admitted), held_key(SERVICE, admitted)],
-        amount: i64::try_from(estimate.0).unwrap_or(i64::MAX),
+        hold: hold.to_owned(),
     }
 }
 

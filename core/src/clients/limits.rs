@@ -98,10 +98,11 @@ struct Used {
     /// The minute (Unix seconds / 60) `calls` belong to.
     minute: u64,
     calls: u32,
-    /// The day (Unix seconds / 86,400) `spent` and `held` belong to.
+    /// The day (Unix seconds / 86,400) `spent` belongs to.
     day: u64,
     spent: Picodollars,
-    /// The estimates of the day's calls still in flight.
+    /// The estimates of the calls still in flight, whichever day admitted them: a call
+    /// admitted before midnight is charged to the day it ends in, so it holds there.
     held: Picodollars,
 }
 
@@ -115,7 +116,6 @@ impl Used {
         if self.day != now / DAY {
             self.day = now / DAY;
             self.spent = Picodollars(0);
-            self.held = Picodollars(0);
         }
     }
 
@@ -193,17 +193,11 @@ impl Limits {
         Ok(())
     }
 
-    /// Lets go of `estimate`, held by a call of `client` admitted at `at` that ended (or
-    /// never started); nothing once that UTC day is over, as its holds went with it.
-    pub fn unhold(&mut self, client: ClientId, at: u64, estimate: Picodollars) {
-        let day = at / DAY;
+    /// Lets go of `estimate`, held by a call of `client` that ended (or never started).
+    pub fn unhold(&mut self, client: ClientId, estimate: Picodollars) {
         let used = self.used(client);
-        if used.day == day {
-            used.held = used.held.minus(estimate);
-        }
-        if self.instance_used.day == day {
-            self.instance_used.held = self.instance_used.held.minus(estimate);
-        }
+        used.held = used.held.minus(estimate);
+        self.instance_used.held = self.instance_used.held.minus(estimate);
     }
 
     /// The instance's limits.

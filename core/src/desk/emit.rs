@@ -43,6 +43,21 @@ pub(crate) struct Start {
     pub if_refused: IfRefused,
 }
 
+impl Start {
+    /// The estimate the call behind this work holds since its admission, if any: let go
+    /// when the engine has no room for it.
+    pub(crate) fn hold(&self) -> Option<crate::ledger::HoldId> {
+        match &self.work {
+            Starting::Call { caller, .. } => caller.reservation.hold,
+            Starting::Stored {
+                job: crate::routing::Job::Create { call, .. },
+                ..
+            } => call.reservation.hold,
+            Starting::Stored { .. } => None,
+        }
+    }
+}
+
 /// The two kinds of work the desk starts.
 #[derive(Debug)]
 pub(crate) enum Starting {

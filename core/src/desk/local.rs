@@ -5,7 +5,7 @@
 //! the bounded store ([`crate::tasks`]).
 
 use super::due::Due;
-use super::emit::{DeskOut, Emit, IfRefused, Start, Starting};
+use super::emit::{Charge, DeskOut, Emit, IfRefused, Start, Starting};
 use super::held::Held;
 use crate::calls::{CallKey, Refused};
 use crate::clients::ClientId;
@@ -94,6 +94,9 @@ impl Local {
         let task_id = match self.tasks.create(now, start.ttl_ms, asker.client) {
             Ok(task) => task.id.clone(),
             Err(full) => {
+                // It never runs: its estimate is let go.
+                let call = asker.call_of(true, start.reservation, start.arrival);
+                emit.charge(Charge::Unhold(Box::new(call)));
                 let error = TaskError::StoreFull { tasks: full.tasks }.error();
                 return Dispatched::answer(request_id, Err(error));
             }

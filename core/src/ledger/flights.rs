@@ -9,9 +9,9 @@
 //!                  └── outlived its life (a path that forgot) ─▶ let go at the next admission
 //! ```
 //!
-//! Each hold lives at most [`Flights::new`]'s `life`: the longest a call can run with its
-//! retries, so that a path that never ends one holds a client back for minutes, not for
-//! the rest of the day. Bounded at [`MAX_FLIGHTS`]: past it the oldest is let go first.
+//! Each hold lives at most [`Flights::new`]'s `life` (a day: longer than any call waits
+//! and runs), so that a path that never ends one (a bug) holds a client back for a day
+//! at most. Bounded at [`MAX_FLIGHTS`]: past it the oldest is let go first.
 
 use crate::clients::ClientId;
 use crate::money::Picodollars;
@@ -29,8 +29,9 @@ pub struct HoldId(u64);
 pub(super) struct Flight {
     /// Whose day it is held against.
     pub client: ClientId,
-    /// Its client's name, as the store's keys spell it (`Some`: held in the store).
-    pub store_name: Option<String>,
+    /// Its client's name, as the store's keys spell it, and the hold's own name there
+    /// (`Some`: held in the store).
+    pub store: Option<(String, String)>,
     /// How much.
     pub amount: Picodollars,
     /// When it was admitted (Unix seconds): the day it is held against.
@@ -63,7 +64,7 @@ impl Flights {
     pub fn hold(
         &mut self,
         client: ClientId,
-        store_name: Option<String>,
+        store: Option<(String, String)>,
         amount: Picodollars,
         at: u64,
     ) -> (HoldId, Option<Flight>) {
@@ -79,7 +80,7 @@ impl Flights {
             id,
             Flight {
                 client,
-                store_name,
+                store,
                 amount,
                 at,
                 until,

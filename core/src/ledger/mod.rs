@@ -49,14 +49,6 @@ use std::time::Duration;
 /// Background responses whose end this instance remembers having counted.
 const COUNTED_IDS: usize = 4096;
 
-/// The longest a call admitted under `config` can run, its queue and retries included
-/// (seconds): how long its held estimate lives at most.
-fn hold_life(config: &ServerConfig) -> u64 {
-    let attempts = u64::from(config.max_retries) + 2;
-    let attempt = config.timeout.as_secs().saturating_add(60);
-    attempts.saturating_mul(attempt).max(600)
-}
-
 /// What `usage` on `model` costs in `lane`, at `prices` with background tokens at
 /// `percent` of the list price (pure: the desk prices a background end with it too).
 pub(crate) fn price(
@@ -119,9 +111,10 @@ impl Ledger {
             counted_set: BTreeSet::new(),
             holds: holds::Holds::default(),
             recent: recent::Recent::default(),
-            flights: flights::Flights::new(hold_life(config)),
+            flights: flights::Flights::new(crate::clients::DAY),
             background: config.tasks.background,
-            shared: config.store.map(|s| shared::Shared::new(s.on_unavailable)),
+            shared: (config.store)
+                .map(|s| shared::Shared::new(s.on_unavailable, config.jitter_seed)),
         }
     }
 
@@ -158,7 +151,9 @@ impl Ledger {
             };
         };
         let limits = (clients.limit(client), self.limits.instance());
-        let op = crate::store::reserve(clients.name(client), limits, now, estimate);
+        let hold = shared.hold_name();
+        let held = (estimate, hold.as_str());
+        let op = crate::store::reserve(clients.name(client), limits, now, held);
         let id = shared.send(op);
         shared.asked.insert(
             id,
@@ -167,14 +162,15 @@ impl Ledger {
                 limits,
                 now,
                 estimate,
+                hold,
             },
         );
         CallAdmission::Asked(id)
     }
 
-    /// What `call` is estimated to cost before it runs: its client's recent calls of
-    /// the profile, else the first-call bound, at `profile`'s model's list price
-    /// (nothing for a model without a price, or when no spend cap applies to it).
+    /// What `call` is estimated to cost before it runs: its client's median recent call
+    /// of the profile, never below the first-call bound, at `profile`'s model's list
+    /// price (nothing for a model without a price, or when no spend cap applies to it).
     fn estimate(
         &mut self,
         clients: &Clients,
@@ -189,29 +185,32 @@ impl Ledger {
         let Some(profile) = profile else {
             return Picodollars(0);
         };
+        // Never below the first-call bound: a client cannot train its own estimate down
+        // with cheap calls, then pass a burst of dear ones.
         let bound = recent::first_call(profile.max_output_tokens);
         let name = clients.name(call.client);
-        let usage = (self.recent).estimate(name, call.tool, &Usage::default(), &bound);
+        let usage = (self.recent).estimate(name, call.tool, &bound, &bound);
         self.cost(&profile.model, Some(&usage), Lane::Direct)
             .total()
             .unwrap_or(Picodollars(0))
     }
 
-    /// Holds `amount` for a call of `client` admitted at `now` (`store_name`: held in
-    /// the store under that name); none for a call estimated at nothing.
+    /// Holds `amount` for a call of `client` admitted at `now` (`store`: held in the
+    /// store, under the client's name and the hold's); none for a call estimated at
+    /// nothing.
     fn hold(
         &mut self,
         client: ClientId,
-        store_name: Option<String>,
+        store: Option<(String, String)>,
         amount: Picodollars,
         now: u64,
     ) -> Option<HoldId> {
         if amount.0 == 0 {
             return None;
         }
-        let (id, dropped) = self.flights.hold(client, store_name, amount, now);
+        let (id, dropped) = self.flights.hold(client, store, amount, now);
         if let Some(flight) = dropped {
-            self.let_go(&flight);
+            self.give_back(&flight);
         }
         Some(id)
     }
@@ -219,26 +218,31 @@ impl Ledger {
     /// Lets go of the estimate `call` holds, if it still holds one: its end is counted
     /// (or nothing will be), so the estimate no longer stands for it.
     pub fn unhold(&mut self, call: &CallOf) {
-        if let Some(flight) = call.reservation.hold.and_then(|id| self.flights.take(id)) {
-            self.let_go(&flight);
+        self.let_go(call.reservation.hold);
+    }
+
+    /// Lets go of hold `id`, if it is still held.
+    pub fn let_go(&mut self, id: Option<HoldId>) {
+        if let Some(flight) = id.and_then(|id| self.flights.take(id)) {
+            self.give_back(&flight);
         }
     }
 
-    /// Lets go of the holds that outlived the longest a call can run: a path that never
-    /// ended its call holds its client back for that long, not for the day.
+    /// Lets go of the holds older than a day: a path that never ended its call (a bug)
+    /// holds its client back for a day at most, as a killed replica's holds do.
     fn lapse(&mut self, now: u64) {
         for flight in self.flights.lapsed(now) {
-            self.let_go(&flight);
+            self.give_back(&flight);
         }
     }
 
-    /// Gives `flight`'s estimate back to its day, here or in the store.
-    fn let_go(&mut self, flight: &flights::Flight) {
-        match (&flight.store_name, &mut self.shared) {
-            (Some(name), Some(shared)) => {
-                shared.send(crate::store::unhold(name, flight.amount, flight.at));
+    /// Gives `flight`'s estimate back, here or in the store.
+    fn give_back(&mut self, flight: &flights::Flight) {
+        match (&flight.store, &mut self.shared) {
+            (Some((name, hold)), Some(shared)) => {
+                shared.send(crate::store::unhold(name, hold, flight.at));
             }
-            _ => self.limits.unhold(flight.client, flight.at, flight.amount),
+            _ => self.limits.unhold(flight.client, flight.amount),
         }
     }
 
@@ -276,7 +280,7 @@ impl Ledger {
                 let client = clients.name(asked.client);
                 shared.send(crate::store::release(client, asked.now));
                 if asked.estimate.0 > 0 {
-                    shared.send(crate::store::unhold(client, asked.estimate, asked.now));
+                    shared.send(crate::store::unhold(client, &asked.hold, asked.now));
                 }
             }
             return None;
@@ -301,8 +305,8 @@ impl Ledger {
             return Some(decided);
         }
         // The store counted the call and holds its estimate: this instance lets it go.
-        let name = clients.name(asked.client).to_owned();
-        let hold = self.hold(asked.client, Some(name), asked.estimate, asked.now);
+        let store = (clients.name(asked.client).to_owned(), asked.hold);
+        let hold = self.hold(asked.client, Some(store), asked.estimate, asked.now);
         Some(Reserved::Admitted(Reservation {
             counted_at: Some(asked.now),
             hold,

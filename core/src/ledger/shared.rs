@@ -37,6 +37,8 @@ pub(super) struct Asked {
     pub now: u64,
     /// What the reserve asked the store to hold.
     pub estimate: crate::money::Picodollars,
+    /// The hold's name in the store.
+    pub hold: String,
 }
 
 /// A background task's end waiting for its claim: counted when this instance has it.
@@ -80,6 +82,9 @@ impl Claim {
 /// See the module docs.
 pub(super) struct Shared {
     pub on_unavailable: OnUnavailable,
+    /// This instance's part of its holds' names in the store: random, and nothing of
+    /// the process's seed.
+    holder: String,
     next: u64,
     pub ops: VecDeque<(StoreId, StoreOp)>,
     pub asked: BTreeMap<StoreId, Asked>,
@@ -94,9 +99,12 @@ pub(super) struct Shared {
 }
 
 impl Shared {
-    pub fn new(on_unavailable: OnUnavailable) -> Shared {
+    pub fn new(on_unavailable: OnUnavailable, seed: u64) -> Shared {
+        let digest = crate::sha256::hmac_sha256(&seed.to_le_bytes(), b"orm hold names");
+        let holder = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
         Shared {
             on_unavailable,
+            holder,
             next: 0,
             ops: VecDeque::new(),
             asked: BTreeMap::new(),
@@ -105,6 +113,12 @@ impl Shared {
             next_sweep: 0,
             up: true,
         }
+    }
+
+    /// The name of a new hold in the store, unique in the fleet.
+    pub fn hold_name(&mut self) -> String {
+        self.next += 1;
+        format!("{}:{}", self.holder, self.next)
     }
 
     /// Queues `op` under a new number, tagged as the ledger's.

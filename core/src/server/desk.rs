@@ -33,12 +33,17 @@ impl Server {
                     // Every input sets the time before any desk move.
                     let Some(now) = self.last_now else { continue };
                     let if_refused = start.if_refused.clone();
+                    let hold = start.hold();
                     let dispatched = match start_work(&mut self.calls, now, *start) {
                         Ok(Some((task_id, key))) => {
                             Some(self.desk.on_task_started(now, &task_id, key))
                         }
                         Ok(None) => None,
-                        Err(refused) => self.desk.on_refused(now, if_refused, refused),
+                        Err(refused) => {
+                            // It never ran: nothing more to hold for it.
+                            self.ledger.let_go(hold);
+                            self.desk.on_refused(now, if_refused, refused)
+                        }
                     };
                     answer = dispatched.or(answer);
                 }

@@ -17,7 +17,8 @@ pub(super) fn spend_key(client: &str, now: u64) -> String {
 }
 
 /// The key of the estimates `client`'s calls admitted in the UTC day of `now` (Unix
-/// seconds) hold while they run.
+/// seconds) hold while they run: a hash of each hold's estimate by its name, their
+/// total in the field `=`.
 pub(super) fn held_key(client: &str, now: u64) -> String {
     format!("orm:r:{client}:{}", now / DAY)
 }

@@ -32,18 +32,21 @@ pub enum StoreOp {
     /// `keys` and `args`, atomically.
     Reserve {
         /// The client's calls, the service's calls, the client's spend, the service's,
-        /// the client's held, the service's.
-        keys: [String; 6],
+        /// the client's held today, the service's, the client's held yesterday, the
+        /// service's.
+        keys: [String; 8],
         /// The limit on each of the first four keys (`-1`: none), the calls keys' time to
         /// live, the estimate to hold (picodollars), the held keys' time to live.
         args: [i64; 7],
+        /// The hold's name among the held hashes' fields (unique in the fleet).
+        hold: String,
     },
     /// Lets go of a call's held estimate: [`UNHOLD_SCRIPT`](super::UNHOLD_SCRIPT).
     Unhold {
         /// The client's held, the service's.
         keys: [String; 2],
-        /// Picodollars.
-        amount: i64,
+        /// The hold's name, as its reserve gave it.
+        hold: String,
     },
     /// Adds a call's estimated cost to its client's and the service's spend of the day:
     /// `INCRBY` and `EXPIRE` on each key.

@@ -16,7 +16,8 @@ fn limits() -> (Limit, Limit) {
 
 #[test]
 fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
-    let StoreOp::Reserve { keys, args } = reserve("ci", limits(), NOW, Picodollars(9)) else {
+    let held = (Picodollars(9), "h:1");
+    let StoreOp::Reserve { keys, args, hold } = reserve("ci", limits(), NOW, held) else {
         panic!("a reserve");
     };
     let (minute, day) = (NOW / 60, NOW / 86_400);
@@ -29,14 +30,17 @@ fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
             format!("orm:s:*:{day}"),
             format!("orm:r:ci:{day}"),
             format!("orm:r:*:{day}"),
+            format!("orm:r:ci:{}", day - 1),
+            format!("orm:r:*:{}", day - 1),
         ]
     );
     // The client's calls and the service's spend are limited; the calls keys live two
     // minutes, so a count outlives its window by one at most; the estimate is held in
     // keys that live two days.
     assert_eq!(args, [2, -1, -1, 5_000, 120, 9, 172_800]);
+    assert_eq!(hold, "h:1");
     // One second later is another minute and another day: other keys.
-    let StoreOp::Reserve { keys: next, .. } = reserve("ci", limits(), NOW + 1, Picodollars(9))
+    let StoreOp::Reserve { keys: next, .. } = reserve("ci", limits(), NOW + 1, held)
     else {
         panic!("a reserve");
     };
@@ -200,10 +204,10 @@ fn a_sweeps_answer_is_read_as_untrusted() {
 
 #[test]
 fn an_unhold_names_the_held_keys_of_the_day_it_was_admitted() {
-    let StoreOp::Unhold { keys, amount } = unhold("ci", Picodollars(u64::MAX), NOW) else {
+    let StoreOp::Unhold { keys, hold } = unhold("ci", "h:1", NOW) else {
         panic!("an unhold");
     };
     let day = NOW / 86_400;
     assert_eq!(keys, [format!("orm:r:ci:{day}"), format!("orm:r:*:{day}")]);
-    assert_eq!(amount, i64::MAX);
+    assert_eq!(hold, "h:1");
 }

@@ -19,12 +19,13 @@ pub(super) fn pipeline(ops: &[&StoreOp]) -> (redis::Pipeline, Vec<usize>) {
     for op in ops {
         let before = pipe.len();
         match op {
-            StoreOp::Reserve { keys, args } => {
+            StoreOp::Reserve { keys, args, hold } => {
                 pipe.cmd("EVAL")
                     .arg(RESERVE_SCRIPT)
                     .arg(keys.len())
                     .arg(keys)
-                    .arg(args);
+                    .arg(args)
+                    .arg(hold);
             }
             StoreOp::Spend {
                 keys,
@@ -41,12 +42,12 @@ pub(super) fn pipeline(ops: &[&StoreOp]) -> (redis::Pipeline, Vec<usize>) {
                     pipe.cmd("EVAL").arg(RELEASE_SCRIPT).arg(1).arg(key);
                 }
             }
-            StoreOp::Unhold { keys, amount } => {
+            StoreOp::Unhold { keys, hold } => {
                 pipe.cmd("EVAL")
                     .arg(UNHOLD_SCRIPT)
                     .arg(keys.len())
                     .arg(keys)
-                    .arg(*amount);
+                    .arg(hold);
             }
             StoreOp::Script { script, keys, args } => {
                 pipe.cmd("EVAL")
@@ -124,8 +125,9 @@ mod tests {
     fn each_operation_reads_its_own_values() {
         let ops = [
             StoreOp::Reserve {
-                keys: ["a", "b", "c", "d", "e", "f"].map(String::from),
+                keys: ["a", "b", "c", "d", "e", "f", "g", "h"].map(String::from),
                 args: [1, 2, 3, 4, 120, 5, 172_800],
+                hold: "i:1".into(),
             },
             StoreOp::Spend {
                 keys: ["c".into(), "d".into()],
@@ -173,8 +175,9 @@ mod tests {
                 message: "m".into(),
             },
             StoreOp::Reserve {
-                keys: ["a", "b", "c", "d", "e", "f"].map(String::from),
+                keys: ["a", "b", "c", "d", "e", "f", "g", "h"].map(String::from),
                 args: [1, 2, 3, 4, 120, 5, 172_800],
+                hold: "i:1".into(),
             },
             StoreOp::Publish {
                 channel: "c".into(),
