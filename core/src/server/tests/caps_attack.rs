@@ -264,3 +264,48 @@ fn a_cap_on_a_model_without_a_price_is_not_silently_void() {
         sent.len()
     );
 }
+
+#[test]
+#[ignore = "finding: a call queued longer than hold_life loses its hold while it still waits to run"]
+fn a_call_still_queued_keeps_its_hold() {
+    // ledger/mod.rs hold_life says "its queue and retries included", but counts only
+    // (max_retries + 2) x (timeout + 60 s): a call waiting behind max_inflight for
+    // longer (a busy instance, slow answers) has its hold lapse at the next admission
+    // while it is still queued, and the cap opens for more calls although it will
+    // still run and spend. Here: max_inflight 1, ten calls admitted under a cap of ten
+    // estimates; each times out attempt after attempt (~4 minutes a call, charged
+    // nothing: see a_call_that_broke_after_reaching_openai_is_charged), the others
+    // wait; at 15 minutes the queued calls' holds lapse and a new burst is admitted
+    // while seven of the first ten are still to run.
+    let one = first_call_hold();
+    let mut config = Harness::keyed();
+    config.max_inflight = 1;
+    let mut h = capped(config, one * 10);
+    for id in 1..=10 {
+        h.send(call(id, false));
+    }
+    let _ = h.take_http();
+    assert!(h.frames().is_empty(), "ten admitted");
+    let start = h.now.unix_secs;
+    while h.now.unix_secs < start + 901 {
+        let Some(at) = h.server.poll_timeout() else {
+            break;
+        };
+        let step = at.saturating_duration_since(h.now.instant);
+        h.advance(step.max(std::time::Duration::from_secs(1)));
+        h.feed(crate::Input::Timeout);
+        let _ = h.take_http();
+    }
+    let health = h.server.health();
+    let pending = health.running + health.queued;
+    let _ = h.frames();
+    for id in 20..=29 {
+        h.send(call(id, false));
+    }
+    let refused = h.frames().len();
+    let admitted = 10 - refused;
+    assert!(
+        pending + admitted <= 10,
+        "{pending} calls of the first ten still to run, and {admitted} more admitted under a cap of ten estimates"
+    );
+}
