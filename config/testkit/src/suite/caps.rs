@@ -375,3 +375,90 @@ pub fn a_drained_replicas_last_spend_and_unhold_reach_the_store() {
         "the drained replica's call let its hold go and spent its cost in the store"
     );
 }
+
+/// One command to the Redis on `port` in RESP (a script's text holds newlines, which
+/// the inline protocol cannot carry); its raw answer.
+fn resp(port: u16, args: &[String]) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut out = format!("*{}\r\n", args.len());
+    for a in args {
+        out.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    s.write_all(out.as_bytes()).unwrap();
+    let mut buf = [0u8; 4096];
+    let n = s.read(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// The store's own reserve and unhold, as an instance sends them.
+fn eval(port: u16, op: &responses_mcp_core::store::StoreOp) -> String {
+    use responses_mcp_core::store::{StoreOp, RESERVE_SCRIPT, UNHOLD_SCRIPT};
+    let (script, keys, args): (&str, Vec<String>, Vec<i64>) = match op {
+        StoreOp::Reserve { keys, args } => (RESERVE_SCRIPT, keys.to_vec(), args.to_vec()),
+        StoreOp::Unhold { keys, amount } => (UNHOLD_SCRIPT, keys.to_vec(), vec![*amount]),
+        other => panic!("not a hold: {other:?}"),
+    };
+    let mut all = vec!["EVAL".to_owned(), script.to_owned(), keys.len().to_string()];
+    all.extend(keys);
+    all.extend(args.iter().map(i64::to_string));
+    resp(port, &all)
+}
+
+/// FINDING (review of 655a0ce, ignored): UNHOLD subtracts an amount from one counter
+/// per day, so a store that comes back without its keys (a restart without
+/// persistence, a failover to a replica that missed writes) lets the calls admitted
+/// before it erase the holds of the calls admitted after it: three calls in flight,
+/// the store restarts, three more fill the day again, the first three end and their
+/// UNHOLDs take the new three's holds to zero, and three more are admitted while six
+/// run: nine calls under a cap of three. (Holds kept per call, e.g. a hash or sorted
+/// set of hold id -> amount with its expiry, make UNHOLD remove exactly its own, and
+/// let a lost one lapse.)
+pub fn a_store_that_lost_its_keys_keeps_later_holds() {
+    use responses_mcp_core::clients::Limit;
+    use responses_mcp_core::money::Picodollars;
+    let Some(binary) = system_program("redis-server") else {
+        return;
+    };
+    let port = free_port();
+    let _redis = Redis::start(&binary, port);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let estimate = Picodollars(1_000);
+    let own = Limit {
+        calls_per_minute: None,
+        spend_per_day: Some(Picodollars(3_000)),
+    };
+    let reserve = || {
+        eval(
+            port,
+            &responses_mcp_core::store::reserve("ci", (own, Limit::default()), now, estimate),
+        )
+    };
+    let admitted = |answer: &str| answer.starts_with("*3\r\n:0\r\n");
+    let first: Vec<bool> = (0..4).map(|_| admitted(&reserve())).collect();
+    assert_eq!(
+        first,
+        [true, true, true, false],
+        "three estimates fill the day"
+    );
+    assert!(resp(port, &["FLUSHALL".to_owned()]).starts_with("+OK"));
+    let second: Vec<bool> = (0..3).map(|_| admitted(&reserve())).collect();
+    assert_eq!(second, [true, true, true], "the day is full again");
+    for _ in 0..3 {
+        // The first three calls end.
+        eval(
+            port,
+            &responses_mcp_core::store::unhold("ci", estimate, now),
+        );
+    }
+    let third: Vec<bool> = (0..3).map(|_| admitted(&reserve())).collect();
+    assert_eq!(
+        third,
+        [false, false, false],
+        "three calls still run and hold: the day stays full"
+    );
+}
