@@ -1,6 +1,6 @@
-//! A hostile tenant's look at the holds of issue 56 (review of 655a0ce): each test here
+//! A hostile tenant's look at the holds of issue 56 (review of 655a0ce): each ignored test
 //! shows a finding and FAILS on this branch; they are `#[ignore]`d so that the suite
-//! stays green. Run them with `cargo test -p responses-mcp-core caps_attack -- --ignored`.
+//! stays green (the one test not ignored guards the paths that were found sound). Run them with `cargo test -p responses-mcp-core caps_attack -- --ignored`.
 
 use crate::fixture;
 use crate::io::TransportErrorKind;
@@ -338,4 +338,51 @@ fn queued_calls_of_one_client_do_not_lock_the_instance_cap_for_free() {
         21,
         "b was refused by the instance's cap, though nothing was spent and one call runs"
     );
+}
+
+/// A 2026-07-28 task-augmented call (held for its result a moment).
+fn modern_task_call(id: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+        "name":"answer","arguments":{"query":"q"},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                 "io.modelcontextprotocol/clientCapabilities":
+                     {"extensions":{"io.modelcontextprotocol/tasks":{}}}}}})
+}
+
+/// Not a finding (kept as a guard, it passes): held 2026-07-28 task calls cancelled by
+/// their client, on stdio and over HTTP, and one whose HTTP client leaves, let their
+/// holds go; so do a duplicate id and a call refused by the instance's own cap.
+#[test]
+fn held_task_calls_cancelled_or_left_let_their_holds_go() {
+    let mut config = Harness::keyed();
+    config.tasks.answer_within = std::time::Duration::from_secs(5);
+    let mut h = capped(config, u64::MAX / 4);
+    h.send(modern_task_call("held"));
+    h.post_as(
+        6,
+        crate::clients::ClientId::DEFAULT,
+        None,
+        modern_task_call("http-held"),
+    );
+    h.post_as(
+        7,
+        crate::clients::ClientId::DEFAULT,
+        None,
+        modern_task_call("http-left"),
+    );
+    assert_eq!(h.take_http().len(), 3);
+    assert_eq!(h.server.ledger.held().1, 3);
+    let cancel = |id: &str| json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}});
+    h.send(cancel("held"));
+    h.post_as(
+        8,
+        crate::clients::ClientId::DEFAULT,
+        None,
+        cancel("http-held"),
+    );
+    h.feed(crate::Input::ExchangeClosed(crate::io::ExchangeId(7)));
+    assert_eq!(h.server.ledger.held(), (Picodollars(0), 0));
+    h.send(call(1, false));
+    h.send(call(1, false));
+    assert_eq!(h.server.ledger.held().1, 1, "the duplicate holds nothing");
 }
