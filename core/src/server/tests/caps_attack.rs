@@ -1,6 +1,7 @@
 //! A hostile tenant's look at the holds of issue 56 (review of 655a0ce): each ignored test
 //! shows a finding and FAILS on this branch; they are `#[ignore]`d so that the suite
-//! stays green (the one test not ignored guards the paths that were found sound). Run them with `cargo test -p responses-mcp-core caps_attack -- --ignored`.
+//! stays green (the one test not ignored guards paths that were found sound). Run them
+//! with `cargo test -p responses-mcp-core caps_attack -- --ignored`.
 
 use crate::fixture;
 use crate::io::TransportErrorKind;
