@@ -414,6 +414,7 @@ fn answer_flows_into_content_and_structured_content() {
 
 mod calls;
 mod caps;
+mod caps_attack;
 mod desk;
 mod exchanges;
 mod lease;
