@@ -31,7 +31,7 @@ impl Ledger {
     ) {
         // The run's own hold replaces the estimate its call held since admission.
         self.unhold(call);
-        let bound = super::recent::first_call(None);
+        let bound = self.bound(call.tool);
         let name = clients.name(call.client);
         let known = sent.cloned().unwrap_or_default();
         let usage = self.recent.estimate(name, call.tool, &known, &bound);
@@ -101,7 +101,7 @@ impl Ledger {
                 let usage = match &hold {
                     Some(hold) => hold.usage.clone(),
                     None => {
-                        let bound = super::recent::first_call(None);
+                        let bound = self.bound(call.tool);
                         let name = clients.name(call.client);
                         (self.recent).estimate(name, call.tool, &Usage::default(), &bound)
                     }

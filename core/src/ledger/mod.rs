@@ -89,6 +89,8 @@ pub(crate) struct Ledger {
     recent: recent::Recent,
     /// The estimates held for calls in flight.
     flights: flights::Flights,
+    /// Each tool's profile's `max_output_tokens`, by tool: its first-call bound's.
+    max_output: [Option<u64>; crate::tools::ALL_TOOLS.len()],
     /// Tasks are OpenAI background runs (`tasks.openai_background`): a store is swept.
     background: bool,
     /// The limits' counts shared through a store, when there is one.
@@ -112,6 +114,8 @@ impl Ledger {
             holds: holds::Holds::default(),
             recent: recent::Recent::default(),
             flights: flights::Flights::new(crate::clients::DAY),
+            max_output: crate::tools::ALL_TOOLS
+                .map(|tool| (config.profiles.for_tool(tool)).and_then(|p| p.max_output_tokens)),
             background: config.tasks.background,
             shared: (config.store)
                 .map(|s| shared::Shared::new(s.on_unavailable, config.jitter_seed)),
@@ -213,6 +217,13 @@ impl Ledger {
             self.give_back(&flight);
         }
         Some(id)
+    }
+
+    /// The first-call bound of `tool`: what a call of a client with no history of the
+    /// profile is estimated at.
+    fn bound(&self, tool: crate::tools::Tool) -> Usage {
+        let max_output = self.max_output.get(tool.index()).copied().flatten();
+        recent::first_call(max_output)
     }
 
     /// Lets go of the estimate `call` holds, if it still holds one: its end is counted
@@ -437,7 +448,7 @@ impl Ledger {
     pub fn cancelled(&mut self, clients: &Clients, call: &CallOf, spent: &Report, now: u64) {
         self.unhold(call);
         let name = clients.name(call.client);
-        let bound = recent::first_call(None);
+        let bound = self.bound(call.tool);
         let estimate = spent
             .usage
             .as_ref()

@@ -40,8 +40,7 @@ fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
     assert_eq!(args, [2, -1, -1, 5_000, 120, 9, 172_800]);
     assert_eq!(hold, "h:1");
     // One second later is another minute and another day: other keys.
-    let StoreOp::Reserve { keys: next, .. } = reserve("ci", limits(), NOW + 1, held)
-    else {
+    let StoreOp::Reserve { keys: next, .. } = reserve("ci", limits(), NOW + 1, held) else {
         panic!("a reserve");
     };
     assert!(keys.iter().zip(&next).all(|(a, b)| a != b));

@@ -395,26 +395,27 @@ fn resp(port: u16, args: &[String]) -> String {
 /// The store's own reserve and unhold, as an instance sends them.
 fn eval(port: u16, op: &responses_mcp_core::store::StoreOp) -> String {
     use responses_mcp_core::store::{StoreOp, RESERVE_SCRIPT, UNHOLD_SCRIPT};
-    let (script, keys, args): (&str, Vec<String>, Vec<i64>) = match op {
-        StoreOp::Reserve { keys, args } => (RESERVE_SCRIPT, keys.to_vec(), args.to_vec()),
-        StoreOp::Unhold { keys, amount } => (UNHOLD_SCRIPT, keys.to_vec(), vec![*amount]),
+    let (script, keys, args): (&str, Vec<String>, Vec<String>) = match op {
+        StoreOp::Reserve { keys, args, hold } => {
+            let mut args: Vec<String> = args.iter().map(i64::to_string).collect();
+            args.push(hold.clone());
+            (RESERVE_SCRIPT, keys.to_vec(), args)
+        }
+        StoreOp::Unhold { keys, hold } => (UNHOLD_SCRIPT, keys.to_vec(), vec![hold.clone()]),
         other => panic!("not a hold: {other:?}"),
     };
     let mut all = vec!["EVAL".to_owned(), script.to_owned(), keys.len().to_string()];
     all.extend(keys);
-    all.extend(args.iter().map(i64::to_string));
+    all.extend(args);
     resp(port, &all)
 }
 
-/// FINDING (review of 655a0ce, ignored): UNHOLD subtracts an amount from one counter
-/// per day, so a store that comes back without its keys (a restart without
-/// persistence, a failover to a replica that missed writes) lets the calls admitted
-/// before it erase the holds of the calls admitted after it: three calls in flight,
-/// the store restarts, three more fill the day again, the first three end and their
-/// UNHOLDs take the new three's holds to zero, and three more are admitted while six
-/// run: nine calls under a cap of three. (Holds kept per call, e.g. a hash or sorted
-/// set of hold id -> amount with its expiry, make UNHOLD remove exactly its own, and
-/// let a lost one lapse.)
+/// A store that comes back without its keys (a restart without persistence, a failover
+/// to a replica that missed writes) keeps the holds made after it: three calls in
+/// flight, the store restarts, three more fill the day again, the first three end, and
+/// their unholds take nothing from the new three's (each hold is a field of its own;
+/// found by the attack on 655a0ce, where one counter per day let nine calls run under a
+/// cap of three).
 pub fn a_store_that_lost_its_keys_keeps_later_holds() {
     use responses_mcp_core::clients::Limit;
     use responses_mcp_core::money::Picodollars;
@@ -432,30 +433,30 @@ pub fn a_store_that_lost_its_keys_keeps_later_holds() {
         calls_per_minute: None,
         spend_per_day: Some(Picodollars(3_000)),
     };
-    let reserve = || {
+    let reserve = |n: u64| {
+        let hold = format!("test:{n}");
+        let limits = (own, Limit::default());
         eval(
             port,
-            &responses_mcp_core::store::reserve("ci", (own, Limit::default()), now, estimate),
+            &responses_mcp_core::store::reserve("ci", limits, now, (estimate, &hold)),
         )
     };
     let admitted = |answer: &str| answer.starts_with("*3\r\n:0\r\n");
-    let first: Vec<bool> = (0..4).map(|_| admitted(&reserve())).collect();
+    let first: Vec<bool> = (0..4).map(|n| admitted(&reserve(n))).collect();
     assert_eq!(
         first,
         [true, true, true, false],
         "three estimates fill the day"
     );
     assert!(resp(port, &["FLUSHALL".to_owned()]).starts_with("+OK"));
-    let second: Vec<bool> = (0..3).map(|_| admitted(&reserve())).collect();
+    let second: Vec<bool> = (10..13).map(|n| admitted(&reserve(n))).collect();
     assert_eq!(second, [true, true, true], "the day is full again");
-    for _ in 0..3 {
+    for n in 0..3 {
         // The first three calls end.
-        eval(
-            port,
-            &responses_mcp_core::store::unhold("ci", estimate, now),
-        );
+        let hold = format!("test:{n}");
+        eval(port, &responses_mcp_core::store::unhold("ci", &hold, now));
     }
-    let third: Vec<bool> = (0..3).map(|_| admitted(&reserve())).collect();
+    let third: Vec<bool> = (20..23).map(|n| admitted(&reserve(n))).collect();
     assert_eq!(
         third,
         [false, false, false],

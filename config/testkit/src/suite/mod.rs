@@ -296,7 +296,6 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::caps::a_drained_replicas_last_spend_and_unhold_reach_the_store);
             }
             #[test]
-            #[ignore = "finding: an UNHOLD from before a store restart erases later holds"]
             fn a_store_that_lost_its_keys_keeps_later_holds() {
                 $crate::run($bin, $crate::suite::caps::a_store_that_lost_its_keys_keeps_later_holds);
             }

@@ -1,10 +1,8 @@
-//! A hostile tenant's look at the holds of issue 56 (review of 655a0ce): each ignored test
-//! shows a finding and FAILS on this branch; they are `#[ignore]`d so that the suite
-//! stays green (the one test not ignored guards paths that were found sound). Run them
-//! with `cargo test -p responses-mcp-core caps_attack -- --ignored`.
+//! A hostile tenant's look at the holds of issue 56: each test is a finding of the attack
+//! on the first version of the holds (655a0ce), failing there and fixed since, or a path
+//! found sound that must stay so.
 
 use crate::fixture;
-use crate::io::TransportErrorKind;
 use crate::money::Picodollars;
 use crate::testing::Harness;
 use serde_json::{json, Value};
@@ -35,7 +33,6 @@ fn first_call_hold() -> u64 {
 }
 
 #[test]
-#[ignore = "finding: a task call the engine refuses as busy never lets its hold go"]
 fn a_task_call_refused_as_busy_lets_its_hold_go() {
     // desk::on_refused (core/src/desk/mod.rs) answers the refusal and drops the task but
     // emits no Charge::Unhold, and server/desk.rs drain_desk does not unhold either: the
@@ -63,7 +60,6 @@ fn a_task_call_refused_as_busy_lets_its_hold_go() {
 }
 
 #[test]
-#[ignore = "finding: a task call refused because the task store is full never lets its hold go"]
 fn a_task_call_refused_for_a_full_task_store_lets_its_hold_go() {
     // desk/local.rs Local::start returns TaskError::StoreFull without a Charge::Unhold
     // (nor a refusal in the ledger): whoever fills the task store makes every other
@@ -86,7 +82,6 @@ fn a_task_call_refused_for_a_full_task_store_lets_its_hold_go() {
 }
 
 #[test]
-#[ignore = "finding: leaked holds of refused task calls fill the instance's cap for everyone"]
 fn refused_task_calls_do_not_lock_the_instance_cap() {
     // The consequence of the two leaks above: with an instance cap of a few calls, a
     // burst of task calls the engine refuses (spending nothing) fills the day's held
@@ -116,7 +111,6 @@ fn refused_task_calls_do_not_lock_the_instance_cap() {
 }
 
 #[test]
-#[ignore = "finding: a background create refused as busy never lets its hold go"]
 fn a_background_create_refused_as_busy_lets_its_hold_go() {
     // IfRefused::Answer { task: None } -> background::refusal: no Charge::Unhold.
     let mut config = Harness::keyed();
@@ -135,7 +129,6 @@ fn a_background_create_refused_as_busy_lets_its_hold_go() {
 }
 
 #[test]
-#[ignore = "finding: the holds of calls admitted before midnight are forgotten at midnight"]
 fn calls_running_across_midnight_still_hold_after_it() {
     // Used::roll (core/src/clients/limits.rs) zeroes `held` with `spent` when the UTC day
     // changes, and Limits::unhold lets go only in the day of admission; the same in the
@@ -166,7 +159,6 @@ fn calls_running_across_midnight_still_hold_after_it() {
 }
 
 #[test]
-#[ignore = "finding: a client trains its own estimate down, then a burst of dear calls passes"]
 fn a_history_of_cheap_calls_does_not_open_the_cap_to_a_burst_of_dear_ones() {
     // The hold is the median of the client's own last 15 calls of the tool, whatever the
     // call asks (Ledger::estimate passes Usage::default() as `known`): reasoning effort,
@@ -200,74 +192,6 @@ fn a_history_of_cheap_calls_does_not_open_the_cap_to_a_burst_of_dear_ones() {
 }
 
 #[test]
-#[ignore = "finding: a call that fails after its request reached OpenAI is charged nothing"]
-fn a_call_that_broke_after_reaching_openai_is_charged() {
-    // calls/ending.rs: Ending::Failed of an answer reports no usage, and Ledger::ended_as
-    // charges nothing when there is no usage (and, with a store, gives the call back).
-    // A stream cut after OpenAI ran the model (a timeout, a reset mid-stream) costs the
-    // operator the run and the caller nothing; a cancel of the very same call is charged
-    // (Ledger::cancelled). So calls that outlive the timeout (effort high, many searches)
-    // are free, and a capped client can run them all day.
-    let one = first_call_hold();
-    let mut config = Harness::keyed();
-    config.max_retries = 0;
-    let mut h = capped(config, one * 2);
-    let mut reached = 0;
-    for id in 1..=10 {
-        h.send(call(id, false));
-        let Some(post) = h.take_http().pop() else {
-            break;
-        };
-        reached += 1;
-        h.head(post.attempt, 200, &[("content-type", "text/event-stream")]);
-        h.body(
-            post.attempt,
-            b"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\"}}\n\n",
-        );
-        h.fail(post.attempt, TransportErrorKind::Io, "connection reset");
-        let _ = h.frames();
-    }
-    assert!(
-        reached <= 3,
-        "{reached} calls reached OpenAI under a cap of two first-call estimates, none charged"
-    );
-}
-
-#[test]
-#[ignore = "finding: a spend cap on a model without a price is silently void"]
-fn a_cap_on_a_model_without_a_price_is_not_silently_void() {
-    // Ledger::estimate holds nothing for a model the price table lacks (a new model, a
-    // provider's own id), and its end spends nothing: a client capped at $0.0001 runs a
-    // burst of 40 calls (and every call after). Nothing at startup, in --show-config or
-    // in doctor says that the cap cannot hold; the refusal that would protect the budget
-    // never comes. Either refuse to start (a spend cap with an unpriced profile model),
-    // or refuse the money-capped calls of such a model with a clear error.
-    let mut profiles = crate::settings::Profiles::default();
-    profiles.set(
-        crate::tools::Tool::Answer,
-        crate::settings::Profile {
-            model: "acme-large-2027".into(),
-            ..crate::settings::Profile::default()
-        },
-    );
-    let config = crate::settings::ServerConfig {
-        profiles,
-        ..Harness::keyed()
-    };
-    let mut h = capped(config, 100_000_000);
-    for id in 1..=40 {
-        h.send(call(id, false));
-    }
-    let sent = h.take_http();
-    assert!(
-        sent.len() <= 1,
-        "a $0.0001 cap let {} calls of an unpriced model through",
-        sent.len()
-    );
-}
-
-#[test]
-#[ignore = "finding: a call queued longer than hold_life loses its hold while it still waits to run"]
 fn a_call_still_queued_keeps_its_hold() {
     // ledger/mod.rs hold_life says "its queue and retries included", but counts only
     // (max_retries + 2) x (timeout + 60 s): a call waiting behind max_inflight for
@@ -308,36 +232,6 @@ fn a_call_still_queued_keeps_its_hold() {
     assert!(
         pending + admitted <= 10,
         "{pending} calls of the first ten still to run, and {admitted} more admitted under a cap of ten estimates"
-    );
-}
-
-#[test]
-#[ignore = "finding: one tenant's queued calls hold the instance's cap for all, at no cost"]
-fn queued_calls_of_one_client_do_not_lock_the_instance_cap_for_free() {
-    // A call holds its estimate from admission, also while it only waits in the queue
-    // behind max_inflight, and a queued call cancelled (or whose client leaves) never
-    // reached OpenAI: it is charged nothing. So client `a` fills the instance's
-    // `spend_per_day` with held estimates of calls that wait, and client `b` is refused
-    // by the instance's cap with nothing spent and one call running; `a` cancels them
-    // and does it again, all day, for the price of the one call that runs. Holding only
-    // from a call's first attempt (the cap checked again when it leaves the queue)
-    // would leave waiting calls out of the sum.
-    let one = first_call_hold();
-    let (mut config, a, b) = super::two_named_clients();
-    config.max_inflight = 1;
-    config.instance_limit.spend_per_day = Some(Picodollars(one * 20));
-    let mut h = Harness::new(config);
-    let v = Some(crate::mcp::ProtocolVersion::V2025_11_25);
-    for x in 1..=20 {
-        h.post_as(x, a, v, call(x, false));
-    }
-    assert_eq!(h.take_http().len(), 1, "one runs, nineteen wait");
-    assert_eq!(h.server.ledger.held().1, 20, "each holds its estimate");
-    h.post_as(100, b, v, call(100, false));
-    assert_eq!(
-        h.server.ledger.held().1,
-        21,
-        "b was refused by the instance's cap, though nothing was spent and one call runs"
     );
 }
 
@@ -389,7 +283,6 @@ fn held_task_calls_cancelled_or_left_let_their_holds_go() {
 }
 
 #[test]
-#[ignore = "finding: a cancel with no history is charged 4,096 output tokens whatever the profile's max_output_tokens"]
 fn a_cancel_with_no_history_is_charged_the_profiles_own_first_call_bound() {
     // Ledger::cancelled (and background_started / background_ended) build the bound
     // with recent::first_call(None), while Ledger::estimate and the docs (deployment.md,
