@@ -147,6 +147,14 @@ pub fn read(
     };
     let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
     let named = parse(&text).map_err(|e| fail(e.0))?;
+    let gateway = named.clients.iter().find(|(_, c)| c.gateway);
+    if let (Some((_, c)), None) = (gateway, &resolved.settings.server.http.identity_header) {
+        log::warn!(
+            "client {:?} of {} is marked gateway: true, but server.http.identity_header is not set: no request names its user, so all of the gateway's requests are its own client's (one budget for all its users). Set identity_header (and trusted_proxies) to the header the gateway names users in",
+            c.name,
+            path.display()
+        );
+    }
     log::debug!(
         "{} named client(s) from {}",
         named.tokens.digests.len(),
