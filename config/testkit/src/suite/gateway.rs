@@ -435,3 +435,98 @@ pub fn only_the_gateways_credential_names_the_user_another_tenants_header_is_ign
     }
     assert_eq!(lines.len(), 6, "{lines:?}");
 }
+
+/// OAuth mode: a verified token names its own identity. The gateway may prove itself
+/// with one, as the identity a clients-file client marked `gateway: true` claims
+/// (`rs-client` here); beside any other identity's token (a named client's, `ed-client`,
+/// or one of its own, `ps-client`) or the single token, the header is ignored and
+/// counted.
+pub fn an_oauth_token_names_its_own_identity_unless_its_client_is_the_gateway() {
+    use super::oauth::{Provider, STATIC};
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let Some(idp) = Provider::start(free_port(), &resource) else {
+        return;
+    };
+    let fake = FakeOpenAi::start(|_, _| Action::json(200, &answered()));
+    let dir = temp_dir("gateway-oauth");
+    std::fs::write(
+        dir.join("clients.yaml"),
+        "clients:\n  - name: edward\n    identity: ed-client\n  - name: gw\n    identity: rs-client\n    gateway: true\n",
+    )
+    .unwrap();
+    let issuer = &idp.issuer;
+    let config = format!(
+        "server:\n  http:\n    clients_file: clients.yaml\n    public_url: http://127.0.0.1:{port}\n    trusted_proxies: ['127.0.0.1']\n    identity_header: X-Forwarded-User\n    oauth:\n      issuer: {issuer}\n      scopes: [mcp:answer]\n      wait_ms: 3000\n"
+    );
+    let server = Mcp::spawn(
+        Opts::http(&fake.url)
+            .config(&dir, &config)
+            .arg("--listen")
+            .arg(&format!("127.0.0.1:{port}"))
+            .env("MCP_HTTP_TOKEN", STATIC)
+            .arg("--log-format")
+            .arg("json"),
+    );
+    let addr = listening(&server);
+    let mut c = HttpConn::open(addr);
+    let gateway = idp.token("rs-client", &resource);
+    let named = idp.token("ed-client", &resource);
+    let own = idp.token("ps-client", &resource);
+    for (id, token, user) in [
+        (1, gateway.as_str(), "alice"),
+        (2, named.as_str(), "bob"),
+        (3, own.as_str(), "carol"),
+        (4, STATIC, "dave"),
+    ] {
+        answered_ok(&post_with(
+            &mut c,
+            token,
+            &call(id),
+            &[("X-Forwarded-User", user)],
+        ));
+    }
+    let mut m = HttpConn::open(addr);
+    m.send_raw(
+        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {STATIC}\r\n\r\n")
+            .as_bytes(),
+    );
+    let text = String::from_utf8(m.response().body).unwrap();
+    assert!(
+        text.contains("openai_responses_mcp_identity_header_ignored_total 3"),
+        "{text}"
+    );
+    for client in [
+        "x-forwarded-user:alice",
+        "edward",
+        "sub:ps-client",
+        "default",
+    ] {
+        assert!(
+            text.contains(&format!("client=\"{client}\"")),
+            "{client} not in:\n{text}"
+        );
+    }
+    for nobody in ["bob", "carol", "dave"] {
+        assert!(!text.contains(nobody), "{nobody} became a client:\n{text}");
+    }
+    let lines = call_lines_without(server, &[&gateway, &named, &own]);
+    let credential = |client: &str| {
+        lines
+            .iter()
+            .find(|l| l["client"] == client)
+            .map(|l| l["credential"].clone())
+    };
+    assert_eq!(
+        credential("x-forwarded-user:alice"),
+        Some(json!("gateway")),
+        "{lines:?}"
+    );
+    assert_eq!(credential("edward"), Some(json!("oauth")), "{lines:?}");
+    assert_eq!(
+        credential("sub:ps-client"),
+        Some(json!("oauth")),
+        "{lines:?}"
+    );
+    assert_eq!(credential("default"), Some(json!("token")), "{lines:?}");
+}

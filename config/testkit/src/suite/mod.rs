@@ -60,6 +60,10 @@ macro_rules! e2e_suite {
             fn only_the_gateways_credential_names_the_user_another_tenants_header_is_ignored() {
                 $crate::run($bin, $crate::suite::gateway::only_the_gateways_credential_names_the_user_another_tenants_header_is_ignored);
             }
+            #[test]
+            fn an_oauth_token_names_its_own_identity_unless_its_client_is_the_gateway() {
+                $crate::run($bin, $crate::suite::gateway::an_oauth_token_names_its_own_identity_unless_its_client_is_the_gateway);
+            }
         }
         mod fleet {
             #[test]
