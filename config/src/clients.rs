@@ -11,9 +11,15 @@
 //!                              # spend); only an operator's client should
 //!   - name: alice
 //!     identity: 00u1b2c3d4     # OAuth mode: the identity claim's value this client is
+//!   - name: gateway
+//!     token_sha256: 4e07a8...
+//!     gateway: true            # optional: this credential may name users in
+//!                              # server.http.identity_header; no other may
 //! ```
 //!
-//! A client has a token digest, an identity, or both.
+//! A client has a token digest, an identity, or both. A gateway client has no limits
+//! of its own: its requests are its users', each under the identities' limits (or
+//! those of the named client whose identity it is), and all under `server.limits`.
 //!
 //! The file holds digests only, so it reveals no token; errors name the client and the
 //! field, never a digest.
@@ -35,10 +41,11 @@ struct Entry {
     calls_per_minute: Option<u32>,
     spend_per_day_usd: Option<f64>,
     metrics: bool,
+    gateway: bool,
 }
 
 /// What each client may hold.
-const FIELDS: &str = "name, token_sha256 or identity (or both), and optionally calls_per_minute, spend_per_day_usd and metrics";
+const FIELDS: &str = "name, token_sha256 or identity (or both), and optionally calls_per_minute, spend_per_day_usd, metrics and gateway";
 
 impl Entry {
     /// Reads one client (the `i`-th, from 0); the error names it and the field. Read
@@ -56,6 +63,7 @@ impl Entry {
             calls_per_minute: None,
             spend_per_day_usd: None,
             metrics: false,
+            gateway: false,
         };
         for (key, value) in map {
             let wrong =
@@ -85,6 +93,9 @@ impl Entry {
                 }
                 Some("metrics") => {
                     entry.metrics = value.as_bool().ok_or_else(|| wrong("true or false"))?;
+                }
+                Some("gateway") => {
+                    entry.gateway = value.as_bool().ok_or_else(|| wrong("true or false"))?;
                 }
                 _ => return Err(format!("{which}: unknown field (a client has {FIELDS})").into()),
             }
@@ -136,6 +147,14 @@ pub fn read(
     };
     let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
     let named = parse(&text).map_err(|e| fail(e.0))?;
+    let gateway = named.clients.iter().find(|(_, c)| c.gateway);
+    if let (Some((_, c)), None) = (gateway, &resolved.settings.server.http.identity_header) {
+        log::warn!(
+            "client {:?} of {} is marked gateway: true, but server.http.identity_header is not set: no request names its user, so all of the gateway's requests are its own client's (one budget for all its users). Set identity_header (and trusted_proxies) to the header the gateway names users in",
+            c.name,
+            path.display()
+        );
+    }
     log::debug!(
         "{} named client(s) from {}",
         named.tokens.digests.len(),
@@ -236,6 +255,10 @@ impl Roster {
         if entry.metrics && digest.is_none() {
             return Err(format!("{which}: metrics: true needs token_sha256: /metrics takes a client's token, never an identity of the identity provider").into());
         }
+        if entry.gateway && (entry.calls_per_minute.is_some() || entry.spend_per_day_usd.is_some())
+        {
+            return Err(format!("{which}: gateway: true takes no calls_per_minute or spend_per_day_usd: the gateway's requests are its users', each held to the identities' limits (server.http.oauth.calls_per_minute and spend_per_day_usd, or the limits of the client whose identity it names) and all of them to server.limits; leave them out").into());
+        }
         if entry.calls_per_minute == Some(0) {
             return Err(format!(
                 "{which}: calls_per_minute must be at least 1 (leave it out for no limit)"
@@ -250,6 +273,7 @@ impl Roster {
             name: entry.name,
             limit,
             identity: entry.identity,
+            gateway: entry.gateway,
         });
         if let Some(digest) = digest {
             self.digests

@@ -1,12 +1,13 @@
 //! `--http`: the Streamable HTTP endpoint's address, access rules and limits, resolved
 //! from `server.http.*` and checked before anything listens.
 
+use crate::clients::NamedClients;
 use crate::error::ConfigError;
 use crate::resolve::{Env, Resolved};
 use responses_mcp_core::http::RequestLimits;
 use responses_mcp_core::serve::access::{Access, ClientTokens, OAuthDoor, Token, LOOPBACK_NAMES};
 use responses_mcp_core::serve::connection::Timeouts;
-use responses_mcp_core::serve::gateway::{Cidr, Gateway};
+use responses_mcp_core::serve::gateway::{self as gate, Cidr, Gateway};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -52,7 +53,8 @@ impl HttpServe {
         }
     }
 
-    /// Reads `server.http.*` and the token's variable from `env`.
+    /// Reads `server.http.*` and the token's variable from `env`; `named`: the clients
+    /// file's clients, if there is one.
     ///
     /// # Errors
     /// An address that does not resolve, and a non-loopback address without a token
@@ -60,7 +62,7 @@ impl HttpServe {
     pub fn resolve(
         resolved: &Resolved,
         env: &Env,
-        clients: Option<ClientTokens>,
+        named: Option<&NamedClients>,
     ) -> Result<HttpServe, ConfigError> {
         let http = &resolved.settings.server.http;
         HttpServe::at(
@@ -69,7 +71,7 @@ impl HttpServe {
             "server.http.listen",
             &http.listen,
             true,
-            clients,
+            named,
         )
     }
 
@@ -82,20 +84,12 @@ impl HttpServe {
     pub fn resolve_metrics(
         resolved: &Resolved,
         env: &Env,
-        clients: Option<ClientTokens>,
+        named: Option<&NamedClients>,
     ) -> Result<Option<HttpServe>, ConfigError> {
         let Some(listen) = &resolved.settings.server.metrics_listen else {
             return Ok(None);
         };
-        HttpServe::at(
-            resolved,
-            env,
-            "server.metrics_listen",
-            listen,
-            false,
-            clients,
-        )
-        .map(Some)
+        HttpServe::at(resolved, env, "server.metrics_listen", listen, false, named).map(Some)
     }
 
     /// A listener on `listen` (read from `key`), serving `/mcp` or not.
@@ -105,9 +99,10 @@ impl HttpServe {
         key: &str,
         listen: &str,
         mcp: bool,
-        clients: Option<ClientTokens>,
+        named: Option<&NamedClients>,
     ) -> Result<HttpServe, ConfigError> {
         let http = &resolved.settings.server.http;
+        let clients = named.map(|n| n.tokens.clone());
         let source = resolved
             .sources
             .get(key)
@@ -132,10 +127,7 @@ impl HttpServe {
                 token_env: http.token_env.clone(),
             });
         }
-        let gateway = gateway(
-            resolved,
-            token.is_some() || clients.is_some() || oauth.is_some(),
-        )?;
+        let gateway = gateway(resolved, token.is_some(), named)?;
         let max_message = resolved.settings.server.max_message_bytes;
         Ok(HttpServe {
             listen,
@@ -189,9 +181,16 @@ impl HttpServe {
     }
 }
 
-/// The trusted proxies and the identity header, checked: every entry a network, and a
-/// header only with proxies to set it and a credential for them to carry (`credential`).
-fn gateway(resolved: &Resolved, credential: bool) -> Result<Gateway, ConfigError> {
+/// The trusted proxies and the identity header, checked: every entry a network, none
+/// that trusts every peer, and a header of its own, only with proxies to set it and a
+/// credential of the gateway's for them to carry: a clients-file client marked
+/// `gateway: true` (`named`), or the single token (`token`) when there is no clients
+/// file. Any other credential's header is ignored, so without one it never counts.
+fn gateway(
+    resolved: &Resolved,
+    token: bool,
+    named: Option<&NamedClients>,
+) -> Result<Gateway, ConfigError> {
     let http = &resolved.settings.server.http;
     let origin = |key: &str| {
         resolved
@@ -200,21 +199,33 @@ fn gateway(resolved: &Resolved, credential: bool) -> Result<Gateway, ConfigError
             .map(ToString::to_string)
             .unwrap_or_else(|| "default".into())
     };
+    let proxies = |value: String, allowed: String| ConfigError::Invalid {
+        key: "server.http.trusted_proxies".into(),
+        value,
+        origin: origin("server.http.trusted_proxies"),
+        allowed,
+    };
     let trusted = http
         .trusted_proxies
         .iter()
         .filter(|entry| !entry.trim().is_empty())
         .map(|entry| Cidr::parse(entry))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|bad| ConfigError::Invalid {
-            key: "server.http.trusted_proxies".into(),
-            value: format!("{:?}", bad.entry),
-            origin: origin("server.http.trusted_proxies"),
-            allowed: format!(
-                "IP addresses or networks such as 10.0.0.0/8 or fd00::/8 ({})",
-                bad.why
-            ),
+        .map_err(|bad| {
+            proxies(
+                format!("{:?}", bad.entry),
+                format!(
+                    "IP addresses or networks such as 10.0.0.0/8 or fd00::/8 ({})",
+                    bad.why
+                ),
+            )
         })?;
+    gate::check_trusted(&trusted).map_err(|everyone| {
+        proxies(
+            format!("{:?}", http.trusted_proxies),
+            format!("the gateway's own addresses, or the network it runs in (such as 10.0.0.0/8): {everyone}. To trust a gateway whose address is not known in advance, list the networks it can come from; there is no setting to trust every address"),
+        )
+    })?;
     let Some(header) = http.identity_header.as_deref().map(str::trim) else {
         return Ok(Gateway {
             trusted,
@@ -228,16 +239,25 @@ fn gateway(resolved: &Resolved, credential: bool) -> Result<Gateway, ConfigError
         allowed: allowed.into(),
     };
     let name = header.to_ascii_lowercase();
-    if !is_header_name(&name)
-        || matches!(name.as_str(), "authorization" | "host" | "x-forwarded-for")
-    {
-        return Err(invalid("a header name such as X-Forwarded-User (letters, digits and -), not one HTTP or this server gives another meaning"));
+    if !is_header_name(&name) {
+        return Err(invalid(
+            "a header name such as X-Forwarded-User (letters, digits and -)",
+        ));
+    }
+    if let Some(carries) = gate::carries_something_else(&name) {
+        return Err(invalid(&format!("a header of the gateway's own, such as X-Forwarded-User: {header} carries {carries}, which clients send or proxies pass on as they are")));
     }
     if trusted.is_empty() {
         return Err(invalid("a header only trusted proxies may set: list them in server.http.trusted_proxies (MCP_HTTP_TRUSTED_PROXIES), or leave identity_header unset"));
     }
-    if !credential {
-        return Err(invalid("a header honoured only beside a credential: set the bearer token's variable (server.http.token_env), a clients file or OAuth mode, so that the proxy proves itself as well as being at a trusted address"));
+    match named {
+        Some(named) if !named.clients.iter().any(|(_, c)| c.gateway) => {
+            return Err(invalid("a header honoured only beside the gateway's credential: mark the gateway's client in the clients file (server.http.clients_file) with gateway: true; with a clients file, no other credential (the single token included) may name users"));
+        }
+        None if !token => {
+            return Err(invalid("a header honoured only beside the gateway's credential: set the bearer token's variable (server.http.token_env) and give the token to the gateway alone, or mark the gateway's client in a clients file with gateway: true; an OAuth token names its own identity, never a user's"));
+        }
+        _ => {}
     }
     Ok(Gateway {
         trusted,
@@ -367,7 +387,7 @@ mod tests {
             (
                 "server: {http: {trusted_proxies: [10.0.0.1], identity_header: X-Forwarded-User}}",
                 vec![],
-                "a clients file or OAuth mode",
+                "the gateway's credential",
             ),
             (
                 "server: {http: {trusted_proxies: [10.0.0.1], identity_header: 'X Forwarded User'}}",
@@ -377,12 +397,159 @@ mod tests {
             (
                 "server: {http: {trusted_proxies: [10.0.0.1], identity_header: Authorization}}",
                 vec![("MCP_HTTP_TOKEN", "tok-123")],
-                "a header name",
+                "carries a credential",
             ),
         ] {
             let e = serve(yaml, &env).unwrap_err().to_string();
             assert!(e.contains(says), "{yaml}: {e}");
             assert!(!e.contains("tok-123"), "{e}");
+        }
+    }
+
+    /// `serve` with the clients file `clients` beside it.
+    fn serve_with(
+        yaml: &str,
+        env: &[(&str, &str)],
+        clients: &str,
+    ) -> Result<HttpServe, ConfigError> {
+        let env: Env = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let path = std::path::Path::new("/c.yaml");
+        let input = crate::YamlInput { text: yaml, path };
+        let resolved = crate::resolve(Some(input), &env, &Cli::default())?;
+        let named = crate::clients::parse(clients).unwrap();
+        HttpServe::resolve(&resolved, &env, Some(&named))
+    }
+
+    const GATEWAY: &str =
+        "server: {http: {trusted_proxies: [10.0.0.1], identity_header: X-Forwarded-User}}";
+    const DIGEST: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+    #[test]
+    fn an_identity_header_needs_a_credential_marked_as_the_gateways() {
+        let ci = format!("clients: [{{name: ci, token_sha256: {DIGEST}}}]");
+        let gw = format!("clients: [{{name: gw, token_sha256: {DIGEST}, gateway: true}}]");
+        // A clients file without a gateway client: the header could never be honoured,
+        // not even beside the single token.
+        for env in [vec![], vec![("MCP_HTTP_TOKEN", "tok-123")]] {
+            let e = serve_with(GATEWAY, &env, &ci).unwrap_err().to_string();
+            assert!(
+                e.contains("server.http.identity_header") && e.contains("gateway: true"),
+                "{e}"
+            );
+            assert!(!e.contains("tok-123") && !e.contains(DIGEST), "{e}");
+        }
+        assert!(serve_with(GATEWAY, &[], &gw).is_ok());
+        // A gateway that proves itself with an OAuth token: its client claims the identity.
+        let oauth_gw = "clients: [{name: gw, identity: svc-gateway, gateway: true}]";
+        assert!(serve_with(GATEWAY, &[], oauth_gw).is_ok());
+        // Without a clients file, the single token is the gateway's; OAuth alone is not.
+        assert!(serve(GATEWAY, &[("MCP_HTTP_TOKEN", "tok-123")]).is_ok());
+        let oauth = "server: {http: {trusted_proxies: [10.0.0.1], identity_header: X-Forwarded-User, oauth: {issuer: 'https://id.example'}}}";
+        let e = serve(oauth, &[]).unwrap_err().to_string();
+        if cfg!(feature = "oauth") {
+            assert!(e.contains("an OAuth token names its own identity"), "{e}");
+        }
+    }
+
+    #[test]
+    fn trusted_proxies_that_hold_every_address_are_refused_saying_why() {
+        for (list, says) in [
+            ("['0.0.0.0/0']", "0.0.0.0/0 holds every IPv4 address"),
+            ("['::ffff:0:0/96']", "0.0.0.0/0 holds every IPv4 address"),
+            (
+                "['::ffff:0.0.0.0/96']",
+                "0.0.0.0/0 holds every IPv4 address",
+            ),
+            ("['10.0.0.1', '::/0']", "::/0 holds every IPv6 address"),
+            ("['::/80']", "the IPv4-mapped form of every IPv4 address"),
+            (
+                "['::fffe:0:0/95']",
+                "the IPv4-mapped form of every IPv4 address",
+            ),
+            (
+                "['0.0.0.0/1', '128.0.0.0/2', '192.0.0.0/2']",
+                "the entries together hold every IPv4 address",
+            ),
+        ] {
+            let yaml = format!("server: {{http: {{trusted_proxies: {list}}}}}");
+            let e = serve(&yaml, &[]).unwrap_err().to_string();
+            assert!(
+                e.contains("server.http.trusted_proxies")
+                    && e.contains(says)
+                    && e.contains("X-Forwarded-For")
+                    && e.contains("list the networks it can come from"),
+                "{list}: {e}"
+            );
+        }
+        // Wide, but not everyone: allowed.
+        for list in [
+            "['10.0.0.0/8', '0.0.0.0/1']",
+            "['::1', 'fd00::/8', '2000::/3']",
+        ] {
+            let yaml = format!("server: {{http: {{trusted_proxies: {list}}}}}");
+            assert!(serve(&yaml, &[]).is_ok(), "{list}");
+        }
+    }
+
+    #[test]
+    fn an_identity_header_that_carries_something_else_is_refused() {
+        for header in [
+            "Cookie",
+            "Authorization",
+            "Proxy-Authorization",
+            "Forwarded",
+            "X-Forwarded-For",
+            "X-Forwarded-Proto",
+            "X-Forwarded-Host",
+            "X-Real-IP",
+            "User-Agent",
+            "Host",
+            "Content-Type",
+            "Content-Length",
+            "Transfer-Encoding",
+            "Connection",
+            "Mcp-Session-Id",
+            "MCP-Protocol-Version",
+            "Mcp-Method",
+            "Accept",
+            "Accept-Language",
+            "Origin",
+            "Referer",
+            "Traceparent",
+            "Last-Event-ID",
+            "Sec-Fetch-Site",
+            "If-None-Match",
+            "Expect",
+        ] {
+            let yaml = format!(
+                "server: {{http: {{trusted_proxies: [10.0.0.1], identity_header: '{header}'}}}}"
+            );
+            let e = serve(&yaml, &[("MCP_HTTP_TOKEN", "tok-123")])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("server.http.identity_header")
+                    && e.contains(&format!("{header} carries"))
+                    && e.contains("X-Forwarded-User"),
+                "{header}: {e}"
+            );
+        }
+        for header in [
+            "X-Forwarded-User",
+            "X-Auth-Request-Email",
+            "X-Goog-Authenticated-User-Email",
+            "Remote-User",
+        ] {
+            let yaml = format!(
+                "server: {{http: {{trusted_proxies: [10.0.0.1], identity_header: '{header}'}}}}"
+            );
+            assert!(
+                serve(&yaml, &[("MCP_HTTP_TOKEN", "tok-123")]).is_ok(),
+                "{header}"
+            );
         }
     }
 

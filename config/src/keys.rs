@@ -511,13 +511,13 @@ const AFTER_PROFILES: &[Key] = &[
         "server.http.trusted_proxies",
         Kind::StrList,
         Some("MCP_HTTP_TRUSTED_PROXIES"),
-        "Addresses or networks (192.0.2.7, 10.0.0.0/8, fd00::/8; comma-separated in the variable) of the proxies or gateways in front of the server: only a request from one of them has its X-Forwarded-For believed (the call log's remote address) and its identity header read. Empty: none."
+        "Addresses or networks (192.0.2.7, 10.0.0.0/8, fd00::/8; comma-separated in the variable) of the proxies or gateways in front of the server: only a request from one of them has its X-Forwarded-For believed (the call log's remote address) and its identity header read. A list that holds every address (0.0.0.0/0, ::/0, ::ffff:0:0/96) is refused: list the gateway's own addresses or network. Empty: none."
     ),
     key!(
         "server.http.identity_header",
         Kind::OptStr,
         None,
-        "A header (such as X-Forwarded-User) a trusted proxy names the user in: a request from server.http.trusted_proxies that also carries a valid credential is that user's (limits, tasks, spend, call log, metrics), named <header>:<value>. From any other peer it is ignored and counted. Needs trusted_proxies and a token, clients file or OAuth. null: none."
+        "A header (such as X-Forwarded-User) a trusted proxy names the user in: a request from server.http.trusted_proxies that carries the gateway's credential (a clients-file client with gateway: true, or the bearer token when there is no clients file) is that user's (limits, tasks, spend, call log, metrics), named <header>:<value>, compared byte for byte. Beside any other credential, or from any other peer, it is ignored and counted. Headers that carry something else (Cookie, Authorization, Forwarded, User-Agent, Host, Mcp-*...) are refused. null: none."
     ),
     key!(
         "server.http.token_env",

@@ -91,12 +91,11 @@ impl Read {
         let task_key = task_key::task_key(env, secret_env, process.random)?;
         log_proxy(&self.proxy);
         let named = clients::read(resolved, config)?;
-        let tokens = named.as_ref().map(|n| n.tokens.clone());
         let http = match cli.http {
-            true => Some(HttpServe::resolve(resolved, env, tokens.clone())?),
+            true => Some(HttpServe::resolve(resolved, env, named.as_ref())?),
             false => None,
         };
-        let metrics = HttpServe::resolve_metrics(resolved, env, tokens)?;
+        let metrics = HttpServe::resolve_metrics(resolved, env, named.as_ref())?;
         let store = store::StoreConnect::resolve(resolved, env, ca_pem.as_deref())?;
         let (traces, sampler) = match traces::resolve(env)? {
             Some((export, _)) if !cfg!(feature = "traces") => {

@@ -109,6 +109,18 @@ fn each_mistake_is_named_without_the_digest() {
             "clients:\n  - name: a\n    identity: u1\n    metrics: true\n".to_owned(),
             "client 1 (\"a\"): metrics: true needs token_sha256".to_owned(),
         ),
+        (
+            format!("clients:\n  - name: gw\n    token_sha256: {ci}\n    gateway: 1\n"),
+            "client 1: gateway must be true or false".to_owned(),
+        ),
+        (
+            format!("clients:\n  - name: gw\n    token_sha256: {ci}\n    gateway: true\n    calls_per_minute: 100\n"),
+            "client 1 (\"gw\"): gateway: true takes no calls_per_minute or spend_per_day_usd: the gateway's requests are its users'".to_owned(),
+        ),
+        (
+            "clients:\n  - name: gw\n    identity: svc\n    gateway: true\n    spend_per_day_usd: 5\n".to_owned(),
+            "gateway: true takes no calls_per_minute or spend_per_day_usd".to_owned(),
+        ),
     ] {
         let e = parse(&text).unwrap_err().to_string();
         assert!(e.contains(&why), "{text}: {e}");
@@ -137,4 +149,23 @@ fn only_the_clients_marked_metrics_read_them() {
     assert_eq!(named.tokens.metrics, vec![id("ops")]);
     assert!(named.tokens.reads_metrics(id("ops")));
     assert!(!named.tokens.reads_metrics(id("ci")) && !named.tokens.reads_metrics(id("bob")));
+}
+
+#[test]
+fn the_clients_marked_gateway_are_the_gateways_and_there_may_be_several() {
+    // Two entries: the gateway's token is rotated without a moment when neither works.
+    let text = format!(
+        "clients:\n  - name: ci\n    token_sha256: {}\n  - name: gw\n    token_sha256: {}\n    gateway: true\n  - name: gw-next\n    token_sha256: {}\n    gateway: true\n    metrics: true\n  - name: gw-oauth\n    identity: svc-gateway\n    gateway: true\n",
+        hex("ci-token"),
+        hex("gw-token"),
+        hex("gw-next-token")
+    );
+    let named = parse(&text).unwrap();
+    let gateways: Vec<&str> = named
+        .clients
+        .iter()
+        .filter(|(_, c)| c.gateway)
+        .map(|(_, c)| c.name.as_str())
+        .collect();
+    assert_eq!(gateways, ["gw", "gw-next", "gw-oauth"]);
 }

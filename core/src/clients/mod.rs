@@ -29,6 +29,9 @@ pub struct NamedClient {
     pub limit: Limit,
     /// The OAuth identity (the value of the identity claim) this client is, if any.
     pub identity: Option<String>,
+    /// Whether this is the gateway's credential (`gateway: true`): only its requests
+    /// may name their user in `server.http.identity_header`.
+    pub gateway: bool,
 }
 
 /// Metric labels of their own for this many identities; the rest share `_OTHER`, so a

@@ -12,6 +12,7 @@ fn clients() -> Clients {
                 spend_per_day: None,
             },
             identity: None,
+            gateway: false,
         },
         NamedClient {
             name: "alice".into(),
@@ -20,6 +21,7 @@ fn clients() -> Clients {
                 spend_per_day: Some(Picodollars(USD)),
             },
             identity: Some("00u1alice".into()),
+            gateway: false,
         },
     ])
     .unwrap()

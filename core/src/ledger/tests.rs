@@ -698,11 +698,13 @@ fn the_spend_limits_are_gauges_under_the_labels_the_cost_counter_uses() {
             spend_per_day: Picodollars::from_usd(2.5),
         },
         identity: None,
+        gateway: false,
     };
     let unlimited = crate::clients::NamedClient {
         name: "bob".into(),
         limit: Limit::default(),
         identity: None,
+        gateway: false,
     };
     let config = ServerConfig {
         clients: crate::clients::Clients::new(vec![named, unlimited]).unwrap_or_default(),

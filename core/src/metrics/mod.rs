@@ -83,12 +83,14 @@ pub struct Metrics {
     /// Estimated spend by client on the UTC day it was last counted (the day's number
     /// since the epoch), as the daily limits count it.
     today: Tally<String, (u64, Picodollars)>,
-    /// Requests whose identity header came from a peer that is not a trusted proxy.
+    /// Requests whose identity header was ignored: from a peer that is not a trusted
+    /// proxy, or beside a credential that is not the gateway's.
     identity_headers_ignored: u64,
 }
 
 impl Metrics {
-    /// Counts a request whose identity header was ignored: its peer is not trusted.
+    /// Counts a request whose identity header was ignored: its peer is not trusted, or
+    /// its credential is not the gateway's.
     pub fn identity_header_ignored(&mut self) {
         self.identity_headers_ignored = self.identity_headers_ignored.saturating_add(1);
     }

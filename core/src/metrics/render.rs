@@ -18,7 +18,7 @@ impl Metrics {
         self.write_today(&mut out, gauges.now);
         out.counter_family(
             &format!("{PREFIX}identity_header_ignored_total"),
-            "Requests carrying the identity header (server.http.identity_header) from a peer that is not a trusted proxy (server.http.trusted_proxies): the header was ignored. Anything but 0 is a client trying to pass as someone else, or a proxy missing from the list.",
+            "Requests carrying the identity header (server.http.identity_header) from a peer that is not a trusted proxy (server.http.trusted_proxies), or beside a credential that is not the gateway's: the header was ignored. Anything but 0 is a client trying to pass as someone else, or a proxy missing from the list.",
             #[allow(clippy::cast_precision_loss)]
             std::iter::once((Vec::new(), self.identity_headers_ignored as f64)),
         );

@@ -51,7 +51,7 @@ pub struct Passed {
 /// message that says what happened and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Denial {
-    /// 401, 403 or 503.
+    /// 401, 403 or 503 (400: a gateway's malformed identity header).
     pub status: u16,
     /// The challenge, for 401 and 403.
     pub challenge: Option<String>,

@@ -8,7 +8,7 @@
 //! headers.
 
 use super::access::{Access, Denied};
-use super::exchange::{Asked, Caller, Credential, WayIn};
+use super::exchange::{Asked, Caller, WayIn};
 use super::headers;
 use crate::clients::ClientId;
 use crate::http::{ReplyHead, Request};
@@ -153,21 +153,11 @@ pub fn judge(request: &Request, access: &Access, peer: Option<std::net::IpAddr>)
         Ok(caller) => caller,
         Err(denied) => return Verdict::Answer(refused(request, access, denied)),
     };
-    // A credential passed: only now may a trusted proxy name the user.
-    let forwarded = match access.gateway.read(request, peer) {
-        Ok(forwarded) => forwarded,
-        Err(bad) => {
-            return refuse(
-                400,
-                RpcError::new(ErrorKind::InvalidRequest, bad.to_string()),
-            );
-        }
-    };
+    // A credential passed: only now may a trusted proxy name the user, and the server
+    // honours the name only if that credential is the gateway's.
+    let forwarded = access.gateway.read(request, peer);
     let way = WayIn {
-        credential: match forwarded.identity {
-            Some(_) => Credential::Gateway,
-            None => access.credential(&caller),
-        },
+        credential: access.credential(&caller),
         remote: forwarded.remote,
         identity: forwarded.identity,
         header_ignored: forwarded.ignored,

@@ -27,7 +27,9 @@ pub enum Credential {
     ClientsFile,
     /// A token the identity provider issued (OAuth mode).
     OAuth,
-    /// A credential, from a trusted proxy that named the user in the identity header.
+    /// The gateway's credential (a client marked `gateway: true`, or the single token
+    /// when there is no clients file), from a trusted proxy that named the user in the
+    /// identity header.
     Gateway,
 }
 
@@ -47,12 +49,15 @@ impl Credential {
 /// How an HTTP request came in, as far as its head tells.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WayIn {
-    /// The credential it was admitted with.
+    /// The credential it was admitted with (never [`Credential::Gateway`]: the server
+    /// says that, once it has honoured an identity).
     pub credential: Credential,
     /// The client's address: the peer's, or through a trusted proxy the one it forwarded.
     pub remote: Option<std::net::IpAddr>,
-    /// The user a trusted proxy named in the identity header: the request is theirs.
-    pub identity: Option<String>,
+    /// The user a trusted proxy named in the identity header (or what is wrong with
+    /// the header): the request is theirs (or refused) if its credential is the
+    /// gateway's, else the header is ignored (and counted).
+    pub identity: Option<crate::serve::gateway::Claim>,
     /// An identity header came from a peer that is not trusted, and was ignored.
     pub header_ignored: bool,
 }
@@ -116,8 +121,8 @@ pub enum ExchangeOut {
     /// The answer to [`Asked::Metrics`]: the Prometheus text exposition; the exchange is
     /// over.
     Metrics(Vec<u8>),
-    /// The request's bearer token was refused (401, 403) or could not be checked (503);
-    /// the exchange is over.
+    /// The request's bearer token was refused (401, 403) or could not be checked (503),
+    /// or the gateway named its user in a malformed header (400); the exchange is over.
     Refused(crate::oauth::Denial),
     /// An [`Asked::Token`] was verified: its request is this client's, and its body is
     /// read now; the exchange is over.

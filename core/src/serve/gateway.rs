@@ -3,6 +3,12 @@
 //! (`server.http.identity_header`), and the client address they pass in
 //! `X-Forwarded-For`. A request from any other peer names nobody by those headers, so a
 //! client reaching the port directly cannot claim someone else's identity or address.
+//! From a trusted peer the identity is still only a claim: the server honours it only
+//! beside the gateway's own credential (`client_of` in `server/oauth.rs`), so another
+//! tenant sharing the gateway's network cannot speak for users either.
+//!
+//! Identities are compared as the gateway sends them, byte for byte: folding case or
+//! Unicode forms is the gateway's to do, once, where it knows its users.
 //!
 //! Everything here reads untrusted text: the configuration's list once, and two headers
 //! per request (fuzz target `gateway`).
@@ -157,6 +163,157 @@ pub fn canonical(address: IpAddr) -> IpAddr {
     }
 }
 
+/// Why a list of trusted proxies is refused: one entry, or the entries together, hold
+/// every address of a family, so any peer at all would be believed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{what} every {family} address: any peer could then set X-Forwarded-For and pass the checks meant for the gateway alone")]
+pub struct TrustsEveryone {
+    /// The entry that holds them all, or the entries that do together.
+    pub what: String,
+    /// `IPv4` or `IPv6`.
+    pub family: &'static str,
+}
+
+/// The IPv4-mapped block, `::ffff:0:0/96`: an IPv6 network that holds it holds every
+/// IPv4 peer as a dual-stack socket reports it.
+const MAPPED: Ipv6Addr = Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0, 0);
+
+/// Whether `trusted` (as [`Cidr::parse`] read it) trusts every peer of a family:
+/// `0.0.0.0/0`, `::/0`, `::ffff:0:0/96` (read as `0.0.0.0/0`), an IPv6 network wide
+/// enough to hold the IPv4-mapped block (`::/80`), or entries that together leave no
+/// IPv4 address out (`0.0.0.0/1` and `128.0.0.0/1`). A list of the gateway's own
+/// addresses, or of the network it runs in, is never any of these.
+///
+/// # Errors
+/// [`TrustsEveryone`], naming the entry or entries.
+pub fn check_trusted(trusted: &[Cidr]) -> Result<(), TrustsEveryone> {
+    for cidr in trusted {
+        match cidr.network {
+            IpAddr::V4(_) if cidr.prefix == 0 => {
+                return Err(everyone(format!("{cidr} holds"), "IPv4"));
+            }
+            IpAddr::V6(_) if cidr.prefix == 0 => {
+                return Err(everyone(format!("{cidr} holds"), "IPv6"));
+            }
+            IpAddr::V6(_) if masked(IpAddr::V6(MAPPED), cidr.prefix) == cidr.network => {
+                return Err(everyone(
+                    format!("{cidr} holds ::ffff:0:0/96, the IPv4-mapped form of"),
+                    "IPv4",
+                ));
+            }
+            _ => {}
+        }
+    }
+    // Together: the IPv4 networks' ranges, merged from the lowest.
+    let mut ranges: Vec<(u64, u64)> = trusted
+        .iter()
+        .filter_map(|c| match c.network {
+            IpAddr::V4(a) => {
+                let start = u64::from(u32::from(a));
+                Some((start, start + (1u64 << (32 - u32::from(c.prefix)))))
+            }
+            IpAddr::V6(_) => None,
+        })
+        .collect();
+    ranges.sort_unstable();
+    let mut covered = 0u64;
+    for (start, end) in ranges {
+        if start > covered {
+            return Ok(());
+        }
+        covered = covered.max(end);
+    }
+    if covered >= 1u64 << 32 {
+        return Err(everyone("the entries together hold".into(), "IPv4"));
+    }
+    Ok(())
+}
+
+fn everyone(what: String, family: &'static str) -> TrustsEveryone {
+    TrustsEveryone { what, family }
+}
+
+/// Why a header cannot be `server.http.identity_header`: it already carries something
+/// else, which clients send or proxies pass on as they are (a gateway would have to
+/// strip it from every request, and a client could otherwise name itself anyone), or
+/// which HTTP or this server reads for another purpose. `None`: the header is free.
+/// `name` is lower-case.
+pub fn carries_something_else(name: &str) -> Option<&'static str> {
+    const CREDENTIALS: &[&str] = &[
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "www-authenticate",
+        "proxy-authenticate",
+    ];
+    const FORWARDING: &[&str] = &[
+        "forwarded",
+        "x-forwarded-for",
+        "x-forwarded-host",
+        "x-forwarded-proto",
+        "x-forwarded-port",
+        "x-forwarded-prefix",
+        "x-forwarded-server",
+        "x-real-ip",
+        "via",
+        "max-forwards",
+    ];
+    const FRAMING: &[&str] = &[
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "upgrade",
+        "expect",
+    ];
+    const CLIENT: &[&str] = &[
+        "user-agent",
+        "referer",
+        "origin",
+        "from",
+        "accept",
+        "cache-control",
+        "pragma",
+        "range",
+        "date",
+        "dnt",
+        "prefer",
+        "priority",
+        "last-event-id",
+        "traceparent",
+        "tracestate",
+        "baggage",
+        "x-request-id",
+        "x-correlation-id",
+        "x-http-method-override",
+    ];
+    if CREDENTIALS.contains(&name) {
+        return Some("a credential");
+    }
+    if FORWARDING.contains(&name) {
+        return Some("what proxies say about the connection");
+    }
+    if FRAMING.contains(&name) {
+        return Some("how HTTP frames and routes the request");
+    }
+    if name.starts_with("mcp-") {
+        return Some("MCP's own fields (protocol version, session, method, name)");
+    }
+    if ["content-", "accept-", "if-", "sec-"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || CLIENT.contains(&name)
+    {
+        return Some("what the client says about itself or its request");
+    }
+    None
+}
+
 /// The rules of one endpoint for requests that come through a gateway.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Gateway {
@@ -169,14 +326,18 @@ pub struct Gateway {
 /// What a request's gateway headers say, once its peer is known.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Forwarded {
-    /// The identity a trusted proxy passed.
-    pub identity: Option<String>,
+    /// The identity a trusted proxy passed: the request's user only if its credential
+    /// is the gateway's, which the server decides.
+    pub identity: Option<Claim>,
     /// The client's address: the nearest untrusted hop of `X-Forwarded-For` through a
     /// trusted proxy, else the peer's own.
     pub remote: Option<IpAddr>,
     /// The identity header came from a peer that is not trusted, and was ignored.
     pub ignored: bool,
 }
+
+/// A trusted proxy's identity header: the user it names, or why it names nobody.
+pub type Claim = Result<String, BadIdentity>;
 
 /// An identity header that names nobody a gateway could mean.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -196,12 +357,11 @@ impl Gateway {
 
     /// What `request`'s gateway headers say, as sent by `peer` (`None`: not a socket
     /// peer, such as a test's). The identity header counts only from a trusted peer;
-    /// from another it is ignored (and said so).
-    ///
-    /// # Errors
-    /// A trusted peer's identity header that is empty, too long, repeated or holds a
-    /// character that is not printable ASCII.
-    pub fn read(&self, request: &Request, peer: Option<IpAddr>) -> Result<Forwarded, BadIdentity> {
+    /// from another it is ignored (and said so). A trusted peer's header is a [`Claim`]:
+    /// the user, or what is wrong with it (empty, too long, repeated, or holding a
+    /// character that is not printable ASCII); the server judges it only beside the
+    /// gateway's credential.
+    pub fn read(&self, request: &Request, peer: Option<IpAddr>) -> Forwarded {
         let trusted = peer.is_some_and(|p| self.trusts(p));
         let mut forwarded = Forwarded {
             remote: peer.map(canonical),
@@ -213,7 +373,7 @@ impl Gateway {
             }
         }
         let Some(header) = &self.identity_header else {
-            return Ok(forwarded);
+            return forwarded;
         };
         let mut values = request
             .headers
@@ -221,21 +381,21 @@ impl Gateway {
             .filter(|(n, _)| n == header)
             .map(|(_, v)| v.as_str());
         let Some(value) = values.next() else {
-            return Ok(forwarded);
+            return forwarded;
         };
         if !trusted {
             forwarded.ignored = true;
-            return Ok(forwarded);
+            return forwarded;
         }
         let bad = |why| BadIdentity {
             header: header.clone(),
             why,
         };
-        if values.next().is_some() {
-            return Err(bad("it came more than once"));
-        }
-        forwarded.identity = Some(identity(value).map_err(bad)?.to_owned());
-        Ok(forwarded)
+        forwarded.identity = Some(match values.next() {
+            Some(_) => Err(bad("it came more than once")),
+            None => identity(value).map(str::to_owned).map_err(bad),
+        });
+        forwarded
     }
 
     /// The client's address in `X-Forwarded-For` (every such header, in order): from the

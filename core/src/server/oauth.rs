@@ -6,11 +6,11 @@
 
 use super::{Now, Output, Server};
 use crate::calls::{Planned, Work};
-use crate::clients::ClientId;
+use crate::clients::{ClientId, Clients};
 use crate::io::ExchangeId;
 use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
 use crate::routing::Context;
-use crate::serve::exchange::{Asked, ExchangeOut, WayIn};
+use crate::serve::exchange::{Asked, Credential, ExchangeOut, WayIn};
 
 /// Why an identity is refused once ids run out.
 const TOO_MANY_IDENTITIES: &str = "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one";
@@ -28,23 +28,21 @@ impl Server {
                 way,
             } => {
                 let header = self.config.identity_header.as_deref();
-                let Some(client) = client_of(
+                let (client, credential) = match client_of(
                     (&mut self.ledger, &mut self.clients),
                     header,
                     (client, &way),
-                ) else {
-                    let denial = Denial {
-                        status: 503,
-                        challenge: None,
-                        message: TOO_MANY_IDENTITIES.into(),
-                    };
-                    self.out
-                        .push(Output::Exchange(id, ExchangeOut::Refused(denial)));
-                    return;
+                ) {
+                    Ok(served) => served,
+                    Err(denial) => {
+                        self.out
+                            .push(Output::Exchange(id, ExchangeOut::Refused(denial)));
+                        return;
+                    }
                 };
                 self.arriving = crate::ledger::Arrival {
                     remote: way.remote,
-                    credential: way.credential,
+                    credential,
                     ..crate::ledger::Arrival::default()
                 };
                 self.on_exchange(now, id, message, (version, trace), client);
@@ -132,20 +130,56 @@ impl Server {
     }
 }
 
-/// The client a request is served as: the identity a trusted gateway named (the
-/// named client that claims it, or one of its own, `<header>:<value>`), else the one
-/// its credential is. An identity header from an untrusted peer is counted, and
-/// changes nothing. `None` once ids run out.
+/// The client a request is served as, and the credential its call line names: the
+/// identity a trusted gateway named (the named client that claims it, or one of its
+/// own, `<header>:<value>`) when the request carries the gateway's credential
+/// ([`speaks_for_users`]), else the one its credential is. An identity header from an
+/// untrusted peer, or beside any other credential, is counted and changes nothing, even
+/// a malformed one: its sender's own identity, limits and tasks apply.
+///
+/// # Errors
+/// The gateway's malformed identity header (400), or a new identity once ids run out
+/// (503).
 fn client_of(
     (ledger, clients): (&mut crate::ledger::Ledger, &mut crate::clients::Clients),
     header: Option<&str>,
     (client, way): (ClientId, &WayIn),
-) -> Option<ClientId> {
+) -> Result<(ClientId, Credential), Denial> {
     if way.header_ignored {
         ledger.identity_header_ignored();
     }
-    let Some(identity) = &way.identity else {
-        return Some(client);
+    let Some(claim) = &way.identity else {
+        return Ok((client, way.credential));
     };
-    clients.identify(header.unwrap_or("gateway"), identity)
+    if !speaks_for_users(clients, client, way.credential) {
+        ledger.identity_header_ignored();
+        return Ok((client, way.credential));
+    }
+    let refused = |status, message| Denial {
+        status,
+        challenge: None,
+        message,
+    };
+    let identity = claim
+        .as_ref()
+        .map_err(|bad| refused(400, bad.to_string()))?;
+    let user = clients
+        .identify(header.unwrap_or("gateway"), identity)
+        .ok_or_else(|| refused(503, TOO_MANY_IDENTITIES.into()))?;
+    Ok((user, Credential::Gateway))
+}
+
+/// Whether a request admitted as `client` with `credential` is the gateway's, whose
+/// identity header names the user: a client of the clients file marked `gateway: true`
+/// (by its token, or by the OAuth identity it claims), or the single token when there is
+/// no clients file. An OAuth token of any other identity names its own identity only.
+fn speaks_for_users(clients: &Clients, client: ClientId, credential: Credential) -> bool {
+    match credential {
+        // A clients file names at least one client: none means there is none.
+        Credential::StaticToken => clients.iter().next().is_none(),
+        Credential::ClientsFile | Credential::OAuth => clients
+            .iter()
+            .any(|(id, named)| id == client && named.gateway),
+        Credential::None | Credential::Gateway => false,
+    }
 }

@@ -258,6 +258,7 @@ fn named_client() -> responses_mcp_core::clients::ClientId {
             name: "fuzz".into(),
             limit: responses_mcp_core::clients::Limit::default(),
             identity: None,
+            gateway: false,
         }]);
     clients
         .and_then(|c| c.id(0))

@@ -57,6 +57,14 @@ macro_rules! e2e_suite {
             fn an_identity_header_from_an_untrusted_peer_names_nobody_and_is_counted() {
                 $crate::run($bin, $crate::suite::gateway::an_identity_header_from_an_untrusted_peer_names_nobody_and_is_counted);
             }
+            #[test]
+            fn only_the_gateways_credential_names_the_user_another_tenants_header_is_ignored() {
+                $crate::run($bin, $crate::suite::gateway::only_the_gateways_credential_names_the_user_another_tenants_header_is_ignored);
+            }
+            #[test]
+            fn an_oauth_token_names_its_own_identity_unless_its_client_is_the_gateway() {
+                $crate::run($bin, $crate::suite::gateway::an_oauth_token_names_its_own_identity_unless_its_client_is_the_gateway);
+            }
         }
         mod fleet {
             #[test]

@@ -39,6 +39,7 @@ impl Bench {
             name: name.into(),
             limit: crate::clients::Limit::default(),
             identity: None,
+            gateway: false,
         };
         let mut clients = Clients::new(vec![named("a"), named("b")]).unwrap();
         Bench {

@@ -182,11 +182,13 @@ fn named_clients_are_told_apart_by_their_tokens() {
             name: "ci".into(),
             limit: crate::clients::Limit::default(),
             identity: None,
+            gateway: false,
         },
         crate::clients::NamedClient {
             name: "alice".into(),
             limit: crate::clients::Limit::default(),
             identity: None,
+            gateway: false,
         },
     ])
     .unwrap();

@@ -91,48 +91,40 @@ fn entries_that_are_no_network_are_refused_with_the_reason() {
 
 #[test]
 fn a_trusted_proxy_names_the_user_and_the_client_address() {
-    let seen = gateway()
-        .read(
-            &request(&[
-                ("x-forwarded-user", " alice@example.com "),
-                ("x-forwarded-for", "203.0.113.5, 10.0.0.9"),
-            ]),
-            Some(ip("10.0.0.2")),
-        )
-        .unwrap();
-    assert_eq!(seen.identity.as_deref(), Some("alice@example.com"));
+    let seen = gateway().read(
+        &request(&[
+            ("x-forwarded-user", " alice@example.com "),
+            ("x-forwarded-for", "203.0.113.5, 10.0.0.9"),
+        ]),
+        Some(ip("10.0.0.2")),
+    );
+    assert_eq!(seen.identity, Some(Ok("alice@example.com".to_owned())));
     assert_eq!(seen.remote, Some(ip("203.0.113.5")));
     assert!(!seen.ignored);
 }
 
 #[test]
 fn another_peer_names_nobody_and_keeps_its_own_address() {
-    let seen = gateway()
-        .read(
-            &request(&[
-                ("x-forwarded-user", "alice"),
-                ("x-forwarded-for", "203.0.113.5"),
-            ]),
-            Some(ip("192.0.2.1")),
-        )
-        .unwrap();
+    let seen = gateway().read(
+        &request(&[
+            ("x-forwarded-user", "alice"),
+            ("x-forwarded-for", "203.0.113.5"),
+        ]),
+        Some(ip("192.0.2.1")),
+    );
     assert_eq!(seen.identity, None);
     assert_eq!(seen.remote, Some(ip("192.0.2.1")));
     assert!(seen.ignored);
     // Without a peer (not a socket) nothing is trusted either.
-    let seen = gateway()
-        .read(&request(&[("x-forwarded-user", "alice")]), None)
-        .unwrap();
+    let seen = gateway().read(&request(&[("x-forwarded-user", "alice")]), None);
     assert_eq!((seen.identity, seen.ignored), (None, true));
     // Without the header there is nothing to ignore.
-    let seen = gateway()
-        .read(&request(&[]), Some(ip("192.0.2.1")))
-        .unwrap();
+    let seen = gateway().read(&request(&[]), Some(ip("192.0.2.1")));
     assert!(!seen.ignored);
 }
 
 #[test]
-fn a_malformed_identity_from_a_trusted_proxy_is_an_error_naming_the_header() {
+fn a_malformed_identity_from_a_trusted_proxy_is_a_claim_of_an_error_naming_the_header() {
     let long = "a".repeat(MAX_IDENTITY + 1);
     for (headers, why) in [
         (vec![("x-forwarded-user", "")], "empty"),
@@ -154,6 +146,8 @@ fn a_malformed_identity_from_a_trusted_proxy_is_an_error_naming_the_header() {
     ] {
         let e = gateway()
             .read(&request(&headers), Some(ip("10.0.0.2")))
+            .identity
+            .unwrap()
             .unwrap_err();
         let text = e.to_string();
         assert!(
@@ -171,9 +165,7 @@ fn forwarded_for_is_walked_from_the_right_past_trusted_hops_only() {
     let g = gateway();
     let remote = |xff: &[&str]| {
         let headers: Vec<(&str, &str)> = xff.iter().map(|v| ("x-forwarded-for", *v)).collect();
-        g.read(&request(&headers), Some(ip("10.0.0.2")))
-            .unwrap()
-            .remote
+        g.read(&request(&headers), Some(ip("10.0.0.2"))).remote
     };
     // The client spoofed the leftmost entry; the gateway appended the real one.
     assert_eq!(remote(&["1.1.1.1, 198.51.100.4"]), Some(ip("198.51.100.4")));
@@ -196,6 +188,90 @@ fn forwarded_for_is_walked_from_the_right_past_trusted_hops_only() {
     assert_eq!(remote(&["unknown"]), Some(ip("10.0.0.2")));
     assert_eq!(remote(&[]), Some(ip("10.0.0.2")));
     // A mapped IPv4 peer is its IPv4 self.
-    let seen = g.read(&request(&[]), Some(ip("::ffff:10.0.0.2"))).unwrap();
+    let seen = g.read(&request(&[]), Some(ip("::ffff:10.0.0.2")));
     assert_eq!(seen.remote, Some(ip("10.0.0.2")));
+}
+
+#[test]
+fn a_list_that_trusts_every_address_of_a_family_is_refused_naming_the_entry() {
+    let list = |entries: &[&str]| -> Vec<Cidr> {
+        entries.iter().map(|e| Cidr::parse(e).unwrap()).collect()
+    };
+    for (entries, says) in [
+        (&["0.0.0.0/0"][..], "0.0.0.0/0 holds every IPv4"),
+        (&["::ffff:0:0/96"], "0.0.0.0/0 holds every IPv4"),
+        (&["10.0.0.1", "::/0"], "::/0 holds every IPv6"),
+        (
+            &["::/80"],
+            "::/80 holds ::ffff:0:0/96, the IPv4-mapped form of every IPv4",
+        ),
+        (&["::/1"], "::/1 holds ::ffff:0:0/96"),
+        (
+            &["128.0.0.0/1", "0.0.0.0/1"],
+            "the entries together hold every IPv4",
+        ),
+        (
+            &[
+                "0.0.0.0/2",
+                "64.0.0.0/2",
+                "128.0.0.0/2",
+                "192.0.0.0/3",
+                "224.0.0.0/3",
+            ],
+            "together",
+        ),
+    ] {
+        let e = check_trusted(&list(entries)).unwrap_err().to_string();
+        assert!(
+            e.contains(says) && e.contains("X-Forwarded-For"),
+            "{entries:?}: {e}"
+        );
+    }
+    for entries in [
+        &["10.0.0.0/8", "0.0.0.0/1"][..],
+        &["0.0.0.0/1", "128.0.0.0/2", "224.0.0.0/3"],
+        &[
+            "255.255.255.255",
+            "0.0.0.0/1",
+            "128.0.0.0/2",
+            "192.0.0.0/3",
+            "224.0.0.0/4",
+            "240.0.0.0/5",
+        ],
+        &["::ffff:0:0/97", "fd00::/8", "8000::/1"],
+        &[],
+    ] {
+        assert_eq!(check_trusted(&list(entries)), Ok(()), "{entries:?}");
+    }
+}
+
+#[test]
+fn headers_that_carry_something_else_cannot_name_the_user() {
+    for name in [
+        "authorization",
+        "cookie",
+        "forwarded",
+        "x-forwarded-for",
+        "x-forwarded-proto",
+        "user-agent",
+        "host",
+        "content-type",
+        "transfer-encoding",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "traceparent",
+        "sec-fetch-mode",
+        "if-match",
+        "accept-language",
+    ] {
+        assert!(carries_something_else(name).is_some(), "{name}");
+    }
+    for name in [
+        "x-forwarded-user",
+        "x-forwarded-email",
+        "remote-user",
+        "x-auth-request-user",
+    ] {
+        assert_eq!(carries_something_else(name), None, "{name}");
+    }
 }

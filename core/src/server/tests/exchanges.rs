@@ -399,10 +399,11 @@ fn a_gateways_identity_is_the_client_of_its_call_its_upstream_body_and_its_recor
     config.identity_header = Some("x-forwarded-user".into());
     let key = config.tasks.key.clone();
     let mut h = Harness::new(config);
+    // No clients file: the single token is the gateway's.
     let way = WayIn {
-        credential: Credential::Gateway,
+        credential: Credential::StaticToken,
         remote: Some("203.0.113.7".parse().unwrap()),
-        identity: Some("alice".into()),
+        identity: Some(Ok("alice".into())),
         header_ignored: false,
     };
     h.feed(Input::Exchange {
@@ -461,6 +462,165 @@ fn a_gateways_identity_is_the_client_of_its_call_its_upstream_body_and_its_recor
         "{text}"
     );
     assert!(text.contains("client=\"x-forwarded-user:alice\""), "{text}");
+}
+
+/// Only the gateway's credential names the user: a client the clients file marks
+/// `gateway: true`, by its token or by the OAuth identity it claims. Beside any other
+/// credential (another client's token, the single token once there is a clients file,
+/// an OAuth identity of its own) the claim is ignored, even a malformed one, and
+/// counted; the gateway's malformed claim is refused with 400.
+#[test]
+fn only_the_gateways_credential_names_the_user_in_the_identity_header() {
+    use crate::clients::{ClientId, Clients, NamedClient};
+    use crate::serve::exchange::{Credential, WayIn};
+    use crate::serve::gateway::BadIdentity;
+    let mut config = Harness::keyed();
+    config.identity_header = Some("x-forwarded-user".into());
+    let named = |name: &str, identity: &str, gateway| NamedClient {
+        name: name.into(),
+        limit: crate::clients::Limit::default(),
+        identity: Some(identity.into()),
+        gateway,
+    };
+    config.clients = Clients::new(vec![
+        named("gw", "svc-gw", true),
+        named("ci", "svc-ci", false),
+    ])
+    .unwrap();
+    let (gw, ci) = (config.clients.id(0).unwrap(), config.clients.id(1).unwrap());
+    let carol = config.clients.identify("sub", "carol").unwrap();
+    let mut h = Harness::new(config);
+    let bad = || {
+        Err(BadIdentity {
+            header: "x-forwarded-user".into(),
+            why: "it is empty",
+        })
+    };
+    let claim = |name: &str| Some(Ok(name.to_owned()));
+    let cases: Vec<(ClientId, Credential, _, (&str, Credential))> = vec![
+        (
+            gw,
+            Credential::ClientsFile,
+            claim("alice"),
+            ("x-forwarded-user:alice", Credential::Gateway),
+        ),
+        (
+            gw,
+            Credential::OAuth,
+            claim("bob"),
+            ("x-forwarded-user:bob", Credential::Gateway),
+        ),
+        // Compared as sent: folding case or Unicode forms is the gateway's.
+        (
+            gw,
+            Credential::ClientsFile,
+            claim("Alice"),
+            ("x-forwarded-user:Alice", Credential::Gateway),
+        ),
+        (
+            gw,
+            Credential::ClientsFile,
+            None,
+            ("gw", Credential::ClientsFile),
+        ),
+        (
+            ci,
+            Credential::ClientsFile,
+            claim("alice"),
+            ("ci", Credential::ClientsFile),
+        ),
+        (
+            ci,
+            Credential::ClientsFile,
+            Some(bad()),
+            ("ci", Credential::ClientsFile),
+        ),
+        (
+            ci,
+            Credential::OAuth,
+            claim("alice"),
+            ("ci", Credential::OAuth),
+        ),
+        (
+            carol,
+            Credential::OAuth,
+            claim("alice"),
+            ("sub:carol", Credential::OAuth),
+        ),
+        (
+            ClientId::DEFAULT,
+            Credential::StaticToken,
+            claim("alice"),
+            ("default", Credential::StaticToken),
+        ),
+    ];
+    for (i, (client, credential, identity, (want, named_as))) in cases.into_iter().enumerate() {
+        let x = i as u64 + 1;
+        h.feed(Input::Exchange {
+            id: ExchangeId(x),
+            asked: Asked::Rpc {
+                message: call(x, None),
+                version: Some(ProtocolVersion::V2025_11_25),
+                client,
+                trace: None,
+                way: WayIn {
+                    credential,
+                    identity,
+                    ..WayIn::default()
+                },
+            },
+        });
+        let sent = h.take_http().remove(0);
+        h.reply(sent.attempt, 200, &fixture("response-no-search.json"), &[]);
+        let records = h.take_records();
+        assert_eq!(records.len(), 1, "{records:?}");
+        assert_eq!(
+            (records[0].client.as_str(), records[0].arrival.credential),
+            (want, named_as),
+            "case {x}"
+        );
+    }
+    // The gateway's own malformed claim: 400 naming the header, and nothing sent.
+    h.feed(Input::Exchange {
+        id: ExchangeId(20),
+        asked: Asked::Rpc {
+            message: call(20, None),
+            version: Some(ProtocolVersion::V2025_11_25),
+            client: gw,
+            trace: None,
+            way: WayIn {
+                credential: Credential::ClientsFile,
+                identity: Some(bad()),
+                ..WayIn::default()
+            },
+        },
+    });
+    assert!(h.take_http().is_empty(), "a malformed claim went upstream");
+    h.feed(Input::Exchange {
+        id: ExchangeId(21),
+        asked: Asked::Metrics,
+    });
+    let mut refused = None;
+    let mut metrics = None;
+    for (x, out) in outs(&mut h) {
+        match (x, out) {
+            (20, ExchangeOut::Refused(denial)) => refused = Some(denial),
+            (21, ExchangeOut::Metrics(text)) => metrics = Some(String::from_utf8(text).unwrap()),
+            _ => {}
+        }
+    }
+    let refused = refused.expect("the malformed claim was not refused");
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused.message.contains("x-forwarded-user"),
+        "{}",
+        refused.message
+    );
+    let text = metrics.unwrap();
+    assert!(
+        text.contains("openai_responses_mcp_identity_header_ignored_total 5"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -26,6 +26,7 @@ pub(super) fn two_named_clients() -> (
         name: name.into(),
         limit: crate::clients::Limit::default(),
         identity: None,
+        gateway: false,
     };
     config.clients = Clients::new(vec![named("a"), named("b")]).unwrap_or_default();
     let a = config.clients.id(0).unwrap_or_default();
