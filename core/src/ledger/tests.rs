@@ -400,11 +400,13 @@ fn a_cancelled_call_is_never_charged_what_another_clients_calls_cost() {
             name: "big".into(),
             limit: Limit::default(),
             identity: None,
+            gateway: false,
         },
         crate::clients::NamedClient {
             name: "small".into(),
             limit: Limit::default(),
             identity: None,
+            gateway: false,
         },
     ])
     .unwrap_or_default();
