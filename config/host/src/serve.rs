@@ -30,6 +30,10 @@ pub const EVENT_QUEUE: usize = 16;
 /// How long the last spans may take to leave at exit.
 const EXPORT_AT_EXIT: Duration = Duration::from_secs(2);
 
+/// How long the exit waits for the store to take the last operations (the last calls'
+/// spend and the holds they let go).
+const STORE_AT_EXIT: Duration = Duration::from_secs(2);
+
 /// Every sender is gone: nothing more can happen.
 #[derive(Debug)]
 pub struct Disconnected;
@@ -231,10 +235,14 @@ impl<L: Listener> Host<L> {
         }
     }
 
-    /// The exit flush: the listeners' last bytes, then the last spans.
+    /// The exit flush: the listeners' last bytes, the store's last operations, then the
+    /// last spans.
     async fn exit(self) {
         for listener in &self.listeners {
             listener.flush().await;
+        }
+        if let Some(store) = self.store {
+            store.finish(STORE_AT_EXIT);
         }
         if let Some(exporter) = self.exporter {
             exporter.finish(EXPORT_AT_EXIT);

@@ -27,4 +27,9 @@ impl Store {
     pub fn perform(&self, _id: StoreId, _op: StoreOp) {
         match self.never {}
     }
+
+    /// Never called.
+    pub fn finish(self, _within: std::time::Duration) {
+        match self.never {}
+    }
 }

@@ -25,6 +25,9 @@ const MAX_BATCH: usize = 128;
 /// The handle the runtime keeps: operations go to the store's thread.
 pub struct Store {
     ops: Sender<(StoreId, StoreOp)>,
+    /// Told (by being dropped) when the store's thread has done every operation it was
+    /// sent and ended.
+    done: std::sync::mpsc::Receiver<()>,
 }
 
 impl Store {
@@ -43,6 +46,7 @@ impl Store {
         }
         let deliver: Arc<dyn Fn(Message) + Send + Sync> = Arc::new(deliver);
         let (ops, rx) = channel::<(StoreId, StoreOp)>();
+        let (finished, done) = channel::<()>();
         let (listen_to, hear) = (connect.clone(), Arc::clone(&deliver));
         std::thread::Builder::new()
             .name("store-events".into())
@@ -52,6 +56,8 @@ impl Store {
             .name("store".into())
             .stack_size(256 * 1024)
             .spawn(move || {
+                // Dropped when the thread ends: `Store::finish` hears it.
+                let _finished = finished;
                 let mut worker = Worker {
                     connect,
                     connection: None,
@@ -91,12 +97,27 @@ impl Store {
                     }
                 }
             })?;
-        Ok(Store { ops })
+        Ok(Store { ops, done })
     }
 
     /// Sends `op` to the store's thread; its answer comes back as `Message::StoreReply`.
     pub fn perform(&self, id: StoreId, op: StoreOp) {
         let _ = self.ops.send((id, op));
+    }
+
+    /// The exit: waits at most `within` for the operations sent so far to be done (the
+    /// last calls' spend, the holds they let go), so that an instance stopped by its
+    /// orchestrator leaves the fleet's counts true.
+    pub fn finish(self, within: Duration) {
+        let Store { ops, done } = self;
+        drop(ops);
+        if !matches!(done.recv_timeout(within), Err(RecvTimeoutError::Timeout)) {
+            return;
+        }
+        log::warn!(
+            "the store did not take this instance's last operations within {} s; its spend and holds may be off until the day ends",
+            within.as_secs()
+        );
     }
 }
 

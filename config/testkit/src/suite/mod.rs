@@ -299,7 +299,6 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::caps::a_killed_replicas_hold_lapses_in_the_store);
             }
             #[test]
-            #[ignore = "finding (a race): the ledger's last store ops do not hold the exit"]
             fn a_drained_replicas_last_spend_and_unhold_reach_the_store() {
                 $crate::run($bin, $crate::suite::caps::a_drained_replicas_last_spend_and_unhold_reach_the_store);
             }
