@@ -25,6 +25,7 @@ mod call;
 mod holds;
 mod recent;
 mod record;
+mod roster;
 mod shared;
 
 pub(crate) use call::{CallOf, End, Lane};

@@ -28,6 +28,7 @@ mod outbox;
 mod parked;
 mod register;
 mod requests;
+mod roster;
 mod route;
 mod store;
 mod subscriptions;
@@ -116,6 +117,11 @@ pub struct Server {
     user_ids: user_ids::Known,
     /// The stdio session's `clientInfo`, from its `initialize`.
     session_app: Option<serde_json::Value>,
+    /// OAuth requests verified as a client, their bodies still read: see [`roster`].
+    verifying: roster::Verifying,
+    /// The roster is full of identities that hold something: new ones are refused, and
+    /// `/ready` says so.
+    roster_full: bool,
 }
 
 impl Server {
@@ -160,6 +166,8 @@ impl Server {
             arriving: crate::ledger::Arrival::default(),
             user_ids: user_ids::Known::default(),
             session_app: None,
+            verifying: roster::Verifying::default(),
+            roster_full: false,
         }
     }
 
@@ -232,6 +240,10 @@ impl Server {
                 self.drain_desk();
             }
         }
+        // A roster full of holders is looked at again once something may have let go.
+        if self.roster_full {
+            self.keep_room(now.unix_secs);
+        }
         // After the input's own replies, so that the first reply never waits for them.
         if !self.exited && self.closing.is_none() {
             self.look_up_models(now);
@@ -283,6 +295,7 @@ impl Server {
             store_down: self.ledger.store_down(),
             identity_down: self.gate.as_ref().is_some_and(|g| g.not_ready().is_some()),
             identity_degraded: self.gate.as_ref().is_some_and(|g| g.degraded().is_some()),
+            identities_full: self.roster_full,
             starting: false,
         }
     }

@@ -12,8 +12,9 @@ use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
 use crate::routing::Context;
 use crate::serve::exchange::{Asked, ExchangeOut, WayIn};
 
-/// Why an identity is refused once ids run out.
-const TOO_MANY_IDENTITIES: &str = "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one";
+/// Why a new identity is refused when every identity the roster tells apart holds
+/// something.
+const TOO_MANY_IDENTITIES: &str = "this instance tells apart as many identities as it can, and each of them has a request, a call, a task or a day's spend under way: try another instance, or again once some of them are done (its /ready says not ready meanwhile)";
 
 impl Server {
     /// An HTTP request the endpoint let through: served as its client, or first through
@@ -27,6 +28,10 @@ impl Server {
                 trace,
                 way,
             } => {
+                self.verifying.remove(id);
+                if way.identity.is_some() {
+                    self.keep_room(now.unix_secs);
+                }
                 let header = self.config.identity_header.as_deref();
                 let Some(client) = client_of(
                     (&mut self.ledger, &mut self.clients),
@@ -81,15 +86,19 @@ impl Server {
         while let Some(step) = self.gate.as_mut().and_then(Gate::poll) {
             match step {
                 GateStep::Passed(id, passed) => {
+                    self.keep_room(now.unix_secs);
                     let client = self.gate.as_ref().and_then(|gate| {
                         let claim = &gate.settings().identity_claim;
                         self.clients.identify(claim, &passed.identity)
                     });
                     match client {
                         // The connection reads the body now, and asks as `client`.
-                        Some(client) => self
-                            .out
-                            .push(Output::Exchange(id, ExchangeOut::Verified(client))),
+                        Some(client) => {
+                            // Held until its body is read and it asks.
+                            self.verifying.insert(id, client);
+                            self.out
+                                .push(Output::Exchange(id, ExchangeOut::Verified(client)));
+                        }
                         None => {
                             let denial = Denial {
                                 status: 503,
@@ -135,7 +144,7 @@ impl Server {
 /// The client a request is served as: the identity a trusted gateway named (the
 /// named client that claims it, or one of its own, `<header>:<value>`), else the one
 /// its credential is. An identity header from an untrusted peer is counted, and
-/// changes nothing. `None` once ids run out.
+/// changes nothing. `None` when the roster is full of identities that hold something.
 fn client_of(
     (ledger, clients): (&mut crate::ledger::Ledger, &mut crate::clients::Clients),
     header: Option<&str>,

@@ -13,6 +13,7 @@ pub mod eras;
 pub mod fleet;
 pub mod gateway;
 pub mod http;
+pub mod identities;
 pub mod lease;
 pub mod lifecycle;
 pub mod limits;
@@ -55,6 +56,12 @@ macro_rules! e2e_suite {
             #[test]
             fn an_identity_header_from_an_untrusted_peer_names_nobody_and_is_counted() {
                 $crate::run($bin, $crate::suite::gateway::an_identity_header_from_an_untrusted_peer_names_nobody_and_is_counted);
+            }
+        }
+        mod identities {
+            #[test]
+            fn a_flood_of_identities_from_the_gateway_leaves_room_memory_and_holders_as_they_were() {
+                $crate::run($bin, $crate::suite::identities::a_flood_of_identities_from_the_gateway_leaves_room_memory_and_holders_as_they_were);
             }
         }
         mod fleet {
