@@ -240,16 +240,16 @@ impl Server {
                 self.drain_desk();
             }
         }
-        // A roster full of holders is looked at again once something may have let go.
-        if self.roster_full {
-            self.keep_room(now.unix_secs);
-        }
         // After the input's own replies, so that the first reply never waits for them.
         if !self.exited && self.closing.is_none() {
             self.look_up_models(now);
         }
         self.drain_calls();
         self.exit_when_done(now);
+        // A roster full of holders is looked at again once something may have let go.
+        if self.roster_full {
+            self.keep_room(now.unix_secs);
+        }
     }
 
     /// Closing, exits once nothing holds it: answers and creates hold the exit, and so do
@@ -320,6 +320,8 @@ impl Server {
             now: self.latest_unix(),
             spans_dropped: self.tracer.is_on().then(|| self.tracer.dropped()),
             store_up: self.config.store.map(|_| !health.store_down),
+            identities: (self.config.identity_header.is_some() || self.gate.is_some())
+                .then(|| self.clients.identity_count()),
             spend_limits: Vec::new(),
         };
         self.ledger.render(&self.clients, gauges)

@@ -113,6 +113,21 @@ pub fn a_flood_of_identities_from_the_gateway_leaves_room_memory_and_holders_as_
     let as_flooder = post(&mut c, &get, &flooder(FLOOD - 1)).json();
     assert!(as_flooder.get("error").is_some(), "{as_flooder}");
     assert_eq!(c.get("/ready").status, 200);
+    let mut m = HttpConn::open(addr);
+    m.send_raw(
+        format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n")
+            .as_bytes(),
+    );
+    let text = String::from_utf8(m.response().body).unwrap();
+    let told: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("openai_responses_mcp_identities "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no identities gauge: {text}"));
+    assert!(
+        (1..=responses_mcp_core::clients::MAX_IDENTITIES).contains(&told),
+        "{told} identities told apart"
+    );
 
     let peak = super::lifecycle::peak_rss_kib(server.pid()).expect("the process's VmHWM");
     eprintln!("peak memory after {FLOOD} identities: {peak} KiB");
