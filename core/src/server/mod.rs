@@ -119,9 +119,9 @@ pub struct Server {
     session_app: Option<serde_json::Value>,
     /// OAuth requests verified as a client, their bodies still read: see [`roster`].
     verifying: roster::Verifying,
-    /// The roster is full of identities that hold something: new ones are refused, and
-    /// `/ready` says so.
-    roster_full: bool,
+    /// The roster is full of identities that hold something (since it was last looked
+    /// at, then): new ones are refused, and `/ready` says so.
+    roster_full: Option<Instant>,
 }
 
 impl Server {
@@ -167,7 +167,7 @@ impl Server {
             user_ids: user_ids::Known::default(),
             session_app: None,
             verifying: roster::Verifying::default(),
-            roster_full: false,
+            roster_full: None,
         }
     }
 
@@ -247,8 +247,8 @@ impl Server {
         self.drain_calls();
         self.exit_when_done(now);
         // A roster full of holders is looked at again once something may have let go.
-        if self.roster_full {
-            self.keep_room(now.unix_secs);
+        if self.roster_full.is_some() {
+            self.keep_room(now);
         }
     }
 
@@ -295,7 +295,7 @@ impl Server {
             store_down: self.ledger.store_down(),
             identity_down: self.gate.as_ref().is_some_and(|g| g.not_ready().is_some()),
             identity_degraded: self.gate.as_ref().is_some_and(|g| g.degraded().is_some()),
-            identities_full: self.roster_full,
+            identities_full: self.roster_full.is_some(),
             starting: false,
         }
     }
@@ -359,6 +359,7 @@ impl Server {
             grace,
             self.desk.poll_timeout(),
             self.gate.as_ref().and_then(|g| g.poll_timeout()),
+            self.roster_recheck(),
             // No lookups start once the server is closing: their time must not wake it.
             self.calendar
                 .poll_timeout()

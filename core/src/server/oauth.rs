@@ -30,7 +30,7 @@ impl Server {
             } => {
                 self.verifying.remove(id);
                 if way.identity.is_some() {
-                    self.keep_room(now.unix_secs);
+                    self.keep_room(now);
                 }
                 let header = self.config.identity_header.as_deref();
                 let Some(client) = client_of(
@@ -86,7 +86,7 @@ impl Server {
         while let Some(step) = self.gate.as_mut().and_then(Gate::poll) {
             match step {
                 GateStep::Passed(id, passed) => {
-                    self.keep_room(now.unix_secs);
+                    self.keep_room(now);
                     let client = self.gate.as_ref().and_then(|gate| {
                         let claim = &gate.settings().identity_claim;
                         self.clients.identify(claim, &passed.identity)

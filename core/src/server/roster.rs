@@ -6,13 +6,18 @@
 //! create, read or cancel), a task it owns, a background run charged to it, what the
 //! ledger keeps for it, and an OAuth request verified as it whose body is still read.
 //! A roster full of holders refuses new identities and `/ready` says so, until one of
-//! them holds nothing (checked after each input while it lasts).
+//! them holds nothing: looked at again at most every [`RECHECK`] (a flood of newcomers
+//! then costs no scan each), on the next input or at that deadline.
 
 use super::Server;
 use crate::clients::{ClientId, MAX_IDENTITIES};
-use crate::io::ExchangeId;
+use crate::io::{after, ExchangeId, Now};
 use crate::routing::{Context, Job};
 use std::collections::{BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+/// How often a roster full of holders is looked at again.
+const RECHECK: Duration = Duration::from_millis(100);
 
 /// Identities forgotten at once when the roster is full: the scan of what holds an
 /// identity is paid once per this many new identities.
@@ -43,13 +48,20 @@ impl Verifying {
 
 impl Server {
     /// Makes room for a new identity when the roster is full, forgetting those that hold
-    /// nothing at `now` (Unix seconds); notes whether it is full of holders.
-    pub(super) fn keep_room(&mut self, now: u64) {
+    /// nothing at `now`; notes whether it is full of holders (and then looks again only
+    /// once [`RECHECK`] has passed).
+    pub(super) fn keep_room(&mut self, now: Now) {
         if !self.clients.is_full() {
-            self.roster_full = false;
+            self.roster_full = None;
             return;
         }
-        let held = self.identities_held(now);
+        if self
+            .roster_full
+            .is_some_and(|at| now.instant < after(at, RECHECK))
+        {
+            return;
+        }
+        let held = self.identities_held(now.unix_secs);
         let gone = (self.clients).forget_idle(|id| held.contains(&id), FORGET_AT_ONCE);
         for id in gone {
             self.ledger.forget_client(id);
@@ -57,13 +69,18 @@ impl Server {
             self.desk.forget_client(id);
         }
         let full = self.clients.is_full();
-        if full && !self.roster_full {
+        if full && self.roster_full.is_none() {
             log::warn!(
                 "all {} identities this instance tells apart hold a request, a call, a task or a day's spend: new identities are refused, and /ready says not ready, until one of them holds nothing",
                 self.clients.identity_count()
             );
         }
-        self.roster_full = full;
+        self.roster_full = full.then_some(now.instant);
+    }
+
+    /// When a roster full of holders is looked at again.
+    pub(super) fn roster_recheck(&self) -> Option<Instant> {
+        self.roster_full.map(|at| after(at, RECHECK))
     }
 
     /// The ids that hold something at `now`, of identities and others alike.

@@ -69,7 +69,8 @@ fn a_roster_full_of_callers_refuses_a_newcomer_and_says_not_ready_until_one_is_d
         Some(Refusal::TooManyIdentities)
     );
 
-    // Alice's call ends: she holds nothing, and the roster has room again at once.
+    // Alice's call ends: she holds nothing, and the roster is looked at again within
+    // its recheck, with no other input.
     h.reply(
         alices.attempt,
         200,
@@ -77,6 +78,7 @@ fn a_roster_full_of_callers_refuses_a_newcomer_and_says_not_ready_until_one_is_d
         &[],
     );
     assert_eq!(statuses(&mut h), vec![(1, 200)]);
+    h.fire();
     assert_eq!(h.server.health().refusal(), None);
     from_gateway(&mut h, 4, "carol", call(4));
     let carols = h.take_http().remove(0);
