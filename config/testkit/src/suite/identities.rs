@@ -58,15 +58,36 @@ fn ping(addr: std::net::SocketAddr, n: usize) -> Vec<u8> {
 
 pub fn a_flood_of_identities_from_the_gateway_leaves_room_memory_and_holders_as_they_were() {
     let fake = FakeOpenAi::start(|_, _| Action::json(200, &answered()));
-    let yaml =
-        "server: {http: {trusted_proxies: ['127.0.0.1'], identity_header: X-Forwarded-User}}\n";
-    let server = Mcp::spawn(
-        Opts::http(&fake.url)
-            .temp_config("identities", yaml)
-            .env("MCP_HTTP_TOKEN", TOKEN),
-    );
+    // Each identity may spend a hundred-millionth of a dollar a day: one call's worth.
+    let yaml = "server: {http: {trusted_proxies: ['127.0.0.1'], identity_header: X-Forwarded-User, oauth: {spend_per_day_usd: 0.00000001}}}\n";
+    let opts = Opts::http(&fake.url)
+        .temp_config("identities", yaml)
+        .env("MCP_HTTP_TOKEN", TOKEN);
+    // Frozen mid-day, so that no day's end passes during the test.
+    let Some((opts, _clock)) = opts.frozen_clock("2026-11-26 12:00:10") else {
+        eprintln!("skipping: libfaketime is not installed (run .ci/test)");
+        return;
+    };
+    let server = Mcp::spawn(opts);
     let addr = listening(&server);
     let mut c = HttpConn::open(addr);
+
+    // Bob spends his day's worth: his next call is refused, his spend held through the
+    // flood.
+    let answered_ok = |r: &HttpResponse| {
+        assert_eq!(r.status, 200);
+        let reply = r.json();
+        assert!(reply["result"]["structuredContent"].is_object(), "{reply}");
+    };
+    answered_ok(&post(&mut c, &call(10, false), "bob"));
+    let spent_of = |r: &HttpResponse| {
+        let reply = r.json();
+        assert_eq!(reply["result"]["isError"], true, "{reply}");
+        let details = &reply["result"]["_meta"]["com.github.openai-responses-mcp/error"];
+        assert_eq!(details["limit"], "spend_per_day_usd", "{reply}");
+        details["spent_usd"].clone()
+    };
+    let spent = spent_of(&post(&mut c, &call(11, false), "bob"));
 
     // Alice holds a task through the flood.
     let created = post(&mut c, &call(1, true), "alice").json();
@@ -99,14 +120,13 @@ pub fn a_flood_of_identities_from_the_gateway_leaves_room_memory_and_holders_as_
         flood.join().unwrap();
     }
 
-    // A new identity is served; alice is still herself, and her task still hers; the
+    // A new identity is served; bob is still refused on his day's spend; alice is still herself, and her task still hers; the
     // flood's last identity, which may well have her old number, sees nothing of it.
-    let carol = post(&mut c, &call(3, false), "carol");
-    assert_eq!(carol.status, 200);
-    assert!(
-        carol.json()["result"]["structuredContent"].is_object(),
-        "{}",
-        carol.json()
+    answered_ok(&post(&mut c, &call(3, false), "carol"));
+    assert_eq!(
+        spent_of(&post(&mut c, &call(12, false), "bob")),
+        spent,
+        "bob's day's spend was kept"
     );
     let as_alice = post(&mut c, &get, "alice").json();
     assert!(as_alice["result"]["status"].is_string(), "{as_alice}");
