@@ -26,6 +26,9 @@ pub enum Refusal {
     /// issued can be checked (`/ready` only: such a request is refused before it is a
     /// call).
     IdentityProviderUnavailable,
+    /// Every identity the roster tells apart has something under way, so a new one is
+    /// refused (`/ready` only: such a request is refused before it is a call).
+    TooManyIdentities,
 }
 
 impl Refusal {
@@ -40,6 +43,7 @@ impl Refusal {
             Refusal::SpendPerDay => "limit_spend_per_day",
             Refusal::StoreUnavailable => "store_unavailable",
             Refusal::IdentityProviderUnavailable => "identity_provider_unavailable",
+            Refusal::TooManyIdentities => "too_many_identities",
         }
     }
 
@@ -59,6 +63,9 @@ impl Refusal {
             }
             Refusal::IdentityProviderUnavailable => {
                 "identity provider unreachable: the signing keys of server.http.oauth.issuer are not fetched yet, or its last fetch failed or took too long (the log says why), so its tokens cannot be checked; static tokens still work"
+            }
+            Refusal::TooManyIdentities => {
+                "too many identities: every identity this instance tells apart has a request, a call, a task or a day's spend under way, so a new identity would be refused; known identities are still served"
             }
         }
     }

@@ -135,6 +135,11 @@ impl<C: Clone> CallEngine<C> {
         self.queue.len()
     }
 
+    /// What the caller attached to each piece of work in flight or queued.
+    pub fn contexts(&self) -> impl Iterator<Item = &C> {
+        self.calls.values().map(|call| &call.context)
+    }
+
     /// Whether a call with `key` is in flight or queued.
     pub fn contains(&self, key: &CallKey) -> bool {
         self.by_request.contains_key(key)

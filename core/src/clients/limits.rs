@@ -214,6 +214,27 @@ impl Limits {
         self.instance_used.spent = self.instance_used.spent.plus(cost);
     }
 
+    /// Whether `client`'s counts are still read by its limit `limit` at `now`: calls in
+    /// this minute under a calls-per-minute limit, spend today under a spend-per-day
+    /// limit. Such a client is not forgotten (its counts would be lost with it).
+    pub fn holds(&self, client: ClientId, limit: Limit, now: u64) -> bool {
+        let Some(used) = self.used.get(client.index()) else {
+            return false;
+        };
+        let minute = limit.calls_per_minute.is_some() && used.minute == now / MINUTE;
+        let day = limit.spend_per_day.is_some() && used.day == now / DAY;
+        // A call still in flight holds its estimate whichever day it is.
+        (minute && used.calls > 0) || (day && used.spent.0 > 0) || used.held.0 > 0
+    }
+
+    /// Clears what `client` used: its id was forgotten, and the next client to take it
+    /// starts from nothing.
+    pub fn forget(&mut self, client: ClientId) {
+        if let Some(used) = self.used.get_mut(client.index()) {
+            *used = Used::default();
+        }
+    }
+
     /// Gives back `cost` that `client` was counted at `at` (a background run's hold,
     /// settled at its end); nothing once that UTC day is over.
     pub fn give_back(&mut self, client: ClientId, at: u64, cost: Picodollars) {

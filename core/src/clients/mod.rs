@@ -8,14 +8,19 @@
 //! stdio, or without any token are the `default` client. In OAuth mode each identity a
 //! verified token names is a client too: the named client that claims it, or one of its
 //! own, numbered on first sight (named `<claim>:<value>`, with the identities' limits).
-
-use std::collections::BTreeMap;
+//! Identities of their own are bounded ([`MAX_IDENTITIES`]): a full roster forgets the
+//! least recently seen that hold nothing, and their ids go to new identities, so
+//! whatever keeps an id either makes its identity hold something (a request, a call, a
+//! task, a day's spend its limits read) or is cleared when it is forgotten.
 
 mod id;
 mod limits;
+mod roster;
 
 pub use id::ClientId;
 pub use limits::{Exceeded, Limit, LimitKind, Limits, Scope, DAY, MINUTE};
+use roster::Identities;
+pub use roster::{LABELLED_IDENTITIES, MAX_IDENTITIES};
 
 /// The name of the client of every request that names none.
 pub const DEFAULT_NAME: &str = "default";
@@ -34,30 +39,36 @@ pub struct NamedClient {
     pub gateway: bool,
 }
 
-/// Metric labels of their own for this many identities; the rest share `_OTHER`, so a
-/// scrape stays small whatever the number of users.
-pub const LABELLED_IDENTITIES: usize = 32;
-
 /// The label of identities beyond [`LABELLED_IDENTITIES`].
 pub const OTHER_LABEL: &str = "_OTHER";
 
-/// The named clients, in the order of the clients file, and the identities seen since.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The named clients, in the order of the clients file, and the identities seen lately
+/// (bounded: see [`roster`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Clients {
     named: Vec<NamedClient>,
-    /// Identities no named client claims, by id: each one's name (`<claim>:<value>`).
-    identities: Vec<String>,
-    /// Every name an identity is known by (its own, or its named client's) → its id.
-    by_name: BTreeMap<String, ClientId>,
+    /// Identities no named client claims, each with its name (`<claim>:<value>`).
+    identities: Identities,
     /// The limits of identities of their own.
     identity_limit: Limit,
+}
+
+impl Default for Clients {
+    fn default() -> Clients {
+        Clients {
+            named: Vec::new(),
+            identities: Identities::new(1),
+            identity_limit: Limit::default(),
+        }
+    }
 }
 
 impl Clients {
     /// The clients of the clients file; `None` when there are more than an id can tell
     /// apart (65,535).
     pub fn new(named: Vec<NamedClient>) -> Option<Clients> {
-        (named.len() < usize::from(u16::MAX)).then_some(Clients {
+        (named.len() < usize::from(u16::MAX)).then(|| Clients {
+            identities: Identities::new(named.len() + 1),
             named,
             ..Clients::default()
         })
@@ -68,9 +79,15 @@ impl Clients {
         self.identity_limit = limit;
     }
 
+    /// Tells apart at most `most` identities of their own at once (fewer than
+    /// [`MAX_IDENTITIES`]): for tests and the fuzz target, which fill the roster.
+    pub fn limit_identities(&mut self, most: usize) {
+        self.identities.limit_to(most);
+    }
+
     /// The client of the identity `value` of claim `claim`: the named client that claims
-    /// it, or its own (numbered now if new). `None` once ids run out (65,535 clients
-    /// since start): the caller is refused rather than confused with another.
+    /// it, or its own (numbered now if new), seen now. `None` when the roster is full
+    /// ([`Clients::forget_idle`] makes room).
     pub fn identify(&mut self, claim: &str, value: &str) -> Option<ClientId> {
         if let Some((id, _)) = self
             .iter()
@@ -83,40 +100,58 @@ impl Clients {
 
     /// The client named `name`, as a task's record or another instance names it: a
     /// named client, an identity (numbered now if new: its name holds a `:`, which a
-    /// named client's cannot), else the default client. `None` once ids run out.
+    /// named client's cannot), else the default client. `None` when the roster is full.
     pub fn resolve(&mut self, name: &str) -> Option<ClientId> {
-        if let Some(id) = self.by_name.get(name) {
-            return Some(*id);
-        }
         if !name.contains(':') {
             return Some(self.find(name));
         }
-        let id = u16::try_from(self.len()).ok().filter(|n| *n < u16::MAX)?;
-        self.identities.push(name.to_owned());
-        self.by_name.insert(name.to_owned(), ClientId(id));
-        Some(ClientId(id))
+        self.identities.see(name)
     }
 
-    /// The client named `name` if this instance knows it (never numbering a new one).
+    /// The client named `name` if this instance knows it now (never numbering a new one).
     pub fn known(&self, name: &str) -> Option<ClientId> {
-        if let Some(id) = self.by_name.get(name) {
-            return Some(*id);
+        if let Some(id) = self.identities.get(name) {
+            return Some(id);
         }
         let found = self.find(name);
         (self.name(found) == name).then_some(found)
     }
 
-    /// The identity behind `id`, when it is one of its own.
-    fn identity(&self, id: ClientId) -> Option<(usize, &str)> {
-        let n = id.index().checked_sub(self.named.len() + 1)?;
-        self.identities.get(n).map(|name| (n, name.as_str()))
+    /// Whether a new identity would find no room until some are forgotten.
+    pub fn is_full(&self) -> bool {
+        self.identities.is_full()
+    }
+
+    /// The identities of their own told apart now, least recently seen first: the only
+    /// clients ever forgotten.
+    pub fn identities(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.identities.ids()
+    }
+
+    /// How many identities of their own are told apart now.
+    pub fn identity_count(&self) -> usize {
+        self.identities.len()
+    }
+
+    /// Forgets up to `most` identities of their own that hold nothing (`held` says which
+    /// ids hold something: a request, a call, a task, a day's spend), least recently
+    /// seen first; their ids, which new identities may take from now on, so whatever was
+    /// kept by them must be cleared. The default and named clients are never forgotten.
+    pub fn forget_idle(&mut self, held: impl Fn(ClientId) -> bool, most: usize) -> Vec<ClientId> {
+        self.identities.forget_idle(held, most)
+    }
+
+    /// Whether `id` is an identity of its own told apart now (one that may be forgotten
+    /// once it holds nothing).
+    pub fn is_identity(&self, id: ClientId) -> bool {
+        self.identities.contains(id)
     }
 
     /// `id`'s label in metrics: its name, or [`OTHER_LABEL`] for an identity beyond the
-    /// first [`LABELLED_IDENTITIES`].
+    /// first [`LABELLED_IDENTITIES`] seen. A label is never another identity's.
     pub fn label(&self, id: ClientId) -> &str {
-        match self.identity(id) {
-            Some((n, _)) if n >= LABELLED_IDENTITIES => OTHER_LABEL,
+        match self.identities.labelled(id) {
+            Some(false) => OTHER_LABEL,
             _ => self.name(id),
         }
     }
@@ -140,9 +175,10 @@ impl Clients {
         id.index().checked_sub(1).and_then(|i| self.named.get(i))
     }
 
-    /// `id`'s name; `default` for the default client.
+    /// `id`'s name; `default` for the default client (and for an id told apart no more,
+    /// which nothing that holds something keeps).
     pub fn name(&self, id: ClientId) -> &str {
-        if let Some((_, name)) = self.identity(id) {
+        if let Some(name) = self.identities.name(id) {
             return name;
         }
         self.named(id).map_or(DEFAULT_NAME, |c| c.name.as_str())
@@ -158,15 +194,15 @@ impl Clients {
 
     /// `id`'s own limits (none for the default client).
     pub fn limit(&self, id: ClientId) -> Limit {
-        if self.identity(id).is_some() {
+        if self.identities.contains(id) {
             return self.identity_limit;
         }
         self.named(id).map_or(Limit::default(), |c| c.limit)
     }
 
-    /// How many ids there are, the default client's and the identities' included.
-    fn len(&self) -> usize {
-        self.named.len() + 1 + self.identities.len()
+    /// The limits of identities of their own.
+    pub fn identity_limit(&self) -> Limit {
+        self.identity_limit
     }
 }
 

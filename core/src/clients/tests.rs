@@ -230,3 +230,126 @@ fn identities_are_clients_of_their_own_or_the_named_client_that_claims_them() {
     assert_eq!(clients.label(bob), "sub:bob");
     assert_eq!(clients.name(late), "sub:user39");
 }
+
+/// A roster of `most` identities of their own beside the two named clients.
+fn small_roster(most: usize) -> Clients {
+    let mut clients = clients();
+    clients.limit_identities(most);
+    clients
+}
+
+#[test]
+fn a_full_roster_forgets_the_least_recently_seen_idle_identities_first() {
+    let mut clients = small_roster(3);
+    let a = clients.identify("sub", "a").unwrap();
+    let b = clients.identify("sub", "b").unwrap();
+    let c = clients.identify("sub", "c").unwrap();
+    assert!(clients.is_full());
+    assert_eq!(
+        clients.identify("sub", "d"),
+        None,
+        "no room until some are forgotten"
+    );
+    // `a` is seen again: `b` is now the least recently seen.
+    assert_eq!(clients.identify("sub", "a"), Some(a));
+    assert_eq!(clients.forget_idle(|_| false, 1), vec![b]);
+    assert_eq!(clients.known("sub:b"), None);
+    let d = clients.identify("sub", "d").unwrap();
+    assert_eq!(d, b, "the forgotten id is taken again");
+    assert_eq!(clients.name(d), "sub:d");
+    assert_eq!(clients.forget_idle(|_| false, 2), vec![c, a]);
+    assert_eq!(clients.identity_count(), 1);
+    // Named clients and the default are never among the forgotten.
+    assert_eq!(clients.forget_idle(|_| false, 10), vec![d]);
+    assert_eq!(clients.name(clients.id(0).unwrap()), "ci");
+    assert_eq!(clients.identify("sub", "00u1alice"), clients.id(1));
+}
+
+#[test]
+fn an_identity_that_holds_something_is_never_forgotten() {
+    let mut clients = small_roster(2);
+    let holder = clients.identify("sub", "holder").unwrap();
+    let idle = clients.identify("sub", "idle").unwrap();
+    let held = |id: ClientId| id == holder;
+    assert_eq!(clients.forget_idle(held, 2), vec![idle]);
+    let next = clients.identify("sub", "next").unwrap();
+    // Only holders left: nothing is forgotten, and a new identity finds no room.
+    assert_eq!(
+        clients.forget_idle(|id| id == holder || id == next, 2),
+        vec![]
+    );
+    assert_eq!(clients.identify("sub", "another"), None);
+    assert_eq!(clients.known("sub:holder"), Some(holder));
+    assert_eq!(clients.name(holder), "sub:holder");
+}
+
+#[test]
+fn a_returning_identity_keeps_its_days_spend_and_a_reused_id_starts_from_nothing() {
+    let mut clients = small_roster(1);
+    clients.set_identity_limit(Limit {
+        calls_per_minute: None,
+        spend_per_day: Some(Picodollars(USD)),
+    });
+    let mut limits = Limits::new(Limit::default());
+    let spender = clients.identify("sub", "spender").unwrap();
+    limits
+        .admit(spender, clients.limit(spender), LATE, Picodollars(0))
+        .unwrap();
+    limits.spend(spender, LATE, Picodollars(USD));
+    // Its counts are read by its limits today: it holds something.
+    let limit = clients.identity_limit();
+    let held = |id: ClientId| limits.holds(id, limit, LATE + 10);
+    assert_eq!(clients.forget_idle(held, 1), vec![]);
+    assert_eq!(clients.identify("sub", "spender"), Some(spender));
+    let refused = limits
+        .admit(spender, clients.limit(spender), LATE + 20, Picodollars(0))
+        .unwrap_err();
+    assert_eq!(refused.kind.label(), "spend_per_day_usd");
+    // The next UTC day (LATE is 30 s before midnight) it holds nothing, and once
+    // forgotten its id counts nothing for whoever takes it.
+    let tomorrow = LATE + 30;
+    assert!(!limits.holds(spender, limit, tomorrow));
+    assert_eq!(
+        clients.forget_idle(|id| limits.holds(id, limit, tomorrow), 1),
+        vec![spender]
+    );
+    limits.forget(spender);
+    let newcomer = clients.identify("sub", "newcomer").unwrap();
+    assert_eq!(newcomer, spender);
+    assert!(
+        !limits.holds(newcomer, limit, LATE + 10),
+        "nothing inherited"
+    );
+    limits
+        .admit(newcomer, clients.limit(newcomer), LATE + 1, Picodollars(0))
+        .unwrap();
+    // A call this minute holds it under a calls-per-minute limit, until the minute ends;
+    // without limits that read them, counts hold nothing.
+    let per_minute = Limit {
+        calls_per_minute: Some(5),
+        spend_per_day: None,
+    };
+    assert!(limits.holds(newcomer, per_minute, LATE + 29));
+    assert!(!limits.holds(newcomer, per_minute, LATE + 30));
+    assert!(!limits.holds(newcomer, Limit::default(), LATE + 1));
+}
+
+#[test]
+fn labels_belong_to_names_for_life_and_are_never_taken_by_another() {
+    let mut clients = small_roster(LABELLED_IDENTITIES + 8);
+    let first: Vec<ClientId> = (0..LABELLED_IDENTITIES + 8)
+        .map(|n| clients.identify("sub", &format!("user{n}")).unwrap())
+        .collect();
+    assert_eq!(clients.label(first[0]), "sub:user0");
+    assert_eq!(clients.label(first[LABELLED_IDENTITIES]), OTHER_LABEL);
+    // The labelled `user0` is forgotten; its id goes to a newcomer, unlabelled.
+    assert_eq!(clients.forget_idle(|_| false, 1), vec![first[0]]);
+    let newcomer = clients.identify("sub", "newcomer").unwrap();
+    assert_eq!(newcomer, first[0]);
+    assert_eq!(clients.label(newcomer), OTHER_LABEL);
+    // `user0` comes back under another id, with its own label.
+    clients.forget_idle(|id| id == newcomer, 1);
+    let back = clients.identify("sub", "user0").unwrap();
+    assert_ne!(back, first[0]);
+    assert_eq!(clients.label(back), "sub:user0");
+}

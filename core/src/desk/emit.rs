@@ -190,6 +190,13 @@ impl Emit {
         }
     }
 
+    /// Forgets the name of `client`: its id was forgotten, and may name another.
+    pub fn forget(&mut self, client: ClientId) {
+        if let Ok(i) = self.names.binary_search_by_key(&client, |(id, _)| *id) {
+            self.names.remove(i);
+        }
+    }
+
     /// The name of `client` (empty when never learned: no task of its is kept here).
     pub fn name(&self, client: ClientId) -> &str {
         match self.names.binary_search_by_key(&client, |(id, _)| *id) {

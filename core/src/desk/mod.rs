@@ -402,6 +402,18 @@ impl Desk {
         self.local.tasks.len()
     }
 
+    /// Calls `add` with every client a task of this desk belongs to, or a background run
+    /// it follows is charged to (requests waiting here are the register's to name).
+    pub(crate) fn clients_held(&self, add: &mut dyn FnMut(crate::clients::ClientId)) {
+        self.local.tasks.owners().for_each(&mut *add);
+        self.background.clients().for_each(add);
+    }
+
+    /// `client`'s id was forgotten by the roster (it held nothing here): its name too.
+    pub(crate) fn forget_client(&mut self, client: crate::clients::ClientId) {
+        self.emit.forget(client);
+    }
+
     /// Whether task `task_id`'s call is held (its client still waits on the request).
     pub(crate) fn is_held(&self, task_id: &str) -> bool {
         self.local.held.contains(task_id)

@@ -89,6 +89,11 @@ impl Flights {
         (id, dropped)
     }
 
+    /// The clients of every hold (an identity with a call in flight is not forgotten).
+    pub fn clients(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.by_id.values().map(|f| f.client)
+    }
+
     /// The hold `id`, taken off (`None` when it was already let go).
     pub fn take(&mut self, id: HoldId) -> Option<Flight> {
         self.by_id.remove(&id)

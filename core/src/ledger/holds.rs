@@ -48,6 +48,11 @@ impl Holds {
         dropped
     }
 
+    /// The client each hold is charged to.
+    pub fn clients(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.by_id.values().map(|h| h.client)
+    }
+
     /// The hold of `response_id`, taken off.
     pub fn remove(&mut self, response_id: &str) -> Option<Hold> {
         let hold = self.by_id.remove(response_id)?;

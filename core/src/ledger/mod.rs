@@ -26,6 +26,7 @@ mod flights;
 mod holds;
 mod recent;
 mod record;
+mod roster;
 mod shared;
 
 pub(crate) use call::{CallOf, End, Lane, Reservation};

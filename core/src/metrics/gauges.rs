@@ -28,6 +28,8 @@ pub struct Gauges {
     pub spans_dropped: Option<u64>,
     /// With a shared store: whether it answers.
     pub store_up: Option<bool>,
+    /// Behind a gateway or in OAuth mode: the identities of their own told apart now.
+    pub identities: Option<usize>,
     /// The spend limits per UTC day in US dollars: the instance's (`None`), and each
     /// named client's own under its metrics label.
     pub spend_limits: Vec<(Option<String>, crate::money::Picodollars)>,

@@ -40,6 +40,13 @@ pub(super) fn write_readiness(out: &mut Exposition, gauges: &Gauges) {
             std::iter::once((Vec::new(), f64::from(u8::from(up)))),
         );
     }
+    if let Some(told) = gauges.identities {
+        out.gauge_family(
+            &format!("{p}identities"),
+            &format!("Identities of their own (OAuth or gateway users) this instance tells apart now, at most {}; the least recently seen with nothing under way are forgotten to make room, and when every one of them has something under way a new one is refused and ready is 0.", crate::clients::MAX_IDENTITIES),
+            std::iter::once((Vec::new(), told as f64)),
+        );
+    }
     if !gauges.spend_limits.is_empty() {
         out.gauge_family(
             &format!("{p}spend_limit_usd"),

@@ -28,6 +28,7 @@ mod outbox;
 mod parked;
 mod register;
 mod requests;
+mod roster;
 mod route;
 mod store;
 mod subscriptions;
@@ -116,6 +117,11 @@ pub struct Server {
     user_ids: user_ids::Known,
     /// The stdio session's `clientInfo`, from its `initialize`.
     session_app: Option<serde_json::Value>,
+    /// OAuth requests verified as a client, their bodies still read: see [`roster`].
+    verifying: roster::Verifying,
+    /// The roster is full of identities that hold something (since it was last looked
+    /// at, then): new ones are refused, and `/ready` says so.
+    roster_full: Option<Instant>,
 }
 
 impl Server {
@@ -160,6 +166,8 @@ impl Server {
             arriving: crate::ledger::Arrival::default(),
             user_ids: user_ids::Known::default(),
             session_app: None,
+            verifying: roster::Verifying::default(),
+            roster_full: None,
         }
     }
 
@@ -238,6 +246,10 @@ impl Server {
         }
         self.drain_calls();
         self.exit_when_done(now);
+        // A roster full of holders is looked at again once something may have let go.
+        if self.roster_full.is_some() {
+            self.keep_room(now);
+        }
     }
 
     /// Closing, exits once nothing holds it: answers and creates hold the exit, and so do
@@ -283,6 +295,7 @@ impl Server {
             store_down: self.ledger.store_down(),
             identity_down: self.gate.as_ref().is_some_and(|g| g.not_ready().is_some()),
             identity_degraded: self.gate.as_ref().is_some_and(|g| g.degraded().is_some()),
+            identities_full: self.roster_full.is_some(),
             starting: false,
         }
     }
@@ -307,6 +320,8 @@ impl Server {
             now: self.latest_unix(),
             spans_dropped: self.tracer.is_on().then(|| self.tracer.dropped()),
             store_up: self.config.store.map(|_| !health.store_down),
+            identities: (self.config.identity_header.is_some() || self.gate.is_some())
+                .then(|| self.clients.identity_count()),
             spend_limits: Vec::new(),
         };
         self.ledger.render(&self.clients, gauges)
@@ -344,6 +359,7 @@ impl Server {
             grace,
             self.desk.poll_timeout(),
             self.gate.as_ref().and_then(|g| g.poll_timeout()),
+            self.roster_recheck(),
             // No lookups start once the server is closing: their time must not wake it.
             self.calendar
                 .poll_timeout()

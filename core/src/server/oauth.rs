@@ -12,8 +12,9 @@ use crate::oauth::{Challenge, Denial, FetchError, Gate, GateStep};
 use crate::routing::Context;
 use crate::serve::exchange::{Asked, Credential, ExchangeOut, WayIn};
 
-/// Why an identity is refused once ids run out.
-const TOO_MANY_IDENTITIES: &str = "this instance has seen more identities than it can tell apart since it started: try another instance, or restart this one";
+/// Why a new identity is refused when every identity the roster tells apart holds
+/// something.
+const TOO_MANY_IDENTITIES: &str = "this instance tells apart as many identities as it can, and each of them has a request, a call, a task or a day's spend under way: try another instance, or again once some of them are done (its /ready says not ready meanwhile)";
 
 impl Server {
     /// An HTTP request the endpoint let through: served as its client, or first through
@@ -27,6 +28,10 @@ impl Server {
                 trace,
                 way,
             } => {
+                self.verifying.remove(id);
+                if way.identity.is_some() {
+                    self.keep_room(now);
+                }
                 let header = self.config.identity_header.as_deref();
                 let (client, credential) = match client_of(
                     (&mut self.ledger, &mut self.clients),
@@ -79,15 +84,19 @@ impl Server {
         while let Some(step) = self.gate.as_mut().and_then(Gate::poll) {
             match step {
                 GateStep::Passed(id, passed) => {
+                    self.keep_room(now);
                     let client = self.gate.as_ref().and_then(|gate| {
                         let claim = &gate.settings().identity_claim;
                         self.clients.identify(claim, &passed.identity)
                     });
                     match client {
                         // The connection reads the body now, and asks as `client`.
-                        Some(client) => self
-                            .out
-                            .push(Output::Exchange(id, ExchangeOut::Verified(client))),
+                        Some(client) => {
+                            // Held until its body is read and it asks.
+                            self.verifying.insert(id, client);
+                            self.out
+                                .push(Output::Exchange(id, ExchangeOut::Verified(client)));
+                        }
                         None => {
                             let denial = Denial {
                                 status: 503,
@@ -138,8 +147,8 @@ impl Server {
 /// a malformed one: its sender's own identity, limits and tasks apply.
 ///
 /// # Errors
-/// The gateway's malformed identity header (400), or a new identity once ids run out
-/// (503).
+/// The gateway's malformed identity header (400), or a new identity when the roster
+/// is full of identities that hold something (503).
 fn client_of(
     (ledger, clients): (&mut crate::ledger::Ledger, &mut crate::clients::Clients),
     header: Option<&str>,

@@ -46,6 +46,11 @@ impl Register {
         self.open.contains_key(&ticket.no)
     }
 
+    /// The tickets of the requests not yet answered.
+    pub(super) fn tickets(&self) -> impl Iterator<Item = &Ticket> {
+        self.open.values()
+    }
+
     /// How many requests wait for their answer.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {

@@ -97,6 +97,7 @@ impl Server {
     /// what it kept for them (a call is cancelled), and what they answer after is
     /// answered no more.
     pub(super) fn on_exchange_closed(&mut self, now: Now, x: ExchangeId) {
+        self.verifying.remove(x);
         for ticket in self.register.forget(x) {
             self.count(&ticket, Some(ErrorType::Cancelled), Vec::new());
         }

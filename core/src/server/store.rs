@@ -36,6 +36,8 @@ impl Server {
                 .end(super::traced::store_round_trip(&trip, now.instant, failed));
         }
         let wanted = request.is_some();
+        // A sweep's runs may name identities this roster does not know now.
+        self.keep_room(now);
         let clients = &mut self.clients;
         let decision = (self.ledger).store_answered(clients, id, reply, took, wanted);
         let (Some(decision), Some(request)) = (decision, request) else {

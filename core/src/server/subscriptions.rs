@@ -60,6 +60,11 @@ impl Subscriptions {
         keys.iter().filter_map(|k| self.open.remove(k)).collect()
     }
 
+    /// The tickets of the open subscriptions.
+    pub(super) fn tickets(&self) -> impl Iterator<Item = &Ticket> {
+        self.open.values()
+    }
+
     /// The client of exchange `x` went away: its subscription (if any) is gone.
     pub(super) fn forget(&mut self, x: ExchangeId) {
         self.open.retain(|k, _| k.from != Requester::Exchange(x));

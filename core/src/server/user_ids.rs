@@ -31,6 +31,13 @@ impl Known {
     }
 }
 
+impl Known {
+    /// Forgets the ids of `client`: its id was forgotten, and may name another caller.
+    pub(super) fn forget(&mut self, client: ClientId) {
+        self.0.remove(&client);
+    }
+}
+
 /// Bytes of each MAC sent, as hex: 128 bits, far from any collision among users.
 const SENT: usize = 16;
 

@@ -171,6 +171,11 @@ impl<W> TaskStore<W> {
         self.tasks.len()
     }
 
+    /// The owner of each task held (a client that owns a task is never forgotten).
+    pub fn owners(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.tasks.values().map(|t| t.owner)
+    }
+
     /// Tasks held, by status name (every status present, zeros included).
     pub fn count_by_status(&self) -> Vec<(&'static str, usize)> {
         let mut counts = [0; Status::ALL.len()];

@@ -143,3 +143,8 @@ fn id_scan_corpus() {
 fn lease_corpus() {
     replay("lease", targets::lease);
 }
+
+#[test]
+fn roster_corpus() {
+    replay("roster", targets::roster);
+}

@@ -14,6 +14,7 @@ pub mod eras;
 pub mod fleet;
 pub mod gateway;
 pub mod http;
+pub mod identities;
 pub mod lease;
 pub mod lifecycle;
 pub mod limits;
@@ -64,6 +65,12 @@ macro_rules! e2e_suite {
             #[test]
             fn an_oauth_token_names_its_own_identity_unless_its_client_is_the_gateway() {
                 $crate::run($bin, $crate::suite::gateway::an_oauth_token_names_its_own_identity_unless_its_client_is_the_gateway);
+            }
+        }
+        mod identities {
+            #[test]
+            fn a_flood_of_identities_from_the_gateway_leaves_room_memory_and_holders_as_they_were() {
+                $crate::run($bin, $crate::suite::identities::a_flood_of_identities_from_the_gateway_leaves_room_memory_and_holders_as_they_were);
             }
         }
         mod fleet {

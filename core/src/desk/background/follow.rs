@@ -38,6 +38,11 @@ pub(super) struct Follows {
 }
 
 impl Follows {
+    /// The client each followed run is charged to.
+    pub fn clients(&self) -> impl Iterator<Item = crate::clients::ClientId> + '_ {
+        self.by_id.values().map(|f| f.call.client)
+    }
+
     /// Follows `followed`; the oldest run given up to make room, if any.
     pub fn insert(&mut self, followed: Followed) -> Option<String> {
         let mut dropped = None;

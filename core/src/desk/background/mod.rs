@@ -53,6 +53,11 @@ impl Background {
         }
     }
 
+    /// The clients its followed runs are charged to.
+    pub(super) fn clients(&self) -> impl Iterator<Item = ClientId> + '_ {
+        self.follows.clients()
+    }
+
     /// When the polls are due next.
     pub(super) fn poll_timeout(&self) -> Option<std::time::Instant> {
         self.polls.poll_timeout()

@@ -26,6 +26,9 @@ pub struct Health {
     /// OAuth mode: the identity provider does not answer, but the keys at hand still
     /// verify tokens: ready, and said to be degraded.
     pub identity_degraded: bool,
+    /// Every identity the roster tells apart holds something: a new identity would be
+    /// refused.
+    pub identities_full: bool,
     /// The listener is up but the server has not reported its state yet: `/ready` is
     /// 503 until it has, so no balancer is told "ready" by a guess.
     pub starting: bool,
@@ -55,6 +58,8 @@ impl Health {
             Some(Refusal::IdentityProviderUnavailable)
         } else if self.full {
             Some(Refusal::Busy)
+        } else if self.identities_full {
+            Some(Refusal::TooManyIdentities)
         } else {
             None
         }

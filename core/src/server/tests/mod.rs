@@ -422,6 +422,7 @@ mod lease;
 mod ledger;
 mod modern;
 mod register;
+mod roster;
 mod shared_tasks;
 mod store;
 mod stream;
