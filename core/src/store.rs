@@ -32,14 +32,44 @@ use crate::clients::{Exceeded, Limit, LimitKind, Scope, DAY, MINUTE};
 use crate::money::Picodollars;
 use keys::{calls_key, held_key, spend_key, SERVICE};
 
+/// How long a holder's holds stand in the store without a word from it (ms, as the
+/// scripts' text holds it): an instance renews `orm:alive:<holder>` every
+/// [`HOLDS_RENEW`] while it holds any, so a killed replica's holds lapse within this.
+macro_rules! holds_lapse_ms {
+    () => {
+        "15000"
+    };
+}
+
+/// How often an instance with holds in the store says it is alive.
+pub const HOLDS_RENEW: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The script of [`StoreOp::Reserve`]: commands both Redis 7 and Valkey have. A calls
 /// limit refuses once the minute's count reaches it; a spend limit once the day's spend
 /// plus what the calls in flight hold (admitted today or yesterday: a call admitted
 /// before midnight is charged to the day it ends in) reaches it, answering the spend and
-/// the held apart. Admitted, the call is counted and its estimate (`ARGV[6]`) held in
-/// today's hashes under the hold's own field (`ARGV[8]`), their total in the field `=`,
-/// atomically, so that a burst across every instance sees each call that went before it.
-pub const RESERVE_SCRIPT: &str = r"
+/// the held apart. Holds are kept per holder (an instance): `KEYS[5..8]` are sets of the
+/// holders of a client's (or the service's) day, each holder's holds a hash beside it
+/// (`<set>:<holder>`: each hold's estimate by its name, their total in the field `=`);
+/// the holds of a holder whose `orm:alive:<holder>` lapsed (a killed replica) are dropped
+/// as they are read. Admitted, the call is counted and its estimate (`ARGV[6]`) held in
+/// today's hashes of its holder (`ARGV[8]`) under its name (`ARGV[9]`), atomically, so
+/// that a burst across every instance sees each call that went before it.
+pub const RESERVE_SCRIPT: &str = concat!(
+    r"
+local function held(set)
+  local sum = 0
+  for _, holder in ipairs(redis.call('SMEMBERS', set)) do
+    local holds = set .. ':' .. holder
+    if redis.call('EXISTS', 'orm:alive:' .. holder) == 1 then
+      sum = sum + tonumber(redis.call('HGET', holds, '=') or '0')
+    else
+      redis.call('DEL', holds)
+      redis.call('SREM', set, holder)
+    end
+  end
+  return sum
+end
 for i = 1, 2 do
   local limit = tonumber(ARGV[i])
   if limit >= 0 then
@@ -53,8 +83,7 @@ for i = 3, 4 do
   local limit = tonumber(ARGV[i])
   if limit >= 0 then
     local spent = tonumber(redis.call('GET', KEYS[i]) or '0')
-    local held = tonumber(redis.call('HGET', KEYS[i + 2], '=') or '0')
-      + tonumber(redis.call('HGET', KEYS[i + 4], '=') or '0')
+    local held = held(KEYS[i + 2]) + held(KEYS[i + 4])
     if spent + held >= limit then
       return {i, spent, held}
     end
@@ -66,31 +95,50 @@ for i = 1, 2 do
 end
 local estimate = tonumber(ARGV[6])
 if estimate > 0 then
+  redis.call('SET', 'orm:alive:' .. ARGV[8], '1', 'PX', ",
+    holds_lapse_ms!(),
+    r")
   for i = 5, 6 do
-    if redis.call('HSETNX', KEYS[i], ARGV[8], estimate) == 1 then
-      redis.call('HINCRBY', KEYS[i], '=', estimate)
+    local holds = KEYS[i] .. ':' .. ARGV[8]
+    redis.call('SADD', KEYS[i], ARGV[8])
+    if redis.call('HSETNX', holds, ARGV[9], estimate) == 1 then
+      redis.call('HINCRBY', holds, '=', estimate)
     end
     redis.call('EXPIRE', KEYS[i], ARGV[7])
+    redis.call('EXPIRE', holds, ARGV[7])
   end
 end
 return {0, 0, 0}
-";
+"
+);
 
-/// The script of [`StoreOp::Unhold`]: lets go of one call's held estimate (its field,
-/// `ARGV[1]`) from the total, only if that hold is still there: a hold let go twice, or
-/// one the store lost in a restart, takes nothing from the holds of other calls.
+/// The script of [`StoreOp::Unhold`]: lets go of one call's held estimate (its name,
+/// `ARGV[2]`, among its holder's, `ARGV[1]`) from the total, only if that hold is still
+/// there: a hold let go twice, or one the store lost in a restart, takes nothing from
+/// the holds of other calls.
 pub const UNHOLD_SCRIPT: &str = r"
 for i = 1, 2 do
-  local amount = tonumber(redis.call('HGET', KEYS[i], ARGV[1]) or '0')
-  if redis.call('HDEL', KEYS[i], ARGV[1]) == 1 then
-    local left = redis.call('HINCRBY', KEYS[i], '=', -amount)
+  local holds = KEYS[i] .. ':' .. ARGV[1]
+  local amount = tonumber(redis.call('HGET', holds, ARGV[2]) or '0')
+  if redis.call('HDEL', holds, ARGV[2]) == 1 then
+    local left = redis.call('HINCRBY', holds, '=', -amount)
     if left < 0 then
-      redis.call('HSET', KEYS[i], '=', 0)
+      redis.call('HSET', holds, '=', 0)
     end
   end
 end
 return 0
 ";
+
+/// The script that renews a holder's `orm:alive:<holder>` (`KEYS[1]`), while it holds.
+pub const ALIVE_SCRIPT: &str = concat!(
+    r"
+redis.call('SET', KEYS[1], '1', 'PX', ",
+    holds_lapse_ms!(),
+    r")
+return {}
+"
+);
 
 fn limit_arg<T: Into<u64>>(limit: Option<T>) -> i64 {
     limit.map_or(-1, |l| i64::try_from(l.into()).unwrap_or(i64::MAX))
@@ -103,7 +151,7 @@ pub fn reserve(
     client: &str,
     (own, service): (Limit, Limit),
     now: u64,
-    (estimate, hold): (Picodollars, &str),
+    (estimate, hold): (Picodollars, &HoldName),
 ) -> StoreOp {
     let spend = |l: Limit| l.spend_per_day.map(|p| p.0);
     StoreOp::Reserve {
@@ -126,7 +174,7 @@ pub fn reserve(
             i64::try_from(estimate.0).unwrap_or(i64::MAX),
             i64::try_from(2 * DAY).unwrap_or(i64::MAX),
         ],
-        hold: hold.to_owned(),
+        hold: hold.clone(),
     }
 }
 
@@ -165,11 +213,30 @@ pub fn reserved(
 
 /// Letting go of hold `hold`, made at `admitted` (Unix seconds) by a call of `client`
 /// that ended or never started.
-pub fn unhold(client: &str, hold: &str, admitted: u64) -> StoreOp {
+pub fn unhold(client: &str, hold: &HoldName, admitted: u64) -> StoreOp {
     StoreOp::Unhold {
         keys: [held_key(client, admitted), held_key(SERVICE, admitted)],
-        hold: hold.to_owned(),
+        hold: hold.clone(),
     }
+}
+
+/// Renewing `holder`'s word that it is alive, so that its holds stand.
+pub fn alive(holder: &str) -> StoreOp {
+    StoreOp::Script {
+        script: ALIVE_SCRIPT,
+        keys: vec![format!("orm:alive:{holder}")],
+        args: Vec::new(),
+    }
+}
+
+/// A hold's name in the store: its holder (an instance, random per process) and its
+/// number among the holder's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoldName {
+    /// The instance's name among the holders.
+    pub holder: String,
+    /// The hold's number.
+    pub n: u64,
 }
 
 /// Adding `cost`, spent by a call of `client` that ended at `now`, to the day's spend.

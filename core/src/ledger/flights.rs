@@ -31,7 +31,7 @@ pub(super) struct Flight {
     pub client: ClientId,
     /// Its client's name, as the store's keys spell it, and the hold's own name there
     /// (`Some`: held in the store).
-    pub store: Option<(String, String)>,
+    pub store: Option<(String, crate::store::HoldName)>,
     /// How much.
     pub amount: Picodollars,
     /// When it was admitted (Unix seconds): the day it is held against.
@@ -64,7 +64,7 @@ impl Flights {
     pub fn hold(
         &mut self,
         client: ClientId,
-        store: Option<(String, String)>,
+        store: Option<(String, crate::store::HoldName)>,
         amount: Picodollars,
         at: u64,
     ) -> (HoldId, Option<Flight>) {
@@ -87,6 +87,11 @@ impl Flights {
             },
         );
         (id, dropped)
+    }
+
+    /// Whether any hold is the store's.
+    pub fn in_store(&self) -> bool {
+        self.by_id.values().any(|f| f.store.is_some())
     }
 
     /// The clients of every hold (an identity with a call in flight is not forgotten).

@@ -157,7 +157,7 @@ impl Ledger {
         };
         let limits = (clients.limit(client), self.limits.instance());
         let hold = shared.hold_name();
-        let held = (estimate, hold.as_str());
+        let held = (estimate, &hold);
         let op = crate::store::reserve(clients.name(client), limits, now, held);
         let id = shared.send(op);
         shared.asked.insert(
@@ -206,7 +206,7 @@ impl Ledger {
     fn hold(
         &mut self,
         client: ClientId,
-        store: Option<(String, String)>,
+        store: Option<(String, crate::store::HoldName)>,
         amount: Picodollars,
         now: u64,
     ) -> Option<HoldId> {
@@ -255,6 +255,37 @@ impl Ledger {
                 shared.send(crate::store::unhold(name, hold, flight.at));
             }
             _ => self.limits.unhold(flight.client, flight.amount),
+        }
+    }
+
+    /// When this instance next tells the store it is alive: while it holds anything
+    /// there ([`Ledger::keep_alive`]).
+    pub fn poll_timeout(&self) -> Option<std::time::Instant> {
+        self.shared.as_ref().and_then(|s| s.alive_due)
+    }
+
+    /// Keeps this instance's holds in the store standing at `now`: while it holds any,
+    /// it says it is alive every [`crate::store::HOLDS_RENEW`] (a killed replica's holds
+    /// lapse within [`crate::store::HOLDS_RENEW`] three times over); when it holds none,
+    /// it stops.
+    pub fn keep_alive(&mut self, now: crate::io::Now) {
+        if self.shared.is_none() {
+            return;
+        }
+        let holding = self.flights.in_store();
+        let Some(shared) = &mut self.shared else {
+            return;
+        };
+        match (holding, shared.alive_due) {
+            (false, _) => shared.alive_due = None,
+            // The reserve that made the first hold said so itself.
+            (true, None) => shared.alive_due = Some(now.instant + crate::store::HOLDS_RENEW),
+            (true, Some(due)) if due <= now.instant => {
+                let op = crate::store::alive(shared.holder());
+                shared.send(op);
+                shared.alive_due = Some(now.instant + crate::store::HOLDS_RENEW);
+            }
+            (true, Some(_)) => {}
         }
     }
 

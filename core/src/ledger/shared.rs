@@ -38,7 +38,7 @@ pub(super) struct Asked {
     /// What the reserve asked the store to hold.
     pub estimate: crate::money::Picodollars,
     /// The hold's name in the store.
-    pub hold: String,
+    pub hold: crate::store::HoldName,
 }
 
 /// A background task's end waiting for its claim: counted when this instance has it.
@@ -82,9 +82,11 @@ impl Claim {
 /// See the module docs.
 pub(super) struct Shared {
     pub on_unavailable: OnUnavailable,
-    /// This instance's part of its holds' names in the store: random, and nothing of
-    /// the process's seed.
+    /// This instance's name among the store's holders: random, and nothing of the
+    /// process's seed.
     holder: String,
+    /// When this instance next says it is alive, while it holds anything in the store.
+    pub alive_due: Option<std::time::Instant>,
     next: u64,
     pub ops: VecDeque<(StoreId, StoreOp)>,
     pub asked: BTreeMap<StoreId, Asked>,
@@ -105,6 +107,7 @@ impl Shared {
         Shared {
             on_unavailable,
             holder,
+            alive_due: None,
             next: 0,
             ops: VecDeque::new(),
             asked: BTreeMap::new(),
@@ -116,9 +119,17 @@ impl Shared {
     }
 
     /// The name of a new hold in the store, unique in the fleet.
-    pub fn hold_name(&mut self) -> String {
+    pub fn hold_name(&mut self) -> crate::store::HoldName {
         self.next += 1;
-        format!("{}:{}", self.holder, self.next)
+        crate::store::HoldName {
+            holder: self.holder.clone(),
+            n: self.next,
+        }
+    }
+
+    /// This instance's name among the store's holders.
+    pub fn holder(&self) -> &str {
+        &self.holder
     }
 
     /// Queues `op` under a new number, tagged as the ledger's.

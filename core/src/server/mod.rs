@@ -245,6 +245,10 @@ impl Server {
             self.look_up_models(now);
         }
         self.drain_calls();
+        // Holds in the store stand while this instance says it is alive.
+        if !self.exited {
+            self.ledger.keep_alive(now);
+        }
         self.exit_when_done(now);
         // A roster full of holders is looked at again once something may have let go.
         if self.roster_full.is_some() {
@@ -358,6 +362,7 @@ impl Server {
             cut,
             grace,
             self.desk.poll_timeout(),
+            self.ledger.poll_timeout(),
             self.gate.as_ref().and_then(|g| g.poll_timeout()),
             self.roster_recheck(),
             // No lookups start once the server is closing: their time must not wake it.

@@ -38,15 +38,15 @@ pub enum StoreOp {
         /// The limit on each of the first four keys (`-1`: none), the calls keys' time to
         /// live, the estimate to hold (picodollars), the held keys' time to live.
         args: [i64; 7],
-        /// The hold's name among the held hashes' fields (unique in the fleet).
-        hold: String,
+        /// The hold's name: its holder and number.
+        hold: super::HoldName,
     },
     /// Lets go of a call's held estimate: [`UNHOLD_SCRIPT`](super::UNHOLD_SCRIPT).
     Unhold {
         /// The client's held, the service's.
         keys: [String; 2],
         /// The hold's name, as its reserve gave it.
-        hold: String,
+        hold: super::HoldName,
     },
     /// Adds a call's estimated cost to its client's and the service's spend of the day:
     /// `INCRBY` and `EXPIRE` on each key.

@@ -16,7 +16,11 @@ fn limits() -> (Limit, Limit) {
 
 #[test]
 fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
-    let held = (Picodollars(9), "h:1");
+    let name = HoldName {
+        holder: "h".into(),
+        n: 1,
+    };
+    let held = (Picodollars(9), &name);
     let StoreOp::Reserve { keys, args, hold } = reserve("ci", limits(), NOW, held) else {
         panic!("a reserve");
     };
@@ -38,7 +42,7 @@ fn a_reserve_names_the_windows_of_now_and_the_limits_to_check() {
     // minutes, so a count outlives its window by one at most; the estimate is held in
     // keys that live two days.
     assert_eq!(args, [2, -1, -1, 5_000, 120, 9, 172_800]);
-    assert_eq!(hold, "h:1");
+    assert_eq!(hold, name);
     // One second later is another minute and another day: other keys.
     let StoreOp::Reserve { keys: next, .. } = reserve("ci", limits(), NOW + 1, held) else {
         panic!("a reserve");
@@ -203,10 +207,14 @@ fn a_sweeps_answer_is_read_as_untrusted() {
 
 #[test]
 fn an_unhold_names_the_held_keys_of_the_day_it_was_admitted() {
-    let StoreOp::Unhold { keys, hold } = unhold("ci", "h:1", NOW) else {
+    let name = HoldName {
+        holder: "h".into(),
+        n: 1,
+    };
+    let StoreOp::Unhold { keys, hold } = unhold("ci", &name, NOW) else {
         panic!("an unhold");
     };
     let day = NOW / 86_400;
     assert_eq!(keys, [format!("orm:r:ci:{day}"), format!("orm:r:*:{day}")]);
-    assert_eq!(hold, "h:1");
+    assert_eq!(hold, name);
 }

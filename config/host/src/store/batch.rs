@@ -25,7 +25,8 @@ pub(super) fn pipeline(ops: &[&StoreOp]) -> (redis::Pipeline, Vec<usize>) {
                     .arg(keys.len())
                     .arg(keys)
                     .arg(args)
-                    .arg(hold);
+                    .arg(&hold.holder)
+                    .arg(hold.n);
             }
             StoreOp::Spend {
                 keys,
@@ -47,7 +48,8 @@ pub(super) fn pipeline(ops: &[&StoreOp]) -> (redis::Pipeline, Vec<usize>) {
                     .arg(UNHOLD_SCRIPT)
                     .arg(keys.len())
                     .arg(keys)
-                    .arg(hold);
+                    .arg(&hold.holder)
+                    .arg(hold.n);
             }
             StoreOp::Script { script, keys, args } => {
                 pipe.cmd("EVAL")
@@ -127,7 +129,10 @@ mod tests {
             StoreOp::Reserve {
                 keys: ["a", "b", "c", "d", "e", "f", "g", "h"].map(String::from),
                 args: [1, 2, 3, 4, 120, 5, 172_800],
-                hold: "i:1".into(),
+                hold: responses_mcp_core::store::HoldName {
+                    holder: "i".into(),
+                    n: 1,
+                },
             },
             StoreOp::Spend {
                 keys: ["c".into(), "d".into()],
@@ -177,7 +182,10 @@ mod tests {
             StoreOp::Reserve {
                 keys: ["a", "b", "c", "d", "e", "f", "g", "h"].map(String::from),
                 args: [1, 2, 3, 4, 120, 5, 172_800],
-                hold: "i:1".into(),
+                hold: responses_mcp_core::store::HoldName {
+                    holder: "i".into(),
+                    n: 1,
+                },
             },
             StoreOp::Publish {
                 channel: "c".into(),

@@ -301,7 +301,6 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::caps::a_cancelled_call_is_charged_from_its_own_clients_calls);
             }
             #[test]
-            #[ignore = "finding: a killed replica's hold stays in the store for the day"]
             fn a_killed_replicas_hold_lapses_in_the_store() {
                 $crate::run($bin, $crate::suite::caps::a_killed_replicas_hold_lapses_in_the_store);
             }
