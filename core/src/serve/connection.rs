@@ -60,7 +60,10 @@ pub enum Step {
 /// Which limit bounds the wait for the client's next bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wait {
-    /// Between requests: the idle keep-alive time. At its end the connection just closes.
+    /// No request in progress: between requests, the idle keep-alive time; on a fresh
+    /// connection that has not sent a byte yet, the request time from its opening (a
+    /// silent socket holds a connection slot only that long). At its end the connection
+    /// just closes.
     Idle,
     /// Part of a request arrived: the time a client has to send a whole request. At its
     /// end [`Connection::timed_out`] gives a 408 to write before closing.
@@ -72,7 +75,9 @@ pub enum Wait {
 pub struct Timeouts {
     /// Between requests (keep-alive); at its end the connection just closes.
     pub idle: Duration,
-    /// From a request's first byte to its last; at its end a 408, then close.
+    /// From a request's first byte to its last (the first request's: from the
+    /// connection's opening); at its end a 408, then close (a connection that never sent
+    /// a byte just closes).
     pub request: Duration,
 }
 
@@ -111,8 +116,12 @@ pub struct Connection {
     exchange: Option<ExchangeResponse>,
     /// The last response closes the connection.
     closing: bool,
-    /// When the request being read began to arrive.
+    /// When the request being read began to arrive (for the first request: when the
+    /// connection opened).
     request_began: Option<Instant>,
+    /// A whole request came in on this connection: from then on, the wait between
+    /// requests is the idle keep-alive time.
+    served: bool,
     /// When the current wait for the client's bytes ends (set by a `Read` step).
     deadline: Option<Instant>,
     /// The address the connection comes from (`None`: not a socket's).
@@ -133,6 +142,7 @@ impl Connection {
             exchange: None,
             closing: false,
             request_began: None,
+            served: false,
             deadline: None,
             peer,
         }
@@ -233,6 +243,13 @@ impl Connection {
                 }
             }
             self.deadline = Some(match self.wait() {
+                // Fresh: the first request's time runs from the first step (the
+                // connection's opening), byte or no byte. Keep-alive is a promise to a
+                // client that was served, not to a socket that never spoke.
+                Wait::Idle if !self.served => {
+                    let opened = *self.request_began.get_or_insert(now);
+                    crate::io::after(opened, self.timeouts.request)
+                }
                 Wait::Idle => {
                     self.request_began = None;
                     crate::io::after(now, self.timeouts.idle)
@@ -250,6 +267,18 @@ impl Connection {
     /// token is verified (the exchange that asks it is the step), or is skipped.
     fn judge_head(&mut self, access: &Access) -> Option<Step> {
         let head = self.reader.head()?;
+        // A refusal to a client that waits for `100 Continue` is given at once and the
+        // connection closes (`answer_unsent`): its answer, built here, says so.
+        let closing_head;
+        let head = if head.header("expect").is_some() {
+            closing_head = Request {
+                keep_alive: false,
+                ..head.clone()
+            };
+            &closing_head
+        } else {
+            head
+        };
         match judge(head, access, self.peer) {
             Verdict::Read {
                 caller: Caller::Client(client),
@@ -304,7 +333,9 @@ impl Connection {
         let current = std::mem::replace(&mut self.current, Current::Unjudged);
         self.closing = true;
         match (head, current) {
-            (Some(head), Current::Skipping(skipping)) => {
+            (Some(mut head), Current::Skipping(skipping)) => {
+                // The answer says the connection closes, as it does.
+                head.keep_alive = false;
                 let (early, _) = *skipping;
                 let routed = answer(&head, early, None);
                 self.routed(&head, routed, load)
@@ -320,6 +351,7 @@ impl Connection {
         self.continue_owed = false;
         // The next request's time runs from its own first byte.
         self.request_began = None;
+        self.served = true;
         self.closing = !request.keep_alive;
         let routed = match current {
             Current::Admitted {
@@ -389,6 +421,16 @@ impl Connection {
             self.request_began = None;
             return Vec::new();
         }
+        // A refused token whose client waits for `100 Continue`: answered at once, and
+        // the connection closes (as for a request refused by its head alone), saying so.
+        let refused_unsent = matches!(self.current, Current::Verifying { .. })
+            && self
+                .reader
+                .head()
+                .is_some_and(|h| h.header("expect").is_some());
+        if refused_unsent {
+            response.close();
+        }
         let (bytes, done) = response.write(out);
         if done {
             self.exchange = None;
@@ -397,6 +439,7 @@ impl Connection {
                 self.current = Current::Discarding;
                 self.continue_owed = false;
                 self.reader.skip_body();
+                self.closing |= refused_unsent;
             }
         }
         bytes

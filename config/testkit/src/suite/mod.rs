@@ -711,6 +711,14 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::http::hostile_requests_get_their_status_and_the_server_keeps_serving);
             }
             #[test]
+            fn a_silent_connection_closes_at_the_request_timeout_not_the_idle_one() {
+                $crate::run($bin, $crate::suite::http::a_silent_connection_closes_at_the_request_timeout_not_the_idle_one);
+            }
+            #[test]
+            fn smuggling_ingredients_are_refused_and_every_close_says_so() {
+                $crate::run($bin, $crate::suite::http::smuggling_ingredients_are_refused_and_every_close_says_so);
+            }
+            #[test]
             fn connections_beyond_the_limit_get_503_and_a_thousand_idle_ones_block_nobody() {
                 $crate::run($bin, $crate::suite::http::connections_beyond_the_limit_get_503_and_a_thousand_idle_ones_block_nobody);
             }
