@@ -395,6 +395,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::bad_upstream::upstream_ok_status_carrying_an_error_object);
             }
             #[test]
+            fn an_upstream_error_is_passed_on_without_key_fragments() {
+                $crate::run($bin, $crate::suite::bad_upstream::an_upstream_error_is_passed_on_without_key_fragments);
+            }
+            #[test]
             fn upstream_truncated_body_and_reset_mid_body() {
                 $crate::run($bin, $crate::suite::bad_upstream::upstream_truncated_body_and_reset_mid_body);
             }
