@@ -52,8 +52,11 @@ pub enum ConfigError {
         message: String,
     },
     /// `--http` on an address other machines can reach, with no token to require.
-    #[error("server.http.listen = {listen} is reachable from other machines and no bearer token is set: set the {token_env} environment variable to a long random secret (clients send it as Authorization: Bearer <token>), or set server.http.allow_unauthenticated: true if something in front of the server authenticates clients")]
+    #[error("{setting} = {listen} is reachable from other machines and no bearer token is set: set the {token_env} environment variable to a long random secret (clients send it as Authorization: Bearer <token>), or set server.http.allow_unauthenticated: true if something in front of the server authenticates clients")]
     Unauthenticated {
+        /// The setting that gave the address, as the operator set it: the key, and the
+        /// flag when the command line set it (`--metrics-listen (server.metrics_listen)`).
+        setting: String,
         /// The address.
         listen: String,
         /// The variable that would hold the token.

@@ -1255,3 +1255,59 @@ fn openai_ids_go_only_with_openais_own_key() {
         r.warnings
     );
 }
+
+#[test]
+fn an_open_metrics_listener_without_a_token_is_refused_naming_its_own_setting() {
+    use responses_mcp_config::http::HttpServe;
+    let e = env(&[]);
+    // From the command line: the flag and its key, not server.http.listen.
+    let cli = Cli {
+        metrics_listen: Some("0.0.0.0:0".into()),
+        ..Cli::default()
+    };
+    let r = run(None, &e, &cli).unwrap();
+    let text = HttpServe::resolve_metrics(&r, &e, None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("--metrics-listen (server.metrics_listen) = 0.0.0.0:0 is reachable"),
+        "{text}"
+    );
+    assert!(!text.contains("server.http.listen"), "{text}");
+    assert!(text.contains("MCP_HTTP_TOKEN"), "{text}");
+    // From the file: the key.
+    let r = run(
+        Some("server: {metrics_listen: '0.0.0.0:9100'}"),
+        &e,
+        &Cli::default(),
+    )
+    .unwrap();
+    let text = HttpServe::resolve_metrics(&r, &e, None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("server.metrics_listen = 0.0.0.0:9100 is reachable"),
+        "{text}"
+    );
+    // The main listener still names its own.
+    let r = run(
+        Some("server: {http: {listen: '0.0.0.0:9000'}}"),
+        &e,
+        &Cli::default(),
+    )
+    .unwrap();
+    let text = HttpServe::resolve(&r, &e, None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("server.http.listen = 0.0.0.0:9000 is reachable"),
+        "{text}"
+    );
+    // With a token, the metrics listener opens.
+    let e = env(&[("MCP_HTTP_TOKEN", "a-long-random-secret-0123456789")]);
+    let r = run(None, &e, &cli).unwrap();
+    assert!(HttpServe::resolve_metrics(&r, &e, None).is_ok_and(|m| m.is_some()));
+}
