@@ -79,6 +79,21 @@ pub enum ConfigError {
     /// The trace variables (`OTEL_*`) cannot be read.
     #[error(transparent)]
     Traces(#[from] crate::traces::TraceError),
+    /// OpenAI's host would receive a key that is another service's.
+    #[error("{why}, and the requests go to {host} (openai.base_url {url}, from {url_source}): OpenAI would receive a key that is not its own. {advice}; if this key really is meant for OpenAI's host, set openai.allow_foreign_key: true")]
+    ForeignKey {
+        /// What says the key is another service's (never the key beyond its public
+        /// prefix).
+        why: String,
+        /// OpenAI's host, as the base URL names it.
+        host: String,
+        /// The base URL's origin.
+        url: String,
+        /// Where the base URL came from.
+        url_source: String,
+        /// How to send the key to its service.
+        advice: String,
+    },
     /// A setting asks the provider for something its API does not offer.
     #[error("{setting} is {value}, but {service}'s Responses API has no {feature}: {advice}")]
     NotOffered {

@@ -117,6 +117,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::doctor::doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted);
             }
             #[test]
+            fn another_services_key_bound_for_openai_refuses_to_start_and_doctor_says_so() {
+                $crate::run($bin, $crate::suite::doctor::another_services_key_bound_for_openai_refuses_to_start_and_doctor_says_so);
+            }
+            #[test]
             fn doctor_fails_without_the_key_naming_the_variable() {
                 $crate::run($bin, $crate::suite::doctor::doctor_fails_without_the_key_naming_the_variable);
             }
