@@ -422,15 +422,13 @@ impl Connection {
             return Vec::new();
         }
         // A refused token whose client waits for `100 Continue`: answered at once, and
-        // the connection closes (as for a request refused by its head alone), saying so.
+        // the connection closes (as for a request refused by its head alone); its
+        // response, made when the head was judged, says so.
         let refused_unsent = matches!(self.current, Current::Verifying { .. })
             && self
                 .reader
                 .head()
                 .is_some_and(|h| h.header("expect").is_some());
-        if refused_unsent {
-            response.close();
-        }
         let (bytes, done) = response.write(out);
         if done {
             self.exchange = None;

@@ -41,11 +41,6 @@ impl ExchangeResponse {
         }
     }
 
-    /// The connection closes after this response: its head says so.
-    pub(crate) fn close(&mut self) {
-        self.keep_alive = false;
-    }
-
     /// The bytes to write for `out`, and whether the response is then complete.
     pub fn write(&mut self, out: ExchangeOut) -> (Vec<u8>, bool) {
         match out {
