@@ -1334,7 +1334,9 @@ fn another_services_key_bound_for_openais_host_refuses_to_start() {
     const SECRET: &str = "0123456789abcdef-SECRET";
     let or_key = format!("sk-or-v1-{SECRET}");
     let pplx_key = format!("pplx-{SECRET}");
-    let cases: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+    /// A configuration, its environment, and what the refusal says.
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
         (
             "openai: {api_key_env: OPENROUTER_API_KEY}",
             vec![("OPENROUTER_API_KEY", or_key.as_str())],

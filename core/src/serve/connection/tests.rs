@@ -229,7 +229,7 @@ fn the_connection_keeps_its_deadlines_request_then_idle_then_per_request() {
     // Once a request was served: the idle time between requests, then each request's
     // time from its own first byte, not from each read.
     let mut c = Connection::new(LIMITS, TIMEOUTS, None);
-    c.feed(format!("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes());
+    c.feed(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n");
     assert_eq!(read(&written(c.step(t, &access(), idle))).0, 200);
     assert!(matches!(c.step(t, &access(), idle), Step::Read));
     assert_eq!(c.poll_timeout(), Some(t + TIMEOUTS.idle));
