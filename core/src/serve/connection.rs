@@ -122,6 +122,8 @@ pub struct Connection {
     /// A whole request came in on this connection: from then on, the wait between
     /// requests is the idle keep-alive time.
     served: bool,
+    /// The listener drains: the response in progress is the last, and says so.
+    draining: bool,
     /// When the current wait for the client's bytes ends (set by a `Read` step).
     deadline: Option<Instant>,
     /// The address the connection comes from (`None`: not a socket's).
@@ -143,6 +145,7 @@ impl Connection {
             closing: false,
             request_began: None,
             served: false,
+            draining: false,
             deadline: None,
             peer,
         }
@@ -189,6 +192,22 @@ impl Connection {
         self.exchange.is_some()
     }
 
+    /// The listener drains (the host says so before each step and each write; saying it
+    /// again changes nothing): the request in progress is answered, its response says
+    /// `Connection: close` (when its head is still to be written), and the connection
+    /// closes after it. A token still with the gate is not yet a request in progress of
+    /// its own: its request, once read, is answered the same way.
+    pub fn drain(&mut self) {
+        self.draining = true;
+        if matches!(self.current, Current::Verifying { .. }) {
+            return;
+        }
+        if let Some(response) = self.exchange.as_mut() {
+            response.close();
+            self.closing = true;
+        }
+    }
+
     /// What to do next at `now`. `load` is asked only for `GET /health`.
     pub fn step(&mut self, now: Instant, access: &Access, load: impl FnOnce() -> Health) -> Step {
         if self.exchange.is_some() {
@@ -218,11 +237,15 @@ impl Connection {
                     }
                     continue;
                 }
-                Ok(Some(Incoming::Request(request))) => match self.whole(&request, access) {
-                    Some(routed) => return self.routed(&request, routed, load),
-                    // Answered already, or closing.
-                    None => continue,
-                },
+                Ok(Some(Incoming::Request(mut request))) => {
+                    // The last one of a draining listener.
+                    request.keep_alive &= !self.draining;
+                    match self.whole(&request, access) {
+                        Some(routed) => return self.routed(&request, routed, load),
+                        // Answered already, or closing.
+                        None => continue,
+                    }
+                }
                 Err(e) => {
                     self.closing = true;
                     if let Current::Discarding = self.current {
@@ -269,8 +292,9 @@ impl Connection {
         let head = self.reader.head()?;
         // A refusal to a client that waits for `100 Continue` is given at once and the
         // connection closes (`answer_unsent`): its answer, built here, says so.
+        // A draining listener's answers say it too.
         let closing_head;
-        let head = if head.header("expect").is_some() {
+        let head = if self.draining || head.header("expect").is_some() {
             closing_head = Request {
                 keep_alive: false,
                 ..head.clone()
@@ -372,7 +396,11 @@ impl Connection {
                 (client, way),
             ),
             Current::Skipping(skipping) => {
-                let (early, scan) = *skipping;
+                let (mut early, scan) = *skipping;
+                if let Early::Refused { head, .. } = &mut early {
+                    // Judged before the listener began to drain.
+                    head.keep_alive &= request.keep_alive;
+                }
                 answer(request, early, scan.and_then(IdScan::finish))
             }
             Current::Discarding => return None,

@@ -632,9 +632,10 @@ pub fn sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero() {
         .status()
         .unwrap();
     assert!(kill.success());
-    // The call in flight still gets its answer.
+    // The call in flight still gets its answer, which says the connection closes.
     let r = a.response();
     assert_eq!(answer_of(&r.json())["used_search"], false);
+    assert_eq!(r.header("connection"), Some("close"));
     assert_eq!(mcp.wait_exit(PATIENCE).code(), Some(0));
     assert!(TcpStream::connect(addr).is_err(), "no longer accepting");
 }

@@ -589,3 +589,40 @@ fn a_verified_tokens_request_keeps_the_way_it_came_in() {
     assert_eq!(way.remote, Some("203.0.113.9".parse().unwrap()));
     assert_eq!(way.credential, crate::serve::exchange::Credential::Gateway);
 }
+
+#[test]
+fn a_draining_listeners_last_responses_say_the_connection_closes() {
+    let a = access();
+    // An exchange in flight when the drain begins: its reply says so, then the close.
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
+    c.feed(format!("{}{}", post(PING, ""), post(PING, "")).as_bytes());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
+    c.drain();
+    c.drain();
+    let bytes = c.reply(ExchangeOut::Reply {
+        json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+        error: None,
+        retry_after_secs: None,
+    });
+    assert_eq!(read(&bytes).0, 200);
+    assert!(has_header(&bytes, "connection: close"));
+    assert!(
+        matches!(c.step(t0(), &a, idle), Step::Close),
+        "the pipelined request is left to the client's retry"
+    );
+    // A request read after the drain began, answered at once, and a refusal.
+    for (extra, status) in [("", 200), ("Authorization: Bearer wrong\r\n", 401)] {
+        let mut c = Connection::new(LIMITS, TIMEOUTS, None);
+        c.drain();
+        let wire = if status == 200 {
+            "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n".to_owned()
+        } else {
+            post(PING, "").replace("Authorization: Bearer secret-token-123\r\n", extra)
+        };
+        c.feed(wire.as_bytes());
+        let bytes = written(c.step(t0(), &a, idle));
+        assert_eq!(read(&bytes).0, status);
+        assert!(has_header(&bytes, "connection: close"), "{status}");
+        assert!(matches!(c.step(t0(), &a, idle), Step::Close));
+    }
+}
