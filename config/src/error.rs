@@ -52,8 +52,11 @@ pub enum ConfigError {
         message: String,
     },
     /// `--http` on an address other machines can reach, with no token to require.
-    #[error("server.http.listen = {listen} is reachable from other machines and no bearer token is set: set the {token_env} environment variable to a long random secret (clients send it as Authorization: Bearer <token>), or set server.http.allow_unauthenticated: true if something in front of the server authenticates clients")]
+    #[error("{setting} = {listen} is reachable from other machines and no bearer token is set: set the {token_env} environment variable to a long random secret (clients send it as Authorization: Bearer <token>), or set server.http.allow_unauthenticated: true if something in front of the server authenticates clients")]
     Unauthenticated {
+        /// The setting that gave the address, as the operator set it: the key, and the
+        /// flag when the command line set it (`--metrics-listen (server.metrics_listen)`).
+        setting: String,
         /// The address.
         listen: String,
         /// The variable that would hold the token.
@@ -76,6 +79,21 @@ pub enum ConfigError {
     /// The trace variables (`OTEL_*`) cannot be read.
     #[error(transparent)]
     Traces(#[from] crate::traces::TraceError),
+    /// OpenAI's host would receive a key that is another service's.
+    #[error("{why}, and the requests go to {host} (openai.base_url {url}, from {url_source}): OpenAI would receive a key that is not its own. {advice}; if this key really is meant for OpenAI's host, set openai.allow_foreign_key: true")]
+    ForeignKey {
+        /// What says the key is another service's (never the key beyond its public
+        /// prefix).
+        why: String,
+        /// OpenAI's host, as the base URL names it.
+        host: String,
+        /// The base URL's origin.
+        url: String,
+        /// Where the base URL came from.
+        url_source: String,
+        /// How to send the key to its service.
+        advice: String,
+    },
     /// A setting asks the provider for something its API does not offer.
     #[error("{setting} is {value}, but {service}'s Responses API has no {feature}: {advice}")]
     NotOffered {

@@ -123,6 +123,10 @@ impl HttpServe {
         let unauthenticated = token.is_none() && clients.is_none() && oauth.is_none();
         if unauthenticated && !listen.ip().is_loopback() && !http.allow_unauthenticated {
             return Err(ConfigError::Unauthenticated {
+                setting: match resolved.sources.get(key) {
+                    Some(crate::Source::Cli(flag)) => format!("{flag} ({key})"),
+                    _ => key.to_owned(),
+                },
                 listen: listen.to_string(),
                 token_env: http.token_env.clone(),
             });

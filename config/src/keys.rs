@@ -191,6 +191,12 @@ const BEFORE_PROFILES: &[Key] = &[
         "Look up each profile's model at the provider (GET /models/{id}) after startup and every day, for its shutdown date: a past date refuses calls with the model, one within 30 days is warned about. false: the built-in table alone decides."
     ),
     key!(
+        "openai.allow_foreign_key",
+        Kind::Bool,
+        None,
+        "Send the key to OpenAI's host (api.openai.com) even when it looks like another service's: openai.api_key_env names another provider's variable (OPENROUTER_API_KEY, PERPLEXITY_API_KEY…) or the key starts as another provider's do (sk-or-, pplx-…). false: the server refuses to start, since OpenAI would receive a key that is not its own; set openai.provider (or openai.base_url) to the key's service instead."
+    ),
+    key!(
         "openai.base_url",
         Kind::Url,
         Some("OPENAI_BASE_URL"),
@@ -824,6 +830,7 @@ pub fn defaults() -> Value {
         "openai": {
             "provider": "openai", "azure_resource": null,
             "api_key_env": core.api_key_env, "auth": "bearer", "api_key_required": true, "model_lookups": core.model_lookups,
+            "allow_foreign_key": false,
             "web_search": "openai", "base_url": core.base_url, "ca_file": null,
         },
         "request": {

@@ -237,6 +237,92 @@ impl Preset {
     }
 }
 
+/// OpenAI's API host: the one host that must never receive another service's key.
+pub const OPENAI_HOST: &str = "api.openai.com";
+
+/// Whether requests to `host` (lower case) reach OpenAI: its API host, or one of its
+/// regions' (`eu.api.openai.com`).
+pub fn is_openai_host(host: &str) -> bool {
+    host == "openai.com" || host.ends_with(".openai.com")
+}
+
+/// Another service whose key may sit in the environment: its name and, when it has one,
+/// this server's preset for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Service {
+    /// As its users know it.
+    pub name: &'static str,
+    /// `openai.provider` for it, when there is a preset.
+    pub preset: Option<Provider>,
+}
+
+const fn service(name: &'static str, preset: Option<Provider>) -> Service {
+    Service { name, preset }
+}
+
+/// Words of a variable's name (split at `_`) that name another service: its key is kept
+/// in such a variable (`OPENROUTER_API_KEY`, `PPLX_API_KEY`, `MY_GROQ_KEY`).
+const SERVICE_WORDS: &[(&str, Service)] = &[
+    (
+        "OPENROUTER",
+        service("OpenRouter", Some(Provider::OpenRouter)),
+    ),
+    (
+        "PERPLEXITY",
+        service("Perplexity", Some(Provider::Perplexity)),
+    ),
+    ("PPLX", service("Perplexity", Some(Provider::Perplexity))),
+    ("PARALLEL", service("Parallel", Some(Provider::Parallel))),
+    ("AZURE", service("Azure OpenAI", Some(Provider::Azure))),
+    ("OLLAMA", service("Ollama", Some(Provider::Ollama))),
+    ("LMSTUDIO", service("LM Studio", Some(Provider::LmStudio))),
+    ("ANTHROPIC", service("Anthropic", None)),
+    ("CLAUDE", service("Anthropic", None)),
+    ("GEMINI", service("Google", None)),
+    ("GOOGLE", service("Google", None)),
+    ("XAI", service("xAI", None)),
+    ("GROK", service("xAI", None)),
+    ("GROQ", service("Groq", None)),
+    ("MISTRAL", service("Mistral", None)),
+    ("DEEPSEEK", service("DeepSeek", None)),
+    ("TOGETHER", service("Together AI", None)),
+    ("FIREWORKS", service("Fireworks", None)),
+    ("COHERE", service("Cohere", None)),
+];
+
+/// How other services' keys begin (each a public prefix, the only part of a key ever
+/// named in a message). OpenAI's own begin `sk-`, `sk-proj-`, `sk-svcacct-`, `sk-admin-`.
+const KEY_PREFIXES: &[(&str, Service)] = &[
+    ("sk-or-", service("OpenRouter", Some(Provider::OpenRouter))),
+    ("pplx-", service("Perplexity", Some(Provider::Perplexity))),
+    ("sk-ant-", service("Anthropic", None)),
+    ("AIza", service("Google", None)),
+    ("xai-", service("xAI", None)),
+    ("gsk_", service("Groq", None)),
+];
+
+/// The service whose key a variable named `variable` holds, when its name says it is
+/// not OpenAI's.
+pub fn service_of_variable(variable: &str) -> Option<Service> {
+    let upper = variable.to_ascii_uppercase();
+    upper.split('_').find_map(|word| {
+        SERVICE_WORDS
+            .iter()
+            .find(|(w, _)| *w == word)
+            .map(|(_, service)| *service)
+    })
+}
+
+/// The service whose keys begin as `key` does, with that public prefix, when it is not
+/// OpenAI.
+pub fn service_of_key(key: &str) -> Option<(&'static str, Service)> {
+    let key = key.trim();
+    KEY_PREFIXES
+        .iter()
+        .find(|(prefix, _)| key.starts_with(prefix))
+        .map(|(prefix, service)| (*prefix, *service))
+}
+
 /// Azure's v1 base URL from the resource name, or else from `AZURE_OPENAI_ENDPOINT`
 /// (`https://NAME.openai.azure.com/`, with or without `/openai/v1`).
 pub fn azure_base_url(
@@ -323,6 +409,45 @@ mod tests {
         ] {
             let why = azure_base_url(r, e).unwrap_err().0;
             assert!(why.contains(says), "{r:?} {e:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn other_services_keys_are_known_by_their_variable_or_their_start() {
+        for (variable, service) in [
+            ("OPENROUTER_API_KEY", "OpenRouter"),
+            ("PERPLEXITY_API_KEY", "Perplexity"),
+            ("pplx_api_key", "Perplexity"),
+            ("AZURE_OPENAI_API_KEY", "Azure OpenAI"),
+            ("MY_GROQ_KEY", "Groq"),
+            ("ANTHROPIC_API_KEY", "Anthropic"),
+        ] {
+            assert_eq!(
+                service_of_variable(variable).map(|s| s.name),
+                Some(service),
+                "{variable}"
+            );
+        }
+        for variable in [
+            "OPENAI_API_KEY",
+            "OPENAI_API_KEY_PROD",
+            "MY_KEY",
+            "TEAM_OPENAI_KEY",
+        ] {
+            assert_eq!(service_of_variable(variable), None, "{variable}");
+        }
+        assert_eq!(
+            service_of_key(" sk-or-v1-0123"),
+            Some(("sk-or-", service("OpenRouter", Some(Provider::OpenRouter))))
+        );
+        assert_eq!(service_of_key("pplx-0123").map(|(p, _)| p), Some("pplx-"));
+        for openai in [
+            "sk-0123",
+            "sk-proj-0123",
+            "sk-svcacct-0123",
+            "sk-admin-0123",
+        ] {
+            assert_eq!(service_of_key(openai), None, "{openai}");
         }
     }
 

@@ -96,6 +96,7 @@ pub fn resolve(yaml: Option<YamlInput<'_>>, env: &Env, cli: &Cli) -> Result<Reso
     let ignored = r.unset_env_base_url(beneath_env);
     r.validate()?;
     r.apply_preset(env, ignored)?;
+    r.refuse_foreign_key(env)?;
     r.warn_key_in_the_clear(env);
     r.warn_openai_ids(env);
     r.settings = Settings::from_tree(&r.tree)?;
@@ -460,6 +461,65 @@ impl Resolved {
             self.source_of(BASE_URL),
         );
         self.warnings.push(warning);
+    }
+
+    /// Refuses to send OpenAI's host a key that is another service's: `openai.api_key_env`
+    /// names another provider's variable (`OPENROUTER_API_KEY`), or the key begins as
+    /// another provider's keys do (`sk-or-`, `pplx-`), while the base URL is OpenAI's.
+    /// `openai.allow_foreign_key: true` allows it where that is meant.
+    fn refuse_foreign_key(&self, env: &Env) -> Result<(), ConfigError> {
+        use crate::providers::{is_openai_host, service_of_key, service_of_variable};
+        let url = self
+            .get(BASE_URL)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let allowed = self
+            .get("openai.allow_foreign_key")
+            .and_then(Value::as_bool);
+        let host = crate::base_url::host_of(url);
+        if !is_openai_host(&host) || allowed == Some(true) {
+            return Ok(());
+        }
+        let key_env = self.key_env();
+        let by_name = service_of_variable(key_env).map(|service| {
+            let why = format!(
+                "openai.api_key_env is {key_env} (from {}), {}'s variable",
+                self.source_of("openai.api_key_env"),
+                service.name
+            );
+            let or = format!("or set openai.api_key_env to the variable that holds an OpenAI key ({OPENAI_KEY_ENV})");
+            (why, service, or)
+        });
+        let key = env.get(key_env).map(String::as_str).unwrap_or_default();
+        let by_shape = || {
+            service_of_key(key).map(|(prefix, service)| {
+                let why = format!(
+                    "the key in {key_env} begins as {}'s keys do ({prefix}…)",
+                    service.name
+                );
+                (why, service, format!("or put an OpenAI key in {key_env}"))
+            })
+        };
+        let Some((why, service, or)) = by_name.or_else(by_shape) else {
+            return Ok(());
+        };
+        let advice = match service.preset {
+            Some(preset) => format!(
+                "Set openai.provider: {preset} (its preset sends the key to {}'s own URL), {or}",
+                service.name
+            ),
+            None => format!(
+                "Set openai.base_url to {}'s Responses API URL, {or}",
+                service.name
+            ),
+        };
+        Err(ConfigError::ForeignKey {
+            why,
+            host,
+            url: crate::base_url::origin(url),
+            url_source: self.source_of(BASE_URL).to_string(),
+            advice,
+        })
     }
 
     /// Warns when the key would cross the network unencrypted: an `http://` base URL to

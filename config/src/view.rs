@@ -88,6 +88,7 @@ pub struct OpenAi {
     pub auth: Auth,
     pub api_key_required: bool,
     pub model_lookups: bool,
+    pub allow_foreign_key: bool,
     pub web_search: SearchMode,
     pub base_url: String,
     pub ca_file: Option<String>,

@@ -1144,7 +1144,7 @@ fn another_services_key_never_follows_openai_base_url() {
             &[],
         ),
         (
-            "openai: {provider: perplexity, api_key_env: PERPLEXITY_API_KEY}",
+            "openai: {provider: perplexity, api_key_env: PERPLEXITY_API_KEY, allow_foreign_key: true}",
             &[("OPENAI_PROVIDER", "openai")],
         ),
     ];
@@ -1167,6 +1167,19 @@ fn another_services_key_never_follows_openai_base_url() {
             "{warned}"
         );
     }
+    // Without allow_foreign_key the second goes nowhere: its URL is then OpenAI's.
+    let yaml = "openai: {provider: perplexity, api_key_env: PERPLEXITY_API_KEY}";
+    let vars = env(&[
+        ("OPENAI_BASE_URL", shell),
+        ("PERPLEXITY_API_KEY", "pplx-k"),
+        ("OPENAI_PROVIDER", "openai"),
+    ]);
+    let e = run(Some(yaml), &vars, &Cli::default()).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("openai.api_key_env is PERPLEXITY_API_KEY"),
+        "{e}"
+    );
     // OpenAI's own key follows the variable, and says so when it overrides the file's URL.
     let yaml = "openai: {base_url: 'https://eu.api.openai.com/v1'}";
     let vars = env(&[("OPENAI_BASE_URL", shell), ("OPENAI_API_KEY", "sk-k")]);
@@ -1194,13 +1207,15 @@ fn a_presets_key_sent_to_another_host_is_warned_about() {
         provider: Some("perplexity".into()),
         ..Cli::default()
     };
-    let yaml = "openai: {base_url: 'https://u:pw@api.openai.com/v1/tok'}";
+    // (To OpenAI's own host, another service's key is refused: see
+    // another_services_key_bound_for_openais_host_refuses_to_start.)
+    let yaml = "openai: {base_url: 'https://u:pw@gateway.example/v1/tok'}";
     let key = env(&[("PERPLEXITY_API_KEY", "pplx-planted")]);
     let r = run(Some(yaml), &key, &perplexity).unwrap();
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     let w = &r.warnings[0];
     assert!(
-        w.starts_with("openai.base_url (https://api.openai.com, from yaml:/etc/orm/config.yaml) is not provider perplexity's own host (https://api.perplexity.ai)")
+        w.starts_with("openai.base_url (https://gateway.example, from yaml:/etc/orm/config.yaml) is not provider perplexity's own host (https://api.perplexity.ai)")
             && w.contains("its key (PERPLEXITY_API_KEY) is sent there"),
         "{w}"
     );
@@ -1254,4 +1269,134 @@ fn openai_ids_go_only_with_openais_own_key() {
         "{:?}",
         r.warnings
     );
+}
+
+#[test]
+fn an_open_metrics_listener_without_a_token_is_refused_naming_its_own_setting() {
+    use responses_mcp_config::http::HttpServe;
+    let e = env(&[]);
+    // From the command line: the flag and its key, not server.http.listen.
+    let cli = Cli {
+        metrics_listen: Some("0.0.0.0:0".into()),
+        ..Cli::default()
+    };
+    let r = run(None, &e, &cli).unwrap();
+    let text = HttpServe::resolve_metrics(&r, &e, None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("--metrics-listen (server.metrics_listen) = 0.0.0.0:0 is reachable"),
+        "{text}"
+    );
+    assert!(!text.contains("server.http.listen"), "{text}");
+    assert!(text.contains("MCP_HTTP_TOKEN"), "{text}");
+    // From the file: the key.
+    let r = run(
+        Some("server: {metrics_listen: '0.0.0.0:9100'}"),
+        &e,
+        &Cli::default(),
+    )
+    .unwrap();
+    let text = HttpServe::resolve_metrics(&r, &e, None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("server.metrics_listen = 0.0.0.0:9100 is reachable"),
+        "{text}"
+    );
+    // The main listener still names its own.
+    let r = run(
+        Some("server: {http: {listen: '0.0.0.0:9000'}}"),
+        &e,
+        &Cli::default(),
+    )
+    .unwrap();
+    let text = HttpServe::resolve(&r, &e, None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("server.http.listen = 0.0.0.0:9000 is reachable"),
+        "{text}"
+    );
+    // With a token, the metrics listener opens.
+    let e = env(&[("MCP_HTTP_TOKEN", "a-long-random-secret-0123456789")]);
+    let r = run(None, &e, &cli).unwrap();
+    assert!(HttpServe::resolve_metrics(&r, &e, None).is_ok_and(|m| m.is_some()));
+}
+
+/// Another service's key is never sent to OpenAI's host (issue 56): by the variable that
+/// holds it, or by how it begins; the message says what to set and shows no key.
+#[test]
+fn another_services_key_bound_for_openais_host_refuses_to_start() {
+    const SECRET: &str = "0123456789abcdef-SECRET";
+    let or_key = format!("sk-or-v1-{SECRET}");
+    let pplx_key = format!("pplx-{SECRET}");
+    /// A configuration, its environment, and what the refusal says.
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            "openai: {api_key_env: OPENROUTER_API_KEY}",
+            vec![("OPENROUTER_API_KEY", or_key.as_str())],
+            "openai.api_key_env is OPENROUTER_API_KEY (from yaml:/etc/orm/config.yaml), OpenRouter's variable, and the requests go to api.openai.com (openai.base_url https://api.openai.com, from default): OpenAI would receive a key that is not its own. Set openai.provider: openrouter",
+        ),
+        (
+            "openai: {api_key_env: PERPLEXITY_API_KEY}",
+            vec![],
+            "openai.api_key_env is PERPLEXITY_API_KEY (from yaml:/etc/orm/config.yaml), Perplexity's variable",
+        ),
+        (
+            "openai: {api_key_env: MY_GROQ_KEY}",
+            vec![],
+            "Groq's variable, and the requests go to api.openai.com",
+        ),
+        (
+            "",
+            vec![("OPENAI_API_KEY", or_key.as_str())],
+            "the key in OPENAI_API_KEY begins as OpenRouter's keys do (sk-or-…), and the requests go to api.openai.com",
+        ),
+        (
+            "openai: {base_url: 'https://eu.api.openai.com/v1'}",
+            vec![("OPENAI_API_KEY", pplx_key.as_str())],
+            "the key in OPENAI_API_KEY begins as Perplexity's keys do (pplx-…), and the requests go to eu.api.openai.com",
+        ),
+    ];
+    for (yaml, vars, says) in &cases {
+        let e = run(Some(yaml), &env(vars), &Cli::default()).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(says), "{yaml}: {text}");
+        assert!(
+            text.contains("set openai.allow_foreign_key: true"),
+            "{text}"
+        );
+        assert!(
+            !text.contains(SECRET) && !text.contains("sk-or-v1"),
+            "{text}"
+        );
+    }
+    // Meant: allowed by name. The preset, or another URL, sends it where it belongs.
+    for (yaml, vars) in [
+        (
+            "openai: {api_key_env: OPENROUTER_API_KEY, allow_foreign_key: true}",
+            vec![("OPENROUTER_API_KEY", or_key.as_str())],
+        ),
+        (
+            "openai: {allow_foreign_key: true}",
+            vec![("OPENAI_API_KEY", or_key.as_str())],
+        ),
+        (
+            "openai: {provider: openrouter}",
+            vec![("OPENROUTER_API_KEY", or_key.as_str())],
+        ),
+        (
+            "openai: {api_key_env: OPENROUTER_API_KEY, base_url: 'https://openrouter.ai/api/v1'}",
+            vec![("OPENROUTER_API_KEY", or_key.as_str())],
+        ),
+        ("", vec![("OPENAI_API_KEY", "sk-proj-0123456789")]),
+    ] {
+        let r = run(Some(yaml), &env(&vars), &Cli::default());
+        assert!(r.is_ok(), "{yaml}: {:?}", r.err());
+    }
 }

@@ -97,6 +97,7 @@ pub mod oauth;
 pub mod openai;
 pub mod outcome;
 pub mod policy;
+pub mod redact;
 mod routing;
 pub mod serve;
 #[doc(hidden)]

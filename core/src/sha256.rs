@@ -1,5 +1,6 @@
 //! SHA-256 and HMAC-SHA-256 (FIPS 180-4, RFC 2104), the workspace's only digest: task ids'
-//! seals, user ids, the task key and the named clients' token digests. Small, pure and
+//! seals and numbers, user ids, the task key, the named clients' token digests and the
+//! values drawn from the process seed. Small, pure and
 //! checked against the published test vectors; not for anything hot (what it hashes is a
 //! few dozen bytes).
 
@@ -89,6 +90,17 @@ pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
     sha256(&outer)
 }
 
+/// A 64-bit value drawn from `seed` for one `purpose` (HMAC-SHA-256 keyed by the seed
+/// over the purpose's name): values for different purposes say nothing of each other,
+/// and none gives the seed back. Whatever an instance shows of one (a task id's number,
+/// a store lease's holder, a span id) cannot be turned into another.
+pub fn derive(seed: u64, purpose: &[u8]) -> u64 {
+    let mac = hmac_sha256(&seed.to_be_bytes(), purpose);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&mac[..8]);
+    u64::from_be_bytes(first)
+}
+
 /// Equality in time that depends on the lengths only.
 pub fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
@@ -149,5 +161,25 @@ mod tests {
         assert!(same(b"abc", b"abc"));
         assert!(!same(b"abc", b"abd"));
         assert!(!same(b"abc", b"ab"));
+    }
+
+    #[test]
+    fn derived_values_differ_by_purpose_and_seed_and_do_not_show_the_seed() {
+        let seed = 0x0123_4567_89ab_cdef_u64;
+        let a = derive(seed, b"task numbers");
+        let b = derive(seed, b"lease holder");
+        assert_ne!(a, b);
+        assert_ne!(a, derive(seed + 1, b"task numbers"));
+        assert_eq!(a, derive(seed, b"task numbers"));
+        for v in [a, b] {
+            let shown = format!("{v:016x}{v}");
+            for part in [
+                format!("{seed:x}"),
+                format!("{:x}", seed >> 1),
+                seed.to_string(),
+            ] {
+                assert!(!shown.contains(&part[..12]), "{shown} shows {part}");
+            }
+        }
     }
 }

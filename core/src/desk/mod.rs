@@ -103,9 +103,10 @@ impl Desk {
             settings,
             max_message_bytes: config.max_message_bytes,
             shared: config.store.map(|_| {
-                // Not the task numbers' seed: a holder says nothing of the ids.
-                let seed = config.jitter_seed.rotate_left(43) ^ 0x9e37_79b9_7f4a_7c15;
-                SharedTasks::new(crate::store::tasks::lease::holder(seed))
+                // Drawn apart from the task numbers: a holder and an id say nothing of
+                // each other, nor of the seed.
+                let holder = crate::sha256::derive(config.jitter_seed, b"lease holder");
+                SharedTasks::new(crate::store::tasks::lease::holder(holder))
             }),
             timers: Timers::default(),
             emit: Emit::default(),

@@ -19,13 +19,17 @@ pub(super) enum Chunk {
 
 /// Decodes what `buf[*decoded..]` holds, keeping undecoded bytes right after the decoded
 /// ones. Returns how much of `buf` is then in use, and the body's end once the last chunk
-/// and its trailers are in.
+/// and its trailers are in. With `crlf` (a request's body) every line must end in CRLF;
+/// a response's may end in LF alone.
 pub(super) fn decode_chunks(
     buf: &mut [u8],
     decoded: &mut usize,
     chunk: &mut Chunk,
     limit: usize,
+    crlf: bool,
 ) -> Result<(usize, Option<usize>), ReadError> {
+    const BARE_LF: ReadError = ReadError::Malformed(super::request::BARE_LF);
+    let bare = |line: &[u8]| crlf && line.last() != Some(&b'\r');
     let mut pos = *decoded;
     let result = loop {
         let rest = &buf[pos..];
@@ -37,6 +41,9 @@ pub(super) fn decode_chunks(
                 let Some(nl) = nl else {
                     break Ok(None);
                 };
+                if bare(&rest[..nl]) {
+                    break Err(BARE_LF);
+                }
                 let size = match parse_chunk_size(&rest[..nl]) {
                     Ok(size) => size,
                     Err(e) => break Err(e),
@@ -62,6 +69,7 @@ pub(super) fn decode_chunks(
                 *chunk = Chunk::DataEnd;
             }
             Chunk::DataEnd => match rest {
+                [b'\n', ..] if crlf => break Err(BARE_LF),
                 [b'\n', ..] => {
                     pos += 1;
                     *chunk = Chunk::Size;
@@ -80,6 +88,9 @@ pub(super) fn decode_chunks(
                 let Some(nl) = nl else {
                     break Ok(None);
                 };
+                if bare(&rest[..nl]) {
+                    break Err(BARE_LF);
+                }
                 pos += nl + 1;
                 if matches!(rest[..nl], [] | [b'\r']) {
                     break Ok(Some(pos));

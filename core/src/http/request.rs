@@ -9,7 +9,9 @@
 //! What is refused, and why, follows RFC 9112 where it asks a server to reject: a
 //! `Content-Length` next to `Transfer-Encoding` and conflicting lengths (request
 //! smuggling), whitespace before a header's colon, folded header lines, a missing or
-//! repeated `Host` in HTTP/1.1. An error ends the connection: the host answers it with
+//! repeated `Host` in HTTP/1.1, and `Transfer-Encoding` in HTTP/1.0 (6.1). Lines must end
+//! in CRLF: a bare LF, which 2.2 lets a server accept, is refused in heads and chunk
+//! lines alike (a proxy that reads it otherwise would see other requests). An error ends the connection: the host answers it with
 //! [`RequestError::status`] and closes.
 
 use super::chunked::{decode_chunks, Chunk};
@@ -278,7 +280,13 @@ impl RequestReader {
             .unwrap_or(self.buf.len());
         self.buf.drain(..blank);
         let max = self.limits.max_head;
-        let end = match head_end(&self.buf) {
+        let found = head_end(&self.buf);
+        // Only as far as the head, and the limit: the same verdict whatever the reads.
+        let scanned = &self.buf[..found.unwrap_or(self.buf.len()).min(max)];
+        if bare_lf(scanned) {
+            return Err(RequestError::Malformed(BARE_LF));
+        }
+        let end = match found {
             Some(end) if end <= max => end,
             None if self.buf.len() <= max => return Ok(None),
             _ => return Err(RequestError::HeadTooLarge(max)),
@@ -361,7 +369,7 @@ impl RequestReader {
         max: usize,
     ) -> Result<(usize, Option<usize>), RequestError> {
         let limit = self.limits.max_body;
-        decode_chunks(&mut self.buf, decoded, chunk, max).map_err(|e| match e {
+        decode_chunks(&mut self.buf, decoded, chunk, max, true).map_err(|e| match e {
             ReadError::TooLarge => RequestError::BodyTooLarge(limit),
             ReadError::Malformed(m) => RequestError::Malformed(m),
             ReadError::Closed => RequestError::Malformed("the body was cut short"),
@@ -413,6 +421,13 @@ fn parse_head(bytes: &[u8], max_body: usize) -> Result<(Head, Body), RequestErro
         }
         headers.push((name, value.to_owned()));
     }
+    if coded.is_some() && !http11 {
+        // RFC 9112 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing
+        // (1.0 has no chunking; a proxy in front may read the body otherwise).
+        return Err(RequestError::Malformed(
+            "Transfer-Encoding in an HTTP/1.0 request: send Content-Length, or HTTP/1.1",
+        ));
+    }
     if hosts > 1 || (http11 && hosts == 0) {
         return Err(RequestError::Malformed(
             "an HTTP/1.1 request needs exactly one Host header",
@@ -446,6 +461,19 @@ fn parse_head(bytes: &[u8], max_body: usize) -> Result<(Head, Body), RequestErro
         },
         body,
     ))
+}
+
+/// What a head or chunk line ending in LF alone is refused as.
+pub(super) const BARE_LF: &str = "a line ending in LF alone: end each line with CRLF";
+
+/// Whether `bytes` hold a LF not right after a CR. RFC 9112 2.2 lets a server take a bare
+/// LF as a line end; this one refuses it, since a proxy in front that does not may read
+/// the lines (and so the requests) otherwise.
+fn bare_lf(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| b == b'\n' && (i == 0 || bytes[i - 1] != b'\r'))
 }
 
 /// `METHOD SP target SP HTTP/1.x`.

@@ -196,7 +196,7 @@ impl Reader {
                 },
             ) => {
                 let buf = &mut self.buf[..self.len];
-                let (len, end) = decode_chunks(buf, &mut decoded, &mut chunk, self.limit)?;
+                let (len, end) = decode_chunks(buf, &mut decoded, &mut chunk, self.limit, false)?;
                 self.len = len;
                 Ok(match end {
                     Some(end) => Step::Done(self.finish(head, end)),

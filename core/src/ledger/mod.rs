@@ -106,7 +106,7 @@ impl Ledger {
             limits: Limits::new(config.instance_limit),
             prices: config.prices.clone(),
             background_percent: config.tasks.background_price_percent(),
-            seed: config.jitter_seed,
+            seed: crate::sha256::derive(config.jitter_seed, b"span ids"),
             spans: 0,
             keep_records: config.call_records,
             records: VecDeque::new(),

@@ -125,7 +125,11 @@ impl UpstreamFailure {
 
     /// A failure read from an API `error` object.
     pub fn from_api(status: Option<u16>, kind: FailureKind, error: &Value, fallback: &str) -> Self {
-        let field = |k: &str| error.get(k).and_then(Value::as_str).map(str::to_owned);
+        // Upstream text: passed on without anything of a key's shape.
+        let field = |k: &str| {
+            let text = error.get(k).and_then(Value::as_str)?;
+            Some(crate::redact::key_fragments(text).into_owned())
+        };
         UpstreamFailure {
             status,
             kind,
@@ -208,9 +212,12 @@ impl Advice<'_> {
     }
 }
 
+/// A message as it is kept: without anything of a key's shape (before the cut, so that
+/// no half of a key is left to pass), at most [`MAX_MESSAGE_CHARS`] long.
 fn trim_message(s: &str) -> String {
+    let s = crate::redact::key_fragments(s);
     if s.chars().count() <= MAX_MESSAGE_CHARS {
-        return s.to_owned();
+        return s.into_owned();
     }
     let mut t: String = s.chars().take(MAX_MESSAGE_CHARS).collect();
     t.push('…');

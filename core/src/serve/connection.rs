@@ -60,7 +60,10 @@ pub enum Step {
 /// Which limit bounds the wait for the client's next bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wait {
-    /// Between requests: the idle keep-alive time. At its end the connection just closes.
+    /// No request in progress: between requests, the idle keep-alive time; on a fresh
+    /// connection that has not sent a byte yet, the request time from its opening (a
+    /// silent socket holds a connection slot only that long). At its end the connection
+    /// just closes.
     Idle,
     /// Part of a request arrived: the time a client has to send a whole request. At its
     /// end [`Connection::timed_out`] gives a 408 to write before closing.
@@ -72,7 +75,9 @@ pub enum Wait {
 pub struct Timeouts {
     /// Between requests (keep-alive); at its end the connection just closes.
     pub idle: Duration,
-    /// From a request's first byte to its last; at its end a 408, then close.
+    /// From a request's first byte to its last (the first request's: from the
+    /// connection's opening); at its end a 408, then close (a connection that never sent
+    /// a byte just closes).
     pub request: Duration,
 }
 
@@ -111,8 +116,14 @@ pub struct Connection {
     exchange: Option<ExchangeResponse>,
     /// The last response closes the connection.
     closing: bool,
-    /// When the request being read began to arrive.
+    /// When the request being read began to arrive (for the first request: when the
+    /// connection opened).
     request_began: Option<Instant>,
+    /// A whole request came in on this connection: from then on, the wait between
+    /// requests is the idle keep-alive time.
+    served: bool,
+    /// The listener drains: the response in progress is the last, and says so.
+    draining: bool,
     /// When the current wait for the client's bytes ends (set by a `Read` step).
     deadline: Option<Instant>,
     /// The address the connection comes from (`None`: not a socket's).
@@ -133,6 +144,8 @@ impl Connection {
             exchange: None,
             closing: false,
             request_began: None,
+            served: false,
+            draining: false,
             deadline: None,
             peer,
         }
@@ -179,6 +192,22 @@ impl Connection {
         self.exchange.is_some()
     }
 
+    /// The listener drains (the host says so before each step and each write; saying it
+    /// again changes nothing): the request in progress is answered, its response says
+    /// `Connection: close` (when its head is still to be written), and the connection
+    /// closes after it. A token still with the gate is not yet a request in progress of
+    /// its own: its request, once read, is answered the same way.
+    pub fn drain(&mut self) {
+        self.draining = true;
+        if matches!(self.current, Current::Verifying { .. }) {
+            return;
+        }
+        if let Some(response) = self.exchange.as_mut() {
+            response.close();
+            self.closing = true;
+        }
+    }
+
     /// What to do next at `now`. `load` is asked only for `GET /health`.
     pub fn step(&mut self, now: Instant, access: &Access, load: impl FnOnce() -> Health) -> Step {
         if self.exchange.is_some() {
@@ -208,11 +237,15 @@ impl Connection {
                     }
                     continue;
                 }
-                Ok(Some(Incoming::Request(request))) => match self.whole(&request, access) {
-                    Some(routed) => return self.routed(&request, routed, load),
-                    // Answered already, or closing.
-                    None => continue,
-                },
+                Ok(Some(Incoming::Request(mut request))) => {
+                    // The last one of a draining listener.
+                    request.keep_alive &= !self.draining;
+                    match self.whole(&request, access) {
+                        Some(routed) => return self.routed(&request, routed, load),
+                        // Answered already, or closing.
+                        None => continue,
+                    }
+                }
                 Err(e) => {
                     self.closing = true;
                     if let Current::Discarding = self.current {
@@ -233,6 +266,13 @@ impl Connection {
                 }
             }
             self.deadline = Some(match self.wait() {
+                // Fresh: the first request's time runs from the first step (the
+                // connection's opening), byte or no byte. Keep-alive is a promise to a
+                // client that was served, not to a socket that never spoke.
+                Wait::Idle if !self.served => {
+                    let opened = *self.request_began.get_or_insert(now);
+                    crate::io::after(opened, self.timeouts.request)
+                }
                 Wait::Idle => {
                     self.request_began = None;
                     crate::io::after(now, self.timeouts.idle)
@@ -250,6 +290,19 @@ impl Connection {
     /// token is verified (the exchange that asks it is the step), or is skipped.
     fn judge_head(&mut self, access: &Access) -> Option<Step> {
         let head = self.reader.head()?;
+        // A refusal to a client that waits for `100 Continue` is given at once and the
+        // connection closes (`answer_unsent`): its answer, built here, says so.
+        // A draining listener's answers say it too.
+        let closing_head;
+        let head = if self.draining || head.header("expect").is_some() {
+            closing_head = Request {
+                keep_alive: false,
+                ..head.clone()
+            };
+            &closing_head
+        } else {
+            head
+        };
         match judge(head, access, self.peer) {
             Verdict::Read {
                 caller: Caller::Client(client),
@@ -304,7 +357,9 @@ impl Connection {
         let current = std::mem::replace(&mut self.current, Current::Unjudged);
         self.closing = true;
         match (head, current) {
-            (Some(head), Current::Skipping(skipping)) => {
+            (Some(mut head), Current::Skipping(skipping)) => {
+                // The answer says the connection closes, as it does.
+                head.keep_alive = false;
                 let (early, _) = *skipping;
                 let routed = answer(&head, early, None);
                 self.routed(&head, routed, load)
@@ -320,6 +375,7 @@ impl Connection {
         self.continue_owed = false;
         // The next request's time runs from its own first byte.
         self.request_began = None;
+        self.served = true;
         self.closing = !request.keep_alive;
         let routed = match current {
             Current::Admitted {
@@ -340,7 +396,11 @@ impl Connection {
                 (client, way),
             ),
             Current::Skipping(skipping) => {
-                let (early, scan) = *skipping;
+                let (mut early, scan) = *skipping;
+                if let Early::Refused { head, .. } = &mut early {
+                    // Judged before the listener began to drain.
+                    head.keep_alive &= request.keep_alive;
+                }
                 answer(request, early, scan.and_then(IdScan::finish))
             }
             Current::Discarding => return None,
@@ -389,6 +449,14 @@ impl Connection {
             self.request_began = None;
             return Vec::new();
         }
+        // A refused token whose client waits for `100 Continue`: answered at once, and
+        // the connection closes (as for a request refused by its head alone); its
+        // response, made when the head was judged, says so.
+        let refused_unsent = matches!(self.current, Current::Verifying { .. })
+            && self
+                .reader
+                .head()
+                .is_some_and(|h| h.header("expect").is_some());
         let (bytes, done) = response.write(out);
         if done {
             self.exchange = None;
@@ -397,6 +465,7 @@ impl Connection {
                 self.current = Current::Discarding;
                 self.continue_owed = false;
                 self.reader.skip_body();
+                self.closing |= refused_unsent;
             }
         }
         bytes

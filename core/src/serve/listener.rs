@@ -84,6 +84,12 @@ impl<M> Listener<M> {
         !std::mem::replace(&mut self.draining, true)
     }
 
+    /// Whether the listener drains: each connection's response in progress is its last
+    /// ([`super::connection::Connection::drain`]).
+    pub fn is_draining(&self) -> bool {
+        self.draining
+    }
+
     /// Whether a connection waiting as `wait` closes now rather than read on: an idle one
     /// of a draining listener (a request in progress still gets its answer).
     pub fn closes(&self, wait: Wait) -> bool {

@@ -130,19 +130,26 @@ impl Server {
         let ledger = crate::ledger::Ledger::new(&config);
         let clients = config.roster();
         let gate = (config.oauth.as_ref()).map(|o| Gate::new(o.settings.clone(), (o.verifier)()));
-        // Task numbers start at a random point of a 63-bit space (the runtime's seed is the
-        // system's random source): instances sharing a store and a key, started in the same
-        // second as PID 1 each, still seal different ids. Two instances' runs of numbers
-        // meet only with a chance of about n²·k/2⁶³ for n instances of k tasks each; a
-        // put that would meet an existing task is refused by the store all the same.
-        let first_task = (config.jitter_seed >> 1).max(1);
+        // Task numbers start at a random point of a 63-bit space (drawn from the runtime's
+        // seed, which is the system's random source): instances sharing a store and a key,
+        // started in the same second as PID 1 each, still seal different ids. Two
+        // instances' runs of numbers meet only with a chance of about n²·k/2⁶³ for n
+        // instances of k tasks each; a put that would meet an existing task is refused by
+        // the store all the same. Every use of the seed draws its own value from it
+        // (`sha256::derive`): none of them shows the seed or another.
+        let seed = config.jitter_seed;
+        let first_task = (crate::sha256::derive(seed, b"task numbers") >> 1).max(1);
         let desk = crate::desk::Desk::new(&config, first_task);
         let wording = crate::mcp::failure::Wording::new(&config);
-        let tracer = crate::spans::Tracer::new(config.traces, config.jitter_seed.rotate_left(29));
+        let tracer =
+            crate::spans::Tracer::new(config.traces, crate::sha256::derive(seed, b"trace ids"));
         Server {
             framer: Framer::new(config.max_message_bytes),
             out: outbox::Outbox::new(config.force_line_output),
-            calls: CallEngine::new(Settings::from_config(&config), config.jitter_seed),
+            calls: CallEngine::new(
+                Settings::from_config(&config),
+                crate::sha256::derive(seed, b"retry jitter"),
+            ),
             config,
             session: Session::AwaitingInit,
             stdin_closed: false,

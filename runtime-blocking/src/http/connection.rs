@@ -43,6 +43,9 @@ pub(super) fn serve_connection(mut stream: TcpStream, shared: &Shared) -> TcpStr
     let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts(), peer);
     let mut buf = vec![0; READ_CHUNK];
     loop {
+        if lock(&shared.listener).is_draining() {
+            conn.drain();
+        }
         let step = conn.step(Instant::now(), &shared.access, || {
             lock(&shared.listener).health()
         });
@@ -145,6 +148,9 @@ fn pump(
             continue;
         }
         for out in outs {
+            if lock(&shared.listener).is_draining() {
+                conn.drain();
+            }
             let bytes = conn.reply(out);
             write(stream, &bytes, shared)?;
         }

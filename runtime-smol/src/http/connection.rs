@@ -34,6 +34,9 @@ pub(super) async fn serve_connection(stream: &Async<TcpStream>, shared: &Shared)
     let mut conn = Connection::new(shared.serve.limits, shared.serve.timeouts(), peer);
     let mut buf = vec![0; READ_CHUNK];
     loop {
+        if shared.listener.borrow().is_draining() {
+            conn.drain();
+        }
         let step = conn.step(Instant::now(), &shared.access, || {
             shared.listener.borrow().health()
         });
@@ -144,6 +147,9 @@ async fn pump(
         let next = smol::future::or(out, watch).await;
         match next {
             Ok(Ok(out)) => {
+                if shared.listener.borrow().is_draining() {
+                    conn.drain();
+                }
                 let bytes = conn.reply(out);
                 write(stream, &bytes, shared).await?;
             }

@@ -54,6 +54,38 @@ pub fn upstream_ok_status_carrying_an_error_object() {
     assert_eq!(e["data"]["code"], "invalid_prompt");
 }
 
+pub fn an_upstream_error_is_passed_on_without_key_fragments() {
+    // As OpenAI words a wrong key, and with other services' keys and a quoted header.
+    let body = json!({"error":{
+        "message":"Incorrect API key provided: sk-proj-abc1…***xyz9. You can find your API key at https://platform.openai.com/account/api-keys. (also tried pplx-0123456789abcdef, sk-or-v1-feedface0123 and Bearer tok_0123456789abcdefghij)",
+        "type":"invalid_request_error","code":"invalid_api_key"}});
+    let fake = FakeOpenAi::fixed(401, body.to_string().into_bytes());
+    let opts = Opts::upstream(&fake.url)
+        .arg("--log-format")
+        .arg("json")
+        .arg("--debug");
+    let mut mcp = Mcp::spawn(opts);
+    mcp.initialize("2025-06-18");
+    let e = failed_call(&mut mcp);
+    assert!(
+        text(&e).contains("Incorrect API key provided: [redacted]. You can find your API key at https://platform.openai.com/account/api-keys."),
+        "{e}"
+    );
+    assert!(text(&e).contains("OPENAI_API_KEY"), "the advice stays: {e}");
+    mcp.close_stdin();
+    assert!(mcp.wait_exit(PATIENCE).success());
+    let log = mcp.stderr_to_end();
+    let fragments = ["sk-proj-abc1", "xyz9", "pplx-0123", "sk-or-v1", "tok_0123"];
+    for (what, text) in [("the error", e.to_string()), ("the log", log)] {
+        for fragment in fragments {
+            assert!(
+                !text.contains(fragment),
+                "{what} carries {fragment}: {text}"
+            );
+        }
+    }
+}
+
 pub fn upstream_truncated_body_and_reset_mid_body() {
     let fake = FakeOpenAi::start(|_, _| Action::Truncate {
         len: 5000,

@@ -158,6 +158,32 @@ pub fn doctor_fails_without_the_key_naming_the_variable() {
     assert!(fake.requests().is_empty(), "no request without a key");
 }
 
+pub fn another_services_key_bound_for_openai_refuses_to_start_and_doctor_says_so() {
+    // An OpenRouter key left in OPENAI_API_KEY, the URL OpenAI's own.
+    let key = "sk-or-v1-doctor-secret-0123456789abcdef";
+    let (code, out, _) = doctor(&[], &[("OPENAI_API_KEY", key)]);
+    assert_eq!(code, 1, "{out}");
+    let config = line(&out, "configuration");
+    assert!(
+        config.starts_with("[FAIL]")
+            && config
+                .contains("the key in OPENAI_API_KEY begins as OpenRouter's keys do (sk-or-…)")
+            && config.contains("api.openai.com")
+            && config.contains("openai.provider: openrouter")
+            && config.contains("openai.allow_foreign_key: true"),
+        "{out}"
+    );
+    // The server itself refuses, saying the same, and never starts.
+    let out = super::config::run(&["--stdio"], &[("OPENAI_API_KEY", key)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("OpenAI would receive a key that is not its own"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("doctor-secret"), "{stderr}");
+}
+
 pub fn doctor_reports_a_name_that_does_not_resolve() {
     let env = [
         ("OPENAI_BASE_URL", "https://no-such-host.invalid/v1"),

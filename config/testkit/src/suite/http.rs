@@ -408,6 +408,114 @@ pub fn hostile_requests_get_their_status_and_the_server_keeps_serving() {
     assert_eq!(c.post(&ping, &[]).json()["result"], json!({}));
 }
 
+pub fn a_silent_connection_closes_at_the_request_timeout_not_the_idle_one() {
+    let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let yaml = "server: {http: {request_timeout_ms: 300, idle_timeout_ms: 60000}}\n";
+    let (_mcp, addr) = serve(&fake, yaml, &[]);
+    // A socket that never sends a byte: closed at the request time, with nothing written.
+    let mut silent = HttpConn::open(addr);
+    let opened = Instant::now();
+    assert!(silent.closed_within(PATIENCE), "a silent socket is closed");
+    let held = opened.elapsed();
+    assert!(held >= Duration::from_millis(250), "closed after {held:?}");
+    assert!(
+        held < Duration::from_secs(30),
+        "held {held:?}: the idle time"
+    );
+    // A served client keeps its connection for the idle time, past the request time.
+    let mut kept = HttpConn::open(addr);
+    assert_eq!(kept.get("/health").status, 200);
+    assert!(
+        !kept.closed_within(Duration::from_millis(600)),
+        "a kept-alive connection was closed at the request time"
+    );
+    assert_eq!(kept.get("/health").status, 200);
+}
+
+pub fn smuggling_ingredients_are_refused_and_every_close_says_so() {
+    const TOKEN: &str = "team-token-0123456789-SECRET";
+    let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
+    let (_mcp, addr) = serve(&fake, "", &[("MCP_HTTP_TOKEN", TOKEN)]);
+    let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let post = |version: &str, framing: &str, body: &str| {
+        format!("POST /mcp HTTP/{version}\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: keep-alive\r\n{framing}\r\n{body}")
+    };
+    let chunked = format!("{:x}\r\n{ping}\r\n0\r\n\r\n", ping.len());
+    let cases: Vec<(&str, String, u16)> = vec![
+        (
+            "a head with bare LF line ends",
+            post("1.1", &format!("Content-Length: {}\r\n", ping.len()), ping).replace("\r\n", "\n"),
+            400,
+        ),
+        (
+            "one bare LF among CRLFs",
+            post(
+                "1.1",
+                &format!("X-Pad: a\nContent-Length: {}\r\n", ping.len()),
+                ping,
+            ),
+            400,
+        ),
+        (
+            "a chunk line ending in LF alone",
+            post(
+                "1.1",
+                "Transfer-Encoding: chunked\r\n",
+                &chunked.replacen("\r\n", "\n", 1),
+            ),
+            400,
+        ),
+        (
+            "HTTP/1.0 with a chunked body, kept alive and pipelined",
+            format!(
+                "{}{}",
+                post("1.0", "Transfer-Encoding: chunked\r\n", &chunked),
+                post("1.1", &format!("Content-Length: {}\r\n", ping.len()), ping)
+            ),
+            400,
+        ),
+        (
+            "a refused token waiting for 100 Continue",
+            post(
+                "1.1",
+                &format!("Expect: 100-continue\r\nContent-Length: {}\r\n", ping.len()),
+                "",
+            )
+            .replace(TOKEN, "team-token-0123456789-WRONG"),
+            401,
+        ),
+        (
+            "no token, waiting for 100 Continue",
+            post(
+                "1.1",
+                &format!("Expect: 100-continue\r\nContent-Length: {}\r\n", ping.len()),
+                "",
+            )
+            .replace(&auth, ""),
+            401,
+        ),
+    ];
+    for (what, bytes, status) in cases {
+        let mut c = HttpConn::open(addr);
+        c.send_raw(bytes.as_bytes());
+        let r = c.response();
+        assert_eq!(r.status, status, "{what}");
+        assert_eq!(r.header("connection"), Some("close"), "{what}");
+        assert!(
+            c.try_response().is_none(),
+            "{what}: one response, then the close"
+        );
+    }
+    // The well-formed versions are served, kept alive.
+    let mut c = HttpConn::open(addr);
+    c.send_raw(post("1.1", "Transfer-Encoding: chunked\r\n", &chunked).as_bytes());
+    let r = c.response();
+    assert_eq!((r.status, r.header("connection")), (200, None));
+    c.send_raw(post("1.0", &format!("Content-Length: {}\r\n", ping.len()), ping).as_bytes());
+    assert_eq!(c.response().json()["result"], json!({}));
+}
+
 pub fn connections_beyond_the_limit_get_503_and_a_thousand_idle_ones_block_nobody() {
     let fake = FakeOpenAi::fixed(200, fixture("response-no-search.json"));
     let (_mcp, addr) = serve(&fake, "server: {http: {max_connections: 1000}}\n", &[]);
@@ -524,9 +632,10 @@ pub fn sigterm_stops_accepting_finishes_calls_in_flight_and_exits_zero() {
         .status()
         .unwrap();
     assert!(kill.success());
-    // The call in flight still gets its answer.
+    // The call in flight still gets its answer, which says the connection closes.
     let r = a.response();
     assert_eq!(answer_of(&r.json())["used_search"], false);
+    assert_eq!(r.header("connection"), Some("close"));
     assert_eq!(mcp.wait_exit(PATIENCE).code(), Some(0));
     assert!(TcpStream::connect(addr).is_err(), "no longer accepting");
 }

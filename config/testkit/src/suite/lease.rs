@@ -152,7 +152,7 @@ pub fn a_frozen_replica_that_comes_back_does_not_revive_its_ended_task() {
     let fake = gated_openai();
     let mut a = replica(&fake, port, "", ", max_tasks: 1");
     let b = replica(&fake, port, "", "");
-    let (mut ca, mut cb) = (HttpConn::open(listening(&a)), HttpConn::open(listening(&b)));
+    let mut ca = HttpConn::open(listening(&a));
     let task = task_id_of(&legacy(&mut ca, &task_call(1, "please-hang frozen")));
     fake.wait_requests(1, PATIENCE);
     let full = legacy(&mut ca, &task_call(2, "please-slow refused"));
@@ -168,6 +168,8 @@ pub fn a_frozen_replica_that_comes_back_does_not_revive_its_ended_task() {
         !fake.closed().is_empty()
     });
     let next = task_id_of(&legacy(&mut ca, &task_call(4, "please-slow again")));
+    // Opened now: a connection that says nothing is closed at the request time.
+    let mut cb = HttpConn::open(listening(&b));
     let result = legacy(&mut cb, &task_request(5, "tasks/result", &next));
     assert_eq!(answer_of(&result)["used_search"], true, "{result}");
     for (c, id) in [(&mut ca, 6), (&mut cb, 7)] {

@@ -133,6 +133,10 @@ macro_rules! e2e_suite {
                 $crate::run($bin, $crate::suite::doctor::doctor_checks_tls_with_the_configured_ca_and_says_when_it_is_not_trusted);
             }
             #[test]
+            fn another_services_key_bound_for_openai_refuses_to_start_and_doctor_says_so() {
+                $crate::run($bin, $crate::suite::doctor::another_services_key_bound_for_openai_refuses_to_start_and_doctor_says_so);
+            }
+            #[test]
             fn doctor_fails_without_the_key_naming_the_variable() {
                 $crate::run($bin, $crate::suite::doctor::doctor_fails_without_the_key_naming_the_variable);
             }
@@ -439,6 +443,10 @@ macro_rules! e2e_suite {
             #[test]
             fn upstream_ok_status_carrying_an_error_object() {
                 $crate::run($bin, $crate::suite::bad_upstream::upstream_ok_status_carrying_an_error_object);
+            }
+            #[test]
+            fn an_upstream_error_is_passed_on_without_key_fragments() {
+                $crate::run($bin, $crate::suite::bad_upstream::an_upstream_error_is_passed_on_without_key_fragments);
             }
             #[test]
             fn upstream_truncated_body_and_reset_mid_body() {
@@ -755,6 +763,14 @@ macro_rules! e2e_suite {
             #[test]
             fn hostile_requests_get_their_status_and_the_server_keeps_serving() {
                 $crate::run($bin, $crate::suite::http::hostile_requests_get_their_status_and_the_server_keeps_serving);
+            }
+            #[test]
+            fn a_silent_connection_closes_at_the_request_timeout_not_the_idle_one() {
+                $crate::run($bin, $crate::suite::http::a_silent_connection_closes_at_the_request_timeout_not_the_idle_one);
+            }
+            #[test]
+            fn smuggling_ingredients_are_refused_and_every_close_says_so() {
+                $crate::run($bin, $crate::suite::http::smuggling_ingredients_are_refused_and_every_close_says_so);
             }
             #[test]
             fn connections_beyond_the_limit_get_503_and_a_thousand_idle_ones_block_nobody() {

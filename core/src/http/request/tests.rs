@@ -150,6 +150,17 @@ fn refusals_name_the_problem_and_their_status() {
         (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, "chunk size"),
         (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nabc\r\n", 400, "chunk data"),
         (b"POST / HTTP/1.1\r\nHost: a\r\nExpect: magic\r\n\r\n", 417, "100-continue"),
+        (b"GET / HTTP/1.1\nHost: a\r\n\r\n", 400, "LF alone"),
+        (b"GET / HTTP/1.1\r\nHost: a\n\r\n", 400, "LF alone"),
+        (b"GET / HTTP/1.1\r\nHost: a\r\n\n", 400, "LF alone"),
+        (b"GET / HTTP/1.1\nHost: a\n\n", 400, "LF alone"),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\n{}\r\n0\r\n\r\n", 400, "LF alone"),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\n0\r\n\r\n", 400, "LF alone"),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\n", 400, "LF alone"),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: y\n\r\n", 400, "LF alone"),
+        (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400, "HTTP/1.0"),
+        (b"POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "HTTP/1.0"),
+        (b"POST / HTTP/1.0\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 400, "HTTP/1.0"),
     ];
     for (wire, status, says) in cases {
         let e = error(wire);
@@ -239,4 +250,37 @@ fn replies_are_framed_for_keep_alive() {
         response.body,
         b"event: message\ndata: {\"a\":1}\n\nevent: message\ndata: two\ndata: lines\n\n"
     );
+}
+
+#[test]
+fn a_bare_lf_is_refused_where_it_is_whatever_the_reads_and_the_limit() {
+    // Inside the head limit, before the head ends: refused as a bare LF, even when the
+    // head then runs past the limit.
+    let mut wire = b"GET / HTTP/1.1\r\nHost: a\nX: y\r\n".to_vec();
+    while wire.len() <= LIMITS.max_head {
+        wire.extend_from_slice(b"X-Pad: 0123456789\r\n");
+    }
+    assert_eq!(error(&wire), RequestError::Malformed(BARE_LF));
+    // Past the limit: the head is too large, as it was.
+    let mut wire = b"GET / HTTP/1.1\r\nHost: a\r\n".to_vec();
+    while wire.len() <= LIMITS.max_head {
+        wire.extend_from_slice(b"X-Pad: 0123456789\r\n");
+    }
+    wire.extend_from_slice(b"X: y\n\r\n");
+    assert_eq!(error(&wire), RequestError::HeadTooLarge(1024));
+    // A bare LF in the next request does not touch the one before it.
+    let got = requests(b"GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\nHost: a\n\n");
+    assert!(matches!(&got[0], Ok(Incoming::Request(r)) if r.target == "/a"));
+    assert_eq!(got[1], Err(RequestError::Malformed(BARE_LF)));
+}
+
+#[test]
+fn http_1_0_with_a_transfer_coding_is_refused_and_never_kept_alive() {
+    for wire in [
+        &b"POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\nGET / HTTP/1.0\r\n\r\n"[..],
+        b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}",
+    ] {
+        let got = requests(wire);
+        assert!(matches!(got.as_slice(), [Err(e)] if e.status() == 400), "{got:?}");
+    }
 }

@@ -110,3 +110,23 @@ fn ok_status_with_error_object() {
         UpstreamVerdict::Fail(_)
     ));
 }
+
+#[test]
+fn an_api_error_is_kept_without_key_fragments_even_past_the_cut() {
+    let long = format!("{} sk-proj-{}", "x ".repeat(195), "A1".repeat(40));
+    let body = serde_json::json!({"error":{
+        "message": long,
+        "type": "invalid_request_error",
+        "code": "pplx-0123456789abcdef"}});
+    let UpstreamVerdict::Fail(f) = classify_reply(401, &[], body.to_string().as_bytes()) else {
+        panic!("a 401 fails");
+    };
+    assert!(
+        !f.message.contains("sk-proj") && !f.message.contains("A1A1"),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.code.as_deref(), Some("[redacted]"));
+    let f = UpstreamFailure::local(FailureKind::Connect, "proxy said: Bearer 0123456789abcdef");
+    assert_eq!(f.message, "proxy said: Bearer [redacted]");
+}

@@ -212,13 +212,28 @@ fn a_request_cut_short_gets_408_and_an_idle_one_just_closes() {
 }
 
 #[test]
-fn the_connection_keeps_its_deadlines_idle_then_per_request() {
+fn the_connection_keeps_its_deadlines_request_then_idle_then_per_request() {
     let t = t0();
     let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     assert!(matches!(c.step(t, &access(), idle), Step::Read));
+    // Fresh: the first request's time runs from the opening, byte or no byte.
+    assert_eq!(c.poll_timeout(), Some(t + TIMEOUTS.request));
+    let later = t + Duration::from_secs(3);
+    c.feed(b"POST /mcp HTTP/1.1\r\n");
+    assert!(matches!(c.step(later, &access(), idle), Step::Read));
+    assert_eq!(c.poll_timeout(), Some(t + TIMEOUTS.request));
+    assert_eq!(c.handle_timeout(t + Duration::from_secs(9)), None);
+    let late = c.handle_timeout(t + TIMEOUTS.request).unwrap();
+    assert_eq!(read(&late).0, 408);
+    assert!(matches!(c.step(later, &access(), idle), Step::Close));
+    // Once a request was served: the idle time between requests, then each request's
+    // time from its own first byte, not from each read.
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
+    c.feed(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    assert_eq!(read(&written(c.step(t, &access(), idle))).0, 200);
+    assert!(matches!(c.step(t, &access(), idle), Step::Read));
     assert_eq!(c.poll_timeout(), Some(t + TIMEOUTS.idle));
     assert_eq!(c.handle_timeout(t + Duration::from_secs(59)), None);
-    // A request begins: its whole time counts from its first byte, not from each read.
     let later = t + Duration::from_secs(30);
     c.feed(b"POST /mcp HTTP/1.1\r\n");
     assert!(matches!(c.step(later, &access(), idle), Step::Read));
@@ -230,10 +245,38 @@ fn the_connection_keeps_its_deadlines_idle_then_per_request() {
     let late = c.handle_timeout(later + TIMEOUTS.request).unwrap();
     assert_eq!(read(&late).0, 408);
     assert!(matches!(c.step(later, &access(), idle), Step::Close));
-    // Idle at its end: nothing to write, just close.
+}
+
+#[test]
+fn a_connection_that_never_sends_a_byte_closes_at_the_request_time_not_the_idle_time() {
+    let t = t0();
     let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     assert!(matches!(c.step(t, &access(), idle), Step::Read));
-    assert_eq!(c.handle_timeout(t + TIMEOUTS.idle), Some(Vec::new()));
+    assert_eq!(c.wait(), Wait::Idle);
+    assert_eq!(
+        c.handle_timeout(t + TIMEOUTS.request - Duration::from_millis(1)),
+        None
+    );
+    // Nothing to answer: it never asked anything. It just closes.
+    assert_eq!(c.handle_timeout(t + TIMEOUTS.request), Some(Vec::new()));
+    assert!(matches!(
+        c.step(t + TIMEOUTS.request, &access(), idle),
+        Step::Close
+    ));
+    // A later step (another wake-up of the host) does not move the opening.
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
+    assert!(matches!(c.step(t, &access(), idle), Step::Read));
+    let woke = t + Duration::from_secs(4);
+    assert!(matches!(c.step(woke, &access(), idle), Step::Read));
+    assert_eq!(c.poll_timeout(), Some(t + TIMEOUTS.request));
+    // After a served request the idle time applies: a kept-alive client is not hurried.
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
+    c.feed(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    assert_eq!(read(&written(c.step(t, &access(), idle))).0, 200);
+    let after = t + Duration::from_secs(1);
+    assert!(matches!(c.step(after, &access(), idle), Step::Read));
+    assert_eq!(c.handle_timeout(after + TIMEOUTS.request), None);
+    assert_eq!(c.handle_timeout(after + TIMEOUTS.idle), Some(Vec::new()));
 }
 
 #[test]
@@ -441,28 +484,39 @@ fn a_pipelined_request_gets_its_own_time_after_a_long_exchange() {
     );
 }
 
-fn refuse_token(c: &mut Connection) {
+/// The gate refuses the token being verified: the 401 written.
+fn refuse_token(c: &mut Connection) -> Vec<u8> {
     let denial = crate::oauth::Denial {
         status: 401,
         challenge: Some("Bearer error=\"invalid_token\"".into()),
         message: "the bearer token is not valid: expired".into(),
     };
-    assert_eq!(read(&c.reply(ExchangeOut::Refused(denial))).0, 401);
+    let bytes = c.reply(ExchangeOut::Refused(denial));
+    assert_eq!(read(&bytes).0, 401);
+    bytes
 }
 
 #[test]
 fn a_refused_token_gets_one_response_whatever_its_body_does() {
     let a = oauth_access();
-    // Its expectation is not met after the refusal.
+    // Its expectation is not met after the refusal: the 401 says the connection
+    // closes, and it does, whether or not the body comes.
     let mut c = Connection::new(LIMITS, TIMEOUTS, None);
     let wire =
         bearer_post(PING).replace("Content-Length", "Expect: 100-continue\r\nContent-Length");
     c.feed(&wire.as_bytes()[..wire.find("\r\n\r\n").unwrap() + 4]);
     assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
-    refuse_token(&mut c);
-    if let Step::Write(b) = c.step(t0(), &a, idle) {
-        panic!("written after the 401: {:?}", String::from_utf8_lossy(&b));
-    }
+    let bytes = refuse_token(&mut c);
+    assert!(has_header(&bytes, "connection: close"));
+    assert!(matches!(c.step(t0(), &a, idle), Step::Close));
+    // Without the expectation the connection is kept: the body that comes is dropped.
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
+    let wire = bearer_post(PING);
+    c.feed(&wire.as_bytes()[..wire.find("\r\n\r\n").unwrap() + 4]);
+    assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
+    let bytes = refuse_token(&mut c);
+    assert!(!has_header(&bytes, "connection: close"));
+    assert!(matches!(c.step(t0(), &a, idle), Step::Read));
     // A body that never comes: closed, no 408.
     assert!(c
         .handle_timeout(t0() + Duration::from_secs(3600))
@@ -499,6 +553,7 @@ fn a_refused_caller_waiting_to_send_its_body_is_answered_at_once() {
     let bytes = written(c.step(t0(), &a, idle));
     let (status, _, body) = read(&bytes);
     assert_eq!(status, 401, "{}", String::from_utf8_lossy(&bytes));
+    assert!(has_header(&bytes, "connection: close"), "it says it closes");
     let reply: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(reply["id"], Value::Null);
     assert!(
@@ -534,4 +589,41 @@ fn a_verified_tokens_request_keeps_the_way_it_came_in() {
     assert_eq!(way.remote, Some("203.0.113.9".parse().unwrap()));
     // The token's own: the server decides whether it is the gateway's.
     assert_eq!(way.credential, crate::serve::exchange::Credential::OAuth);
+}
+
+#[test]
+fn a_draining_listeners_last_responses_say_the_connection_closes() {
+    let a = access();
+    // An exchange in flight when the drain begins: its reply says so, then the close.
+    let mut c = Connection::new(LIMITS, TIMEOUTS, None);
+    c.feed(format!("{}{}", post(PING, ""), post(PING, "")).as_bytes());
+    assert!(matches!(c.step(t0(), &a, idle), Step::Exchange { .. }));
+    c.drain();
+    c.drain();
+    let bytes = c.reply(ExchangeOut::Reply {
+        json: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+        error: None,
+        retry_after_secs: None,
+    });
+    assert_eq!(read(&bytes).0, 200);
+    assert!(has_header(&bytes, "connection: close"));
+    assert!(
+        matches!(c.step(t0(), &a, idle), Step::Close),
+        "the pipelined request is left to the client's retry"
+    );
+    // A request read after the drain began, answered at once, and a refusal.
+    for (extra, status) in [("", 200), ("Authorization: Bearer wrong\r\n", 401)] {
+        let mut c = Connection::new(LIMITS, TIMEOUTS, None);
+        c.drain();
+        let wire = if status == 200 {
+            "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n".to_owned()
+        } else {
+            post(PING, "").replace("Authorization: Bearer secret-token-123\r\n", extra)
+        };
+        c.feed(wire.as_bytes());
+        let bytes = written(c.step(t0(), &a, idle));
+        assert_eq!(read(&bytes).0, status);
+        assert!(has_header(&bytes, "connection: close"), "{status}");
+        assert!(matches!(c.step(t0(), &a, idle), Step::Close));
+    }
 }

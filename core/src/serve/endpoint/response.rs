@@ -41,6 +41,12 @@ impl ExchangeResponse {
         }
     }
 
+    /// The connection closes after this response: its head says so, when it is still to
+    /// be written.
+    pub(crate) fn close(&mut self) {
+        self.keep_alive = false;
+    }
+
     /// The bytes to write for `out`, and whether the response is then complete.
     pub fn write(&mut self, out: ExchangeOut) -> (Vec<u8>, bool) {
         match out {

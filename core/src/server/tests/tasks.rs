@@ -1138,3 +1138,47 @@ fn a_task_is_sent_at_the_lanes_tier_and_a_plain_call_at_the_profiles() {
     let call: Value = serde_json::from_slice(&call.body).unwrap();
     assert!(call.get("service_tier").is_none(), "{call}");
 }
+
+#[test]
+fn task_ids_say_nothing_of_the_process_seed_and_differ_between_seeds() {
+    let ids = |seed: u64| -> Vec<String> {
+        let mut h = Harness::new(ServerConfig {
+            jitter_seed: seed,
+            ..Harness::keyed()
+        });
+        h.init("2025-11-25");
+        (1..=3)
+            .map(|id| {
+                let r = h.request(task_call(id, None));
+                r["result"]["task"]["taskId"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    let seed = 0x0123_4567_89ab_cdef_u64;
+    let one = ids(seed);
+    // Neither the seed nor the number the ids once began at (half the seed), in hex or
+    // in decimal, nor any 8-digit run of them.
+    let shown = [
+        format!("{seed:016x}"),
+        format!("{:016x}", seed >> 1),
+        seed.to_string(),
+        (seed >> 1).to_string(),
+    ];
+    for id in &one {
+        for text in &shown {
+            for run in text.as_bytes().windows(8) {
+                let run = std::str::from_utf8(run).unwrap();
+                assert!(!id.contains(run), "{id} shows {run} of {text}");
+            }
+        }
+    }
+    // Two ids of one process share no run of their numbers either: nothing counts.
+    let number = |id: &str| id["task-".len()..][..16].to_owned();
+    assert_ne!(number(&one[0])[..8], number(&one[1])[..8]);
+    // Another seed, other ids.
+    let other = ids(seed + 2);
+    assert!(
+        one.iter().all(|id| !other.contains(id)),
+        "{one:?} {other:?}"
+    );
+}
