@@ -140,6 +140,17 @@ impl Used {
     }
 }
 
+/// What a forgotten client had used in its windows, kept (by its name, elsewhere) until
+/// it returns.
+#[derive(Clone, Copy, Debug)]
+pub struct Counts(Used);
+
+impl Counts {
+    fn into_used(self) -> Used {
+        self.0
+    }
+}
+
 /// What each client and the instance used, against their limits. The clients' own
 /// limits come with each call (from [`Clients`](super::Clients), which the ledger keeps).
 #[derive(Clone, Debug, Default)]
@@ -214,25 +225,30 @@ impl Limits {
         self.instance_used.spent = self.instance_used.spent.plus(cost);
     }
 
-    /// Whether `client`'s counts are still read by its limit `limit` at `now`: calls in
-    /// this minute under a calls-per-minute limit, spend today under a spend-per-day
-    /// limit. Such a client is not forgotten (its counts would be lost with it).
-    pub fn holds(&self, client: ClientId, limit: Limit, now: u64) -> bool {
-        let Some(used) = self.used.get(client.index()) else {
-            return false;
-        };
-        let minute = limit.calls_per_minute.is_some() && used.minute == now / MINUTE;
-        let day = limit.spend_per_day.is_some() && used.day == now / DAY;
-        // A call still in flight holds its estimate whichever day it is.
-        (minute && used.calls > 0) || (day && used.spent.0 > 0) || used.held.0 > 0
+    /// Whether `client` has a call in flight holding its estimate (such a client is not
+    /// forgotten: its call's end must find its counts).
+    pub fn holds(&self, client: ClientId) -> bool {
+        self.used
+            .get(client.index())
+            .is_some_and(|used| used.held.0 > 0)
     }
 
-    /// Clears what `client` used: its id was forgotten, and the next client to take it
-    /// starts from nothing.
-    pub fn forget(&mut self, client: ClientId) {
-        if let Some(used) = self.used.get_mut(client.index()) {
-            *used = Used::default();
-        }
+    /// Takes what `client` used off its id, which was forgotten (the next client to take
+    /// it starts from nothing): `None` when its limits at `now` read none of it.
+    pub fn forget(&mut self, client: ClientId, limit: Limit, now: u64) -> Option<Counts> {
+        let used = self.used.get_mut(client.index())?;
+        let taken = std::mem::take(used);
+        let minute = limit.calls_per_minute.is_some() && taken.minute == now / MINUTE;
+        let day = limit.spend_per_day.is_some() && taken.day == now / DAY;
+        ((minute && taken.calls > 0) || (day && taken.spent.0 > 0)).then_some(Counts(taken))
+    }
+
+    /// Gives `client` back the counts it had under an id it was forgotten by.
+    pub fn restore(&mut self, client: ClientId, counts: Counts) {
+        let used = self.used(client);
+        let held = used.held;
+        *used = Counts::into_used(counts);
+        used.held = held;
     }
 
     /// Gives back `cost` that `client` was counted at `at` (a background run's hold,

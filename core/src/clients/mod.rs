@@ -18,7 +18,7 @@ mod limits;
 mod roster;
 
 pub use id::ClientId;
-pub use limits::{Exceeded, Limit, LimitKind, Limits, Scope, DAY, MINUTE};
+pub use limits::{Counts, Exceeded, Limit, LimitKind, Limits, Scope, DAY, MINUTE};
 use roster::Identities;
 pub use roster::{LABELLED_IDENTITIES, MAX_IDENTITIES};
 
@@ -138,7 +138,17 @@ impl Clients {
     /// seen first; their ids, which new identities may take from now on, so whatever was
     /// kept by them must be cleared. The default and named clients are never forgotten.
     pub fn forget_idle(&mut self, held: impl Fn(ClientId) -> bool, most: usize) -> Vec<ClientId> {
-        self.identities.forget_idle(held, most)
+        self.identities.forget_idle(held, most, &mut |_, _| {})
+    }
+
+    /// [`Clients::forget_idle`], telling `forgotten` each id and name as it goes.
+    pub fn forget_idle_telling(
+        &mut self,
+        held: impl Fn(ClientId) -> bool,
+        most: usize,
+        forgotten: &mut dyn FnMut(ClientId, &str),
+    ) -> Vec<ClientId> {
+        self.identities.forget_idle(held, most, forgotten)
     }
 
     /// Whether `id` is an identity of its own told apart now (one that may be forgotten

@@ -172,6 +172,7 @@ impl Identities {
         &mut self,
         held: impl Fn(ClientId) -> bool,
         most: usize,
+        forgotten: &mut dyn FnMut(ClientId, &str),
     ) -> Vec<ClientId> {
         let idle: Vec<(u64, ClientId)> = (self.by_seen.iter())
             .filter(|(_, id)| !held(**id))
@@ -184,6 +185,7 @@ impl Identities {
                 continue;
             };
             if let Some(identity) = self.slots.get_mut(slot).and_then(Option::take) {
+                forgotten(*id, &identity.name);
                 self.by_name.remove(&identity.name);
                 self.free.push(slot);
             }

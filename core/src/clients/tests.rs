@@ -286,52 +286,50 @@ fn an_identity_that_holds_something_is_never_forgotten() {
 #[test]
 fn a_returning_identity_keeps_its_days_spend_and_a_reused_id_starts_from_nothing() {
     let mut clients = small_roster(1);
-    clients.set_identity_limit(Limit {
+    let limit = Limit {
         calls_per_minute: None,
         spend_per_day: Some(Picodollars(USD)),
-    });
+    };
+    clients.set_identity_limit(limit);
     let mut limits = Limits::new(Limit::default());
     let spender = clients.identify("sub", "spender").unwrap();
     limits
         .admit(spender, clients.limit(spender), LATE, Picodollars(0))
         .unwrap();
     limits.spend(spender, LATE, Picodollars(USD));
-    // Its counts are read by its limits today: it holds something.
-    let limit = clients.identity_limit();
-    let held = |id: ClientId| limits.holds(id, limit, LATE + 10);
-    assert_eq!(clients.forget_idle(held, 1), vec![]);
-    assert_eq!(clients.identify("sub", "spender"), Some(spender));
-    let refused = limits
-        .admit(spender, clients.limit(spender), LATE + 20, Picodollars(0))
-        .unwrap_err();
-    assert_eq!(refused.kind.label(), "spend_per_day_usd");
-    // The next UTC day (LATE is 30 s before midnight) it holds nothing, and once
-    // forgotten its id counts nothing for whoever takes it.
-    let tomorrow = LATE + 30;
-    assert!(!limits.holds(spender, limit, tomorrow));
-    assert_eq!(
-        clients.forget_idle(|id| limits.holds(id, limit, tomorrow), 1),
-        vec![spender]
-    );
-    limits.forget(spender);
+    // Its day's spend does not pin it: it holds no call in flight.
+    assert!(!limits.holds(spender));
+    assert_eq!(clients.forget_idle(|id| limits.holds(id), 1), vec![spender]);
+    // Its counts leave its id, to be kept by its name while its limits read them.
+    let kept = limits.forget(spender, limit, LATE + 10);
+    assert!(kept.is_some(), "today's spend is kept");
     let newcomer = clients.identify("sub", "newcomer").unwrap();
     assert_eq!(newcomer, spender);
-    assert!(
-        !limits.holds(newcomer, limit, LATE + 10),
-        "nothing inherited"
-    );
     limits
-        .admit(newcomer, clients.limit(newcomer), LATE + 1, Picodollars(0))
+        .admit(newcomer, clients.limit(newcomer), LATE + 11, Picodollars(0))
         .unwrap();
-    // A call this minute holds it under a calls-per-minute limit, until the minute ends;
-    // without limits that read them, counts hold nothing.
-    let per_minute = Limit {
-        calls_per_minute: Some(5),
-        spend_per_day: None,
-    };
-    assert!(limits.holds(newcomer, per_minute, LATE + 29));
-    assert!(!limits.holds(newcomer, per_minute, LATE + 30));
-    assert!(!limits.holds(newcomer, Limit::default(), LATE + 1));
+    // The spender returns, under another id once the newcomer is forgotten, and takes
+    // back its day: still refused.
+    assert_eq!(clients.forget_idle(|_| false, 1), vec![newcomer]);
+    assert!(
+        limits.forget(newcomer, limit, LATE + 12).is_none(),
+        "it spent nothing"
+    );
+    let back = clients.identify("sub", "spender").unwrap();
+    if let Some(counts) = kept {
+        limits.restore(back, counts);
+    }
+    let refused = limits
+        .admit(back, clients.limit(back), LATE + 20, Picodollars(0))
+        .unwrap_err();
+    assert_eq!(refused.kind.label(), "spend_per_day_usd");
+    // The next UTC day (LATE is 30 s before midnight) nothing is left to keep.
+    assert!(limits.forget(back, limit, LATE + 30).is_none());
+    // A call in flight holds its identity.
+    limits
+        .admit(back, clients.limit(back), LATE + 31, Picodollars(5))
+        .unwrap();
+    assert!(limits.holds(back));
 }
 
 #[test]

@@ -24,6 +24,7 @@ mod background;
 mod call;
 mod flights;
 mod holds;
+mod kept;
 mod recent;
 mod record;
 mod roster;
@@ -90,6 +91,8 @@ pub(crate) struct Ledger {
     recent: recent::Recent,
     /// The estimates held for calls in flight.
     flights: flights::Flights,
+    /// What forgotten identities had used in their windows, until they return.
+    kept: kept::Kept,
     /// Each tool's profile's `max_output_tokens`, by tool: its first-call bound's.
     max_output: [Option<u64>; crate::tools::ALL_TOOLS.len()],
     /// Tasks are OpenAI background runs (`tasks.openai_background`): a store is swept.
@@ -115,6 +118,7 @@ impl Ledger {
             holds: holds::Holds::default(),
             recent: recent::Recent::default(),
             flights: flights::Flights::new(crate::clients::DAY),
+            kept: kept::Kept::default(),
             max_output: crate::tools::ALL_TOOLS
                 .map(|tool| (config.profiles.for_tool(tool)).and_then(|p| p.max_output_tokens)),
             background: config.tasks.background,
@@ -143,6 +147,10 @@ impl Ledger {
         let client = call.client;
         let estimate = self.estimate(clients, call, profile);
         let Some(shared) = &mut self.shared else {
+            // A returning identity takes back what it had used in its windows.
+            if let Some(counts) = self.kept.take(clients.name(client)) {
+                self.limits.restore(client, counts);
+            }
             let limit = clients.limit(client);
             return match self.limits.admit(client, limit, now, estimate) {
                 Ok(()) => {

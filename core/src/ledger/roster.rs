@@ -4,7 +4,7 @@
 //! roster forgot, so that the identity that next takes it starts from nothing.
 
 use super::Ledger;
-use crate::clients::{ClientId, Clients};
+use crate::clients::{ClientId, Clients, Limit};
 
 impl Ledger {
     /// Calls `add` with every identity of `clients` whose id the ledger keeps something
@@ -19,16 +19,21 @@ impl Ledger {
                 .values()
                 .for_each(|claim| add(claim.call.client));
         }
-        let limit = clients.identity_limit();
+        let _ = now;
         for id in clients.identities() {
-            if self.limits.holds(id, limit, now) {
+            if self.limits.holds(id) {
                 add(id);
             }
         }
     }
 
-    /// The roster forgot `client` (it held nothing here): what its id counted is cleared.
-    pub fn forget_client(&mut self, client: ClientId) {
-        self.limits.forget(client);
+    /// The roster forgets `client`, named `name` (it held nothing here): what its id
+    /// counted is cleared, and what its limits still read is kept under its name until
+    /// it returns ([`Ledger::admit`] gives it back), so a day's spend never pins an
+    /// identity to the roster.
+    pub fn forget_client(&mut self, client: ClientId, name: &str, limit: Limit, now: u64) {
+        if let Some(counts) = self.limits.forget(client, limit, now) {
+            self.kept.keep(name, counts);
+        }
     }
 }

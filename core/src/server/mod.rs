@@ -122,6 +122,8 @@ pub struct Server {
     /// The roster is full of identities that hold something (since it was last looked
     /// at, then): new ones are refused, and `/ready` says so.
     roster_full: Option<Instant>,
+    /// When the roster was last scanned and found few identities to forget.
+    roster_scanned: Option<Instant>,
 }
 
 impl Server {
@@ -175,6 +177,7 @@ impl Server {
             session_app: None,
             verifying: roster::Verifying::default(),
             roster_full: None,
+            roster_scanned: None,
         }
     }
 

@@ -61,10 +61,27 @@ impl Server {
         {
             return;
         }
+        if self
+            .roster_scanned
+            .is_some_and(|at| now.instant < after(at, RECHECK))
+        {
+            // The last scan found few to forget: newcomers wait for the next, rather
+            // than each paying a scan of the whole roster.
+            return;
+        }
         let held = self.identities_held(now.unix_secs);
-        let gone = (self.clients).forget_idle(|id| held.contains(&id), FORGET_AT_ONCE);
+        let ledger = &mut self.ledger;
+        let identity_limit = self.clients.identity_limit();
+        let mut forgotten = |id: ClientId, name: &str| {
+            ledger.forget_client(id, name, identity_limit, now.unix_secs);
+        };
+        let gone = (self.clients).forget_idle_telling(
+            |id| held.contains(&id),
+            FORGET_AT_ONCE,
+            &mut forgotten,
+        );
+        self.roster_scanned = (gone.len() < FORGET_AT_ONCE).then_some(now.instant);
         for id in gone {
-            self.ledger.forget_client(id);
             self.user_ids.forget(id);
             self.desk.forget_client(id);
         }

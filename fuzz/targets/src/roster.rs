@@ -1,7 +1,7 @@
 //! The `roster` fuzz target.
 
 use responses_mcp_core::clients::{
-    ClientId, Clients, Limit, Limits, NamedClient, LABELLED_IDENTITIES, OTHER_LABEL,
+    ClientId, Clients, Counts, Limit, Limits, NamedClient, LABELLED_IDENTITIES, OTHER_LABEL,
 };
 use responses_mcp_core::money::Picodollars;
 use std::collections::BTreeMap;
@@ -18,8 +18,10 @@ const START: u64 = 1_795_737_000;
 struct Model {
     /// Names marked as holding something (a request, a call, a task), with their id then.
     held: BTreeMap<String, ClientId>,
-    /// Names that spent, with their id then (held while their day's spend counts).
+    /// Names that spent, with their id then.
     spent: BTreeMap<String, ClientId>,
+    /// What forgotten names had used in their windows, as the ledger keeps it by name.
+    kept: BTreeMap<String, Counts>,
     /// The label each name was first given.
     labels: BTreeMap<String, String>,
 }
@@ -30,7 +32,8 @@ struct Model {
 /// limit, let time pass (across minutes and the day's end), forget idle identities.
 /// Checked after each: the roster never outgrows its room; no two live names share an
 /// id, and an id names its own name; a name keeps its id while it holds something (the
-/// script's marks, or spend its limit still reads); a forgotten id held nothing; a name
+/// script's marks); a forgotten id held nothing, and what its limits still read is kept
+/// by its name until it returns; a name
 /// is refused only when every live identity holds something; a name keeps the label it
 /// was first given, and a label is never another name's; the named client's identity is
 /// always the named client.
@@ -59,7 +62,7 @@ pub fn roster(data: &[u8]) {
         let full = format!("sub:{name}");
         match op[0] % 6 {
             0 => {
-                identify(&mut clients, &mut limits, &model, (&name, now));
+                identify(&mut clients, &mut limits, &mut model, (&name, now));
             }
             1 => {
                 if let Some(id) = clients.known(&full) {
@@ -82,9 +85,9 @@ pub fn roster(data: &[u8]) {
             }
             4 => now += u64::from(op[1]) * 7,
             _ => {
-                let held = holders(&clients, &limits, &model, now);
-                let gone = clients.forget_idle(|id| held.contains(&id), usize::from(op[1] % 8));
-                forgotten(&mut limits, &held, &gone);
+                let held = holders(&clients, &limits, &model);
+                let most = usize::from(op[1] % 8);
+                forget(&mut clients, &mut limits, &mut model, (&held, most, now));
             }
         }
         check(&clients, &limits, &mut model, now);
@@ -95,14 +98,23 @@ pub fn roster(data: &[u8]) {
 /// Identifies `name` as the server does: when the roster is full, a batch of idle
 /// identities is forgotten first. A refusal only when every live identity holds
 /// something.
-fn identify(clients: &mut Clients, limits: &mut Limits, model: &Model, (name, now): (&str, u64)) {
+fn identify(
+    clients: &mut Clients,
+    limits: &mut Limits,
+    model: &mut Model,
+    (name, now): (&str, u64),
+) {
     if clients.is_full() {
-        let held = holders(clients, limits, model, now);
-        let gone = clients.forget_idle(|id| held.contains(&id), 3);
-        forgotten(limits, &held, &gone);
+        let held = holders(clients, limits, model);
+        forget(clients, limits, model, (&held, 3, now));
     }
-    if clients.identify("sub", name).is_none() {
-        let held = holders(clients, limits, model, now);
+    if let Some(id) = clients.identify("sub", name) {
+        // A returning identity takes back what it had used, as the ledger's admission does.
+        if let Some(counts) = model.kept.remove(&format!("sub:{name}")) {
+            limits.restore(id, counts);
+        }
+    } else {
+        let held = holders(clients, limits, model);
         assert!(
             clients.identities().all(|id| held.contains(&id)),
             "{name} refused while some identity held nothing"
@@ -111,26 +123,35 @@ fn identify(clients: &mut Clients, limits: &mut Limits, model: &Model, (name, no
     }
 }
 
-/// The ids that hold something now: the script's marks, and counts the limit reads.
-fn holders(clients: &Clients, limits: &Limits, model: &Model, now: u64) -> Vec<ClientId> {
-    let limit = clients.identity_limit();
+/// The ids that hold something now: the script's marks, and calls in flight.
+fn holders(clients: &Clients, limits: &Limits, model: &Model) -> Vec<ClientId> {
     let mut held: Vec<ClientId> = model.held.values().copied().collect();
-    held.extend(
-        clients
-            .identities()
-            .filter(|id| limits.holds(*id, limit, now)),
-    );
+    held.extend(clients.identities().filter(|id| limits.holds(*id)));
     held
 }
 
-/// The ids `gone` were forgotten: none held anything; their counts are cleared.
-fn forgotten(limits: &mut Limits, held: &[ClientId], gone: &[ClientId]) {
-    for id in gone {
+/// Forgets at most `most` idle identities, as the server does: none held anything, their
+/// counts are cleared from their ids and kept by their names while their limits read them.
+fn forget(
+    clients: &mut Clients,
+    limits: &mut Limits,
+    model: &mut Model,
+    (held, most, now): (&[ClientId], usize, u64),
+) {
+    let limit = clients.identity_limit();
+    let mut names = Vec::new();
+    let gone = clients.forget_idle_telling(|id| held.contains(&id), most, &mut |id, name| {
+        names.push((id, name.to_owned()));
+    });
+    assert_eq!(gone.len(), names.len());
+    for (id, name) in names {
         assert!(
-            !held.contains(id),
+            !held.contains(&id),
             "{id:?} was forgotten while it held something"
         );
-        limits.forget(*id);
+        if let Some(counts) = limits.forget(id, limit, now) {
+            model.kept.insert(name, counts);
+        }
     }
 }
 
@@ -164,16 +185,8 @@ fn check(clients: &Clients, limits: &Limits, model: &mut Model, now: u64) {
             "{name} was forgotten while held"
         );
     }
-    let limit = clients.identity_limit();
-    model.spent.retain(|name, id| {
-        if !limits.holds(*id, limit, now) {
-            return false;
-        }
-        assert_eq!(
-            clients.known(name),
-            Some(*id),
-            "{name} lost its day's spend"
-        );
-        true
-    });
+    let _ = (limits, now);
+    model
+        .spent
+        .retain(|name, _| clients.known(name).is_some() || model.kept.contains_key(name));
 }
