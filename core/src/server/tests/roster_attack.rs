@@ -295,3 +295,53 @@ fn a_gateway_user_is_not_a_named_client_by_an_oauth_identity_of_the_same_spellin
     let clients: Vec<String> = h.take_records().into_iter().map(|r| r.client).collect();
     assert_eq!(clients, ["x-forwarded-user:admin"]);
 }
+
+/// Finding (the same root as the slow OAuth body): when no newcomer takes the forgotten
+/// id at once, the slow request runs as an id that names nobody: `default` in its call
+/// line and its user ids, held to no identity limit; and those user ids stay cached under
+/// the id, so the identity that takes it next is told to OpenAI as `default`.
+#[test]
+#[ignore = "finding: an OAuth request whose identity was forgotten while its body was read runs as `default`, and leaves `default`'s user ids to the id's next identity"]
+fn a_forgotten_oauth_identity_leaves_nothing_to_the_next_holder_of_its_id() {
+    let mut config = Harness::keyed();
+    config.clients.limit_identities(2);
+    let key = config.tasks.key.clone();
+    let mut h = Harness::new(config);
+    let mallory = passed(&mut h, 1, "mallory").unwrap();
+    for x in 0..1024 {
+        h.server
+            .verifying
+            .insert(ExchangeId(10_000 + x), ClientId::DEFAULT);
+    }
+    let bob = passed(&mut h, 2, "bob").unwrap();
+    // Bob's request was answered: he holds nothing either.
+    h.server.verifying.remove(ExchangeId(2));
+    // Carol finds the roster full: mallory and bob are forgotten, carol takes bob's id,
+    // mallory's stays free.
+    let carol = passed(&mut h, 3, "carol").unwrap();
+    assert_eq!(carol, bob);
+    assert!(!h.server.clients.is_identity(mallory));
+    // Mallory's body arrives.
+    ask(&mut h, 1, (mallory, Credential::OAuth), None, call(1));
+    let sent = h.take_http();
+    let body: Value = serde_json::from_slice(&sent[0].body).unwrap();
+    let defaults = super::super::user_ids::user_ids(&key, "default");
+    let mallorys = super::super::user_ids::user_ids(&key, "sub:mallory");
+    let told = body["safety_identifier"].clone();
+    // Dave takes mallory's former id, and calls.
+    let dave = passed(&mut h, 4, "dave").unwrap();
+    assert_eq!(dave, mallory);
+    ask(&mut h, 4, (dave, Credential::OAuth), None, call(4));
+    let sent = h.take_http();
+    let body: Value = serde_json::from_slice(&sent[0].body).unwrap();
+    let daves = super::super::user_ids::user_ids(&key, "sub:dave");
+    assert_eq!(
+        (told, body["safety_identifier"].clone()),
+        (
+            json!(mallorys.safety_identifier),
+            json!(daves.safety_identifier)
+        ),
+        "default's is {}",
+        defaults.safety_identifier
+    );
+}
