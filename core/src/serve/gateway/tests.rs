@@ -275,3 +275,58 @@ fn headers_that_carry_something_else_cannot_name_the_user() {
         assert_eq!(carries_something_else(name), None, "{name}");
     }
 }
+
+/// Finding (attack of issue 56, item 3): the check refuses lists that hold every
+/// address, but not lists that hold every address a peer can have. Leaving out only
+/// space no socket peer ever has (`0.0.0.0/8`, the reserved `240.0.0.0/4`, multicast) or
+/// only the IPv4-mapped block (every IPv6 peer trusted) passes, and with it any client
+/// on the internet sets `X-Forwarded-For` and, beside a leaked gateway token, names any
+/// user. Judge the union against the unicast space a peer can come from (IPv4 without
+/// 0/8, 224/4, 240/4; IPv6's 2000::/3 and fc00::/7), or refuse any union wider than a
+/// few private networks together (more than 2^25 IPv4 addresses, an IPv6 entry shorter
+/// than /16).
+#[test]
+#[ignore = "finding: trusted_proxies that hold every address a peer can have (all but reserved space) pass the check"]
+fn lists_that_hold_every_address_a_peer_can_have_are_refused() {
+    let list = |entries: &[&str]| -> Vec<Cidr> {
+        entries.iter().map(|e| Cidr::parse(e).unwrap()).collect()
+    };
+    // Every unicast IPv4 address but 0.0.0.0/8 (no peer has one).
+    let all_but_this_network = [
+        "1.0.0.0/8",
+        "2.0.0.0/7",
+        "4.0.0.0/6",
+        "8.0.0.0/5",
+        "16.0.0.0/4",
+        "32.0.0.0/3",
+        "64.0.0.0/2",
+        "128.0.0.0/2",
+        "192.0.0.0/3",
+    ];
+    // Every address below the reserved 240.0.0.0/4.
+    let all_but_class_e = ["0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3", "224.0.0.0/4"];
+    // Every global unicast IPv6 address.
+    let global_v6 = ["2000::/3"];
+    // Every IPv6 address but the IPv4-mapped block: the siblings of its path.
+    let mapped = u128::from(std::net::Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0, 0));
+    let siblings: Vec<String> = (0..96u32)
+        .map(|depth| {
+            let bit = 1u128 << (127 - depth);
+            let keep = u128::MAX.checked_shl(128 - depth).unwrap_or(0);
+            let network = (mapped & keep) ^ (mapped & bit) ^ bit;
+            format!("{}/{}", std::net::Ipv6Addr::from(network), depth + 1)
+        })
+        .collect();
+    let siblings: Vec<&str> = siblings.iter().map(String::as_str).collect();
+    for entries in [
+        &all_but_this_network[..],
+        &all_but_class_e,
+        &global_v6,
+        &siblings,
+    ] {
+        assert!(
+            check_trusted(&list(entries)).is_err(),
+            "accepted as trusted proxies: {entries:?}"
+        );
+    }
+}

@@ -423,6 +423,7 @@ mod ledger;
 mod modern;
 mod register;
 mod roster;
+mod roster_attack;
 mod shared_tasks;
 mod store;
 mod stream;
