@@ -13,7 +13,7 @@ use super::Server;
 use crate::clients::{ClientId, MAX_IDENTITIES};
 use crate::io::{after, ExchangeId, Now};
 use crate::routing::{Context, Job};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 /// How often a roster full of holders is looked at again.
@@ -23,26 +23,22 @@ const RECHECK: Duration = Duration::from_millis(100);
 /// identity is paid once per this many new identities.
 const FORGET_AT_ONCE: usize = MAX_IDENTITIES / 16;
 
-/// OAuth requests remembered as verified while their bodies are read: at most this many
-/// (older ones have long been read or gone, or their connection's timeout ended them).
-const VERIFYING: usize = 1024;
-
-/// OAuth requests told which client they are, their bodies not yet read.
+/// OAuth requests told which client they are, their bodies not yet read: each keeps its
+/// identity in the roster until it asks or its exchange closes, so that its id is never
+/// given to another identity meanwhile. Bounded by the open exchanges (the listener's
+/// `max_connections`), not by a number of its own: dropping one would let its id go.
 #[derive(Default)]
-pub(super) struct Verifying(VecDeque<(ExchangeId, ClientId)>);
+pub(super) struct Verifying(BTreeMap<ExchangeId, ClientId>);
 
 impl Verifying {
     /// Exchange `x` is served as `client` once its body is read.
     pub(super) fn insert(&mut self, x: ExchangeId, client: ClientId) {
-        if self.0.len() >= VERIFYING {
-            self.0.pop_front();
-        }
-        self.0.push_back((x, client));
+        self.0.insert(x, client);
     }
 
     /// Exchange `x` asked, or went away.
     pub(super) fn remove(&mut self, x: ExchangeId) {
-        self.0.retain(|(id, _)| *id != x);
+        self.0.remove(&x);
     }
 }
 
@@ -114,7 +110,7 @@ impl Server {
         }
         self.desk.clients_held(&mut add);
         self.ledger.clients_held(&self.clients, now, &mut add);
-        self.verifying.0.iter().for_each(|(_, id)| add(*id));
+        self.verifying.0.values().for_each(|id| add(*id));
         held
     }
 }
