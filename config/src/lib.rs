@@ -125,9 +125,19 @@ pub fn startup_warnings(resolved: &Resolved, unix_secs: u64) -> Vec<String> {
         ));
     }
     let today = responses_mcp_core::date::Date::tokyo(unix_secs).to_string();
+    let prices = resolved.prices();
+    let server = &resolved.settings.server;
+    let capped = server.limits.spend_per_day_usd.is_some()
+        || server.http.oauth.spend_per_day_usd.is_some()
+        || server.http.clients_file.is_some();
     for (_, model, setting) in resolved.profile_models() {
         if let Some(r) = responses_mcp_core::openai::models::retirement(&model) {
             warnings.push(r.describe(&model, setting, &today));
+        }
+        if capped && prices.of(&model).is_none() {
+            warnings.push(format!(
+                "{setting} is {model}, which has no price: a spend cap (server.limits.spend_per_day_usd, the identities' or a client's spend_per_day_usd) counts nothing for its calls and holds nothing while they run; add its price under pricing.models.{model}"
+            ));
         }
     }
     warnings

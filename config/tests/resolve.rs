@@ -857,6 +857,27 @@ fn retired_models_warn_at_startup_naming_the_setting() {
 }
 
 #[test]
+fn a_spend_cap_over_a_model_without_a_price_warns_at_startup() {
+    let yaml = "server:\n  limits:\n    spend_per_day_usd: 5\nmodel_profiles:\n  answer:\n    model: acme-large-2027\n";
+    let r = run(Some(yaml), &env(&[]), &Cli::default()).unwrap();
+    let warnings = responses_mcp_config::startup_warnings(&r, 1_795_000_000);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("acme-large-2027, which has no price")
+                && w.contains("pricing.models.acme-large-2027")),
+        "{warnings:?}"
+    );
+    // Priced, or without a cap: nothing to say.
+    let priced = format!("{yaml}pricing:\n  models:\n    acme-large-2027: {{input_per_mtok: 1, output_per_mtok: 2}}\n");
+    let r = run(Some(&priced), &env(&[]), &Cli::default()).unwrap();
+    assert!(responses_mcp_config::startup_warnings(&r, 1_795_000_000).is_empty());
+    let uncapped = "model_profiles:\n  answer:\n    model: acme-large-2027\n";
+    let r = run(Some(uncapped), &env(&[]), &Cli::default()).unwrap();
+    assert!(responses_mcp_config::startup_warnings(&r, 1_795_000_000).is_empty());
+}
+
+#[test]
 fn configured_prices_join_the_built_in_ones() {
     use responses_mcp_core::openai::pricing::{Estimate, PriceSource, Prices};
     use responses_mcp_core::openai::Usage;
