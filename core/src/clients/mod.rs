@@ -43,7 +43,7 @@ pub struct NamedClient {
 pub const OTHER_LABEL: &str = "_OTHER";
 
 /// The named clients, in the order of the clients file, and the identities seen lately
-/// (bounded: see [`roster`]).
+/// (bounded: see `clients/roster.rs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Clients {
     named: Vec<NamedClient>,

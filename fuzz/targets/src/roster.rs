@@ -26,7 +26,7 @@ struct Model {
     labels: BTreeMap<String, String>,
 }
 
-/// A script of two-byte operations on a roster of [`ROOM`] identities beside one named
+/// A script of two-byte operations on a roster of `ROOM` (8) identities beside one named
 /// client: identify a name (making room as the server does when the roster is full),
 /// mark a name as holding something or let it go, spend as a name under a spend-per-day
 /// limit, let time pass (across minutes and the day's end), forget idle identities.
