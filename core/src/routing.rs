@@ -94,7 +94,7 @@ pub(crate) struct Ticket {
 
 impl Ticket {
     /// The version its reply is shaped for.
-    pub(crate) fn shape(&self) -> ProtocolVersion {
+    pub(crate) fn reply_version(&self) -> ProtocolVersion {
         self.version.unwrap_or(ProtocolVersion::LATEST_LEGACY)
     }
 
@@ -118,7 +118,7 @@ impl Ticket {
     pub(crate) fn call_of(&self, task: bool, reservation: Reservation, arrival: Arrival) -> CallOf {
         CallOf {
             tool: self.tool.unwrap_or(Tool::Answer),
-            version: self.shape(),
+            version: self.reply_version(),
             transport: self.reply_to.transport(),
             client: self.client,
             task,

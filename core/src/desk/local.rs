@@ -90,7 +90,7 @@ impl Local {
         asker: Ticket,
         start: TaskStart,
     ) -> Dispatched {
-        let (request_id, version) = (asker.id.clone(), asker.shape());
+        let (request_id, version) = (asker.id.clone(), asker.reply_version());
         let task_id = match self.tasks.create(now, start.ttl_ms, asker.client) {
             Ok(task) => task.id.clone(),
             Err(full) => {
@@ -138,7 +138,7 @@ impl Local {
         task.call = Some(key);
         // Never past the task's life: its handle must still serve when given.
         let window = self.settings.answer_within.min(task.ttl);
-        let version = asker.shape();
+        let version = asker.reply_version();
         if version.is_modern() && !window.is_zero() {
             // The client takes a result or a task: it gets the result if the call ends
             // within the window, else its task at the window's end.
@@ -162,7 +162,7 @@ impl Local {
         task_id: &str,
         client: ClientId,
     ) -> Dispatched {
-        let version = asker.shape();
+        let version = asker.reply_version();
         let poll = self.poll_schedule(emit.unix);
         let task = match self.tasks.get_for(task_id, client) {
             Ok(task) => task,
@@ -317,7 +317,7 @@ impl Local {
             let Ok(task) = self.tasks.get(&task_id) else {
                 continue;
             };
-            let result = shape::create_task_result(task, poll(task.created), held.shape());
+            let result = shape::create_task_result(task, poll(task.created), held.reply_version());
             log::debug!("task {task_id} created (its call outlived the answer window)");
             handed.push((task_id, held, Ok(result)));
         }

@@ -182,7 +182,7 @@ impl Desk {
         method: Method,
         asker: Ticket,
     ) -> Dispatched {
-        let (client, version) = (asker.client, asker.shape());
+        let (client, version) = (asker.client, asker.reply_version());
         self.emit.unix = now.unix_secs;
         self.emit.learn(client, name);
         let params = &request.params;

@@ -74,7 +74,7 @@ impl Server {
     /// when the tool cannot run.
     pub(super) fn call_tool(&mut self, now: Now, request: Request, ticket: &Ticket) -> Dispatched {
         let Request { id, params, .. } = request;
-        let version = ticket.shape();
+        let version = ticket.reply_version();
         let call = match CallParams::parse(&params) {
             Ok(call) => call,
             Err(e) => return Dispatched::answer(id, call_params_failure(e, version)),
@@ -152,7 +152,7 @@ impl Server {
             arrival,
             ..
         } = request;
-        let (version, client) = (ticket.shape(), ticket.client);
+        let (version, client) = (ticket.reply_version(), ticket.client);
         let today = Date::tokyo(now.unix_secs).to_string();
         let Some(profile) = self.config.profiles.for_tool(call.tool) else {
             let call_of = ticket.call_of(false, reservation, arrival);
@@ -207,7 +207,11 @@ impl Server {
         progress: Option<crate::mcp::ProgressToken>,
         today: String,
     ) -> Dispatched {
-        let (id, version, call_of) = (call.ticket.id.clone(), call.ticket.shape(), call.call_of());
+        let (id, version, call_of) = (
+            call.ticket.id.clone(),
+            call.ticket.reply_version(),
+            call.call_of(),
+        );
         let key = CallKey {
             from: call.ticket.reply_to.requester(),
             id: id.clone(),

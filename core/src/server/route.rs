@@ -21,7 +21,8 @@ impl Server {
                     progress,
                     message,
                 } => {
-                    let note = shape::progress(&token, progress, &message, call.ticket.shape());
+                    let note =
+                        shape::progress(&token, progress, &message, call.ticket.reply_version());
                     // A task's HTTP request answered with its handle has no stream left.
                     let answered = call.task.as_ref().is_some_and(|t| !self.desk.is_held(t));
                     self.out.progress(call.ticket.reply_to, &note, answered);
@@ -103,7 +104,7 @@ impl Server {
             Some(_) if call.task.is_none() => super::traced::call_usage(&outcome, report, &cost),
             _ => Vec::new(),
         };
-        let version = call.ticket.shape();
+        let version = call.ticket.reply_version();
         let result = (self.wording).priced_result(outcome, retries, report, version, &cost);
         match &call.task {
             Some(task) => self.task_call_ended(task, Some(result), call),
@@ -143,7 +144,7 @@ impl Server {
         outcome: Option<Result<serde_json::Value, crate::jsonrpc::RpcError>>,
         call: &Call,
     ) {
-        let creator = (call.ticket.reply_to, call.ticket.shape());
+        let creator = (call.ticket.reply_to, call.ticket.reply_version());
         self.desk
             .call_ended(self.latest_unix(), task_id, outcome, creator);
         self.drain_desk();

@@ -56,7 +56,7 @@ impl Server {
             ),
             Reserved::Unavailable(cause) => {
                 let failure = ToolFailure::StoreUnavailable { cause: &cause };
-                let answer = failure.reply(ticket.shape());
+                let answer = failure.reply(ticket.reply_version());
                 let why = crate::outcome::Refusal::StoreUnavailable;
                 self.ledger.refused(
                     &self.clients,
@@ -116,7 +116,7 @@ pub(super) fn refused_by_limit(
         client: clients.name(request.ticket.client),
         now: now.unix_secs,
     };
-    let answer = failure.reply(request.ticket.shape());
+    let answer = failure.reply(request.ticket.reply_version());
     let call = request.call_of();
     let model = config.profiles.model_for(call.tool);
     ledger.refused(clients, &call, exceeded.kind.into(), model, now.unix_secs);

@@ -88,7 +88,7 @@ impl Background {
         ticket: Ticket,
         start: TaskStart,
     ) -> Dispatched {
-        let (request_id, version) = (ticket.id.clone(), ticket.shape());
+        let (request_id, version) = (ticket.id.clone(), ticket.reply_version());
         let (plan, ttl) = self.terms.create(start.ttl_ms, start.plan);
         let call = ticket.call_of(true, start.reservation, start.arrival.clone());
         let pending = BackgroundAsk {
@@ -134,7 +134,7 @@ impl Background {
             let error = TaskError::NotFound { task_id, why };
             return Dispatched::answer(asker.id, Err(error.error()));
         }
-        let version = asker.shape();
+        let version = asker.reply_version();
         let id = reference.response_id.clone();
         let pending = BackgroundAsk {
             ticket: asker,
@@ -189,15 +189,17 @@ impl Background {
             .filter(|s| s.status.is_terminal())
             .cloned();
         if let (Some(seen), Some(reference)) = (ended, &pending.reference) {
-            let view = self.terms.view(reference, &seen, pending.ticket.shape());
+            let view = self
+                .terms
+                .view(reference, &seen, pending.ticket.reply_version());
             let answer = shape::cancel_answer(
                 &view,
                 self.terms.settings.background_poll(),
-                pending.ticket.shape(),
+                pending.ticket.reply_version(),
             );
             return Dispatched::answer(pending.ticket.id, answer);
         }
-        let (request_id, version) = (pending.ticket.id.clone(), pending.ticket.shape());
+        let (request_id, version) = (pending.ticket.id.clone(), pending.ticket.reply_version());
         let job = Job::Cancel {
             response_id: id.clone(),
             pending,
@@ -275,7 +277,7 @@ impl Background {
                     reference: Some(reference.clone()),
                     ..pending.clone()
                 };
-                let version = pending.ticket.shape();
+                let version = pending.ticket.reply_version();
                 let working = state == StoredState::Working;
                 let seen = self.seen_of(emit, now, &id, state, (version, report), Some(&counted));
                 // Its count was spent: only the held estimate goes on with the run.
@@ -350,9 +352,11 @@ impl Background {
         self.settled(emit, now, response_id, seen.clone());
         self.after_follow_read(emit, now, response_id);
         if let Some(reference) = &pending.reference {
-            let view = self.terms.view(reference, &seen, pending.ticket.shape());
+            let view = self
+                .terms
+                .view(reference, &seen, pending.ticket.reply_version());
             let poll = self.terms.settings.background_poll();
-            let answer = shape::cancel_answer(&view, poll, pending.ticket.shape());
+            let answer = shape::cancel_answer(&view, poll, pending.ticket.reply_version());
             emit.reply(pending.ticket, answer);
         }
     }

@@ -108,7 +108,7 @@ impl Background {
             ) => {
                 let call = CallOf {
                     tool: reference.tool,
-                    version: asker.shape(),
+                    version: asker.reply_version(),
                     transport: asker.reply_to.transport(),
                     client: *client,
                     task: true,

@@ -119,13 +119,13 @@ impl Terms {
             let method = pending.ticket.method;
             return Err(TaskError::MissingId { method }.error());
         };
-        let view = self.view(reference, seen, pending.ticket.shape());
+        let view = self.view(reference, seen, pending.ticket.reply_version());
         match pending.method {
             Method::TasksResult => super::super::local::payload(view.outcome.as_ref(), &view.id),
             _ => Ok(shape::task_state(
                 &view,
                 self.settings.background_poll(),
-                pending.ticket.shape(),
+                pending.ticket.reply_version(),
             )),
         }
     }

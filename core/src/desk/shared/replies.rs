@@ -155,7 +155,7 @@ impl Shared<'_> {
             Ok(Some((tasks, next))) => {
                 tasks.iter().for_each(|t| self.state.noticed(t));
                 let poll = self.local.poll_schedule(self.emit.unix);
-                let version = asker.shape();
+                let version = asker.reply_version();
                 let tasks = tasks
                     .into_iter()
                     .map(|t| {
@@ -206,7 +206,7 @@ impl Shared<'_> {
             Ok(Cancelled::Task(task, changed)) => (*task, changed),
         };
         self.state.noticed(&task);
-        let version = asker.shape();
+        let version = asker.reply_version();
         let poll = (self.local.poll_schedule(self.emit.unix))(task.created);
         let result = match method {
             Method::TasksResult if task.status == Status::Working => {
