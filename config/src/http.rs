@@ -298,6 +298,15 @@ mod tests {
     use crate::cli::Cli;
 
     fn serve(yaml: &str, env: &[(&str, &str)]) -> Result<HttpServe, ConfigError> {
+        serve_named(yaml, env, None)
+    }
+
+    /// `yaml` with `env` resolved and served, beside the clients file `named`, if any.
+    fn serve_named(
+        yaml: &str,
+        env: &[(&str, &str)],
+        named: Option<&crate::clients::NamedClients>,
+    ) -> Result<HttpServe, ConfigError> {
         let env: Env = env
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -305,7 +314,7 @@ mod tests {
         let path = std::path::Path::new("/c.yaml");
         let input = crate::YamlInput { text: yaml, path };
         let resolved = crate::resolve(Some(input), &env, &Cli::default())?;
-        HttpServe::resolve(&resolved, &env, None)
+        HttpServe::resolve(&resolved, &env, named)
     }
 
     #[test]
@@ -416,15 +425,8 @@ mod tests {
         env: &[(&str, &str)],
         clients: &str,
     ) -> Result<HttpServe, ConfigError> {
-        let env: Env = env
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        let path = std::path::Path::new("/c.yaml");
-        let input = crate::YamlInput { text: yaml, path };
-        let resolved = crate::resolve(Some(input), &env, &Cli::default())?;
         let named = crate::clients::parse(clients).unwrap();
-        HttpServe::resolve(&resolved, &env, Some(&named))
+        serve_named(yaml, env, Some(&named))
     }
 
     const GATEWAY: &str =

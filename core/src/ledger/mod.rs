@@ -277,13 +277,10 @@ impl Ledger {
     /// lapse within [`crate::store::HOLDS_RENEW`] three times over); when it holds none,
     /// it stops.
     pub fn keep_alive(&mut self, now: crate::io::Now) {
-        if self.shared.is_none() {
-            return;
-        }
-        let holding = self.flights.in_store();
         let Some(shared) = &mut self.shared else {
             return;
         };
+        let holding = self.flights.in_store();
         match (holding, shared.alive_due) {
             (false, _) => shared.alive_due = None,
             // The reserve that made the first hold said so itself.

@@ -8,8 +8,8 @@ use crate::clients::{ClientId, Clients, Limit};
 
 impl Ledger {
     /// Calls `add` with every identity of `clients` whose id the ledger keeps something
-    /// for at `now` (Unix seconds).
-    pub fn clients_held(&self, clients: &Clients, now: u64, add: &mut dyn FnMut(ClientId)) {
+    /// for.
+    pub fn clients_held(&self, clients: &Clients, add: &mut dyn FnMut(ClientId)) {
         self.holds.clients().for_each(&mut *add);
         self.flights.clients().for_each(&mut *add);
         if let Some(shared) = &self.shared {
@@ -19,7 +19,6 @@ impl Ledger {
                 .values()
                 .for_each(|claim| add(claim.call.client));
         }
-        let _ = now;
         for id in clients.identities() {
             if self.limits.holds(id) {
                 add(id);

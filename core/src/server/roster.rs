@@ -65,7 +65,7 @@ impl Server {
             // than each paying a scan of the whole roster.
             return;
         }
-        let held = self.identities_held(now.unix_secs);
+        let held = self.identities_held();
         let ledger = &mut self.ledger;
         let identity_limit = self.clients.identity_limit();
         let mut forgotten = |id: ClientId, name: &str| {
@@ -96,8 +96,8 @@ impl Server {
         self.roster_full.map(|at| after(at, RECHECK))
     }
 
-    /// The ids that hold something at `now`, of identities and others alike.
-    fn identities_held(&self, now: u64) -> BTreeSet<ClientId> {
+    /// The ids that hold something, of identities and others alike.
+    fn identities_held(&self) -> BTreeSet<ClientId> {
         let mut held = BTreeSet::new();
         let mut add = |id: ClientId| {
             held.insert(id);
@@ -109,7 +109,7 @@ impl Server {
             context_clients(context, &mut add);
         }
         self.desk.clients_held(&mut add);
-        self.ledger.clients_held(&self.clients, now, &mut add);
+        self.ledger.clients_held(&self.clients, &mut add);
         self.verifying.0.values().for_each(|id| add(*id));
         held
     }

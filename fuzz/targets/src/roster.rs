@@ -90,7 +90,7 @@ pub fn roster(data: &[u8]) {
                 forget(&mut clients, &mut limits, &mut model, (&held, most, now));
             }
         }
-        check(&clients, &limits, &mut model, now);
+        check(&clients, &mut model);
         assert_eq!(clients.identify("sub", "claimed"), Some(ci));
     }
 }
@@ -155,7 +155,7 @@ fn forget(
     }
 }
 
-fn check(clients: &Clients, limits: &Limits, model: &mut Model, now: u64) {
+fn check(clients: &Clients, model: &mut Model) {
     assert!(clients.identity_count() <= ROOM);
     assert_eq!(clients.identities().count(), clients.identity_count());
     let mut ids = BTreeMap::new();
@@ -185,7 +185,6 @@ fn check(clients: &Clients, limits: &Limits, model: &mut Model, now: u64) {
             "{name} was forgotten while held"
         );
     }
-    let _ = (limits, now);
     model
         .spent
         .retain(|name, _| clients.known(name).is_some() || model.kept.contains_key(name));
