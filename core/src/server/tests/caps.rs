@@ -11,14 +11,20 @@ use serde_json::{json, Value};
 /// A keyed server whose instance may spend `cap` picodollars a day, initialized.
 fn capped(cap: u64, background: bool) -> Harness {
     let mut config = Harness::keyed();
-    config.instance_limit.spend_per_day = Some(Picodollars(cap));
     config.tasks.background = background;
+    capped_with(config, cap)
+}
+
+/// A server for `config` whose instance may spend `cap` picodollars a day, initialized.
+pub(super) fn capped_with(mut config: crate::settings::ServerConfig, cap: u64) -> Harness {
+    config.instance_limit.spend_per_day = Some(Picodollars(cap));
     let mut h = Harness::new(config);
     h.init("2025-11-25");
     h
 }
 
-fn call(id: u64, task: bool) -> Value {
+/// `answer` asked with id `id`, as a task when `task`.
+pub(super) fn call(id: u64, task: bool) -> Value {
     let mut message = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
         "name":"answer","arguments":{"query":"q"}}});
     if task {

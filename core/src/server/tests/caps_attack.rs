@@ -7,23 +7,7 @@ use crate::money::Picodollars;
 use crate::testing::Harness;
 use serde_json::{json, Value};
 
-/// A keyed server whose instance may spend `cap` picodollars a day, initialized.
-fn capped(config: crate::settings::ServerConfig, cap: u64) -> Harness {
-    let mut config = config;
-    config.instance_limit.spend_per_day = Some(Picodollars(cap));
-    let mut h = Harness::new(config);
-    h.init("2025-11-25");
-    h
-}
-
-fn call(id: u64, task: bool) -> Value {
-    let mut message = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
-        "name":"answer","arguments":{"query":"q"}}});
-    if task {
-        message["params"]["task"] = json!({"ttl": 60_000});
-    }
-    message
-}
+use super::caps::{call, capped_with as capped};
 
 /// What one call with no history holds (the first-call bound at the default profile).
 fn first_call_hold() -> u64 {
