@@ -292,6 +292,10 @@ const SERVICE_WORDS: &[(&str, Service)] = &[
 
 /// How other services' keys begin (each a public prefix, the only part of a key ever
 /// named in a message). OpenAI's own begin `sk-`, `sk-proj-`, `sk-svcacct-`, `sk-admin-`.
+/// Read 2026-12-08: OpenRouter's `sk-or-v1-` in its setup guides (openrouter.ai/keys),
+/// Perplexity's `pplx-` in its API guides (perplexity.ai/settings/api); the others are
+/// the prefixes secret scanners match for those services, and a wrong one only lets a
+/// key through to OpenAI, which refuses it.
 const KEY_PREFIXES: &[(&str, Service)] = &[
     ("sk-or-", service("OpenRouter", Some(Provider::OpenRouter))),
     ("pplx-", service("Perplexity", Some(Provider::Perplexity))),
